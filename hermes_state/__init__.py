@@ -1,0 +1,31 @@
+"""Hermes session store: drop-in compatible with upstream Hermes Agent's ``hermes_state``.
+
+Public surface (SPEC CO-3): :class:`SessionDB`, :data:`SCHEMA_SQL`, :data:`SCHEMA_VERSION` and
+``DEFAULT_DB_PATH`` (computed when read, so ``HERMES_HOME`` set after import is honoured).
+This package never imports the UI.
+"""
+
+from __future__ import annotations
+
+from .db import DatabaseError, ReadOnlyError, SessionDB
+from .paths import default_db_path, hermes_home
+from .schema import SCHEMA_SQL, SCHEMA_VERSION
+from .timefmt import relative_time
+
+__all__ = [
+    "SessionDB",
+    "SCHEMA_SQL",
+    "SCHEMA_VERSION",
+    "DEFAULT_DB_PATH",
+    "DatabaseError",
+    "ReadOnlyError",
+    "default_db_path",
+    "hermes_home",
+    "relative_time",
+]
+
+
+def __getattr__(name: str):
+    if name == "DEFAULT_DB_PATH":
+        return default_db_path()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,231 @@
+"""Session lineage: parent links, edge kinds, compression tips, trees (SPEC §8, LI-1 … LI-13).
+
+Parent links can be broken (a missing parent row) or even cyclic in a damaged database; every
+walk here is bounded and remembers what it has seen, so none of them can loop or crash.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from enum import Enum
+
+MAX_DEPTH = 100
+
+
+class EdgeKind(str, Enum):
+    """How a child session relates to its parent (LI-1)."""
+
+    COMPRESSION = "compression"
+    BRANCH = "branch"
+    DELEGATE = "delegate"
+    OTHER = "other"
+
+
+EDGE_LABELS = {
+    EdgeKind.COMPRESSION: "continued after compression",
+    EdgeKind.BRANCH: "branch",
+    EdgeKind.DELEGATE: "delegate (subagent)",
+    EdgeKind.OTHER: "child",
+}
+
+
+def classify_edge(parent: dict, child: dict) -> EdgeKind:
+    """LI-1: classify the edge ``parent → child`` from end reason and timing."""
+    ended_at = parent.get("ended_at")
+    started = child.get("started_at") or 0
+    if ended_at is None or started < ended_at:
+        return EdgeKind.DELEGATE
+    reason = parent.get("end_reason")
+    if reason == "compression":
+        return EdgeKind.COMPRESSION
+    if reason == "branched":
+        return EdgeKind.BRANCH
+    return EdgeKind.OTHER
+
+
+def compression_tip(conn: sqlite3.Connection, session_id: str) -> str:
+    """LI-7: follow compression continuations (never delegates) to the newest tip."""
+    current = session_id
+    seen = {current}
+    for _ in range(MAX_DEPTH):
+        row = conn.execute(
+            "SELECT end_reason, ended_at FROM sessions WHERE id = ?", (current,)
+        ).fetchone()
+        if row is None or row[0] != "compression" or row[1] is None:
+            return current
+        child = conn.execute(
+            "SELECT id FROM sessions WHERE parent_session_id = ? AND started_at >= ? "
+            "ORDER BY started_at DESC LIMIT 1",
+            (current, row[1]),
+        ).fetchone()
+        if child is None or child[0] in seen:
+            return current
+        current = child[0]
+        seen.add(current)
+    return current
+
+
+def resume_target(conn: sqlite3.Connection, session_id: str) -> str:
+    """LI-8: an empty head resumes at its first descendant (latest child) with messages."""
+
+    def has_messages(sid: str) -> bool:
+        return conn.execute("SELECT 1 FROM messages WHERE session_id = ? LIMIT 1", (sid,)).fetchone() is not None
+
+    if has_messages(session_id):
+        return session_id
+    current = session_id
+    seen = {session_id}
+    for _ in range(32):
+        child = conn.execute(
+            "SELECT id FROM sessions WHERE parent_session_id = ? "
+            "ORDER BY started_at DESC, id DESC LIMIT 1",
+            (current,),
+        ).fetchone()
+        if child is None or child[0] in seen:
+            break
+        current = child[0]
+        seen.add(current)
+        if has_messages(current):
+            return current
+    return session_id
+
+
+_ANCESTORS_SQL = """
+WITH RECURSIVE lineage(id, parent_session_id, depth) AS (
+  SELECT id, parent_session_id, 0 FROM sessions WHERE id = :sid
+  UNION ALL
+  SELECT s.id, s.parent_session_id, l.depth + 1
+  FROM sessions s JOIN lineage l ON s.id = l.parent_session_id
+  WHERE l.depth < 100
+)
+SELECT id, MIN(depth) AS depth FROM lineage GROUP BY id ORDER BY depth
+"""
+
+_DESCENDANTS_SQL = """
+WITH RECURSIVE descendants(id, depth) AS (
+  SELECT id, 0 FROM sessions WHERE id = :sid
+  UNION ALL
+  SELECT s.id, d.depth + 1
+  FROM sessions s JOIN descendants d ON s.parent_session_id = d.id
+  WHERE d.depth < 100
+)
+SELECT id, MIN(depth) AS depth FROM descendants GROUP BY id ORDER BY depth
+"""
+
+
+def ancestors(conn: sqlite3.Connection, session_id: str) -> list[str]:
+    """LI-10: the session, its parent, … (bounded, each id once)."""
+    return [row[0] for row in conn.execute(_ANCESTORS_SQL, {"sid": session_id})]
+
+
+def descendants(conn: sqlite3.Connection, session_id: str) -> list[str]:
+    """LI-11: the session and every descendant (bounded, each id once)."""
+    return [row[0] for row in conn.execute(_DESCENDANTS_SQL, {"sid": session_id})]
+
+
+def chain(conn: sqlite3.Connection, session_id: str) -> list[str]:
+    """LI-12: ``[root, …, parent, session]``; stops at a repeated id or a missing row."""
+    ids = [session_id]
+    seen = {session_id}
+    current = session_id
+    for _ in range(MAX_DEPTH):
+        row = conn.execute(
+            "SELECT parent_session_id FROM sessions WHERE id = ?", (current,)
+        ).fetchone()
+        if row is None or not row[0] or row[0] in seen:
+            break
+        parent = row[0]
+        if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (parent,)).fetchone() is None:
+            break
+        ids.append(parent)
+        seen.add(parent)
+        current = parent
+    ids.reverse()
+    return ids
+
+
+def root_of(conn: sqlite3.Connection, session_id: str) -> str:
+    """XR-2: the conversation root (top of the parent chain, loop-safe)."""
+    return chain(conn, session_id)[0]
+
+
+_NODE_SQL = (
+    "SELECT s.id, s.title, s.source, s.parent_session_id, s.started_at, s.ended_at, "
+    "s.end_reason, s.message_count, "
+    "COALESCE((SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = s.id), "
+    "s.started_at) AS last_active FROM sessions s WHERE s.id IN ({marks})"
+)
+
+
+def build_tree(conn: sqlite3.Connection, session_id: str):
+    """LI-13: the whole family of ``session_id`` as a tree of LineageNode, or None.
+
+    The tree starts at the conversation root (top of the parent chain), contains every
+    descendant of that root, labels each edge (LI-1), marks live compression tips and the
+    node the caller came from. A parent link that points at a missing row, or that would
+    close a cycle, is reported on the node (``broken_parent`` / ``cycle``) instead of failing.
+    """
+    from .models import LineageNode
+
+    if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is None:
+        return None
+    root_id = root_of(conn, session_id)
+    ids = descendants(conn, root_id)
+    if session_id not in ids:  # a cycle above the node can make the "root" not reach it
+        ids.append(session_id)
+    rows: dict[str, dict] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        marks = ",".join("?" for _ in chunk)
+        for row in conn.execute(_NODE_SQL.format(marks=marks), chunk):
+            rows[row["id"]] = dict(row)
+    tips = {compression_tip(conn, sid) for sid, row in rows.items() if row["end_reason"] == "compression"}
+
+    nodes: dict[str, LineageNode] = {}
+    for sid, row in rows.items():
+        nodes[sid] = LineageNode(
+            id=sid,
+            title=row["title"],
+            source=row["source"],
+            parent_session_id=row["parent_session_id"],
+            started_at=row["started_at"],
+            ended_at=row["ended_at"],
+            end_reason=row["end_reason"],
+            message_count=row["message_count"] or 0,
+            last_active=row["last_active"],
+            is_live_tip=sid in tips and row["ended_at"] is None,
+            is_current=sid == session_id,
+        )
+    root = nodes[root_id]
+    if rows[root_id]["parent_session_id"]:
+        parent_id = rows[root_id]["parent_session_id"]
+        exists = conn.execute("SELECT 1 FROM sessions WHERE id = ?", (parent_id,)).fetchone()
+        if exists is None:
+            root.broken_parent = True
+        else:
+            root.cycle = True
+
+    # Attach children breadth-first from the root so each node is placed once.
+    placed = {root_id}
+    frontier = [root_id]
+    while frontier:
+        next_frontier: list[str] = []
+        for parent_id in frontier:
+            kids = [
+                n
+                for n in nodes.values()
+                if n.parent_session_id == parent_id and n.id not in placed
+            ]
+            kids.sort(key=lambda n: (n.started_at or 0, n.id))
+            for kid in kids:
+                kid.edge = classify_edge(rows[parent_id], rows[kid.id])
+                nodes[parent_id].children.append(kid)
+                placed.add(kid.id)
+                next_frontier.append(kid.id)
+        frontier = next_frontier
+    # A node whose parent chain loops back was not reachable from the root.
+    for sid, node in nodes.items():
+        if sid not in placed:
+            node.cycle = True
+            root.children.append(node)
+    return root

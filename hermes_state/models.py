@@ -1,0 +1,166 @@
+"""Typed read models for the UI (beside the upstream-compatible dict API).
+
+The dict API returns rows exactly as upstream does; these pydantic models are what the browser
+reads. They carry data only -- no rendering -- and are cheap to build from a row.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Optional
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .lineage import EDGE_LABELS, EdgeKind
+
+
+class SessionSummary(BaseModel):
+    """One row of the session list: a conversation as upstream lists it.
+
+    For a compression chain the row describes the live tip (``id``, title, counters, preview,
+    ``last_active``) while ``started_at``, ``source`` and token totals stay the root's;
+    ``lineage_root_id`` then names the root (LI-5).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    source: str
+    title: Optional[str] = None
+    preview: str = ""
+    started_at: float
+    ended_at: Optional[float] = None
+    end_reason: Optional[str] = None
+    last_active: Optional[float] = None
+    message_count: int = 0
+    tool_call_count: int = 0
+    model: Optional[str] = None
+    user_id: Optional[str] = None
+    parent_session_id: Optional[str] = None
+    lineage_root_id: Optional[str] = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    estimated_cost_usd: Optional[float] = None
+
+    @classmethod
+    def from_row(cls, row: dict) -> "SessionSummary":
+        return cls(
+            id=row["id"],
+            source=row.get("source") or "",
+            title=row.get("title"),
+            preview=row.get("preview") or "",
+            started_at=row.get("started_at") or 0.0,
+            ended_at=row.get("ended_at"),
+            end_reason=row.get("end_reason"),
+            last_active=row.get("last_active"),
+            message_count=row.get("message_count") or 0,
+            tool_call_count=row.get("tool_call_count") or 0,
+            model=row.get("model"),
+            user_id=row.get("user_id"),
+            parent_session_id=row.get("parent_session_id"),
+            lineage_root_id=row.get("_lineage_root_id"),
+            input_tokens=row.get("input_tokens") or 0,
+            output_tokens=row.get("output_tokens") or 0,
+            estimated_cost_usd=row.get("estimated_cost_usd"),
+        )
+
+    @property
+    def label(self) -> str:
+        """What a list shows first: the title, else the preview, else the id (BR-1)."""
+        return self.title or self.preview or self.id
+
+    @property
+    def is_live(self) -> bool:
+        return self.ended_at is None
+
+    @property
+    def status(self) -> str:
+        """``live``, or ``ended`` with its reason (``ended: compression``)."""
+        if self.ended_at is None:
+            return "live"
+        return f"ended: {self.end_reason}" if self.end_reason else "ended"
+
+
+class Message(BaseModel):
+    """One stored message with ``tool_calls`` decoded (other JSON columns stay strings)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: int
+    session_id: str
+    role: str
+    content: Optional[str] = None
+    tool_call_id: Optional[str] = None
+    tool_calls: Any = None
+    tool_name: Optional[str] = None
+    timestamp: float
+    token_count: Optional[int] = None
+    finish_reason: Optional[str] = None
+    reasoning: Optional[str] = None
+    reasoning_content: Optional[str] = None
+    reasoning_details: Optional[str] = None
+    codex_reasoning_items: Optional[str] = None
+    codex_message_items: Optional[str] = None
+
+    @property
+    def tool_call_names(self) -> list[str]:
+        """Names of the called tools, in order (``unknown`` for a call without one)."""
+        calls = self.tool_calls
+        if not calls:
+            return []
+        if isinstance(calls, str):
+            try:
+                calls = json.loads(calls)
+            except ValueError:
+                return []
+        if isinstance(calls, dict):
+            calls = [calls]
+        names = []
+        for call in calls if isinstance(calls, list) else []:
+            name = None
+            if isinstance(call, dict):
+                fn = call.get("function")
+                name = (fn.get("name") if isinstance(fn, dict) else None) or call.get("name")
+            names.append(name or "unknown")
+        return names
+
+
+class LineageNode(BaseModel):
+    """A session in a lineage tree (LI-13), with the kind of edge from its parent."""
+
+    id: str
+    title: Optional[str] = None
+    source: str = ""
+    parent_session_id: Optional[str] = None
+    started_at: Optional[float] = None
+    ended_at: Optional[float] = None
+    end_reason: Optional[str] = None
+    message_count: int = 0
+    last_active: Optional[float] = None
+    #: Kind of the edge from the parent; None for the root.
+    edge: Optional[EdgeKind] = None
+    #: The live end of a compression chain (where a resume continues).
+    is_live_tip: bool = False
+    #: The session the tree was opened from.
+    is_current: bool = False
+    #: The parent id names a session that no longer exists.
+    broken_parent: bool = False
+    #: The parent chain loops back on itself (a damaged database).
+    cycle: bool = False
+    children: list["LineageNode"] = Field(default_factory=list)
+
+    @property
+    def edge_label(self) -> str:
+        return EDGE_LABELS[self.edge] if self.edge is not None else "root"
+
+    def walk(self):
+        """Depth-first iteration over this node and its descendants."""
+        yield self
+        for child in self.children:
+            yield from child.walk()
+
+    def find(self, session_id: str) -> Optional["LineageNode"]:
+        for node in self.walk():
+            if node.id == session_id:
+                return node
+        return None

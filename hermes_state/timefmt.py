@@ -1,0 +1,40 @@
+"""Relative time for listings (SPEC RT-1)."""
+
+from __future__ import annotations
+
+import math
+import time
+from datetime import datetime
+
+
+def relative_time(ts, now: float | None = None) -> str:
+    """Format an epoch timestamp relative to ``now`` (default: the current time).
+
+    ``None``, ``0``, empty, non-numeric, NaN, infinite or out-of-range input gives ``"?"``.
+    "yesterday" means 24-48 hours ago, not the previous calendar day; anything a week or
+    more old is shown as a local ``YYYY-MM-DD`` date. Future timestamps are "just now".
+    """
+    if ts is None or ts == "" or isinstance(ts, bool):
+        return "?"
+    try:
+        value = float(ts)
+    except (TypeError, ValueError):
+        return "?"
+    if value == 0 or math.isnan(value) or math.isinf(value):
+        return "?"
+    current = time.time() if now is None else float(now)
+    delta = current - value
+    if delta < 60:
+        return "just now"
+    if delta < 3600:
+        return f"{int(delta / 60)}m ago"
+    if delta < 86400:
+        return f"{int(delta / 3600)}h ago"
+    if delta < 172800:
+        return "yesterday"
+    if delta < 604800:
+        return f"{int(delta / 86400)}d ago"
+    try:
+        return datetime.fromtimestamp(value).strftime("%Y-%m-%d")
+    except (OverflowError, OSError, ValueError):
+        return "?"
