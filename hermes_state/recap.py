@@ -22,6 +22,7 @@ import re
 from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+from rich.errors import StyleSyntaxError
 from rich.panel import Panel
 from rich.style import Style
 from rich.text import Text
@@ -91,7 +92,10 @@ class RecapTheme(BaseModel):
     @classmethod
     def _valid_style(cls, value: str) -> str:
         # Fail at configuration time, not in the middle of drawing a screen.
-        Style.parse(value)
+        try:
+            Style.parse(value)
+        except StyleSyntaxError as error:
+            raise ValueError(f"not a Rich style/colour: {value!r} ({error})") from None
         return value
 
 
@@ -129,8 +133,10 @@ _FUNCTION_BLOCK = re.compile(
     _FLAGS | re.MULTILINE,
 )
 
+# Unlike orphan reasoning closers, RC-5 does not say the whitespace after a stray tool
+# closer goes, so it stays.
 _STRAY_TOOL_CLOSERS = re.compile(
-    r"</(?:%s|function)\s*>\s*" % "|".join(_TOOL_MARKUP_TAGS), re.IGNORECASE
+    r"</(?:%s|function)\s*>" % "|".join(_TOOL_MARKUP_TAGS), re.IGNORECASE
 )
 
 
@@ -371,7 +377,10 @@ def _wrapped_rows(body: Text, width: Optional[int]) -> list[Text]:
         return body.split("\n", allow_blank=True) if body.plain else []
     if not body.plain:
         return []
-    return list(body.wrap(_wrap_console(), max(1, width), overflow="fold"))
+    rows = list(body.wrap(_wrap_console(), max(1, width), overflow="fold"))
+    for row in rows:
+        row.rstrip()  # word wrapping leaves the breaking space at the end of a row
+    return rows
 
 
 _WRAP_CONSOLE = None
