@@ -1,0 +1,697 @@
+"""Export and import of sessions: JSONL (EX-3), Markdown transcripts, atomic file writes.
+
+Everything here streams: sessions are read one at a time (``SessionDB.iter_export_all``) and
+written as they come, so exporting a large store needs memory for one session, not all of
+them. Files are written atomically (:func:`write_atomic`): a temporary file in the destination
+directory, ``fsync``, owner-only permissions, then ``os.replace`` -- a reader never sees a
+half-written export and a failure leaves no partial file behind.
+
+Public API
+----------
+``session_to_jsonl(obj) -> str``
+    One EX-3 line (``json.dumps(obj, ensure_ascii=False) + "\\n"``).
+``session_to_markdown(obj) -> str``
+    A readable transcript of one exported session.
+``iter_export(db, source=None, session_ids=None, progress=None) -> Iterator[dict]``
+    Exported session dicts one at a time, reporting ``progress(done, total)``.
+``render_chunks(sessions, fmt) -> Iterator[str]``
+    Text chunks of a JSONL or Markdown export of ``sessions``.
+``export_to_path(db, path, fmt="jsonl", ...) -> int`` / ``export_to_stream(db, stream, ...)``
+    Write an export; return the number of sessions written.
+``write_atomic(path, chunks, mode=0o600) -> int``
+    The atomic writer (bytes written).
+``import_jsonl(db, path_or_lines) -> ImportReport``
+    Read an EX-3 export back (sessions INSERT OR IGNORE, messages with their timestamps and,
+    when free, their original ids; counters recomputed; parent links restored).
+
+This module never imports the UI.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sqlite3
+import tempfile
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import IO, Any, Callable, Iterable, Iterator
+
+from .db import SessionDB
+
+ProgressCallback = Callable[[int, int], None]
+
+FORMATS = ("jsonl", "md")
+
+
+# ---------------------------------------------------------------------------- atomic write
+
+
+def write_atomic(path: str | os.PathLike[str], chunks: Iterable[str | bytes], mode: int = 0o600) -> int:
+    """Write ``chunks`` to ``path`` atomically; return the number of bytes written.
+
+    The data goes to a temporary file created in the destination directory (so the final
+    ``os.replace`` is a rename within one file system), is flushed and fsynced, gets ``mode``
+    (owner-only by default: transcripts are private), and only then replaces ``path``. On any
+    error -- including one raised by the ``chunks`` iterator half-way, or KeyboardInterrupt --
+    the temporary file is removed and ``path`` is left as it was. ``str`` chunks are encoded as
+    UTF-8.
+    """
+    target = Path(path)
+    directory = target.parent if str(target.parent) else Path(".")
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+    written = 0
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            for chunk in chunks:
+                data = chunk.encode("utf-8") if isinstance(chunk, str) else bytes(chunk)
+                handle.write(data)
+                written += len(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp_name, mode)
+        os.replace(tmp_name, target)
+    except BaseException:
+        try:
+            os.unlink(tmp_name)
+        except OSError:
+            pass
+        raise
+    _fsync_directory(directory)
+    return written
+
+
+def _fsync_directory(directory: Path) -> None:
+    """Make the rename durable (best effort: not every platform can open a directory)."""
+    try:
+        dir_fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dir_fd)
+    except OSError:
+        pass
+    finally:
+        os.close(dir_fd)
+
+
+# ---------------------------------------------------------------------------- JSONL
+
+
+def session_to_jsonl(obj: dict) -> str:
+    """One EX-3 line: the session dict as JSON (non-ASCII kept as is) plus a newline."""
+    return json.dumps(obj, ensure_ascii=False) + "\n"
+
+
+# ---------------------------------------------------------------------------- Markdown
+
+_BACKTICK_RUN_RE = re.compile(r"`+")
+_ROLE_HEADINGS = {
+    "user": "User",
+    "assistant": "Assistant",
+    "system": "System",
+    "tool": "Tool result",
+}
+_MULTIMODAL_PREFIX = "\x00json:"
+
+
+def fence_for(text: str) -> str:
+    """A backtick fence longer than any backtick run in ``text`` (at least three).
+
+    A fenced block closes only on a backtick run at least as long as its opening fence, so
+    content containing ``````` cannot end the block early.
+    """
+    longest = max((len(m.group(0)) for m in _BACKTICK_RUN_RE.finditer(text)), default=0)
+    return "`" * max(3, longest + 1)
+
+
+def fenced(text: str, info: str = "") -> str:
+    """``text`` in a fenced code block that its content cannot break."""
+    fence = fence_for(text + info)
+    body = text if text.endswith("\n") else text + "\n"
+    return f"{fence}{info}\n{body}{fence}\n"
+
+
+def format_timestamp(ts: Any) -> str:
+    """``YYYY-MM-DD HH:MM:SS UTC`` (UTC so an export reads the same everywhere), or ``?``."""
+    try:
+        return datetime.fromtimestamp(float(ts), timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    except (TypeError, ValueError, OverflowError, OSError):
+        return "?"
+
+
+_FENCE_LINE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
+
+
+def close_open_fence(text: str) -> str:
+    """``text`` plus a closing fence if it leaves a code fence open (CommonMark rules).
+
+    Message text is written unescaped, but an answer cut off inside a code block must not
+    turn the rest of the document into code: the open block is closed after the text.
+    """
+    open_fence: str | None = None
+    for line in text.split("\n"):
+        match = _FENCE_LINE_RE.match(line)
+        if not match:
+            continue
+        fence, rest = match.group(1), match.group(2)
+        if open_fence is None:
+            if fence[0] == "`" and "`" in rest:
+                continue  # not an opener: a backtick fence's info string has no backticks
+            open_fence = fence
+        elif fence[0] == open_fence[0] and len(fence) >= len(open_fence) and not rest.strip():
+            open_fence = None
+    if open_fence is None:
+        return text
+    return text.rstrip("\n") + "\n" + open_fence + "\n"
+
+
+def _one_line(text: Any) -> str:
+    return " ".join(str(text).split())
+
+
+def _content_text(content: Any) -> str:
+    """Message content as text; decodes upstream's ``"\\x00json:"`` multimodal encoding."""
+    if content is None:
+        return ""
+    if isinstance(content, str) and content.startswith(_MULTIMODAL_PREFIX):
+        try:
+            parts = json.loads(content[len(_MULTIMODAL_PREFIX) :])
+        except ValueError:
+            return content[len(_MULTIMODAL_PREFIX) :]
+        content = parts
+    if isinstance(content, list):
+        pieces = []
+        for part in content:
+            if isinstance(part, dict) and part.get("type") == "text":
+                pieces.append(str(part.get("text", "")))
+            elif isinstance(part, dict) and part.get("type") in ("image_url", "image"):
+                pieces.append("[image]")
+            else:
+                pieces.append(json.dumps(part, ensure_ascii=False))
+        return "\n\n".join(pieces)
+    return content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+
+
+def _render_tool_call(call: Any) -> str:
+    """``**Tool call:** `name``` then the arguments, pretty-printed when they are JSON."""
+    name = None
+    arguments: Any = None
+    if isinstance(call, dict):
+        function = call.get("function")
+        if isinstance(function, dict):
+            name = function.get("name")
+            arguments = function.get("arguments")
+        else:
+            name = call.get("name")
+            arguments = call.get("arguments", call.get("input"))
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except ValueError:
+            pass
+    if arguments is None and not isinstance(call, dict):
+        arguments = call
+    if isinstance(arguments, str):
+        body, info = arguments, ""
+    else:
+        body, info = json.dumps(arguments, ensure_ascii=False, indent=2), "json"
+    label = _one_line(name) if name else "unknown"
+    call_id = call.get("id") if isinstance(call, dict) else None
+    suffix = f" (id `{_one_line(call_id)}`)" if call_id else ""
+    return f"**Tool call:** `{label}`{suffix}\n\n" + fenced(body, info)
+
+
+def _render_message(msg: dict) -> str:
+    role = str(msg.get("role") or "unknown")
+    heading = _ROLE_HEADINGS.get(role, _one_line(role))
+    if role == "tool" and msg.get("tool_name"):
+        heading += f" — {_one_line(msg['tool_name'])}"
+    out = [f"## {heading}\n\n", f"*{format_timestamp(msg.get('timestamp'))}*\n\n"]
+    text = _content_text(msg.get("content"))
+    reasoning = msg.get("reasoning") or msg.get("reasoning_content")
+    if reasoning and role == "assistant":
+        out.append("**Reasoning:**\n\n" + fenced(str(reasoning), "text") + "\n")
+    if role == "tool":
+        if msg.get("tool_call_id"):
+            out.append(f"Result of call `{_one_line(msg['tool_call_id'])}`:\n\n")
+        out.append(fenced(text) + "\n")
+    elif text:
+        out.append(close_open_fence(text).rstrip("\n") + "\n\n")
+    tool_calls = msg.get("tool_calls")
+    if tool_calls:
+        calls = tool_calls if isinstance(tool_calls, list) else [tool_calls]
+        for call in calls:
+            out.append(_render_tool_call(call) + "\n")
+    return "".join(out)
+
+
+def session_to_markdown(obj: dict) -> str:
+    """A readable transcript of one exported session (EX-1 dict with ``messages``).
+
+    Content is data: nothing is escaped, but tool calls, tool results and reasoning are put in
+    fenced blocks whose fence is longer than any backtick run inside, so they cannot be broken.
+    """
+    title = obj.get("title")
+    lines = [f"# {_one_line(title) if title else 'Untitled session'}\n\n"]
+    facts = [
+        ("Session", f"`{_one_line(obj.get('id'))}`"),
+        ("Source", obj.get("source")),
+        ("Model", obj.get("model")),
+        ("Started", format_timestamp(obj.get("started_at"))),
+    ]
+    if obj.get("ended_at"):
+        reason = f" ({_one_line(obj['end_reason'])})" if obj.get("end_reason") else ""
+        facts.append(("Ended", format_timestamp(obj["ended_at"]) + reason))
+    if obj.get("parent_session_id"):
+        facts.append(("Parent", f"`{_one_line(obj['parent_session_id'])}`"))
+    messages = obj.get("messages") or []
+    facts.append(("Messages", str(len(messages))))
+    for label, value in facts:
+        if value is not None and value != "":
+            lines.append(f"- **{label}:** {value if label in ('Session', 'Parent') else _one_line(value)}\n")
+    lines.append("\n")
+    for msg in messages:
+        lines.append(_render_message(msg))
+    return "".join(lines)
+
+
+# ---------------------------------------------------------------------------- streaming export
+
+
+def iter_export(
+    db: SessionDB,
+    source: str | None = None,
+    session_ids: list[str] | None = None,
+    progress: ProgressCallback | None = None,
+) -> Iterator[dict]:
+    """Exported sessions one at a time: the given ids (EX-1), else ``export_all`` (EX-2).
+
+    ``progress(done, total)`` is called once before the first session (``done = 0``) and after
+    each one. Unknown ids in ``session_ids`` are skipped.
+    """
+    if session_ids is not None:
+        total = len(session_ids)
+        if progress:
+            progress(0, total)
+        for done, session_id in enumerate(session_ids, 1):
+            obj = db.export_session(session_id)
+            if obj is not None:
+                yield obj
+            if progress:
+                progress(done, total)
+        return
+    total = db.session_count(source)
+    if progress:
+        progress(0, total)
+    done = 0
+    for obj in db.iter_export_all(source):
+        yield obj
+        done += 1
+        if progress:
+            progress(done, max(total, done))
+
+
+def render_chunks(sessions: Iterable[dict], fmt: str = "jsonl") -> Iterator[str]:
+    """Text chunks of an export: one JSONL line per session, or Markdown documents
+    separated by a horizontal rule."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown export format {fmt!r} (expected one of {', '.join(FORMATS)})")
+    first = True
+    for obj in sessions:
+        if fmt == "jsonl":
+            yield session_to_jsonl(obj)
+        else:
+            if not first:
+                yield "---\n\n"
+            yield session_to_markdown(obj)
+        first = False
+
+
+class _Counter:
+    def __init__(self, items: Iterable[dict]) -> None:
+        self.items = items
+        self.count = 0
+
+    def __iter__(self) -> Iterator[dict]:
+        for item in self.items:
+            self.count += 1
+            yield item
+
+
+def export_to_path(
+    db: SessionDB,
+    path: str | os.PathLike[str],
+    fmt: str = "jsonl",
+    *,
+    source: str | None = None,
+    session_ids: list[str] | None = None,
+    progress: ProgressCallback | None = None,
+    mode: int = 0o600,
+) -> int:
+    """Export to a file, atomically and owner-only; return the number of sessions written."""
+    counter = _Counter(iter_export(db, source, session_ids, progress))
+    write_atomic(path, render_chunks(counter, fmt), mode=mode)
+    return counter.count
+
+
+def export_to_stream(
+    db: SessionDB,
+    stream: IO[str],
+    fmt: str = "jsonl",
+    *,
+    source: str | None = None,
+    session_ids: list[str] | None = None,
+    progress: ProgressCallback | None = None,
+) -> int:
+    """Export to an open text stream (e.g. stdout); return the number of sessions written."""
+    counter = _Counter(iter_export(db, source, session_ids, progress))
+    for chunk in render_chunks(counter, fmt):
+        stream.write(chunk)
+    stream.flush()
+    return counter.count
+
+
+# ---------------------------------------------------------------------------- import
+
+
+@dataclass
+class ImportReport:
+    """What :func:`import_jsonl` did. Nothing in it is fatal; a caller decides what to show."""
+
+    #: Ids of sessions inserted.
+    imported: list[str] = field(default_factory=list)
+    #: Ids of sessions already present (left untouched, their messages not imported).
+    skipped_existing: list[str] = field(default_factory=list)
+    #: Messages inserted.
+    messages: int = 0
+    #: Messages whose original id was taken by another message and got a new id.
+    reassigned_message_ids: int = 0
+    #: ``(session_id, title, owner_id)``: the title was in use; the session was imported untitled.
+    title_collisions: list[tuple[str, str, str]] = field(default_factory=list)
+    #: ``(session_id, parent_id)``: the parent exists neither in the file nor in the database;
+    #: the link could not be stored (the schema enforces it) and the session became a root.
+    missing_parents: list[tuple[str, str]] = field(default_factory=list)
+    #: ``(line_number, reason)`` for lines that could not be imported.
+    errors: list[tuple[int, str]] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    def summary(self) -> str:
+        """One line for a person."""
+        parts = [f"Imported {len(self.imported)} session{'s' if len(self.imported) != 1 else ''}"]
+        parts.append(f"{self.messages} message{'s' if self.messages != 1 else ''}")
+        if self.skipped_existing:
+            parts.append(f"{len(self.skipped_existing)} already present")
+        if self.title_collisions:
+            parts.append(f"{len(self.title_collisions)} title collision(s)")
+        if self.missing_parents:
+            parts.append(f"{len(self.missing_parents)} missing parent(s)")
+        if self.errors:
+            parts.append(f"{len(self.errors)} bad line(s)")
+        return ", ".join(parts) + "."
+
+
+_MESSAGE_COLUMNS = (
+    "session_id",
+    "role",
+    "content",
+    "tool_call_id",
+    "tool_calls",
+    "tool_name",
+    "timestamp",
+    "token_count",
+    "finish_reason",
+    "reasoning",
+    "reasoning_content",
+    "reasoning_details",
+    "codex_reasoning_items",
+    "codex_message_items",
+)
+_JSON_TEXT_COLUMNS = ("reasoning_details", "codex_reasoning_items", "codex_message_items")
+
+
+class _BadLine(ValueError):
+    pass
+
+
+def _iter_lines(path_or_lines: str | os.PathLike[str] | Iterable[str]) -> Iterator[str]:
+    if isinstance(path_or_lines, (str, os.PathLike)):
+        with open(path_or_lines, encoding="utf-8") as handle:
+            yield from handle
+    else:
+        yield from path_or_lines
+
+
+def _tool_call_weight(tool_calls: Any) -> int:
+    """MS-2 (same rule as the store): a list counts its length, another value one."""
+    if tool_calls is None:
+        return 0
+    return len(tool_calls) if isinstance(tool_calls, list) else 1
+
+
+def _is_scalar(value: Any) -> bool:
+    return value is None or isinstance(value, (str, int, float))
+
+
+def _as_text_or_none(value: Any, what: str) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    raise _BadLine(f"{what} must be a string or null")
+
+
+def _message_row(session_id: str, msg: Any, previous_ts: float) -> tuple[Any, list[Any]]:
+    if not isinstance(msg, dict):
+        raise _BadLine("a message is not an object")
+    timestamp = msg.get("timestamp")
+    if isinstance(timestamp, bool) or not isinstance(timestamp, (int, float)):
+        if timestamp is not None:
+            raise _BadLine("message timestamp is not a number")
+        timestamp = previous_ts + 1e-6  # keep order for hand-written files
+    tool_calls = msg.get("tool_calls")
+    for key in ("token_count", "finish_reason"):
+        if not _is_scalar(msg.get(key)):
+            raise _BadLine(f"message {key} is not a plain value")
+    values: list[Any] = [
+        session_id,
+        str(msg.get("role") or "unknown"),
+        _as_text_or_none(msg.get("content"), "message content"),
+        _as_text_or_none(msg.get("tool_call_id"), "tool_call_id"),
+        json.dumps(tool_calls) if tool_calls else None,  # MS-1 encoding (decoded by MS-4)
+        _as_text_or_none(msg.get("tool_name"), "tool_name"),
+        float(timestamp),
+        msg.get("token_count"),
+        msg.get("finish_reason"),
+        _as_text_or_none(msg.get("reasoning"), "reasoning"),
+        _as_text_or_none(msg.get("reasoning_content"), "reasoning_content"),
+    ]
+    for column in _JSON_TEXT_COLUMNS:
+        value = msg.get(column)
+        # MS-4 exports these as the stored strings; a hand-made file may hold decoded JSON.
+        values.append(value if value is None or isinstance(value, str) else json.dumps(value))
+    original_id = msg.get("id")
+    if isinstance(original_id, bool) or not isinstance(original_id, int):
+        original_id = None
+    return original_id, values
+
+
+def _session_columns(conn: sqlite3.Connection) -> list[str]:
+    return [row[1] for row in conn.execute("PRAGMA table_info(sessions)")]
+
+
+def import_jsonl(
+    db: SessionDB,
+    path_or_lines: str | os.PathLike[str] | Iterable[str],
+    progress: ProgressCallback | None = None,
+) -> ImportReport:
+    """Import an EX-3 JSONL export into ``db``; return what happened.
+
+    Each line is one session, imported in its own write transaction:
+
+    * the session row is inserted with every column the table has (title, parent, ended_at,
+      end_reason, timestamps, tokens, costs …); a session whose id already exists is left
+      untouched and its messages are skipped (INSERT OR IGNORE semantics);
+    * its messages are inserted in file order with their timestamps, and with their original
+      ``id`` when no other message holds it (so a deleted session re-imported comes back
+      exactly, ids included); otherwise SQLite assigns a new id;
+    * ``message_count`` and ``tool_call_count`` are recomputed from the inserted messages;
+    * a title already used by another session is reported and the session is imported
+      untitled (not fatal);
+    * a parent that is not in the database yet is linked after every line has been read (an
+      export lists children before their parents); a parent found nowhere is reported.
+
+    Lines that are not valid JSON objects with ``id``, ``source`` and ``started_at`` are
+    reported in ``errors`` with their line number and skipped. ``progress(done, -1)`` is
+    called after each line (the total is unknown while streaming).
+    """
+    report = ImportReport()
+    deferred_parents: list[tuple[str, str]] = []
+    columns = db._read(_session_columns)
+    column_set = set(columns)
+
+    for line_number, line in enumerate(_iter_lines(path_or_lines), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+            if not isinstance(obj, dict):
+                raise _BadLine("not a JSON object")
+            session_id = obj.get("id")
+            if not isinstance(session_id, str) or not session_id:
+                raise _BadLine("missing session id")
+            if not isinstance(obj.get("source"), str):
+                raise _BadLine("missing source")
+            started = obj.get("started_at")
+            if isinstance(started, bool) or not isinstance(started, (int, float)):
+                raise _BadLine("missing or invalid started_at")
+            messages = obj.get("messages") or []
+            if not isinstance(messages, list):
+                raise _BadLine("messages is not a list")
+            rows = []
+            previous = float(started)
+            for msg in messages:
+                original_id, values = _message_row(session_id, msg, previous)
+                previous = values[6]
+                rows.append((original_id, values, _tool_call_weight(msg.get("tool_calls"))))
+            outcome = db._execute_write(
+                lambda conn: _import_session(conn, obj, rows, columns, column_set)
+            )
+        except (ValueError, TypeError) as exc:
+            # json.JSONDecodeError and _BadLine are ValueErrors; sqlite3 type errors too.
+            report.errors.append((line_number, str(exc)))
+            if progress:
+                progress(line_number, -1)
+            continue
+        except sqlite3.IntegrityError as exc:
+            report.errors.append((line_number, f"rejected by the database: {exc}"))
+            if progress:
+                progress(line_number, -1)
+            continue
+        status, reassigned, collision, parent = outcome
+        if status == "exists":
+            report.skipped_existing.append(session_id)
+        else:
+            report.imported.append(session_id)
+            report.messages += len(rows)
+            report.reassigned_message_ids += reassigned
+            if collision:
+                report.title_collisions.append((session_id, collision[0], collision[1]))
+            if parent:
+                deferred_parents.append((session_id, parent))
+        if progress:
+            progress(line_number, -1)
+
+    if deferred_parents:
+        missing = db._execute_write(lambda conn: _link_parents(conn, deferred_parents))
+        report.missing_parents.extend(missing)
+    return report
+
+
+def _import_session(
+    conn: sqlite3.Connection,
+    obj: dict,
+    rows: list[tuple[int | None, list[Any], int]],
+    columns: list[str],
+    column_set: set[str],
+) -> tuple[str, int, tuple[str, str] | None, str | None]:
+    """Insert one session and its messages; runs inside ``_execute_write``.
+
+    Returns ``(status, reassigned_ids, (title, owner) | None, deferred_parent | None)``.
+    """
+    session_id = obj["id"]
+    if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone():
+        return "exists", 0, None, None
+
+    record = {name: obj[name] for name in columns if name in obj}
+    for name in ("model_config",):
+        # Exported as stored (a JSON string); accept a decoded object from hand-made files.
+        if name in record and record[name] is not None and not isinstance(record[name], str):
+            record[name] = json.dumps(record[name])
+
+    for name, value in record.items():
+        if not _is_scalar(value):
+            raise _BadLine(f"session field {name!r} is not a plain value")
+
+    title = record.pop("title", None)
+    parent = record.pop("parent_session_id", None)
+    collision = None
+    if title is not None:
+        owner = conn.execute(
+            "SELECT id FROM sessions WHERE title = ? AND id != ?", (title, session_id)
+        ).fetchone()
+        if owner:
+            collision = (title, owner[0])
+            title = None
+    deferred = None
+    if parent is not None:
+        if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (parent,)).fetchone():
+            record["parent_session_id"] = parent
+        else:
+            deferred = parent
+    if title is not None and "title" in column_set:
+        record["title"] = title
+
+    names = list(record)
+    quoted = ", ".join('"' + name.replace('"', '""') + '"' for name in names)
+    conn.execute(
+        f"INSERT INTO sessions ({quoted}) VALUES ({', '.join('?' for _ in names)})",
+        [record[name] for name in names],
+    )
+
+    reassigned = 0
+    tool_calls_total = 0
+    placeholders = ", ".join("?" for _ in _MESSAGE_COLUMNS)
+    for original_id, values, weight in rows:
+        tool_calls_total += weight
+        if original_id is not None and not conn.execute(
+            "SELECT 1 FROM messages WHERE id = ?", (original_id,)
+        ).fetchone():
+            conn.execute(
+                f"INSERT INTO messages (id, {', '.join(_MESSAGE_COLUMNS)}) VALUES (?, {placeholders})",
+                [original_id, *values],
+            )
+        else:
+            if original_id is not None:
+                reassigned += 1
+            conn.execute(
+                f"INSERT INTO messages ({', '.join(_MESSAGE_COLUMNS)}) VALUES ({placeholders})",
+                values,
+            )
+    conn.execute(
+        "UPDATE sessions SET message_count = ?, tool_call_count = ? WHERE id = ?",
+        (len(rows), tool_calls_total, session_id),
+    )
+    return "imported", reassigned, collision, deferred
+
+
+def _link_parents(conn: sqlite3.Connection, links: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    missing = []
+    for child, parent in links:
+        if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (parent,)).fetchone():
+            conn.execute(
+                "UPDATE sessions SET parent_session_id = ? WHERE id = ?", (parent, child)
+            )
+        else:
+            missing.append((child, parent))
+    return missing
+
+
+__all__ = [
+    "FORMATS",
+    "ImportReport",
+    "export_to_path",
+    "export_to_stream",
+    "fence_for",
+    "fenced",
+    "close_open_fence",
+    "import_jsonl",
+    "iter_export",
+    "render_chunks",
+    "session_to_jsonl",
+    "session_to_markdown",
+    "write_atomic",
+]
