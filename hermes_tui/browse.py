@@ -1,0 +1,258 @@
+"""``hermes sessions browse``: run the browser, its plain fallback, demo mode and the hand-off.
+
+The UI draws on stderr (Textual does), so stdout carries only the chosen session id:
+``id=$(hermes sessions browse)`` works (BR-7).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable, TextIO
+
+from hermes_state import SessionDB
+from hermes_state.db import DatabaseError, describe_db_error
+from hermes_state.timefmt import relative_time
+
+
+def _err(text: str) -> None:
+    print(text, file=sys.stderr)
+
+
+def plain_browse(
+    db_path: Path,
+    *,
+    source: str | None,
+    limit: int,
+    stdin: TextIO | None = None,
+    stdout: TextIO | None = None,
+    now: Callable[[], float] = time.time,
+) -> tuple[int, str | None]:
+    """BR-6: a numbered list and a prompt. Returns (exit code, chosen id or None)."""
+    stdin = stdin or sys.stdin
+    stdout = stdout or sys.stdout
+    try:
+        db = SessionDB(db_path, read_only=True)
+    except (DatabaseError, Exception) as exc:
+        print(f"Error: Could not open session database: {_one_line(exc, db_path)}", file=stdout)
+        return 1, None
+    try:
+        rows = db.list_sessions_rich(
+            source=source, exclude_sources=None if source else ["tool"], limit=limit
+        )
+    except Exception as exc:
+        print(f"Error: Could not open session database: {_one_line(exc, db_path)}", file=stdout)
+        return 1, None
+    finally:
+        db.close()
+    if not rows:
+        print("No sessions found.", file=stdout)
+        return 0, None
+    current = now()
+    print("\n  Browse sessions  (enter number to resume, q to cancel)\n", file=stdout)
+    for i, row in enumerate(rows, start=1):
+        label = _safe(row.get("title") or row.get("preview") or row["id"])
+        if len(label) > 50:
+            label = label[:47] + "..."
+        when = relative_time(row.get("last_active"), now=current)
+        print(f"  {i:>3}. {label:<50}  {when:<10}  {_safe(row.get('source') or '')[:6]}", file=stdout)
+    n = len(rows)
+    while True:
+        print(f"\n  Select [1-{n}]: ", end="", file=stdout, flush=True)
+        try:
+            line = stdin.readline()
+        except KeyboardInterrupt:
+            print("", file=stdout)
+            return 0, None
+        if line == "":
+            print("", file=stdout)
+            return 0, None
+        answer = line.strip()
+        if answer.lower() in ("", "q", "quit", "exit"):
+            return 0, None
+        try:
+            number = int(answer)
+        except ValueError:
+            print("  Invalid input. Enter a number or q to cancel.", file=stdout)
+            continue
+        if not 1 <= number <= n:
+            print(f"  Invalid selection. Enter 1-{n} or q to cancel.", file=stdout)
+            continue
+        return 0, rows[number - 1]["id"]
+
+
+def _safe(text: str) -> str:
+    from .textsafe import inert_line
+
+    return inert_line(text)
+
+
+def _one_line(exc: BaseException, path: Path) -> str:
+    if isinstance(exc, DatabaseError):
+        return str(exc)
+    import sqlite3
+
+    if isinstance(exc, sqlite3.Error):
+        return describe_db_error(exc, path)
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
+def own_script_paths() -> set[Path]:
+    """Paths that are this project's own ``hermes`` entry point (never re-executed)."""
+    paths: set[Path] = set()
+    for candidate in (shutil.which("hermes"), sys.argv[0] if sys.argv else None):
+        if not candidate:
+            continue
+        try:
+            path = Path(candidate).resolve()
+        except OSError:
+            continue
+        try:
+            head = path.read_bytes()[:4096]
+        except OSError:
+            continue
+        if b"hermes_tui" in head:
+            paths.add(path)
+    return paths
+
+
+def resume_argv(template: str, session_id: str) -> list[str]:
+    """The configured ``resume_command`` with ``{id}`` filled in, as an argv list."""
+    argv = shlex.split(template)
+    return [part.replace("{id}", session_id) for part in argv]
+
+
+def refuses_own_script(argv: list[str]) -> bool:
+    """CLI-13: a resume command that resolves to this project's own script is refused."""
+    if not argv:
+        return True
+    exe = shutil.which(argv[0])
+    if exe is None:
+        return False
+    try:
+        return Path(exe).resolve() in own_script_paths()
+    except OSError:
+        return False
+
+
+def hand_off(session_id: str, resume_command: str | None) -> int:
+    """BR-7: print the id on stdout; run the resume command in place of this process."""
+    print(session_id, flush=True)
+    if not resume_command:
+        _err(f"Run: hermes --resume {session_id}")
+        return 0
+    argv = resume_argv(resume_command, session_id)
+    if refuses_own_script(argv):
+        _err(
+            f"Not running resume_command {resume_command!r}: it starts this session browser "
+            f"itself, not Hermes Agent. Run: hermes --resume {session_id}"
+        )
+        return 1
+    try:
+        sys.stdout.flush()
+        os.execvp(argv[0], argv)
+    except OSError as exc:
+        _err(f"Error: could not run resume_command {argv[0]!r}: {exc.strerror or exc}")
+        return 1
+    return 0  # pragma: no cover (exec does not return)
+
+
+class Demo:
+    """A throwaway HERMES_HOME with realistic sessions and a background writer."""
+
+    def __init__(self) -> None:
+        self.home = Path(tempfile.mkdtemp(prefix="hermes-demo-"))
+        self.db_path = self.home / "state.db"
+        self.writer: subprocess.Popen | None = None
+
+    def build(self) -> None:
+        from hermes_state.corpus import generate_demo
+
+        _err(f"Building demo data in {self.home} …")
+        generate_demo(self.db_path)
+
+    def start_writer(self) -> None:
+        """Keep appending like a gateway would, so live refresh is visible."""
+        self.writer = subprocess.Popen(
+            [sys.executable, "-m", "hermes_state.simulate", "--home", str(self.home),
+             "--writers", "1", "--rate", "0.5", "--seed", "7"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+
+    def close(self) -> None:
+        if self.writer is not None and self.writer.poll() is None:
+            self.writer.terminate()
+            try:
+                self.writer.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.writer.kill()
+        shutil.rmtree(self.home, ignore_errors=True)
+
+
+def run_browse(
+    db_path: Path,
+    *,
+    source: str | None,
+    limit: int,
+    demo: bool,
+    plain: bool,
+) -> int:
+    """The whole of ``hermes sessions browse`` (CLI-13, BR-5 … BR-7)."""
+    from .config import load_config
+
+    config, problems = load_config()
+    demo_home: Demo | None = None
+    try:
+        if demo:
+            demo_home = Demo()
+            demo_home.build()
+            db_path = demo_home.db_path
+        elif not db_path.exists():
+            print(
+                f"No session database at {db_path}. "
+                "Try `hermes sessions browse --demo` to explore with demo data."
+            )
+            return 1
+        elif db_path.is_dir():
+            print(f"Error: Could not open session database: {db_path} is a directory")
+            return 1
+        else:
+            # Fail early, with one line, on a file that is not a usable database.
+            try:
+                SessionDB(db_path, read_only=True).close()
+            except Exception as exc:
+                print(f"Error: Could not open session database: {_one_line(exc, db_path)}")
+                return 1
+
+        interactive = sys.stdin.isatty() and sys.stderr.isatty()
+        if plain or not interactive:
+            code, chosen = plain_browse(db_path, source=source, limit=limit)
+        else:
+            if demo_home is not None:
+                demo_home.start_writer()
+            from .app import build_app
+
+            app = build_app(db_path, config=config, source=source, config_problems=problems)
+            chosen = app.run()
+            code = 0
+            if app.return_code not in (None, 0):
+                return app.return_code or 1
+        if chosen is None:
+            if code == 0:
+                _err("Cancelled.")
+            return code
+        return hand_off(chosen, None if demo else config.resume_command)
+    except KeyboardInterrupt:
+        _err("Cancelled.")
+        return 0
+    finally:
+        if demo_home is not None:
+            demo_home.close()

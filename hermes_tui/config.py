@@ -1,0 +1,126 @@
+"""Browser settings (pydantic), read from a YAML file under platformdirs' user config dir.
+
+Nothing here reads the user's files at import time: :func:`load_config` is called by the CLI,
+and tests pass an :class:`AppConfig` straight to ``build_app``.
+
+Example ``~/.config/hermes-sessions/config.yaml``::
+
+    resume_command: "hermes --resume {id}"
+    keymap:            # binding id -> keys (comma separated)
+      quit: "q,ctrl+q"
+      search: "/,ctrl+f"
+    recap:
+      exchanges: 6
+    page_size: 100
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from hermes_state.recap import RecapConfig
+
+log = logging.getLogger(__name__)
+
+APP_NAME = "hermes-sessions"
+CONFIG_FILE = "config.yaml"
+
+
+class AppConfig(BaseModel):
+    """Everything a user may set for the browser. Unknown keys are ignored."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    #: Command run when a session is chosen (``{id}`` is replaced by the session id).
+    resume_command: Optional[str] = None
+    #: Binding id → keys, e.g. ``{"quit": "q,ctrl+q"}``; see the help screen for the ids.
+    keymap: dict[str, str] = Field(default_factory=dict)
+    #: Resume recap settings (SPEC RC-9/RC-10).
+    recap: RecapConfig = Field(default_factory=RecapConfig)
+    #: Rows fetched per page of the session list.
+    page_size: int = Field(default=100, ge=10, le=1000)
+    #: How often the database is polled for commits by other processes.
+    poll_interval_s: float = Field(default=0.3, ge=0.05, le=10.0)
+    #: Delay between a keystroke and the search it triggers.
+    search_debounce_s: float = Field(default=0.08, ge=0.0, le=1.0)
+    #: Textual theme name.
+    theme: str = "textual-dark"
+    #: Show ``tool`` sessions in the list even without a source filter.
+    show_tool_sessions: bool = False
+    #: Reasoning in the transcript: hidden (default) or shown.
+    show_reasoning: bool = False
+    #: Where exports go by default (None: the user's documents or downloads directory).
+    export_dir: Optional[str] = None
+    #: A session written to within this many seconds and not ended counts as live.
+    live_window_s: float = 300.0
+    #: Animations off makes the UI calmer and tests deterministic.
+    animations: Literal["full", "basic", "none"] = "basic"
+
+    @field_validator("keymap", mode="before")
+    @classmethod
+    def _keymap_strings(cls, value):
+        if not isinstance(value, dict):
+            return {}
+        return {str(k): str(v) for k, v in value.items() if v}
+
+
+def config_dir() -> Path:
+    from platformdirs import user_config_dir
+
+    override = os.environ.get("HERMES_SESSIONS_CONFIG_DIR", "").strip()
+    return Path(override) if override else Path(user_config_dir(APP_NAME))
+
+
+def config_path() -> Path:
+    return config_dir() / CONFIG_FILE
+
+
+def load_config(path: Path | None = None) -> tuple[AppConfig, list[str]]:
+    """Read the config file; returns the config and human-readable problems (never raises).
+
+    A missing file gives the defaults. A file that is not valid YAML or has invalid values
+    gives the defaults for what could not be used, and a problem line saying why.
+    """
+    import yaml
+
+    path = path or config_path()
+    problems: list[str] = []
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return AppConfig(), problems
+    except OSError as exc:
+        return AppConfig(), [f"cannot read {path}: {exc.strerror or exc}"]
+    try:
+        data = yaml.safe_load(text) or {}
+    except yaml.YAMLError as exc:
+        return AppConfig(), [f"{path} is not valid YAML: {str(exc).splitlines()[0]}"]
+    if not isinstance(data, dict):
+        return AppConfig(), [f"{path} must hold a mapping of settings"]
+    try:
+        return AppConfig.model_validate(data), problems
+    except ValidationError as exc:
+        bad = {".".join(str(p) for p in err["loc"]) for err in exc.errors()}
+        problems.append(f"{path}: ignored invalid setting(s): {', '.join(sorted(bad))}")
+        cleaned = {k: v for k, v in data.items() if k not in {b.split('.')[0] for b in bad}}
+        try:
+            return AppConfig.model_validate(cleaned), problems
+        except ValidationError:
+            return AppConfig(), problems
+
+
+def default_export_dir(config: AppConfig) -> Path:
+    """The configured export directory, else documents, else downloads, else home."""
+    if config.export_dir:
+        return Path(config.export_dir).expanduser()
+    from platformdirs import user_documents_dir, user_downloads_dir
+
+    for candidate in (user_documents_dir(), user_downloads_dir()):
+        if candidate and Path(candidate).is_dir():
+            return Path(candidate)
+    return Path.home()

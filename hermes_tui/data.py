@@ -1,0 +1,262 @@
+"""The browser's access to the store. Every method here blocks: call it from a thread worker.
+
+Reads use a read-only :class:`~hermes_state.SessionDB` (``mode=ro``: the browser never
+creates or migrates a database). Writes (rename, delete, undo) go through a second,
+writable ``SessionDB`` opened on first use, so they get the store's write path with its
+``BEGIN IMMEDIATE`` and jittered retry.
+"""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, TypeVar
+
+from hermes_state import SessionDB
+from hermes_state.db import DatabaseError, describe_db_error
+from hermes_state.models import SessionSummary
+from hermes_state.titles import escape_like
+
+T = TypeVar("T")
+
+
+def is_lock_error(exc: BaseException) -> bool:
+    text = str(exc).lower()
+    return isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text)
+
+
+@dataclass
+class HitGroup:
+    """Search hits of one conversation (lineage root)."""
+
+    root_id: str
+    label: str
+    source: str
+    hits: list[Any] = field(default_factory=list)
+
+    @property
+    def count(self) -> int:
+        return len(self.hits)
+
+
+@dataclass
+class SearchView:
+    """What the search pane shows for one query."""
+
+    query: str
+    groups: list[HitGroup] = field(default_factory=list)
+    title_matches: list[SessionSummary] = field(default_factory=list)
+    path: str = ""
+    ranking: str = ""
+    hit_count: int = 0
+    total_estimate: int | None = None
+    elapsed_ms: float = 0.0
+    note: str | None = None
+
+
+class BrowserData:
+    """Blocking data access for the browser (one instance per app)."""
+
+    def __init__(self, db_path: Path, *, on_wait: Callable[[str | None], None] | None = None) -> None:
+        self.db_path = Path(db_path)
+        self._reader: SessionDB | None = None
+        self._writer: SessionDB | None = None
+        self._open_lock = threading.Lock()
+        self._on_wait = on_wait or (lambda _text: None)
+        self._roots: dict[str, str] = {}
+        self.warnings: list[str] = []
+        self._closed = False
+
+    # ------------------------------------------------------------------ connections
+
+    @property
+    def reader(self) -> SessionDB:
+        with self._open_lock:
+            if self._closed:
+                raise DatabaseError("the browser is closing")
+            if self._reader is None:
+                self._reader = self._retry(lambda: SessionDB(self.db_path, read_only=True))
+                self.warnings.extend(self._reader.warnings)
+            return self._reader
+
+    @property
+    def read_only_reason(self) -> str | None:
+        """Why this database cannot be changed from the browser, or None if it can."""
+        import os
+
+        reader = self.reader
+        if reader.opened_version is not None and reader.opened_version > 11:
+            return f"schema version {reader.opened_version} is newer than this browser's"
+        if not os.access(self.db_path, os.W_OK):
+            return f"{self.db_path} is read-only"
+        if not os.access(self.db_path.parent, os.W_OK):
+            return f"{self.db_path.parent} is read-only (SQLite needs it for its lock files)"
+        return None
+
+    def writer(self) -> SessionDB:
+        with self._open_lock:
+            if self._closed:
+                raise DatabaseError("the browser is closing")
+            if self._writer is None:
+                reason = None
+                if self._reader is not None and (self._reader.opened_version or 11) > 11:
+                    reason = "its schema version is newer than this browser's"
+                if reason:
+                    raise DatabaseError(f"cannot change {self.db_path}: {reason}")
+                self._writer = SessionDB(self.db_path)
+            return self._writer
+
+    def close(self) -> None:
+        with self._open_lock:
+            self._closed = True
+            for db in (self._reader, self._writer):
+                if db is not None:
+                    try:
+                        db.close()
+                    except Exception:
+                        pass
+            self._reader = self._writer = None
+
+    def _retry(self, fn: Callable[[], T], attempts: int = 40) -> T:
+        """Run a read; while the database is locked or busy, say so and try again."""
+        for attempt in range(attempts):
+            try:
+                result = fn()
+            except sqlite3.OperationalError as exc:
+                if not is_lock_error(exc) or attempt == attempts - 1:
+                    raise
+                self._on_wait("Database busy (another process holds a lock) — retrying…")
+                time.sleep(random.uniform(0.05, 0.2))
+                continue
+            except sqlite3.DatabaseError as exc:
+                raise DatabaseError(describe_db_error(exc, self.db_path)) from exc
+            if attempt:
+                self._on_wait(None)
+            return result
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    # ------------------------------------------------------------------ list
+
+    def page(
+        self,
+        offset: int,
+        limit: int,
+        *,
+        source: str | None,
+        exclude_sources: list[str] | None,
+    ) -> tuple[list[SessionSummary], int]:
+        reader = self.reader
+        rows = self._retry(
+            lambda: reader.list_summaries(source, exclude_sources, limit=limit, offset=offset)
+        )
+        total = self._retry(lambda: reader.count_listed(source, exclude_sources))
+        return rows, total
+
+    def source_counts(self) -> dict[str, int]:
+        reader = self.reader
+        return self._retry(reader.source_counts)
+
+    def summary(self, session_id: str) -> SessionSummary | None:
+        reader = self.reader
+        return self._retry(lambda: reader.get_summary(session_id))
+
+    # ------------------------------------------------------------------ search
+
+    def lineage_root(self, session_id: str) -> str:
+        root = self._roots.get(session_id)
+        if root is None:
+            reader = self.reader
+            root = self._retry(lambda: reader.get_lineage_root(session_id))
+            self._roots[session_id] = root
+        return root
+
+    def match_sessions(
+        self, text: str, *, source: str | None, exclude_sources: list[str] | None, limit: int = 8
+    ) -> list[SessionSummary]:
+        """Sessions whose title contains ``text`` or whose id starts with it (BR-2 a)."""
+        text = text.strip()
+        if not text:
+            return []
+        reader = self.reader
+        clauses = ["(s.title LIKE ? ESCAPE '\\' OR s.id LIKE ? ESCAPE '\\')"]
+        params: list[Any] = [f"%{escape_like(text)}%", f"{escape_like(text)}%"]
+        if source:
+            clauses.append("s.source = ?")
+            params.append(source)
+        elif exclude_sources:
+            clauses.append(f"s.source NOT IN ({','.join('?' for _ in exclude_sources)})")
+            params.extend(exclude_sources)
+        sql = (
+            "SELECT s.id FROM sessions s WHERE " + " AND ".join(clauses)
+            + " ORDER BY s.started_at DESC LIMIT ?"
+        )
+        params.append(limit)
+        ids = [row[0] for row in self._retry(lambda: reader._fetchall(sql, params))]
+        out = []
+        for sid in ids:
+            summary = self.summary(sid)
+            if summary is not None:
+                out.append(summary)
+        return out
+
+    def search(
+        self,
+        query: str,
+        *,
+        source: str | None,
+        exclude_sources: list[str] | None,
+        limit: int = 60,
+    ) -> SearchView:
+        """Full-text search grouped by conversation, plus title/id matches."""
+        reader = self.reader
+        view = SearchView(query=query)
+        if not query.strip():
+            return view
+        result = self._retry(
+            lambda: reader.search(
+                query,
+                limit=limit,
+                source_filter=[source] if source else None,
+                exclude_sources=None if source else exclude_sources,
+                prefix_last=True,
+            )
+        )
+        view.path = result.path
+        view.ranking = result.ranking
+        view.elapsed_ms = result.elapsed_ms
+        view.total_estimate = result.total_estimate
+        view.hit_count = len(result.hits)
+        view.note = getattr(result, "note", None) or getattr(result, "error", None)
+        groups: dict[str, HitGroup] = {}
+        for hit in result.hits:
+            root = self.lineage_root(hit.session_id)
+            group = groups.get(root)
+            if group is None:
+                group = groups[root] = HitGroup(root_id=root, label="", source=hit.source or "")
+            group.hits.append(hit)
+        labels = self._labels(list(groups))
+        for root, group in groups.items():
+            group.label = labels.get(root) or root
+        # Conversations with more hits first; ties keep the order of their best hit.
+        view.groups = sorted(groups.values(), key=lambda g: -g.count)
+        view.title_matches = self.match_sessions(
+            query, source=source, exclude_sources=exclude_sources
+        )
+        return view
+
+    def _labels(self, root_ids: list[str]) -> dict[str, str]:
+        """Title of each conversation's live tip (else root title, else preview)."""
+        labels: dict[str, str] = {}
+        for root in root_ids:
+            reader = self.reader
+            tip = self._retry(lambda: reader.get_compression_tip(root))
+            for sid in (tip, root):
+                summary = self.summary(sid)
+                if summary is not None and (summary.title or summary.preview):
+                    labels[root] = summary.title or summary.preview
+                    break
+        return labels

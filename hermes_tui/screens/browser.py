@@ -1,0 +1,409 @@
+"""BrowserScreen: the session list, the search pane and the detail pane.
+
+Data flow: every query runs in a thread worker (``BrowserData`` blocks) and comes back as a
+message; the screen applies it on the event loop. Page loads carry a *generation* so a page
+requested before a filter change or a refresh is dropped when it arrives late, and search
+results carry their query so a stale answer is dropped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.screen import Screen
+from textual.timer import Timer
+from textual.widgets import ContentSwitcher, Footer, Input
+
+from hermes_state.models import SessionSummary
+
+from ..data import SearchView
+from ..messages import DataChanged, SearchFinished
+from ..widgets.detail import DetailPane
+from ..widgets.search import SearchInput, SearchResults
+from ..widgets.session_list import SessionList
+from ..widgets.status import StatusLine
+
+if TYPE_CHECKING:
+    from ..app import HermesApp
+
+HIDDEN_SOURCES = ["tool"]
+
+
+@dataclass
+class Window:
+    """Pages around a row, loaded together so a refresh lands in one step."""
+
+    generation: int
+    pages: dict[int, list[SessionSummary]]
+    total: int
+    keep_key: str | None
+    source_counts: dict[str, int] = field(default_factory=dict)
+
+
+class WindowLoaded(Message):
+    def __init__(self, window: Window) -> None:
+        super().__init__()
+        self.window = window
+
+
+class PageLoaded(Message):
+    def __init__(self, generation: int, offset: int, rows: list[SessionSummary]) -> None:
+        super().__init__()
+        self.generation = generation
+        self.offset = offset
+        self.rows = rows
+
+
+def row_key(row: SessionSummary) -> str:
+    """A conversation's stable identity: its lineage root (the row id changes at each tip)."""
+    return row.lineage_root_id or row.id
+
+
+class BrowserScreen(Screen):
+    """The main screen of ``hermes sessions browse``."""
+
+    app: "HermesApp"
+
+    BINDINGS = [
+        Binding("slash", "focus_search", "Search", id="search"),
+        Binding("l", "lineage", "Lineage", id="lineage"),
+        Binding("t", "transcript", "Transcript", id="transcript"),
+        Binding("r", "rename", "Rename", id="rename"),
+        Binding("d", "delete", "Delete", id="delete"),
+        Binding("u", "undo", "Undo delete", id="undo"),
+        Binding("e", "export", "Export", id="export"),
+        Binding("y", "copy_id", "Copy id", id="copy_id"),
+        Binding("s", "cycle_source", "Source", id="cycle_source"),
+        Binding("question_mark", "help", "Help", id="help"),
+        Binding("q", "quit", "Quit", id="quit"),
+    ]
+
+    def __init__(self, *, source: str | None = None) -> None:
+        super().__init__()
+        self.source_filter: str | None = source
+        self.generation = 0
+        self.source_counts: dict[str, int] = {}
+        self._search_timer: Timer | None = None
+        self._search_query = ""
+        self._pending_select: str | None = None
+
+    # ------------------------------------------------------------------ layout
+
+    def compose(self) -> ComposeResult:
+        clock = self.app.clock
+        with Vertical(id="browser"):
+            yield SearchInput(placeholder="/ search every message, title or id…", id="search")
+            with Horizontal(id="panes"):
+                with ContentSwitcher(initial="sessions", id="main"):
+                    yield SessionList(
+                        clock=clock,
+                        page_size=self.app.config.page_size,
+                        empty_text="No sessions yet — new ones appear here as they are written.",
+                        id="sessions",
+                    )
+                    yield SearchResults(clock=clock, id="results")
+                yield DetailPane(clock=clock, id="detail")
+            yield StatusLine(id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(SessionList).focus()
+        self._update_titles()
+        self.load_window(0, None)
+
+    @property
+    def session_list(self) -> SessionList:
+        return self.query_one(SessionList)
+
+    @property
+    def results(self) -> SearchResults:
+        return self.query_one(SearchResults)
+
+    @property
+    def search_input(self) -> SearchInput:
+        return self.query_one(SearchInput)
+
+    @property
+    def exclude_sources(self) -> list[str] | None:
+        if self.source_filter or self.app.config.show_tool_sessions:
+            return None
+        return HIDDEN_SOURCES
+
+    def _filter_label(self) -> str:
+        return self.source_filter or ("all" if self.app.config.show_tool_sessions else "all but tool")
+
+    def _update_titles(self) -> None:
+        lst = self.session_list
+        count = f"{lst.total:,} conversation{'s' if lst.total != 1 else ''}" if lst.loaded else "loading…"
+        main = self.query_one("#main")
+        main.border_title = f"Sessions · {self._filter_label()}"
+        main.border_subtitle = count
+        self.query_one(StatusLine).set_info(
+            f" {self.app.db_path}  ·  {count}  ·  source: {self._filter_label()}"
+            + ("  ·  read-only" if self.app.read_only_reason else "")
+        )
+
+    # ------------------------------------------------------------------ loading
+
+    @work(thread=True, group="window", exclusive=True, exit_on_error=False)
+    def load_window(self, center: int, keep_key: str | None) -> None:
+        generation = self.generation
+        data = self.app.data
+        size = self.app.config.page_size
+        first_page = (center // size) * size
+        offsets = sorted({max(0, first_page - size), first_page, first_page + size})
+        pages: dict[int, list[SessionSummary]] = {}
+        total = 0
+        for offset in offsets:
+            rows, total = data.page(
+                offset, size, source=self.source_filter, exclude_sources=self.exclude_sources
+            )
+            pages[offset] = rows
+            if len(rows) < size:
+                break
+        counts = data.source_counts()
+        self.post_message(WindowLoaded(Window(generation, pages, total, keep_key, counts)))
+
+    @work(thread=True, group="pages", exit_on_error=False)
+    def load_page(self, generation: int, offset: int) -> None:
+        rows, _total = self.app.data.page(
+            offset,
+            self.app.config.page_size,
+            source=self.source_filter,
+            exclude_sources=self.exclude_sources,
+        )
+        self.post_message(PageLoaded(generation, offset, rows))
+
+    @on(SessionList.NeedPage)
+    def _need_page(self, event: SessionList.NeedPage) -> None:
+        self.load_page(self.generation, event.offset)
+
+    @on(PageLoaded)
+    def _page_loaded(self, event: PageLoaded) -> None:
+        if event.generation == self.generation:
+            self.session_list.set_page(event.offset, event.rows)
+
+    @on(WindowLoaded)
+    def _window_loaded(self, event: WindowLoaded) -> None:
+        window = event.window
+        if window.generation != self.generation:
+            return
+        lst = self.session_list
+        self.source_counts = window.source_counts
+        lst.clear_rows()
+        lst.set_total(window.total)
+        for offset, rows in window.pages.items():
+            lst.set_page(offset, rows)
+        target = self._pending_select or window.keep_key
+        if target:
+            index = next(
+                (i for i in sorted(lst._rows) if target in (row_key(lst._rows[i]), lst._rows[i].id)),
+                None,
+            )
+            if index is not None:
+                lst.move_to(index)
+                self._pending_select = None
+        lst._announce()
+        self._update_titles()
+
+    def refresh_data(self) -> None:
+        """Reload what is visible, keeping the cursor on the same conversation."""
+        self.generation += 1
+        lst = self.session_list
+        current = lst.current
+        lst.invalidate()
+        self.load_window(lst.cursor, row_key(current) if current else None)
+        if self._search_query:
+            self.run_search(self._search_query)
+
+    def store_changed(self, event: DataChanged) -> None:
+        """Called by the app when another process committed (or lanes changed)."""
+        if event.database:
+            self.refresh_data()
+        elif event.lanes:
+            self._show_detail(self.session_list.current)
+
+    def select_session(self, key: str) -> None:
+        """Move the cursor to a conversation once it is loaded (e.g. after a rename)."""
+        self._pending_select = key
+        self.refresh_data()
+
+    # ------------------------------------------------------------------ detail
+
+    @on(SessionList.Highlighted)
+    def _highlighted(self, event: SessionList.Highlighted) -> None:
+        self._show_detail(event.summary)
+
+    def _show_detail(self, summary: SessionSummary | None) -> None:
+        lane = self.app.lane_for(summary.id) if summary is not None else None
+        self.query_one(DetailPane).show(summary, lane)
+
+    @on(SessionList.Selected)
+    def _selected(self, event: SessionList.Selected) -> None:
+        self.app.open_recap(event.summary.id)
+
+    # ------------------------------------------------------------------ search
+
+    def action_focus_search(self) -> None:
+        self.search_input.focus()
+
+    @on(Input.Changed, "#search")
+    def _query_changed(self, event: Input.Changed) -> None:
+        query = event.value
+        if self._search_timer is not None:
+            self._search_timer.stop()
+            self._search_timer = None
+        self._search_query = query
+        if not query.strip():
+            self._show_list()
+            return
+        self._search_timer = self.set_timer(
+            self.app.config.search_debounce_s, lambda: self.run_search(query)
+        )
+
+    @work(thread=True, group="search", exclusive=True, exit_on_error=False)
+    def run_search(self, query: str) -> None:
+        view = self.app.data.search(
+            query, source=self.source_filter, exclude_sources=self.exclude_sources
+        )
+        self.post_message(SearchFinished(query, view))
+
+    @on(SearchFinished)
+    def _search_finished(self, event: SearchFinished) -> None:
+        if event.query != self._search_query or not event.query.strip():
+            return  # a stale answer: the query changed while it ran
+        view: SearchView = event.view
+        switcher = self.query_one(ContentSwitcher)
+        switcher.current = "results"
+        self.results.show(view)
+        main = self.query_one("#main")
+        main.border_title = f"Search · {self._filter_label()}"
+        hits = f"{view.hit_count} hit{'s' if view.hit_count != 1 else ''}"
+        if view.total_estimate and view.total_estimate > view.hit_count:
+            hits += f" of ~{view.total_estimate:,}"
+        convs = len(view.groups)
+        parts = [view.path or "—", hits, f"{convs} conversation{'s' if convs != 1 else ''}",
+                 f"{view.elapsed_ms:.1f} ms"]
+        if view.ranking:
+            parts.insert(1, view.ranking)
+        main.border_subtitle = " · ".join(parts)
+        if view.note:
+            self.notify(view.note, severity="warning", timeout=3)
+
+    def _show_list(self) -> None:
+        self.query_one(ContentSwitcher).current = "sessions"
+        self.results.clear_results()
+        self._update_titles()
+
+    @on(SearchInput.Cleared)
+    def _search_cleared(self) -> None:
+        self._search_query = ""
+        self._show_list()
+        self.session_list.focus()
+
+    @on(SearchResults.Back)
+    def _results_back(self) -> None:
+        self.search_input.action_clear_search()
+
+    @on(SearchInput.Navigate)
+    def _navigate(self, event: SearchInput.Navigate) -> None:
+        if self.query_one(ContentSwitcher).current != "results":
+            if event.action == "down":
+                self.session_list.focus()
+            return
+        results = self.results
+        if event.action == "down":
+            results.action_cursor_down()
+        elif event.action == "up":
+            results.action_cursor_up()
+        elif event.action == "open":
+            results.choose_highlighted()
+
+    @on(SearchResults.Chosen)
+    def _hit_chosen(self, event: SearchResults.Chosen) -> None:
+        if event.message_id is None:
+            self.app.open_recap(event.session_id)
+        else:
+            self.app.open_transcript(event.session_id, message_id=event.message_id, query=event.query)
+
+    # ------------------------------------------------------------------ actions
+
+    def _target(self) -> str | None:
+        """The session an action applies to: the highlighted hit or list row."""
+        if self.query_one(ContentSwitcher).current == "results":
+            target = self.results.target_of_highlighted()
+            if target:
+                return target[0]
+        current = self.session_list.current
+        return current.id if current else None
+
+    def _require_target(self) -> str | None:
+        target = self._target()
+        if target is None:
+            self.notify("No session selected.", severity="warning", timeout=2)
+        return target
+
+    def action_cycle_source(self) -> None:
+        sources = sorted(
+            (s for s in self.source_counts if s not in HIDDEN_SOURCES),
+            key=lambda s: (-self.source_counts[s], s),
+        )
+        sources += [s for s in HIDDEN_SOURCES if s in self.source_counts]
+        cycle: list[str | None] = [None] + sources
+        try:
+            index = cycle.index(self.source_filter)
+        except ValueError:
+            index = 0
+        self.source_filter = cycle[(index + 1) % len(cycle)]
+        self.generation += 1
+        self.session_list.clear_rows()
+        self.session_list.move_to(0)
+        self.load_window(0, None)
+        self._update_titles()
+        if self._search_query:
+            self.run_search(self._search_query)
+
+    def action_copy_id(self) -> None:
+        target = self._require_target()
+        if target:
+            self.app.copy_to_clipboard(target)
+            self.notify(f"Copied session id {target}", timeout=2)
+
+    def action_lineage(self) -> None:
+        target = self._require_target()
+        if target:
+            self.app.open_lineage(target)
+
+    def action_transcript(self) -> None:
+        target = self._require_target()
+        if target:
+            self.app.open_transcript(target)
+
+    def action_rename(self) -> None:
+        target = self._require_target()
+        if target:
+            self.app.rename_session(target)
+
+    def action_delete(self) -> None:
+        target = self._require_target()
+        if target:
+            self.app.delete_session(target)
+
+    def action_undo(self) -> None:
+        self.app.undo_delete()
+
+    def action_export(self) -> None:
+        target = self._target()
+        self.app.export_sessions(target, query=self._search_query or None, source=self.source_filter)
+
+    def action_help(self) -> None:
+        self.app.action_show_help()
+
+    def action_quit(self) -> None:
+        self.app.action_cancel()

@@ -1,0 +1,52 @@
+"""Make user content inert and legible before it reaches the terminal.
+
+Message text and titles are data. Besides never interpolating them into markup (we build
+``rich.text.Text`` from them), control characters must not reach the terminal: an ESC starts
+an ANSI or OSC sequence (colours, title changes, OSC 52 clipboard writes), and bidi overrides
+can make text read differently from what it is. Each dangerous code point is replaced by one
+visible character, so lengths (and match spans computed on the original) stay valid.
+"""
+
+from __future__ import annotations
+
+import re
+
+_C0_PICTURES = {cp: chr(0x2400 + cp) for cp in range(0x20)}  # ␀ … ␟
+_C0_PICTURES[0x7F] = "\u2421"  # ␡
+_REPLACEMENT = "\ufffd"
+
+_TABLE: dict[int, str] = dict(_C0_PICTURES)
+for cp in range(0x80, 0xA0):  # C1 controls (CSI, OSC, ST … as single bytes)
+    _TABLE[cp] = _REPLACEMENT
+for cp in list(range(0x202A, 0x202F)) + list(range(0x2066, 0x206A)) + [0x200E, 0x200F, 0x061C]:
+    _TABLE[cp] = _REPLACEMENT  # bidi embeddings, overrides, isolates and marks
+
+_SINGLE_LINE = dict(_TABLE)
+_SINGLE_LINE[0x0A] = " "
+_SINGLE_LINE[0x0D] = " "
+_SINGLE_LINE[0x09] = " "
+
+_MULTI_LINE = dict(_TABLE)
+_MULTI_LINE[0x0A] = "\n"  # keep line structure
+_MULTI_LINE[0x09] = " "  # one space: keeps match span offsets valid
+_MULTI_LINE[0x0D] = " "
+
+_UNSAFE_RE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def inert_line(text: str | None) -> str:
+    """One line of display text: newlines and tabs become spaces, controls visible."""
+    if not text:
+        return ""
+    return text.translate(_SINGLE_LINE)
+
+
+def inert_block(text: str | None) -> str:
+    """Multi-line display text: newlines kept, every other control made visible."""
+    if not text:
+        return ""
+    return text.translate(_MULTI_LINE)
+
+
+def has_unsafe(text: str) -> bool:
+    return bool(_UNSAFE_RE.search(text))

@@ -1,0 +1,94 @@
+"""DetailPane: everything about the highlighted session, built from data (never markup)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Callable
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+from textual.widgets import Static
+
+from hermes_state.models import SessionSummary
+from hermes_state.timefmt import relative_time
+
+from ..textsafe import inert_line
+
+
+def _when(ts: float | None, now: float) -> str:
+    if not ts:
+        return "—"
+    try:
+        stamp = datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M")
+    except (OverflowError, OSError, ValueError):
+        return "?"
+    return f"{stamp} ({relative_time(ts, now=now)})"
+
+
+def _tokens(n: int) -> str:
+    return f"{n:,}"
+
+
+class DetailPane(Static):
+    """Details of one session; ``lane`` (a gateway LaneInfo) is shown when known."""
+
+    def __init__(self, *, clock: Callable[[], float], id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.clock = clock
+        self.summary: SessionSummary | None = None
+        self.lane: Any = None
+
+    def show(self, summary: SessionSummary | None, lane: Any = None) -> None:
+        self.summary = summary
+        self.lane = lane
+        self.update(self.build())
+
+    def build(self):
+        summary = self.summary
+        if summary is None:
+            return Text("No session selected.", style="dim")
+        now = self.clock()
+        title = Text(inert_line(summary.title) or "(untitled)", style="bold")
+        grid = Table.grid(padding=(0, 1))
+        grid.add_column(style="dim", no_wrap=True)
+        grid.add_column(overflow="fold")
+
+        def row(label: str, value: str | Text) -> None:
+            grid.add_row(label, value if isinstance(value, Text) else Text(value))
+
+        row("id", summary.id)
+        if summary.lineage_root_id:
+            row("root", summary.lineage_root_id)
+        row("source", inert_line(summary.source))
+        if summary.model:
+            row("model", inert_line(summary.model))
+        row("status", Text(summary.status, style="green" if summary.is_live else ""))
+        row("started", _when(summary.started_at, now))
+        row("active", _when(summary.last_active, now))
+        row("messages", f"{summary.message_count}  ({summary.tool_call_count} tool calls)")
+        if summary.input_tokens or summary.output_tokens:
+            row("tokens", f"{_tokens(summary.input_tokens)} in / {_tokens(summary.output_tokens)} out")
+        if summary.estimated_cost_usd:
+            row("cost", f"${summary.estimated_cost_usd:.4f}")
+        parts: list[Any] = [title, grid]
+        if self.lane is not None:
+            parts.append(Text(""))
+            parts.append(self._lane_block(self.lane))
+        if summary.preview:
+            parts.append(Text(""))
+            parts.append(Text(inert_line(summary.preview), style="italic"))
+        return Group(*parts)
+
+    def _lane_block(self, lane: Any):
+        grid = Table.grid(padding=(0, 1))
+        grid.add_column(style="dim", no_wrap=True)
+        grid.add_column(overflow="fold")
+        grid.add_row("lane", Text(inert_line(getattr(lane, "session_key", ""))))
+        grid.add_row("current", Text("yes — this is the lane's current session"))
+        for label, attr in (("from", "description"), ("sharing", "sharing_text"),
+                            ("flags", "flags_text"), ("reset", "next_reset_sentence")):
+            value = getattr(lane, attr, None)
+            if value:
+                grid.add_row(label, Text(inert_line(str(value))))
+        return Group(Text("Gateway lane", style="bold"), grid)

@@ -1,0 +1,272 @@
+"""SessionList: a virtual, paged list of conversations.
+
+The list knows how many rows there are (``total``) but holds only the pages it has been
+given. Drawing a row that is not loaded yet posts :class:`SessionList.NeedPage` once; the
+screen loads that page in a worker and hands it back with :meth:`set_page`. Opening a
+database of 50,000 sessions therefore reads one page, not 50,000 rows.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from rich.segment import Segment
+from rich.style import Style
+from rich.text import Text
+from textual.binding import Binding
+from textual.events import Click
+from textual.geometry import Region, Size
+from textual.message import Message
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from hermes_state.models import SessionSummary
+from hermes_state.timefmt import relative_time
+
+from ..textsafe import inert_line
+
+
+class SessionList(ScrollView, can_focus=True):
+    """The browser's list of conversations (one row each, newest first)."""
+
+    BINDINGS = [
+        Binding("up,k", "cursor_up", "Up", show=False, id="cursor_up"),
+        Binding("down,j", "cursor_down", "Down", show=False, id="cursor_down"),
+        Binding("home,g", "cursor_home", "First", show=False, id="cursor_first"),
+        Binding("end,G", "cursor_end", "Last", show=False, id="cursor_last"),
+        Binding("pageup", "page_up", "Page up", show=False, id="page_up"),
+        Binding("pagedown", "page_down", "Page down", show=False, id="page_down"),
+        Binding("enter", "select", "Open", id="open"),
+    ]
+
+    COMPONENT_CLASSES = {
+        "session-list--cursor",
+        "session-list--title",
+        "session-list--preview",
+        "session-list--meta",
+        "session-list--live",
+        "session-list--ended",
+        "session-list--placeholder",
+    }
+
+    DEFAULT_CSS = """
+    SessionList { height: 1fr; overflow-x: hidden; }
+    """
+
+    cursor: reactive[int] = reactive(0, always_update=True)
+
+    class NeedPage(Message):
+        """Rows from ``offset`` are needed to draw the list."""
+
+        def __init__(self, offset: int) -> None:
+            super().__init__()
+            self.offset = offset
+
+    class Highlighted(Message):
+        def __init__(self, summary: SessionSummary | None) -> None:
+            super().__init__()
+            self.summary = summary
+
+    class Selected(Message):
+        def __init__(self, summary: SessionSummary) -> None:
+            super().__init__()
+            self.summary = summary
+
+    def __init__(
+        self,
+        *,
+        clock: Callable[[], float],
+        page_size: int = 100,
+        empty_text: str = "No sessions yet.",
+        id: str | None = None,
+    ) -> None:
+        super().__init__(id=id)
+        self.clock = clock
+        self.page_size = page_size
+        self.total = 0
+        self.loaded = False
+        self.empty_text = empty_text
+        self._rows: dict[int, SessionSummary] = {}
+        self._requested: set[int] = set()
+        self._last_highlighted: str | None = None
+
+    # ------------------------------------------------------------------ data
+
+    def page_of(self, index: int) -> int:
+        return (index // self.page_size) * self.page_size
+
+    def set_total(self, total: int) -> None:
+        self.total = max(0, total)
+        self.loaded = True
+        self.virtual_size = Size(self.scrollable_content_region.width, self.total)
+        if self.cursor >= self.total:
+            self.cursor = max(0, self.total - 1)
+        self.refresh()
+
+    def set_page(self, offset: int, rows: list[SessionSummary]) -> None:
+        for index in range(offset, offset + self.page_size):
+            self._rows.pop(index, None)
+        for index, row in enumerate(rows, start=offset):
+            self._rows[index] = row
+        self._requested.discard(offset)
+        self.refresh()
+        self._announce()
+
+    def invalidate(self) -> None:
+        """Forget loaded rows (keep showing them until replacements arrive)."""
+        self._requested.clear()
+
+    def clear_rows(self) -> None:
+        self._rows.clear()
+        self._requested.clear()
+        self.refresh()
+
+    def row(self, index: int) -> SessionSummary | None:
+        return self._rows.get(index)
+
+    @property
+    def current(self) -> SessionSummary | None:
+        return self._rows.get(self.cursor)
+
+    def index_of(self, session_id: str) -> int | None:
+        for index, row in self._rows.items():
+            if row.id == session_id or row.lineage_root_id == session_id:
+                return index
+        return None
+
+    def loaded_pages_near(self, index: int, radius: int = 1) -> list[int]:
+        first = self.page_of(index)
+        pages = [first + k * self.page_size for k in range(-radius, radius + 1)]
+        return [p for p in pages if 0 <= p < max(self.total, 1)]
+
+    def _request(self, offset: int) -> None:
+        if offset not in self._requested:
+            self._requested.add(offset)
+            self.post_message(self.NeedPage(offset))
+
+    # ------------------------------------------------------------------ cursor
+
+    def watch_cursor(self, old: int, new: int) -> None:
+        self._scroll_to_cursor()
+        self.refresh()
+        self._announce()
+
+    def _announce(self) -> None:
+        row = self.current
+        key = row.id if row else None
+        if key != self._last_highlighted or row is not None:
+            if key != self._last_highlighted:
+                self._last_highlighted = key
+                self.post_message(self.Highlighted(row))
+
+    def _scroll_to_cursor(self) -> None:
+        height = self.scrollable_content_region.height or 1
+        top = self.scroll_offset.y
+        if self.cursor < top:
+            self.scroll_to(y=self.cursor, animate=False)
+        elif self.cursor >= top + height:
+            self.scroll_to(y=self.cursor - height + 1, animate=False)
+
+    def move_to(self, index: int) -> None:
+        if self.total == 0:
+            self.cursor = 0
+            return
+        self.cursor = max(0, min(self.total - 1, index))
+
+    def action_cursor_up(self) -> None:
+        self.move_to(self.cursor - 1)
+
+    def action_cursor_down(self) -> None:
+        self.move_to(self.cursor + 1)
+
+    def action_cursor_home(self) -> None:
+        self.move_to(0)
+
+    def action_cursor_end(self) -> None:
+        self.move_to(self.total - 1)
+
+    def action_page_up(self) -> None:
+        self.move_to(self.cursor - max(1, self.scrollable_content_region.height - 1))
+
+    def action_page_down(self) -> None:
+        self.move_to(self.cursor + max(1, self.scrollable_content_region.height - 1))
+
+    def action_select(self) -> None:
+        row = self.current
+        if row is not None:
+            self.post_message(self.Selected(row))
+
+    def on_click(self, event: Click) -> None:
+        index = event.y + self.scroll_offset.y
+        if 0 <= index < self.total:
+            if index == self.cursor and event.chain >= 2:
+                self.action_select()
+            self.move_to(index)
+
+    def on_resize(self) -> None:
+        self.virtual_size = Size(self.scrollable_content_region.width, self.total)
+
+    # ------------------------------------------------------------------ drawing
+
+    def render_line(self, y: int) -> Strip:
+        width = self.scrollable_content_region.width or self.size.width
+        index = self.scroll_offset.y + y
+        base = self.rich_style
+        if self.loaded and self.total == 0:
+            if y == 1:
+                text = Text("  " + self.empty_text, style=self._part("placeholder"))
+                return self._strip(text, width, base)
+            return Strip.blank(width, base)
+        if index >= self.total:
+            return Strip.blank(width, base)
+        row = self._rows.get(index)
+        if row is None:
+            self._request(self.page_of(index))
+            text = Text("  …", style=self._part("placeholder"))
+            return self._strip(text, width, base)
+        text = self.render_row(row, width)
+        style = base
+        if index == self.cursor:
+            cursor_style = self.get_component_rich_style("session-list--cursor")
+            if not self.has_focus:
+                cursor_style = cursor_style + Style(dim=False)
+            style = base + cursor_style
+        return self._strip(text, width, style)
+
+    def _strip(self, text: Text, width: int, style: Style) -> Strip:
+        text.truncate(width, overflow="ellipsis", pad=True)
+        segments = list(text.render(self.app.console, end=""))
+        strip = Strip(segments, text.cell_len)
+        return strip.crop_extend(0, width, style).apply_style(style)
+
+    def _part(self, name: str) -> Style:
+        """A component's own style only, so the row background (cursor) shows through."""
+        return self.get_component_rich_style(f"session-list--{name}", partial=True)
+
+    def render_row(self, row: SessionSummary, width: int) -> Text:
+        """One row: status, label (title or preview) with the preview, meta columns."""
+        now = self.clock()
+        when = relative_time(row.last_active or row.started_at, now=now)
+        count = f"{row.message_count} msg" if row.message_count == 1 else f"{row.message_count} msgs"
+        meta = f" {inert_line(row.source)[:10]:<10} {count:>9} {when:>10} "
+        live = row.is_live
+        glyph = Text("● " if live else "○ ", style=self._part("live" if live else "ended"))
+        label_width = max(8, width - len(meta) - 3)
+        body = Text(no_wrap=True, overflow="ellipsis")
+        if row.title:
+            body.append(inert_line(row.title), style=self._part("title"))
+            if row.preview:
+                body.append("  ")
+                body.append(inert_line(row.preview), style=self._part("preview"))
+        else:
+            body.append(
+                inert_line(row.preview) or row.id,
+                style=self._part("preview"),
+            )
+        body.truncate(label_width, overflow="ellipsis", pad=True)
+        line = Text(" ", no_wrap=True)
+        line.append_text(glyph)
+        line.append_text(body)
+        line.append(meta, style=self._part("meta"))
+        return line

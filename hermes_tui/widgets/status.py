@@ -1,0 +1,32 @@
+"""StatusLine: database, counts, filter, liveness, and any warning (lock waits, read-only)."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Static
+
+
+class StatusLine(Static):
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.left = ""
+        self.warning: str | None = None
+        self.warning_severity = "warning"
+
+    def set_info(self, text: str) -> None:
+        self.left = text
+        self._redraw()
+
+    def set_warning(self, text: str | None, severity: str = "warning") -> None:
+        self.warning = text
+        self.warning_severity = severity
+        self.set_class(bool(text), "-warning")
+        self._redraw()
+
+    def _redraw(self) -> None:
+        line = Text(no_wrap=True, overflow="ellipsis")
+        line.append(self.left)
+        if self.warning:
+            line.append("  ⚠ ", style="bold")
+            line.append(self.warning, style="bold")
+        self.update(line)

@@ -1,0 +1,50 @@
+"""UI test fixtures: a fixed database, a frozen clock, UTC, and a way to let workers settle."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from .dataset import NOW, build_fixed_db
+
+os.environ["TZ"] = "UTC"
+if hasattr(time, "tzset"):
+    time.tzset()
+
+SIZE = (120, 32)
+
+
+@pytest.fixture
+def fixed_db(tmp_path: Path) -> Path:
+    return build_fixed_db(tmp_path / "state.db")
+
+
+def frozen_clock() -> float:
+    return NOW
+
+
+def make_app(db_path: Path, **kwargs):
+    from hermes_tui.app import build_app
+    from hermes_tui.config import AppConfig
+
+    kwargs.setdefault("clock", frozen_clock)
+    kwargs.setdefault("config", AppConfig(animations="none", search_debounce_s=0.0))
+    kwargs.setdefault("watch", False)
+    return build_app(db_path, **kwargs)
+
+
+async def settle(pilot, rounds: int = 3) -> None:
+    """Wait until no worker except the change watcher is running, then let the UI paint."""
+    app = pilot.app
+    for _ in range(rounds):
+        for _ in range(400):
+            busy = [w for w in app.workers if not w.is_finished and w.group != "watch"]
+            for screen in app.screen_stack:
+                busy += [w for w in screen.workers if not w.is_finished and w.group != "watch"]
+            if not busy:
+                break
+            await pilot.pause(0.01)
+        await pilot.pause()
