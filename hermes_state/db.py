@@ -713,8 +713,8 @@ class SessionDB:
             other = self._fetchone(
                 "SELECT id FROM sessions WHERE title = ? AND id != ?", (cleaned, session_id)
             )
-            owner = other[0] if other else "another session"
-            raise ValueError(f"Title '{cleaned}' is already in use by session {owner}") from exc
+            owner = f"session {other[0]}" if other else "another session"
+            raise ValueError(f"Title '{cleaned}' is already in use by {owner}") from exc
 
     def get_session_title(self, session_id: str) -> str | None:
         row = self._fetchone("SELECT title FROM sessions WHERE id = ?", (session_id,))
