@@ -64,9 +64,11 @@ class HermesApp(App[str | None]):
         source: str | None = None,
         watch: bool = True,
         config_problems: Iterable[str] = (),
+        db_label: str | None = None,
     ) -> None:
         super().__init__()
         self.db_path = Path(db_path)
+        self.db_label = db_label or _home_relative(self.db_path)
         self.hermes_home = self.db_path.parent
         self.clock = clock
         self.config = config or AppConfig()
@@ -276,8 +278,13 @@ def build_app(
     source: str | None = None,
     watch: bool = True,
     config_problems: Iterable[str] = (),
+    db_label: str | None = None,
 ) -> HermesApp:
-    """The browser for ``db_path`` with an injected clock and config."""
+    """The browser for ``db_path`` with an injected clock and config.
+
+    ``db_label`` is how the status line names the database (default: the path, with the
+    home directory shown as ``~``); tests pass a fixed label.
+    """
     return HermesApp(
         Path(db_path),
         clock=clock,
@@ -285,4 +292,12 @@ def build_app(
         source=source,
         watch=watch,
         config_problems=config_problems,
+        db_label=db_label,
     )
+
+
+def _home_relative(path: Path) -> str:
+    try:
+        return "~/" + str(path.resolve().relative_to(Path.home().resolve()))
+    except (ValueError, OSError):
+        return str(path)

@@ -73,12 +73,12 @@ class BrowserScreen(Screen):
     BINDINGS = [
         Binding("slash", "focus_search", "Search", id="search"),
         Binding("l", "lineage", "Lineage", id="lineage"),
-        Binding("t", "transcript", "Transcript", id="transcript"),
+        Binding("t", "transcript", "Transcript", id="transcript", show=False),
         Binding("r", "rename", "Rename", id="rename"),
         Binding("d", "delete", "Delete", id="delete"),
-        Binding("u", "undo", "Undo delete", id="undo"),
+        Binding("u", "undo", "Undo delete", id="undo", show=False),
         Binding("e", "export", "Export", id="export"),
-        Binding("y", "copy_id", "Copy id", id="copy_id"),
+        Binding("y", "copy_id", "Copy id", id="copy_id", show=False),
         Binding("s", "cycle_source", "Source", id="cycle_source"),
         Binding("question_mark", "help", "Help", id="help"),
         Binding("q", "quit", "Quit", id="quit"),
@@ -145,7 +145,7 @@ class BrowserScreen(Screen):
         main.border_title = f"Sessions · {self._filter_label()}"
         main.border_subtitle = count
         self.query_one(StatusLine).set_info(
-            f" {self.app.db_path}  ·  {count}  ·  source: {self._filter_label()}"
+            f" {self.app.db_label}  ·  {count}  ·  source: {self._filter_label()}"
             + ("  ·  read-only" if self.app.read_only_reason else "")
         )
 

@@ -39,6 +39,9 @@ class DetailPane(Static):
         self.summary: SessionSummary | None = None
         self.lane: Any = None
 
+    def on_mount(self) -> None:
+        self.update(self.build())
+
     def show(self, summary: SessionSummary | None, lane: Any = None) -> None:
         self.summary = summary
         self.lane = lane
@@ -49,7 +52,10 @@ class DetailPane(Static):
         if summary is None:
             return Text("No session selected.", style="dim")
         now = self.clock()
-        title = Text(inert_line(summary.title) or "(untitled)", style="bold")
+        if summary.title:
+            title = Text(inert_line(summary.title), style="bold")
+        else:
+            title = Text("untitled", style="dim italic")
         grid = Table.grid(padding=(0, 1))
         grid.add_column(style="dim", no_wrap=True)
         grid.add_column(overflow="fold")

@@ -33,6 +33,7 @@ def make_app(db_path: Path, **kwargs):
     kwargs.setdefault("clock", frozen_clock)
     kwargs.setdefault("config", AppConfig(animations="none", search_debounce_s=0.0))
     kwargs.setdefault("watch", False)
+    kwargs.setdefault("db_label", "~/.hermes/state.db")
     return build_app(db_path, **kwargs)
 
 

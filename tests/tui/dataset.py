@@ -11,7 +11,7 @@ from pathlib import Path
 from hermes_state import SessionDB
 
 #: The injected clock of UI tests: 2026-11-18 08:00 UTC (a Wednesday).
-NOW = 1795075200.0
+NOW = 1794988800.0
 HOUR = 3600.0
 DAY = 86400.0
 

@@ -1,0 +1,679 @@
+"""The ``hermes`` command line: ``hermes sessions <action>`` (SPEC §13, CLI-1 … CLI-16).
+
+``main(argv=None) -> int`` parses, runs one action and returns the exit code (CLI-2): 0 on
+success, 1 for not found / cannot open / rejected / write failure / ``Cancelled.``, 2 for usage
+errors. Messages go to stdout exactly as SPEC writes them (argparse usage errors go to stderr;
+so do errors of ``export -``, whose stdout is the data). No traceback ever reaches the user:
+database, file-system and unexpected errors become one ``Error: …`` line.
+
+Adding an action
+----------------
+Every ``hermes sessions`` action is one function registered with :func:`session_action`; it
+receives the ``sessions`` subparsers object, adds its parser and sets ``run`` — an
+``(args) -> int`` handler — as a default::
+
+    @session_action("doctor")
+    def _add_doctor(sub):
+        parser = sub.add_parser("doctor", help="check the database")
+        parser.set_defaults(run=_cmd_doctor)
+
+Handlers open the store with ``with open_store("read" | "write") as db:`` which applies the
+no-database / corrupt / locked / read-only rules below and always closes it (CLI-15). Heavy
+imports (``textual`` above all) belong inside the handler, never at module level: only
+``browse`` may import the UI.
+
+The browser hook
+----------------
+``_cmd_browse(args) -> int`` is the one place ``browse`` enters the UI. It checks the database
+path (CLI-13: a missing file is a one-line error suggesting ``--demo``), then imports
+``hermes_tui.app`` lazily and calls ``hermes_tui.app.run_browse(args) -> int`` when that exists.
+Until the browser lands it prints that the browser is not available yet and returns 1.
+
+Opening rules
+-------------
+* The database is never created by these actions: a missing ``state.db`` is
+  ``Error: Could not open session database: no database at <path>``.
+* A file that is not SQLite, a corrupt file, a directory, ``HERMES_HOME`` naming a file, or an
+  SQLite file that is not a Hermes store are each reported in one line.
+* Read actions (``list``, ``stats``, ``export``) open the store read-only when it is already at
+  schema 11 (or newer) or when the file or its directory is not writable: they then never
+  wait for a writer's lock and never modify the file. An older schema in a writable place is
+  opened read-write and upgraded, as upstream's CLI does.
+* Write actions (``delete``, ``rename``, ``prune``, ``import``) open read-write through the
+  store's retry rules; ``HERMES_SESSIONS_WRITE_RETRIES`` (an integer ≥ 1) overrides the number
+  of attempts (upstream: 15) so a locked database is reported sooner.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sqlite3
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from hermes_state.db import DatabaseError, SessionDB, describe_db_error
+from hermes_state.paths import hermes_home
+from hermes_state.schema import SCHEMA_VERSION
+from hermes_state.timefmt import relative_time
+from hermes_state.titles import sanitize_title
+
+#: Sources hidden from ``list`` and ``browse`` unless ``--source`` is given (CLI-4).
+HIDDEN_SOURCES = ["tool"]
+#: Sources ``stats`` prints first, in this order (CLI-12); others follow alphabetically.
+STATS_SOURCE_ORDER = ("cli", "telegram", "discord", "whatsapp", "slack")
+#: Environment variable overriding the write retry budget (attempts).
+WRITE_RETRIES_ENV = "HERMES_SESSIONS_WRITE_RETRIES"
+#: Set to 1 to let unexpected exceptions propagate with their traceback (development only).
+DEBUG_ENV = "HERMES_SESSIONS_DEBUG"
+
+TITLED_HEADER = f"{'Title':<32} {'Preview':<40} {'Last Active':<13} ID"
+TITLED_RULE = "\u2500" * 110
+UNTITLED_HEADER = f"{'Preview':<50} {'Last Active':<13} {'Src':<6} ID"
+UNTITLED_RULE = "\u2500" * 95
+UNTITLED_MARK = "\u2014"  # em dash for untitled rows in the titled layout
+
+
+class CliExit(Exception):
+    """Stop the action: print ``message`` (if any) and exit with ``code``."""
+
+    def __init__(self, message: str | None, code: int = 1, *, stderr: bool = False) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+        self.stderr = stderr
+
+
+def _open_error(detail: str) -> CliExit:
+    return CliExit(f"Error: Could not open session database: {detail}")
+
+
+# ---------------------------------------------------------------------------- terminal safety
+
+_INERT = {cp: chr(0x2400 + cp) for cp in range(0x20) if cp != 0x09}  # ␀…␟; tab kept (LI-3)
+_INERT[0x7F] = "\u2421"
+for _cp in list(range(0x80, 0xA0)) + list(range(0x202A, 0x202F)) + list(range(0x2066, 0x206A)):
+    _INERT[_cp] = "\ufffd"
+for _cp in (0x061C, 0x200E, 0x200F):
+    _INERT[_cp] = "\ufffd"
+
+
+def inert(text: Any) -> str:
+    """Display text with terminal controls made visible, one code point for one.
+
+    Previews and ids are data: an ESC in a message must not drive the terminal. The
+    replacement keeps the length, so the column layout of CLI-7 is unchanged.
+    """
+    return str(text).translate(_INERT)
+
+
+# ---------------------------------------------------------------------------- opening the store
+
+
+def _write_retries() -> int | None:
+    raw = os.environ.get(WRITE_RETRIES_ENV, "").strip()
+    if not raw:
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        return None
+    return value if value >= 1 else None
+
+
+def _store_class() -> type[SessionDB]:
+    retries = _write_retries()
+    if retries is None:
+        return SessionDB
+    return type("SessionDB", (SessionDB,), {"_WRITE_MAX_RETRIES": retries})
+
+
+def _writable(path: Path) -> bool:
+    """The file and its directory (for ``-wal``/``-shm``) are writable by us."""
+    return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
+
+
+def _probe_version(path: Path) -> int | None:
+    """Schema version of the file without changing anything.
+
+    ``None``: an empty SQLite file (no tables); ``0``: Hermes tables without a version row.
+    Raises :class:`DatabaseError` for an SQLite file that holds some other application's
+    tables, and ``sqlite3.DatabaseError`` for a file that is not SQLite or is corrupt.
+    """
+    from urllib.parse import quote
+
+    uri = "file:" + quote(str(path.resolve())) + "?mode=ro"
+    conn = sqlite3.connect(uri, uri=True, timeout=1.0)
+    try:
+        tables = {
+            row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        }
+        if not tables:
+            return None
+        if "sessions" not in tables and "schema_version" not in tables:
+            raise DatabaseError(f"{path} is not a Hermes session database")
+        if "schema_version" not in tables:
+            return 0
+        row = conn.execute("SELECT version FROM schema_version LIMIT 1").fetchone()
+        return int(row[0]) if row else 0
+    finally:
+        conn.close()
+
+
+def db_location() -> Path:
+    """``$HERMES_HOME/state.db``, checking that the home is not a file."""
+    home = hermes_home()
+    if home.exists() and not home.is_dir():
+        raise _open_error(f"HERMES_HOME ({home}) is a file, not a directory")
+    return home / "state.db"
+
+
+def _open(access: str) -> SessionDB:
+    path = db_location()
+    if not path.exists():
+        raise _open_error(f"no database at {path}")
+    if path.is_dir():
+        raise _open_error(f"{path} is a directory, not a database")
+    store = _store_class()
+    writable = _writable(path)
+    try:
+        version = _probe_version(path)
+        if access == "read":
+            read_only = not writable or (version is not None and version >= SCHEMA_VERSION)
+        else:
+            if not writable:
+                raise DatabaseError(f"{path} is read-only")
+            read_only = False
+        return store(path, read_only=read_only)
+    except DatabaseError as exc:
+        raise _open_error(str(exc)) from exc
+    except sqlite3.Error as exc:
+        raise _open_error(describe_db_error(exc, path)) from exc
+    except OSError as exc:
+        raise _open_error(f"cannot open {path} ({exc.strerror or exc})") from exc
+
+
+@contextmanager
+def open_store(access: str = "read") -> Iterator[SessionDB]:
+    """The one ``SessionDB`` of this run (CLI-15), closed on every way out."""
+    db = _open(access)
+    try:
+        yield db
+    finally:
+        db.close()
+
+
+def _resolve(db: SessionDB, arg: str) -> str:
+    """Full id or unique prefix (CLI-5), else ``Session '<arg>' not found.``"""
+    session_id = db.resolve_session_id(arg)
+    if session_id is None:
+        raise CliExit(f"Session '{arg}' not found.")
+    return session_id
+
+
+def confirm(prompt: str) -> bool:
+    """CLI-6: ``y``/``yes`` confirms; anything else, EOF or Ctrl-C declines."""
+    try:
+        answer = input(prompt)
+    except (EOFError, KeyboardInterrupt):
+        print()
+        return False
+    return answer.strip().lower() in ("y", "yes")
+
+
+def _cancelled() -> CliExit:
+    return CliExit("Cancelled.")
+
+
+# ---------------------------------------------------------------------------- formatting
+
+
+def format_session_list(rows: list[dict], now: float | None = None) -> list[str]:
+    """The lines of ``hermes sessions list`` (CLI-7), header and rule included.
+
+    The titled layout is used when any row has a title. Widths count code points.
+    """
+    lines: list[str] = []
+    if any(row.get("title") for row in rows):
+        lines += [TITLED_HEADER, TITLED_RULE]
+        for row in rows:
+            title = inert(row.get("title") or UNTITLED_MARK)[:30]
+            preview = inert(row.get("preview") or "")[:38]
+            last = relative_time(row.get("last_active"), now)
+            lines.append(f"{title:<32} {preview:<40} {last:<13} {inert(row['id'])}")
+    else:
+        lines += [UNTITLED_HEADER, UNTITLED_RULE]
+        for row in rows:
+            preview = inert(row.get("preview") or "")[:48]
+            last = relative_time(row.get("last_active"), now)
+            source = inert(row.get("source") or "")
+            lines.append(f"{preview:<50} {last:<13} {source:<6} {inert(row['id'])}")
+    return lines
+
+
+def format_stats(stats: dict) -> list[str]:
+    """The lines of ``hermes sessions stats`` (CLI-12)."""
+    lines = [
+        f"Total sessions: {stats['total_sessions']}",
+        f"Total messages: {stats['total_messages']}",
+    ]
+    sources: dict[str, int] = stats.get("sources") or {}
+    for name in STATS_SOURCE_ORDER:
+        if sources.get(name, 0) > 0:
+            lines.append(f"  {name}: {sources[name]} sessions")
+    for name in sorted(k for k in sources if k not in STATS_SOURCE_ORDER):
+        if sources[name] > 0:
+            lines.append(f"  {inert(name)}: {sources[name]} sessions")
+    size = stats.get("db_size_bytes")
+    if size is not None:
+        lines.append(f"Database size: {size / 1048576:.1f} MB")
+    return lines
+
+
+def _plural_sessions(n: int) -> str:
+    return f"{n} session" if n == 1 else f"{n} sessions"
+
+
+# ---------------------------------------------------------------------------- actions
+
+_ActionAdder = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None]
+
+#: ``hermes sessions`` actions in help order: name → function adding the action's parser.
+SESSION_ACTIONS: dict[str, _ActionAdder] = {}
+
+
+def session_action(name: str) -> Callable[[_ActionAdder], _ActionAdder]:
+    """Register the parser-adding function of one ``hermes sessions`` action."""
+
+    def register(adder: _ActionAdder) -> _ActionAdder:
+        SESSION_ACTIONS[name] = adder
+        return adder
+
+    return register
+
+
+def _non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid integer: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more: {text!r}")
+    return value
+
+
+# list ------------------------------------------------------------------------
+
+
+@session_action("list")
+def _add_list(sub) -> None:
+    parser = sub.add_parser("list", help="list recent sessions")
+    parser.add_argument("--source", help="only sessions from this source (e.g. cli, telegram)")
+    parser.add_argument(
+        "--limit", type=_non_negative_int, default=20, help="how many sessions (default 20)"
+    )
+    parser.set_defaults(run=_cmd_list)
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    exclude = None if args.source is not None else HIDDEN_SOURCES
+    with open_store("read") as db:
+        rows = db.list_sessions_rich(source=args.source, exclude_sources=exclude, limit=args.limit)
+    if not rows:
+        print("No sessions found.")
+        return 0
+    print("\n".join(format_session_list(rows)))
+    return 0
+
+
+# browse ----------------------------------------------------------------------
+
+
+@session_action("browse")
+def _add_browse(sub) -> None:
+    parser = sub.add_parser("browse", help="browse and search sessions interactively")
+    parser.add_argument("--source", help="only sessions from this source")
+    parser.add_argument(
+        "--limit",
+        type=_non_negative_int,
+        default=500,
+        help="rows listed by the plain fallback (default 500)",
+    )
+    parser.add_argument("--demo", action="store_true", help="browse built-in demo data")
+    parser.add_argument("--plain", action="store_true", help="plain text listing, no UI")
+    parser.set_defaults(run=_cmd_browse)
+
+
+def _cmd_browse(args: argparse.Namespace) -> int:
+    """The browser hook (CLI-13). Imports the UI lazily: no other action loads textual."""
+    if not args.demo:
+        path = db_location()
+        if not path.exists():
+            raise CliExit(
+                f"Error: no session database at {path} "
+                "(try 'hermes sessions browse --demo' to explore demo data)"
+            )
+    try:
+        import hermes_tui.app as app  # noqa: PLC0415 - deliberately lazy
+    except ModuleNotFoundError as exc:
+        if exc.name not in ("hermes_tui.app",):
+            raise
+        app = None
+    run_browse = getattr(app, "run_browse", None)
+    if run_browse is None:
+        raise CliExit("Error: the session browser is not available yet.")
+    return int(run_browse(args))
+
+
+# export ----------------------------------------------------------------------
+
+
+@session_action("export")
+def _add_export(sub) -> None:
+    parser = sub.add_parser("export", help="export sessions to JSONL or Markdown")
+    parser.add_argument("output", metavar="OUTPUT", help="output file, or - for stdout")
+    parser.add_argument("--source", help="only sessions from this source")
+    parser.add_argument("--session-id", help="export one session (full id or unique prefix)")
+    parser.add_argument(
+        "--format",
+        choices=("jsonl", "md"),
+        default="jsonl",
+        help="jsonl (default, re-importable) or md (readable transcript)",
+    )
+    parser.set_defaults(run=_cmd_export)
+
+
+class _Progress:
+    """``Exporting… done/total`` on a terminal's stderr; silent otherwise."""
+
+    def __init__(self) -> None:
+        self.enabled = sys.stderr.isatty()
+        self.shown = False
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled or total < 20:
+            return
+        if done == total or done % 10 == 0:
+            sys.stderr.write(f"\rExporting sessions: {done}/{total}")
+            sys.stderr.flush()
+            self.shown = True
+
+    def finish(self) -> None:
+        if self.shown:
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    from hermes_state.export import export_to_path, export_to_stream
+
+    to_stdout = args.output == "-"
+    # stdout carries the data: every error of this run goes to stderr instead.
+    args._errors_to_stderr = to_stdout
+    progress = None if to_stdout else _Progress()
+    with open_store("read") as db:
+        session_ids = [_resolve(db, args.session_id)] if args.session_id else None
+        source = None if session_ids else args.source
+        if to_stdout:
+            count = export_to_stream(
+                db, sys.stdout, args.format, source=source, session_ids=session_ids
+            )
+        else:
+            try:
+                count = export_to_path(
+                    db,
+                    args.output,
+                    args.format,
+                    source=source,
+                    session_ids=session_ids,
+                    progress=progress,
+                )
+            except OSError as exc:
+                reason = exc.strerror or str(exc)
+                raise CliExit(f"Error: cannot write {args.output}: {reason}") from exc
+            finally:
+                if progress is not None:
+                    progress.finish()
+    if not to_stdout:
+        print(f"Exported {_plural_sessions(count)} to {args.output}")
+    return 0
+
+
+# delete ----------------------------------------------------------------------
+
+
+@session_action("delete")
+def _add_delete(sub) -> None:
+    parser = sub.add_parser("delete", help="delete a session and its messages")
+    parser.add_argument("session_id", metavar="SESSION_ID", help="full id or unique prefix")
+    parser.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
+    parser.set_defaults(run=_cmd_delete)
+
+
+def _cmd_delete(args: argparse.Namespace) -> int:
+    with open_store("write") as db:
+        session_id = _resolve(db, args.session_id)
+        if not args.yes and not confirm(
+            f"Delete session '{inert(session_id)}' and all its messages? [y/N] "
+        ):
+            raise _cancelled()
+        sessions_dir = db.db_path.parent / "sessions"
+        if not db.delete_session(session_id, sessions_dir=sessions_dir):
+            raise CliExit(f"Session '{args.session_id}' not found.")
+    print(f"Deleted session '{inert(session_id)}'.")
+    return 0
+
+
+# rename ----------------------------------------------------------------------
+
+
+@session_action("rename")
+def _add_rename(sub) -> None:
+    parser = sub.add_parser("rename", help="set or clear a session's title")
+    parser.add_argument("session_id", metavar="SESSION_ID", help="full id or unique prefix")
+    parser.add_argument("title", metavar="TITLE", nargs="+", help="the new title (no quotes needed)")
+    parser.set_defaults(run=_cmd_rename)
+
+
+def _cmd_rename(args: argparse.Namespace) -> int:
+    title = " ".join(args.title)
+    with open_store("write") as db:
+        session_id = _resolve(db, args.session_id)
+        try:
+            updated = db.set_session_title(session_id, title)
+        except ValueError as exc:
+            raise CliExit(f"Error: {inert(exc)}") from exc
+        if not updated:
+            raise CliExit(f"Session '{args.session_id}' not found.")
+    stored = sanitize_title(title)
+    if stored is None:
+        print(f"Session '{inert(session_id)}' title cleared.")
+    else:
+        print(f"Session '{inert(session_id)}' renamed to: {stored}")
+    return 0
+
+
+# prune -----------------------------------------------------------------------
+
+
+@session_action("prune")
+def _add_prune(sub) -> None:
+    parser = sub.add_parser("prune", help="delete ended sessions older than N days")
+    parser.add_argument(
+        "--older-than",
+        type=_non_negative_int,
+        default=90,
+        metavar="DAYS",
+        help="age in days, measured from the session start (default 90)",
+    )
+    parser.add_argument("--source", help="only sessions from this source")
+    parser.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
+    parser.set_defaults(run=_cmd_prune)
+
+
+def _cmd_prune(args: argparse.Namespace) -> int:
+    days = args.older_than
+    with open_store("write") as db:
+        if args.source:
+            prompt = f"Delete all ended sessions older than {days} days from '{inert(args.source)}'? [y/N] "
+        else:
+            prompt = f"Delete all ended sessions older than {days} days? [y/N] "
+        if not args.yes and not confirm(prompt):
+            raise _cancelled()
+        pruned = db.prune_sessions(
+            older_than_days=days, source=args.source, sessions_dir=db.db_path.parent / "sessions"
+        )
+    print(f"Pruned {pruned} session(s).")
+    return 0
+
+
+# stats -----------------------------------------------------------------------
+
+
+@session_action("stats")
+def _add_stats(sub) -> None:
+    parser = sub.add_parser("stats", help="session and message counts, database size")
+    parser.set_defaults(run=_cmd_stats)
+
+
+def _cmd_stats(args: argparse.Namespace) -> int:
+    with open_store("read") as db:
+        stats = db.stats()
+    print("\n".join(format_stats(stats)))
+    return 0
+
+
+# import (project feature) ----------------------------------------------------
+
+
+@session_action("import")
+def _add_import(sub) -> None:
+    parser = sub.add_parser("import", help="import sessions from a JSONL export")
+    parser.add_argument("input", metavar="INPUT", help="JSONL file written by export, or - for stdin")
+    parser.set_defaults(run=_cmd_import)
+
+
+def _cmd_import(args: argparse.Namespace) -> int:
+    from hermes_state.export import import_jsonl
+
+    if args.input == "-":
+        source: Any = sys.stdin
+    else:
+        source = Path(args.input)
+        if not source.is_file():
+            raise CliExit(f"Error: cannot read {args.input}: no such file")
+    with open_store("write") as db:
+        try:
+            report = import_jsonl(db, source)
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = getattr(exc, "strerror", None) or str(exc)
+            raise CliExit(f"Error: cannot read {args.input}: {reason}") from exc
+    print(report.summary())
+    for session_id, title, owner in report.title_collisions:
+        print(f"  title '{inert(title)}' of {inert(session_id)} is in use by {inert(owner)}; imported untitled")
+    for session_id, parent in report.missing_parents:
+        print(f"  parent {inert(parent)} of {inert(session_id)} is missing; imported as a root")
+    for line, reason in report.errors:
+        print(f"  line {line}: {inert(reason)}")
+    return 0 if report.ok else 1
+
+
+# ---------------------------------------------------------------------------- parser and main
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="hermes", description="Browse, search and manage Hermes Agent sessions."
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sessions = commands.add_parser(
+        "sessions",
+        help="manage stored sessions",
+        description="Manage the sessions stored in $HERMES_HOME/state.db.",
+    )
+    sessions.set_defaults(_help_parser=sessions)
+    actions = sessions.add_subparsers(dest="action", metavar="ACTION")
+    for adder in SESSION_ACTIONS.values():
+        adder(actions)
+    for action_parser in actions.choices.values():
+        # Usage errors of an action name the action ("usage: hermes sessions list …").
+        action_parser.set_defaults(_help_parser=action_parser)
+    parser.set_defaults(_help_parser=parser)
+    return parser
+
+
+def _silence_stdout() -> None:
+    """After a broken pipe, point stdout at /dev/null so the exit flush cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+    except Exception:  # io.UnsupportedOperation on captured streams
+        pass
+
+
+def _emit(message: str | None, stderr: bool) -> None:
+    if message is None:
+        return
+    stream = sys.stderr if stderr else sys.stdout
+    print(message, file=stream)
+
+
+def _errors_to_stderr(args: argparse.Namespace) -> bool:
+    return bool(getattr(args, "_errors_to_stderr", False))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run ``hermes`` with ``argv`` (default ``sys.argv[1:]``); return the exit code."""
+    parser = build_parser()
+    try:
+        args, extras = parser.parse_known_args(argv)
+        if extras:
+            getattr(args, "_help_parser", parser).error(
+                f"unrecognized arguments: {' '.join(extras)}"
+            )
+    except SystemExit as exc:  # usage error (2) or --help (0)
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+    run = getattr(args, "run", None)
+    if run is None:  # CLI-14: no action given
+        args._help_parser.print_help()
+        return 2
+    try:
+        code = run(args)
+        sys.stdout.flush()
+        return code
+    except CliExit as exc:
+        _emit(exc.message, exc.stderr or _errors_to_stderr(args))
+        return exc.code
+    except BrokenPipeError:
+        _silence_stdout()
+        return 1
+    except KeyboardInterrupt:
+        print("\nInterrupted.", file=sys.stderr)
+        return 130
+    except DatabaseError as exc:
+        _emit(f"Error: {exc}", _errors_to_stderr(args))
+        return 1
+    except sqlite3.Error as exc:
+        try:
+            path = db_location()
+        except CliExit:
+            path = hermes_home() / "state.db"
+        _emit(f"Error: {describe_db_error(exc, path)}", _errors_to_stderr(args))
+        return 1
+    except OSError as exc:
+        where = f": {exc.filename}" if exc.filename else ""
+        _emit(f"Error: {exc.strerror or exc}{where}", _errors_to_stderr(args))
+        return 1
+    except Exception as exc:  # last resort: one line, never a traceback
+        if os.environ.get(DEBUG_ENV) == "1":
+            raise
+        _emit(f"Error: unexpected {type(exc).__name__}: {exc}", _errors_to_stderr(args))
+        return 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
