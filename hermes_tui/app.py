@@ -95,6 +95,7 @@ class HermesApp(App[str | None]):
         for problem in self.config_problems:
             self.notify(problem, severity="warning", timeout=8)
         self.check_access()
+        self.load_lanes()
         if self.watch_enabled:
             self.watch_store()
         self._check_size()
@@ -128,7 +129,6 @@ class HermesApp(App[str | None]):
         """Poll ``PRAGMA data_version`` and ``sessions.json`` (BR-8); post DataChanged."""
         worker = get_current_worker()
         watcher = ChangeWatcher(self.db_path, self.hermes_home / "sessions" / "sessions.json")
-        self._load_lanes()
         try:
             while not worker.is_cancelled:
                 change = watcher.poll()
@@ -141,6 +141,11 @@ class HermesApp(App[str | None]):
                     time.sleep(0.02)
         finally:
             watcher.close()
+
+    @work(thread=True, group="lanes", exit_on_error=False)
+    def load_lanes(self) -> None:
+        self._load_lanes()
+        self.post_message(DataChanged(database=False, lanes=True))
 
     def _load_lanes(self) -> None:
         """Read the gateway index (tolerantly) and describe each lane for the detail pane."""

@@ -156,6 +156,41 @@ class BrowserData:
         total = self._retry(lambda: reader.count_listed(source, exclude_sources))
         return rows, total
 
+    def page_of_ids(
+        self,
+        session_ids: set[str],
+        offset: int,
+        limit: int,
+        *,
+        source: str | None,
+        exclude_sources: list[str] | None,
+    ) -> tuple[list[SessionSummary], int]:
+        """A page of just these sessions (e.g. the ones live in a gateway lane), newest first."""
+        if not session_ids:
+            return [], 0
+        reader = self.reader
+        ids = sorted(session_ids)
+        clauses = [f"s.id IN ({','.join('?' for _ in ids)})"]
+        params: list[Any] = list(ids)
+        if source:
+            clauses.append("s.source = ?")
+            params.append(source)
+        elif exclude_sources:
+            clauses.append(f"s.source NOT IN ({','.join('?' for _ in exclude_sources)})")
+            params.extend(exclude_sources)
+        where = " AND ".join(clauses)
+        rows = self._retry(
+            lambda: reader._fetchall(
+                f"SELECT s.id FROM sessions s WHERE {where} ORDER BY s.started_at DESC LIMIT ? OFFSET ?",
+                params + [limit, offset],
+            )
+        )
+        total = self._retry(
+            lambda: reader._fetchone(f"SELECT COUNT(*) FROM sessions s WHERE {where}", params)[0]
+        )
+        out = [summary for row in rows if (summary := self.summary(row[0])) is not None]
+        return out, int(total)
+
     def source_counts(self) -> dict[str, int]:
         reader = self.reader
         return self._retry(reader.source_counts)

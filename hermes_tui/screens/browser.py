@@ -80,6 +80,7 @@ class BrowserScreen(Screen):
         Binding("e", "export", "Export", id="export"),
         Binding("y", "copy_id", "Copy id", id="copy_id", show=False),
         Binding("s", "cycle_source", "Source", id="cycle_source"),
+        Binding("L", "toggle_lanes", "Lanes only", id="lanes_only", show=False),
         Binding("question_mark", "help", "Help", id="help"),
         Binding("q", "quit", "Quit", id="quit"),
     ]
@@ -87,6 +88,8 @@ class BrowserScreen(Screen):
     def __init__(self, *, source: str | None = None) -> None:
         super().__init__()
         self.source_filter: str | None = source
+        #: Show only sessions that are the current session of some gateway lane.
+        self.lanes_only = False
         self.generation = 0
         self.source_counts: dict[str, int] = {}
         self._search_timer: Timer | None = None
@@ -136,7 +139,17 @@ class BrowserScreen(Screen):
         return HIDDEN_SOURCES
 
     def _filter_label(self) -> str:
-        return self.source_filter or ("all" if self.app.config.show_tool_sessions else "all but tool")
+        label = self.source_filter or ("all" if self.app.config.show_tool_sessions else "all but tool")
+        return f"{label} · live lanes" if self.lanes_only else label
+
+    def _page(self, offset: int, size: int) -> tuple[list[SessionSummary], int]:
+        data = self.app.data
+        if self.lanes_only:
+            return data.page_of_ids(
+                self.app.live_lane_ids(), offset, size,
+                source=self.source_filter, exclude_sources=self.exclude_sources,
+            )
+        return data.page(offset, size, source=self.source_filter, exclude_sources=self.exclude_sources)
 
     def _update_titles(self) -> None:
         lst = self.session_list
@@ -161,9 +174,7 @@ class BrowserScreen(Screen):
         pages: dict[int, list[SessionSummary]] = {}
         total = 0
         for offset in offsets:
-            rows, total = data.page(
-                offset, size, source=self.source_filter, exclude_sources=self.exclude_sources
-            )
+            rows, total = self._page(offset, size)
             pages[offset] = rows
             if len(rows) < size:
                 break
@@ -172,12 +183,7 @@ class BrowserScreen(Screen):
 
     @work(thread=True, group="pages", exit_on_error=False)
     def load_page(self, generation: int, offset: int) -> None:
-        rows, _total = self.app.data.page(
-            offset,
-            self.app.config.page_size,
-            source=self.source_filter,
-            exclude_sources=self.exclude_sources,
-        )
+        rows, _total = self._page(offset, self.app.config.page_size)
         self.post_message(PageLoaded(generation, offset, rows))
 
     @on(SessionList.NeedPage)
@@ -227,7 +233,10 @@ class BrowserScreen(Screen):
         if event.database:
             self.refresh_data()
         elif event.lanes:
-            self._show_detail(self.session_list.current)
+            if self.lanes_only:
+                self.refresh_data()
+            else:
+                self._show_detail(self.session_list.current)
 
     def select_session(self, key: str) -> None:
         """Move the cursor to a conversation once it is loaded (e.g. after a rename)."""
@@ -361,6 +370,14 @@ class BrowserScreen(Screen):
         except ValueError:
             index = 0
         self.source_filter = cycle[(index + 1) % len(cycle)]
+        self._reload_from_top()
+
+    def action_toggle_lanes(self) -> None:
+        """Show only sessions that are live in some gateway lane (or everything again)."""
+        self.lanes_only = not self.lanes_only
+        self._reload_from_top()
+
+    def _reload_from_top(self) -> None:
         self.generation += 1
         self.session_list.clear_rows()
         self.session_list.move_to(0)

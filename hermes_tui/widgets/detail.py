@@ -91,7 +91,7 @@ class DetailPane(Static):
         grid.add_column(style="dim", no_wrap=True)
         grid.add_column(overflow="fold")
         grid.add_row("lane", Text(inert_line(getattr(lane, "session_key", ""))))
-        grid.add_row("current", Text("yes — this is the lane's current session"))
+        grid.add_row("current", Text("yes (the lane's live session)"))
         for label, attr in (("from", "description"), ("sharing", "sharing_text"),
                             ("flags", "flags_text"), ("reset", "next_reset_sentence")):
             value = getattr(lane, attr, None)
