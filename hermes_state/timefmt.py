@@ -22,6 +22,11 @@ def relative_time(ts, now: float | None = None) -> str:
         return "?"
     if value == 0 or math.isnan(value) or math.isinf(value):
         return "?"
+    try:
+        # Out of range for a date is "?" too, even when it would read as "just now".
+        local_date = datetime.fromtimestamp(value)
+    except (OverflowError, OSError, ValueError):
+        return "?"
     current = time.time() if now is None else float(now)
     delta = current - value
     if delta < 60:
@@ -34,7 +39,4 @@ def relative_time(ts, now: float | None = None) -> str:
         return "yesterday"
     if delta < 604800:
         return f"{int(delta / 86400)}d ago"
-    try:
-        return datetime.fromtimestamp(value).strftime("%Y-%m-%d")
-    except (OverflowError, OSError, ValueError):
-        return "?"
+    return local_date.strftime("%Y-%m-%d")
