@@ -187,12 +187,27 @@ def _open(access: str) -> SessionDB:
                 raise DatabaseError(f"{path} is read-only")
             read_only = False
         return store(path, read_only=read_only)
-    except DatabaseError as exc:
-        raise _open_error(str(exc)) from exc
-    except sqlite3.Error as exc:
-        raise _open_error(describe_db_error(exc, path)) from exc
+    except (DatabaseError, sqlite3.Error) as exc:
+        detail = str(exc) if isinstance(exc, DatabaseError) else describe_db_error(exc, path)
+        if access == "read" and _needs_shm_it_cannot_create(path, str(exc)):
+            detail = (
+                f"{path} cannot be read: its directory is not writable and SQLite needs to "
+                f"create {path.name}-shm beside it (it exists while a Hermes process has the "
+                "database open)"
+            )
+        raise _open_error(detail) from exc
     except OSError as exc:
         raise _open_error(f"cannot open {path} ({exc.strerror or exc})") from exc
+
+
+def _needs_shm_it_cannot_create(path: Path, error: str) -> bool:
+    """A WAL reader needs ``state.db-shm``; in a read-only directory it cannot create it."""
+    lower = error.lower()
+    return (
+        ("readonly" in lower or "read-only" in lower or "unable to open" in lower)
+        and not os.access(path.parent, os.W_OK)
+        and not Path(str(path) + "-shm").exists()
+    )
 
 
 @contextmanager
