@@ -183,6 +183,12 @@ class SessionDB:
             conn.close()
             raise DatabaseError(describe_db_error(exc, self.db_path)) from exc
         self.opened_version = int(row[0]) if row else None
+        try:
+            # Old files keep their shape on disk; reads see it as v11 through TEMP views.
+            migrations.create_compat_views(conn)
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise DatabaseError(describe_db_error(exc, self.db_path)) from exc
         if self.opened_version is not None and self.opened_version > SCHEMA_VERSION:
             self.warnings.append(
                 f"database schema version {self.opened_version} is newer than "

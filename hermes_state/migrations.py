@@ -92,6 +92,49 @@ def reconcile_columns(cursor, declared: dict[str, dict[str, str]] | None = None)
     return added
 
 
+def _declared_defaults(schema_sql: str) -> dict[str, dict[str, str | None]]:
+    """``{table: {column: default SQL text or None}}`` of ``schema_sql``, in table order."""
+    mem = sqlite3.connect(":memory:")
+    try:
+        mem.executescript(schema_sql)
+        return {
+            table: {row[1]: row[4] for row in mem.execute(f"PRAGMA table_info({_quote_ident(table)})")}
+            for table in PLAIN_TABLES
+        }
+    finally:
+        mem.close()
+
+
+def create_compat_views(conn) -> list[str]:
+    """Read-only opens of an older file: show every table of ``SCHEMA_SQL`` in its v11 shape.
+
+    A read-only store may not migrate (CO-9), yet every read method expects the v11 columns
+    (``title`` appeared in v3, reasoning columns in v6 ...). For each declared table that lacks
+    columns, or is missing entirely, a ``TEMP VIEW`` of the same name is created. SQLite resolves
+    unqualified names in ``temp`` before ``main``, so every query sees the declared columns in
+    table order (a missing one reads as its declared default, else NULL), followed by any
+    unknown extra columns. Nothing is written to the database file. Returns the view names.
+    """
+    created: list[str] = []
+    for table, columns in _declared_defaults(SCHEMA_SQL).items():
+        live = [row[1] for row in conn.execute(f"PRAGMA main.table_info({_quote_ident(table)})")]
+        if live and all(column in live for column in columns):
+            continue
+        select = [
+            _quote_ident(column) if column in live
+            else f"{default if default is not None else 'NULL'} AS {_quote_ident(column)}"
+            for column, default in columns.items()
+        ]
+        select += [_quote_ident(column) for column in live if column not in columns]
+        source = f"FROM main.{_quote_ident(table)}" if live else "WHERE 0"
+        conn.execute(
+            f"CREATE TEMP VIEW IF NOT EXISTS {_quote_ident(table)} AS "
+            f"SELECT {', '.join(select)} {source}"
+        )
+        created.append(table)
+    return created
+
+
 def table_exists(conn, name: str) -> bool:
     row = conn.execute(
         "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)
@@ -176,6 +219,7 @@ def initialize(conn) -> int | None:
 
 __all__ = [
     "PLAIN_TABLES",
+    "create_compat_views",
     "parse_schema_columns",
     "reconcile_columns",
     "initialize",
