@@ -343,3 +343,94 @@ def test_co9_read_only_every_mutating_method_raises(db_path: Path, tmp_path: Pat
     finally:
         db.close()
     assert sha(db_path) == digest
+
+
+def exercise_reads(db: SessionDB) -> None:
+    """Every read a viewer makes; none may fail on an old file opened read-only."""
+    rows = db.list_sessions_rich(include_children=True)
+    assert rows
+    for row in rows:
+        sid = row["id"]
+        assert "title" in row and "api_call_count" in row
+        assert db.get_session_title(sid) == row["title"]
+        assert set(db.get_session(sid)) >= {"title", "api_call_count", "cache_read_tokens"}
+        db.get_messages_as_conversation(sid, include_ancestors=True)
+        for message in db.get_messages(sid):
+            assert set(message) >= {"finish_reason", "reasoning", "reasoning_content", "codex_message_items"}
+        db.get_message_models(sid)
+        db.get_summary(sid)
+        db.lineage_tree(sid)
+        db.get_compression_tip(sid)
+        db.resolve_resume_session_id(sid)
+    db.list_sessions_rich()
+    db.list_summaries()
+    db.count_listed()
+    db.search_sessions()
+    db.export_all()
+    db.stats()
+    assert db.get_meta("last_auto_prune") is None
+    db.resolve_session_by_title("anything")
+    db.get_next_title_in_lineage("anything")
+    db.resolve_session_reference("anything")
+    db.get_session_by_title("anything")
+
+
+def build_v2(path: Path) -> None:
+    """Shaped like upstream v2: no title, billing, reasoning or api_call_count columns, no
+    state_meta table, no title index; old external-content FTS."""
+    conn = sqlite3.connect(path)
+    conn.executescript(
+        """
+        CREATE TABLE schema_version (version INTEGER NOT NULL);
+        CREATE TABLE sessions (id TEXT PRIMARY KEY, source TEXT NOT NULL, user_id TEXT, model TEXT,
+            model_config TEXT, system_prompt TEXT, parent_session_id TEXT, started_at REAL NOT NULL,
+            ended_at REAL, end_reason TEXT, message_count INTEGER DEFAULT 0,
+            tool_call_count INTEGER DEFAULT 0, input_tokens INTEGER DEFAULT 0,
+            output_tokens INTEGER DEFAULT 0,
+            FOREIGN KEY (parent_session_id) REFERENCES sessions(id));
+        CREATE TABLE messages (id INTEGER PRIMARY KEY AUTOINCREMENT,
+            session_id TEXT NOT NULL REFERENCES sessions(id), role TEXT NOT NULL, content TEXT,
+            tool_call_id TEXT, tool_calls TEXT, tool_name TEXT, timestamp REAL NOT NULL,
+            token_count INTEGER, finish_reason TEXT);
+        CREATE VIRTUAL TABLE messages_fts USING fts5(content, content=messages, content_rowid=id);
+        INSERT INTO schema_version VALUES (2);
+        INSERT INTO sessions (id, source, started_at, ended_at, end_reason) VALUES ('r', 'cli', 1, 2, 'compression');
+        INSERT INTO sessions (id, source, started_at, parent_session_id) VALUES ('t', 'cli', 2, 'r');
+        INSERT INTO messages (session_id, role, content, timestamp) VALUES ('r', 'user', 'hi', 1.5);
+        INSERT INTO messages (session_id, role, content, timestamp) VALUES ('t', 'assistant', 'yo', 2.5);
+        """
+    )
+    conn.commit()
+    conn.close()
+
+
+def test_co9_read_only_old_file_every_read_works(tmp_path: Path):
+    path = tmp_path / "state.db"
+    build_v2(path)
+    digest = sha(path)
+    db = SessionDB(path, read_only=True)
+    try:
+        assert db.opened_version == 2
+        exercise_reads(db)
+        [row] = db.list_sessions_rich()
+        assert (row["id"], row["_lineage_root_id"], row["title"]) == ("t", "r", None)
+        assert db.get_session("t")["api_call_count"] == 0
+        assert db.get_messages_as_conversation("t", include_ancestors=True) == [
+            {"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]
+    finally:
+        db.close()
+    assert sha(path) == digest
+
+
+@pytest.mark.parametrize("version", [2, 5, 7, 9, 10, 11])
+def test_co9_read_only_upstream_fixtures_every_read_works(upstream_copy, version: int):
+    path = upstream_copy(version)
+    digest = sha(path)
+    db = SessionDB(path, read_only=True)
+    try:
+        assert db.opened_version == version
+        exercise_reads(db)
+        assert db.message_count() == 21
+    finally:
+        db.close()
+    assert sha(path) == digest
