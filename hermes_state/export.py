@@ -510,7 +510,8 @@ def import_jsonl(
 ) -> ImportReport:
     """Import an EX-3 JSONL export into ``db``; return what happened.
 
-    Each line is one session, imported in its own write transaction:
+    Each line is one session; sessions are written in batches (one transaction per about
+    2000 rows), each session under its own savepoint:
 
     * the session row is inserted with every column the table has (title, parent, ended_at,
       end_reason, timestamps, tokens, costs …); a session whose id already exists is left
@@ -532,63 +533,112 @@ def import_jsonl(
     deferred_parents: list[tuple[str, str]] = []
     columns = db._read(_session_columns)
     column_set = set(columns)
+    batch: list[tuple[int, dict, list]] = []
+    batch_messages = 0
+
+    def tick(line_number: int) -> None:
+        if progress:
+            progress(line_number, -1)
+
+    def flush() -> None:
+        nonlocal batch_messages
+        if not batch:
+            return
+        outcomes = db._execute_write(
+            lambda conn: _import_batch(conn, batch, columns, column_set)
+        )
+        for (line_number, obj, rows), outcome in zip(batch, outcomes):
+            status = outcome[0]
+            if status == "error":
+                report.errors.append((line_number, outcome[1]))
+            elif status == "exists":
+                report.skipped_existing.append(obj["id"])
+            else:
+                _, reassigned, collision, parent = outcome
+                report.imported.append(obj["id"])
+                report.messages += len(rows)
+                report.reassigned_message_ids += reassigned
+                if collision:
+                    report.title_collisions.append((obj["id"], collision[0], collision[1]))
+                if parent:
+                    deferred_parents.append((obj["id"], parent))
+            tick(line_number)
+        batch.clear()
+        batch_messages = 0
 
     for line_number, line in enumerate(_iter_lines(path_or_lines), 1):
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
-            if not isinstance(obj, dict):
-                raise _BadLine("not a JSON object")
-            session_id = obj.get("id")
-            if not isinstance(session_id, str) or not session_id:
-                raise _BadLine("missing session id")
-            if not isinstance(obj.get("source"), str):
-                raise _BadLine("missing source")
-            started = obj.get("started_at")
-            if isinstance(started, bool) or not isinstance(started, (int, float)):
-                raise _BadLine("missing or invalid started_at")
-            messages = obj.get("messages") or []
-            if not isinstance(messages, list):
-                raise _BadLine("messages is not a list")
-            rows = []
-            previous = float(started)
-            for msg in messages:
-                original_id, values = _message_row(session_id, msg, previous)
-                previous = values[6]
-                rows.append((original_id, values, _tool_call_weight(msg.get("tool_calls"))))
-            outcome = db._execute_write(
-                lambda conn: _import_session(conn, obj, rows, columns, column_set)
-            )
-        except (ValueError, TypeError) as exc:
-            # json.JSONDecodeError and _BadLine are ValueErrors; sqlite3 type errors too.
+            obj, rows = _parse_line(line)
+        except (ValueError, TypeError) as exc:  # json.JSONDecodeError and _BadLine included
             report.errors.append((line_number, str(exc)))
-            if progress:
-                progress(line_number, -1)
+            tick(line_number)
             continue
-        except sqlite3.IntegrityError as exc:
-            report.errors.append((line_number, f"rejected by the database: {exc}"))
-            if progress:
-                progress(line_number, -1)
-            continue
-        status, reassigned, collision, parent = outcome
-        if status == "exists":
-            report.skipped_existing.append(session_id)
-        else:
-            report.imported.append(session_id)
-            report.messages += len(rows)
-            report.reassigned_message_ids += reassigned
-            if collision:
-                report.title_collisions.append((session_id, collision[0], collision[1]))
-            if parent:
-                deferred_parents.append((session_id, parent))
-        if progress:
-            progress(line_number, -1)
+        batch.append((line_number, obj, rows))
+        batch_messages += len(rows) + 1
+        if batch_messages >= _IMPORT_BATCH_ROWS:
+            flush()
+    flush()
 
     if deferred_parents:
         missing = db._execute_write(lambda conn: _link_parents(conn, deferred_parents))
         report.missing_parents.extend(missing)
     return report
+
+
+#: Rows (sessions + messages) written per transaction: one commit (and fsync) per batch
+#: instead of one per session, while a writer lock is never held for long.
+_IMPORT_BATCH_ROWS = 2000
+
+
+def _parse_line(line: str) -> tuple[dict, list[tuple[int | None, list[Any], int]]]:
+    """Validate one JSONL line; return the session object and its message rows."""
+    obj = json.loads(line)
+    if not isinstance(obj, dict):
+        raise _BadLine("not a JSON object")
+    session_id = obj.get("id")
+    if not isinstance(session_id, str) or not session_id:
+        raise _BadLine("missing session id")
+    if not isinstance(obj.get("source"), str):
+        raise _BadLine("missing source")
+    started = obj.get("started_at")
+    if isinstance(started, bool) or not isinstance(started, (int, float)):
+        raise _BadLine("missing or invalid started_at")
+    messages = obj.get("messages") or []
+    if not isinstance(messages, list):
+        raise _BadLine("messages is not a list")
+    rows = []
+    previous = float(started)
+    for msg in messages:
+        original_id, values = _message_row(session_id, msg, previous)
+        previous = values[6]
+        rows.append((original_id, values, _tool_call_weight(msg.get("tool_calls"))))
+    return obj, rows
+
+
+def _import_batch(
+    conn: sqlite3.Connection,
+    batch: list[tuple[int, dict, list]],
+    columns: list[str],
+    column_set: set[str],
+) -> list[tuple]:
+    """Import several sessions in one transaction, each under its own savepoint so that a
+    session the database rejects is rolled back alone and reported."""
+    outcomes: list[tuple] = []
+    for _line_number, obj, rows in batch:
+        conn.execute("SAVEPOINT hermes_import")
+        try:
+            outcome = _import_session(conn, obj, rows, columns, column_set)
+        except (_BadLine, sqlite3.IntegrityError) as exc:
+            conn.execute("ROLLBACK TO hermes_import")
+            conn.execute("RELEASE hermes_import")
+            reason = str(exc) if isinstance(exc, _BadLine) else f"rejected by the database: {exc}"
+            outcomes.append(("error", reason))
+            continue
+        conn.execute("RELEASE hermes_import")
+        outcomes.append(outcome)
+    return outcomes
 
 
 def _import_session(

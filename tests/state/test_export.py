@@ -611,13 +611,34 @@ def test_import_bad_lines_reported_with_numbers_good_lines_kept(db, tmp_path):
         "",
         json.dumps(good),
         json.dumps({"id": "y", "source": "cli", "started_at": T0, "messages": "nope"}),
+        json.dumps({"id": "z", "source": "cli", "started_at": T0, "model": {"not": "text"},
+                    "messages": [{"role": "user", "content": "rolled back", "timestamp": T0}]}),
+        json.dumps(dict(good, id="good2")),
     ]) + "\n", encoding="utf-8")
     report = import_jsonl(db, path)
-    assert report.imported == ["good"]
-    assert [line for line, _ in report.errors] == [1, 2, 3, 4, 5, 8]
+    assert report.imported == ["good", "good2"]
+    assert [line for line, _ in report.errors] == [1, 2, 3, 4, 5, 8, 9]
+    assert "model" in report.errors[-1][1]
+    assert db.get_session("z") is None  # rejected inside the batch: its savepoint rolled back
     assert not report.ok
     assert db.get_session("half") is None  # nothing half-imported
-    assert db.message_count() == 1
+    assert db.message_count() == 2
+
+
+def test_import_in_small_batches_same_result(db, tmp_path, monkeypatch):
+    """Batches split anywhere (here: every session) give the same store as one batch."""
+    import hermes_state.export as export_module
+
+    build_realistic(db)
+    lines = list(render_chunks(iter_export(db), "jsonl"))
+    monkeypatch.setattr(export_module, "_IMPORT_BATCH_ROWS", 1)
+    target = SessionDB(tmp_path / "restored.db")
+    try:
+        report = import_jsonl(target, lines)
+        assert report.ok and len(report.imported) == 5
+        assert list(render_chunks(iter_export(target), "jsonl")) == lines
+    finally:
+        target.close()
 
 
 def test_import_into_read_only_store_raises(db, tmp_path):
