@@ -506,7 +506,8 @@ def _cmd_rename(args: argparse.Namespace) -> int:
     if stored is None:
         print(f"Session '{inert(session_id)}' title cleared.")
     else:
-        print(f"Session '{inert(session_id)}' renamed to: {stored}")
+        # TI-1 keeps C1 controls (e.g. U+009B, a CSI): show them inert, like every title.
+        print(f"Session '{inert(session_id)}' renamed to: {inert(stored)}")
     return 0
 
 

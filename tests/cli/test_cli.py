@@ -598,6 +598,33 @@ def test_cli8_export_markdown(run, exportable, tmp_path):
     assert code == 0 and out.count("\n---\n") == 2 and "東京の天気を教えて" in out
 
 
+def test_cli8_export_progress_on_a_terminal_only(run, store, make_session, tmp_path, monkeypatch):
+    for i in range(25):
+        make_session(store, f"20250305_0000{i:02d}_aaaaaa", started_at=time.time() - 1000 + i)
+    store.close()
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    code, out, _ = run("export", str(tmp_path / "p.jsonl"))
+    assert (code, out) == (0, f"Exported 25 sessions to {tmp_path / 'p.jsonl'}\n")
+    shown = terminal.getvalue()
+    assert "\rExporting sessions: 10/25" in shown and "\rExporting sessions: 25/25" in shown
+    assert shown.endswith("\r\x1b[K")  # the progress line is cleared before the summary
+    quiet = io.StringIO()  # not a terminal: silent
+    monkeypatch.setattr(sys, "stderr", quiet)
+    assert run("export", str(tmp_path / "p.jsonl"))[0] == 0
+    assert quiet.getvalue() == ""
+
+
+def test_cli10_c1_controls_in_title_shown_inert(run, titled):
+    code, out, _ = run("rename", "20250305_091523_a1b2c3", "evil\x9b31mred")
+    assert (code, out) == (0, "Session '20250305_091523_a1b2c3' renamed to: evil\ufffd31mred\n")
+
+
 def test_cli8_export_bad_format_is_usage_error(run, exportable, tmp_path):
     assert run("export", str(tmp_path / "x"), "--format", "csv")[0] == 2
 
