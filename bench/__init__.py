@@ -1,0 +1,1 @@
+"""Benchmark harness: ``python -m bench --size 10k|100k|1m`` (see bench/README.md)."""

@@ -1,0 +1,85 @@
+"""The benchmark registry: what the harness measures, as small declarative entries.
+
+A *benchmark* is one row of the results table: a query class (or other latency class) measured
+through one API, with its p95 target. Its ``make_cases(ctx)`` returns the concrete timed calls
+(``Case``); the runner warms each case once, then times ``runs`` rounds of every case and
+reports p50/p95 over all samples of the row.
+
+Adding a class (e.g. "UI keystroke to paint", "live refresh lag", "browse startup") means
+writing a module with ``register(...)`` calls and adding its name to ``bench.run.SUITES``.
+``make_cases`` raises :class:`Missing` when what it measures does not exist yet; the table
+then says so instead of the harness crashing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+
+class Missing(Exception):
+    """The API a benchmark measures is not available (yet); the message says what is missing."""
+
+
+@dataclass
+class Context:
+    """What every benchmark may use. ``db`` is opened read-only, as the browser opens it."""
+
+    db: Any  # hermes_state.SessionDB
+    db_path: Path
+    size_label: str
+    messages: int
+    sessions: int
+    seed: int
+    runs: int
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Case:
+    """One concrete timed call. ``describe(result)`` summarises a result for the report
+    (hit count, serving path, ...); it runs outside the timed region."""
+
+    label: str
+    run: Callable[[], Any]
+    describe: Callable[[Any], dict[str, Any]] | None = None
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    key: str  # unique, e.g. "search.selective_word"
+    klass: str  # the class id shared by the APIs measured for it, e.g. "selective_word"
+    title: str  # human label of the class
+    api: str  # what is called, e.g. "SessionDB.search"
+    target_ms: float | None  # p95 target; None = informative only
+    target_note: str  # how the target reads in the table, e.g. "≤ 15 ms"
+    make_cases: Callable[[Context], list[Case]]
+    group: str = "search"
+
+
+REGISTRY: list[Benchmark] = []
+
+
+def register(
+    key: str,
+    *,
+    klass: str,
+    title: str,
+    api: str,
+    target_ms: float | None,
+    target_note: str | None = None,
+    group: str = "search",
+) -> Callable[[Callable[[Context], list[Case]]], Callable[[Context], list[Case]]]:
+    """Decorator: register ``make_cases`` as benchmark ``key``."""
+
+    def wrap(make_cases: Callable[[Context], list[Case]]) -> Callable[[Context], list[Case]]:
+        if any(b.key == key for b in REGISTRY):
+            raise ValueError(f"benchmark {key!r} registered twice")
+        note = target_note if target_note is not None else (
+            f"≤ {target_ms:g} ms" if target_ms is not None else "—"
+        )
+        REGISTRY.append(Benchmark(key, klass, title, api, target_ms, note, make_cases, group))
+        return make_cases
+
+    return wrap

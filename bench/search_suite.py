@@ -1,0 +1,200 @@
+"""Search latency per query class (issue #3 targets), through both search APIs.
+
+Each class is measured twice: on ``SessionDB.search`` (the structured UI search; the targets
+of the issue apply to it) and on ``SessionDB.search_messages`` (the upstream-compatible list
+API, which must never be slower than upstream v0.12: its target is upstream's figure).
+Every query asks for the first page (``limit=20``), as the UI does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hermes_state.corpus import ABSENT_CJK_TERMS, NO_MATCH_WORDS
+
+from .registry import Case, Context, Missing, register
+
+LIMIT = 20
+
+#: class id → (title, target p95 ms on SessionDB.search, upstream v0.12 p95 ms, queries).
+#: Targets and upstream figures are issue #3's (1M messages / 50k sessions, 2 cores).
+QUERY_CLASSES: dict[str, tuple[str, float, float, tuple[str, ...]]] = {
+    "selective_word": (
+        "selective word (~5%)", 15.0, 95.0, ("docker", "deploy", "python", "git"),
+    ),
+    "common_word": (
+        "very common word (the ~80%)", 50.0, 999.0, ("the", "is", "for"),
+    ),
+    "multi_word": (
+        "multi-word / phrase / prefix / NOT", 15.0, 125.0,
+        ("docker compose", '"docker compose"', "deploy staging", "python NOT docker",
+         "redis OR postgres", "nginx conf*"),
+    ),
+    "prefix_typing": (
+        "prefix while typing", 15.0, 125.0, ("dock*", "kube*", "depl*", "pyth*", "postg*"),
+    ),
+    "no_match": ("no match", 1.0, 0.1, NO_MATCH_WORDS),
+    "cjk_trigram": (
+        "≥3 CJK characters (trigram)", 12.0, 18.0, ("数据库", "内存泄漏", "サーバー", "데이터베이스"),
+    ),
+    "cjk_short_frequent": (
+        "1–2 CJK characters, frequent", 30.0, 375.0, ("服务", "部署", "配置", "서버"),
+    ),
+    "cjk_short_absent": (
+        "1–2 CJK characters, absent", 100.0, 321.0, ABSENT_CJK_TERMS,
+    ),
+}
+
+
+def _search_messages_cases(queries: tuple[str, ...]):
+    def make(ctx: Context) -> list[Case]:
+        try:
+            import hermes_state.search  # noqa: F401
+        except ImportError as exc:
+            raise Missing(f"hermes_state.search not importable ({exc})") from exc
+        db = ctx.db
+        return [
+            Case(q, (lambda q=q: db.search_messages(q, limit=LIMIT)), lambda r: {"hits": len(r)})
+            for q in queries
+        ]
+
+    return make
+
+
+def _describe_search_result(result: Any) -> dict[str, Any]:
+    return {
+        "hits": len(result.hits),
+        "path": getattr(result, "path", None),
+        "ranking": getattr(result, "ranking", None),
+        "total_estimate": getattr(result, "total_estimate", None),
+        "reported_ms": getattr(result, "elapsed_ms", None),
+    }
+
+
+def _search_cases(queries: tuple[str, ...]):
+    def make(ctx: Context) -> list[Case]:
+        db = ctx.db
+        if not callable(getattr(db, "search", None)):
+            raise Missing("SessionDB.search is not implemented yet")
+        return [
+            Case(q, (lambda q=q: db.search(q, limit=LIMIT)), _describe_search_result)
+            for q in queries
+        ]
+
+    return make
+
+
+# --------------------------------------------------------------------------- upstream reference
+#
+# Upstream v0.12's search_messages SQL (SPEC SR-3, SR-9 … SR-14), run directly on the reader's
+# connection for the harness's fixed queries, so the table can show what upstream costs on this
+# machine and corpus. It is not a product path: no sanitiser beyond what these queries need.
+
+_CJK_RANGES = ((0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x3000, 0x303F),
+               (0x3040, 0x309F), (0x30A0, 0x30FF), (0xAC00, 0xD7AF))
+
+
+def _cjk_count(text: str) -> int:
+    return sum(1 for ch in text if any(lo <= ord(ch) <= hi for lo, hi in _CJK_RANGES))
+
+
+_SELECT = (
+    "SELECT m.id, m.session_id, m.role, {snippet} AS snippet, m.content, m.timestamp, "
+    "m.tool_name, s.source, s.model, s.started_at AS session_started "
+)
+
+
+def _upstream_query(conn, query: str, limit: int = LIMIT) -> tuple[str, list[dict]]:
+    """``(path, results)`` of upstream's search_messages for ``query``."""
+    raw = query.strip('"').strip()
+    tokens = raw.split()
+    if _cjk_count(query) == 0:
+        sql = (_SELECT.format(snippet="snippet(messages_fts, 0, '>>>', '<<<', '...', 40)")
+               + "FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid "
+               "JOIN sessions s ON s.id = m.session_id WHERE messages_fts MATCH ? "
+               "ORDER BY rank LIMIT ? OFFSET 0")
+        rows = conn.execute(sql, (query, limit)).fetchall()
+        path = "fts5"
+    elif all(_cjk_count(t) >= 3 for t in tokens if t.upper() not in ("AND", "OR", "NOT") and _cjk_count(t)):
+        match = " ".join(t if t.upper() in ("AND", "OR", "NOT") else '"' + t.replace('"', '""') + '"' for t in tokens)
+        sql = (_SELECT.format(snippet="snippet(messages_fts_trigram, 0, '>>>', '<<<', '...', 40)")
+               + "FROM messages_fts_trigram JOIN messages m ON m.id = messages_fts_trigram.rowid "
+               "JOIN sessions s ON s.id = m.session_id WHERE messages_fts_trigram MATCH ? "
+               "ORDER BY rank LIMIT ? OFFSET 0")
+        rows = conn.execute(sql, (match, limit)).fetchall()
+        path = "trigram"
+    else:
+        terms = [t for t in tokens if t.upper() not in ("AND", "OR", "NOT")] or [raw]
+        clauses, params = [], []
+        for term in terms:
+            like = "%" + term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+            clauses.append("(m.content LIKE ? ESCAPE '\\' OR m.tool_name LIKE ? ESCAPE '\\' "
+                           "OR m.tool_calls LIKE ? ESCAPE '\\')")
+            params += [like, like, like]
+        sql = (_SELECT.format(snippet="substr(m.content, max(1, instr(m.content, ?) - 40), 120)")
+               + "FROM messages m JOIN sessions s ON s.id = m.session_id WHERE "
+               + " OR ".join(clauses) + " ORDER BY m.timestamp DESC LIMIT ? OFFSET 0")
+        rows = conn.execute(sql, [terms[0], *params, limit]).fetchall()
+        path = "like"
+    results = []
+    for row in rows:
+        item = dict(row)
+        item.pop("content", None)
+        context = []
+        prev = conn.execute(
+            "SELECT role, content FROM messages WHERE session_id = ? AND (timestamp < ? OR "
+            "(timestamp = ? AND id < ?)) ORDER BY timestamp DESC, id DESC LIMIT 1",
+            (row["session_id"], row["timestamp"], row["timestamp"], row["id"]),
+        ).fetchone()
+        nxt = conn.execute(
+            "SELECT role, content FROM messages WHERE session_id = ? AND (timestamp > ? OR "
+            "(timestamp = ? AND id > ?)) ORDER BY timestamp, id LIMIT 1",
+            (row["session_id"], row["timestamp"], row["timestamp"], row["id"]),
+        ).fetchone()
+        for neighbour in (prev, row, nxt):
+            if neighbour is not None:
+                context.append({"role": neighbour["role"], "content": (neighbour["content"] or "")[:200]})
+        item["context"] = context
+        results.append(item)
+    return path, results
+
+
+def _upstream_cases(queries: tuple[str, ...]):
+    def make(ctx: Context) -> list[Case]:
+        db = ctx.db
+
+        def run(q: str) -> tuple[str, list[dict]]:
+            return db._read(lambda conn: _upstream_query(conn, q))
+
+        return [
+            Case(q, (lambda q=q: run(q)), lambda r: {"hits": len(r[1]), "path": r[0], "ranking": None})
+            for q in queries
+        ]
+
+    return make
+
+
+for _klass, (_title, _target, _upstream, _queries) in QUERY_CLASSES.items():
+    register(
+        f"search.{_klass}",
+        klass=_klass,
+        title=_title,
+        api="SessionDB.search",
+        target_ms=_target,
+    )(_search_cases(_queries))
+    register(
+        f"search_messages.{_klass}",
+        klass=_klass,
+        title=_title,
+        api="SessionDB.search_messages",
+        target_ms=_upstream,
+        target_note=f"≤ {_upstream:g} ms (upstream)",
+    )(_search_messages_cases(_queries))
+    register(
+        f"upstream_sql.{_klass}",
+        klass=_klass,
+        title=_title,
+        api="upstream v0.12 SQL (reference)",
+        target_ms=None,
+        target_note=f"({_upstream:g} ms @1M in #3)",
+    )(_upstream_cases(_queries))
