@@ -181,3 +181,107 @@ def test_co9_read_only_reads_work_while_another_process_writes(db_path: Path):
         proc.join(60)
     assert proc.exitcode == 0
     assert seen == sorted(seen) and seen[-1] == 100
+
+
+def _opener(path: str, start, errors, versions) -> None:
+    try:
+        start.wait(30)
+        db = SessionDB(path)
+        try:
+            versions.put((db.opened_version, db.message_count(),
+                          db._conn.execute("PRAGMA journal_mode").fetchone()[0]))
+        finally:
+            db.close()
+    except BaseException:
+        errors.put(traceback.format_exc())
+
+
+def _build_old_v9(path: Path, messages: int) -> None:
+    """Upstream-v9 shaped: rollback journal, external-content FTS, no trigram table."""
+    conn = sqlite3.connect(path)
+    conn.executescript(
+        """
+        CREATE TABLE schema_version (version INTEGER NOT NULL);
+        CREATE TABLE sessions (id TEXT PRIMARY KEY, source TEXT NOT NULL, user_id TEXT, model TEXT,
+            model_config TEXT, system_prompt TEXT, parent_session_id TEXT, started_at REAL NOT NULL,
+            ended_at REAL, end_reason TEXT, message_count INTEGER DEFAULT 0,
+            tool_call_count INTEGER DEFAULT 0, input_tokens INTEGER DEFAULT 0,
+            output_tokens INTEGER DEFAULT 0, title TEXT,
+            FOREIGN KEY (parent_session_id) REFERENCES sessions(id));
+        CREATE TABLE messages (id INTEGER PRIMARY KEY AUTOINCREMENT,
+            session_id TEXT NOT NULL REFERENCES sessions(id), role TEXT NOT NULL, content TEXT,
+            tool_call_id TEXT, tool_calls TEXT, tool_name TEXT, timestamp REAL NOT NULL,
+            token_count INTEGER, finish_reason TEXT);
+        CREATE VIRTUAL TABLE messages_fts USING fts5(content, content=messages, content_rowid=id);
+        CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
+            INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content);
+        END;
+        INSERT INTO schema_version VALUES (9);
+        INSERT INTO sessions (id, source, started_at) VALUES ('s', 'cli', 1);
+        """
+    )
+    conn.executemany(
+        "INSERT INTO messages (session_id, role, content, tool_name, timestamp) VALUES ('s', 'tool', ?, 'terminal', ?)",
+        [(f"line {i}", float(i)) for i in range(messages)],
+    )
+    conn.commit()
+    conn.close()
+
+
+def test_mg2_concurrent_openers_migrate_an_old_file_once(tmp_path: Path):
+    path = tmp_path / "state.db"
+    _build_old_v9(path, 500)
+    ctx = multiprocessing.get_context("spawn")
+    start = ctx.Event()
+    errors, versions = ctx.Queue(), ctx.Queue()
+    procs = [ctx.Process(target=_opener, args=(str(path), start, errors, versions)) for _ in range(4)]
+    for proc in procs:
+        proc.start()
+    start.set()
+    for proc in procs:
+        proc.join(120)
+    problems = []
+    while not errors.empty():
+        problems.append(errors.get())
+    assert problems == []
+    seen = [versions.get(timeout=5) for _ in procs]
+    # Exactly one opener found version 9 and migrated; the others found 11.
+    assert sorted(v for v, _, _ in seen) == [9, 11, 11, 11]
+    assert all(count == 500 and mode == "wal" for _, count, mode in seen)
+    conn = sqlite3.connect(path)
+    try:
+        for table in ("messages_fts", "messages_fts_trigram"):
+            assert conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0] == 500
+            assert conn.execute(
+                f"SELECT COUNT(*) FROM {table} WHERE {table} MATCH 'terminal'").fetchone()[0] == 500
+            conn.execute(f"INSERT INTO {table}({table}) VALUES('integrity-check')")
+        assert conn.execute("SELECT version FROM schema_version").fetchall() == [(11,)]
+    finally:
+        conn.close()
+
+
+def test_mg2_concurrent_openers_create_a_new_file_once(tmp_path: Path):
+    path = tmp_path / "fresh" / "state.db"
+    ctx = multiprocessing.get_context("spawn")
+    start = ctx.Event()
+    errors, versions = ctx.Queue(), ctx.Queue()
+    procs = [ctx.Process(target=_opener, args=(str(path), start, errors, versions)) for _ in range(4)]
+    for proc in procs:
+        proc.start()
+    start.set()
+    for proc in procs:
+        proc.join(120)
+    problems = []
+    while not errors.empty():
+        problems.append(errors.get())
+    assert problems == []
+    seen = [versions.get(timeout=5) for _ in procs]
+    assert sorted(seen, key=lambda v: v[0] or 0)[0][0] is None
+    assert sorted((v[0] or 0) for v in seen) == [0, 11, 11, 11]  # exactly one created it
+    assert all(mode == "wal" for _, _, mode in seen)
+    conn = sqlite3.connect(path)
+    try:
+        assert conn.execute("SELECT version FROM schema_version").fetchall() == [(11,)]
+        assert conn.execute("SELECT COUNT(*) FROM sqlite_master WHERE type = 'trigger'").fetchone()[0] == 6
+    finally:
+        conn.close()
