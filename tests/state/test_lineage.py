@@ -477,3 +477,17 @@ def test_li14_delete_and_prune_orphan_children(db: SessionDB, make_session):
     assert db.prune_sessions(older_than_days=1) == 1
     assert db.get_session("young")["parent_session_id"] is None
     assert "young" in listed_ids(db)
+
+
+def test_li13_only_a_live_chain_tip_is_marked(db: SessionDB, make_session):
+    make_session(db, "root", started_at=100, ended_at=200, end_reason="compression")
+    make_session(db, "mid", started_at=200, ended_at=300, end_reason="compression", parent_session_id="root")
+    make_session(db, "tip", started_at=300, parent_session_id="mid")
+    make_session(db, "delegate", started_at=310, parent_session_id="tip")
+    make_session(db, "lonely", started_at=500, ended_at=600, end_reason="compression")
+    tree = db.lineage_tree("root")
+    assert {n.id for n in tree.walk() if n.is_live_tip} == {"tip"} == {db.get_compression_tip("root")}
+    assert not db.lineage_tree("lonely").is_live_tip  # nothing continues it
+    db.end_session("tip", "user_exit")  # the chain's tip (LI-7) is no longer live
+    assert db.get_compression_tip("root") == "tip"
+    assert {n.id for n in db.lineage_tree("root").walk() if n.is_live_tip} == set()
