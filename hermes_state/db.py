@@ -934,6 +934,38 @@ class SessionDB:
             offset=offset,
         )
 
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int = 20,
+        offset: int = 0,
+        sort: str = "auto",
+        source_filter: list[str] | None = None,
+        exclude_sources: list[str] | None = None,
+        role_filter: list[str] | None = None,
+        prefix_last: bool = False,
+    ):
+        """Structured, latency-bounded search for the UI → :class:`~hermes_state.models.SearchResult`.
+
+        ``sort`` is ``auto`` | ``rank`` | ``newest``; ``prefix_last=True`` makes the last plain
+        word (≥ 3 characters) a prefix query for search-as-you-type. See
+        :func:`hermes_state.search.search`; never raises on query text.
+        """
+        from .search import search
+
+        return search(
+            self,
+            query,
+            limit=limit,
+            offset=offset,
+            sort=sort,
+            source_filter=source_filter,
+            exclude_sources=exclude_sources,
+            role_filter=role_filter,
+            prefix_last=prefix_last,
+        )
+
     # ------------------------------------------------------------------ typed read API
 
     def list_summaries(

@@ -164,3 +164,113 @@ class LineageNode(BaseModel):
             if node.id == session_id:
                 return node
         return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Search (SessionDB.search, hermes_state.search) and cross-session retrieval (XR-*).
+
+
+class SearchHit(BaseModel):
+    """One matching message of :meth:`SessionDB.search`, ready to draw.
+
+    ``snippet`` is plain text (no markers; newlines and tabs shown as spaces) and ``spans``
+    are ``(start, end)`` character offsets into it of the matched parts, so a UI styles
+    ``snippet[start:end]`` without parsing anything. ``raw_snippet`` is the same text with
+    upstream's ``>>>``/``<<<`` markers around each span.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    id: int
+    session_id: str
+    role: str
+    timestamp: float
+    tool_name: Optional[str] = None
+    source: str = ""
+    model: Optional[str] = None
+    session_started: Optional[float] = None
+    session_title: Optional[str] = None
+    snippet: str = ""
+    spans: list[tuple[int, int]] = Field(default_factory=list)
+    raw_snippet: str = ""
+    #: Relevance, higher is better (negated FTS5 rank, or the window bm25); None when the
+    #: hit was ranked by recency only.
+    score: Optional[float] = None
+    #: The table that produced this hit: ``fts5``, ``trigram`` or ``like``.
+    path: str = "fts5"
+
+
+class SearchResult(BaseModel):
+    """The answer of :meth:`SessionDB.search` (see :mod:`hermes_state.search`)."""
+
+    query: str
+    #: What actually ran: the FTS5 MATCH text, or a description of the LIKE terms.
+    effective_query: str = ""
+    #: ``fts5``, ``trigram``, ``like``, or a combination such as ``fts5+trigram``; empty
+    #: when nothing was searched (blank query, nothing searchable).
+    path: str = ""
+    #: ``bm25`` (exact, every match ranked), ``bm25-recent-window`` (bm25 within the newest
+    #: matches, older ones follow newest first), ``newest`` (by rowid, newest first) or empty.
+    ranking: str = ""
+    sort: str = "auto"
+    hits: list[SearchHit] = Field(default_factory=list)
+    #: Estimated number of matching messages (exact when ``total_exact``); filters applied
+    #: only when exact.
+    total_estimate: int = 0
+    total_exact: bool = False
+    has_more: bool = False
+    limit: int = 20
+    offset: int = 0
+    elapsed_ms: float = 0.0
+    #: A failure to run the query (never raised); hits are then empty.
+    error: Optional[str] = None
+    #: Something a user should know: nothing searchable, a scan stopped at its time budget…
+    note: Optional[str] = None
+
+
+class ConversationHit(BaseModel):
+    """Search hits of one conversation (lineage root), for grouped result lists."""
+
+    root_id: str
+    hit_count: int
+    #: The first hit of the group in the order the hits were given (the best ranked one).
+    best_hit: SearchHit
+    hits: list[SearchHit] = Field(default_factory=list)
+    #: Distinct sessions of the hits, in hit order.
+    session_ids: list[str] = Field(default_factory=list)
+
+
+class RecalledConversation(BaseModel):
+    """XR-8: one past conversation found for a query."""
+
+    session_id: str
+    when: str = "unknown"
+    source: Optional[str] = None
+    model: Optional[str] = None
+    title: Optional[str] = None
+    summary: str = ""
+    hit_count: int = 0
+    #: True when ``summary`` is the raw preview of XR-7 (no summariser, or it failed).
+    raw_preview: bool = True
+
+
+class RecallResult(BaseModel):
+    """XR-8: the answer of a conversation-level search."""
+
+    query: str
+    results: list[RecalledConversation] = Field(default_factory=list)
+    count: int = 0
+    sessions_searched: int = 0
+    message: Optional[str] = None
+
+
+class RecentConversation(BaseModel):
+    """XR-9: one conversation of recent mode."""
+
+    session_id: str
+    title: Optional[str] = None
+    source: Optional[str] = None
+    started_at: Optional[float] = None
+    last_active: Optional[float] = None
+    message_count: int = 0
+    preview: str = ""

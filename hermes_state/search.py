@@ -65,8 +65,10 @@ on the connection doing the search.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
+import unicodedata
 import sqlite3
 import time
 from dataclasses import dataclass, field
@@ -665,3 +667,735 @@ def _path_c(conn, route: CjkRoute, where_extra, filter_params, limit, offset) ->
 #: Above this much bm25 work (matching rows plus the phrases' own frequencies) FTS5's exact
 #: ranking is not used by :func:`search` in ``auto`` mode (~3 µs per row on a 2-core box).
 EXACT_BM25_MAX_ROWS = 3000
+
+
+# ============================================================================ structured search
+
+#: Probe size: queries with at most this many matches are counted exactly.
+PROBE_ROWS = 512
+#: Probe size for a single phrase's document frequency (IDF and the cost decision).
+PHRASE_PROBE_ROWS = 256
+#: A query whose every positive phrase matches more than this share of messages is ranked
+#: newest first in ``auto`` mode: relevance means little there.
+COMMON_SHARE = 0.30
+#: Matches ranked by the window bm25 when exact bm25 would be too slow.
+WINDOW = 400
+#: Most trigrams a 1–2 character token may expand to before the LIKE scan is used instead.
+MAX_EXPANSION = 300
+#: Default time budget of scans whose length filters can stretch (LIKE, filtered windows).
+DEFAULT_BUDGET_MS = 300.0
+#: Snippet width in characters (FTS5's 40 tokens are about this much English).
+SNIPPET_CHARS = 200
+_SNIPPET_LEAD = 50
+
+_BM25_K1 = 1.2
+_BM25_B = 0.75
+_WORD_RE = re.compile(r"[^\W_]+")
+_MARKED_RE = re.compile("\x02([^\x03]*)\x03")
+_SORTS = ("auto", "rank", "newest")
+
+
+class _Budget:
+    def __init__(self, ms: float) -> None:
+        self.deadline = time.perf_counter() + max(1.0, float(ms)) / 1000.0
+        self.exhausted = False
+
+    def over(self) -> bool:
+        if time.perf_counter() > self.deadline:
+            self.exhausted = True
+        return self.exhausted
+
+
+@dataclass
+class _Ctx:
+    conn: sqlite3.Connection
+    filters: list[str]
+    params: list[Any]
+    limit: int
+    offset: int
+    sort: str
+    budget: _Budget
+    notes: list[str] = field(default_factory=list)
+    _row_counts: dict[str, int] = field(default_factory=dict)
+    _max_rowid: int | None = None
+
+    @property
+    def filtered(self) -> bool:
+        return bool(self.filters)
+
+    @property
+    def want(self) -> int:
+        """Rows needed to fill the page and know whether there is more."""
+        return self.offset + self.limit + 1
+
+    def max_rowid(self) -> int:
+        if self._max_rowid is None:
+            row = self.conn.execute("SELECT max(id) FROM messages").fetchone()
+            self._max_rowid = int(row[0] or 0)
+        return self._max_rowid
+
+    def row_count(self, table: str) -> int:
+        if table not in self._row_counts:
+            self._row_counts[table] = _fts_row_count(self.conn, table) or max(1, self.max_rowid())
+        return self._row_counts[table]
+
+
+def _read_varint(data: bytes, pos: int) -> tuple[int, int]:
+    """SQLite's big-endian varint (FTS5 uses it in its structure records)."""
+    value = 0
+    for i in range(9):
+        if pos + i >= len(data):
+            raise ValueError("truncated varint")
+        byte = data[pos + i]
+        if i == 8:
+            return (value << 8) | byte, pos + 9
+        value = (value << 7) | (byte & 0x7F)
+        if not byte & 0x80:
+            return value, pos + i + 1
+    raise ValueError("bad varint")  # pragma: no cover
+
+
+def _fts_row_count(conn: sqlite3.Connection, table: str) -> int | None:
+    """Rows in an FTS5 table from its averages record (``%_data`` id 1), without a scan."""
+    try:
+        row = conn.execute(f"SELECT block FROM {table}_data WHERE id = 1").fetchone()
+        if row is None or not row[0]:
+            return None
+        count, _ = _read_varint(bytes(row[0]), 0)
+        return count if count > 0 else None
+    except (sqlite3.Error, ValueError, TypeError):
+        return None
+
+
+def _probe(ctx: _Ctx, table: str, match: str, k: int) -> tuple[int, bool]:
+    """``(estimate, exact)`` of the rows ``match`` selects (filters not applied)."""
+    rows = ctx.conn.execute(
+        f"SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY rowid DESC LIMIT ?",
+        (match, k + 1),
+    ).fetchall()
+    if len(rows) <= k:
+        return len(rows), True
+    span = max(1, ctx.max_rowid() - int(rows[-1][0]) + 1)
+    total = ctx.row_count(table)
+    return max(len(rows), min(total, int(round(len(rows) / span * total)))), False
+
+
+# ---------------------------------------------------------------------------- snippets
+
+def _split_marked(marked: str) -> tuple[str, list[tuple[int, int]]]:
+    """Text with MARK_OPEN/MARK_CLOSE markers → plain text and the marked spans."""
+    plain: list[str] = []
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    start = None
+    i = 0
+    n = len(marked)
+    while i < n:
+        j_open = marked.find(MARK_OPEN, i)
+        j_close = marked.find(MARK_CLOSE, i)
+        candidates = [j for j in (j_open, j_close) if j >= 0]
+        if not candidates:
+            plain.append(marked[i:])
+            break
+        j = min(candidates)
+        plain.append(marked[i:j])
+        pos += j - i
+        if j == j_open:
+            start = pos
+        elif start is not None:
+            if pos > start:
+                spans.append((start, pos))
+            start = None
+        i = j + 1
+    return "".join(plain), spans
+
+
+def find_spans(text: str, terms: Iterable[str]) -> list[tuple[int, int]]:
+    """Case-insensitive occurrences of ``terms`` in ``text``, merged, in order."""
+    spans: list[tuple[int, int]] = []
+    for term in terms:
+        if not term:
+            continue
+        try:
+            for m in re.finditer(re.escape(term), text, re.IGNORECASE):
+                if m.end() > m.start():
+                    spans.append((m.start(), m.end()))
+        except re.error:  # pragma: no cover - escaped patterns always compile
+            continue
+    return _merge_spans(spans)
+
+
+def _merge_spans(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            if end > merged[-1][1]:
+                merged[-1] = (merged[-1][0], end)
+        else:
+            merged.append((start, end))
+    return merged
+
+
+_FLAT = str.maketrans({"\n": " ", "\r": " ", "\t": " ", MARK_OPEN: " ", MARK_CLOSE: " "})
+
+
+def make_snippet(
+    text: str, spans: Sequence[tuple[int, int]], width: int = SNIPPET_CHARS
+) -> tuple[str, list[tuple[int, int]], str]:
+    """A window of ``text`` around the densest matches: ``(snippet, spans, raw_snippet)``.
+
+    The window (about ``width`` characters, snapped to word boundaries) is the one covering
+    the most distinct matched strings, then the most matches, then the earliest. ``...``
+    marks a cut, as FTS5's snippet does. Newlines and tabs become spaces.
+    """
+    text = text or ""
+    n = len(text)
+    best = (0, min(n, width))
+    if spans and n > width:
+        best_key = None
+        for s_start, _s_end in spans:
+            start = max(0, s_start - _SNIPPET_LEAD)
+            if start > 0:
+                space = text.find(" ", start, s_start)
+                if space >= 0:
+                    start = space + 1
+            end = min(n, start + width)
+            inside = [(a, b) for a, b in spans if a >= start and b <= end]
+            distinct = len({text[a:b].lower() for a, b in inside})
+            key = (distinct, len(inside), -start)
+            if best_key is None or key > best_key:
+                best_key, best = key, (start, end)
+    start, end = best
+    if end < n:
+        space = text.rfind(" ", start, end)
+        covered = max((b for a, b in spans if a >= start and b <= end), default=start)
+        if space > covered and space > start + width // 2:
+            end = space
+    prefix = "..." if start > 0 else ""
+    suffix = "..." if end < n else ""
+    body = text[start:end].translate(_FLAT)
+    shift = len(prefix) - start
+    out_spans = [(a + shift, b + shift) for a, b in spans if a >= start and b <= end]
+    snippet = prefix + body + suffix
+    raw_parts: list[str] = []
+    last = 0
+    for a, b in out_spans:
+        raw_parts.append(snippet[last:a])
+        raw_parts.append(UPSTREAM_OPEN + snippet[a:b] + UPSTREAM_CLOSE)
+        last = b
+    raw_parts.append(snippet[last:])
+    return snippet, out_spans, "".join(raw_parts)
+
+
+# ---------------------------------------------------------------------------- bm25 in a window
+
+@functools.lru_cache(maxsize=4096)
+def _fold(token: str) -> str:
+    """unicode61's folding, approximately: lower case without diacritics."""
+    token = token.lower()
+    if token.isascii():
+        return token
+    decomposed = unicodedata.normalize("NFD", token)
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
+@dataclass
+class _Phrase:
+    """A phrase of the query, for IDF and term frequencies."""
+
+    match: str  # MATCH text of this phrase alone
+    tokens: list[str]
+    prefix: bool
+    negated: bool
+    df: int = 0
+
+
+def _idf(df: int, total: int) -> float:
+    value = math.log((total - df + 0.5) / (df + 0.5))
+    return value if value > 0 else 1e-6
+
+
+def _bm25(tfs: Sequence[float], idfs: Sequence[float], dl: float, avgdl: float) -> float:
+    norm = _BM25_K1 * (1 - _BM25_B + _BM25_B * (dl / avgdl if avgdl > 0 else 1.0))
+    return sum(idf * tf * (_BM25_K1 + 1) / (tf + norm) for tf, idf in zip(tfs, idfs) if tf > 0)
+
+
+def _tf_unicode61(spans_text: list[str], phrases: list[_Phrase]) -> list[float]:
+    counts = [0.0] * len(phrases)
+    for piece in spans_text:
+        for word in _WORD_RE.findall(piece):
+            folded = _fold(word)
+            for index, phrase in enumerate(phrases):
+                if not phrase.tokens or phrase.negated:
+                    continue
+                head = phrase.tokens[0]
+                if folded == head or (phrase.prefix and len(phrase.tokens) == 1 and folded.startswith(head)):
+                    counts[index] += 1
+    return counts
+
+
+def _tf_substring(plain_lower: str, phrases: list[_Phrase]) -> list[float]:
+    return [
+        float(plain_lower.count(p.tokens[0])) if p.tokens and not p.negated else 0.0
+        for p in phrases
+    ]
+
+
+# ---------------------------------------------------------------------------- engine
+
+@dataclass
+class _Row:
+    rowid: int
+    plain: str
+    spans: list[tuple[int, int]]
+    score: float | None = None
+
+
+@dataclass
+class _Outcome:
+    rows: list[_Row]
+    ranking: str
+    total: int
+    exact: bool
+    has_more: bool
+    path: str
+
+
+def _scan_sql(table: str, ctx: _Ctx, order: str, extra: str = "") -> str:
+    """Rowid + highlight of ``table`` matches, joined to the filter tables only if needed."""
+    select = f"SELECT {table}.rowid, highlight({table}, 0, char(2), char(3))"
+    if order == "rank":
+        select += f", {table}.rank"
+    if ctx.filtered:
+        source = (
+            f" FROM {table} JOIN messages m ON m.id = {table}.rowid "
+            "JOIN sessions s ON s.id = m.session_id"
+        )
+    else:
+        source = f" FROM {table}"
+    order_sql = "rank" if order == "rank" else f"{table}.rowid DESC"
+    return f"{select}{source} WHERE {table} MATCH ?{extra}{_where(ctx.filters)} ORDER BY {order_sql}"
+
+
+def _iter_rows(ctx: _Ctx, sql: str, params: list[Any], cap: int, check_budget: bool):
+    """Up to ``cap`` rows of ``sql``, stopping early when the budget runs out."""
+    cursor = ctx.conn.execute(sql, params)
+    got = 0
+    while got < cap:
+        batch = cursor.fetchmany(min(64, cap - got))
+        if not batch:
+            return
+        for row in batch:
+            yield row
+        got += len(batch)
+        if check_budget and ctx.budget.over():
+            return
+
+
+def _fts_engine(
+    ctx: _Ctx,
+    table: str,
+    match: str,
+    phrases: list[_Phrase],
+    path: str,
+    substring_terms: list[str] | None = None,
+    force_newest: bool = False,
+) -> _Outcome:
+    """Rank ``match`` on ``table`` per the design in the module docstring."""
+    total, exact = _probe(ctx, table, match, PROBE_ROWS)
+    if total == 0:
+        return _Outcome([], "", 0, True, False, path)
+    n_rows = ctx.row_count(table)
+
+    def to_row(rowid: int, marked: str, score: float | None) -> _Row:
+        plain, spans = _split_marked(marked or "")
+        if substring_terms is not None:
+            spans = find_spans(plain, substring_terms)
+        return _Row(int(rowid), plain, spans, score)
+
+    sort = ctx.sort
+    if force_newest and sort != "newest":
+        sort = "newest"
+    if sort == "auto":
+        positive = [p for p in phrases if not p.negated]
+        if len(phrases) == 1 and not phrases[0].negated:
+            phrases[0].df = total
+        else:
+            for phrase in phrases:
+                phrase.df = _probe(ctx, table, phrase.match, PHRASE_PROBE_ROWS)[0]
+        work = total + sum(p.df for p in phrases)
+        if work <= EXACT_BM25_MAX_ROWS:
+            sort = "rank"
+        elif positive and all(p.df > COMMON_SHARE * n_rows for p in positive):
+            sort = "newest"
+        else:
+            return _window(ctx, table, match, phrases, path, total, exact, to_row, substring_terms)
+
+    if sort == "rank":
+        sql = _scan_sql(table, ctx, "rank") + " LIMIT ? OFFSET ?"
+        rows = ctx.conn.execute(sql, [match, *ctx.params, ctx.limit + 1, ctx.offset]).fetchall()
+        out = [to_row(r[0], r[1], -float(r[2])) for r in rows[: ctx.limit]]
+        more = len(rows) > ctx.limit
+        if exact and not ctx.filtered:
+            pass
+        return _Outcome(out, "bm25", total, exact and not ctx.filtered, more, path)
+
+    # newest first
+    sql = _scan_sql(table, ctx, "rowid")
+    got = list(_iter_rows(ctx, sql, [match, *ctx.params], ctx.want, ctx.filtered))
+    page = got[ctx.offset : ctx.offset + ctx.limit]
+    out = [to_row(r[0], r[1], None) for r in page]
+    more = len(got) > ctx.offset + ctx.limit
+    if ctx.budget.exhausted and len(got) < ctx.want:
+        ctx.notes.append("search stopped at its time budget; older matches were not scanned")
+    if ctx.filtered and not more and not ctx.budget.exhausted:
+        total, exact = len(got), True
+    return _Outcome(out, "newest", total, exact and not (ctx.filtered and more), more, path)
+
+
+def _window(ctx, table, match, phrases, path, total, exact, to_row, substring_terms) -> _Outcome:
+    """bm25 (Python, probed IDF) over the newest ``WINDOW`` matches; older ones follow."""
+    window_size = max(WINDOW, ctx.offset + ctx.limit + 1)
+    sql = _scan_sql(table, ctx, "rowid")
+    rows = list(_iter_rows(ctx, sql, [match, *ctx.params], window_size, True))
+    complete = len(rows) < window_size and not ctx.budget.exhausted
+    n_rows = ctx.row_count(table)
+    idfs = [_idf(p.df, n_rows) for p in phrases]
+    # Only tf and document length are needed here; the page's snippets are built later.
+    single = len(phrases) == 1 and not phrases[0].negated and len(phrases[0].tokens) <= 1
+    parsed = []
+    for rowid, marked in rows:
+        marked = marked or ""
+        if substring_terms is not None:
+            plain_lower = marked.replace(MARK_OPEN, "").replace(MARK_CLOSE, "").lower()
+            tfs = _tf_substring(plain_lower, phrases)
+            dl = float(len(plain_lower))
+        else:
+            pieces = _MARKED_RE.findall(marked)
+            tfs = [float(len(pieces))] if single else _tf_unicode61(pieces, phrases)
+            dl = float(marked.count(" ") + 1)
+        parsed.append((rowid, marked, tfs, dl))
+    avgdl = (sum(p[3] for p in parsed) / len(parsed)) if parsed else 1.0
+    scored: list[tuple[float, int, Any]] = [
+        (_bm25(tfs, idfs, dl, avgdl), int(rowid), marked) for rowid, marked, tfs, dl in parsed
+    ]
+    scored.sort(key=lambda item: (-item[0], -item[1]))
+    start, stop = ctx.offset, ctx.offset + ctx.limit
+    page = [to_row(rowid, marked, score) for score, rowid, marked in scored[start:stop]]
+    more = len(scored) > stop
+    if complete:
+        if ctx.filtered:
+            total, exact = len(rows), True
+        return _Outcome(page, "bm25", total, exact, more, path)
+    ranking = "bm25-recent-window"
+    if ctx.budget.exhausted:
+        ctx.notes.append(f"ranked the newest {len(rows)} matches (time budget)")
+    return _Outcome(page, ranking, total, exact and not ctx.filtered, True if rows else more, path)
+
+
+# ---------------------------------------------------------------------------- CJK (search)
+
+def _trigram_vocab(conn: sqlite3.Connection) -> str:
+    """A TEMP fts5vocab over the trigram table on this connection (never in ``main``)."""
+    name = "temp.hermes_search_trigram_vocab"
+    conn.execute(
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS {name} USING fts5vocab(main, {TRIGRAM_TABLE}, row)"
+    )
+    return name
+
+
+def _next_prefix_bound(prefix: str) -> str:
+    return prefix + "\U0010ffff"
+
+
+def _expand_short(ctx: _Ctx, term: str) -> list[str] | None:
+    """Trigrams that start with a 1–2 character ``term``: [] when absent, None when too many."""
+    vocab = _trigram_vocab(ctx.conn)
+    folded = term.lower()
+    cursor = ctx.conn.execute(
+        f"SELECT term FROM {vocab} WHERE term >= ? AND term < ?",
+        (folded, _next_prefix_bound(folded)),
+    )
+    out: list[str] = []
+    while True:
+        batch = cursor.fetchmany(64)
+        if not batch:
+            return out
+        out.extend(row[0] for row in batch)
+        if len(out) > MAX_EXPANSION:
+            return None
+
+
+def _quote(text: str) -> str:
+    return '"' + text.replace('"', '""') + '"'
+
+
+def _cjk_search(ctx: _Ctx, q: str) -> tuple[_Outcome | None, str]:
+    """Paths B/C for :func:`search`: trigram substrings, short tokens expanded or LIKE."""
+    tokens = cjk_tokens(q)
+    items = [QueryItem("op", t) if t in _OPERATORS else QueryItem("phrase", t) for t in tokens]
+    groups = ParsedQuery(items=items, verbatim=False).groups()
+    terms = [item.text for item in items if item.kind != "op"]
+    if not terms:
+        return None, ""
+    expansions: dict[str, list[str] | None] = {}
+    for term in terms:
+        if len(term) < 3 and term not in expansions:
+            expansions[term] = _expand_short(ctx, term)
+    if any(value is None for value in expansions.values()):
+        return _like_search(ctx, groups, terms), _describe_like(groups)
+
+    def render(term: str) -> str | None:
+        if term in expansions:
+            found = expansions[term]
+            if not found:
+                return None
+            return "(" + " OR ".join(_quote(t) for t in found) + ")"
+        return _quote(term)
+
+    rendered_groups = []
+    for group in groups:
+        parts = []
+        dead = False
+        for pos, negs in group:
+            head = render(pos.text)
+            if head is None:
+                dead = True
+                break
+            neg_parts = [r for r in (render(n.text) for n in negs) if r is not None]
+            parts.append("(" + " NOT ".join([head, *neg_parts]) + ")" if neg_parts else head)
+        if not dead and parts:
+            rendered_groups.append(" AND ".join(parts))
+    if not rendered_groups:
+        return _Outcome([], "", 0, True, False, "trigram"), trigram_match(tokens)
+    match = " OR ".join(
+        f"({g})" if len(rendered_groups) > 1 else g for g in rendered_groups
+    )
+    positive_terms = [pos.text for group in groups for pos, _ in group]
+    if expansions:
+        outcome = _fts_engine(ctx, TRIGRAM_TABLE, match, [], "trigram", positive_terms, force_newest=True)
+        return outcome, match
+    phrases = _substring_phrases(groups)
+    return _fts_engine(ctx, TRIGRAM_TABLE, match, phrases, "trigram", positive_terms), match
+
+
+def _substring_phrases(groups) -> list[_Phrase]:
+    phrases = []
+    for group in groups:
+        for pos, negs in group:
+            phrases.append(_Phrase(_quote(pos.text), [pos.text.lower()], False, False))
+            for neg in negs:
+                phrases.append(_Phrase(_quote(neg.text), [neg.text.lower()], False, True))
+    return phrases
+
+
+def _describe_like(groups) -> str:
+    out = []
+    for group in groups:
+        parts = []
+        for pos, negs in group:
+            parts.append(" NOT ".join([_quote(pos.text), *(_quote(n.text) for n in negs)]))
+        out.append(" AND ".join(parts))
+    return "LIKE " + " OR ".join(out)
+
+
+def _like_search(ctx: _Ctx, groups, terms: list[str]) -> _Outcome:
+    """LIKE scan, newest first by rowid, boolean structure kept, stopping at the page."""
+    group_sql, params = [], []
+    for group in groups:
+        parts = []
+        for pos, negs in group:
+            clause, values = _like_clause(pos.text)
+            parts.append(clause)
+            params.extend(values)
+            for neg in negs:
+                clause, values = _like_clause(neg.text)
+                parts.append("NOT " + clause)
+                params.extend(values)
+        group_sql.append("(" + " AND ".join(parts) + ")")
+    sql = (
+        "SELECT m.id, COALESCE(m.content, '') || ' ' || COALESCE(m.tool_name, '') || ' ' || "
+        "COALESCE(m.tool_calls, '') FROM messages m "
+        + ("JOIN sessions s ON s.id = m.session_id " if ctx.filtered else "")
+        + f"WHERE ({' OR '.join(group_sql)}){_where(ctx.filters)} ORDER BY m.id DESC"
+    )
+    got = list(_iter_rows(ctx, sql, [*params, *ctx.params], ctx.want, True))
+    page = got[ctx.offset : ctx.offset + ctx.limit]
+    positive = [pos.text for group in groups for pos, _ in group]
+    rows = []
+    for rowid, text in page:
+        rows.append(_Row(int(rowid), text or "", find_spans(text or "", positive)))
+    more = len(got) > ctx.offset + ctx.limit
+    if more:
+        span = max(1, ctx.max_rowid() - int(got[-1][0]) + 1)
+        total, exact = max(len(got), int(len(got) / span * ctx.row_count(FTS_TABLE))), False
+    else:
+        total, exact = len(got), not ctx.budget.exhausted
+    if ctx.budget.exhausted and not more:
+        ctx.notes.append("search stopped at its time budget; older messages were not scanned")
+    return _Outcome(rows, "newest", total, exact, more, "like")
+
+
+# ---------------------------------------------------------------------------- entry point
+
+def _unicode61_phrases(parsed: ParsedQuery) -> list[_Phrase]:
+    phrases = []
+    for group in parsed.groups():
+        for pos, negs in group:
+            for item, negated in [(pos, False), *((n, True) for n in negs)]:
+                tokens = [_fold(w) for w in _WORD_RE.findall(item.text)]
+                phrases.append(_Phrase(item.render(), tokens, item.prefix, negated))
+    return phrases
+
+
+def apply_prefix_last(q: str) -> str:
+    """``prefix_last``: make the last word a prefix query if it is a plain word of ≥ 3
+    characters (not quoted, not an operator, not CJK, not already a prefix)."""
+    chunks = _lex_chunks(q)
+    if not chunks:
+        return q
+    last = chunks[-1]
+    if len(last) != 1 or last[0][0] != "word":
+        return q
+    word = last[0][1]
+    if word.upper() in _OPERATORS or len(word) < 3 or contains_cjk(word) or not q.endswith(word):
+        return q
+    return q + "*"
+
+
+def _hits(ctx: _Ctx, rows: list[_Row], path: str) -> list:
+    from .models import SearchHit
+
+    if not rows:
+        return []
+    marks = ",".join("?" for _ in rows)
+    meta = {
+        int(r[0]): r
+        for r in ctx.conn.execute(
+            "SELECT m.id, m.session_id, m.role, m.timestamp, m.tool_name, s.source, s.model, "
+            "s.started_at, s.title FROM messages m LEFT JOIN sessions s ON s.id = m.session_id "
+            f"WHERE m.id IN ({marks})",
+            [r.rowid for r in rows],
+        )
+    }
+    hits = []
+    for row in rows:
+        info = meta.get(row.rowid)
+        if info is None:  # deleted between the scan and now
+            continue
+        snippet, spans, raw = make_snippet(row.plain, row.spans)
+        hits.append(
+            SearchHit(
+                id=row.rowid,
+                session_id=info[1],
+                role=info[2],
+                timestamp=info[3] if info[3] is not None else 0.0,
+                tool_name=info[4],
+                source=info[5] or "",
+                model=info[6],
+                session_started=info[7],
+                session_title=info[8],
+                snippet=snippet,
+                spans=spans,
+                raw_snippet=raw,
+                score=row.score,
+                path=path,
+            )
+        )
+    return hits
+
+
+def search(
+    db: "SessionDB",
+    query: str,
+    *,
+    limit: int = 20,
+    offset: int = 0,
+    sort: str = "auto",
+    source_filter: Sequence[str] | None = None,
+    exclude_sources: Sequence[str] | None = None,
+    role_filter: Sequence[str] | None = None,
+    prefix_last: bool = False,
+    budget_ms: float = DEFAULT_BUDGET_MS,
+) -> "SearchResult":
+    """Structured, latency-bounded search for the UI (see the module docstring).
+
+    ``sort``: ``auto`` (bm25 when affordable, else bm25 over the newest matches, or newest
+    first for near-universal terms), ``rank`` (exact bm25 over every match, like
+    :func:`search_messages`; may be slow for very common words) or ``newest``.
+    ``prefix_last=True`` treats the last plain word (≥ 3 characters) as a prefix, for
+    search-as-you-type: ``dock`` finds ``docker``. Filters as in SR-4. Never raises on the
+    query text: failures are reported in ``error``.
+    """
+    from .models import SearchResult
+
+    started = time.perf_counter()
+    if sort not in _SORTS:
+        raise ValueError(f"sort must be one of {', '.join(_SORTS)}")
+    limit = _safe_int(limit, 20)
+    offset = _safe_int(offset, 0)
+    text = query if isinstance(query, str) else ""
+    result = SearchResult(query=text, sort=sort, limit=limit, offset=offset)
+
+    def done(**changes: Any) -> "SearchResult":
+        changes["elapsed_ms"] = round((time.perf_counter() - started) * 1000.0, 3)
+        return result.model_copy(update=changes)
+
+    if not text.strip():
+        return done(note="empty query")
+    try:
+        q = sanitize_fts5_query(text)
+        if prefix_last and q:
+            q = apply_prefix_last(q)
+    except Exception:  # pragma: no cover - pure string work
+        q = ""
+    if not q:
+        return done(note="query had nothing searchable")
+    filters, params = _filter_sql(source_filter, exclude_sources, role_filter)
+
+    def run(conn: sqlite3.Connection) -> "SearchResult":
+        ctx = _Ctx(conn, filters, params, limit, offset, sort, _Budget(budget_ms))
+        if contains_cjk(q):
+            outcome, effective = _cjk_search(ctx, q)
+            if outcome is None:
+                return done(note="query had nothing searchable")
+        else:
+            parsed = parse_fts_query(q)
+            effective = parsed.render()
+            if not effective:
+                return done(note="query had nothing searchable")
+            outcome = _fts_engine(ctx, FTS_TABLE, effective, _unicode61_phrases(parsed), "fts5")
+            if (
+                outcome.total == 0
+                and len(text.strip()) >= 3
+                and parsed.terms
+                and all(len(pos.text) >= 3 for pos, _ in _positive_terms(parsed))
+            ):
+                retry = " ".join(item.render_substring() for item in parsed.items)
+                outcome = _fts_engine(
+                    ctx, TRIGRAM_TABLE, retry, _substring_phrases(parsed.groups()), "fts5+trigram",
+                    [pos.text for pos, _ in _positive_terms(parsed)],
+                )
+                effective = retry
+        hit_path = outcome.path.split("+")[-1]
+        hits = _hits(ctx, outcome.rows, hit_path)
+        return done(
+            effective_query=effective,
+            path=outcome.path,
+            ranking=outcome.ranking if outcome.rows or outcome.ranking else "",
+            hits=hits,
+            total_estimate=max(outcome.total, offset + len(hits)),
+            total_exact=outcome.exact,
+            has_more=outcome.has_more,
+            note="; ".join(ctx.notes) or None,
+        )
+
+    try:
+        return db._read(run)
+    except sqlite3.OperationalError as exc:
+        message = str(exc)
+        if "fts5" in message or "syntax" in message or "no such column" in message:
+            return done(error=f"query not understood: {message}")
+        return done(error=f"search failed: {message}")
+    except (sqlite3.Error, UnicodeError, ValueError, OverflowError, RecursionError) as exc:
+        return done(error=f"search failed: {exc}")
