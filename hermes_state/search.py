@@ -433,9 +433,15 @@ _LIKE_CLAUSE = (
 )
 
 
-def _like_clause(term: str) -> tuple[str, list[str]]:
+_LIKE_CLAUSE_NOT_NULL = (
+    "(COALESCE(m.content, '') LIKE ? ESCAPE '\\' OR COALESCE(m.tool_name, '') LIKE ? ESCAPE '\\' "
+    "OR COALESCE(m.tool_calls, '') LIKE ? ESCAPE '\\')"
+)
+
+
+def _like_clause(term: str, not_null: bool = False) -> tuple[str, list[str]]:
     pattern = "%" + escape_like(term) + "%"
-    return _LIKE_CLAUSE, [pattern, pattern, pattern]
+    return (_LIKE_CLAUSE_NOT_NULL if not_null else _LIKE_CLAUSE), [pattern, pattern, pattern]
 
 
 def _filter_sql(
@@ -1036,8 +1042,8 @@ def _fts_engine(
         rows = ctx.conn.execute(sql, [match, *ctx.params, ctx.limit + 1, ctx.offset]).fetchall()
         out = [to_row(r[0], r[1], -float(r[2])) for r in rows[: ctx.limit]]
         more = len(rows) > ctx.limit
-        if exact and not ctx.filtered:
-            pass
+        if not more and (out or ctx.offset == 0):
+            return _Outcome(out, "bm25", ctx.offset + len(out), True, False, path)
         return _Outcome(out, "bm25", total, exact and not ctx.filtered, more, path)
 
     # newest first
@@ -1055,10 +1061,10 @@ def _fts_engine(
 
 def _window(ctx, table, match, phrases, path, total, exact, to_row, substring_terms) -> _Outcome:
     """bm25 (Python, probed IDF) over the newest ``WINDOW`` matches; older ones follow."""
-    window_size = max(WINDOW, ctx.offset + ctx.limit + 1)
     sql = _scan_sql(table, ctx, "rowid")
-    rows = list(_iter_rows(ctx, sql, [match, *ctx.params], window_size, True))
-    complete = len(rows) < window_size and not ctx.budget.exhausted
+    rows = list(_iter_rows(ctx, sql, [match, *ctx.params], WINDOW + 1, True))
+    complete = len(rows) <= WINDOW and not ctx.budget.exhausted
+    rows = rows[:WINDOW]
     n_rows = ctx.row_count(table)
     idfs = [_idf(p.df, n_rows) for p in phrases]
     # Only tf and document length are needed here; the page's snippets are built later.
@@ -1082,15 +1088,26 @@ def _window(ctx, table, match, phrases, path, total, exact, to_row, substring_te
     scored.sort(key=lambda item: (-item[0], -item[1]))
     start, stop = ctx.offset, ctx.offset + ctx.limit
     page = [to_row(rowid, marked, score) for score, rowid, marked in scored[start:stop]]
-    more = len(scored) > stop
     if complete:
         if ctx.filtered:
             total, exact = len(rows), True
-        return _Outcome(page, "bm25", total, exact, more, path)
-    ranking = "bm25-recent-window"
+        return _Outcome(page, "bm25", total, exact, len(scored) > stop, path)
     if ctx.budget.exhausted:
         ctx.notes.append(f"ranked the newest {len(rows)} matches (time budget)")
-    return _Outcome(page, ranking, total, exact and not ctx.filtered, True if rows else more, path)
+        return _Outcome(page, "bm25-recent-window", total, False, len(scored) > stop, path)
+    # Past the window, older matches follow newest first: a stable order for paging.
+    more = len(scored) > stop
+    if len(page) < ctx.limit and rows:
+        skip = max(0, ctx.offset - len(scored))
+        need = ctx.limit - len(page)
+        older_sql = _scan_sql(table, ctx, "rowid", extra=f" AND {table}.rowid < ?")
+        oldest = min(int(r[0]) for r in rows)
+        older = list(
+            _iter_rows(ctx, older_sql, [match, oldest, *ctx.params], skip + need + 1, True)
+        )
+        page += [to_row(r[0], r[1], None) for r in older[skip : skip + need]]
+        more = len(older) > skip + need
+    return _Outcome(page, "bm25-recent-window", total, exact and not ctx.filtered, more, path)
 
 
 # ---------------------------------------------------------------------------- CJK (search)
@@ -1209,7 +1226,8 @@ def _like_search(ctx: _Ctx, groups, terms: list[str]) -> _Outcome:
             parts.append(clause)
             params.extend(values)
             for neg in negs:
-                clause, values = _like_clause(neg.text)
+                # NOT over NULL columns would be NULL: compare against '' instead.
+                clause, values = _like_clause(neg.text, not_null=True)
                 parts.append("NOT " + clause)
                 params.extend(values)
         group_sql.append("(" + " AND ".join(parts) + ")")

@@ -1,0 +1,334 @@
+"""SessionDB.search: the structured, latency-bounded search for the UI (issue #3 item 3-5)."""
+
+from __future__ import annotations
+
+import pytest
+
+from hermes_state import SessionDB
+from hermes_state import search as search_mod
+from hermes_state.models import SearchHit, SearchResult
+from hermes_state.search import apply_prefix_last, find_spans, make_snippet
+
+
+@pytest.fixture
+def db(tmp_path):
+    store = SessionDB(tmp_path / "state.db")
+    yield store
+    store.close()
+
+
+def add(db, sid, role, content, source="cli", tool_name=None, tool_calls=None):
+    if db.get_session(sid) is None:
+        db.create_session(sid, source)
+    return db.append_message(sid, role, content, tool_name=tool_name, tool_calls=tool_calls)
+
+
+def bulk(db, sid, contents, source="cli", role="user"):
+    """Insert many messages in one transaction (the FTS triggers still fire)."""
+    if db.get_session(sid) is None:
+        db.create_session(sid, source)
+    rows = [(sid, role, text, 1000.0 + i) for i, text in enumerate(contents)]
+    db._execute_write(
+        lambda conn: conn.executemany(
+            "INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, ?, ?, ?)", rows
+        )
+    )
+    return [r[0] for r in db._conn.execute("SELECT id FROM messages WHERE session_id = ? ORDER BY id", (sid,))]
+
+
+def hit_ids(result):
+    return [h.id for h in result.hits]
+
+
+# ----------------------------------------------------------------------------- shape
+
+
+def test_search_returns_typed_result_and_hits(db):
+    mid = add(db, "s1", "user", "Deploy docker containers")
+    db.set_session_title("s1", "Ops day")
+    result = db.search("docker")
+    assert isinstance(result, SearchResult)
+    assert result.path == "fts5" and result.ranking == "bm25"
+    assert result.query == "docker" and result.effective_query == "docker"
+    assert result.total_estimate == 1 and result.total_exact and not result.has_more
+    assert result.elapsed_ms > 0
+    (hit,) = result.hits
+    assert isinstance(hit, SearchHit)
+    assert (hit.id, hit.session_id, hit.role, hit.source, hit.session_title) == (mid, "s1", "user", "cli", "Ops day")
+    assert hit.session_started == db.get_session("s1")["started_at"]
+    assert hit.snippet.startswith("Deploy docker containers")
+    assert [hit.snippet[a:b] for a, b in hit.spans] == ["docker"]
+    assert hit.raw_snippet.startswith("Deploy >>>docker<<< containers")
+    assert hit.score is not None and hit.path == "fts5"
+
+
+def test_spans_are_exact_even_when_text_contains_marker_lookalikes(db):
+    add(db, "s1", "user", ">>> print('docker') <<< # doctest")
+    (hit,) = db.search("docker").hits
+    assert [hit.snippet[a:b] for a, b in hit.spans] == ["docker"]
+    assert hit.snippet.startswith(">>> print('docker') <<<")
+
+
+def test_nothing_searchable_is_a_note_not_an_error(db):
+    add(db, "s1", "user", "text")
+    for query in ["", "   ", "***", "-- !!", "AND"]:
+        result = db.search(query)
+        assert result.hits == [] and result.error is None and result.note
+        assert result.path == ""
+
+
+def test_no_match_is_exact_zero(db):
+    add(db, "s1", "user", "text")
+    result = db.search("zzqxjv")
+    assert result.hits == [] and result.total_estimate == 0 and result.total_exact
+    assert result.error is None
+
+
+def test_invalid_sort_is_a_programming_error(db):
+    with pytest.raises(ValueError):
+        db.search("x", sort="best")
+
+
+# ----------------------------------------------------------------------------- ranking
+
+
+def test_sort_rank_matches_search_messages_bm25_order(db):
+    bulk(db, "s", ["cache " + "filler " * 30, "cache cache cache", "some cache here", "cache"])
+    expected = [r["id"] for r in db.search_messages("cache")]
+    for sort in ("rank", "auto"):
+        result = db.search("cache", sort=sort)
+        assert result.ranking == "bm25"
+        assert hit_ids(result) == expected
+
+
+def test_sort_newest_orders_by_rowid_desc(db):
+    ids = bulk(db, "s", [f"cache item {i}" for i in range(10)])
+    result = db.search("cache", sort="newest", limit=4)
+    assert result.ranking == "newest"
+    assert hit_ids(result) == ids[::-1][:4]
+    assert result.has_more
+    assert all(h.score is None for h in result.hits)
+
+
+def test_window_ranking_when_bm25_would_be_expensive(db, monkeypatch):
+    monkeypatch.setattr(search_mod, "EXACT_BM25_MAX_ROWS", 5)
+    monkeypatch.setattr(search_mod, "WINDOW", 10)
+    contents = [f"alpha filler number {i} " + "pad " * 20 for i in range(40)]
+    contents[35] = "alpha alpha alpha"  # dense and short: best bm25 inside the window
+    contents[5] = "alpha alpha alpha alpha"  # better still, but outside the newest 10
+    ids = bulk(db, "s", contents + [f"unrelated {i}" for i in range(100)])
+    result = db.search("alpha", limit=5)
+    assert result.ranking == "bm25-recent-window"
+    assert result.hits[0].id == ids[35]
+    assert ids[5] not in hit_ids(result)
+    window_ids = set(ids[30:40])
+    assert set(hit_ids(result)) <= window_ids
+    # Paging is stable: the window's ranked order, then older matches newest first.
+    pages = []
+    for offset in range(0, 40, 5):
+        pages += hit_ids(db.search("alpha", limit=5, offset=offset))
+    assert len(pages) == len(set(pages)) == 40
+    assert set(pages[:10]) == window_ids
+    assert pages[10:] == ids[:30][::-1]
+
+
+def test_near_universal_terms_rank_newest_first(db, monkeypatch):
+    monkeypatch.setattr(search_mod, "EXACT_BM25_MAX_ROWS", 5)
+    ids = bulk(db, "s", [f"the thing {i}" for i in range(30)])
+    result = db.search("the", limit=3)
+    assert result.ranking == "newest"
+    assert hit_ids(result) == ids[::-1][:3]
+    assert result.total_estimate == 30
+
+
+def test_rank_mode_stays_exact_past_thresholds(db, monkeypatch):
+    monkeypatch.setattr(search_mod, "EXACT_BM25_MAX_ROWS", 5)
+    bulk(db, "s", [f"beta {'pad ' * (i % 7)}" for i in range(30)])
+    result = db.search("beta", sort="rank")
+    assert result.ranking == "bm25"
+    assert hit_ids(result) == [r["id"] for r in db.search_messages("beta")]
+
+
+def test_total_estimate_extrapolates_past_the_probe(db, monkeypatch):
+    monkeypatch.setattr(search_mod, "PROBE_ROWS", 10)
+    bulk(db, "s", [("gamma " if i % 2 else "delta ") + str(i) for i in range(200)])
+    result = db.search("gamma")
+    assert not result.total_exact
+    assert 60 <= result.total_estimate <= 140
+
+
+# ----------------------------------------------------------------------------- filters
+
+
+@pytest.mark.parametrize("query,path", [("docker", "fts5"), ("记忆断裂", "trigram"), ("通信", "trigram")])
+def test_filters_apply_on_every_path(db, query, path):
+    add(db, "cli1", "user", "docker 记忆断裂 通信", source="cli")
+    add(db, "tg1", "assistant", "docker 记忆断裂 通信", source="telegram")
+    add(db, "sig1", "user", "docker 记忆断裂 通信", source="signal")
+    assert db.search(query).path == path
+    assert len(db.search(query).hits) == 3
+    assert {h.source for h in db.search(query, source_filter=["telegram"]).hits} == {"telegram"}
+    assert db.search(query, source_filter=[]).hits == []
+    assert {h.source for h in db.search(query, exclude_sources=["cli", "signal"]).hits} == {"telegram"}
+    assert {h.role for h in db.search(query, role_filter=["assistant"]).hits} == {"assistant"}
+    filtered = db.search(query, source_filter=["signal"])
+    assert filtered.total_estimate == 1 and filtered.total_exact
+
+
+# ----------------------------------------------------------------------------- CJK / SR-16
+
+
+def test_trigram_path_for_three_cjk_characters(db):
+    mid = add(db, "s", "user", "关于记忆断裂的问题")
+    result = db.search("记忆断裂")
+    assert result.path == "trigram" and hit_ids(result) == [mid]
+    (hit,) = result.hits
+    assert [hit.snippet[a:b] for a, b in hit.spans] == ["记忆断裂"]
+
+
+def test_short_cjk_terms_found_through_trigram_expansion(db):
+    gx = add(db, "s", "user", "广西的山")
+    gl = add(db, "s", "user", "桂林米粉")
+    add(db, "s", "user", "别的")
+    result = db.search("广西 OR 桂林 OR 漓江")
+    assert result.path == "trigram" and result.ranking == "newest"
+    assert hit_ids(result) == [gl, gx]
+    assert [h.snippet[a:b] for h in result.hits for a, b in h.spans] == ["桂林", "广西"]
+
+
+def test_short_cjk_term_at_end_of_content_is_found(db):
+    mid = add(db, "s", "user", "问题是通信")
+    single = add(db, "s", "user", "信")
+    assert hit_ids(db.search("通信")) == [mid]
+    assert set(hit_ids(db.search("信"))) == {mid, single}
+
+
+def test_short_cjk_absent_term_is_answered_without_scanning(db):
+    bulk(db, "s", ["通信 " + str(i) for i in range(300)])
+    steps = {"n": 0}
+
+    def tick():
+        steps["n"] += 1
+        return 0
+
+    db._conn.set_progress_handler(tick, 100)
+    try:
+        result = db.search("鑫鑫")
+    finally:
+        db._conn.set_progress_handler(None, 0)
+    assert result.hits == [] and result.total_estimate == 0 and result.total_exact
+    assert steps["n"] < 50  # a full LIKE scan of 300 rows takes far more
+
+
+def test_hangul_short_tokens_and_or(db):
+    both = add(db, "s", "user", "서버 배포 완료")
+    server = add(db, "s", "user", "서버 점검")
+    deploy = add(db, "s", "user", "배포 준비")
+    # Implicit AND, as on the other paths; OR finds either.
+    assert hit_ids(db.search("서버 배포")) == [both]
+    assert set(hit_ids(db.search("서버 OR 배포"))) == {both, server, deploy}
+    assert hit_ids(db.search("서버 NOT 배포")) == [server]
+
+
+def test_like_fallback_when_a_short_token_is_too_frequent(db, monkeypatch):
+    monkeypatch.setattr(search_mod, "MAX_EXPANSION", 0)
+    a = add(db, "s", "user", "广西的山")
+    b = add(db, "s", "user", "广西 桂林")
+    result = db.search("广西")
+    assert result.path == "like" and result.ranking == "newest"
+    assert hit_ids(result) == [b, a]
+    assert hit_ids(db.search("广西 NOT 桂林")) == [a]
+    assert [h.snippet[a_:b_] for h in result.hits for a_, b_ in h.spans] == ["广西", "广西"]
+
+
+def test_latin_inside_cjk_reported_as_fts5_plus_trigram(db):
+    mid = add(db, "s", "user", "帮我修改youer服务端的配置")
+    result = db.search("youer")
+    assert result.path == "fts5+trigram" and hit_ids(result) == [mid]
+    assert [result.hits[0].snippet[a:b] for a, b in result.hits[0].spans] == ["youer"]
+
+
+@pytest.mark.parametrize(
+    "query,content",
+    [
+        ("TODO: fix", "TODO: fix the flaky test"),
+        (".env", "copy .env.example to .env"),
+        ("--force", "git push --force"),
+        ("user@example.com", "mail user@example.com"),
+        ("100%", "coverage is 100% now"),
+        ("a AND OR b", "a and b"),
+    ],
+)
+def test_sr16_repairs_apply_to_search_too(db, query, content):
+    mid = add(db, "s", "user", content)
+    assert hit_ids(db.search(query)) == [mid]
+
+
+def test_quoted_phrase_on_cjk_path(db):
+    phrase = add(db, "s", "user", "大别山 项目 启动")
+    add(db, "s", "user", "大别山 风景 和 项目")
+    assert hit_ids(db.search('"大别山 项目"')) == [phrase]
+
+
+# ----------------------------------------------------------------------------- prefix_last
+
+
+def test_prefix_last_makes_last_word_a_prefix(db):
+    mid = add(db, "s", "user", "Deploy docker containers")
+    # Without it, "dock" is no word: only the SR-16 substring retry finds it.
+    assert db.search("dock").path == "fts5+trigram"
+    result = db.search("dock", prefix_last=True)
+    assert result.path == "fts5"
+    assert hit_ids(result) == [mid] and result.effective_query == "dock*"
+    assert hit_ids(db.search("deploy cont", prefix_last=True)) == [mid]
+
+
+@pytest.mark.parametrize(
+    "query,expected",
+    [
+        ("dock", "dock*"),
+        ("deploy cont", "deploy cont*"),
+        ("do", "do"),  # under 3 characters
+        ('"dock"', '"dock"'),  # quoted
+        ("dock*", "dock*"),  # already a prefix
+        ("docker NOT", "docker NOT"),  # operator
+        ("部署服务", "部署服务"),  # CJK is matched as a substring anyway
+    ],
+)
+def test_apply_prefix_last_rules(query, expected):
+    assert apply_prefix_last(query) == expected
+
+
+# ----------------------------------------------------------------------------- snippets
+
+
+def test_make_snippet_picks_window_with_most_distinct_matches():
+    text = "docker " + "x " * 200 + "docker compose together " + "y " * 200
+    spans = find_spans(text, ["docker", "compose"])
+    snippet, out, raw = make_snippet(text, spans)
+    assert snippet.startswith("...") and snippet.endswith("...")
+    assert [snippet[a:b] for a, b in out] == ["docker", "compose"]
+    assert ">>>docker<<< >>>compose<<<" in raw
+    assert len(snippet) <= search_mod.SNIPPET_CHARS + 6
+
+
+def test_make_snippet_short_text_and_no_spans():
+    assert make_snippet("short\ttext\n", []) == ("short text ", [], "short text ")
+
+
+# ----------------------------------------------------------------------------- isolation
+
+
+def test_search_works_read_only_and_never_changes_the_schema(db, tmp_path):
+    add(db, "s", "user", "广西 docker 数据库")
+    schema = db._conn.execute("SELECT type, name, sql FROM sqlite_master ORDER BY name").fetchall()
+    ro = SessionDB(tmp_path / "state.db", read_only=True)
+    try:
+        for query in ["docker", "广西", "数据库", "鑫"]:
+            result = ro.search(query)
+            assert result.error is None
+        assert len(ro.search("广西").hits) == 1
+    finally:
+        ro.close()
+    db.search("广西")
+    assert db._conn.execute("SELECT type, name, sql FROM sqlite_master ORDER BY name").fetchall() == schema
