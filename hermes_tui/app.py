@@ -49,7 +49,7 @@ class HermesApp(App[str | None]):
     """The session browser."""
 
     TITLE = "Hermes Sessions"
-    CSS_PATH = [STYLES / "app.tcss"]
+    CSS_PATH = [STYLES / "app.tcss", STYLES / "screens.tcss"]
     ENABLE_COMMAND_PALETTE = True
     BINDINGS = [
         Binding("ctrl+p", "command_palette", "Commands", id="command_palette", show=False),
@@ -254,13 +254,19 @@ class HermesApp(App[str | None]):
         self.notify(f"{what} is not built yet.", severity="warning", timeout=3)
 
     def open_recap(self, session_id: str) -> None:
-        self._not_built("The resume recap")
+        from .screens.recap import RecapScreen
+
+        self.push_screen(RecapScreen(session_id))
 
     def open_transcript(self, session_id: str, *, message_id: int | None = None, query: str | None = None) -> None:
-        self._not_built("The transcript view")
+        from .screens.transcript import TranscriptScreen
+
+        self.push_screen(TranscriptScreen(session_id, message_id=message_id, query=query))
 
     def open_lineage(self, session_id: str) -> None:
-        self._not_built("The lineage tree")
+        from .screens.lineage import LineageScreen
+
+        self.push_screen(LineageScreen(session_id))
 
     def rename_session(self, session_id: str) -> None:
         self._not_built("Rename")

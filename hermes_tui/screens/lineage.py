@@ -1,0 +1,208 @@
+"""LineageScreen: the whole family of a session (issue 5 item 1, SPEC LI-1, LI-13).
+
+The tree comes from ``SessionDB.lineage_tree`` (root, compression continuations, branches,
+delegates, with edge kinds, live tips, the current node and broken-chain flags), read in a
+thread worker. It opens with the cursor on the session it was opened from; Enter opens the
+recap of the highlighted node, ``t`` its transcript, Esc goes back. When another process
+commits (``store_changed``) the tree is re-read and rebuilt with the cursor kept on the same
+session, so a new compression child appears without reopening.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, Static, Tree
+
+from hermes_state.lineage import EDGE_LABELS, EdgeKind
+from hermes_state.models import LineageNode
+from hermes_state.timefmt import relative_time
+
+from ..messages import DataChanged
+from ..textsafe import inert_line
+from ..widgets.lineage_tree import (
+    CAME_FROM,
+    LIVE_TIP,
+    LineageTree,
+    node_problems,
+    node_status,
+)
+
+if TYPE_CHECKING:
+    from ..app import HermesApp
+
+
+class LineageLoaded(Message):
+    def __init__(self, generation: int, family: LineageNode | None) -> None:
+        super().__init__()
+        self.generation = generation
+        self.family = family
+
+
+def _when(ts: float | None, now: float) -> str:
+    if not ts:
+        return "—"
+    try:
+        stamp = datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M")
+    except (OverflowError, OSError, ValueError):
+        return "?"
+    return f"{stamp} ({relative_time(ts, now=now)})"
+
+
+def family_summary(family: LineageNode) -> Text:
+    """One line about the whole family: sizes, edge kinds, and whether a chain is broken."""
+    nodes = list(family.walk())
+    kinds = {kind: 0 for kind in EdgeKind}
+    for node in nodes:
+        if node.edge is not None:
+            kinds[node.edge] += 1
+    messages = sum(n.message_count for n in nodes)
+    text = Text(no_wrap=True, overflow="ellipsis")
+    text.append("Lineage of ", style="dim")
+    text.append(inert_line(family.title) or family.id, style="bold")
+    text.append(f"   {len(nodes)} session{'s' if len(nodes) != 1 else ''} · {messages:,} messages", style="dim")
+    parts = []
+    for kind, label in ((EdgeKind.COMPRESSION, "compression"), (EdgeKind.BRANCH, "branch"),
+                        (EdgeKind.DELEGATE, "delegate"), (EdgeKind.OTHER, "other")):
+        if kinds[kind]:
+            parts.append(f"{kinds[kind]} {label}")
+    if parts:
+        text.append(" · " + ", ".join(parts), style="dim")
+    broken = [n for n in nodes if n.broken_parent or n.cycle]
+    if broken:
+        text.append(f"   ⚠ broken chain ({len(broken)} node{'s' if len(broken) != 1 else ''})", style="bold")
+    return text
+
+
+class LineageScreen(Screen):
+    """The family tree of ``session_id`` with a detail pane for the highlighted node."""
+
+    app: "HermesApp"
+
+    BINDINGS = [
+        Binding("t", "transcript", "Transcript", id="transcript"),
+        Binding("escape", "back", "Back", id="back"),
+        Binding("question_mark", "help", "Help", id="help"),
+    ]
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__()
+        self.session_id = session_id
+        self.family: LineageNode | None = None
+        self.generation = 0
+        self.loaded = False
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text("Loading lineage…", style="dim"), id="lineage-header")
+        with Vertical(id="lineage-panes"):
+            yield LineageTree(clock=self.app.clock, id="lineage-tree")
+            yield Static("", id="lineage-detail")
+        yield Footer()
+
+    @property
+    def tree(self) -> LineageTree:
+        return self.query_one(LineageTree)
+
+    def on_mount(self) -> None:
+        self.tree.focus()
+        self.load()
+
+    # ------------------------------------------------------------------ loading
+
+    @work(thread=True, group="lineage", exclusive=True, exit_on_error=False)
+    def load(self) -> None:
+        generation = self.generation
+        data = self.app.data
+        reader = data.reader
+        family = data._retry(lambda: reader.lineage_tree(self.session_id))
+        self.post_message(LineageLoaded(generation, family))
+
+    @on(LineageLoaded)
+    def _loaded(self, event: LineageLoaded) -> None:
+        if event.generation != self.generation:
+            return
+        header = self.query_one("#lineage-header", Static)
+        tree = self.tree
+        if event.family is None:
+            self.family = None
+            tree.clear()
+            tree.root.set_label(Text(f"Session {self.session_id} no longer exists.", style="bold"))
+            header.update(Text(f"Lineage of {self.session_id}: not found", style="bold"))
+            self._show_detail(None)
+            return
+        keep = tree.highlighted.id if (self.loaded and tree.highlighted is not None) else None
+        self.family = event.family
+        self.loaded = True
+        tree.show_family(event.family, select=keep)
+        header.update(family_summary(event.family))
+        self._show_detail(tree.highlighted)
+
+    def store_changed(self, event: DataChanged) -> None:
+        if event.database:
+            self.generation += 1
+            self.load()
+
+    # ------------------------------------------------------------------ detail
+
+    @on(Tree.NodeHighlighted)
+    def _highlighted(self, event: Tree.NodeHighlighted) -> None:
+        self._show_detail(event.node.data)
+
+    def _show_detail(self, node: LineageNode | None) -> None:
+        detail = self.query_one("#lineage-detail", Static)
+        if node is None:
+            detail.update(Text("No session.", style="dim"))
+            return
+        now = self.app.clock()
+        grid = Table.grid(padding=(0, 1), expand=True)
+        grid.add_column(style="dim", no_wrap=True)
+        grid.add_column(overflow="fold", ratio=1)
+        grid.add_column(style="dim", no_wrap=True)
+        grid.add_column(overflow="fold", ratio=1)
+        edge = EDGE_LABELS[node.edge] if node.edge is not None else "root"
+        grid.add_row("id", Text(inert_line(node.id)), "source", Text(inert_line(node.source)))
+        grid.add_row("edge", Text(edge), "parent", Text(inert_line(node.parent_session_id) or "—"))
+        grid.add_row("started", Text(_when(node.started_at, now)), "status", Text(node_status(node)))
+        grid.add_row("active", Text(_when(node.last_active, now)), "ended",
+                     Text(_when(node.ended_at, now) if node.ended_at is not None else "—"))
+        grid.add_row("messages", Text(f"{node.message_count:,}"), "children", Text(str(len(node.children))))
+        title = Text(inert_line(node.title) or "(untitled)", style="bold")
+        markers = []
+        if node.is_live_tip:
+            markers.append(LIVE_TIP)
+        if node.is_current:
+            markers.append(CAME_FROM)
+        markers.extend(node_problems(node))
+        if markers:
+            title.append("   " + "   ".join(markers), style="bold")
+        parts = [title, grid]
+        detail.update(Group(*parts))
+
+    # ------------------------------------------------------------------ actions
+
+    @on(Tree.NodeSelected)
+    def _selected(self, event: Tree.NodeSelected) -> None:
+        event.stop()
+        if event.node.data is not None:
+            self.app.open_recap(event.node.data.id)
+
+    def action_transcript(self) -> None:
+        node = self.tree.highlighted
+        if node is not None:
+            self.app.open_transcript(node.id)
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
+
+    def action_help(self) -> None:
+        self.app.action_show_help()

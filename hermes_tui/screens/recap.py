@@ -1,0 +1,169 @@
+"""RecapScreen: the resume recap of a session (issue 5 item 2, SPEC RC-*, BR-7).
+
+What is shown, and why:
+
+* **Which session.** The one asked for, redirected by LI-8 (``resolve_resume_session_id``): a
+  compression can leave an empty head whose transcript lives in its child, and resuming the
+  empty head would show nothing. We do *not* project forward to the compression tip here
+  (LI-9's first step): the browser list already shows tips, and a node chosen in the lineage
+  tree is shown as itself — the header then says which session is the live tip.
+* **Which messages.** RC-1: the conversation of that target from
+  ``get_messages_as_conversation(target)`` *without* ancestors (minus ``session_meta``). That
+  is what the resumed agent has in its context: a compression child starts from the summary
+  of its parent, not from the parent's messages.
+* **Lineage position.** ``#k of n``: the target's place in the root-to-tip chain of its
+  compression tip (LI-12 applied to the tip, so an intermediate segment reads ``#2 of 3``);
+  when the target is not on its tip's chain, the chain of the target itself.
+* **Minimal mode** (``recap.mode: minimal``, RC-9): the header only, no card.
+
+Keys: Enter resumes (the app exits with the session id, BR-7), ``t`` transcript, ``l`` lineage,
+Esc back.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer
+
+from hermes_state.recap import RecapConfig, build_recap
+
+from ..messages import DataChanged
+from ..widgets.recap_view import RecapData, RecapView, SessionHeader, recap_theme_for
+
+if TYPE_CHECKING:
+    from hermes_state.db import SessionDB
+
+    from ..app import HermesApp
+
+
+def read_recap(reader: "SessionDB", requested_id: str, config: RecapConfig) -> RecapData:
+    """Everything the recap screen shows, from the store (blocking: call from a worker)."""
+    target = reader.resolve_resume_session_id(requested_id)
+    summary = reader.get_summary(target)
+    if summary is None:
+        return RecapData(requested_id=requested_id, target_id=target, summary=None)
+    recap = None
+    if config.mode != "minimal":
+        conversation = [
+            m for m in reader.get_messages_as_conversation(target) if m.get("role") != "session_meta"
+        ]
+        recap = build_recap(conversation, config)
+    tip = reader.get_compression_tip(target)
+    chain = reader.get_session_chain(tip) if tip != target else []
+    if target not in chain:
+        chain = reader.get_session_chain(target)
+    return RecapData(
+        requested_id=requested_id,
+        target_id=target,
+        summary=summary,
+        recap=recap,
+        position=chain.index(target) + 1,
+        chain_length=len(chain),
+        tip_id=tip if tip != target else None,
+        chain=chain,
+    )
+
+
+class RecapLoaded(Message):
+    def __init__(self, generation: int, data: RecapData) -> None:
+        super().__init__()
+        self.generation = generation
+        self.data = data
+
+
+class RecapScreen(Screen):
+    """The header and "Previous Conversation" card of ``session_id``."""
+
+    app: "HermesApp"
+
+    BINDINGS = [
+        Binding("enter", "resume", "Resume", id="resume"),
+        Binding("t", "transcript", "Transcript", id="transcript"),
+        Binding("l", "lineage", "Lineage", id="lineage"),
+        Binding("escape", "back", "Back", id="back"),
+        Binding("question_mark", "help", "Help", id="help"),
+    ]
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__()
+        self.session_id = session_id
+        self.data: RecapData | None = None
+        self.generation = 0
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="recap-scroll"):
+            yield SessionHeader(clock=self.app.clock, id="recap-header")
+            yield RecapView(id="recap-card")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#recap-scroll").focus()
+        self.load()
+
+    @property
+    def minimal(self) -> bool:
+        return self.app.config.recap.mode == "minimal"
+
+    @work(thread=True, group="recap", exclusive=True, exit_on_error=False)
+    def load(self) -> None:
+        generation = self.generation
+        data = self.app.data
+        reader = data.reader
+        result = data._retry(lambda: read_recap(reader, self.session_id, self.app.config.recap))
+        result.lane = self.app.lane_for(result.target_id)
+        self.post_message(RecapLoaded(generation, result))
+
+    @on(RecapLoaded)
+    def _loaded(self, event: RecapLoaded) -> None:
+        if event.generation != self.generation:
+            return
+        self.data = event.data
+        self.query_one(SessionHeader).show(event.data)
+        card = self.query_one(RecapView)
+        if event.data.summary is None:
+            card.display = False
+            return
+        card.show(event.data.recap, minimal=self.minimal, theme=recap_theme_for(self.app.current_theme))
+
+    def store_changed(self, event: DataChanged) -> None:
+        self.generation += 1
+        self.load()
+
+    # ------------------------------------------------------------------ actions
+
+    def _target(self) -> str | None:
+        if self.data is None:
+            self.notify("Still loading…", timeout=1.5)
+            return None
+        if self.data.summary is None:
+            self.notify("This session no longer exists.", severity="warning", timeout=2)
+            return None
+        return self.data.target_id
+
+    def action_resume(self) -> None:
+        target = self._target()
+        if target:
+            self.app.resume(target)
+
+    def action_transcript(self) -> None:
+        target = self._target()
+        if target:
+            self.app.open_transcript(target)
+
+    def action_lineage(self) -> None:
+        target = self._target()
+        if target:
+            self.app.open_lineage(target)
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
+
+    def action_help(self) -> None:
+        self.app.action_show_help()

@@ -1,0 +1,218 @@
+"""TranscriptScreen: every message of one session (issue 5 item 3).
+
+Opened with ``t`` from the browser or the recap, and from a search hit with the hit's
+``message_id`` and the ``query``: the view then starts on that message, scrolled so its first
+match is visible, with every occurrence of the query's terms highlighted; ``n``/``N`` move
+between the messages that contain a match.
+
+The messages are read in a thread worker (the store blocks) and handed to the view in one
+message; a reload after another process committed (``store_changed``) keeps the cursor on the
+same message id and keeps following the end if the view was at the end.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.message import Message as TextualMessage
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from hermes_state.models import SessionSummary
+
+from ..messages import DataChanged
+from ..textsafe import inert_line
+from ..widgets.transcript_view import Entry, TranscriptView, make_entry, match_pattern, query_terms
+
+if TYPE_CHECKING:
+    from ..app import HermesApp
+
+
+class TranscriptLoaded(TextualMessage):
+    def __init__(self, generation: int, summary: SessionSummary | None, entries: list[Entry]) -> None:
+        super().__init__()
+        self.generation = generation
+        self.summary = summary
+        self.entries = entries
+
+
+class TranscriptScreen(Screen):
+    """All messages of ``session_id``; optionally opened at a search hit."""
+
+    app: "HermesApp"
+
+    BINDINGS = [
+        Binding("escape", "back", "Back", id="back"),
+        Binding("enter,o", "toggle", "Expand/collapse", id="transcript_toggle"),
+        Binding("a", "toggle_all", "Expand/collapse all", id="transcript_toggle_all"),
+        Binding("r", "toggle_reasoning", "Reasoning", id="transcript_reasoning"),
+        Binding("n", "next_match", "Next match", id="transcript_next_match"),
+        Binding("N", "previous_match", "Previous match", id="transcript_previous_match"),
+        Binding("question_mark", "help", "Help", id="help"),
+    ]
+
+    def __init__(self, session_id: str, *, message_id: int | None = None, query: str | None = None) -> None:
+        super().__init__()
+        self.session_id = session_id
+        self.message_id = message_id
+        self.search_query = (query or "").strip() or None
+        self.pattern = match_pattern(query_terms(self.search_query))
+        self.summary: SessionSummary | None = None
+        self.generation = 0
+        self.loaded = False
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text("Loading…", style="dim"), id="transcript-header")
+        yield TranscriptView(
+            clock=self.app.clock,
+            show_reasoning=self.app.config.show_reasoning,
+            query=self.search_query,
+            id="transcript",
+        )
+        yield Footer()
+
+    @property
+    def view(self) -> TranscriptView:
+        return self.query_one(TranscriptView)
+
+    def on_mount(self) -> None:
+        self.view.focus()
+        self.load()
+
+    # ------------------------------------------------------------------ loading
+
+    @work(thread=True, group="transcript", exclusive=True, exit_on_error=False)
+    def load(self) -> None:
+        generation = self.generation
+        data = self.app.data
+        reader = data.reader
+        summary = data._retry(lambda: reader.get_summary(self.session_id))
+        messages = data._retry(lambda: reader.get_message_models(self.session_id)) if summary else []
+        # Display text and match flags are derived here, off the event loop.
+        entries = [make_entry(message, self.pattern) for message in messages]
+        self.post_message(TranscriptLoaded(generation, summary, entries))
+
+    @on(TranscriptLoaded)
+    def _loaded(self, event: TranscriptLoaded) -> None:
+        if event.generation != self.generation:
+            return
+        view = self.view
+        self.summary = event.summary
+        if event.summary is None:
+            view.show_placeholder(f"Session {self.session_id} no longer exists.")
+            self._update_header()
+            return
+        first_load = not self.loaded
+        self.loaded = True
+        if first_load:
+            view.set_entries(event.entries)
+            self._open_at_target()
+        else:
+            current = view.current
+            at_end = view.scroll_offset.y >= view.max_scroll_y_for_total and (
+                not view.entries or view.cursor == len(view.entries) - 1
+            )
+            view.set_entries(event.entries, keep=current.id if current else None, follow=at_end)
+        self._update_header()
+
+    def _open_at_target(self) -> None:
+        view = self.view
+        if self.message_id is None:
+            return
+        index = view.index_of(self.message_id)
+        if index is None:
+            self.notify("That message is no longer in this session.", severity="warning", timeout=3)
+            return
+        if view.entries[index].has_match:  # type: ignore[index]
+            view.focus_match(index)
+        else:
+            view.cursor = index
+            view.scroll_to_message(index, anchor="top")
+
+    def store_changed(self, event: DataChanged) -> None:
+        if event.database:
+            self.generation += 1
+            self.load()
+
+    # ------------------------------------------------------------------ header
+
+    def _update_header(self) -> None:
+        header = Text(no_wrap=True, overflow="ellipsis")
+        summary = self.summary
+        view = self.view
+        if summary is None:
+            header.append(f"Transcript · {self.session_id}", style="bold")
+            if self.loaded or view.entries is None:
+                header.append("  (not found)", style="dim")
+            self.query_one("#transcript-header", Static).update(header)
+            return
+        header.append(inert_line(summary.title) or inert_line(summary.preview) or "(untitled)", style="bold")
+        count = len(view.entries or [])
+        header.append(
+            f"   {summary.id} · {inert_line(summary.source)} · {count} message{'s' if count != 1 else ''}",
+            style="dim",
+        )
+        line2 = Text(no_wrap=True, overflow="ellipsis")
+        line2.append("reasoning " + ("shown" if view.show_reasoning else "hidden"), style="dim")
+        line2.append(" (r) · tool calls ", style="dim")
+        collapsible = sum(1 for e in view.entries or [] if e.collapsible)
+        expanded = len(view.expanded)
+        state = "expanded" if collapsible and expanded == collapsible else (
+            "collapsed" if not expanded else f"{expanded} of {collapsible} expanded")
+        line2.append(state + " (enter, a: all)", style="dim")
+        if self.search_query:
+            matches = len(view.match_indices)
+            line2.append(" · ", style="dim")
+            line2.append(f"{matches} message{'s' if matches != 1 else ''} match ")
+            line2.append(f"“{inert_line(self.search_query)}”", style="bold")
+            position = view.match_position()
+            if position is not None:
+                line2.append(f" — match {position} of {matches} (n/N)")
+            elif matches:
+                line2.append(" (n/N)", style="dim")
+        self.query_one("#transcript-header", Static).update(Text("\n").join([header, line2]))
+
+    @on(TranscriptView.CursorMoved)
+    def _cursor_moved(self) -> None:
+        if self.summary is not None:
+            self._update_header()
+
+    # ------------------------------------------------------------------ actions
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
+
+    def action_toggle(self) -> None:
+        if not self.view.toggle():
+            self.notify("Nothing to expand in this message.", timeout=1.5)
+        self._update_header()
+
+    def action_toggle_all(self) -> None:
+        self.view.toggle_all()
+        self._update_header()
+
+    def action_toggle_reasoning(self) -> None:
+        self.view.set_show_reasoning(not self.view.show_reasoning)
+        self._update_header()
+
+    def _jump(self, direction: int) -> None:
+        if not self.search_query:
+            self.notify("No search query: open the transcript from a search hit.", timeout=2)
+            return
+        result = self.view.jump_to_match(direction)
+        if result is None:
+            self.notify(f"No message matches “{inert_line(self.search_query)}”.", timeout=2, markup=False)
+        self._update_header()
+
+    def action_next_match(self) -> None:
+        self._jump(1)
+
+    def action_previous_match(self) -> None:
+        self._jump(-1)
+
+    def action_help(self) -> None:
+        self.app.action_show_help()

@@ -1,0 +1,146 @@
+"""LineageTree: a session family as a Textual ``Tree`` (SPEC LI-1, LI-13).
+
+Each node is one session; its label (built as rich ``Text`` from data, never markup) shows the
+kind of edge from its parent, the title, the id, the message count, the time span (started →
+last active, relative to the injected clock), the status/end reason and markers: ``● live tip``
+for the live end of a compression chain, ``◀ you came from here`` for the session the tree was
+opened from, and a warning for a broken chain (missing parent, cycle).
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from rich.style import Style
+from rich.text import Text
+from textual.binding import Binding
+from textual.widgets import Tree
+from textual.widgets.tree import TreeNode
+
+from hermes_state.lineage import EdgeKind
+from hermes_state.models import LineageNode
+from hermes_state.timefmt import relative_time
+
+from ..textsafe import inert_line
+
+#: Short edge tags for the tree (the detail pane shows the full LI-1 label).
+EDGE_TAGS = {
+    None: "◉ root",
+    EdgeKind.COMPRESSION: "⟳ compression",
+    EdgeKind.BRANCH: "⑂ branch",
+    EdgeKind.DELEGATE: "⇢ delegate",
+    EdgeKind.OTHER: "· child",
+}
+
+LIVE_TIP = "● live tip"
+CAME_FROM = "◀ you came from here"
+BROKEN_PARENT = "⚠ parent missing"
+CYCLE = "⚠ parent links loop"
+
+
+def node_status(node: LineageNode) -> str:
+    if node.ended_at is None:
+        return "live"
+    return f"ended: {inert_line(node.end_reason)}" if node.end_reason else "ended"
+
+
+def time_span(node: LineageNode, now: float) -> str:
+    started = relative_time(node.started_at, now=now)
+    last = relative_time(node.last_active or node.started_at, now=now)
+    return started if started == last else f"{started} → {last}"
+
+
+def node_problems(node: LineageNode) -> list[str]:
+    problems = []
+    if node.broken_parent:
+        problems.append(f"{BROKEN_PARENT} ({inert_line(node.parent_session_id)})")
+    if node.cycle:
+        problems.append(f"{CYCLE} (cycle)")
+    return problems
+
+
+class LineageTree(Tree[LineageNode]):
+    """The family of a session; Enter posts ``NodeSelected`` (the screen opens the recap)."""
+
+    BINDINGS = [
+        Binding("enter", "select_cursor", "Open recap", id="lineage_open"),
+    ]
+
+    COMPONENT_CLASSES = Tree.COMPONENT_CLASSES | {
+        "lineage-tree--title",
+        "lineage-tree--meta",
+        "lineage-tree--edge",
+        "lineage-tree--edge-compression",
+        "lineage-tree--edge-branch",
+        "lineage-tree--edge-delegate",
+        "lineage-tree--live-tip",
+        "lineage-tree--current",
+        "lineage-tree--broken",
+    }
+
+    def __init__(self, *, clock: Callable[[], float], id: str | None = None) -> None:
+        super().__init__("", id=id)
+        self.clock = clock
+        self.auto_expand = False
+        self.guide_depth = 3
+        self.family: LineageNode | None = None
+
+    # ------------------------------------------------------------------ labels
+
+    def _part(self, name: str) -> Style:
+        return self.get_component_rich_style(f"lineage-tree--{name}", partial=True)
+
+    def node_label(self, node: LineageNode) -> Text:
+        now = self.clock()
+        text = Text(no_wrap=True, end="")
+        edge_class = {
+            EdgeKind.COMPRESSION: "edge-compression",
+            EdgeKind.BRANCH: "edge-branch",
+            EdgeKind.DELEGATE: "edge-delegate",
+        }.get(node.edge, "edge")
+        text.append(f"{EDGE_TAGS.get(node.edge, '· child')}  ", style=self._part(edge_class))
+        text.append(inert_line(node.title) or "(untitled)", style=self._part("title"))
+        count = f"{node.message_count} msg" + ("" if node.message_count == 1 else "s")
+        text.append(f"  · {count} · {time_span(node, now)} · {node_status(node)}", style=self._part("meta"))
+        if node.is_live_tip:
+            text.append(f"  {LIVE_TIP}", style=self._part("live-tip"))
+        if node.is_current:
+            text.append(f"  {CAME_FROM}", style=self._part("current"))
+        for problem in node_problems(node):
+            text.append(f"  {problem}", style=self._part("broken"))
+        # The id comes last: on a narrow terminal it is what gets cut (the detail pane has it).
+        text.append(f"  {inert_line(node.id)}", style=self._part("meta"))
+        return text
+
+    # ------------------------------------------------------------------ data
+
+    def show_family(self, family: LineageNode, *, select: str | None = None) -> None:
+        """Replace the tree with ``family``; put the cursor on ``select`` (else the current
+        node, else the root)."""
+        self.family = family
+        self.clear()
+        self.root.set_label(self.node_label(family))
+        self.root.data = family
+        nodes: dict[str, TreeNode[LineageNode]] = {family.id: self.root}
+
+        def add(parent: TreeNode[LineageNode], node: LineageNode, depth: int) -> None:
+            for child in node.children:
+                if child.id in nodes or depth > 200:
+                    continue  # build_tree places each node once; stay safe regardless
+                branch = parent.add(self.node_label(child), data=child, expand=True,
+                                    allow_expand=bool(child.children))
+                nodes[child.id] = branch
+                add(branch, child, depth + 1)
+
+        add(self.root, family, 0)
+        self.root.allow_expand = bool(family.children)
+        self.root.expand_all()
+        current = next((n.id for n in family.walk() if n.is_current), None)
+        target = nodes.get(select or "") or nodes.get(current or "") or self.root
+        _ = self.last_line  # lay the lines out now so the cursor can be placed
+        self.move_cursor(target)
+
+    @property
+    def highlighted(self) -> LineageNode | None:
+        node = self.cursor_node
+        return node.data if node is not None else None

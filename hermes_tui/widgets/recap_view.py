@@ -1,0 +1,157 @@
+"""Widgets of the resume recap: the session header and the "Previous Conversation" card.
+
+The card is ``hermes_state.recap.render_recap_panel`` (SPEC RC-8) — the same renderer the CLI
+uses — so glyphs, indents, dimming and the "... N earlier messages ..." line are exactly the
+spec's. Its colours are the RC-8 defaults on dark themes; on light themes (where cornsilk text
+would be unreadable) they are mapped to the Textual theme's colours, as RC-8 allows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Callable, Optional
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+from textual.widgets import Static
+
+from hermes_state.models import SessionSummary
+from hermes_state.recap import Recap, RecapTheme, render_recap_panel
+from hermes_state.timefmt import relative_time
+
+from ..textsafe import inert_line
+
+
+@dataclass
+class RecapData:
+    """Everything the recap screen shows, read in one worker pass."""
+
+    requested_id: str
+    #: The session the recap describes and Enter resumes (LI-8 applied to ``requested_id``).
+    target_id: str
+    summary: Optional[SessionSummary]
+    recap: Optional[Recap] = None
+    #: 1-based position of the target in its lineage chain, and the chain's length.
+    position: int = 1
+    chain_length: int = 1
+    #: The live tip of the target's compression chain, when it is another session.
+    tip_id: Optional[str] = None
+    #: Ids of the chain (root first), for the header.
+    chain: list[str] = field(default_factory=list)
+    lane: Any = None
+
+
+def _when(ts: float | None, now: float) -> str:
+    if not ts:
+        return "—"
+    try:
+        stamp = datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M")
+    except (OverflowError, OSError, ValueError):
+        return "?"
+    return f"{stamp} ({relative_time(ts, now=now)})"
+
+
+class SessionHeader(Static):
+    """Title, id, source, model, times, counts, lineage position and gateway lane."""
+
+    def __init__(self, *, clock: Callable[[], float], id: str | None = None) -> None:
+        super().__init__(Text("Loading…", style="dim"), id=id)
+        self.clock = clock
+        self.data: RecapData | None = None
+
+    def show(self, data: RecapData) -> None:
+        self.data = data
+        self.update(self.build(data))
+
+    def build(self, data: RecapData) -> RenderableType:
+        summary = data.summary
+        if summary is None:
+            return Text(f"Session {data.requested_id} no longer exists.", style="bold")
+        now = self.clock()
+        title = Text(inert_line(summary.title) or inert_line(summary.preview) or "(untitled)", style="bold")
+        grid = Table.grid(padding=(0, 2))
+        grid.add_column(style="dim", no_wrap=True)
+        grid.add_column(overflow="fold")
+        grid.add_column(style="dim", no_wrap=True)
+        grid.add_column(overflow="fold")
+
+        status = Text("live", style="bold") if summary.is_live else Text(summary.status)
+        messages = f"{summary.message_count:,}  ({summary.tool_call_count:,} tool calls)"
+        tokens = f"{summary.input_tokens:,} in / {summary.output_tokens:,} out"
+        lineage = f"#{data.position} of {data.chain_length}"
+        rows: list[tuple[str, Any, str, Any]] = [
+            ("id", Text(summary.id), "source", Text(inert_line(summary.source))),
+            ("started", Text(_when(summary.started_at, now)), "model", Text(inert_line(summary.model) or "—")),
+            ("last active", Text(_when(summary.last_active, now)), "status", status),
+            ("messages", Text(messages), "tokens", Text(tokens)),
+        ]
+        lineage_text = Text(lineage)
+        if data.chain_length > 1:
+            lineage_text.append(f"  (root {data.chain[0]})", style="dim")
+        notes = Text()
+        if data.target_id != data.requested_id:
+            notes.append(f"{data.requested_id} has no messages; showing {data.target_id}", style="italic")
+        if data.tip_id and data.tip_id != data.target_id:
+            if notes:
+                notes.append("\n")
+            notes.append("continues after compression in ", style="italic")
+            notes.append(data.tip_id, style="bold")
+            notes.append(" (the live tip)", style="italic")
+        rows.append(("lineage", lineage_text, "", Text("")))
+        for left, lvalue, right, rvalue in rows:
+            grid.add_row(left, lvalue, right, rvalue)
+        parts: list[RenderableType] = [title, grid]
+        if notes:
+            parts.append(notes)
+        if data.lane is not None:
+            parts.append(self._lane(data.lane))
+        return Group(*parts)
+
+    def _lane(self, lane: Any) -> RenderableType:
+        grid = Table.grid(padding=(0, 2))
+        grid.add_column(style="dim", no_wrap=True)
+        grid.add_column(overflow="fold")
+        grid.add_row("gateway lane", Text(inert_line(getattr(lane, "session_key", "")), style="bold"))
+        for label, attr in (("from", "description"), ("sharing", "sharing_text"),
+                            ("flags", "flags_text"), ("reset", "next_reset_sentence")):
+            value = getattr(lane, attr, None)
+            if value:
+                grid.add_row(label, Text(inert_line(str(value))))
+        return grid
+
+
+class RecapView(Static):
+    """The "Previous Conversation" card (RC-8), or a one-line reason why there is none."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__("", id=id)
+        self.recap: Recap | None = None
+
+    def show(self, recap: Recap | None, *, minimal: bool, theme: RecapTheme) -> None:
+        self.recap = recap
+        if minimal:
+            # RC-9: minimal mode shows no recap at all.
+            self.display = False
+            return
+        self.display = True
+        if recap is None:
+            self.update(Text("  No messages yet — nothing to recap.", style="dim italic"))
+        else:
+            self.update(render_recap_panel(recap, theme))
+
+
+def recap_theme_for(app_theme: Any) -> RecapTheme:
+    """The RC-8 palette on dark themes; the Textual theme's colours on light ones."""
+    if app_theme is None or getattr(app_theme, "dark", True):
+        return RecapTheme()
+    try:
+        return RecapTheme(
+            user=app_theme.warning or RecapTheme().user,
+            assistant=app_theme.success or RecapTheme().assistant,
+            border=app_theme.secondary or app_theme.primary,
+            text=app_theme.foreground or "default",
+        )
+    except Exception:  # a theme colour Rich cannot parse: keep the spec's palette
+        return RecapTheme()

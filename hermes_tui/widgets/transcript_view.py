@@ -1,0 +1,834 @@
+"""TranscriptView: every message of a session in one virtual, line-based scroll view.
+
+Design (so a 5,000-message session opens at once):
+
+* No widget per message. The view is a :class:`~textual.scroll_view.ScrollView` that draws
+  only the lines on screen (``render_line``).
+* Each message is a *block* of display lines. Its height is computed from plain strings with
+  a small word-wrapper (:func:`wrap_offsets`), which is cheap; the styled lines (rich ``Text``
+  with role styles and match highlights) are built only when a block is drawn, and kept in a
+  small LRU cache. Because both use the same wrapper on the same strings, the height always
+  equals the number of drawn lines.
+* Heights are recomputed when the width changes or a block is expanded/collapsed (one block)
+  or everything is toggled (all blocks; still only string arithmetic).
+
+Content is data: every string goes through :func:`~hermes_tui.textsafe.inert_block` /
+``inert_line`` (which keep string lengths, so match spans found on the text stay valid) and is
+appended to ``Text`` objects, never parsed as markup.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from bisect import bisect_right
+from collections import OrderedDict
+from dataclasses import dataclass
+from datetime import datetime
+from itertools import accumulate
+from typing import Callable, Sequence
+
+from rich.cells import cell_len
+from rich.style import Style
+from rich.text import Text
+from textual.binding import Binding
+from textual.events import Click
+from textual.geometry import Size
+from textual.message import Message as TextualMessage
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from hermes_state.models import Message
+from hermes_state.timefmt import relative_time
+
+from ..textsafe import inert_block, inert_line
+
+# ---------------------------------------------------------------------------- text helpers
+
+_JSON_PREFIX = "\x00json:"
+_WORD_RE = re.compile(r"\s*\S+\s*|\s+")
+_FTS_OPERATORS = {"AND", "OR", "NOT", "NEAR"}
+_TERM_RE = re.compile(r'"([^"]*)"|(\S+)')
+_TERM_TRIM = "*^+-():{}[],;"
+
+
+def query_terms(query: str | None) -> list[str]:
+    """The terms of a search query to highlight: quoted phrases and bare words.
+
+    FTS operators (``AND``, ``OR``, ``NOT``, ``NEAR``), column filters (``content:``) and
+    prefix stars are dropped; the longest terms come first so overlapping terms highlight
+    the longer match.
+    """
+    if not query:
+        return []
+    terms: list[str] = []
+    for phrase, word in _TERM_RE.findall(query):
+        term = phrase if phrase else word
+        if not phrase:
+            if term in _FTS_OPERATORS:
+                continue
+            if ":" in term and not term.startswith(":"):
+                term = term.split(":", 1)[1]
+            term = term.strip(_TERM_TRIM)
+        term = term.strip()
+        if term and term.lower() not in (t.lower() for t in terms):
+            terms.append(term)
+    terms.sort(key=len, reverse=True)
+    return terms
+
+
+def match_pattern(terms: Sequence[str]) -> re.Pattern[str] | None:
+    """One case-insensitive pattern for every term (longest first), or None."""
+    if not terms:
+        return None
+    return re.compile("|".join(re.escape(t) for t in terms), re.IGNORECASE)
+
+
+def match_spans(pattern: re.Pattern[str] | None, text: str) -> list[tuple[int, int]]:
+    if pattern is None or not text:
+        return []
+    return [(m.start(), m.end()) for m in pattern.finditer(text) if m.end() > m.start()]
+
+
+def wrap_offsets(text: str, width: int) -> list[tuple[int, int]]:
+    """Display lines of ``text`` as ``(start, end)`` offsets: split at newlines, then word
+    wrapped to ``width`` cells, words longer than a line folded. Never returns an empty list.
+
+    ASCII lines (one cell per character) take a fast path that only looks for spaces; other
+    lines are measured in terminal cells (CJK characters take two).
+    """
+    width = max(1, width)
+    out: list[tuple[int, int]] = []
+    start = 0
+    for line in text.split("\n"):
+        length = len(line)
+        if length <= width and (line.isascii() or cell_len(line) <= width):
+            out.append((start, start + length))
+        elif line.isascii():
+            _wrap_ascii(line, start, width, out)
+        else:
+            _wrap_line(line, start, width, out)
+        start += length + 1
+    return out
+
+
+def _wrap_ascii(line: str, base: int, width: int, out: list[tuple[int, int]]) -> None:
+    """Greedy word wrap of an ASCII line: break at the last space that fits, else fold.
+    Spaces at a break stay at the end of the line they follow (cropped when drawn)."""
+    position = 0
+    length = len(line)
+    while length - position > width:
+        limit = position + width
+        cut = line.rfind(" ", position + 1, limit + 1)
+        if cut <= position:
+            cut = limit  # no space to break at: fold the word
+        else:
+            cut += 1  # keep the space on this line
+            while cut < length and line[cut] == " ":
+                cut += 1
+        out.append((base + position, base + cut))
+        position = cut
+    if position < length:
+        out.append((base + position, base + length))
+
+
+def _wrap_line(line: str, base: int, width: int, out: list[tuple[int, int]]) -> None:
+    line_start = 0  # offset in `line` of the current display line
+    used = 0  # cells used on the current display line
+    for match in _WORD_RE.finditer(line):
+        word = match.group()
+        word_start = match.start()
+        visible = cell_len(word.rstrip())
+        if used + visible <= width:
+            used += cell_len(word)
+            continue
+        if used and visible <= width:
+            out.append((base + line_start, base + word_start))
+            line_start = word_start
+            used = cell_len(word)
+            continue
+        # A word longer than the line (or at the start of one): fold it by cells.
+        if used:
+            out.append((base + line_start, base + word_start))
+            line_start = word_start
+            used = 0
+        position = word_start
+        for char in word:
+            w = cell_len(char)
+            if used + w > width and used:
+                if char.isspace():
+                    used += w  # trailing spaces stay on the line; they are cropped when drawn
+                    position += 1
+                    continue
+                out.append((base + line_start, base + position))
+                line_start = position
+                used = 0
+            used += w
+            position += 1
+    out.append((base + line_start, base + len(line)))
+
+
+def content_text(content: str | None) -> str:
+    """Stored content as display text (multimodal ``\\x00json:`` content decoded)."""
+    if not content:
+        return ""
+    if content.startswith(_JSON_PREFIX):
+        try:
+            parts = json.loads(content[len(_JSON_PREFIX):])
+        except ValueError:
+            return content
+        if isinstance(parts, str):
+            return parts
+        if isinstance(parts, list):
+            pieces = []
+            for part in parts:
+                if isinstance(part, str):
+                    pieces.append(part)
+                elif isinstance(part, dict):
+                    if part.get("type") in ("image_url", "input_image", "image"):
+                        pieces.append("[image]")
+                    elif isinstance(part.get("text"), str):
+                        pieces.append(part["text"])
+            return " ".join(p for p in pieces if p)
+    return content
+
+
+def _calls(message: Message) -> list[dict]:
+    calls = message.tool_calls
+    if not calls:
+        return []
+    if isinstance(calls, str):
+        try:
+            calls = json.loads(calls)
+        except ValueError:
+            return []
+    if isinstance(calls, dict):
+        calls = [calls]
+    return [c for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
+
+
+def _call_name(call: dict) -> str:
+    fn = call.get("function")
+    name = (fn.get("name") if isinstance(fn, dict) else None) or call.get("name")
+    return name if isinstance(name, str) and name else "unknown"
+
+
+def _raw_arguments(call: dict) -> str:
+    fn = call.get("function")
+    args = fn.get("arguments") if isinstance(fn, dict) else call.get("arguments")
+    if args is None:
+        return ""
+    if isinstance(args, str):
+        return args
+    try:
+        return json.dumps(args, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return str(args)
+
+
+def pretty_arguments(raw: str) -> str:
+    """Tool-call arguments for display: JSON pretty-printed, anything else as it is."""
+    if not raw:
+        return ""
+    try:
+        decoded = json.loads(raw)
+    except ValueError:
+        return raw
+    try:
+        return json.dumps(decoded, indent=2, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return raw
+
+
+ROLE_NAMES = {"user": "You", "assistant": "Hermes", "tool": "Tool", "system": "System"}
+ROLE_GLYPHS = {"user": "●", "assistant": "◆", "tool": "⚙", "system": "■"}
+
+
+# ---------------------------------------------------------------------------- blocks
+
+@dataclass
+class Piece:
+    """A run of display lines of one block: ``kind`` picks the style, ``wrap`` says whether
+    the text is word-wrapped (else it is one line, cut with an ellipsis)."""
+
+    kind: str
+    text: str
+    indent: int
+    wrap: bool = True
+    searchable: bool = True
+
+
+@dataclass
+class Call:
+    name: str
+    call_id: str
+    raw: str  # arguments as stored (usually one line of JSON)
+    _pretty: str | None = None
+
+    @property
+    def pretty(self) -> str:
+        """Arguments pretty-printed (computed on first use: only expanded calls need it)."""
+        if self._pretty is None:
+            self._pretty = inert_block(pretty_arguments(self.raw))
+        return self._pretty
+
+
+@dataclass
+class Entry:
+    """One message with the display text derived from it (computed once)."""
+
+    message: Message
+    body: str
+    reasoning: str
+    calls: list[Call]
+    has_match: bool = False
+    #: The match is only in text that is collapsed by default (tool result or arguments).
+    match_collapsed_only: bool = False
+
+    @property
+    def collapsible(self) -> bool:
+        return self.message.role == "tool" or bool(self.calls)
+
+
+# What inert_block would change (everything it maps except "\n"): most messages have none of
+# it, and a regex search is much cheaper than translating every character.
+_NEEDS_INERT = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def _block(text: str | None) -> str:
+    if not text:
+        return ""
+    return inert_block(text) if _NEEDS_INERT.search(text) else text
+
+
+def make_entry(message: Message, pattern: re.Pattern[str] | None) -> Entry:
+    body = _block(content_text(message.content))
+    reasoning = ""
+    if message.role == "assistant":
+        reasoning = _block(message.reasoning or message.reasoning_content or "")
+    calls = []
+    for call in _calls(message):
+        call_id = call.get("id")
+        calls.append(Call(
+            name=inert_line(_call_name(call)),
+            call_id=inert_line(call_id if isinstance(call_id, str) else ""),
+            raw=inert_line(_raw_arguments(call)),
+        ))
+    entry = Entry(message=message, body=body, reasoning=reasoning, calls=calls)
+    if pattern is not None:
+        in_body = bool(pattern.search(body))
+        in_args = any(
+            pattern.search(call.name)
+            or pattern.search(call.raw)
+            or ("\\u" in call.raw and pattern.search(call.pretty))
+            for call in calls
+        )
+        if message.role == "tool":
+            entry.has_match = in_body
+            entry.match_collapsed_only = in_body
+        else:
+            entry.has_match = in_body or in_args
+            entry.match_collapsed_only = in_args and not in_body
+    return entry
+
+
+# ---------------------------------------------------------------------------- the view
+
+class TranscriptView(ScrollView, can_focus=True):
+    """A session's messages; a cursor marks the focused message."""
+
+    BINDINGS = [
+        Binding("down,j", "next_message", "Next message", show=False, id="transcript_next_message"),
+        Binding("up,k", "previous_message", "Previous message", show=False, id="transcript_previous_message"),
+        Binding("home,g", "first_message", "First message", show=False, id="transcript_first"),
+        Binding("end,G", "last_message", "Last message", show=False, id="transcript_last"),
+        Binding("pageup", "page_up", "Page up", show=False, id="transcript_page_up"),
+        Binding("pagedown,space", "page_down", "Page down", show=False, id="transcript_page_down"),
+    ]
+
+    COMPONENT_CLASSES = {
+        "transcript--cursor",
+        "transcript--user",
+        "transcript--assistant",
+        "transcript--tool",
+        "transcript--system",
+        "transcript--other",
+        "transcript--meta",
+        "transcript--body",
+        "transcript--reasoning",
+        "transcript--summary",
+        "transcript--call",
+        "transcript--args",
+        "transcript--match",
+        "transcript--placeholder",
+    }
+
+    DEFAULT_CSS = """
+    TranscriptView { height: 1fr; overflow-x: hidden; scrollbar-gutter: stable; }
+    """
+
+    cursor: reactive[int] = reactive(0, always_update=True, init=False)
+
+    class CursorMoved(TextualMessage):
+        """The focused message changed (``index`` into the messages)."""
+
+        def __init__(self, index: int) -> None:
+            super().__init__()
+            self.index = index
+
+    def __init__(
+        self,
+        *,
+        clock: Callable[[], float],
+        show_reasoning: bool = False,
+        query: str | None = None,
+        id: str | None = None,
+    ) -> None:
+        super().__init__(id=id)
+        self.clock = clock
+        self.show_reasoning = show_reasoning
+        self.terms = query_terms(query)
+        self.pattern = match_pattern(self.terms)
+        self.entries: list[Entry] | None = None
+        self.expanded: set[int] = set()  # message ids
+        self.match_indices: list[int] = []
+        self.placeholder = "Loading transcript…"
+        self._width = 0
+        self._heights: list[int] = []
+        self._offsets: list[int] = [0]
+        self._lines: OrderedDict[int, list[Text]] = OrderedDict()
+        self._index_by_id: dict[int, int] = {}
+
+    # ------------------------------------------------------------------ data
+
+    def set_messages(self, messages: Sequence[Message], *, keep: int | None = None, follow: bool = False) -> None:
+        """Show ``messages``; keep the cursor on message id ``keep`` if given."""
+        self.set_entries([make_entry(m, self.pattern) for m in messages], keep=keep, follow=follow)
+
+    def set_entries(self, entries: list[Entry], *, keep: int | None = None, follow: bool = False) -> None:
+        """Show prepared entries (``make_entry`` with this view's ``pattern``; a worker can
+        build them off the event loop)."""
+        self.entries = entries
+        self._index_by_id = {entry.message.id: i for i, entry in enumerate(self.entries)}
+        self.match_indices = [i for i, e in enumerate(self.entries) if e.has_match]
+        live_ids = set(self._index_by_id)
+        self.expanded &= live_ids
+        self._relayout()
+        index = self._index_by_id.get(keep) if keep is not None else None
+        if follow and self.entries:
+            index = len(self.entries) - 1
+        self.set_reactive(TranscriptView.cursor, max(0, min(index or 0, len(self.entries) - 1)))
+        if follow:
+            self.scroll_to(y=self.max_scroll_y_for_total, animate=False, immediate=True, force=True)
+        self.refresh()
+        self.post_message(self.CursorMoved(self.cursor))
+
+    def show_placeholder(self, text: str) -> None:
+        self.entries = None
+        self.placeholder = text
+        self.virtual_size = Size(self._content_width(), 0)
+        self.refresh()
+
+    def index_of(self, message_id: int) -> int | None:
+        return self._index_by_id.get(message_id)
+
+    @property
+    def current(self) -> Message | None:
+        if not self.entries:
+            return None
+        return self.entries[self.cursor].message
+
+    @property
+    def total_lines(self) -> int:
+        return self._offsets[-1]
+
+    @property
+    def max_scroll_y_for_total(self) -> int:
+        return max(0, self.total_lines - (self.scrollable_content_region.height or self.size.height))
+
+    def block_range(self, index: int) -> tuple[int, int]:
+        """First line and line count of message ``index``."""
+        return self._offsets[index], self._heights[index]
+
+    def is_visible(self, index: int) -> bool:
+        """Some line of message ``index`` is on screen."""
+        if not self.entries or not (0 <= index < len(self.entries)):
+            return False
+        top = self.scroll_offset.y
+        height = self.scrollable_content_region.height or self.size.height
+        start, count = self.block_range(index)
+        return start < top + height and start + count > top
+
+    # ------------------------------------------------------------------ layout
+
+    def _content_width(self) -> int:
+        return max(10, self.scrollable_content_region.width or self.size.width or 80)
+
+    def _pieces(self, index: int) -> list[Piece]:
+        entry = self.entries[index]  # type: ignore[index]
+        message = entry.message
+        expanded = message.id in self.expanded
+        pieces: list[Piece] = [Piece("header", "", 1, wrap=False, searchable=False)]
+        if message.role == "tool":
+            if not expanded:
+                first = entry.body.lstrip()[:300].split("\n", 1)[0].strip()
+                pieces[0] = Piece("header", first, 1, wrap=False)
+            elif entry.body:
+                pieces.append(Piece("body", entry.body, 3))
+        else:
+            if entry.reasoning and self.show_reasoning:
+                pieces.append(Piece("reasoning", entry.reasoning, 3))
+            if entry.body:
+                pieces.append(Piece("body", entry.body, 3))
+            if entry.calls:
+                if expanded:
+                    for call in entry.calls:
+                        label = f"▾ {call.name}" + (f"  ({call.call_id})" if call.call_id else "")
+                        pieces.append(Piece("call", label, 3, wrap=False))
+                        if call.pretty:
+                            pieces.append(Piece("args", call.pretty, 5))
+                else:
+                    names: list[str] = []
+                    for call in entry.calls:
+                        if call.name not in names:
+                            names.append(call.name)
+                    count = len(entry.calls)
+                    noun = "tool call" if count == 1 else "tool calls"
+                    label = f"▸ {count} {noun}: {', '.join(names)}"
+                    if entry.calls[0].raw:
+                        label += f"  {entry.calls[0].raw[:300]}"
+                    pieces.append(Piece("summary", label, 3, wrap=False))
+        pieces.append(Piece("blank", "", 0, wrap=False, searchable=False))
+        return pieces
+
+    def _height(self, index: int, width: int) -> int:
+        height = 0
+        for piece in self._pieces(index):
+            if piece.wrap:
+                height += len(wrap_offsets(piece.text, width - piece.indent))
+            else:
+                height += 1
+        return height
+
+    def _relayout(self) -> None:
+        width = self._content_width()
+        self._width = width
+        self._lines.clear()
+        entries = self.entries or []
+        self._heights = [self._height(i, width) for i in range(len(entries))]
+        self._offsets = [0, *accumulate(self._heights)]
+        self.virtual_size = Size(width, self._offsets[-1])
+
+    def _relayout_one(self, index: int) -> None:
+        self._lines.pop(index, None)
+        self._heights[index] = self._height(index, self._width)
+        self._offsets = [0, *accumulate(self._heights)]
+        self.virtual_size = Size(self._width, self._offsets[-1])
+
+    def on_resize(self) -> None:
+        if self.entries is not None and self._content_width() != self._width:
+            anchor = self.cursor
+            self._relayout()
+            if self.is_visible(anchor) is False:
+                self.scroll_to_message(anchor)
+        elif self.entries is None:
+            self.virtual_size = Size(self._content_width(), 0)
+
+    # ------------------------------------------------------------------ drawing
+
+    def _style(self, name: str) -> Style:
+        return self.get_component_rich_style(f"transcript--{name}", partial=True)
+
+    def _role_class(self, role: str) -> str:
+        return role if role in ("user", "assistant", "tool", "system") else "other"
+
+    def _header(self, entry: Entry, summary: str, expanded: bool) -> Text:
+        message = entry.message
+        role = message.role
+        role_style = self._style(self._role_class(role))
+        meta = self._style("meta")
+        text = Text(no_wrap=True, overflow="ellipsis", end="")
+        glyph = ROLE_GLYPHS.get(role, "○")
+        if entry.collapsible and role == "tool":
+            text.append("▾ " if expanded else "▸ ", style=role_style)
+        text.append(f"{glyph} ", style=role_style)
+        name = ROLE_NAMES.get(role) or inert_line(role)
+        if role == "tool":
+            tool = inert_line(message.tool_name) or "result"
+            name = f"{tool} result"
+        text.append(name, style=role_style + Style(bold=True))
+        when = _clock_time(message.timestamp)
+        details = [when, relative_time(message.timestamp, now=self.clock())]
+        if message.token_count:
+            details.append(f"{message.token_count:,} tokens")
+        if role == "tool" and not expanded:
+            lines = entry.body.count("\n") + 1 if entry.body else 0
+            details.append(f"{lines} line{'s' if lines != 1 else ''}")
+        if entry.reasoning and not self.show_reasoning:
+            details.append("reasoning hidden")
+        text.append("  " + " · ".join(details), style=meta)
+        text.append(f"  #{message.id}", style=meta)
+        if summary:
+            text.append("  ")
+            piece = Text(summary, style=self._style("summary"), end="")
+            self._highlight(piece)
+            text.append_text(piece)
+        return text
+
+    def _highlight(self, text: Text) -> bool:
+        spans = match_spans(self.pattern, text.plain)
+        if spans:
+            style = self._style("match")
+            for start, end in spans:
+                text.stylize(style, start, end)
+        return bool(spans)
+
+    def block_lines(self, index: int) -> list[Text]:
+        """The styled display lines of message ``index`` (cached)."""
+        cached = self._lines.get(index)
+        if cached is not None:
+            self._lines.move_to_end(index)
+            return cached
+        entry = self.entries[index]  # type: ignore[index]
+        expanded = entry.message.id in self.expanded
+        width = self._width
+        lines: list[Text] = []
+        for piece in self._pieces(index):
+            pad = " " * piece.indent
+            if piece.kind == "header":
+                lines.append(self._header(entry, piece.text, expanded))
+                continue
+            if piece.kind == "blank":
+                lines.append(Text("", end=""))
+                continue
+            style = self._style(piece.kind)
+            if not piece.wrap:
+                line = Text(pad, no_wrap=True, overflow="ellipsis", end="")
+                body = Text(piece.text, style=style, end="")
+                if piece.searchable:
+                    self._highlight(body)
+                line.append_text(body)
+                lines.append(line)
+                continue
+            text = Text(piece.text, style=style, end="")
+            if piece.searchable:
+                self._highlight(text)
+            offsets = wrap_offsets(piece.text, width - piece.indent)
+            for start, end in offsets:
+                line = Text(pad, end="")
+                line.append_text(text[start:end])
+                lines.append(line)
+        self._lines[index] = lines
+        while len(self._lines) > 400:
+            self._lines.popitem(last=False)
+        return lines
+
+    def render_line(self, y: int) -> Strip:
+        width = self._content_width()
+        base = self.rich_style
+        if self.entries is None or not self.entries:
+            if y == 1:
+                text = Text("  " + (self.placeholder if self.entries is None else "No messages in this session."),
+                            style=self._style("placeholder"))
+                return self._strip(text, width, base)
+            return Strip.blank(width, base)
+        line_no = self.scroll_offset.y + y
+        if line_no >= self._offsets[-1]:
+            return Strip.blank(width, base)
+        index = bisect_right(self._offsets, line_no) - 1
+        lines = self.block_lines(index)
+        within = line_no - self._offsets[index]
+        text = lines[within] if within < len(lines) else Text("")
+        on_cursor = index == self.cursor and within < len(lines) - 1  # not the blank separator
+        gutter = Text("▌" if on_cursor else " ", style=self._style("cursor") if on_cursor else "", end="")
+        style = base
+        row = Text(no_wrap=True, overflow="crop", end="")
+        row.append_text(gutter)
+        row.append_text(text)
+        return self._strip(row, width, style)
+
+    def _strip(self, text: Text, width: int, style: Style) -> Strip:
+        text.truncate(width, overflow="ellipsis", pad=True)
+        segments = list(text.render(self.app.console, end=""))
+        return Strip(segments, text.cell_len).crop_extend(0, width, style).apply_style(style)
+
+    # ------------------------------------------------------------------ cursor and scrolling
+
+    def watch_cursor(self, old: int, new: int) -> None:
+        self.refresh()
+        self.post_message(self.CursorMoved(new))
+
+    def move_to(self, index: int, *, anchor: str = "nearest") -> None:
+        if not self.entries:
+            return
+        index = max(0, min(len(self.entries) - 1, index))
+        self.cursor = index
+        self.scroll_to_message(index, anchor=anchor)
+
+    def scroll_to_message(self, index: int, *, anchor: str = "nearest", line: int = 0) -> None:
+        """Bring message ``index`` (its ``line``-th display line) into view.
+
+        ``anchor="nearest"`` scrolls as little as possible; ``"top"`` puts the message a
+        quarter down the view (used when jumping to a search hit).
+        """
+        if not self.entries:
+            return
+        height = self.scrollable_content_region.height or self.size.height or 1
+        start, count = self.block_range(index)
+        target = start + line
+        top = self.scroll_offset.y
+        if anchor == "top":
+            y = target - max(0, min(height // 4, height - count)) if count < height else target
+            if line and target - y >= height:
+                y = target - height // 4
+        elif target < top:
+            y = target
+        elif start + min(count, height) > top + height:
+            y = start + min(count, height) - height
+        else:
+            return
+        self.scroll_to(y=max(0, y), animate=False, immediate=True, force=True)
+
+    def first_match_line(self, index: int) -> int:
+        """Display line (within the block) of the first highlighted match, else 0."""
+        if self.pattern is None:
+            return 0
+        for number, line in enumerate(self.block_lines(index)):
+            if match_spans(self.pattern, line.plain):
+                return number
+        return 0
+
+    def action_next_message(self) -> None:
+        self.move_to(self.cursor + 1)
+
+    def action_previous_message(self) -> None:
+        self.move_to(self.cursor - 1)
+
+    def action_first_message(self) -> None:
+        self.move_to(0)
+
+    def action_last_message(self) -> None:
+        if self.entries:
+            self.move_to(len(self.entries) - 1)
+            self.scroll_to(y=self.max_scroll_y_for_total, animate=False, immediate=True, force=True)
+
+    def _page(self, direction: int) -> None:
+        if not self.entries:
+            return
+        height = self.scrollable_content_region.height or 1
+        y = max(0, min(self.max_scroll_y_for_total, self.scroll_offset.y + direction * max(1, height - 1)))
+        self.scroll_to(y=y, animate=False, immediate=True, force=True)
+        index = bisect_right(self._offsets, y) - 1
+        if direction > 0 and y >= self.max_scroll_y_for_total:
+            index = len(self.entries) - 1
+        self.cursor = max(0, min(len(self.entries) - 1, index))
+
+    def action_page_up(self) -> None:
+        self._page(-1)
+
+    def action_page_down(self) -> None:
+        self._page(1)
+
+    def on_click(self, event: Click) -> None:
+        if not self.entries:
+            return
+        line_no = self.scroll_offset.y + event.y
+        if 0 <= line_no < self.total_lines:
+            index = bisect_right(self._offsets, line_no) - 1
+            if index == self.cursor and event.chain >= 2:
+                self.toggle(index)
+            self.cursor = index
+
+    # ------------------------------------------------------------------ expand / reasoning / matches
+
+    def toggle(self, index: int | None = None) -> bool:
+        """Expand or collapse the tool calls/result of a message; False if it has none."""
+        if not self.entries:
+            return False
+        index = self.cursor if index is None else index
+        entry = self.entries[index]
+        if not entry.collapsible:
+            return False
+        self.expanded ^= {entry.message.id}
+        self._relayout_one(index)
+        self.scroll_to_message(index)
+        self.refresh()
+        return True
+
+    def expand(self, index: int) -> None:
+        entry = self.entries[index]  # type: ignore[index]
+        if entry.collapsible and entry.message.id not in self.expanded:
+            self.expanded.add(entry.message.id)
+            self._relayout_one(index)
+
+    def toggle_all(self) -> bool:
+        """Expand every collapsible message, or collapse them all if all are expanded.
+
+        Returns True when the result is "all expanded".
+        """
+        if not self.entries:
+            return False
+        collapsible = {e.message.id for e in self.entries if e.collapsible}
+        expand = not collapsible <= self.expanded
+        self.expanded = collapsible if expand else set()
+        self._keep_cursor_while(self._relayout)
+        return expand
+
+    def set_show_reasoning(self, show: bool) -> None:
+        self.show_reasoning = show
+        if self.entries is not None:
+            self._keep_cursor_while(self._relayout)
+
+    def _keep_cursor_while(self, change: Callable[[], None]) -> None:
+        index = self.cursor
+        start, _count = self.block_range(index) if self.entries else (0, 0)
+        screen_row = start - self.scroll_offset.y
+        change()
+        if self.entries:
+            start, _count = self.block_range(index)
+            self.scroll_to(y=max(0, start - max(0, screen_row)), animate=False, immediate=True, force=True)
+        self.refresh()
+
+    def jump_to_match(self, direction: int) -> tuple[int, int] | None:
+        """Move the cursor to the next (``1``) or previous (``-1``) message with a match.
+
+        Wraps around. Returns ``(position, count)`` (1-based) or None without matches.
+        """
+        if not self.match_indices or not self.entries:
+            return None
+        matches = self.match_indices
+        if direction > 0:
+            position = bisect_right(matches, self.cursor)
+            if position >= len(matches):
+                position = 0
+        else:
+            position = bisect_right(matches, self.cursor - 1) - 1
+            if position < 0:
+                position = len(matches) - 1
+        self.focus_match(matches[position])
+        return position + 1, len(matches)
+
+    def focus_match(self, index: int) -> None:
+        """Put the cursor on message ``index`` and show its first match."""
+        entry = self.entries[index]  # type: ignore[index]
+        if entry.match_collapsed_only:
+            self.expand(index)
+        self.cursor = index
+        self.scroll_to_message(index, anchor="top", line=self.first_match_line(index))
+
+    def match_position(self) -> int | None:
+        """1-based number of the match at the cursor, if the cursor is on one."""
+        try:
+            return self.match_indices.index(self.cursor) + 1
+        except ValueError:
+            return None
+
+
+def _clock_time(ts: float | None) -> str:
+    if not ts:
+        return "?"
+    try:
+        return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S")
+    except (OverflowError, OSError, ValueError):
+        return "?"
