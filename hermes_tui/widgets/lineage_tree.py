@@ -27,7 +27,7 @@ from ..textsafe import inert_line
 EDGE_TAGS = {
     None: "◉ root",
     EdgeKind.COMPRESSION: "⟳ compression",
-    EdgeKind.BRANCH: "⑂ branch",
+    EdgeKind.BRANCH: "↱ branch",
     EdgeKind.DELEGATE: "⇢ delegate",
     EdgeKind.OTHER: "· child",
 }
