@@ -13,6 +13,7 @@ JSON in ``bench/results/<size>.json`` (or ``--json PATH``).
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import json
 import math
@@ -176,6 +177,10 @@ def run_benchmark(bench: Benchmark, ctx: Context) -> dict[str, Any]:
         return row
     samples: dict[str, list[float]] = {case.label: [] for case in cases}
     details: dict[str, dict[str, Any]] = {}
+    # As timeit does: no garbage-collector pauses inside the timed region.
+    gc.collect()
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
     try:
         for case in cases:  # warm-up: first call per case (caches, lazy reader state)
             t0 = time.perf_counter()
@@ -191,6 +196,9 @@ def run_benchmark(bench: Benchmark, ctx: Context) -> dict[str, Any]:
     except Exception as exc:  # report, never crash the whole run
         row.update(status="error", detail=f"{type(exc).__name__}: {exc}", passed=None)
         return row
+    finally:
+        if gc_was_enabled:
+            gc.enable()
     pooled = [s for values in samples.values() for s in values]
     p50 = percentile(pooled, 0.50)
     p95 = percentile(pooled, 0.95)
@@ -250,6 +258,9 @@ def format_table(report: dict[str, Any]) -> str:
         rows.append((klass, api, row["target"], f"{row['p50_ms']:.3f}", f"{row['p95_ms']:.3f}", hits, mark, _paths_of(row)))
     widths = [max(len(columns[i]), *(len(r[i]) for r in rows)) for i in range(len(columns))] if rows else [len(c) for c in columns]
     widths[-1] = len(columns[-1])  # last column is free-form; do not pad it
+    load = report.get("machine", {}).get("loadavg_before")
+    if load:
+        head += f"; load average {load[0]:.2f} on {report['machine'].get('cpus')} CPUs"
     lines = [head, ""]
     lines.append("  ".join(c.ljust(widths[i]) for i, c in enumerate(columns)).rstrip())
     lines.append("  ".join("-" * widths[i] for i in range(len(columns))))
@@ -261,6 +272,13 @@ def format_table(report: dict[str, Any]) -> str:
     lines.append("")
     lines.append(f"{len(ok)} pass, {len(failed)} fail, {len(other)} missing/error (hits: per query, in order)")
     return "\n".join(lines)
+
+
+def _loadavg() -> list[float] | None:
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except (AttributeError, OSError):
+        return None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -306,6 +324,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"Error: cannot prepare the corpus at {db_path}: {exc}", file=sys.stderr)
         return 2
 
+    load_before = _loadavg()
     db = SessionDB(db_path, read_only=True)
     try:
         counts = {
@@ -333,7 +352,13 @@ def main(argv: list[str] | None = None) -> int:
         "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "sqlite_version": sqlite3.sqlite_version,
         "python": platform.python_version(),
-        "machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
+        "machine": {
+            "platform": platform.platform(),
+            "cpus": os.cpu_count(),
+            # Other processes competing for the CPUs inflate p95; keep the evidence.
+            "loadavg_before": load_before,
+            "loadavg_after": _loadavg(),
+        },
         "corpus": corpus,
         "results": results,
     }
