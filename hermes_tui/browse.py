@@ -198,7 +198,7 @@ class Demo:
 
 
 def run_browse(
-    db_path: Path,
+    db_path: Path | None,
     *,
     source: str | None,
     limit: int,
@@ -215,10 +215,10 @@ def run_browse(
             demo_home = Demo()
             demo_home.build()
             db_path = demo_home.db_path
-        elif not db_path.exists():
+        elif db_path is None or not db_path.exists():
             print(
-                f"No session database at {db_path}. "
-                "Try `hermes sessions browse --demo` to explore with demo data."
+                f"Error: no session database at {db_path} "
+                "(try 'hermes sessions browse --demo' to explore demo data)"
             )
             return 1
         elif db_path.is_dir():

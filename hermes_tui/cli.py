@@ -26,8 +26,8 @@ The browser hook
 ----------------
 ``_cmd_browse(args) -> int`` is the one place ``browse`` enters the UI. It checks the database
 path (CLI-13: a missing file is a one-line error suggesting ``--demo``), then imports
-``hermes_tui.app`` lazily and calls ``hermes_tui.app.run_browse(args) -> int`` when that exists.
-Until the browser lands it prints that the browser is not available yet and returns 1.
+``hermes_tui.browse`` lazily and calls ``run_browse`` (the app, its plain fallback, demo mode
+and the hand-off to a resume command).
 
 Opening rules
 -------------
@@ -370,16 +370,12 @@ def _cmd_browse(args: argparse.Namespace) -> int:
                 f"Error: no session database at {path} "
                 "(try 'hermes sessions browse --demo' to explore demo data)"
             )
-    try:
-        import hermes_tui.app as app  # noqa: PLC0415 - deliberately lazy
-    except ModuleNotFoundError as exc:
-        if exc.name not in ("hermes_tui.app",):
-            raise
-        app = None
-    run_browse = getattr(app, "run_browse", None)
-    if run_browse is None:
-        raise CliExit("Error: the session browser is not available yet.")
-    return int(run_browse(args))
+    from hermes_tui.browse import run_browse  # noqa: PLC0415 - deliberately lazy
+
+    path = None if args.demo else db_location()
+    return int(
+        run_browse(path, source=args.source, limit=args.limit, demo=args.demo, plain=args.plain)
+    )
 
 
 # export ----------------------------------------------------------------------

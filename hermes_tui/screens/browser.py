@@ -320,9 +320,9 @@ class BrowserScreen(Screen):
                  f"{view.elapsed_ms:.1f} ms"]
         if view.ranking:
             parts.insert(1, view.ranking)
-        main.border_subtitle = " · ".join(parts)
         if view.note:
-            self.notify(view.note, severity="warning", timeout=3)
+            parts.append(view.note)
+        main.border_subtitle = " · ".join(parts)
         started = self._keystroke_at
         self.call_after_refresh(
             lambda: self.search_latencies.append((event.query, time.perf_counter() - started))
@@ -332,6 +332,7 @@ class BrowserScreen(Screen):
         self.query_one(ContentSwitcher).current = "sessions"
         self.results.clear_results()
         self._update_titles()
+        self._show_detail(self.session_list.current)
 
     @on(SearchInput.Cleared)
     def _search_cleared(self) -> None:
@@ -356,6 +357,16 @@ class BrowserScreen(Screen):
             results.action_cursor_up()
         elif event.action == "open":
             results.choose_highlighted()
+
+    @on(SearchResults.HitHighlighted)
+    def _hit_highlighted(self, event: SearchResults.HitHighlighted) -> None:
+        if event.session_id:
+            self.load_detail(event.session_id)
+
+    @work(thread=True, group="detail", exclusive=True, exit_on_error=False)
+    def load_detail(self, session_id: str) -> None:
+        summary = self.app.data.summary(session_id)
+        self.app.call_from_thread(self._show_detail, summary)
 
     @on(SearchResults.Chosen)
     def _hit_chosen(self, event: SearchResults.Chosen) -> None:

@@ -54,12 +54,34 @@ class SearchInput(Input):
         self.post_message(self.Navigate("open"))
 
 
-def snippet_text(snippet: str, spans: list, match_style: str) -> Text:
-    """A one-line Text of ``snippet`` with ``spans`` highlighted (content is never markup)."""
-    text = Text(inert_line(snippet), no_wrap=True, overflow="ellipsis")
+def snippet_text(snippet: str, spans: list, match_style, width: int | None = None) -> Text:
+    """One line of ``snippet`` with ``spans`` highlighted (content is never markup).
+
+    When ``width`` is given and the first match would fall off the right edge, the start of
+    the snippet is replaced by ``…`` so the match stays in view.
+    """
+    plain = inert_line(snippet).rstrip()
+    pairs = []
     for span in spans or []:
         start, end = (span[0], span[1]) if not hasattr(span, "start") else (span.start, span.end)
-        if 0 <= start < end <= len(text.plain):
+        if 0 <= start < end <= len(plain):
+            pairs.append((start, end))
+    cut = 0
+    if width and pairs and pairs[0][1] > width - 4:
+        cut = max(0, pairs[0][0] - width // 3)
+        space = plain.find(" ", cut, pairs[0][0])
+        if space != -1 and space - cut < 12:
+            cut = space + 1
+    text = Text(no_wrap=True, overflow="ellipsis")
+    if cut:
+        text.append("…")
+        offset = 1 - cut
+    else:
+        offset = 0
+    text.append(plain[cut:])
+    for start, end in pairs:
+        start, end = start + offset, end + offset
+        if start >= (1 if cut else 0):
             text.stylize(match_style, start, end)
     return text
 
@@ -89,6 +111,11 @@ class SearchResults(OptionList):
     class Back(Message):
         pass
 
+    class HitHighlighted(Message):
+        def __init__(self, session_id: str | None) -> None:
+            super().__init__()
+            self.session_id = session_id
+
     def __init__(self, *, clock: Callable[[], float], id: str | None = None) -> None:
         super().__init__(id=id)
         self.clock = clock
@@ -102,10 +129,11 @@ class SearchResults(OptionList):
         """Replace the list with the results of ``view``."""
         self.view = view
         self._targets.clear()
-        match_style = self.get_component_rich_style("search-results--match")
-        group_style = self.get_component_rich_style("search-results--group")
-        meta_style = self.get_component_rich_style("search-results--meta")
+        match_style = self.get_component_rich_style("search-results--match", partial=True)
+        group_style = self.get_component_rich_style("search-results--group", partial=True)
+        meta_style = self.get_component_rich_style("search-results--meta", partial=True)
         now = self.clock()
+        width = max(20, (self.parent.size.width if self.parent else self.size.width) - 2)
         options: list[Any] = []
         if view.title_matches:
             options.append(Option(Text("Sessions by title or id", style=group_style), disabled=True))
@@ -116,6 +144,7 @@ class SearchResults(OptionList):
                 line.append(inert_line(summary.label), style="bold")
                 line.append(f"  {summary.id}  {inert_line(summary.source)}  "
                             f"{relative_time(summary.last_active, now=now)}", style=meta_style)
+                line.truncate(width, overflow="ellipsis")
                 options.append(Option(line, id=key))
         for group in view.groups:
             header = Text(no_wrap=True, overflow="ellipsis")
@@ -123,6 +152,7 @@ class SearchResults(OptionList):
             header.append(inert_line(group.label), style=group_style)
             hits = "hit" if group.count == 1 else "hits"
             header.append(f"  {inert_line(group.source)} · {group.count} {hits}", style=meta_style)
+            header.truncate(width, overflow="ellipsis")
             options.append(Option(header, disabled=True))
             for hit in group.hits:
                 key = f"m:{hit.id}"
@@ -130,7 +160,9 @@ class SearchResults(OptionList):
                 line = Text("  ", no_wrap=True, overflow="ellipsis")
                 line.append(f"{inert_line(hit.role)[:9]:<9} ", style=meta_style)
                 line.append(f"{relative_time(hit.timestamp, now=now):>10}  ", style=meta_style)
-                line.append_text(snippet_text(hit.snippet, hit.spans, match_style))
+                room = width - line.cell_len
+                line.append_text(snippet_text(hit.snippet, hit.spans, match_style, room))
+                line.truncate(width, overflow="ellipsis")
                 options.append(Option(line, id=key))
         self.set_options(options)
         first = next((i for i, opt in enumerate(options) if not opt.disabled), None)
@@ -151,6 +183,10 @@ class SearchResults(OptionList):
         if key and key in self._targets and self.view is not None:
             session_id, message_id = self._targets[key]
             self.post_message(self.Chosen(session_id, message_id, self.view.query))
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        target = self._targets.get(event.option.id or "")
+        self.post_message(self.HitHighlighted(target[0] if target else None))
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()

@@ -640,13 +640,6 @@ def test_cli13_browse_without_database_names_path_and_suggests_demo(run, home):
     assert not (home / "state.db").exists()
 
 
-def test_cli13_browse_hook_reports_unavailable_browser(run, store, monkeypatch):
-    store.close()
-    monkeypatch.setitem(sys.modules, "hermes_tui.app", None)  # the browser is not importable
-    code, out, _ = run("browse")
-    assert code == 1 and out.count("\n") == 1 and out.startswith("Error: ")
-
-
 # ----------------------------------------------------------------------------- import (project)
 
 

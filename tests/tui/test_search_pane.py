@@ -1,0 +1,176 @@
+"""Search-as-you-type in the browser (issue 4 item 3, SPEC BR-2, BR-4)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.widgets import ContentSwitcher
+
+from hermes_tui.widgets.search import SearchInput, SearchResults, snippet_text
+from hermes_tui.widgets.session_list import SessionList
+
+from .conftest import SIZE, make_app, settle
+
+
+def _subtitle(app) -> str:
+    return str(app.screen.query_one("#main").border_subtitle)
+
+
+async def test_br2_prefix_while_typing_finds_docker_and_reports_path(fixed_db: Path) -> None:
+    app = make_app(fixed_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("/", *"dock")
+        await settle(pilot)
+        results = app.screen.query_one(SearchResults)
+        assert app.screen.query_one(ContentSwitcher).current == "results"
+        view = results.view
+        assert view.query == "dock"
+        assert view.path.startswith("fts5")
+        hits = [hit for group in view.groups for hit in group.hits]
+        # `dock` is searched as a prefix once it has 3 characters: it finds `docker`.
+        assert hits and all("docker" in hit.snippet.lower() for hit in hits)
+        # The tool session is hidden like in the list (no source filter).
+        assert all(hit.source != "tool" for hit in hits)
+        # The title match is listed too.
+        assert [s.id for s in view.title_matches] == ["20261118_074000_a1b2c3"]
+        sub = _subtitle(app)
+        assert "fts5" in sub and "hits" in sub and "ms" in sub
+
+
+async def test_br2_letters_are_text_while_search_has_focus(fixed_db: Path) -> None:
+    app = make_app(fixed_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        # `d` (delete), `q` (quit), `s` (source) must type, not act (upstream bug).
+        await pilot.press("/", "d", "q", "s", "r")
+        await settle(pilot)
+        assert app.is_running
+        assert app.screen.query_one(SearchInput).value == "dqsr"
+        assert app.screen.source_filter is None
+
+
+async def test_br2_cjk_query_groups_by_conversation(fixed_db: Path) -> None:
+    app = make_app(fixed_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("/")
+        for ch in "桂林":
+            await pilot.press(ch)
+        await settle(pilot)
+        view = app.screen.query_one(SearchResults).view
+        assert [g.root_id for g in view.groups] == ["20261118_060000_b2c3d4e5"]
+        assert view.groups[0].count == 2
+        for hit in view.groups[0].hits:
+            start, end = hit.spans[0]
+            assert hit.snippet[start:end] == "桂林"
+
+
+async def test_br2_compression_chain_hits_group_under_root(fixed_db: Path) -> None:
+    app = make_app(fixed_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("/", *"day")
+        await settle(pilot)
+        view = app.screen.query_one(SearchResults).view
+        roots = [g.root_id for g in view.groups]
+        # Both segments of "travel plans" hit; they are one conversation.
+        assert roots.count("20261117_090000_d4e5f6a7") == 1
+        group = next(g for g in view.groups if g.root_id == "20261117_090000_d4e5f6a7")
+        assert {h.session_id for h in group.hits} == {"20261117_090000_d4e5f6a7", "20261117_100000_e5f6a7b8"}
+        assert group.label == "travel plans #2"
+
+
+async def test_br2_escape_clears_and_returns_to_list(fixed_db: Path) -> None:
+    app = make_app(fixed_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("/", *"docker")
+        await settle(pilot)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.screen.query_one(SearchInput).value == ""
+        assert app.screen.query_one(ContentSwitcher).current == "sessions"
+        assert app.screen.query_one(SessionList).has_focus
+
+
+async def test_br2_stale_answers_are_dropped(fixed_db: Path) -> None:
+    app = make_app(fixed_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        await pilot.press("/", *"docker")
+        await settle(pilot)
+        from hermes_tui.messages import SearchFinished
+
+        stale = app.data.search("rust", source=None, exclude_sources=["tool"])
+        screen.post_message(SearchFinished("rust", stale))
+        await settle(pilot)
+        assert screen.query_one(SearchResults).view.query == "docker"
+
+
+async def test_br4_malformed_queries_never_break_the_pane(fixed_db: Path) -> None:
+    app = make_app(fixed_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("/")
+        for query in ['"unbalanced', "TODO: fix", "a AND OR b", "NEAR(", "***", "--force", "(((", "[bold]"]:
+            app.screen.query_one(SearchInput).value = query
+            await settle(pilot)
+            assert app.is_running
+        assert not [n for n in app._notifications if n.severity == "error"]
+
+
+def test_snippet_text_is_inert_and_highlights_spans() -> None:
+    text = snippet_text("see [bold]docker[/bold] \x1b]52;c;AAAA\x07 end", [(10, 16)], "reverse")
+    assert "[bold]docker[/bold]" in text.plain
+    assert "\x1b" not in text.plain and "\x07" not in text.plain
+    assert any(span.start == 10 and span.end == 16 for span in text.spans)
+
+
+async def test_br4_enter_on_hit_opens_transcript_at_message(fixed_db: Path) -> None:
+    app = make_app(fixed_db)
+    opened = []
+    app.open_transcript = lambda sid, message_id=None, query=None: opened.append((sid, message_id, query))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("/", *"compose")
+        await settle(pilot)
+        await pilot.press("down", "enter")
+        await settle(pilot)
+    assert opened and opened[0][0] == "20261118_074000_a1b2c3"
+    assert opened[0][1] is not None and opened[0][2] == "compose"
+
+
+def fixed_timing_app(db_path: Path):
+    """The app with search latency pinned to 0.8 ms: the one non-deterministic figure."""
+    app = make_app(db_path)
+    real_search = app.data.search
+
+    def search(*args, **kwargs):
+        view = real_search(*args, **kwargs)
+        view.elapsed_ms = 0.8
+        return view
+
+    app.data.search = search
+    return app
+
+
+def test_snapshot_search_english(snap_compare, fixed_db: Path) -> None:
+    async def run_before(pilot) -> None:
+        await settle(pilot)
+        await pilot.press("/", *"docker")
+        await settle(pilot)
+
+    assert snap_compare(fixed_timing_app(fixed_db), terminal_size=SIZE, run_before=run_before)
+
+
+def test_snapshot_search_cjk(snap_compare, fixed_db: Path) -> None:
+    async def run_before(pilot) -> None:
+        await settle(pilot)
+        await pilot.press("/")
+        for ch in "桂林":
+            await pilot.press(ch)
+        await settle(pilot)
+
+    assert snap_compare(fixed_timing_app(fixed_db), terminal_size=SIZE, run_before=run_before)
