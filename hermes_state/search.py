@@ -688,6 +688,8 @@ COMMON_SHARE = 0.30
 WINDOW = 400
 #: Most trigrams a 1–2 character token may expand to before the LIKE scan is used instead.
 MAX_EXPANSION = 300
+#: Newest messages a LIKE pass over 1–2 character CJK tokens reads before the vocabulary.
+LIKE_FIRST_ROWS = 3000
 #: Default time budget of scans whose length filters can stretch (LIKE, filtered windows).
 DEFAULT_BUDGET_MS = 300.0
 #: Snippet width in characters (FTS5's 40 tokens are about this much English).
@@ -967,9 +969,11 @@ class _Outcome:
     path: str
 
 
-def _scan_sql(table: str, ctx: _Ctx, order: str, extra: str = "") -> str:
-    """Rowid + highlight of ``table`` matches, joined to the filter tables only if needed."""
-    select = f"SELECT {table}.rowid, highlight({table}, 0, char(2), char(3))"
+def _scan_sql(table: str, ctx: _Ctx, order: str, extra: str = "", plain: bool = False) -> str:
+    """Rowid + highlighted (or, with ``plain``, raw) text of ``table`` matches, joined to the
+    filter tables only when filters are set."""
+    text = f"{table}.content" if plain else f"highlight({table}, 0, char(2), char(3))"
+    select = f"SELECT {table}.rowid, {text}"
     if order == "rank":
         select += f", {table}.rank"
     if ctx.filtered:
@@ -1007,48 +1011,74 @@ def _fts_engine(
     substring_terms: list[str] | None = None,
     force_newest: bool = False,
 ) -> _Outcome:
-    """Rank ``match`` on ``table`` per the design in the module docstring."""
-    total, exact = _probe(ctx, table, match, PROBE_ROWS)
-    if total == 0:
+    """Rank ``match`` on ``table`` per the design in the module docstring.
+
+    With ``substring_terms`` (trigram table) rows carry their plain text and spans are the
+    terms' occurrences; otherwise ``highlight()`` marks the tokens FTS5 matched.
+    """
+    plain = substring_terms is not None
+    sort = "newest" if force_newest else ctx.sort
+
+    def to_row(rowid: int, text: str, score: float | None) -> _Row:
+        if plain:
+            return _Row(int(rowid), text or "", find_spans(text or "", substring_terms), score)
+        body, spans = _split_marked(text or "")
+        return _Row(int(rowid), body, spans, score)
+
+    if sort != "auto":
+        total, exact = _probe(ctx, table, match, PROBE_ROWS)
+        if total == 0:
+            return _Outcome([], "", 0, True, False, path)
+        if sort == "rank":
+            return _exact_bm25(ctx, table, match, path, total, exact, to_row, plain)
+        return _newest(ctx, table, match, path, total, exact, to_row, plain, [])
+
+    # auto: one scan of the newest WINDOW + 1 matches serves as probe, as the candidates of
+    # the window ranking and as the page of a newest-first answer.
+    rows = list(_iter_rows(ctx, _scan_sql(table, ctx, "rowid", plain=plain), [match, *ctx.params], WINDOW + 1, True))
+    if not rows:
+        if ctx.budget.exhausted:
+            ctx.notes.append("search stopped at its time budget before finding a match")
+            return _Outcome([], "", 0, False, False, path)
         return _Outcome([], "", 0, True, False, path)
     n_rows = ctx.row_count(table)
+    complete = len(rows) <= WINDOW and not ctx.budget.exhausted
+    if complete:
+        total, exact = len(rows), True
+    else:
+        span = max(1, ctx.max_rowid() - int(rows[-1][0]) + 1)
+        total, exact = max(len(rows), min(n_rows, int(round(len(rows) / span * n_rows)))), False
+    positive = [p for p in phrases if not p.negated]
+    if len(phrases) == 1 and positive:
+        phrases[0].df = total
+    else:
+        for phrase in phrases:
+            phrase.df = _probe(ctx, table, phrase.match, PHRASE_PROBE_ROWS)[0]
+    work = total + sum(p.df for p in phrases)
+    if work <= EXACT_BM25_MAX_ROWS:
+        return _exact_bm25(ctx, table, match, path, total, exact, to_row, plain)
+    if not complete and positive and all(p.df > COMMON_SHARE * n_rows for p in positive):
+        return _newest(ctx, table, match, path, total, exact, to_row, plain, rows)
+    return _window(ctx, table, match, phrases, path, total, exact, to_row, plain, rows, complete)
 
-    def to_row(rowid: int, marked: str, score: float | None) -> _Row:
-        plain, spans = _split_marked(marked or "")
-        if substring_terms is not None:
-            spans = find_spans(plain, substring_terms)
-        return _Row(int(rowid), plain, spans, score)
 
-    sort = ctx.sort
-    if force_newest and sort != "newest":
-        sort = "newest"
-    if sort == "auto":
-        positive = [p for p in phrases if not p.negated]
-        if len(phrases) == 1 and not phrases[0].negated:
-            phrases[0].df = total
-        else:
-            for phrase in phrases:
-                phrase.df = _probe(ctx, table, phrase.match, PHRASE_PROBE_ROWS)[0]
-        work = total + sum(p.df for p in phrases)
-        if work <= EXACT_BM25_MAX_ROWS:
-            sort = "rank"
-        elif positive and all(p.df > COMMON_SHARE * n_rows for p in positive):
-            sort = "newest"
-        else:
-            return _window(ctx, table, match, phrases, path, total, exact, to_row, substring_terms)
+def _exact_bm25(ctx, table, match, path, total, exact, to_row, plain) -> _Outcome:
+    sql = _scan_sql(table, ctx, "rank", plain=plain) + " LIMIT ? OFFSET ?"
+    rows = ctx.conn.execute(sql, [match, *ctx.params, ctx.limit + 1, ctx.offset]).fetchall()
+    out = [to_row(r[0], r[1], -float(r[2])) for r in rows[: ctx.limit]]
+    more = len(rows) > ctx.limit
+    if not more and (out or ctx.offset == 0):
+        return _Outcome(out, "bm25", ctx.offset + len(out), True, False, path)
+    return _Outcome(out, "bm25", total, exact, more, path)
 
-    if sort == "rank":
-        sql = _scan_sql(table, ctx, "rank") + " LIMIT ? OFFSET ?"
-        rows = ctx.conn.execute(sql, [match, *ctx.params, ctx.limit + 1, ctx.offset]).fetchall()
-        out = [to_row(r[0], r[1], -float(r[2])) for r in rows[: ctx.limit]]
-        more = len(rows) > ctx.limit
-        if not more and (out or ctx.offset == 0):
-            return _Outcome(out, "bm25", ctx.offset + len(out), True, False, path)
-        return _Outcome(out, "bm25", total, exact and not ctx.filtered, more, path)
 
-    # newest first
-    sql = _scan_sql(table, ctx, "rowid")
-    got = list(_iter_rows(ctx, sql, [match, *ctx.params], ctx.want, ctx.filtered))
+def _newest(ctx, table, match, path, total, exact, to_row, plain, scanned) -> _Outcome:
+    """Newest first; ``scanned`` holds rows already read newest-first (maybe enough)."""
+    if len(scanned) >= ctx.want:
+        got = scanned
+    else:
+        sql = _scan_sql(table, ctx, "rowid", plain=plain)
+        got = list(_iter_rows(ctx, sql, [match, *ctx.params], ctx.want, ctx.filtered))
     page = got[ctx.offset : ctx.offset + ctx.limit]
     out = [to_row(r[0], r[1], None) for r in page]
     more = len(got) > ctx.offset + ctx.limit
@@ -1059,38 +1089,33 @@ def _fts_engine(
     return _Outcome(out, "newest", total, exact and not (ctx.filtered and more), more, path)
 
 
-def _window(ctx, table, match, phrases, path, total, exact, to_row, substring_terms) -> _Outcome:
+def _window(ctx, table, match, phrases, path, total, exact, to_row, plain, rows, complete) -> _Outcome:
     """bm25 (Python, probed IDF) over the newest ``WINDOW`` matches; older ones follow."""
-    sql = _scan_sql(table, ctx, "rowid")
-    rows = list(_iter_rows(ctx, sql, [match, *ctx.params], WINDOW + 1, True))
-    complete = len(rows) <= WINDOW and not ctx.budget.exhausted
     rows = rows[:WINDOW]
     n_rows = ctx.row_count(table)
     idfs = [_idf(p.df, n_rows) for p in phrases]
     # Only tf and document length are needed here; the page's snippets are built later.
     single = len(phrases) == 1 and not phrases[0].negated and len(phrases[0].tokens) <= 1
     parsed = []
-    for rowid, marked in rows:
-        marked = marked or ""
-        if substring_terms is not None:
-            plain_lower = marked.replace(MARK_OPEN, "").replace(MARK_CLOSE, "").lower()
-            tfs = _tf_substring(plain_lower, phrases)
-            dl = float(len(plain_lower))
+    for rowid, text in rows:
+        text = text or ""
+        if plain:
+            lower = text.lower()
+            tfs = _tf_substring(lower, phrases)
+            dl = float(len(lower))
         else:
-            pieces = _MARKED_RE.findall(marked)
+            pieces = _MARKED_RE.findall(text)
             tfs = [float(len(pieces))] if single else _tf_unicode61(pieces, phrases)
-            dl = float(marked.count(" ") + 1)
-        parsed.append((rowid, marked, tfs, dl))
+            dl = float(text.count(" ") + 1)
+        parsed.append((rowid, text, tfs, dl))
     avgdl = (sum(p[3] for p in parsed) / len(parsed)) if parsed else 1.0
     scored: list[tuple[float, int, Any]] = [
-        (_bm25(tfs, idfs, dl, avgdl), int(rowid), marked) for rowid, marked, tfs, dl in parsed
+        (_bm25(tfs, idfs, dl, avgdl), int(rowid), text) for rowid, text, tfs, dl in parsed
     ]
     scored.sort(key=lambda item: (-item[0], -item[1]))
     start, stop = ctx.offset, ctx.offset + ctx.limit
-    page = [to_row(rowid, marked, score) for score, rowid, marked in scored[start:stop]]
+    page = [to_row(rowid, text, score) for score, rowid, text in scored[start:stop]]
     if complete:
-        if ctx.filtered:
-            total, exact = len(rows), True
         return _Outcome(page, "bm25", total, exact, len(scored) > stop, path)
     if ctx.budget.exhausted:
         ctx.notes.append(f"ranked the newest {len(rows)} matches (time budget)")
@@ -1100,14 +1125,14 @@ def _window(ctx, table, match, phrases, path, total, exact, to_row, substring_te
     if len(page) < ctx.limit and rows:
         skip = max(0, ctx.offset - len(scored))
         need = ctx.limit - len(page)
-        older_sql = _scan_sql(table, ctx, "rowid", extra=f" AND {table}.rowid < ?")
+        older_sql = _scan_sql(table, ctx, "rowid", extra=f" AND {table}.rowid < ?", plain=plain)
         oldest = min(int(r[0]) for r in rows)
         older = list(
             _iter_rows(ctx, older_sql, [match, oldest, *ctx.params], skip + need + 1, True)
         )
         page += [to_row(r[0], r[1], None) for r in older[skip : skip + need]]
         more = len(older) > skip + need
-    return _Outcome(page, "bm25-recent-window", total, exact and not ctx.filtered, more, path)
+    return _Outcome(page, "bm25-recent-window", total, exact, more, path)
 
 
 # ---------------------------------------------------------------------------- CJK (search)
@@ -1155,6 +1180,12 @@ def _cjk_search(ctx: _Ctx, q: str) -> tuple[_Outcome | None, str]:
     terms = [item.text for item in items if item.kind != "op"]
     if not terms:
         return None, ""
+    if any(len(term) < 3 for term in terms):
+        # Frequent short tokens fill a page from the newest few thousand messages: try
+        # that cheap LIKE pass first; rare and absent ones go to the trigram vocabulary.
+        quick = _like_search(ctx, groups, terms, floor=ctx.max_rowid() - LIKE_FIRST_ROWS)
+        if quick is not None:
+            return quick, _describe_like(groups)
     expansions: dict[str, list[str] | None] = {}
     for term in terms:
         if len(term) < 3 and term not in expansions:
@@ -1216,8 +1247,12 @@ def _describe_like(groups) -> str:
     return "LIKE " + " OR ".join(out)
 
 
-def _like_search(ctx: _Ctx, groups, terms: list[str]) -> _Outcome:
-    """LIKE scan, newest first by rowid, boolean structure kept, stopping at the page."""
+def _like_search(ctx: _Ctx, groups, terms: list[str], floor: int | None = None) -> _Outcome | None:
+    """LIKE scan, newest first by rowid, boolean structure kept, stopping at the page.
+
+    With ``floor`` only rows above that rowid are scanned, and None is returned unless
+    they hold the whole page (the caller then looks further by other means).
+    """
     group_sql, params = [], []
     for group in groups:
         parts = []
@@ -1235,9 +1270,14 @@ def _like_search(ctx: _Ctx, groups, terms: list[str]) -> _Outcome:
         "SELECT m.id, COALESCE(m.content, '') || ' ' || COALESCE(m.tool_name, '') || ' ' || "
         "COALESCE(m.tool_calls, '') FROM messages m "
         + ("JOIN sessions s ON s.id = m.session_id " if ctx.filtered else "")
-        + f"WHERE ({' OR '.join(group_sql)}){_where(ctx.filters)} ORDER BY m.id DESC"
+        + f"WHERE ({' OR '.join(group_sql)}){_where(ctx.filters)}"
+        + (" AND m.id > ?" if floor is not None else "")
+        + " ORDER BY m.id DESC"
     )
-    got = list(_iter_rows(ctx, sql, [*params, *ctx.params], ctx.want, True))
+    args = [*params, *ctx.params] + ([floor] if floor is not None else [])
+    got = list(_iter_rows(ctx, sql, args, ctx.want, True))
+    if floor is not None and len(got) < ctx.want:
+        return None
     page = got[ctx.offset : ctx.offset + ctx.limit]
     positive = [pos.text for group in groups for pos, _ in group]
     rows = []

@@ -134,11 +134,16 @@ def test_window_ranking_when_bm25_would_be_expensive(db, monkeypatch):
 
 def test_near_universal_terms_rank_newest_first(db, monkeypatch):
     monkeypatch.setattr(search_mod, "EXACT_BM25_MAX_ROWS", 5)
+    monkeypatch.setattr(search_mod, "WINDOW", 10)
     ids = bulk(db, "s", [f"the thing {i}" for i in range(30)])
     result = db.search("the", limit=3)
     assert result.ranking == "newest"
     assert hit_ids(result) == ids[::-1][:3]
-    assert result.total_estimate == 30
+    assert 20 <= result.total_estimate <= 40 and not result.total_exact
+    # Every match fits the window: all of them are ranked (bm25), none is left out.
+    monkeypatch.setattr(search_mod, "WINDOW", 100)
+    result = db.search("the", limit=3)
+    assert result.ranking == "bm25" and result.total_estimate == 30 and result.total_exact
 
 
 def test_rank_mode_stays_exact_past_thresholds(db, monkeypatch):
@@ -149,10 +154,12 @@ def test_rank_mode_stays_exact_past_thresholds(db, monkeypatch):
     assert hit_ids(result) == [r["id"] for r in db.search_messages("beta")]
 
 
-def test_total_estimate_extrapolates_past_the_probe(db, monkeypatch):
-    monkeypatch.setattr(search_mod, "PROBE_ROWS", 10)
+@pytest.mark.parametrize("sort", ["auto", "newest"])
+def test_total_estimate_extrapolates_past_the_probe(db, monkeypatch, sort):
+    monkeypatch.setattr(search_mod, "PROBE_ROWS", 10)  # the probe of sort=newest / rank
+    monkeypatch.setattr(search_mod, "WINDOW", 10)  # the first scan of sort=auto
     bulk(db, "s", [("gamma " if i % 2 else "delta ") + str(i) for i in range(200)])
-    result = db.search("gamma")
+    result = db.search("gamma", sort=sort)
     assert not result.total_exact
     assert 60 <= result.total_estimate <= 140
 
@@ -332,3 +339,15 @@ def test_search_works_read_only_and_never_changes_the_schema(db, tmp_path):
         ro.close()
     db.search("广西")
     assert db._conn.execute("SELECT type, name, sql FROM sqlite_master ORDER BY name").fetchall() == schema
+
+
+def test_frequent_short_cjk_served_by_a_short_like_pass(db, monkeypatch):
+    monkeypatch.setattr(search_mod, "LIKE_FIRST_ROWS", 50)
+    ids = bulk(db, "s", [("通信 " if i % 2 else "别的 ") + str(i) for i in range(200)])
+    result = db.search("通信", limit=5)
+    assert result.path == "like" and result.ranking == "newest" and result.has_more
+    assert hit_ids(result) == [i for i in ids[::-1] if i % 2 == 0][:5]
+    # Rare in the newest rows: the vocabulary route answers, with the same order.
+    rare = db.search("别的 NOT 通信", limit=5)
+    assert rare.path in ("like", "trigram")
+    assert hit_ids(rare) == [i for i in ids[::-1] if i % 2 == 1][:5]
