@@ -49,7 +49,7 @@ class HermesApp(App[str | None]):
     """The session browser."""
 
     TITLE = "Hermes Sessions"
-    CSS_PATH = [STYLES / "app.tcss", STYLES / "screens.tcss"]
+    CSS_PATH = [STYLES / "app.tcss", STYLES / "screens.tcss", STYLES / "modals.tcss"]
     ENABLE_COMMAND_PALETTE = True
     BINDINGS = [
         Binding("ctrl+p", "command_palette", "Commands", id="command_palette", show=False),
@@ -269,16 +269,24 @@ class HermesApp(App[str | None]):
         self.push_screen(LineageScreen(session_id))
 
     def rename_session(self, session_id: str) -> None:
-        self._not_built("Rename")
+        from .actions import session_actions
+
+        session_actions(self).rename(session_id)
 
     def delete_session(self, session_id: str) -> None:
-        self._not_built("Delete")
+        from .actions import session_actions
+
+        session_actions(self).delete(session_id)
 
     def undo_delete(self) -> None:
-        self._not_built("Undo")
+        from .actions import session_actions
+
+        session_actions(self).undo()
 
     def export_sessions(self, session_id: str | None, *, query: str | None, source: str | None) -> None:
-        self._not_built("Export")
+        from .actions import session_actions
+
+        session_actions(self).export(session_id, query=query, source=source)
 
 
 def build_app(

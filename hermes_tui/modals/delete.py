@@ -1,0 +1,167 @@
+"""ConfirmDeleteModal: says exactly what a delete removes and touches before it happens."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Callable
+
+from rich.console import Group
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Static
+
+from hermes_state.timefmt import relative_time
+
+from ..actions import DeletePreview, RelatedSession
+from ..textsafe import inert_line
+
+#: Children listed by name; the rest are counted.
+MAX_LISTED_CHILDREN = 8
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _related(item: RelatedSession) -> Text:
+    line = Text(no_wrap=True, overflow="ellipsis")
+    line.append(item.id, style="bold")
+    line.append("  ")
+    if item.title:
+        line.append(inert_line(item.title))
+    elif item.preview:
+        line.append(inert_line(item.preview), style="italic")
+    else:
+        line.append("untitled", style="dim italic")
+    return line
+
+
+class ConfirmDeleteModal(ModalScreen[bool]):
+    """True when the person confirms. Cancel has the focus, so Enter alone does not delete."""
+
+    BINDINGS = [
+        Binding("y", "confirm", "Delete", id="delete_confirm"),
+        Binding("escape,n", "cancel", "Cancel", id="delete_cancel"),
+    ]
+
+    def __init__(self, preview: DeletePreview, *, clock: Callable[[], float]) -> None:
+        super().__init__()
+        self.preview = preview
+        self.clock = clock
+
+    def compose(self) -> ComposeResult:
+        p = self.preview
+        with Vertical(id="delete-box", classes="modal-box"):
+            yield Static(self._what(), id="delete-what")
+            if p.live or p.lane is not None:
+                yield Static(self._live_warning(), id="delete-live", classes="modal-warning")
+            yield Static(self._orphans(), id="delete-orphans")
+            if p.children:
+                with VerticalScroll(id="delete-children"):
+                    yield Static(self._children())
+            yield Static(self._undo_note(), classes="modal-hint")
+            with Horizontal(classes="modal-buttons"):
+                yield Button("Delete", variant="error", id="delete-yes")
+                yield Button("Cancel", variant="default", id="delete-no")
+
+    def on_mount(self) -> None:
+        box = self.query_one("#delete-box")
+        box.border_title = "Delete session?"
+        box.border_subtitle = "y delete · n / Esc cancel"
+        self.query_one("#delete-no", Button).focus()
+
+    # ------------------------------------------------------------------ text
+
+    def _what(self) -> Group:
+        p = self.preview
+        title = Text()
+        if p.title:
+            title.append(inert_line(p.title), style="bold")
+        else:
+            title.append("untitled", style="bold italic")
+            if p.preview:
+                title.append("  ")
+                title.append(inert_line(p.preview), style="italic")
+        facts = Text()
+        facts.append(p.session_id)
+        facts.append(f"  ·  {inert_line(p.source)}")
+        facts.append(f"  ·  started {self._when(p.started_at)}")
+        goes = Text()
+        goes.append("Deletes ")
+        goes.append(_plural(p.message_count, "message"), style="bold")
+        goes.append(" and the session's transcript files.")
+        parts: list = [title, facts, Text(""), goes]
+        if p.parent is not None:
+            parent = Text("Its parent stays: ", style="dim")
+            parent.append_text(_related(p.parent))
+            parts.append(parent)
+        return Group(*parts)
+
+    def _orphans(self) -> Text:
+        children = self.preview.children
+        if not children:
+            return Text("No child sessions.", style="dim")
+        orphan = Text()
+        orphan.append(_plural(len(children), "child session"), style="bold")
+        orphan.append(
+            " will be orphaned (they stay, as roots; nothing cascades):"
+            if len(children) != 1
+            else " will be orphaned (it stays, as a root; nothing cascades):"
+        )
+        return orphan
+
+    def _children(self) -> Group:
+        children = self.preview.children
+        lines = [Text("• ").append_text(_related(c)) for c in children[:MAX_LISTED_CHILDREN]]
+        if len(children) > MAX_LISTED_CHILDREN:
+            lines.append(Text(f"… and {len(children) - MAX_LISTED_CHILDREN} more", style="dim"))
+        return Group(*lines)
+
+    def _live_warning(self) -> Text:
+        p = self.preview
+        text = Text()
+        if p.live:
+            text.append("⚠ This session looks live: ", style="bold")
+            text.append(
+                f"not ended, last written {relative_time(p.last_active, now=self.clock())}. "
+                "An agent may still be writing to it."
+            )
+        if p.lane is not None:
+            if text:
+                text.append("\n")
+            text.append("⚠ A gateway chat lane points at this session", style="bold")
+            where = getattr(p.lane, "description", None) or getattr(p.lane, "platform", None)
+            if where:
+                text.append(f" ({inert_line(str(where))})")
+            text.append("; sessions.json is left as it is.")
+        return text
+
+    def _undo_note(self) -> Text:
+        return Text("Press u afterwards to undo (while the browser stays open).")
+
+    def _when(self, ts: float) -> str:
+        try:
+            stamp = datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M")
+        except (OverflowError, OSError, ValueError):
+            return "?"
+        return f"{stamp} ({relative_time(ts, now=self.clock())})"
+
+    # ------------------------------------------------------------------ outcome
+
+    @on(Button.Pressed, "#delete-yes")
+    def _yes(self) -> None:
+        self.action_confirm()
+
+    @on(Button.Pressed, "#delete-no")
+    def _no(self) -> None:
+        self.action_cancel()
+
+    def action_confirm(self) -> None:
+        self.dismiss(True)
+
+    def action_cancel(self) -> None:
+        self.dismiss(False)
