@@ -1,0 +1,428 @@
+"""The concurrent writer (issue 6, items 2 and 3): real processes, real files, real WAL.
+
+One module-scoped run of two writer processes for ~3 s against a temporary HERMES_HOME is
+shared by the consistency tests; each test checks one property of the result against the
+writers' own logs (written only after each database call returned). Separate tests cover
+SIGINT on the command-line entry, lock contention beyond the retry budget, determinism,
+and the ``generate`` command.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from hermes_state import SessionDB
+from hermes_state.gateway import load_sessions_index
+from hermes_state.simulate import (
+    generate_main,
+    main,
+    parse_size,
+    read_log,
+    run_simulation,
+    run_writer,
+    verify_simulation,
+)
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+GATEWAY_ID = re.compile(r"^\d{8}_\d{6}_[0-9a-f]{8}$")
+CLI_ID = re.compile(r"^\d{8}_\d{6}_[0-9a-f]{6}$")
+CJK = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]")
+
+
+def _sha(text):
+    import hashlib
+
+    return None if text is None else hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    """Two writer processes, 200 events each at 70/s (~3 s); returns (home, logs, report).
+
+    The run stops on the event count rather than on a wall-clock duration: the workload is
+    fixed by the seed, so the lifecycle events asserted below (seed 3: every kind —
+    title, reset, compression, delegate, branch — by event 66 of one of the writers) happen
+    however loaded the machine is. ``duration`` is only a safety cap.
+    """
+    base = tmp_path_factory.mktemp("simulate")
+    home = base / "home"
+    logs = base / "logs"
+    report = run_simulation(
+        home, writers=2, rate=70.0, max_events=200, duration=30.0, seed=3, log_dir=logs
+    )
+    log_paths = sorted(logs.glob("writer-*.jsonl"))
+    return home, log_paths, report
+
+
+@pytest.fixture(scope="module")
+def conn(run):
+    home, _, _ = run
+    connection = sqlite3.connect(f"file:{home / 'state.db'}?mode=ro", uri=True)
+    connection.row_factory = sqlite3.Row
+    yield connection
+    connection.close()
+
+
+# --------------------------------------------------------------------- the 2-writer run
+
+
+def test_sim_two_writers_run_without_error(run):
+    _, log_paths, report = run
+    assert report.errors == 0, report.error_samples
+    assert [w.writer_index for w in report.per_writer] == [0, 1]
+    assert len(log_paths) == 2
+    for writer in report.per_writer:
+        assert writer.events == 200, writer  # both processes ran to the end
+        assert writer.messages > 0
+    assert not report.interrupted
+
+
+def test_sim_every_logged_message_exists_exactly_once(run, conn):
+    _, log_paths, _ = run
+    records = read_log(log_paths)
+    logged = [r for r in records if r["kind"] == "message"]
+    assert logged
+    counts = Counter(r["message_id"] for r in logged)
+    assert max(counts.values()) == 1  # no id logged twice (ids are global across writers)
+    rows = {row["id"]: row for row in conn.execute("SELECT id, session_id, role, content FROM messages")}
+    for rec in logged:
+        row = rows.get(rec["message_id"])
+        assert row is not None, f"lost message {rec}"
+        assert (row["session_id"], row["role"]) == (rec["session_id"], rec["role"])
+        assert _sha(row["content"]) == rec["content_sha256"]
+    # Nothing in the database that no writer logged: no duplicated or phantom writes.
+    assert set(rows) == set(counts)
+    # And the shared checker agrees (it is what the reliability suite uses).
+    home, _, _ = run
+    assert verify_simulation(home, log_paths) == []
+
+
+def test_sim_session_counters_equal_message_counts(conn):
+    rows = conn.execute(
+        "SELECT s.id, s.message_count, s.tool_call_count,"
+        " (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id) AS n"
+        " FROM sessions s"
+    ).fetchall()
+    assert rows
+    for row in rows:
+        assert row["message_count"] == row["n"], dict(row)
+    # tool_call_count is the number of calls carried by assistant messages (MS-2)
+    calls = Counter()
+    for sid, raw in conn.execute("SELECT session_id, tool_calls FROM messages WHERE tool_calls IS NOT NULL"):
+        calls[sid] += len(json.loads(raw))
+    for row in rows:
+        assert row["tool_call_count"] == calls[row["id"]], dict(row)
+
+
+def test_sim_fts_rows_equal_message_count(conn):
+    total = conn.execute("SELECT COUNT(*) FROM messages").fetchone()[0]
+    assert total > 0
+    assert conn.execute("SELECT COUNT(*) FROM messages_fts").fetchone()[0] == total
+    assert conn.execute("SELECT COUNT(*) FROM messages_fts_trigram").fetchone()[0] == total
+
+
+def test_sim_integrity_check_ok(conn):
+    assert [tuple(r) for r in conn.execute("PRAGMA integrity_check")] == [("ok",)]
+
+
+def test_sim_sessions_json_keeps_every_writers_lanes(run, conn):
+    home, _, report = run
+    text = (home / "sessions" / "sessions.json").read_text(encoding="utf-8")
+    assert isinstance(json.loads(text), dict)  # a complete JSON document (atomic replace)
+    lanes = load_sessions_index(home / "sessions")
+    # Both writers' lanes survived the shared read-modify-write (none lost to a race).
+    assert len(lanes) == report.lanes
+    existing = {row[0] for row in conn.execute("SELECT id FROM sessions")}
+    for key, entry in lanes.items():
+        assert key.startswith("agent:main:")
+        assert entry.session_id in existing, key
+        assert GATEWAY_ID.match(entry.session_id)
+
+
+def test_sim_session_id_formats(conn):
+    """Gateway sessions ``YYYYMMDD_HHMMSS_<8 hex>``; CLI sessions and sub-agents 6 hex (CLI-16)."""
+    delegates = {r[0] for r in conn.execute(
+        "SELECT c.id FROM sessions c JOIN sessions p ON p.id = c.parent_session_id"
+        " WHERE p.ended_at IS NULL OR c.started_at < p.ended_at")}
+    rows = conn.execute("SELECT id, source FROM sessions").fetchall()
+    assert {row["source"] for row in rows} - {"cli"}, "no gateway session"
+    assert any(row["source"] == "cli" for row in rows)
+    for row in rows:
+        if row["source"] == "cli" or row["id"] in delegates:
+            assert CLI_ID.match(row["id"]), row["id"]
+        else:
+            assert GATEWAY_ID.match(row["id"]), row["id"]
+
+
+def test_sim_compression_chain_with_numbered_title(conn):
+    chains = conn.execute(
+        "SELECT c.id, c.title AS child_title, p.title AS parent_title"
+        " FROM sessions c JOIN sessions p ON p.id = c.parent_session_id"
+        " WHERE p.end_reason = 'compression' AND c.started_at >= p.ended_at"
+    ).fetchall()
+    assert chains, "no compression continuation was written"
+    titled = [r for r in chains if r["parent_title"]]
+    assert titled
+    for row in titled:
+        base = re.sub(r" #\d+$", "", row["parent_title"])
+        assert re.fullmatch(re.escape(base) + r" #\d+", row["child_title"] or ""), dict(row)
+    # the continuation starts with the compacted context
+    first = conn.execute(
+        "SELECT content FROM messages WHERE session_id = ? ORDER BY id LIMIT 1", (chains[0]["id"],)
+    ).fetchone()
+    assert first[0].startswith("[Context compacted]")
+
+
+def test_sim_titles_set_after_first_exchange(conn):
+    titled = conn.execute(
+        "SELECT id FROM sessions WHERE title IS NOT NULL AND parent_session_id IS NULL"
+    ).fetchall()
+    assert titled
+    for (sid,) in titled:
+        roles = [r[0] for r in conn.execute(
+            "SELECT role FROM messages WHERE session_id = ? ORDER BY id", (sid,))]
+        assert roles[0] == "user" and "assistant" in roles
+    titles = [r[0] for r in conn.execute("SELECT title FROM sessions WHERE title IS NOT NULL")]
+    assert len(titles) == len(set(titles))  # unique across both writers (TI-2)
+
+
+def test_sim_idle_or_daily_reset_ends_with_session_reset(run, conn):
+    home, _, report = run
+    assert report.resets > 0
+    ended = conn.execute("SELECT COUNT(*) FROM sessions WHERE end_reason = 'session_reset'").fetchone()[0]
+    assert ended == report.resets
+    lanes = load_sessions_index(home / "sessions").values()
+    reset_lanes = [e for e in lanes if e.was_auto_reset]
+    assert reset_lanes
+    assert {e.auto_reset_reason for e in reset_lanes} <= {"idle", "daily", "suspended"}
+
+
+def test_sim_branches_and_delegates(run, conn):
+    _, _, report = run
+    assert report.branches > 0 and report.delegates > 0
+    branch = conn.execute(
+        "SELECT c.id FROM sessions c JOIN sessions p ON p.id = c.parent_session_id"
+        " WHERE p.end_reason = 'branched' AND c.started_at >= p.ended_at"
+    ).fetchall()
+    assert len(branch) == report.branches
+    delegates = conn.execute(
+        "SELECT c.id FROM sessions c JOIN sessions p ON p.id = c.parent_session_id"
+        " WHERE p.ended_at IS NULL OR c.started_at < p.ended_at"
+    ).fetchall()
+    assert len(delegates) == report.delegates
+
+
+def test_sim_tool_calls_openai_shape_and_results_linked(conn):
+    calls_seen: dict[str, set[str]] = {}
+    n_tool = 0
+    for row in conn.execute(
+        "SELECT session_id, role, tool_calls, tool_name, tool_call_id FROM messages ORDER BY id"
+    ):
+        if row["tool_calls"]:
+            for call in json.loads(row["tool_calls"]):
+                assert set(call) == {"id", "type", "function"} and call["type"] == "function"
+                assert set(call["function"]) == {"name", "arguments"}
+                json.loads(call["function"]["arguments"])
+                calls_seen.setdefault(row["session_id"], set()).add(call["id"])
+        if row["role"] == "tool":
+            n_tool += 1
+            assert row["tool_name"]
+            assert row["tool_call_id"] in calls_seen.get(row["session_id"], set())
+    assert n_tool > 0
+
+
+def test_sim_writes_english_and_cjk_text(conn):
+    contents = [r[0] for r in conn.execute("SELECT content FROM messages WHERE role = 'user'")]
+    assert any(CJK.search(c) for c in contents)
+    assert any(re.search(r"\b(the|you)\b", c) for c in contents)
+
+
+def test_sim_token_counts_one_api_call_per_assistant_message(conn):
+    rows = conn.execute(
+        "SELECT s.id, s.source, s.input_tokens, s.output_tokens, s.api_call_count,"
+        " (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id AND m.role = 'assistant') AS a"
+        " FROM sessions s LEFT JOIN sessions p ON p.id = s.parent_session_id"
+        " WHERE p.end_reason IS NOT 'branched'"  # a branch copies answers without API calls
+    ).fetchall()
+    checked = 0
+    for row in rows:
+        # gateway sessions write absolute totals, CLI ones deltas: both must add up
+        assert row["api_call_count"] == row["a"], dict(row)
+        if row["a"]:
+            assert row["input_tokens"] > 0 and row["output_tokens"] > 0
+            checked += 1
+    assert checked > 0
+
+
+# --------------------------------------------------------------------- other behaviour
+
+
+def test_sim_same_seed_same_workload(tmp_path):
+    def shape(name: str, seed: int) -> list[tuple]:
+        log = tmp_path / f"{name}.jsonl"
+        report = run_writer(tmp_path / name, seed=seed, rate=0, max_events=80, log_path=log)
+        assert report.errors == 0 and report.events == 80
+        # Session ids are random (uuid4, as upstream), so a delegate's result text, which
+        # names its child session, is the one content that differs between runs.
+        return [
+            (r["kind"], r.get("role"), r.get("tool_name"),
+             None if r.get("tool_name") == "delegate_task" else r.get("content_sha256"),
+             r.get("edge"), r.get("end_reason"))
+            for r in read_log([log])
+        ]
+
+    first = shape("a", 5)
+    assert first == shape("b", 5)
+    assert first != shape("c", 6)
+    assert verify_simulation(tmp_path / "a", [tmp_path / "a.jsonl"]) == []
+
+
+_LOCK_HOLDER = """
+import sqlite3, sys, time
+time.sleep(float(sys.argv[2]))
+conn = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=10)
+conn.execute("BEGIN IMMEDIATE")
+print("locked", flush=True)
+time.sleep(float(sys.argv[3]))
+conn.execute("ROLLBACK")
+print("released", flush=True)
+"""
+
+
+def test_sim_writer_survives_lock_beyond_retry_budget(tmp_path, monkeypatch):
+    """WR retry budget exhausted mid-run: the writer counts an error and goes on writing."""
+    home = tmp_path / "home"
+    home.mkdir()
+    SessionDB(home / "state.db").close()
+    # Shrink the budget (one attempt with SQLite's 1 s busy wait) so a 2 s lock exceeds it.
+    monkeypatch.setattr(SessionDB, "_WRITE_MAX_RETRIES", 1)
+    # Another process takes the write lock 0.7 s into the run and holds it for 2 s.
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _LOCK_HOLDER, str(home / "state.db"), "0.7", "2.0"],
+        stdout=subprocess.PIPE, text=True,
+    )
+    log = tmp_path / "w.jsonl"
+    try:
+        report = run_writer(home, seed=3, rate=0, duration=3.5, log_path=log)
+    finally:
+        out, _ = holder.communicate(timeout=15)
+    assert out.split() == ["locked", "released"]
+    assert report.errors >= 1
+    assert all("database is locked" in s for s in report.error_samples), report.error_samples
+    assert not any(s.startswith("open") for s in report.error_samples)  # failed mid-run
+    before = [r for r in read_log([log]) if r["kind"] == "message"]
+    assert len(before) == report.messages > 0
+    assert verify_simulation(home, [log]) == []  # nothing lost, nothing written twice
+
+
+def test_sim_cli_sigint_stops_cleanly(tmp_path):
+    home = tmp_path / "home"
+    logs = tmp_path / "logs"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hermes_state.simulate", "--home", str(home), "--writers", "2",
+         "--rate", "40", "--seed", "2", "--log-dir", str(logs)],
+        cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        # a shell may start background jobs with SIGINT ignored; undo that for the child
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    try:
+        deadline = time.monotonic() + 15
+        written = 0
+        while time.monotonic() < deadline and written < 20:
+            time.sleep(0.2)
+            try:
+                with sqlite3.connect(f"file:{home / 'state.db'}?mode=ro", uri=True) as c:
+                    written = c.execute("SELECT COUNT(*) FROM messages").fetchone()[0]
+            except sqlite3.Error:
+                written = 0
+        assert written >= 20, "the simulator did not start writing"
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode in (0, 130), err
+    assert "Traceback" not in err and "Traceback" not in out
+    assert out.startswith("Stopped: 2 writers")
+    assert "errors 0" in out
+    assert verify_simulation(home, sorted(logs.glob("*.jsonl"))) == []
+
+
+def test_sim_cli_stops_at_duration(tmp_path, capsys):
+    started = time.monotonic()
+    assert main(["--home", str(tmp_path), "--duration", "1", "--rate", "20", "--seed", "4"]) == 0
+    assert time.monotonic() - started < 10
+    out = capsys.readouterr().out
+    assert out.startswith("Done: 1 writer, ")
+    assert "errors 0" in out
+    with SessionDB(tmp_path / "state.db", read_only=True) as db:
+        assert db.message_count() > 0
+
+
+def test_sim_cli_rejects_bad_arguments(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["--writers", "0"])
+    assert exc.value.code == 2
+    assert "at least 1" in capsys.readouterr().err
+
+
+def test_generate_parse_size():
+    assert parse_size("10k") == 10_000
+    assert parse_size("100K") == 100_000
+    assert parse_size("1m") == 1_000_000
+    assert parse_size("2.5k") == 2_500
+    assert parse_size("5000") == 5_000
+    for bad in ("", "ten", "-5", "0", "1g"):
+        with pytest.raises(ValueError):
+            parse_size(bad)
+
+
+def _dump(db_path: Path) -> list[tuple]:
+    with sqlite3.connect(f"file:{db_path}?mode=ro", uri=True) as c:
+        return c.execute(
+            "SELECT s.id, s.title, s.parent_session_id, m.role, m.content, m.tool_calls"
+            " FROM messages m JOIN sessions s ON s.id = m.session_id ORDER BY m.id"
+        ).fetchall()
+
+
+def test_generate_builds_deterministic_database_of_requested_size(tmp_path, capsys):
+    args = ["--size", "300", "--seed", "1", "--now", "1741166123"]
+    assert generate_main([*args, "--home", str(tmp_path / "a")]) == 0
+    with SessionDB(tmp_path / "a" / "state.db", read_only=True) as db:
+        assert db.message_count() == 300
+    out = capsys.readouterr().out
+    assert out.startswith("Generated 300 messages in ")
+    # the same size, seed and --now give the same rows (one shared generator for all uses)
+    assert generate_main([*args, "--home", str(tmp_path / "b")]) == 0
+    assert _dump(tmp_path / "a" / "state.db") == _dump(tmp_path / "b" / "state.db")
+
+
+def test_generate_never_silently_replaces_a_database(tmp_path, capsys):
+    assert generate_main(["--size", "50", "--home", str(tmp_path)]) == 0
+    capsys.readouterr()
+    assert generate_main(["--size", "80", "--home", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert "--overwrite" in err and "Traceback" not in err
+    with SessionDB(tmp_path / "state.db", read_only=True) as db:
+        assert db.message_count() == 50
+    assert generate_main(["--size", "80", "--home", str(tmp_path), "--overwrite"]) == 0
+    with SessionDB(tmp_path / "state.db", read_only=True) as db:
+        assert db.message_count() == 80
+
+
+def test_generate_rejects_bad_size(capsys):
+    with pytest.raises(SystemExit) as exc:
+        generate_main(["--size", "lots"])
+    assert exc.value.code == 2
+    assert "not a size" in capsys.readouterr().err
