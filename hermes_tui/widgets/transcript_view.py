@@ -241,6 +241,9 @@ def pretty_arguments(raw: str) -> str:
         return raw
 
 
+#: Columns before every line: the cursor bar.
+GUTTER = 1
+
 ROLE_NAMES = {"user": "You", "assistant": "Hermes", "tool": "Tool", "system": "System"}
 ROLE_GLYPHS = {"user": "●", "assistant": "◆", "tool": "⚙", "system": "■"}
 
@@ -506,7 +509,7 @@ class TranscriptView(ScrollView, can_focus=True):
         height = 0
         for piece in self._pieces(index):
             if piece.wrap:
-                height += len(wrap_offsets(piece.text, width - piece.indent))
+                height += len(wrap_offsets(piece.text, width - GUTTER - piece.indent))
             else:
                 height += 1
         return height
@@ -614,7 +617,7 @@ class TranscriptView(ScrollView, can_focus=True):
             text = Text(piece.text, style=style, end="")
             if piece.searchable:
                 self._highlight(text)
-            offsets = wrap_offsets(piece.text, width - piece.indent)
+            offsets = wrap_offsets(piece.text, width - GUTTER - piece.indent)
             for start, end in offsets:
                 line = Text(pad, end="")
                 line.append_text(text[start:end])
