@@ -485,6 +485,19 @@ class Simulator:
         self.db.end_session(session_id, reason)
         self._emit({"kind": "end", "session_id": session_id, "end_reason": reason})
 
+    def _create_or_defer(self, conv: _Conv, edge: str) -> None:
+        """Create a lane's row; on lock trouble retry at every later event and at close.
+
+        ``sessions.json`` already names the new id (the store saves before the row exists,
+        as upstream's gateway does), so the row must not depend on that lane being picked
+        again before the run ends.
+        """
+        try:
+            self._create_row(conv, edge)
+        except sqlite3.OperationalError as exc:
+            self._error(exc, f"create {conv.session_id}")
+            self._deferred.append(("create", (conv, edge)))
+
     def _end_or_defer(self, session_id: str, reason: str) -> None:
         try:
             self._end(session_id, reason)
@@ -547,6 +560,8 @@ class Simulator:
             try:
                 if op == "end":
                     self._end(*args)
+                elif op == "create":
+                    self._create_row(*args)  # no-op if an append created it meanwhile
             except sqlite3.OperationalError as exc:
                 self._error(exc, f"retry {op}")
                 remaining.append((op, args))
@@ -585,7 +600,7 @@ class Simulator:
             lane.conv = self._new_conv(
                 "gateway", new_id, platform, user_id=lane.source.user_id, lane=lane
             )
-            self._create_row(lane.conv, "reset")
+            self._create_or_defer(lane.conv, "reset")
         elif old_id is None or lane.conv is None or lane.conv.session_id != new_id:
             lane.conv = self._adopt_or_create(lane, new_id, fresh=old_id is None)
         return lane.conv
@@ -601,7 +616,7 @@ class Simulator:
             row = None
         conv = self._new_conv("gateway", session_id, platform, user_id=lane.source.user_id, lane=lane)
         if row is None:
-            self._create_row(conv, "lane")
+            self._create_or_defer(conv, "lane")
         else:
             conv.row_created = True
             conv.title = row.get("title")
