@@ -431,3 +431,43 @@ def test_sr16_like_path_stops_at_offset_plus_limit(db):
     finally:
         db._conn.set_progress_handler(None, 0)
     assert early * 20 < full
+
+
+def test_sr16_like_path_absent_terms_answered_from_the_trigram_index(db, monkeypatch):
+    from hermes_state import search as search_mod
+
+    monkeypatch.setattr(search_mod, "LIKE_FIRST_ROWS", 100)
+    db.create_session("s", "cli")
+    rows = [("s", "user", f"通信 row {i}", 1.0 + i) for i in range(3000)]
+    db._execute_write(
+        lambda conn: conn.executemany(
+            "INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, ?, ?, ?)", rows
+        )
+    )
+    steps = {"n": 0}
+
+    def tick():
+        steps["n"] += 1
+        return 0
+
+    db._conn.set_progress_handler(tick, 1000)
+    try:
+        assert db.search_messages("鲸鱼") == []
+        assert db.search_messages("鲸鱼 OR 麒") == []
+    finally:
+        db._conn.set_progress_handler(None, 0)
+    assert steps["n"] < 20  # a full LIKE scan of the 3000 rows takes ~100 ticks
+
+
+@pytest.mark.parametrize(
+    "content,tool_name,query",
+    [
+        ("问题是通信", None, "通信"),  # at the very end of content
+        ("信", None, "信"),  # the whole content
+        (None, "通信", "通信"),  # at the end of the tool name
+        ("Agent通信", None, "agent通信"),  # ASCII case-insensitive, ≥ 3 characters
+    ],
+)
+def test_sr16_like_path_absence_check_never_hides_a_match(db, content, tool_name, query):
+    mid = add(db, "s", "tool" if tool_name else "user", content, tool_name=tool_name)
+    assert ids(db.search_messages(query)) == [mid]
