@@ -560,6 +560,57 @@ def _cmd_stats(args: argparse.Namespace) -> int:
 # import (project feature) ----------------------------------------------------
 
 
+# simulate / generate -------------------------------------------------------------
+
+
+@session_action("simulate")
+def _add_simulate(sub) -> None:
+    parser = sub.add_parser(
+        "simulate",
+        help="write realistic sessions like a gateway and CLI would (test and demo workload)",
+        add_help=False,
+    )
+    parser.add_argument("args", nargs=argparse.REMAINDER)
+    parser.set_defaults(run=_cmd_simulate)
+
+
+def _cmd_simulate(args: argparse.Namespace) -> int:
+    from hermes_state.simulate import main as simulate_main
+
+    return _run_sub(simulate_main, args.args, "hermes sessions simulate")
+
+
+@session_action("generate")
+def _add_generate(sub) -> None:
+    parser = sub.add_parser(
+        "generate",
+        help="build a deterministic benchmark corpus (10k / 100k / 1m messages)",
+        add_help=False,
+    )
+    parser.add_argument("args", nargs=argparse.REMAINDER)
+    parser.set_defaults(run=_cmd_generate)
+
+
+def _cmd_generate(args: argparse.Namespace) -> int:
+    from hermes_state.simulate import generate_main
+
+    return _run_sub(generate_main, args.args, "hermes sessions generate")
+
+
+_OWN_PARSERS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "simulate": _cmd_simulate,
+    "generate": _cmd_generate,
+}
+
+
+def _run_sub(entry: Callable[..., int], argv: list[str], prog: str) -> int:
+    """Run a project command that parses its own arguments (usage errors exit 2)."""
+    try:
+        return int(entry(argv, prog=prog))
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+
+
 @session_action("import")
 def _add_import(sub) -> None:
     parser = sub.add_parser("import", help="import sessions from a JSONL export")
@@ -640,6 +691,15 @@ def _errors_to_stderr(args: argparse.Namespace) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     """Run ``hermes`` with ``argv`` (default ``sys.argv[1:]``); return the exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if len(argv) >= 2 and argv[0] == "sessions" and argv[1] in _OWN_PARSERS:
+        # These commands parse their own options (argparse's REMAINDER cannot take a
+        # leading ``--option`` through a subparser).
+        try:
+            return _OWN_PARSERS[argv[1]](argparse.Namespace(args=argv[2:]))
+        except KeyboardInterrupt:
+            print("\nInterrupted.", file=sys.stderr)
+            return 130
     parser = build_parser()
     try:
         args, extras = parser.parse_known_args(argv)
