@@ -274,6 +274,23 @@ def format_table(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _git_state() -> dict[str, Any] | None:
+    """The commit measured (figures are only comparable between known code versions)."""
+    import subprocess
+
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=BENCH_DIR, capture_output=True, text=True, timeout=5
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no", "--", "hermes_state"],
+            cwd=BENCH_DIR.parent, capture_output=True, text=True, timeout=5,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return {"commit": commit or None, "hermes_state_modified": bool(dirty)} if commit else None
+
+
 def _loadavg() -> list[float] | None:
     try:
         return [round(x, 2) for x in os.getloadavg()]
@@ -352,6 +369,7 @@ def main(argv: list[str] | None = None) -> int:
         "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "sqlite_version": sqlite3.sqlite_version,
         "python": platform.python_version(),
+        "git": _git_state(),
         "machine": {
             "platform": platform.platform(),
             "cpus": os.cpu_count(),
