@@ -286,7 +286,7 @@ def test_prefix_last_makes_last_word_a_prefix(db):
     assert db.search("dock").path == "fts5+trigram"
     result = db.search("dock", prefix_last=True)
     assert result.path == "fts5"
-    assert hit_ids(result) == [mid] and result.effective_query == "dock*"
+    assert hit_ids(result) == [mid] and result.effective_query == "(\"docker\")"
     assert hit_ids(db.search("deploy cont", prefix_last=True)) == [mid]
 
 
@@ -351,3 +351,13 @@ def test_frequent_short_cjk_served_by_a_short_like_pass(db, monkeypatch):
     rare = db.search("别的 NOT 通信", limit=5)
     assert rare.path in ("like", "trigram")
     assert hit_ids(rare) == [i for i in ids[::-1] if i % 2 == 1][:5]
+
+
+def test_prefix_expansion_inside_larger_queries(db):
+    both = add(db, "s", "user", "nginx config reload")
+    add(db, "s", "user", "nginx only")
+    other = add(db, "s", "user", "configuration without the server")
+    assert hit_ids(db.search("nginx conf*")) == [both]
+    assert set(hit_ids(db.search("conf* NOT nginx"))) == {other}
+    assert set(hit_ids(db.search("nginx OR conf*"))) == {both, both + 1, other}
+    assert hit_ids(db.search('"nginx config" conf*')) == [both]
