@@ -40,6 +40,10 @@ class TranscriptLoaded(TextualMessage):
         self.entries = entries
 
 
+def _version(summary: SessionSummary) -> tuple[int, float | None]:
+    return summary.message_count, summary.last_active
+
+
 class TranscriptScreen(Screen):
     """All messages of ``session_id``; optionally opened at a search hit."""
 
@@ -64,6 +68,9 @@ class TranscriptScreen(Screen):
         self.summary: SessionSummary | None = None
         self.generation = 0
         self.loaded = False
+        #: (message count, last active) of the messages on screen: a refresh skips re-reading
+        #: them when these are unchanged (commits to other sessions are the common case).
+        self._shown: tuple[int, float | None] | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(Text("Loading…", style="dim"), id="transcript-header")
@@ -91,6 +98,10 @@ class TranscriptScreen(Screen):
         data = self.app.data
         reader = data.reader
         summary = data._retry(lambda: reader.get_summary(self.session_id))
+        if summary is not None and self._shown == _version(summary):
+            # Another session changed: this one has the same messages, keep the view as is.
+            self.post_message(TranscriptLoaded(generation, summary, None))
+            return
         messages = data._retry(lambda: reader.get_message_models(self.session_id)) if summary else []
         # Display text and match flags are derived here, off the event loop.
         entries = [make_entry(message, self.pattern) for message in messages]
@@ -103,9 +114,14 @@ class TranscriptScreen(Screen):
         view = self.view
         self.summary = event.summary
         if event.summary is None:
+            self._shown = None
             view.show_placeholder(f"Session {self.session_id} no longer exists.")
             self._update_header()
             return
+        if event.entries is None:
+            self._update_header()
+            return
+        self._shown = _version(event.summary)
         first_load = not self.loaded
         self.loaded = True
         if first_load:

@@ -326,6 +326,29 @@ async def test_live_append_from_another_process_follows_the_end(fixed_db: Path) 
         assert view.current.content == "a message written by another process"
 
 
+async def test_commit_to_another_session_does_not_reload_the_transcript(fixed_db: Path) -> None:
+    app = make_app(fixed_db, watch=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = await open_transcript(pilot, DOCKER)
+        view = screen.view
+        await pilot.press("j", "j", "enter")
+        await settle(pilot)
+        entries = view.entries
+        proc = subprocess.run(
+            [sys.executable, str(Path(__file__).with_name("live_writer.py")), str(fixed_db), "1", "0"],
+            stdin=subprocess.DEVNULL, capture_output=True, timeout=60,
+        )
+        assert proc.returncode == 0, proc.stderr.decode()
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and screen.generation == 0:
+            await pilot.pause(0.05)
+        await settle(pilot)
+        assert screen.generation >= 1  # the change was noticed …
+        assert view.entries is entries  # … and this session's messages were not re-read
+        assert view.cursor == 2 and view.entries[2].message.id in view.expanded
+
+
 # ----------------------------------------------------------------------------- size
 
 
