@@ -228,7 +228,8 @@ async def test_existing_file_is_replaced_only_after_a_second_confirmation(fixed_
         assert app.screen is modal
         assert error_text(modal) == f"{target} exists — press Export again to replace it."
         assert target.read_text() == "keep me"
-        await pilot.click("#export-go")
+        # ctrl+s: a second click within 0.2 s would be swallowed by the button's press effect.
+        await pilot.press("ctrl+s")
         await settle(pilot)
         assert not isinstance(app.screen, ExportModal)
     assert read_jsonl(target) == [exported(fixed_db, DOCKER)]
