@@ -190,7 +190,7 @@ class TranscriptScreen(Screen):
                 line2.append(f" — match {position} of {matches} (n/N)")
             elif matches:
                 line2.append(" (n/N)", style="dim")
-        self.query_one("#transcript-header", Static).update(Text("\n").join([header, line2]))
+        self.query_one("#transcript-header", Static).update(Text("\n", no_wrap=True, overflow="ellipsis").join([header, line2]))
 
     @on(TranscriptView.CursorMoved)
     def _cursor_moved(self) -> None:
