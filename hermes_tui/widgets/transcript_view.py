@@ -673,18 +673,21 @@ class TranscriptView(ScrollView, can_focus=True):
         """Bring message ``index`` (its ``line``-th display line) into view.
 
         ``anchor="nearest"`` scrolls as little as possible; ``"top"`` puts the message a
-        quarter down the view (used when jumping to a search hit).
+        quarter down the view (used when jumping to a search hit) — or, when the message is
+        too tall for that, its ``line`` a quarter down, without scrolling past its start.
         """
         if not self.entries:
             return
         height = self.scrollable_content_region.height or self.size.height or 1
         start, count = self.block_range(index)
-        target = start + line
+        target = start + min(line, max(0, count - 1))
         top = self.scroll_offset.y
         if anchor == "top":
-            y = target - max(0, min(height // 4, height - count)) if count < height else target
-            if line and target - y >= height:
-                y = target - height // 4
+            margin = height // 4
+            if count <= height - margin:
+                y = start - margin
+            else:
+                y = max(start, target - margin)
         elif target < top:
             y = target
         elif start + min(count, height) > top + height:

@@ -251,6 +251,29 @@ async def test_open_at_hit_scrolls_to_message_and_highlights_every_term(tmp_path
         assert "match 1 of 3" in str(screen.query_one("#transcript-header").render())
 
 
+async def test_open_at_hit_deep_inside_a_tall_message_shows_the_matching_line(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    SessionDB(path).close()
+    lines = [f"log line {i}" for i in range(200)]
+    lines[150] = "log line 150: docker daemon restarted"
+    ids = add_messages(path, MANY, [
+        dict(role="user", content="show me the log"),
+        dict(role="assistant", content="\n".join(lines)),
+        dict(role="user", content="thanks"),
+    ], title=None, started=NOW - HOUR)
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        view = (await open_transcript(pilot, MANY, message_id=ids[1], query="docker")).view
+        start, count = view.block_range(1)
+        assert count > 200 and view.cursor == 1
+        match_line = start + view.first_match_line(1)
+        assert view.first_match_line(1) == 151  # the header is line 0
+        top = view.scroll_offset.y
+        assert top <= match_line < top + view.scrollable_content_region.height
+        assert top >= start  # the message fills the view; it is not scrolled past its start
+
+
 async def test_br4_enter_on_search_hit_opens_transcript_at_message(fixed_db: Path) -> None:
     if not hasattr(SessionDB, "search"):
         pytest.skip("SessionDB.search (the search engineer's work) is not merged yet")
