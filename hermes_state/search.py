@@ -39,9 +39,13 @@ therefore never lets the cost of a query grow with the number of its matches:
    queries with at most K matches, else a density over the newest rows that extrapolates to
    the whole table (the row count comes from FTS5's own averages record, so no
    ``COUNT(*)``). Each phrase is probed the same way, which also yields its document
-   frequency. This replaces ``fts5vocab`` lookups for path A: a vocab row for a term has to
-   walk the term's whole doclist (~2 ms for ``the`` at 100k messages, ~20 ms at 1M), while a
-   probe is bounded by K.
+   frequency. This replaces ``fts5vocab`` lookups of whole words: a vocab row for a term
+   has to walk the term's whole doclist (~2 ms for ``the`` at 100k messages, ~40 ms at 1M),
+   while a probe is bounded by K. In ``auto`` mode the first scan of the window (below) is
+   itself the probe, so a one-word query runs one FTS statement. ``word*`` prefixes are the
+   exception: without a prefix index FTS5 merges every doclist of the prefix up front on each
+   execution, so a TEMP ``fts5vocab`` expands them once into ``("word1" OR "word2" …)``
+   (at most ``MAX_PREFIX_TERMS`` terms), which FTS5 iterates lazily.
 2. **Choose the ranking.** If the work bm25 would do (the sum of the phrases' frequencies plus
    the matches) is small (≤ ``EXACT_BM25_MAX_ROWS``), FTS5 ranks exactly: ``bm25``. If every
    phrase matches a large share of the corpus (> ``COMMON_SHARE``), relevance means little
@@ -57,8 +61,12 @@ therefore never lets the cost of a query grow with the number of its matches:
    the reader's own connection (never in the shared schema) lists those trigrams with one
    index range seek; an absent term is answered in well under a millisecond, a present one
    becomes ``("ab1" OR "ab2" …)`` on the trigram table with the query's AND/OR/NOT intact.
-   Only when a token starts more than ``MAX_EXPANSION`` distinct trigrams (it is then very
-   frequent) does the LIKE path run, newest first, stopping at ``offset + limit``.
+   Before the vocabulary, a LIKE pass over the newest ``LIKE_FIRST_ROWS`` messages serves
+   frequent short tokens in about a millisecond. Only when a token starts more than
+   ``MAX_EXPANSION`` distinct trigrams (it is then very frequent) does the full LIKE path
+   run, newest first, stopping at ``offset + limit``. Short-token queries keep their
+   AND/OR/NOT structure in :func:`search` (``서버 배포`` needs both words, as on the other
+   paths); :func:`search_messages` keeps upstream's OR of the terms (SR-11).
 4. **Bounded scans.** Scans that filters may make long (source/role filters, LIKE) stop at a
    time budget and say so in ``note``.
 
