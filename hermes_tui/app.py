@@ -93,7 +93,7 @@ class HermesApp(App[str | None]):
             self.set_keymap(self.config.keymap)
         await self.push_screen(BrowserScreen(source=self.initial_source))
         for problem in self.config_problems:
-            self.notify(problem, severity="warning", timeout=8)
+            self.notify(problem, severity="warning", timeout=8, markup=False)
         self.check_access()
         self.load_lanes()
         if self.watch_enabled:
@@ -111,7 +111,7 @@ class HermesApp(App[str | None]):
     def _set_read_only(self, reason: str | None, warnings: list[str]) -> None:
         self.read_only_reason = reason
         for warning in warnings:
-            self.notify(warning, severity="warning", timeout=8)
+            self.notify(warning, severity="warning", timeout=8, markup=False)
         screen = self._browser()
         if screen is not None:
             screen._update_titles()
@@ -201,7 +201,7 @@ class HermesApp(App[str | None]):
             message = str(error)
         else:
             message = f"{type(error).__name__}: {error}"
-        self.notify(message.splitlines()[0] if message else "error", severity="error", timeout=6)
+        self.notify(message.splitlines()[0] if message else "error", severity="error", timeout=6, markup=False)
 
     # ------------------------------------------------------------------ size guard
 

@@ -235,6 +235,8 @@ class BrowserScreen(Screen):
 
     def store_changed(self, event: DataChanged) -> None:
         """Called by the app when another process committed (or lanes changed)."""
+        if not self.is_mounted or not self.query(SessionList):
+            return  # not composed yet, or being torn down
         if event.database:
             self.refresh_data()
         elif event.lanes:
@@ -424,7 +426,7 @@ class BrowserScreen(Screen):
         target = self._require_target()
         if target:
             self.app.copy_to_clipboard(target)
-            self.notify(f"Copied session id {target}", timeout=2)
+            self.notify(f"Copied session id {target}", timeout=2, markup=False)
 
     def action_lineage(self) -> None:
         target = self._require_target()
