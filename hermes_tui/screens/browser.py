@@ -160,8 +160,10 @@ class BrowserScreen(Screen):
         lst = self.session_list
         count = f"{lst.total:,} conversation{'s' if lst.total != 1 else ''}" if lst.loaded else "loading…"
         main = self.query_one("#main")
-        main.border_title = f"Sessions · {self._filter_label()}"
-        main.border_subtitle = count
+        if self.query_one(ContentSwitcher).current == "sessions":
+            # While results are shown the pane's titles describe the search instead.
+            main.border_title = f"Sessions · {self._filter_label()}"
+            main.border_subtitle = count
         self.query_one(StatusLine).set_info(
             f" {self.app.db_label}  ·  {count}  ·  source: {self._filter_label()}"
             + ("  ·  read-only" if self.app.read_only_reason else "")

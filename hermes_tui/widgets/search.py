@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.binding import Binding
 from textual.message import Message
@@ -67,9 +68,15 @@ def snippet_text(snippet: str, spans: list, match_style, width: int | None = Non
         if 0 <= start < end <= len(plain):
             pairs.append((start, end))
     cut = 0
-    if width and pairs and pairs[0][1] > width - 4:
-        cut = max(0, pairs[0][0] - width // 3)
-        space = plain.find(" ", cut, pairs[0][0])
+    if width and pairs and cell_len(plain[: pairs[0][1]]) > width - 4:
+        # Keep about a third of the line before the match (in cells: CJK is two wide).
+        start = pairs[0][0]
+        cut = start
+        budget = width // 3
+        while cut > 0 and budget > 0:
+            cut -= 1
+            budget -= cell_len(plain[cut])
+        space = plain.find(" ", cut, start)
         if space != -1 and space - cut < 12:
             cut = space + 1
     text = Text(no_wrap=True, overflow="ellipsis")
@@ -133,7 +140,10 @@ class SearchResults(OptionList):
         group_style = self.get_component_rich_style("search-results--group", partial=True)
         meta_style = self.get_component_rich_style("search-results--meta", partial=True)
         now = self.clock()
-        width = max(20, (self.parent.size.width if self.parent else self.size.width) - 2)
+        # The pane may not be laid out yet (it was hidden): size from its container, less
+        # this list's horizontal padding and a scrollbar.
+        container = self.parent.content_region.width if self.parent else self.size.width
+        width = max(20, container - 3)
         options: list[Any] = []
         if view.title_matches:
             options.append(Option(Text("Sessions by title or id", style=group_style), disabled=True))
