@@ -1026,11 +1026,8 @@ def _plan(
         if plan.has_children_after_end:
             continue
         recent = plan.last > now - shape.recent_days * 86400
-        if plan.kind == "delegate":
-            live_parent = False
-        else:
-            live_parent = True
-        if (recent and rng.random() < shape.p_live_recent and live_parent) or rng.random() < shape.p_never_ended:
+        may_stay_open = plan.kind != "delegate"  # subagents finish with their task
+        if (recent and rng.random() < shape.p_live_recent and may_stay_open) or rng.random() < shape.p_never_ended:
             plan.ended_at = None
             plan.end_reason = None
             continue
@@ -1050,7 +1047,6 @@ def _plan(
         if plan.ended_at < plan.last:
             plan.ended_at = plan.last
         plan.end_reason = reason
-    # A delegate of a live parent must start while the parent is live (it does: start < last).
 
     # Ids and titles, in plan order (deterministic).
     taken: set[str] = set()
