@@ -66,6 +66,9 @@ class BrowserData:
         self._reader: SessionDB | None = None
         self._writer: SessionDB | None = None
         self._open_lock = threading.Lock()
+        # Opening the writer may wait (up to the write retry budget) for another process's
+        # lock; it has its own lock so that reads never queue behind that wait.
+        self._writer_lock = threading.Lock()
         self._on_wait = on_wait or (lambda _text: None)
         self._roots: dict[str, str] = {}
         self.warnings: list[str] = []
@@ -98,7 +101,7 @@ class BrowserData:
         return None
 
     def writer(self) -> SessionDB:
-        with self._open_lock:
+        with self._writer_lock:
             if self._closed:
                 raise DatabaseError("the browser is closing")
             if self._writer is None:
@@ -107,7 +110,12 @@ class BrowserData:
                     reason = "its schema version is newer than this browser's"
                 if reason:
                     raise DatabaseError(f"cannot change {self.db_path}: {reason}")
-                self._writer = SessionDB(self.db_path)
+                writer = SessionDB(self.db_path)
+                with self._open_lock:
+                    if self._closed:
+                        writer.close()
+                        raise DatabaseError("the browser is closing")
+                    self._writer = writer
             return self._writer
 
     def close(self) -> None:
