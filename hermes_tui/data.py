@@ -24,6 +24,10 @@ from hermes_state.titles import escape_like
 T = TypeVar("T")
 
 
+#: Status-line text while another process holds a lock.
+READ_WAIT_TEXT = "Database busy (another process holds a lock) — retrying…"
+
+
 def is_lock_error(exc: BaseException) -> bool:
     text = str(exc).lower()
     return isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text)
@@ -134,10 +138,15 @@ class BrowserData:
         for attempt in range(attempts):
             try:
                 result = fn()
-            except sqlite3.OperationalError as exc:
-                if not is_lock_error(exc) or attempt == attempts - 1:
+            except (sqlite3.OperationalError, DatabaseError) as exc:
+                # Opening the reader reports a lock as DatabaseError (its cause is the lock).
+                if not (is_lock_error(exc) or is_lock_error(exc.__cause__ or exc)):
                     raise
-                self._on_wait("Database busy (another process holds a lock) — retrying…")
+                if attempt == attempts - 1:
+                    if isinstance(exc, DatabaseError):
+                        raise
+                    raise DatabaseError(describe_db_error(exc, self.db_path)) from exc
+                self._on_wait(READ_WAIT_TEXT)
                 time.sleep(random.uniform(0.05, 0.2))
                 continue
             except sqlite3.DatabaseError as exc:
