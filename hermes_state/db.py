@@ -129,8 +129,13 @@ class SessionDB:
         *,
         read_only: bool = False,
         checkpoint_mode: str = "PASSIVE",
+        on_lock_wait: Callable[[bool], None] | None = None,
     ) -> None:
         self.db_path = Path(db_path) if db_path is not None else default_db_path()
+        #: Called with True when a write has to wait for another process's lock (before each
+        #: retry) and with False once that write has finished waiting (committed or failed).
+        #: A viewer uses it to say "waiting for the database"; it must not raise.
+        self.on_lock_wait = on_lock_wait
         self.read_only = read_only
         if checkpoint_mode.upper() not in ("PASSIVE", "TRUNCATE"):
             raise ValueError("checkpoint_mode must be PASSIVE or TRUNCATE")
@@ -233,29 +238,43 @@ class SessionDB:
         """
         self._check_writable()
         attempts = max(1, int(self._WRITE_MAX_RETRIES))
-        for attempt in range(attempts):
-            with self._lock:
-                conn = self._require_conn()
-                try:
-                    conn.execute("BEGIN IMMEDIATE")
+        waited = False
+        try:
+            for attempt in range(attempts):
+                with self._lock:
+                    conn = self._require_conn()
                     try:
-                        result = fn(conn)
-                        conn.execute("COMMIT")
-                    except BaseException:
+                        conn.execute("BEGIN IMMEDIATE")
                         try:
-                            conn.execute("ROLLBACK")
-                        except Exception:
-                            pass
-                        raise
-                except sqlite3.OperationalError as exc:
-                    if not _is_lock_error(exc) or attempt == attempts - 1:
-                        raise
-                else:
-                    if count:
-                        self._after_write()
-                    return result
-            time.sleep(random.uniform(self._WRITE_RETRY_MIN_S, self._WRITE_RETRY_MAX_S))
-        raise AssertionError("unreachable")  # pragma: no cover
+                            result = fn(conn)
+                            conn.execute("COMMIT")
+                        except BaseException:
+                            try:
+                                conn.execute("ROLLBACK")
+                            except Exception:
+                                pass
+                            raise
+                    except sqlite3.OperationalError as exc:
+                        if not _is_lock_error(exc) or attempt == attempts - 1:
+                            raise
+                    else:
+                        if count:
+                            self._after_write()
+                        return result
+                if self.on_lock_wait is not None:
+                    waited = True
+                    self._notify_lock_wait(True)
+                time.sleep(random.uniform(self._WRITE_RETRY_MIN_S, self._WRITE_RETRY_MAX_S))
+            raise AssertionError("unreachable")  # pragma: no cover
+        finally:
+            if waited:
+                self._notify_lock_wait(False)
+
+    def _notify_lock_wait(self, waiting: bool) -> None:
+        try:
+            self.on_lock_wait(waiting)  # type: ignore[misc]
+        except Exception as exc:  # a display callback never breaks a write
+            log.debug("on_lock_wait failed: %s", exc)
 
     def _after_write(self) -> None:
         self._write_count += 1

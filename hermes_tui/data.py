@@ -24,8 +24,9 @@ from hermes_state.titles import escape_like
 T = TypeVar("T")
 
 
-#: Status-line text while another process holds a lock.
+#: Status-line texts while another process holds a lock.
 READ_WAIT_TEXT = "Database busy (another process holds a lock) — retrying…"
+WRITE_WAIT_TEXT = "Database locked by another process — waiting to write…"
 
 
 def is_lock_error(exc: BaseException) -> bool:
@@ -114,13 +115,16 @@ class BrowserData:
                     reason = "its schema version is newer than this browser's"
                 if reason:
                     raise DatabaseError(f"cannot change {self.db_path}: {reason}")
-                writer = SessionDB(self.db_path)
+                writer = SessionDB(self.db_path, on_lock_wait=self._write_wait)
                 with self._open_lock:
                     if self._closed:
                         writer.close()
                         raise DatabaseError("the browser is closing")
                     self._writer = writer
             return self._writer
+
+    def _write_wait(self, waiting: bool) -> None:
+        self._on_wait(WRITE_WAIT_TEXT if waiting else None)
 
     def close(self) -> None:
         with self._open_lock:
