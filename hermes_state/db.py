@@ -911,13 +911,33 @@ class SessionDB:
         return {**session, "messages": self.get_messages(session_id)}
 
     def export_all(self, source: str | None = None) -> list[dict]:
-        """Every session, most recently used first, with its messages (EX-2)."""
-        return list(self.iter_export_all(source))
+        """Every session, most recently used first, with its messages (EX-2: at most
+        100000 sessions, as upstream's ``search_sessions(source, limit=100000)``)."""
+        return list(self.iter_export_all(source, limit=100000))
 
-    def iter_export_all(self, source: str | None = None):
-        """Like :meth:`export_all`, one session at a time (bounded memory for big stores)."""
-        for row in self.search_sessions(source, limit=100000):
-            yield {**row, "messages": self.get_messages(row["id"])}
+    def iter_export_all(self, source: str | None = None, limit: int | None = None):
+        """Like :meth:`export_all`, one session at a time, and every session unless ``limit``.
+
+        The streaming exports (CLI, browser) use this without a limit: "every session" must
+        not stop silently at export_all's 100000. The order (most recently used first) is
+        read once, as ids only, so memory is bounded by one session and sessions written
+        meanwhile neither repeat nor shift others; a session deleted meanwhile is skipped.
+        """
+        where = "WHERE s.source = ?" if source else ""
+        params: list[Any] = [source] if source else []
+        sql = (
+            f"SELECT s.id FROM sessions s {where} "
+            f"ORDER BY {_LAST_ACTIVE_SQL} DESC, s.started_at DESC, s.id DESC"
+        )
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(int(limit))
+        ids = [row[0] for row in self._fetchall(sql, params)]
+        one = f"SELECT s.*, {_LAST_ACTIVE_SQL} AS last_active FROM sessions s WHERE s.id = ?"
+        for session_id in ids:
+            row = self._fetchone(one, (session_id,))
+            if row is not None:
+                yield {**dict(row), "messages": self.get_messages(session_id)}
 
     def stats(self) -> dict:
         """Figures for ``hermes sessions stats`` (EX-7)."""
