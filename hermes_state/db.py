@@ -147,6 +147,9 @@ class SessionDB:
         self.opened_version: int | None = None
         #: Human-readable warnings about the database (e.g. a newer schema version).
         self.warnings: list[str] = []
+        #: Read as an immutable snapshot (read-only directory without ``-shm``; see
+        #: ``_open_read_only``): changes by other processes are not seen.
+        self.immutable = False
 
         _check_sqlite_features()
         if read_only:
@@ -172,21 +175,28 @@ class SessionDB:
     # ------------------------------------------------------------------ connection
 
     def _open_read_only(self) -> sqlite3.Connection:
+        parent = self.db_path.parent
         if not self.db_path.exists():
             raise DatabaseError(f"no database at {self.db_path}")
         if self.db_path.is_dir():
             raise DatabaseError(f"{self.db_path} is a directory, not a database")
-        uri = "file:" + _uri_path(self.db_path) + "?mode=ro"
-        conn = sqlite3.connect(
-            uri, uri=True, check_same_thread=False, timeout=1.0, isolation_level=None
-        )
-        conn.row_factory = sqlite3.Row
         try:
-            conn.execute("PRAGMA foreign_keys=ON")
-            row = conn.execute("SELECT version FROM schema_version LIMIT 1").fetchone()
-        except sqlite3.DatabaseError as exc:
-            conn.close()
-            raise DatabaseError(describe_db_error(exc, self.db_path)) from exc
+            conn, row = self._connect_read_only(immutable=False)
+        except sqlite3.OperationalError as exc:
+            if not _needs_immutable(self.db_path, exc):
+                raise DatabaseError(describe_db_error(exc, self.db_path)) from exc
+            # A WAL reader must create -shm beside the database; in a directory it cannot
+            # write, the only way to read is as an immutable file: no locks, no -shm, and
+            # no view of changes other processes make meanwhile (nor of a -wal left behind).
+            conn, row = self._connect_read_only(immutable=True)
+            self.immutable = True
+            wal = Path(str(self.db_path) + "-wal")
+            unseen = wal.stat().st_size if wal.exists() else 0
+            self.warnings.append(
+                f"{parent} is not writable, so the database is shown as a snapshot: changes "
+                "made by other processes while it is open are not seen"
+                + (f", nor the {unseen} bytes of recent changes in {wal.name}" if unseen else "")
+            )
         self.opened_version = int(row[0]) if row else None
         try:
             # Old files keep their shape on disk; reads see it as v11 through TEMP views.
@@ -205,6 +215,24 @@ class SessionDB:
                 f"{SCHEMA_VERSION}; search may miss tool names until a writer upgrades it"
             )
         return conn
+
+    def _connect_read_only(self, *, immutable: bool) -> tuple[sqlite3.Connection, Any]:
+        """A ``mode=ro`` connection (``immutable=1`` too if asked) and the schema version row."""
+        uri = "file:" + _uri_path(self.db_path) + "?mode=ro" + ("&immutable=1" if immutable else "")
+        conn = sqlite3.connect(
+            uri, uri=True, check_same_thread=False, timeout=1.0, isolation_level=None
+        )
+        conn.row_factory = sqlite3.Row
+        try:
+            conn.execute("PRAGMA foreign_keys=ON")
+            row = conn.execute("SELECT version FROM schema_version LIMIT 1").fetchone()
+        except sqlite3.OperationalError:
+            conn.close()
+            raise
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise DatabaseError(describe_db_error(exc, self.db_path)) from exc
+        return conn, row
 
     def _init_schema(self) -> None:
         def init(conn: sqlite3.Connection) -> int | None:
@@ -1075,6 +1103,18 @@ def _uri_path(path: Path) -> str:
     from urllib.parse import quote
 
     return quote(str(path.resolve()))
+
+
+def _needs_immutable(path: Path, exc: BaseException) -> bool:
+    """``mode=ro`` failed because SQLite cannot create ``-shm`` in a read-only directory."""
+    import os
+
+    text = str(exc).lower()
+    return (
+        ("readonly" in text or "read-only" in text or "unable to open" in text)
+        and not os.access(path.parent, os.W_OK)
+        and not Path(str(path) + "-shm").exists()
+    )
 
 
 def describe_db_error(exc: BaseException, path: Path) -> str:

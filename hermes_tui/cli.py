@@ -144,8 +144,18 @@ def _probe_version(path: Path) -> int | None:
     """
     from urllib.parse import quote
 
+    from hermes_state.db import _needs_immutable
+
     uri = "file:" + quote(str(path.resolve())) + "?mode=ro"
     conn = sqlite3.connect(uri, uri=True, timeout=1.0)
+    try:
+        conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+    except sqlite3.OperationalError as exc:
+        conn.close()
+        if not _needs_immutable(path, exc):
+            raise
+        # Read-only directory without -shm: read it as SessionDB(read_only=True) will.
+        conn = sqlite3.connect(uri + "&immutable=1", uri=True, timeout=1.0)
     try:
         tables = {
             row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")

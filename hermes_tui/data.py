@@ -92,6 +92,12 @@ class BrowserData:
             return self._reader
 
     @property
+    def immutable(self) -> bool:
+        """Read as an immutable snapshot: changes by other processes are not seen."""
+        reader = self._reader
+        return bool(reader is not None and reader.immutable)
+
+    @property
     def read_only_reason(self) -> str | None:
         """Why this database cannot be changed from the browser, or None if it can."""
         import os

@@ -166,7 +166,11 @@ class BrowserScreen(Screen):
             main.border_subtitle = count
         self.query_one(StatusLine).set_info(
             f" {self.app.db_label}  ·  {count}  ·  source: {self._filter_label()}"
-            + ("  ·  read-only" if self.app.read_only_reason else "")
+            + (
+                ("  ·  read-only snapshot (changes by other processes are not shown)"
+                 if self.app.data.immutable else "  ·  read-only")
+                if self.app.read_only_reason else ""
+            )
         )
 
     # ------------------------------------------------------------------ loading

@@ -307,17 +307,18 @@ def test_cli_read_only_directory_while_a_writer_has_it_open(run, home, tmp_path)
 
 
 @needs_permissions
-def test_cli_read_only_directory_without_shm_explains_itself(run, home):
+def test_cli_read_only_directory_without_shm_reads_a_snapshot(run, home):
+    """No -shm and no way to create it: read as an immutable snapshot, and say so (issue 7)."""
     path = populated(home / "state.db")  # closed: SQLite removed -wal and -shm
     assert not Path(str(path) + "-shm").exists()
     home.chmod(0o555)
     try:
-        code, out, _ = run("list")
-        assert code == 1
-        assert one_error_line(out) == (
-            f"Error: Could not open session database: {path} cannot be read: its directory is not "
-            "writable and SQLite needs to create state.db-shm beside it (it exists while a Hermes "
-            "process has the database open)")
+        code, out, err = run("list")
+        assert code == 0 and len(out.splitlines()) == 2 + 3
+        assert err == (f"Warning: {home} is not writable, so the database is shown as a snapshot: "
+                       "changes made by other processes while it is open are not seen\n")
+        code, out, _ = run("rename", "20250305_091523_a1b2c3", "x")
+        assert (code, out) == (1, f"Error: Could not open session database: {path} is read-only\n")
     finally:
         home.chmod(0o755)
 
