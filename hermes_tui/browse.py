@@ -42,6 +42,8 @@ def plain_browse(
     except (DatabaseError, Exception) as exc:
         print(f"Error: Could not open session database: {_one_line(exc, db_path)}", file=stdout)
         return 1, None
+    for warning in db.warnings:
+        _err(f"Warning: {_safe(warning)}")
     try:
         rows = db.list_sessions_rich(
             source=source, exclude_sources=None if source else ["tool"], limit=limit

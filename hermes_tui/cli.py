@@ -195,6 +195,12 @@ def _open(access: str) -> SessionDB:
         else:
             if not writable:
                 raise DatabaseError(f"{path} is read-only")
+            if version is not None and version > SCHEMA_VERSION:
+                # Never write to (let alone migrate) a store of a newer Hermes.
+                raise DatabaseError(
+                    f"{path} has schema version {version}, newer than this program's "
+                    f"{SCHEMA_VERSION}; it can only be read, nothing was changed"
+                )
             read_only = False
         return store(path, read_only=read_only)
     except (DatabaseError, sqlite3.Error) as exc:
@@ -225,6 +231,8 @@ def open_store(access: str = "read") -> Iterator[SessionDB]:
     """The one ``SessionDB`` of this run (CLI-15), closed on every way out."""
     db = _open(access)
     try:
+        for warning in db.warnings:
+            print(f"Warning: {inert(warning)}", file=sys.stderr)
         yield db
     finally:
         db.close()

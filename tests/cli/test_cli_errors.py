@@ -264,10 +264,15 @@ def test_cli_newer_schema_version_is_read_without_lowering_it(run, home):
     conn.execute("UPDATE schema_version SET version = 12")
     conn.commit()
     conn.close()
-    assert run("list")[0] == 0
-    assert run("rename", "20250305_091523_a1b2c3", "still", "works")[0] == 0
+    code, out, err = run("list")
+    assert code == 0 and err == "Warning: database schema version 12 is newer than 11; opened read-only\n"
+    # Issue 7: a newer store is only read — a write is refused, never done (or migrated).
+    code, out, _ = run("rename", "20250305_091523_a1b2c3", "refused")
+    assert (code, out) == (1, f"Error: Could not open session database: {path} has schema version 12, "
+                              "newer than this program's 11; it can only be read, nothing was changed\n")
     conn = sqlite3.connect(path)
     assert conn.execute("SELECT version FROM schema_version").fetchone() == (12,)
+    assert conn.execute("SELECT COUNT(*) FROM sessions WHERE title IS NOT NULL").fetchone() == (0,)
     conn.close()
 
 
