@@ -176,10 +176,18 @@ class SessionDB:
 
     def _open_read_only(self) -> sqlite3.Connection:
         parent = self.db_path.parent
+        if parent.exists() and not parent.is_dir():
+            raise DatabaseError(f"{parent} is a file, not a directory (it should hold {self.db_path.name})")
         if not self.db_path.exists():
             raise DatabaseError(f"no database at {self.db_path}")
         if self.db_path.is_dir():
             raise DatabaseError(f"{self.db_path} is a directory, not a database")
+        try:
+            empty = self.db_path.stat().st_size == 0
+        except OSError:
+            empty = False
+        if empty:
+            raise DatabaseError(f"{self.db_path} is an empty file, not a session database (yet)")
         try:
             conn, row = self._connect_read_only(immutable=False)
         except sqlite3.OperationalError as exc:

@@ -105,8 +105,44 @@ class HermesApp(App[str | None]):
 
     @work(thread=True, group="access", exit_on_error=False)
     def check_access(self) -> None:
-        reason = self.data.read_only_reason
+        try:
+            reason = self.data.read_only_reason
+        except DatabaseError as exc:
+            self.call_from_thread(self._unavailable, str(exc))
+            return
         self.call_from_thread(self._set_read_only, reason, list(self.data.warnings))
+
+    # ------------------------------------------------------------------ unusable database
+
+    def _unavailable(self, reason: str) -> None:
+        """The database cannot be opened: show why (one line) instead of the browser."""
+        from .screens.unavailable import UnavailableScreen
+
+        for screen in self.screen_stack:
+            if isinstance(screen, UnavailableScreen):
+                screen.set_reason(reason)
+                return
+        self.push_screen(UnavailableScreen(reason))
+
+    @work(thread=True, group="reopen", exclusive=True, exit_on_error=False)
+    def retry_open(self) -> None:
+        """Try to open the database again (after ``r`` or a change to the file)."""
+        try:
+            self.data.reader
+        except DatabaseError as exc:
+            self.call_from_thread(self._unavailable, str(exc))
+            return
+        self.call_from_thread(self._available)
+
+    def _available(self) -> None:
+        from .screens.unavailable import UnavailableScreen
+
+        if isinstance(self.screen, UnavailableScreen):
+            self.pop_screen()
+        browser = self._browser()
+        if browser is not None:
+            browser.refresh_data()
+        self.check_access()
 
     def _set_read_only(self, reason: str | None, warnings: list[str]) -> None:
         self.read_only_reason = reason
@@ -197,6 +233,9 @@ class HermesApp(App[str | None]):
         if event.state != WorkerState.ERROR:
             return
         error = event.worker.error
+        if isinstance(error, DatabaseError) and not self.data.is_open:
+            self._unavailable(str(error))  # shown on its own screen, not as a notice
+            return
         if isinstance(error, DatabaseError):
             message = str(error)
         else:

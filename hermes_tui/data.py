@@ -92,6 +92,11 @@ class BrowserData:
             return self._reader
 
     @property
+    def is_open(self) -> bool:
+        """The reader has been opened (the database was usable at least once)."""
+        return self._reader is not None
+
+    @property
     def immutable(self) -> bool:
         """Read as an immutable snapshot: changes by other processes are not seen."""
         reader = self._reader
