@@ -104,7 +104,11 @@ class BrowserData:
 
     @property
     def read_only_reason(self) -> str | None:
-        """Why this database cannot be changed from the browser, or None if it can."""
+        """Why this database cannot be changed from the browser, or None if it can.
+
+        Asks the file system (``os.access``) and then SQLite itself, which knows about
+        read-only mounts, ACLs and -wal/-shm files that permission bits do not show.
+        """
         import os
 
         reader = self.reader
@@ -114,6 +118,36 @@ class BrowserData:
             return f"{self.db_path} is read-only"
         if not os.access(self.db_path.parent, os.W_OK):
             return f"{self.db_path.parent} is read-only (SQLite needs it for its lock files)"
+        return self._sqlite_read_only_reason()
+
+    def _sqlite_read_only_reason(self) -> str | None:
+        """SQLite's own answer: an empty write statement on a ``mode=rw`` connection.
+
+        A busy database is some other process writing, hence writable: None. Nothing is
+        written; the lock is held for microseconds.
+        """
+        from urllib.parse import quote
+
+        uri = "file:" + quote(str(self.db_path.resolve())) + "?mode=rw"
+        try:
+            conn = sqlite3.connect(uri, uri=True, timeout=0, isolation_level=None)
+        except sqlite3.Error as exc:
+            return f"SQLite cannot open {self.db_path} for writing ({exc})"
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            # A write statement that changes nothing: SQLite checks it may write at all.
+            conn.execute("UPDATE sessions SET id = id WHERE 0")
+        except sqlite3.Error as exc:
+            text = str(exc).lower()
+            if "readonly" in text or "read-only" in text or "unable to open" in text:
+                return f"SQLite reports {self.db_path} is read-only ({exc})"
+            return None
+        finally:
+            try:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+            finally:
+                conn.close()
         return None
 
     def writer(self) -> SessionDB:
