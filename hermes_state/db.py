@@ -939,12 +939,36 @@ class SessionDB:
 
     # ------------------------------------------------------------------ export
 
+    def _read_snapshot(self, fn: Callable[[], T]) -> T:
+        """Run several reads (``fn`` calls the usual read methods) in one read transaction,
+        so they all see the same state even while other processes commit."""
+        with self._lock:
+            conn = self._require_conn()
+            if conn.in_transaction:
+                return fn()
+            conn.execute("BEGIN")
+            try:
+                return fn()
+            finally:
+                try:
+                    conn.execute("COMMIT")  # ends the read snapshot; nothing was written
+                except sqlite3.Error:
+                    pass
+
     def export_session(self, session_id: str) -> dict | None:
-        """``{**session, "messages": [...]}`` (EX-1); None for an unknown id."""
-        session = self.get_session(session_id)
-        if session is None:
-            return None
-        return {**session, "messages": self.get_messages(session_id)}
+        """``{**session, "messages": [...]}`` (EX-1); None for an unknown id.
+
+        The row and the messages are read in one snapshot: a session exported while an
+        agent appends to it carries exactly the messages its ``message_count`` counts.
+        """
+
+        def read() -> dict | None:
+            session = self.get_session(session_id)
+            if session is None:
+                return None
+            return {**session, "messages": self.get_messages(session_id)}
+
+        return self._read_snapshot(read)
 
     def export_all(self, source: str | None = None) -> list[dict]:
         """Every session, most recently used first, with its messages (EX-2: at most
@@ -970,10 +994,18 @@ class SessionDB:
             params.append(int(limit))
         ids = [row[0] for row in self._fetchall(sql, params)]
         one = f"SELECT s.*, {_LAST_ACTIVE_SQL} AS last_active FROM sessions s WHERE s.id = ?"
-        for session_id in ids:
+
+        def read(session_id: str) -> dict | None:
             row = self._fetchone(one, (session_id,))
-            if row is not None:
-                yield {**dict(row), "messages": self.get_messages(session_id)}
+            if row is None:
+                return None
+            return {**dict(row), "messages": self.get_messages(session_id)}
+
+        for session_id in ids:
+            # one snapshot per session (row and messages agree), none held across the yield
+            obj = self._read_snapshot(lambda: read(session_id))
+            if obj is not None:
+                yield obj
 
     def stats(self) -> dict:
         """Figures for ``hermes sessions stats`` (EX-7)."""
