@@ -275,14 +275,30 @@ def run_unprivileged(code: str, *args: str, env: dict[str, str] | None = None,
     )
 
 
-def cli_unprivileged(home: Path, *argv: str, stdin: str = "") -> tuple[int, str, str]:
-    """``hermes sessions ARGV…`` with ``HERMES_HOME=home``, in an unprivileged child."""
+_CLI_BATCH = r"""
+import contextlib, io, json, sys
+from hermes_tui.cli import main
+results = []
+for argv in json.loads(sys.argv[1]):
+    out, err = io.StringIO(), io.StringIO()
+    sys.stdin = io.StringIO("")
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["sessions", *argv])
+    results.append([code, out.getvalue(), err.getvalue()])
+print("RESULTS " + json.dumps(results))
+"""
+
+
+def cli_unprivileged(home: Path, commands: list[list[str]]) -> list[tuple[int, str, str]]:
+    """Run ``hermes sessions …`` for each argv of ``commands`` (in order, one child process
+    without DAC override, ``HERMES_HOME=home``); ``[(code, stdout, stderr)]``."""
     proc = run_unprivileged(
-        "import sys; from hermes_tui.cli import main; sys.exit(main(sys.argv[1:]))",
-        "sessions", *argv, env={"HERMES_HOME": str(home), "HERMES_SESSIONS_WRITE_RETRIES": "2"},
-        stdin=stdin,
+        _CLI_BATCH, json.dumps(commands),
+        env={"HERMES_HOME": str(home), "HERMES_SESSIONS_WRITE_RETRIES": "2"},
     )
-    return proc.returncode, proc.stdout, proc.stderr
+    lines = [l for l in proc.stdout.splitlines() if l.startswith("RESULTS ")]
+    assert proc.returncode == 0 and lines, f"{proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+    return [tuple(r) for r in json.loads(lines[-1][len("RESULTS "):])]
 
 
 #: Runs the browser (Pilot) on argv[1] and prints a JSON report of what a person would see:
@@ -293,6 +309,11 @@ from pathlib import Path
 sys.path.insert(0, os.getcwd())
 sys.path.insert(0, os.path.join(os.getcwd(), "tests", "reliability"))
 from helpers_env import make_app, settle, notifications, SIZE, terminal_output
+
+if os.environ.get("PROBE_ACCESS_SAYS_WRITABLE") == "1":
+    # A file system whose permission bits do not tell (read-only mount, ACLs): only
+    # SQLite's own answer can reveal that the store is read-only.
+    os.access = lambda *args, **kwargs: True
 
 async def main(path, keys):
     app = make_app(Path(path))
@@ -306,7 +327,7 @@ async def main(path, keys):
         report["notices"] = notifications(app)
         report["text"] = terminal_output(app, plain=True)
         from hermes_tui.widgets.status import StatusLine
-        status = list(app.query(StatusLine))
+        status = [w for screen in app.screen_stack for w in screen.query(StatusLine)]
         report["status"] = [s.left + " | " + str(s.warning) for s in status]
         report["after_keys"] = []
         for key in keys:
@@ -325,10 +346,11 @@ asyncio.run(main(sys.argv[1], sys.argv[2:]))
 """
 
 
-def app_report(db_path: Path, *keys: str, unprivileged: bool = False) -> dict:
+def app_report(db_path: Path, *keys: str, unprivileged: bool = False,
+               env: dict[str, str] | None = None) -> dict:
     """Run :data:`APP_PROBE` in a child process (optionally without DAC override)."""
     if unprivileged:
-        proc = run_unprivileged(APP_PROBE, str(db_path), *keys)
+        proc = run_unprivileged(APP_PROBE, str(db_path), *keys, env=env)
     else:
         env = dict(os.environ, PYTHONPATH=str(REPO))
         proc = subprocess.run(
@@ -361,12 +383,16 @@ def terminal_output(app, *, plain: bool = False) -> str:
         height=app.size.height, legacy_windows=False, safe_box=False, record=False,
     )
     update = app.screen._compositor.render_update(full=True, screen_stack=app._background_screens)
-    console.print(update, end="")
-    out = console.file.getvalue()
     if plain:
-        text = _OWN_SEQUENCES.sub("\n", out)
-        return "\n".join(line.rstrip() for line in text.split("\n") if line.strip())
-    return out
+        lines = ["".join(seg.text for strip in chops for seg in strip) for chops in update.strips]
+        return "\n".join(line.rstrip() for line in lines)
+    console.print(update, end="")
+    return console.file.getvalue()
+
+
+def squeeze(text: str) -> str:
+    """``text`` without whitespace and box-drawing borders (to find wrapped text on screen)."""
+    return "".join(ch for ch in text if not ch.isspace() and ch not in "│╭╮╰╯─▏▕┃")
 
 
 def screen_segments(app) -> Iterator[Any]:
