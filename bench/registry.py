@@ -46,6 +46,16 @@ class Case:
     describe: Callable[[Any], dict[str, Any]] | None = None
 
 
+@dataclass
+class Samples:
+    """Latencies a benchmark measured itself (UI classes: keystroke to paint, startup,
+    refresh lag), returned by ``make_cases`` instead of cases to time. ``samples`` maps a
+    label to milliseconds; ``details`` adds per-label facts for the report."""
+
+    samples: dict[str, list[float]]
+    details: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
 @dataclass(frozen=True)
 class Benchmark:
     key: str  # unique, e.g. "search.selective_word"

@@ -34,14 +34,14 @@ from hermes_state.corpus import (
     generate_corpus,
 )
 
-from .registry import REGISTRY, Benchmark, Context, Missing
+from .registry import REGISTRY, Benchmark, Context, Missing, Samples
 
 BENCH_DIR = Path(__file__).resolve().parent
 CORPUS_DIR = BENCH_DIR / ".corpus"
 RESULTS_DIR = BENCH_DIR / "results"
 
 #: Modules whose import registers benchmarks. Later issues append theirs.
-SUITES = ("bench.search_suite", "bench.browse_suite")
+SUITES = ("bench.search_suite", "bench.browse_suite", "bench.ui_suite")
 
 #: Every bench corpus is anchored at this instant (2026-01-01 00:00 UTC) so that a given
 #: size and seed always produce the same database.
@@ -175,6 +175,12 @@ def run_benchmark(bench: Benchmark, ctx: Context) -> dict[str, Any]:
     except Missing as exc:
         row.update(status="missing", detail=str(exc), passed=None)
         return row
+    if isinstance(cases, Samples):
+        samples, details = cases.samples, cases.details
+        if not any(samples.values()):
+            row.update(status="error", detail="no samples measured", passed=None)
+            return row
+        return _finish_row(row, bench, samples, details)
     samples: dict[str, list[float]] = {case.label: [] for case in cases}
     details: dict[str, dict[str, Any]] = {}
     # As timeit does: no garbage-collector pauses inside the timed region.
@@ -199,6 +205,13 @@ def run_benchmark(bench: Benchmark, ctx: Context) -> dict[str, Any]:
     finally:
         if gc_was_enabled:
             gc.enable()
+    return _finish_row(row, bench, samples, details)
+
+
+def _finish_row(
+    row: dict[str, Any], bench: Benchmark, samples: dict[str, list[float]], details: dict[str, dict[str, Any]]
+) -> dict[str, Any]:
+    samples = {label: values for label, values in samples.items() if values}
     pooled = [s for values in samples.values() for s in values]
     p50 = percentile(pooled, 0.50)
     p95 = percentile(pooled, 0.95)

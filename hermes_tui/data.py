@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 import sqlite3
+from concurrent.futures import ThreadPoolExecutor
 import threading
 import time
 from dataclasses import dataclass, field
@@ -70,12 +71,14 @@ class BrowserData:
         self.db_path = Path(db_path)
         self._reader: SessionDB | None = None
         self._writer: SessionDB | None = None
+        self._aux: SessionDB | None = None
         self._open_lock = threading.Lock()
         # Opening the writer may wait (up to the write retry budget) for another process's
         # lock; it has its own lock so that reads never queue behind that wait.
         self._writer_lock = threading.Lock()
         self._on_wait = on_wait or (lambda _text: None)
         self._roots: dict[str, str] = {}
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hermes-titles")
         self.warnings: list[str] = []
         self._closed = False
 
@@ -150,6 +153,16 @@ class BrowserData:
                 conn.close()
         return None
 
+    @property
+    def aux_reader(self) -> SessionDB:
+        """A second read-only connection, so a side query can overlap the main one."""
+        with self._open_lock:
+            if self._closed:
+                raise DatabaseError("the browser is closing")
+            if self._aux is None:
+                self._aux = self._retry(lambda: SessionDB(self.db_path, read_only=True))
+            return self._aux
+
     def writer(self) -> SessionDB:
         with self._writer_lock:
             if self._closed:
@@ -174,13 +187,14 @@ class BrowserData:
     def close(self) -> None:
         with self._open_lock:
             self._closed = True
-            for db in (self._reader, self._writer):
+            for db in (self._reader, self._writer, self._aux):
                 if db is not None:
                     try:
                         db.close()
                     except Exception:
                         pass
-            self._reader = self._writer = None
+            self._reader = self._writer = self._aux = None
+        self._pool.shutdown(wait=False, cancel_futures=True)
 
     def _retry(self, fn: Callable[[], T], attempts: int = 40) -> T:
         """Run a read; while the database is locked or busy, say so and try again."""
@@ -276,30 +290,62 @@ class BrowserData:
         return root
 
     def match_sessions(
-        self, text: str, *, source: str | None, exclude_sources: list[str] | None, limit: int = 8
+        self,
+        text: str,
+        *,
+        source: str | None,
+        exclude_sources: list[str] | None,
+        limit: int = 8,
+        reader: SessionDB | None = None,
     ) -> list[SessionSummary]:
-        """Sessions whose title contains ``text`` or whose id starts with it (BR-2 a)."""
+        """Sessions whose title contains ``text`` or whose id starts with it (BR-2 a).
+
+        Cheap at 50k sessions: an id prefix is a range on the primary key; a title substring
+        first looks among the newest sessions (enough when it is common) and otherwise scans
+        the covering title index (fast when it is rare). Titles are matched from 3
+        characters on, as prefixes are.
+        """
         text = text.strip()
         if not text:
             return []
-        reader = self.reader
-        clauses = ["(s.title LIKE ? ESCAPE '\\' OR s.id LIKE ? ESCAPE '\\')"]
-        params: list[Any] = [f"%{escape_like(text)}%", f"{escape_like(text)}%"]
+        reader = reader or self.reader
+        filters, fparams = "", []
         if source:
-            clauses.append("s.source = ?")
-            params.append(source)
+            filters, fparams = " AND s.source = ?", [source]
         elif exclude_sources:
-            clauses.append(f"s.source NOT IN ({','.join('?' for _ in exclude_sources)})")
-            params.extend(exclude_sources)
-        sql = (
-            "SELECT s.id FROM sessions s WHERE " + " AND ".join(clauses)
-            + " ORDER BY s.started_at DESC LIMIT ?"
-        )
-        params.append(limit)
-        ids = [row[0] for row in self._retry(lambda: reader._fetchall(sql, params))]
+            filters = f" AND s.source NOT IN ({','.join('?' for _ in exclude_sources)})"
+            fparams = list(exclude_sources)
+        found: list[str] = []
+
+        def add(rows) -> None:
+            for row in rows:
+                if row[0] not in found and len(found) < limit:
+                    found.append(row[0])
+
+        add(self._retry(lambda: reader._fetchall(
+            f"SELECT s.id FROM sessions s WHERE s.id >= ? AND s.id < ?{filters} "
+            "ORDER BY s.started_at DESC LIMIT ?",
+            [text, text + "\U0010ffff", *fparams, limit],
+        )))
+        if len(text) >= 3 and len(found) < limit:
+            like = f"%{escape_like(text)}%"
+            recent = self._retry(lambda: reader._fetchall(
+                "SELECT s.id FROM (SELECT id, title, source, started_at FROM sessions "
+                "ORDER BY started_at DESC LIMIT 2000) s "
+                f"WHERE s.title LIKE ? ESCAPE '\\'{filters} ORDER BY s.started_at DESC LIMIT ?",
+                [like, *fparams, limit],
+            ))
+            add(recent)
+            if len(recent) < limit:
+                add(self._retry(lambda: reader._fetchall(
+                    "SELECT s.id FROM sessions s WHERE s.rowid IN (SELECT rowid FROM sessions "
+                    f"WHERE title IS NOT NULL AND title LIKE ? ESCAPE '\\'){filters} "
+                    "ORDER BY s.started_at DESC LIMIT ?",
+                    [like, *fparams, limit],
+                )))
         out = []
-        for sid in ids:
-            summary = self.summary(sid)
+        for sid in found:
+            summary = self._retry(lambda sid=sid: reader.get_summary(sid))
             if summary is not None:
                 out.append(summary)
         return out
@@ -317,6 +363,12 @@ class BrowserData:
         view = SearchView(query=query)
         if not query.strip():
             return view
+        # Title/id matching runs beside the full-text search: SQLite releases the GIL while
+        # a statement runs, so the two queries overlap on two cores.
+        titles = self._pool.submit(
+            self.match_sessions, query, source=source, exclude_sources=exclude_sources,
+            reader=self.aux_reader,
+        )
         result = self._retry(
             lambda: reader.search(
                 query,
@@ -332,9 +384,10 @@ class BrowserData:
         view.total_estimate = result.total_estimate
         view.hit_count = len(result.hits)
         view.note = getattr(result, "note", None) or getattr(result, "error", None)
+        roots = self._roots_of({hit.session_id for hit in result.hits})
         groups: dict[str, HitGroup] = {}
         for hit in result.hits:
-            root = self.lineage_root(hit.session_id)
+            root = roots.get(hit.session_id, hit.session_id)
             group = groups.get(root)
             if group is None:
                 group = groups[root] = HitGroup(root_id=root, label="", source=hit.source or "")
@@ -344,20 +397,44 @@ class BrowserData:
             group.label = labels.get(root) or root
         # Conversations with more hits first; ties keep the order of their best hit.
         view.groups = sorted(groups.values(), key=lambda g: -g.count)
-        view.title_matches = self.match_sessions(
-            query, source=source, exclude_sources=exclude_sources
-        )
+        view.title_matches = titles.result()
         return view
 
-    def _labels(self, root_ids: list[str]) -> dict[str, str]:
-        """Title of each conversation's live tip (else root title, else preview)."""
-        labels: dict[str, str] = {}
-        for root in root_ids:
+    def _roots_of(self, session_ids: set[str]) -> dict[str, str]:
+        """Lineage roots of many sessions: cached ones free, the rest in one query."""
+        from hermes_state.retrieval import lineage_roots
+
+        missing = [sid for sid in session_ids if sid not in self._roots]
+        if missing:
             reader = self.reader
-            tip = self._retry(lambda: reader.get_compression_tip(root))
-            for sid in (tip, root):
-                summary = self.summary(sid)
-                if summary is not None and (summary.title or summary.preview):
-                    labels[root] = summary.title or summary.preview
-                    break
+            self._roots.update(self._retry(lambda: lineage_roots(reader, missing)))
+        return {sid: self._roots.get(sid, sid) for sid in session_ids}
+
+    def _labels(self, root_ids: list[str]) -> dict[str, str]:
+        """Each conversation's name: its live tip's title, else the root's title or preview.
+
+        One query for all roots; only compressed roots need their tip looked up.
+        """
+        from hermes_state.db import _PREVIEW_SQL, compute_preview
+
+        if not root_ids:
+            return {}
+        reader = self.reader
+        marks = ",".join("?" for _ in root_ids)
+        rows = self._retry(
+            lambda: reader._fetchall(
+                f"SELECT s.id, s.title, s.end_reason, {_PREVIEW_SQL} AS preview "
+                f"FROM sessions s WHERE s.id IN ({marks})",
+                root_ids,
+            )
+        )
+        labels: dict[str, str] = {}
+        for row in rows:
+            label = row["title"] or compute_preview(row["preview"])
+            if row["end_reason"] == "compression":
+                tip = self._retry(lambda: reader.get_compression_tip(row["id"]))
+                if tip != row["id"]:
+                    tip_title = self._retry(lambda: reader.get_session_title(tip))
+                    label = tip_title or label
+            labels[row["id"]] = label
         return labels

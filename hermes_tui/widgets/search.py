@@ -14,8 +14,12 @@ from rich.cells import cell_len
 from rich.text import Text
 from textual.binding import Binding
 from textual.message import Message
-from textual.widgets import Input, OptionList
-from textual.widgets.option_list import Option
+from textual.events import Click
+from textual.geometry import Size
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+from textual.widgets import Input
 
 from hermes_state.timefmt import relative_time
 
@@ -93,18 +97,43 @@ def snippet_text(snippet: str, spans: list, match_style, width: int | None = Non
     return text
 
 
-class SearchResults(OptionList):
-    """Hits grouped by conversation, with title/id matches first."""
+class _Row:
+    """One line of the results: a header (no target) or a selectable hit / session."""
+
+    __slots__ = ("text", "target")
+
+    def __init__(self, text: Text, target: tuple[str, int | None] | None) -> None:
+        self.text = text
+        self.target = target
+
+
+class SearchResults(ScrollView, can_focus=True):
+    """Hits grouped by conversation, with title/id matches first.
+
+    A virtual list like ``SessionList``: rows are built as ``Text`` once per answer and
+    only the visible ones are turned into strips, so painting a fresh answer costs the
+    same whether it holds 5 hits or 60.
+    """
 
     BINDINGS = [
         Binding("escape", "back", "Back to list", id="results_back"),
+        Binding("up,k", "cursor_up", "Previous hit", show=False, id="results_up"),
+        Binding("down,j", "cursor_down", "Next hit", show=False, id="results_down"),
+        Binding("enter", "select", "Open hit", show=False, id="results_open"),
     ]
 
-    COMPONENT_CLASSES = OptionList.COMPONENT_CLASSES | {
+    COMPONENT_CLASSES = {
+        "search-results--cursor",
         "search-results--match",
         "search-results--group",
         "search-results--meta",
     }
+
+    DEFAULT_CSS = """
+    SearchResults { overflow-x: hidden; }
+    """
+
+    cursor: reactive[int | None] = reactive(None, always_update=True)
 
     class Chosen(Message):
         """A hit (``message_id`` set) or a session (title/id match) was chosen."""
@@ -127,83 +156,136 @@ class SearchResults(OptionList):
         super().__init__(id=id)
         self.clock = clock
         self.view: SearchView | None = None
-        self._targets: dict[str, tuple[str, int | None]] = {}
+        self._rows: list[_Row] = []
+
+    @property
+    def option_count(self) -> int:
+        """Number of lines (headers included)."""
+        return len(self._rows)
 
     def action_back(self) -> None:
         self.post_message(self.Back())
 
-    def show(self, view: SearchView) -> None:
-        """Replace the list with the results of ``view``."""
-        self.view = view
-        self._targets.clear()
-        match_style = self.get_component_rich_style("search-results--match", partial=True)
-        group_style = self.get_component_rich_style("search-results--group", partial=True)
-        meta_style = self.get_component_rich_style("search-results--meta", partial=True)
-        now = self.clock()
+    def _style(self, name: str):
+        return self.get_component_rich_style(f"search-results--{name}", partial=True)
+
+    def _width(self) -> int:
         # The pane may not be laid out yet (it was hidden): size from its container, less
-        # this list's horizontal padding and a scrollbar.
+        # a scrollbar.
+        if self.scrollable_content_region.width:
+            return self.scrollable_content_region.width
         container = self.parent.content_region.width if self.parent else self.size.width
-        width = max(20, container - 3)
-        options: list[Any] = []
+        return max(20, container - 1)
+
+    def show(self, view: SearchView) -> None:
+        """Replace the rows with the answer ``view``."""
+        self.view = view
+        match_style = self._style("match")
+        group_style = self._style("group")
+        meta_style = self._style("meta")
+        now = self.clock()
+        width = self._width() - 1
+        rows: list[_Row] = []
         if view.title_matches:
-            options.append(Option(Text("Sessions by title or id", style=group_style), disabled=True))
+            header = Text(no_wrap=True)
+            header.append(" ▌ ", style=group_style)
+            header.append("Sessions by title or id", style=group_style)
+            rows.append(_Row(header, None))
             for summary in view.title_matches:
-                key = f"s:{summary.id}"
-                self._targets[key] = (summary.id, None)
-                line = Text("  ", no_wrap=True, overflow="ellipsis")
+                line = Text("   ", no_wrap=True, overflow="ellipsis")
                 line.append(inert_line(summary.label), style="bold")
                 line.append(f"  {summary.id}  {inert_line(summary.source)}  "
                             f"{relative_time(summary.last_active, now=now)}", style=meta_style)
-                line.truncate(width, overflow="ellipsis")
-                options.append(Option(line, id=key))
+                rows.append(_Row(line, (summary.id, None)))
         for group in view.groups:
             header = Text(no_wrap=True, overflow="ellipsis")
-            header.append("▌ ", style=group_style)
+            header.append(" ▌ ", style=group_style)
             header.append(inert_line(group.label), style=group_style)
             hits = "hit" if group.count == 1 else "hits"
             header.append(f"  {inert_line(group.source)} · {group.count} {hits}", style=meta_style)
-            header.truncate(width, overflow="ellipsis")
-            options.append(Option(header, disabled=True))
+            rows.append(_Row(header, None))
             for hit in group.hits:
-                key = f"m:{hit.id}"
-                self._targets[key] = (hit.session_id, hit.id)
-                line = Text("  ", no_wrap=True, overflow="ellipsis")
+                line = Text("   ", no_wrap=True, overflow="ellipsis")
                 line.append(f"{inert_line(hit.role)[:9]:<9} ", style=meta_style)
                 line.append(f"{relative_time(hit.timestamp, now=now):>10}  ", style=meta_style)
                 room = width - line.cell_len
                 line.append_text(snippet_text(hit.snippet, hit.spans, match_style, room))
-                line.truncate(width, overflow="ellipsis")
-                options.append(Option(line, id=key))
-        self.set_options(options)
-        first = next((i for i, opt in enumerate(options) if not opt.disabled), None)
-        self.highlighted = first
+                rows.append(_Row(line, (hit.session_id, hit.id)))
+        self._rows = rows
+        self.virtual_size = Size(width, len(rows))
+        self.scroll_to(y=0, animate=False)
+        self.cursor = next((i for i, row in enumerate(rows) if row.target), None)
+        self.refresh()
 
     def clear_results(self) -> None:
         self.view = None
-        self._targets.clear()
-        self.clear_options()
+        self._rows = []
+        self.virtual_size = Size(self._width(), 0)
+        self.cursor = None
+        self.refresh()
 
-    def choose_highlighted(self) -> None:
-        if self.highlighted is None:
-            return
-        option = self.get_option_at_index(self.highlighted)
-        self._choose(option.id)
+    # ------------------------------------------------------------------ cursor
 
-    def _choose(self, key: str | None) -> None:
-        if key and key in self._targets and self.view is not None:
-            session_id, message_id = self._targets[key]
-            self.post_message(self.Chosen(session_id, message_id, self.view.query))
-
-    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
-        target = self._targets.get(event.option.id or "")
+    def watch_cursor(self, cursor: int | None) -> None:
+        if cursor is not None:
+            height = self.scrollable_content_region.height or 1
+            top = self.scroll_offset.y
+            if cursor < top:
+                self.scroll_to(y=max(0, cursor - 1), animate=False)
+            elif cursor >= top + height:
+                self.scroll_to(y=cursor - height + 1, animate=False)
+        self.refresh()
+        target = self.target_of_highlighted()
         self.post_message(self.HitHighlighted(target[0] if target else None))
 
-    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        event.stop()
-        self._choose(event.option.id)
+    def _step(self, delta: int) -> None:
+        if self.cursor is None:
+            return
+        index = self.cursor + delta
+        while 0 <= index < len(self._rows):
+            if self._rows[index].target:
+                self.cursor = index
+                return
+            index += delta
+
+    def action_cursor_down(self) -> None:
+        self._step(1)
+
+    def action_cursor_up(self) -> None:
+        self._step(-1)
+
+    def action_select(self) -> None:
+        self.choose_highlighted()
+
+    def on_click(self, event: Click) -> None:
+        index = event.y + self.scroll_offset.y
+        if 0 <= index < len(self._rows) and self._rows[index].target:
+            if index == self.cursor and event.chain >= 2:
+                self.choose_highlighted()
+            self.cursor = index
+
+    def choose_highlighted(self) -> None:
+        target = self.target_of_highlighted()
+        if target and self.view is not None:
+            self.post_message(self.Chosen(target[0], target[1], self.view.query))
 
     def target_of_highlighted(self) -> tuple[str, int | None] | None:
-        if self.highlighted is None:
+        if self.cursor is None or not 0 <= self.cursor < len(self._rows):
             return None
-        option = self.get_option_at_index(self.highlighted)
-        return self._targets.get(option.id or "")
+        return self._rows[self.cursor].target
+
+    # ------------------------------------------------------------------ drawing
+
+    def render_line(self, y: int) -> Strip:
+        width = self.scrollable_content_region.width or self.size.width
+        index = self.scroll_offset.y + y
+        base = self.rich_style
+        if not 0 <= index < len(self._rows):
+            return Strip.blank(width, base)
+        text = self._rows[index].text.copy()
+        text.truncate(width, overflow="ellipsis", pad=True)
+        style = base
+        if index == self.cursor:
+            style = base + self.get_component_rich_style("search-results--cursor")
+        segments = list(text.render(self.app.console, end=""))
+        return Strip(segments, text.cell_len).crop_extend(0, width, style).apply_style(style)
