@@ -396,6 +396,10 @@ class ImportReport:
     missing_parents: list[tuple[str, str]] = field(default_factory=list)
     #: ``(line_number, reason)`` for lines that could not be imported.
     errors: list[tuple[int, str]] = field(default_factory=list)
+    #: ``(session_id, parent_id)``: a session already present (the same session: same
+    #: source and start) had lost its parent link -- e.g. an earlier import of this file was
+    #: interrupted before it linked parents -- and got it back. Nothing else is changed.
+    relinked_existing: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -411,6 +415,8 @@ class ImportReport:
             parts.append(f"{len(self.title_collisions)} title collision(s)")
         if self.missing_parents:
             parts.append(f"{len(self.missing_parents)} missing parent(s)")
+        if self.relinked_existing:
+            parts.append(f"{len(self.relinked_existing)} parent link(s) restored on sessions already present")
         if self.errors:
             parts.append(f"{len(self.errors)} bad line(s)")
         return ", ".join(parts) + "."
@@ -523,7 +529,11 @@ def import_jsonl(
     * a title already used by another session is reported and the session is imported
       untitled (not fatal);
     * a parent that is not in the database yet is linked after every line has been read (an
-      export lists children before their parents); a parent found nowhere is reported.
+      export lists children before their parents); a parent found nowhere is reported;
+    * so an import interrupted (killed) before that last step can simply be run again: a
+      session already present that is the same session (same source and start) with no
+      parent link gets the link the file names (``relinked_existing``); nothing else of an
+      existing session is changed.
 
     Lines that are not valid JSON objects with ``id``, ``source`` and ``started_at`` are
     reported in ``errors`` with their line number and skipped. ``progress(done, -1)`` is
@@ -531,6 +541,7 @@ def import_jsonl(
     """
     report = ImportReport()
     deferred_parents: list[tuple[str, str]] = []
+    relink: set[str] = set()  # sessions already present whose lost parent link is restored
     columns = db._read(_session_columns)
     column_set = set(columns)
     batch: list[tuple[int, dict, list]] = []
@@ -553,6 +564,10 @@ def import_jsonl(
                 report.errors.append((line_number, outcome[1]))
             elif status == "exists":
                 report.skipped_existing.append(obj["id"])
+                if outcome[1]:
+                    # its parent link was lost (interrupted import): restore it with the rest
+                    deferred_parents.append((obj["id"], outcome[1]))
+                    relink.add(obj["id"])
             else:
                 _, reassigned, collision, parent = outcome
                 report.imported.append(obj["id"])
@@ -583,7 +598,11 @@ def import_jsonl(
 
     if deferred_parents:
         missing = db._execute_write(lambda conn: _link_parents(conn, deferred_parents))
-        report.missing_parents.extend(missing)
+        report.missing_parents.extend(m for m in missing if m[0] not in relink)
+        lost = set(missing)
+        report.relinked_existing.extend(
+            link for link in deferred_parents if link[0] in relink and link not in lost
+        )
     return report
 
 
@@ -647,14 +666,24 @@ def _import_session(
     rows: list[tuple[int | None, list[Any], int]],
     columns: list[str],
     column_set: set[str],
-) -> tuple[str, int, tuple[str, str] | None, str | None]:
+) -> tuple:
     """Insert one session and its messages; runs inside ``_execute_write``.
 
-    Returns ``(status, reassigned_ids, (title, owner) | None, deferred_parent | None)``.
+    Returns ``(status, reassigned_ids, (title, owner) | None, deferred_parent | None)``, or
+    ``("exists", lost_parent | None)`` for a session already present.
     """
     session_id = obj["id"]
-    if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone():
-        return "exists", 0, None, None
+    existing = conn.execute(
+        "SELECT parent_session_id, source, started_at FROM sessions WHERE id = ?", (session_id,)
+    ).fetchone()
+    if existing:
+        parent = obj.get("parent_session_id")
+        same = existing[1] == obj.get("source") and existing[2] == obj.get("started_at")
+        if existing[0] is None and isinstance(parent, str) and parent and parent != session_id and same:
+            # The same session, imported by an earlier run that was interrupted before it
+            # linked parents (they are linked last): its link is restored, nothing else.
+            return "exists", parent
+        return "exists", None
 
     record = {name: obj[name] for name in columns if name in obj}
     for name in ("model_config",):
@@ -723,7 +752,8 @@ def _link_parents(conn: sqlite3.Connection, links: list[tuple[str, str]]) -> lis
     for child, parent in links:
         if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (parent,)).fetchone():
             conn.execute(
-                "UPDATE sessions SET parent_session_id = ? WHERE id = ?", (parent, child)
+                "UPDATE sessions SET parent_session_id = ? WHERE id = ? AND parent_session_id IS NULL",
+                (parent, child),
             )
         else:
             missing.append((child, parent))

@@ -11,15 +11,21 @@ the property holds rather than that the check is blind.
 
 from __future__ import annotations
 
+import os
+import random
+import signal
 import sqlite3
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Callable
 
 import pytest
 
-from bench.reliability import kill_writer, run_crashes, spawn_writer, store_problems
+from bench.reliability import REPO, counts, kill_writer, run_crashes, spawn_writer, store_problems, table_rows
 from hermes_state import SessionDB
+from hermes_state.export import export_to_path
 
 
 def _small_store(path: Path) -> Path:
@@ -142,3 +148,82 @@ def test_crash_kill9_while_creating_a_new_store_leaves_an_openable_store(tmp_pat
             landed += 1  # killed before its first write: inside start-up / schema creation
         assert store_problems(db_path) == [], f"kill {delay * 1000:.0f} ms after the file appeared"
     assert landed >= 2
+
+
+def _chained_store(path: Path, chains: int = 700, per_session: int = 8) -> Path:
+    """Compression chains of three sessions (root, continuation, its continuation): an export
+    lists each chain newest first, so a child always comes before its parent in the file."""
+    db = SessionDB(path)
+    sessions, messages = [], []
+    base = 1.7e9
+    for c in range(chains):
+        parent = None
+        for depth in range(3):
+            sid = f"c{c:04d}_{depth}"
+            start = base + c * 100 + depth * 10
+            sessions.append((sid, "cli", parent, start, start + 5 if depth < 2 else None,
+                             "compression" if depth < 2 else None, per_session,
+                             f"chain {c}" + (f" #{depth + 1}" if depth else "")))
+            for k in range(per_session):
+                messages.append((sid, "user" if k % 2 == 0 else "assistant",
+                                 f"chain {c} step {depth}.{k} 日本語", start + k * 0.5))
+            parent = sid
+    db._execute_write(lambda conn: (
+        conn.executemany(
+            "INSERT INTO sessions (id, source, parent_session_id, started_at, ended_at, end_reason, "
+            "message_count, title) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", sessions),
+        conn.executemany(
+            "INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, ?, ?, ?)", messages),
+    ))
+    db.close()
+    return path
+
+
+def _cli_import(home: Path, export: Path) -> subprocess.Popen:
+    env = dict(os.environ, HERMES_HOME=str(home), PYTHONPATH=str(REPO))
+    return subprocess.Popen(
+        [sys.executable, "-m", "hermes_tui.cli", "sessions", "import", str(export)],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=str(REPO),
+    )
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_crash_kill9_during_import_then_rerun_recreates_every_session(tmp_path: Path, seed: int) -> None:
+    """``hermes sessions import`` killed half-way leaves only whole sessions, and running the
+    same import again completes the store exactly (rows, messages, parent links)."""
+    original = _chained_store(tmp_path / "original.db")
+    export = tmp_path / "all.jsonl"
+    db = SessionDB(original, read_only=True)
+    try:
+        total = export_to_path(db, export)
+    finally:
+        db.close()
+    home = tmp_path / "home"
+    home.mkdir()
+    fresh = home / "state.db"
+    SessionDB(fresh).close()
+    proc = _cli_import(home, export)
+    rng = random.Random(seed)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None and counts(fresh)[0] == 0:
+        time.sleep(0.005)
+    time.sleep(rng.uniform(0.0, 0.15))
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL, "the import finished before the kill; make it bigger"
+    imported, _ = counts(fresh)
+    assert 0 < imported < total
+    assert store_problems(fresh) == []
+    # Every session that made it is whole: its messages are exactly the original's.
+    original_messages = table_rows(original, "messages")
+    present = {row[0] for row in table_rows(fresh, "sessions")}
+    assert [m for m in table_rows(fresh, "messages")] == [m for m in original_messages if m[1] in present]
+    # The same import again completes the store exactly.
+    again = _cli_import(home, export)
+    out, err = again.communicate(timeout=120)
+    assert again.returncode == 0, out + err
+    assert f"{imported} already present" in out.decode()
+    assert "parent link(s) restored on sessions already present" in out.decode()
+    assert table_rows(fresh, "sessions") == table_rows(original, "sessions")
+    assert table_rows(fresh, "messages") == original_messages
+    assert store_problems(fresh) == []
