@@ -72,7 +72,7 @@ async def _type_queries(db_path: Path, queries: tuple[str, ...], rounds: int) ->
 def keystroke_to_paint(ctx: Context):
     rounds = max(1, min(ctx.runs, 3))
     samples = asyncio.run(_type_queries(ctx.db_path, TYPED_QUERIES, rounds))
-    return Samples(samples, {q: {"keys": len(v)} for q, v in samples.items()})
+    return Samples(samples, {q: {"hits": len(v)} for q, v in samples.items()})
 
 
 def _startup_runs(ctx: Context) -> list[dict]:
@@ -127,7 +127,7 @@ def browse_startup(ctx: Context):
 )
 def browse_rss(ctx: Context):
     runs = _startup(ctx)
-    return Samples({"peak RSS, MB": [r["rss_mb"] for r in runs]})
+    return Samples({"peak RSS, MB": [r["rss_mb"] for r in runs]}, {"peak RSS, MB": {"hits": runs[0]["rows"]}})
 
 
 WRITER = '''
@@ -210,4 +210,5 @@ def refresh_lag(ctx: Context):
         lags = asyncio.run(_watch_lag(copy, writers=4, count=10, gap=0.3, log=workdir / "commits.jsonl"))
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    return Samples({"4 writers × 10 sessions, 0.3 s apart": lags})
+    label = "4 writers × 10 sessions, 0.3 s apart"
+    return Samples({label: lags}, {label: {"hits": len(lags)}})

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import IO, Any, Callable, Iterable, Iterator
 
 from .db import SessionDB
+from .paths import fsync_directory
 
 ProgressCallback = Callable[[int, int], None]
 
@@ -79,22 +80,10 @@ def write_atomic(path: str | os.PathLike[str], chunks: Iterable[str | bytes], mo
         except OSError:
             pass
         raise
-    _fsync_directory(directory)
+    fsync_directory(directory)
     return written
 
 
-def _fsync_directory(directory: Path) -> None:
-    """Make the rename durable (best effort: not every platform can open a directory)."""
-    try:
-        dir_fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(dir_fd)
-    except OSError:
-        pass
-    finally:
-        os.close(dir_fd)
 
 
 # ---------------------------------------------------------------------------- JSONL

@@ -46,6 +46,8 @@ from typing import Any, Callable, Literal, Mapping, Optional, Protocol
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from .paths import fsync_directory
+
 logger = logging.getLogger(__name__)
 
 __all__ = [
@@ -876,22 +878,10 @@ def save_sessions_index(sessions_dir: Path, entries: Mapping[str, SessionEntry])
         except OSError:
             pass
         raise
-    _fsync_directory(directory)
+    fsync_directory(directory)
     return target
 
 
-def _fsync_directory(directory: Path) -> None:
-    # Makes the rename itself durable; not possible on every platform, so best effort.
-    try:
-        dir_fd = os.open(str(directory), os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(dir_fd)
-    except OSError:
-        pass
-    finally:
-        os.close(dir_fd)
 
 
 class SessionsIndexWatcher:

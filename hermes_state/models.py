@@ -103,8 +103,8 @@ class Message(BaseModel):
     codex_message_items: Optional[str] = None
 
     @property
-    def tool_call_names(self) -> list[str]:
-        """Names of the called tools, in order (``unknown`` for a call without one)."""
+    def tool_call_list(self) -> list[dict]:
+        """The tool calls as a list of dicts, whatever shape was stored (one call, JSON text)."""
         calls = self.tool_calls
         if not calls:
             return []
@@ -115,14 +115,19 @@ class Message(BaseModel):
                 return []
         if isinstance(calls, dict):
             calls = [calls]
-        names = []
-        for call in calls if isinstance(calls, list) else []:
-            name = None
-            if isinstance(call, dict):
-                fn = call.get("function")
-                name = (fn.get("name") if isinstance(fn, dict) else None) or call.get("name")
-            names.append(name or "unknown")
-        return names
+        return [call for call in calls if isinstance(call, dict)] if isinstance(calls, list) else []
+
+    @property
+    def tool_call_names(self) -> list[str]:
+        """Names of the called tools, in order (``unknown`` for a call without one)."""
+        return [tool_call_name(call) for call in self.tool_call_list]
+
+
+def tool_call_name(call: dict) -> str:
+    """A call's function name (OpenAI shape), else its top-level ``name``, else ``unknown``."""
+    fn = call.get("function")
+    name = (fn.get("name") if isinstance(fn, dict) else None) or call.get("name")
+    return name if isinstance(name, str) and name else "unknown"
 
 
 class LineageNode(BaseModel):

@@ -29,3 +29,17 @@ def default_db_path() -> Path:
 def sessions_dir(home: Path | None = None) -> Path:
     """Gateway transcripts and the gateway index live in ``<home>/sessions/``."""
     return (home if home is not None else hermes_home()) / "sessions"
+
+
+def fsync_directory(directory: Path) -> None:
+    """Make a rename inside ``directory`` durable (best effort: not every platform can)."""
+    try:
+        dir_fd = os.open(str(directory), os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dir_fd)
+    except OSError:
+        pass
+    finally:
+        os.close(dir_fd)

@@ -40,3 +40,17 @@ def relative_time(ts, now: float | None = None) -> str:
     if delta < 604800:
         return f"{int(delta / 86400)}d ago"
     return local_date.strftime("%Y-%m-%d")
+
+
+def stamp_and_relative(ts: float | None, now: float) -> str:
+    """``2026-11-18 07:40 (20m ago)``: a local date and time with its relative form.
+
+    ``—`` for a missing timestamp, ``?`` for one that is not a valid date.
+    """
+    if not ts:
+        return "—"
+    try:
+        stamp = datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M")
+    except (OverflowError, OSError, ValueError):
+        return "?"
+    return f"{stamp} ({relative_time(ts, now=now)})"

@@ -27,6 +27,7 @@ from textual.widgets import Footer, Static, Tree
 from hermes_state.lineage import EDGE_LABELS, EdgeKind
 from hermes_state.models import LineageNode
 from hermes_state.timefmt import relative_time
+from hermes_state.timefmt import stamp_and_relative as _when
 
 from ..messages import DataChanged
 from ..textsafe import inert_line
@@ -49,14 +50,6 @@ class LineageLoaded(Message):
         self.family = family
 
 
-def _when(ts: float | None, now: float) -> str:
-    if not ts:
-        return "—"
-    try:
-        stamp = datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M")
-    except (OverflowError, OSError, ValueError):
-        return "?"
-    return f"{stamp} ({relative_time(ts, now=now)})"
 
 
 def family_summary(family: LineageNode) -> Text:

@@ -12,18 +12,11 @@ from textual.widgets import Static
 
 from hermes_state.models import SessionSummary
 from hermes_state.timefmt import relative_time
+from hermes_state.timefmt import stamp_and_relative as _when
 
 from ..textsafe import inert_line
 
 
-def _when(ts: float | None, now: float) -> str:
-    if not ts:
-        return "—"
-    try:
-        stamp = datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M")
-    except (OverflowError, OSError, ValueError):
-        return "?"
-    return f"{stamp} ({relative_time(ts, now=now)})"
 
 
 def _tokens(n: int) -> str:

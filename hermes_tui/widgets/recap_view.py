@@ -20,6 +20,7 @@ from textual.widgets import Static
 from hermes_state.models import SessionSummary
 from hermes_state.recap import Recap, RecapTheme, render_recap_panel
 from hermes_state.timefmt import relative_time
+from hermes_state.timefmt import stamp_and_relative as _when
 
 from ..textsafe import inert_line
 
@@ -43,14 +44,6 @@ class RecapData:
     lane: Any = None
 
 
-def _when(ts: float | None, now: float) -> str:
-    if not ts:
-        return "—"
-    try:
-        stamp = datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M")
-    except (OverflowError, OSError, ValueError):
-        return "?"
-    return f"{stamp} ({relative_time(ts, now=now)})"
 
 
 class SessionHeader(Static):

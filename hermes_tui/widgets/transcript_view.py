@@ -39,7 +39,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from hermes_state.models import Message
+from hermes_state.models import Message, tool_call_name
 from hermes_state.timefmt import relative_time
 
 from ..textsafe import inert_block, inert_line
@@ -195,23 +195,7 @@ def content_text(content: str | None) -> str:
 
 
 def _calls(message: Message) -> list[dict]:
-    calls = message.tool_calls
-    if not calls:
-        return []
-    if isinstance(calls, str):
-        try:
-            calls = json.loads(calls)
-        except ValueError:
-            return []
-    if isinstance(calls, dict):
-        calls = [calls]
-    return [c for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
-
-
-def _call_name(call: dict) -> str:
-    fn = call.get("function")
-    name = (fn.get("name") if isinstance(fn, dict) else None) or call.get("name")
-    return name if isinstance(name, str) and name else "unknown"
+    return message.tool_call_list
 
 
 def _raw_arguments(call: dict) -> str:
@@ -314,7 +298,7 @@ def make_entry(message: Message, pattern: re.Pattern[str] | None) -> Entry:
     for call in _calls(message):
         call_id = call.get("id")
         calls.append(Call(
-            name=inert_line(_call_name(call)),
+            name=inert_line(tool_call_name(call)),
             call_id=inert_line(call_id if isinstance(call_id, str) else ""),
             raw=inert_line(_raw_arguments(call)),
         ))
