@@ -444,6 +444,8 @@ class CrashResult:
     mid_transaction: int = 0
     #: kills placed inside a transaction on purpose (every other one; the rest are blind)
     targeted: int = 0
+    #: kills of the last process that had the store open (the next open recovers the WAL)
+    last_process_kills: int = 0
     #: committed writes whose log line the kill prevented (allowed: at most one per kill)
     unlogged_messages: int = 0
     lanes_without_row: int = 0
@@ -531,6 +533,7 @@ def run_crashes(
                 # The last process that had the store open dies too: the next open must
                 # recover from the WAL alone.
                 kill(survivor, targeted=result.kills % 2 == 1)
+                result.last_process_kills += 1
                 check(f"after kill {result.kills} (no process left)", survivor_running=False)
             else:
                 stop_writer(survivor)
@@ -1067,6 +1070,8 @@ class ContentionResult:
     lock_waits: list[float] = field(default_factory=list)
     transactions: int = 0
     ui_reads_retried: int = 0
+    #: UI writes whose BEGIN IMMEDIATE outwaited the 1 s busy timeout (the status line said so)
+    ui_write_waits: int = 0
     problems: list[str] = field(default_factory=list)
     messages_in_store: int = 0
     sessions_in_store: int = 0
@@ -1107,12 +1112,18 @@ async def run_contention(
     started = time.monotonic()
     procs: list[Writer] = []
     retried = [0]
+    write_waits = [0]
+    from hermes_tui import data as data_module
+
+    write_wait_text = getattr(data_module, "WRITE_WAIT_TEXT", None)
     async with app.run_test(size=size) as pilot:
         driver = UiDriver(app, pilot, db_path, export_dir, seed=seed)
         on_wait = app.data._on_wait
 
         def counting_on_wait(text: Optional[str]) -> None:
-            if text:
+            if text == write_wait_text:
+                write_waits[0] += 1
+            elif text:
                 retried[0] += 1
             on_wait(text)
 
@@ -1192,6 +1203,7 @@ async def run_contention(
                             if sev in ("warning", "error")]
     result.elapsed = time.monotonic() - started
     result.ui_reads_retried = retried[0]
+    result.ui_write_waits = write_waits[0]
     result.seconds = seconds
 
     # ---- writers
@@ -1278,30 +1290,41 @@ async def run_contention(
 # ---------------------------------------------------------------------------------------
 
 
-def _hostile_queries(db_path: Path, budget: int, seed: int = 0) -> tuple[int, int, float, list[str]]:
+@dataclass
+class HostileResult:
+    tried: int = 0
+    raised: int = 0
+    #: api -> (slowest ms, that query)
+    slowest: dict[str, tuple[float, str]] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+
+def _hostile_queries(db_path: Path, budget: int, seed: int = 0) -> HostileResult:
     """Queries of the hostile-input generator (``tests/reliability/hostile.py``), if present,
-    through ``SessionDB.search`` and ``search_messages``: ``(tried, raised, slowest ms, problems)``."""
+    through ``SessionDB.search`` and ``search_messages``."""
+    result = HostileResult()
     try:
         from tests.reliability.hostile import hostile_queries  # type: ignore[import-not-found]
     except Exception:  # noqa: BLE001 - optional part of the run
-        return 0, 0, 0.0, []
-    problems: list[str] = []
+        return result
     db = SessionDB(db_path, read_only=True)
-    tried = 0
-    slowest = 0.0
     try:
         for query in hostile_queries(seed=seed, n=budget):
-            tried += 1
-            t0 = time.perf_counter()
-            try:
-                db.search(query, limit=20)
-                db.search_messages(query, limit=20)
-            except Exception as exc:  # noqa: BLE001 - that is the finding
-                problems.append(f"query {query[:60]!r}: {type(exc).__name__}: {exc}")
-            slowest = max(slowest, (time.perf_counter() - t0) * 1000.0)
+            result.tried += 1
+            for api, call in (("search", lambda q: db.search(q, limit=20)),
+                              ("search_messages", lambda q: db.search_messages(q, limit=20))):
+                t0 = time.perf_counter()
+                try:
+                    call(query)
+                except Exception as exc:  # noqa: BLE001 - that is the finding
+                    result.raised += 1
+                    result.problems.append(f"{api}({query[:60]!r}): {type(exc).__name__}: {exc}")
+                ms = (time.perf_counter() - t0) * 1000.0
+                if ms > result.slowest.get(api, (0.0, ""))[0]:
+                    result.slowest[api] = (ms, query)
     finally:
         db.close()
-    return tried, len(problems), slowest, problems
+    return result
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -1353,6 +1376,11 @@ def export_faults(work: Path, source_db: Path) -> tuple[list[str], str, int]:
     return problems, how, exported
 
 
+#: Findings that mean data was lost (a logged or confirmed write is not in the store).
+LOSS_MARKERS = ("missing from the database", "no longer in the store", "vanished", "messages changed",
+                "message(s) without", "missing from messages_fts")
+
+
 def print_table(rows: list[tuple[str, str, str]]) -> None:
     widths = [max(len(r[i]) for r in rows) for i in range(3)]
     line = "+-" + "-+-".join("-" * w for w in widths) + "-+"
@@ -1400,35 +1428,48 @@ def main(argv: Optional[list[str]] = None) -> int:
         say("exports: disk full + round trip of the contention store")
         export_problems, disk_how, exported = export_faults(work / "exports", work / "contention" / "state.db")
         say("hostile queries")
-        tried, failed, slowest, hostile_problems = _hostile_queries(work / "contention" / "state.db", args.hostile, args.seed)
+        hostile = _hostile_queries(work / "contention" / "state.db", args.hostile, args.seed)
     finally:
         if owned:
             shutil.rmtree(work, ignore_errors=True)
 
-    problems = contention.problems + crashes.problems + export_problems + hostile_problems
+    problems = contention.problems + crashes.problems + export_problems + hostile.problems
     waits = [w for w in contention.lock_waits if w >= 5.0]
-    ui_writes = [a.elapsed * 1000 for a in contention.ui_actions if a.kind in ("rename", "delete")]
+    ui_times = [a.elapsed * 1000 for a in contention.ui_actions if a.kind in ("rename", "delete")]
+    lost = sum(1 for p in problems if any(k in p for k in LOSS_MARKERS))
+
+    def slowest(api: str) -> str:
+        ms, query = hostile.slowest.get(api, (0.0, ""))
+        return f"{ms:.0f} ms ({len(query)} chars)"
+
     rows = [
         ("part", "measure", "value"),
-        ("load", "writer processes x seconds", f"{contention.writers} x {contention.seconds:g} s (rate {'max' if not args.rate else args.rate})"),
-        ("load", "events / messages / sessions written", f"{contention.events} / {contention.messages_written} / {contention.sessions_written}"),
+        ("load", "writer processes x seconds",
+         f"{contention.writers} x {contention.seconds:g} s (rate {'max' if not args.rate else args.rate})"),
+        ("load", "events / messages / sessions written",
+         f"{contention.events} / {contention.messages_written} / {contention.sessions_written}"),
         ("load", "store at the end", f"{contention.sessions_in_store} sessions, {contention.messages_in_store} messages"),
-        ("load", "UI actions (rename / delete / export)",
-         f"{contention.count('rename')} / {contention.count('delete')} / {contention.count('export')}"
-         f" (reported failures: {sum(1 for a in contention.ui_actions if not a.ok)})"),
-        ("load", "UI write latency p50 / max", f"{_pct(ui_writes, 0.5):.0f} / {max(ui_writes, default=0):.0f} ms"),
+        ("load", "UI actions rename / delete / undo / export",
+         f"{contention.count('rename')} / {contention.count('delete')} / {contention.count('undo')} / "
+         f"{contention.count('export')} (refused or failed, reported: {sum(1 for a in contention.ui_actions if not a.ok)})"),
+        ("load", "UI rename/delete, keys to outcome p50 / max",
+         f"{_pct(ui_times, 0.5):.0f} / {max(ui_times, default=0):.0f} ms"),
         ("faults", "writer transactions that waited >= 5 ms for the lock",
          f"{len(waits)} of {contention.transactions} (p95 {_pct(waits, 0.95):.0f} ms, max {max(contention.lock_waits, default=0):.0f} ms)"),
-        ("faults", "UI reads retried on a busy database", str(contention.ui_reads_retried)),
-        ("faults", "kill -9 (inside a write transaction)", f"{crashes.kills} ({crashes.mid_transaction})"),
+        ("faults", "UI writes that outwaited the 1 s busy timeout / UI reads retried",
+         f"{contention.ui_write_waits} / {contention.ui_reads_retried}"),
+        ("faults", "kill -9 (inside a write transaction / no process left)",
+         f"{crashes.kills} ({crashes.mid_transaction} / {crashes.last_process_kills})"),
         ("faults", "committed-but-unlogged writes at kills", f"{crashes.unlogged_messages} (allowed <= {crashes.kills})"),
-        ("faults", "survivor writer errors", str(crashes.survivor_errors)),
+        ("faults", "errors seen by the writer that survived a kill", str(crashes.survivor_errors)),
         ("faults", "disk-full export", disk_how),
-        ("inputs", "hostile queries tried / raised / slowest",
-         f"{tried} / {failed} / {slowest:.0f} ms" if tried else "generator not available"),
-        ("inputs", "sessions exported and re-imported", str(exported)),
+        ("inputs", "hostile queries tried / raised",
+         f"{hostile.tried} / {hostile.raised}" if hostile.tried else "generator not available"),
+        ("inputs", "slowest hostile query: search / search_messages",
+         f"{slowest('search')} / {slowest('search_messages')}" if hostile.tried else "-"),
+        ("inputs", "sessions exported and re-imported exactly", str(exported)),
         ("result", "writer errors", str(contention.writer_errors)),
-        ("result", "data lost", str(sum(1 for p in problems if "missing" in p or "lost" in p))),
+        ("result", "data lost", str(lost)),
         ("result", "integrity ok", "yes" if not problems else f"NO ({len(problems)} problem(s))"),
     ]
     print_table(rows)
