@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import random
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -227,3 +228,57 @@ def test_crash_kill9_during_import_then_rerun_recreates_every_session(tmp_path: 
     assert table_rows(fresh, "sessions") == table_rows(original, "sessions")
     assert table_rows(fresh, "messages") == original_messages
     assert store_problems(fresh) == []
+
+
+OPEN_AND_MIGRATE = """
+import sys
+from hermes_state import SessionDB
+print("opening", flush=True)
+SessionDB(sys.argv[1]).close()
+print("done", flush=True)
+"""
+
+
+def test_crash_kill9_while_migrating_an_upstream_v9_store(upstream_copy, tmp_path: Path) -> None:
+    """The agent killed while it upgrades an older store (v9 → v11: both FTS tables rebuilt
+    from 40,000 messages) leaves the store as it was or upgraded -- never in between -- and
+    the next open completes the upgrade with every message intact."""
+    template = upstream_copy(9)
+    conn = sqlite3.connect(str(template))
+    sid = conn.execute("SELECT id FROM sessions ORDER BY id LIMIT 1").fetchone()[0]
+    conn.executemany(
+        "INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, 'user', ?, ?)",
+        [(sid, f"message {i} about the gateway deploy 日本語 {i * 7}", 1.7e9 + i) for i in range(40_000)],
+    )
+    conn.execute("UPDATE sessions SET message_count = message_count + 40000 WHERE id = ?", (sid,))
+    conn.commit()
+    expected = [r[:4] + r[7:8] for r in conn.execute("SELECT * FROM messages ORDER BY id")]
+    conn.close()
+    mid_migration = 0
+    for attempt, delay in enumerate((0.0, 0.05, 0.12, 0.25)):
+        work = tmp_path / f"attempt{attempt}"
+        work.mkdir()
+        path = work / "state.db"
+        shutil.copyfile(template, path)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", OPEN_AND_MIGRATE, str(path)], stdout=subprocess.PIPE, text=True,
+            env=dict(os.environ, PYTHONPATH=str(REPO)), cwd=str(REPO),
+        )
+        assert proc.stdout.readline().strip() == "opening"
+        time.sleep(delay)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+        raw = sqlite3.connect(str(path))
+        version = raw.execute("SELECT version FROM schema_version").fetchone()[0]
+        raw.close()
+        assert version in (9, 11)
+        if version == 9 and proc.returncode == -signal.SIGKILL:
+            mid_migration += 1
+        assert store_problems(path) == [], f"killed {delay * 1000:.0f} ms into the open"
+        raw = sqlite3.connect(str(path))
+        try:
+            assert raw.execute("SELECT version FROM schema_version").fetchone()[0] == 11
+            assert [r[:4] + r[7:8] for r in raw.execute("SELECT * FROM messages ORDER BY id")] == expected
+        finally:
+            raw.close()
+    assert mid_migration >= 2  # most kills landed before the upgrade committed
