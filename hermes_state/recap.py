@@ -12,7 +12,8 @@ up literally. Terminal control characters are made inert before display (see
 range are replaced by ``cat -v``-style caret notation (ESC -> ``^[``, DEL -> ``^?``,
 CSI U+009B -> ``M-^[``). We chose caret notation over U+FFFD because it is plain ASCII
 (one cell per character in every terminal) and still tells the reader *which* control
-character the message contained.
+character the message contained. Bidi controls (U+202A-U+202E, U+2066-U+2069, U+200E/F,
+U+061C), which reorder the text a reader sees, become U+FFFD.
 """
 
 from __future__ import annotations
@@ -355,6 +356,9 @@ _ASSISTANT_INDENT = " " * 12
 
 # C0 controls except \t and \n, DEL, and the C1 block.
 _CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# Bidi embeddings, overrides, isolates and marks: they reorder what the reader sees
+# (``evil\u202egnp.exe`` reads as ``evilexe.png``). Shown as U+FFFD, one cell each.
+_BIDI_CHARS = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def _caret(match: re.Match[str]) -> str:
@@ -368,7 +372,7 @@ def _caret(match: re.Match[str]) -> str:
 
 def _make_inert(text: str) -> str:
     """Make terminal control characters visible and harmless (see module docstring)."""
-    return _CONTROL_CHARS.sub(_caret, text.replace("\r\n", "\n"))
+    return _BIDI_CHARS.sub("\ufffd", _CONTROL_CHARS.sub(_caret, text.replace("\r\n", "\n")))
 
 
 def _wrapped_rows(body: Text, width: Optional[int]) -> list[Text]:
