@@ -29,7 +29,7 @@ def _plural(n: int, word: str) -> str:
 
 def _related(item: RelatedSession) -> Text:
     line = Text(no_wrap=True, overflow="ellipsis")
-    line.append(item.id, style="bold")
+    line.append(inert_line(item.id), style="bold")
     line.append("  ")
     if item.title:
         line.append(inert_line(item.title))
@@ -87,7 +87,7 @@ class ConfirmDeleteModal(ModalScreen[bool]):
                 title.append("  ")
                 title.append(inert_line(p.preview), style="italic")
         facts = Text()
-        facts.append(p.session_id)
+        facts.append(inert_line(p.session_id))
         facts.append(f"  ·  {inert_line(p.source)}")
         facts.append(f"  ·  started {self._when(p.started_at)}")
         goes = Text()

@@ -79,7 +79,7 @@ class RenameModal(ModalScreen[str | None]):
     def _heading(self) -> Text:
         text = Text()
         text.append("Session ", style="dim")
-        text.append(self.session_id, style="bold")
+        text.append(inert_line(self.session_id), style="bold")
         if not self.current_title and self.label and self.label != self.session_id:
             text.append("\nuntitled · ", style="dim")
             text.append(inert_line(self.label), style="italic")

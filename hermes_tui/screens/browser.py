@@ -25,6 +25,7 @@ from hermes_state.models import SessionSummary
 
 from ..data import SearchView
 from ..messages import DataChanged, SearchFinished
+from ..textsafe import inert_line
 from ..widgets.detail import DetailPane
 from ..widgets.search import SearchInput, SearchResults
 from ..widgets.session_list import SessionList
@@ -432,7 +433,7 @@ class BrowserScreen(Screen):
         target = self._require_target()
         if target:
             self.app.copy_to_clipboard(target)
-            self.notify(f"Copied session id {target}", timeout=2, markup=False)
+            self.notify(f"Copied session id {inert_line(target)}", timeout=2, markup=False)
 
     def action_lineage(self) -> None:
         target = self._require_target()

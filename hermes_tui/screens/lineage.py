@@ -62,7 +62,7 @@ def family_summary(family: LineageNode) -> Text:
     messages = sum(n.message_count for n in nodes)
     text = Text(no_wrap=True, overflow="ellipsis")
     text.append("Lineage of ", style="dim")
-    text.append(inert_line(family.title) or family.id, style="bold")
+    text.append(inert_line(family.title) or inert_line(family.id), style="bold")
     text.append(f"   {len(nodes)} session{'s' if len(nodes) != 1 else ''} · {messages:,} messages", style="dim")
     parts = []
     for kind, label in ((EdgeKind.COMPRESSION, "compression"), (EdgeKind.BRANCH, "branch"),
@@ -129,8 +129,8 @@ class LineageScreen(Screen):
         if event.family is None:
             self.family = None
             tree.clear()
-            tree.root.set_label(Text(f"Session {self.session_id} no longer exists.", style="bold"))
-            header.update(Text(f"Lineage of {self.session_id}: not found", style="bold"))
+            tree.root.set_label(Text(f"Session {inert_line(self.session_id)} no longer exists.", style="bold"))
+            header.update(Text(f"Lineage of {inert_line(self.session_id)}: not found", style="bold"))
             self._show_detail(None)
             return
         keep = tree.highlighted.id if (self.loaded and tree.highlighted is not None) else None

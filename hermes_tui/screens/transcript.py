@@ -115,7 +115,7 @@ class TranscriptScreen(Screen):
         self.summary = event.summary
         if event.summary is None:
             self._shown = None
-            view.show_placeholder(f"Session {self.session_id} no longer exists.")
+            view.show_placeholder(f"Session {inert_line(self.session_id)} no longer exists.")
             self._update_header()
             return
         if event.entries is None:
@@ -161,7 +161,7 @@ class TranscriptScreen(Screen):
         summary = self.summary
         view = self.view
         if summary is None:
-            header.append(f"Transcript · {self.session_id}", style="bold")
+            header.append(f"Transcript · {inert_line(self.session_id)}", style="bold")
             if self.loaded or view.entries is None:
                 header.append("  (not found)", style="dim")
             self.query_one("#transcript-header", Static).update(header)
@@ -169,7 +169,7 @@ class TranscriptScreen(Screen):
         header.append(inert_line(summary.title) or inert_line(summary.preview) or "(untitled)", style="bold")
         count = len(view.entries or [])
         header.append(
-            f"   {summary.id} · {inert_line(summary.source)} · {count} message{'s' if count != 1 else ''}",
+            f"   {inert_line(summary.id)} · {inert_line(summary.source)} · {count} message{'s' if count != 1 else ''}",
             style="dim",
         )
         line2 = Text(no_wrap=True, overflow="ellipsis")

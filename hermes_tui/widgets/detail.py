@@ -56,13 +56,13 @@ class DetailPane(Static):
         def row(label: str, value: str | Text) -> None:
             grid.add_row(label, value if isinstance(value, Text) else Text(value))
 
-        row("id", summary.id)
+        row("id", inert_line(summary.id))
         if summary.lineage_root_id:
-            row("root", summary.lineage_root_id)
+            row("root", inert_line(summary.lineage_root_id))
         row("source", inert_line(summary.source))
         if summary.model:
             row("model", inert_line(summary.model))
-        row("status", Text(summary.status, style="green" if summary.is_live else ""))
+        row("status", Text(inert_line(summary.status), style="green" if summary.is_live else ""))
         row("started", _when(summary.started_at, now))
         row("active", _when(summary.last_active, now))
         row("messages", f"{summary.message_count}  ({summary.tool_call_count} tool calls)")

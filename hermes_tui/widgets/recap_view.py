@@ -61,7 +61,7 @@ class SessionHeader(Static):
     def build(self, data: RecapData) -> RenderableType:
         summary = data.summary
         if summary is None:
-            return Text(f"Session {data.requested_id} no longer exists.", style="bold")
+            return Text(f"Session {inert_line(data.requested_id)} no longer exists.", style="bold")
         now = self.clock()
         title = Text(inert_line(summary.title) or inert_line(summary.preview) or "(untitled)", style="bold")
         grid = Table.grid(padding=(0, 2))
@@ -70,27 +70,30 @@ class SessionHeader(Static):
         grid.add_column(style="dim", no_wrap=True)
         grid.add_column(overflow="fold")
 
-        status = Text("live", style="bold") if summary.is_live else Text(summary.status)
+        status = Text("live", style="bold") if summary.is_live else Text(inert_line(summary.status))
         messages = f"{summary.message_count:,}  ({summary.tool_call_count:,} tool calls)"
         tokens = f"{summary.input_tokens:,} in / {summary.output_tokens:,} out"
         lineage = f"#{data.position} of {data.chain_length}"
         rows: list[tuple[str, Any, str, Any]] = [
-            ("id", Text(summary.id), "source", Text(inert_line(summary.source))),
+            ("id", Text(inert_line(summary.id)), "source", Text(inert_line(summary.source))),
             ("started", Text(_when(summary.started_at, now)), "model", Text(inert_line(summary.model) or "—")),
             ("last active", Text(_when(summary.last_active, now)), "status", status),
             ("messages", Text(messages), "tokens", Text(tokens)),
         ]
         lineage_text = Text(lineage)
         if data.chain_length > 1:
-            lineage_text.append(f"  (root {data.chain[0]})", style="dim")
+            lineage_text.append(f"  (root {inert_line(data.chain[0])})", style="dim")
         notes = Text()
         if data.target_id != data.requested_id:
-            notes.append(f"{data.requested_id} has no messages; showing {data.target_id}", style="italic")
+            notes.append(
+                f"{inert_line(data.requested_id)} has no messages; showing {inert_line(data.target_id)}",
+                style="italic",
+            )
         if data.tip_id and data.tip_id != data.target_id:
             if notes:
                 notes.append("\n")
             notes.append("continues after compression in ", style="italic")
-            notes.append(data.tip_id, style="bold")
+            notes.append(inert_line(data.tip_id), style="bold")
             notes.append(" (the live tip)", style="italic")
         rows.append(("lineage", lineage_text, "", Text("")))
         for left, lvalue, right, rvalue in rows:

@@ -194,7 +194,7 @@ class SearchResults(ScrollView, can_focus=True):
             for summary in view.title_matches:
                 line = Text("   ", no_wrap=True, overflow="ellipsis")
                 line.append(inert_line(summary.label), style="bold")
-                line.append(f"  {summary.id}  {inert_line(summary.source)}  "
+                line.append(f"  {inert_line(summary.id)}  {inert_line(summary.source)}  "
                             f"{relative_time(summary.last_active, now=now)}", style=meta_style)
                 rows.append(_Row(line, (summary.id, None)))
         for group in view.groups:

@@ -261,7 +261,7 @@ class SessionList(ScrollView, can_focus=True):
                 body.append(inert_line(row.preview), style=self._part("preview"))
         else:
             body.append(
-                inert_line(row.preview) or row.id,
+                inert_line(row.preview) or inert_line(row.id),
                 style=self._part("preview"),
             )
         body.truncate(label_width, overflow="ellipsis", pad=True)
