@@ -50,3 +50,22 @@ def inert_block(text: str | None) -> str:
 
 def has_unsafe(text: str) -> bool:
     return bool(_UNSAFE_RE.search(text))
+
+
+class InertHighlighter:
+    """A Rich highlighter for ``Input`` widgets: shows the value through :func:`inert_line`.
+
+    An ``Input`` holding a title (TI-1 keeps C1 controls and bidi overrides) or pasted text
+    would otherwise draw those code points raw. The value itself is unchanged — only what is
+    drawn — and one code point maps to one, so cursor positions stay valid.
+    """
+
+    def __call__(self, text):
+        from rich.text import Text
+
+        if isinstance(text, str):
+            text = Text(text)
+        out = text.copy()
+        if has_unsafe(out.plain):
+            out.plain = inert_line(out.plain)
+        return out

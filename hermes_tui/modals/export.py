@@ -24,7 +24,7 @@ from ..actions import (
     check_destination,
     resolve_export_path,
 )
-from ..textsafe import inert_line
+from ..textsafe import InertHighlighter, inert_line
 
 #: ``runner(scope, fmt, path, progress, cancelled) -> ExportOutcome`` (blocking).
 ExportRunner = Callable[
@@ -85,7 +85,7 @@ class ExportModal(ModalScreen[ExportOutcome | None]):
                 for fmt in FORMATS:
                     yield RadioButton(Text(FORMAT_LABELS[fmt]), value=fmt == self.fmt)
             yield Static("File", classes="modal-label")
-            yield Input(value=self._auto_path, id="export-path")
+            yield Input(value=self._auto_path, id="export-path", highlighter=InertHighlighter())
             yield Static(id="export-error", classes="modal-error")
             yield ProgressBar(total=None, show_eta=False, id="export-progress")
             yield Static(id="export-hint", classes="modal-hint")

@@ -16,7 +16,7 @@ from textual.widgets import Button, Input, Static
 from hermes_state.titles import MAX_TITLE_LENGTH
 
 from ..actions import RenameOutcome, check_title
-from ..textsafe import inert_line
+from ..textsafe import InertHighlighter, inert_line
 
 
 class RenameModal(ModalScreen[str | None]):
@@ -58,6 +58,7 @@ class RenameModal(ModalScreen[str | None]):
                 value=self.current_title or "",
                 placeholder="untitled — type a title",
                 id="rename-input",
+                highlighter=InertHighlighter(),
             )
             yield Static(id="rename-error", classes="modal-error")
             yield Static(id="rename-hint", classes="modal-hint")

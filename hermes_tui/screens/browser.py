@@ -25,7 +25,7 @@ from hermes_state.models import SessionSummary
 
 from ..data import SearchView
 from ..messages import DataChanged, SearchFinished
-from ..textsafe import inert_line
+from ..textsafe import InertHighlighter, inert_line
 from ..widgets.detail import DetailPane
 from ..widgets.search import SearchInput, SearchResults
 from ..widgets.session_list import SessionList
@@ -107,7 +107,10 @@ class BrowserScreen(Screen):
     def compose(self) -> ComposeResult:
         clock = self.app.clock
         with Vertical(id="browser"):
-            yield SearchInput(placeholder="/ search every message, title or id…", id="search")
+            yield SearchInput(
+                placeholder="/ search every message, title or id…", id="search",
+                highlighter=InertHighlighter(),
+            )
             with Horizontal(id="panes"):
                 with ContentSwitcher(initial="sessions", id="main"):
                     yield SessionList(
