@@ -598,13 +598,21 @@ class TranscriptView(ScrollView, can_focus=True):
                 line.append_text(body)
                 lines.append(line)
                 continue
-            text = Text(piece.text, style=style, end="")
-            if piece.searchable:
-                self._highlight(text)
-            offsets = wrap_offsets(piece.text, width - GUTTER - piece.indent)
-            for start, end in offsets:
+            # One Text per display line, cut from the string: slicing one big Text per line
+            # costs O(length) each, i.e. minutes for a 1 MB message wrapped to ~10k lines.
+            spans = match_spans(self.pattern, piece.text) if piece.searchable else []
+            match_style = self._style("match") if spans else None
+            first = 0  # the first span that may still touch a later line
+            for start, end in wrap_offsets(piece.text, width - GUTTER - piece.indent):
+                body = Text(piece.text[start:end], style=style, end="")
+                while first < len(spans) and spans[first][1] <= start:
+                    first += 1
+                k = first
+                while k < len(spans) and spans[k][0] < end:
+                    body.stylize(match_style, max(spans[k][0], start) - start, min(spans[k][1], end) - start)
+                    k += 1
                 line = Text(pad, end="")
-                line.append_text(text[start:end])
+                line.append_text(body)
                 lines.append(line)
         self._lines[index] = lines
         while len(self._lines) > 400:
