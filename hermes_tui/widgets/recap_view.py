@@ -118,6 +118,29 @@ class SessionHeader(Static):
         return grid
 
 
+#: How much of the last reply the card draws. RC-7 keeps the last reply whole (as data:
+#: ``RecapView.recap``); drawing a megabyte-long answer would take the card seconds to lay
+#: out on every refresh, so beyond this the card ends with a pointer to the transcript.
+CARD_MAX_LINES = 200
+CARD_MAX_CHARS = 20_000
+
+
+def bounded_for_card(recap: Recap) -> Recap:
+    """``recap`` with an oversized ``assistant_last`` text cut for display (see above)."""
+    entries = []
+    for entry in recap.entries:
+        text = entry.text
+        if entry.kind == "assistant_last" and (
+            len(text) > CARD_MAX_CHARS or text.count("\n") >= CARD_MAX_LINES
+        ):
+            shown = "\n".join(text[:CARD_MAX_CHARS].split("\n")[:CARD_MAX_LINES])
+            rest = len(text) - len(shown)
+            text = f"{shown}\n… {rest:,} more characters of this reply — t opens the transcript"
+            entry = entry.model_copy(update={"text": text})
+        entries.append(entry)
+    return recap.model_copy(update={"entries": entries})
+
+
 class RecapView(Static):
     """The "Previous Conversation" card (RC-8), or a one-line reason why there is none."""
 
@@ -135,7 +158,7 @@ class RecapView(Static):
         if recap is None:
             self.update(Text("  No messages yet — nothing to recap.", style="dim italic"))
         else:
-            self.update(render_recap_panel(recap, theme))
+            self.update(render_recap_panel(bounded_for_card(recap), theme))
 
 
 def recap_theme_for(app_theme: Any) -> RecapTheme:
