@@ -232,6 +232,7 @@ class BrowserScreen(Screen):
                 self._pending_select = None
         lst._announce()
         self._update_titles()
+        self.app.call_after_refresh(self.app.freeze_startup_objects)
 
     def refresh_data(self) -> None:
         """Reload what is visible, keeping the cursor on the same conversation."""
@@ -372,7 +373,8 @@ class BrowserScreen(Screen):
 
     @on(SearchResults.HitHighlighted)
     def _hit_highlighted(self, event: SearchResults.HitHighlighted) -> None:
-        if event.session_id:
+        shown = self.query_one(DetailPane).summary
+        if event.session_id and (shown is None or shown.id != event.session_id):
             self.load_detail(event.session_id)
 
     @work(thread=True, group="detail", exclusive=True, exit_on_error=False)

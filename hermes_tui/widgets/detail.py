@@ -8,7 +8,7 @@ from typing import Any, Callable
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
-from textual.widgets import Static
+from textual.widget import Widget
 
 from hermes_state.models import SessionSummary
 from hermes_state.timefmt import relative_time
@@ -23,17 +23,30 @@ def _tokens(n: int) -> str:
     return f"{n:,}"
 
 
-class DetailPane(Static):
-    """Details of one session; ``lane`` (a gateway LaneInfo) is shown when known."""
+class DetailPane(Widget):
+    """Details of one session; ``lane`` (a gateway LaneInfo) is shown when known.
+
+    Its size comes from the stylesheet, never from its content, so showing another
+    session repaints this pane only instead of laying out the whole screen (the pane
+    changes on every keystroke of a search).
+    """
 
     def __init__(self, *, clock: Callable[[], float], id: str | None = None) -> None:
         super().__init__(id=id)
         self.clock = clock
         self.summary: SessionSummary | None = None
         self.lane: Any = None
+        self._renderable: Any = Text("")
 
     def on_mount(self) -> None:
         self.update(self.build())
+
+    def update(self, renderable: Any) -> None:
+        self._renderable = renderable
+        self.refresh()
+
+    def render(self) -> Any:
+        return self._renderable
 
     def show(self, summary: SessionSummary | None, lane: Any = None) -> None:
         self.summary = summary
