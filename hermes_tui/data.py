@@ -9,6 +9,7 @@ writable ``SessionDB`` opened on first use, so they get the store's write path w
 from __future__ import annotations
 
 import random
+import re
 import sqlite3
 from concurrent.futures import ThreadPoolExecutor
 import threading
@@ -28,6 +29,9 @@ T = TypeVar("T")
 #: Status-line texts while another process holds a lock.
 READ_WAIT_TEXT = "Database busy (another process holds a lock) — retrying…"
 WRITE_WAIT_TEXT = "Database locked by another process — waiting to write…"
+
+
+_SURROGATES_RE = re.compile("[\ud800-\udfff]")
 
 
 def is_lock_error(exc: BaseException) -> bool:
@@ -305,7 +309,9 @@ class BrowserData:
         the covering title index (fast when it is rare). Titles are matched from 3
         characters on, as prefixes are.
         """
-        text = text.strip()
+        # SQLite only binds valid UTF-8: a lone surrogate (pasted or decoded from bad bytes)
+        # would raise UnicodeEncodeError; no title or id can contain one anyway.
+        text = _SURROGATES_RE.sub("", text).strip()
         if not text:
             return []
         reader = reader or self.reader
