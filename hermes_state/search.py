@@ -684,8 +684,22 @@ def _path_c(conn, route: CjkRoute, where_extra, filter_params, limit, offset) ->
             if len(rows) == limit:
                 return _finish_rows(conn, rows)
             # Absent terms need no scan: the trigram index proves it (same result, []).
-            if all(_definitely_absent(conn, term) for term in terms):
+            present = [term for term in terms if not _definitely_absent(conn, term)]
+            if not present:
                 return []
+            if len(present) < len(terms):
+                # An absent term adds nothing to the OR but its LIKE on every row of the
+                # scan: leave it out (same rows; the snippet still anchors on terms[0]).
+                clauses, params = [], []
+                for term in present:
+                    clause, values = _like_clause(term)
+                    clauses.append(clause)
+                    params.extend(values)
+                base = (
+                    f"SELECT {_RESULT_COLUMNS.format(snippet=snippet)} FROM messages m "
+                    f"JOIN sessions s ON s.id = m.session_id WHERE ({' OR '.join(clauses)}){where_extra}"
+                )
+                args = [terms[0], *params, *filter_params]
         rows = conn.execute(base + tail, [*args, limit, offset]).fetchall()
     except sqlite3.OperationalError:
         return []
