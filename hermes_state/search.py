@@ -713,7 +713,9 @@ def _definitely_absent(conn: sqlite3.Connection, term: str) -> bool:
     case-folded by SQLite, and LIKE only folds ASCII). A shorter one is absent iff no
     indexed trigram starts with it: every occurrence is followed by some character, since
     the indexed text always ends with ``' ' || tool_calls`` and tool-call JSON is ASCII.
-    Python's lower() is used for the prefix, so only ASCII/CJK short terms are judged.
+    Python's lower() is used for the prefix, so only short terms whose every character is
+    ASCII, CJK or caseless (kana extensions, radicals, symbols, emoji: folding leaves them
+    alone on both sides) are judged.
     """
     try:
         if len(term) >= 3:
@@ -722,7 +724,9 @@ def _definitely_absent(conn: sqlite3.Connection, term: str) -> bool:
                 ('"' + term.replace('"', '""') + '"',),
             ).fetchone()
             return row is None
-        if not term or not all(ch.isascii() or is_cjk_codepoint(ord(ch)) for ch in term):
+        if not term or not all(
+            ch.isascii() or is_cjk_codepoint(ord(ch)) or ch.lower() == ch == ch.upper() for ch in term
+        ):
             return False
         vocab = _trigram_vocab(conn)
         folded = term.lower()
