@@ -112,7 +112,11 @@ class SessionDB:
     ``SessionDB(db_path=None)`` opens (creating if needed) the database at ``db_path`` or at
     ``$HERMES_HOME/state.db``, upgrading older upstream schemas to 11 in place.
     ``read_only=True`` opens with SQLite's ``mode=ro``: the file must exist, nothing is
-    created or migrated, and every mutating method raises :class:`ReadOnlyError`.
+    created or migrated, and every mutating method raises :class:`ReadOnlyError`. In a
+    directory it cannot write, with no ``-shm`` beside the file (a WAL reader must create
+    it), the file is read as an immutable snapshot instead (``immutable=1``): ``immutable``
+    is then True and ``warnings`` says that changes by other processes are not seen.
+    ``on_lock_wait(waiting)`` is told when a write waits for another process's lock.
     ``checkpoint_mode`` chooses the WAL checkpoint run every 50 writes and at close:
     ``"PASSIVE"`` (upstream's, default) or ``"TRUNCATE"`` (also shrinks the WAL file).
     """
