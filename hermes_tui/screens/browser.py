@@ -125,6 +125,9 @@ class BrowserScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
+        if self.app.animation_level == "none":
+            # No blinking cursor without animations (and stable snapshots).
+            self.search_input.cursor_blink = False
         self.query_one(SessionList).focus()
         self._update_titles()
         self.load_window(0, None)
