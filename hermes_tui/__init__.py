@@ -1,0 +1,8 @@
+"""Hermes Sessions: the command line and the Textual browser over ``hermes_state``."""
+
+import os
+
+# Textual composites changed widgets on a timer at TEXTUAL_FPS (default 60): a fresh search
+# answer waited up to 16 ms for the next frame. 120 halves that wait; it costs nothing while
+# the screen is idle. Set before textual is imported; a user's own setting wins.
+os.environ.setdefault("TEXTUAL_FPS", "120")
