@@ -362,7 +362,7 @@ class BrowserData:
         *,
         source: str | None,
         exclude_sources: list[str] | None,
-        limit: int = 60,
+        limit: int = 40,
     ) -> SearchView:
         """Full-text search grouped by conversation, plus title/id matches."""
         reader = self.reader
