@@ -285,14 +285,6 @@ class BrowserData:
 
     # ------------------------------------------------------------------ search
 
-    def lineage_root(self, session_id: str) -> str:
-        root = self._roots.get(session_id)
-        if root is None:
-            reader = self.reader
-            root = self._retry(lambda: reader.get_lineage_root(session_id))
-            self._roots[session_id] = root
-        return root
-
     def match_sessions(
         self,
         text: str,

@@ -8,7 +8,7 @@ store as plain text plus match spans, so highlighting never parses markers or ma
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Callable
 
 from rich.cells import cell_len
 from rich.text import Text
@@ -25,6 +25,7 @@ from hermes_state.timefmt import relative_time
 
 from ..data import SearchView
 from ..textsafe import inert_line
+from .lines import text_strip
 
 
 class SearchInput(Input):
@@ -295,10 +296,7 @@ class SearchResults(ScrollView, can_focus=True):
         key = (width, base)
         if row.strip_key != key:
             # Drawn once per answer and width; moving the cursor only restyles two rows.
-            text = row.text.copy()
-            text.truncate(width, overflow="ellipsis", pad=True)
-            segments = list(text.render(self.app.console, end=""))
-            row.strip = Strip(segments, text.cell_len).crop_extend(0, width, None)
+            row.strip = text_strip(row.text.copy(), width, self.app.console)
             row.strip_key = key
         style = self._cursor_style if index == self.cursor and hasattr(self, "_cursor_style") else base
         return row.strip.apply_style(style)

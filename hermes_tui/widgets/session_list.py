@@ -10,12 +10,11 @@ from __future__ import annotations
 
 from typing import Callable
 
-from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding
 from textual.events import Click
-from textual.geometry import Region, Size
+from textual.geometry import Size
 from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
@@ -25,6 +24,7 @@ from hermes_state.models import SessionSummary
 from hermes_state.timefmt import relative_time
 
 from ..textsafe import inert_line
+from .lines import text_strip
 
 
 class SessionList(ScrollView, can_focus=True):
@@ -235,10 +235,7 @@ class SessionList(ScrollView, can_focus=True):
         return self._strip(text, width, style)
 
     def _strip(self, text: Text, width: int, style: Style) -> Strip:
-        text.truncate(width, overflow="ellipsis", pad=True)
-        segments = list(text.render(self.app.console, end=""))
-        strip = Strip(segments, text.cell_len)
-        return strip.crop_extend(0, width, style).apply_style(style)
+        return text_strip(text, width, self.app.console, style)
 
     def _part(self, name: str) -> Style:
         """A component's own style only, so the row background (cursor) shows through."""

@@ -43,6 +43,7 @@ from hermes_state.models import Message, tool_call_name
 from hermes_state.timefmt import relative_time
 
 from ..textsafe import inert_block, inert_line
+from .lines import text_strip
 
 # ---------------------------------------------------------------------------- text helpers
 
@@ -644,9 +645,7 @@ class TranscriptView(ScrollView, can_focus=True):
         return self._strip(row, width, style)
 
     def _strip(self, text: Text, width: int, style: Style) -> Strip:
-        text.truncate(width, overflow="ellipsis", pad=True)
-        segments = list(text.render(self.app.console, end=""))
-        return Strip(segments, text.cell_len).crop_extend(0, width, style).apply_style(style)
+        return text_strip(text, width, self.app.console, style)
 
     # ------------------------------------------------------------------ cursor and scrolling
 
