@@ -781,7 +781,7 @@ class UiDriver:
 
     @property
     def browser(self) -> Any:
-        return self.app._browser()
+        return self.app.screen_stack[0] if self.app.screen_stack else None
 
     @property
     def session_list(self) -> Any:
@@ -1125,7 +1125,7 @@ async def run_contention(
     write_wait_text = getattr(data_module, "WRITE_WAIT_TEXT", None)
     async with app.run_test(size=size) as pilot:
         driver = UiDriver(app, pilot, db_path, export_dir, seed=seed)
-        on_wait = app.data._on_wait
+        on_wait = app.ctx.store._on_wait
 
         def counting_on_wait(text: Optional[str]) -> None:
             if text == write_wait_text:
@@ -1134,7 +1134,7 @@ async def run_contention(
                 retried[0] += 1
             on_wait(text)
 
-        app.data._on_wait = counting_on_wait
+        app.ctx.store._on_wait = counting_on_wait
         await driver.wait_for(lambda: driver.session_list.loaded and driver.session_list.total >= renames + victims)
         procs = [
             spawn_writer(home, i, log_dir=log_dir, seed=seed, rate=rate, duration=seconds, trace=True)
@@ -1191,7 +1191,7 @@ async def run_contention(
             reports = [await asyncio.to_thread(wait_writer, w) for w in procs]
             # The browser catches up with the final state (live refresh, no restart).
             final_total = await asyncio.to_thread(
-                lambda: app.data.page(0, 1, source=None, exclude_sources=driver.browser.exclude_sources)[1]
+                lambda: app.ctx.store.page(0, 1, source=None, exclude_sources=driver.browser.exclude_sources)[1]
             )
             if not await driver.wait_for(lambda: driver.session_list.total == final_total, 10.0):
                 result.problems.append(

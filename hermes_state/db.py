@@ -24,6 +24,9 @@ from typing import Any, Callable, Iterable, TypeVar
 
 from . import lineage as _lineage
 from . import migrations
+from .errors import DatabaseError, ReadOnlyError, describe_db_error
+from .errors import is_lock_error as _is_lock_error
+from .errors import needs_immutable as _needs_immutable
 from .paths import default_db_path
 from .schema import SCHEMA_SQL, SCHEMA_VERSION
 from .titles import MAX_TITLE_LENGTH, escape_like, next_title_from, sanitize_title, split_number_suffix
@@ -31,24 +34,6 @@ from .titles import MAX_TITLE_LENGTH, escape_like, next_title_from, sanitize_tit
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-
-
-class DatabaseError(Exception):
-    """A database that cannot be used: missing, not a database, corrupt, or unsupported.
-
-    The message is one line meant for a person; the CLI prints it after ``Error: ``.
-    """
-
-
-class ReadOnlyError(DatabaseError):
-    """A mutating method was called on a store opened with ``read_only=True``."""
-
-
-def _is_lock_error(exc: BaseException) -> bool:
-    if not isinstance(exc, sqlite3.OperationalError):
-        return False
-    text = str(exc).lower()
-    return "locked" in text or "busy" in text
 
 
 def _dumps_or_none(value: Any) -> str | None:
@@ -337,6 +322,17 @@ class SessionDB:
 
     def _fetchone(self, sql: str, params: Iterable[Any] = ()) -> sqlite3.Row | None:
         return self._read(lambda conn: conn.execute(sql, tuple(params)).fetchone())
+
+    def interrupt(self) -> None:
+        """Stop the statement running on this connection (from any thread); it raises
+        ``sqlite3.OperationalError('interrupted')`` in the thread that ran it. A no-op when
+        nothing runs or the store is closed."""
+        conn = self._conn
+        if conn is not None:
+            try:
+                conn.interrupt()
+            except sqlite3.ProgrammingError:
+                pass  # closed meanwhile
 
     def close(self) -> None:
         """Checkpoint (best effort), close the connection and set ``_conn`` to None."""
@@ -1147,37 +1143,6 @@ def _uri_path(path: Path) -> str:
     from urllib.parse import quote
 
     return quote(str(path.resolve()))
-
-
-def _needs_immutable(path: Path, exc: BaseException) -> bool:
-    """``mode=ro`` failed because SQLite cannot create ``-shm`` in a read-only directory."""
-    import os
-
-    text = str(exc).lower()
-    return (
-        ("readonly" in text or "read-only" in text or "unable to open" in text)
-        and not os.access(path.parent, os.W_OK)
-        and not Path(str(path) + "-shm").exists()
-    )
-
-
-def describe_db_error(exc: BaseException, path: Path) -> str:
-    """One line for a person about why ``path`` could not be used."""
-    text = str(exc)
-    lower = text.lower()
-    if "file is not a database" in lower or "not a database" in lower:
-        return f"{path} is not a SQLite database (or it is encrypted)"
-    if "malformed" in lower or "corrupt" in lower:
-        return f"{path} is corrupt ({text})"
-    if "unable to open" in lower:
-        return f"cannot open {path} ({text})"
-    if "no such table" in lower:
-        return f"{path} is not a Hermes session database ({text})"
-    if "locked" in lower or "busy" in lower:
-        return f"{path} is locked by another process ({text})"
-    if "readonly" in lower or "read-only" in lower:
-        return f"{path} is read-only ({text})"
-    return f"{path}: {text}"
 
 
 def _decode_message_row(row: sqlite3.Row) -> dict:

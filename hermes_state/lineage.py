@@ -7,26 +7,12 @@ walk here is bounded and remembers what it has seen, so none of them can loop or
 from __future__ import annotations
 
 import sqlite3
-from enum import Enum
+
+from .models import EDGE_LABELS, EdgeKind, LineageNode
+
+__all__ = ["EDGE_LABELS", "EdgeKind", "LineageNode"]
 
 MAX_DEPTH = 100
-
-
-class EdgeKind(str, Enum):
-    """How a child session relates to its parent (LI-1)."""
-
-    COMPRESSION = "compression"
-    BRANCH = "branch"
-    DELEGATE = "delegate"
-    OTHER = "other"
-
-
-EDGE_LABELS = {
-    EdgeKind.COMPRESSION: "continued after compression",
-    EdgeKind.BRANCH: "branch",
-    EdgeKind.DELEGATE: "delegate (subagent)",
-    EdgeKind.OTHER: "child",
-}
 
 
 def classify_edge(parent: dict, child: dict) -> EdgeKind:
@@ -165,8 +151,6 @@ def build_tree(conn: sqlite3.Connection, session_id: str):
     node the caller came from. A parent link that points at a missing row, or that would
     close a cycle, is reported on the node (``broken_parent`` / ``cycle``) instead of failing.
     """
-    from .models import LineageNode
-
     if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is None:
         return None
     root_id = root_of(conn, session_id)

@@ -7,11 +7,27 @@ reads. They carry data only -- no rendering -- and are cheap to build from a row
 from __future__ import annotations
 
 import json
+from enum import Enum
 from typing import Any, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .lineage import EDGE_LABELS, EdgeKind
+
+class EdgeKind(str, Enum):
+    """How a child session relates to its parent (LI-1)."""
+
+    COMPRESSION = "compression"
+    BRANCH = "branch"
+    DELEGATE = "delegate"
+    OTHER = "other"
+
+
+EDGE_LABELS = {
+    EdgeKind.COMPRESSION: "continued after compression",
+    EdgeKind.BRANCH: "branch",
+    EdgeKind.DELEGATE: "delegate (subagent)",
+    EdgeKind.OTHER: "child",
+}
 
 
 class SessionSummary(BaseModel):

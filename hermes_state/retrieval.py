@@ -98,14 +98,18 @@ def current_lineage(db: "SessionDB", session_id: str) -> set[str]:
 # ---------------------------------------------------------------------------- grouping
 
 
-def group_hits_by_conversation(db: "SessionDB", hits: Sequence[SearchHit]) -> list[ConversationHit]:
+def group_hits_by_conversation(
+    db: "SessionDB", hits: Sequence[SearchHit], roots: dict[str, str] | None = None
+) -> list[ConversationHit]:
     """Group search hits by lineage root, keeping the hits' order.
 
-    Groups come in the order of their best (first) hit, so a ranked hit list stays ranked;
-    each group carries its hit count, best hit, hits and distinct sessions. The roots of all
-    hit sessions are found with one query (:func:`lineage_roots`).
+    Groups come in the order of their best (first) hit, so a ranked hit list stays ranked
+    (and a next page of hits only appends); each group carries its hit count, best hit,
+    hits and distinct sessions. The roots of all hit sessions are found with one query
+    (:func:`lineage_roots`) unless ``roots`` already maps every hit's session.
     """
-    roots = lineage_roots(db, (hit.session_id for hit in hits))
+    if roots is None or any(hit.session_id not in roots for hit in hits):
+        roots = lineage_roots(db, (hit.session_id for hit in hits))
     groups: dict[str, dict[str, Any]] = {}
     for hit in hits:
         root = roots.get(hit.session_id, hit.session_id)

@@ -4,6 +4,10 @@
 reads ``~/.hermes`` or the user's config at import time, and relative times come from the
 injected clock so tests are deterministic.
 
+The app is small on purpose: it builds the :class:`~hermes_tui.context.AppContext`, shows the
+first screen, runs the watcher that publishes "store changed", and owns the one path by which
+a failed worker becomes a notice. Screens own their flows; nothing calls back into the app.
+
 The app result (``app.run()``'s return value) is the id of the session the user chose to
 resume, or None when they cancelled (SPEC BR-7).
 """
@@ -15,23 +19,29 @@ import threading
 import time
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Callable, Iterable
 
 from textual import on, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
-from textual.screen import ModalScreen, Screen
+from textual.screen import Screen
 from textual.widgets import Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from hermes_state.db import DatabaseError
+from hermes_state.errors import DatabaseError
+from hermes_state.gateway import describe_lane, load_gateway_config, load_sessions_index
 from hermes_state.watch import ChangeWatcher
 
 from .config import AppConfig
+from .context import Access, AppContext, Screens, Signals, StoreChange, StoreStatus
 from .data import BrowserData
-from .messages import DataChanged, StoreStatus
+from .screens.base import WorkerFailed
 from .screens.browser import BrowserScreen
 from .screens.help import HelpScreen
+from .screens.lineage import LineageScreen
+from .screens.recap import RecapScreen
+from .screens.transcript import TranscriptScreen
+from .screens.unavailable import UnavailableScreen
 
 STYLES = Path(__file__).parent / "styles"
 
@@ -39,8 +49,10 @@ MIN_WIDTH = 40
 MIN_HEIGHT = 10
 
 
-class TooSmallScreen(ModalScreen[None]):
-    """Shown instead of the screens while the terminal is under 40×10 (BR-5)."""
+class TooSmallScreen(Screen[None]):
+    """Shown instead of the screens while the terminal is under 40×10 (BR-5).
+
+    A full screen, not a modal: nothing of the screens below is composited through it."""
 
     def compose(self):
         yield Static("Terminal too small", id="too-small")
@@ -69,197 +81,186 @@ class HermesApp(App[str | None]):
     ) -> None:
         super().__init__()
         self.db_path = Path(db_path)
-        self.db_label = db_label or _home_relative(self.db_path)
-        self.hermes_home = self.db_path.parent
-        self.clock = clock
-        self.config = config or AppConfig()
         self.initial_source = source
         self.watch_enabled = watch
         self.config_problems = list(config_problems)
-        self.data = BrowserData(self.db_path, on_wait=self._wait_from_thread)
-        self.read_only_reason: str | None = None
+        config = config or AppConfig()
+        self.ctx = AppContext(
+            store=BrowserData(self.db_path, on_wait=self._wait_from_thread),
+            clock=clock,
+            config=config,
+            signals=Signals(self),
+            screens=Screens(
+                recap=lambda session_id: RecapScreen(self.ctx, session_id),
+                transcript=lambda session_id, **kw: TranscriptScreen(self.ctx, session_id, **kw),
+                lineage=lambda session_id: LineageScreen(self.ctx, session_id),
+                help=HelpScreen,
+            ),
+            hermes_home=self.db_path.parent,
+            db_label=db_label or _home_relative(self.db_path),
+        )
         self._frozen = False
         self._gc_threshold = gc.get_threshold()
-        self._lanes: dict[str, Any] = {}
-        self._lanes_lock = threading.Lock()
-        if self.config.animations == "none":
+        self._change_pending: StoreChange | None = None
+        self._change_lock = threading.Lock()
+        if config.animations == "none":
             self.animation_level = "none"
 
     # ------------------------------------------------------------------ lifecycle
 
-    async def on_mount(self) -> None:
+    def get_default_screen(self) -> Screen:
+        return BrowserScreen(self.ctx, source=self.initial_source, on_first_page=self._first_page_painted)
+
+    def on_mount(self) -> None:
         # Fewer, cheaper garbage collections: a full collection walks every live object
         # (tens of thousands of styles and segments in a Textual app) and showed up as
         # 50-100 ms stalls between a keystroke and its painted results. Startup objects
-        # are frozen out of collection once the first page is drawn (see _gc_settle).
+        # are frozen out of collection once the first page is drawn.
         self._gc_threshold = gc.get_threshold()
         gc.set_threshold(10_000, 50, 50)
         try:
-            self.theme = self.config.theme
+            self.theme = self.ctx.config.theme
         except Exception:
             self.theme = "textual-dark"
-        if self.config.keymap:
-            self.set_keymap(self.config.keymap)
-        await self.push_screen(BrowserScreen(source=self.initial_source))
+        if self.ctx.config.keymap:
+            self.set_keymap(self.ctx.config.keymap)
         for problem in self.config_problems:
             self.notify(problem, severity="warning", timeout=8, markup=False)
         self.check_access()
         self.load_lanes()
         if self.watch_enabled:
             self.watch_store()
-        self._check_size()
+        self.call_after_refresh(self._check_size)
 
     def on_unmount(self) -> None:
-        self.data.close()
+        self.ctx.store.close()
         # Hand frozen objects back to the collector (tests run many apps in one process).
         gc.unfreeze()
         gc.set_threshold(*self._gc_threshold)
 
-    def freeze_startup_objects(self) -> None:
-        """Called once the first page is painted: keep startup objects out of collections."""
+    def _first_page_painted(self) -> None:
+        """Keep startup objects out of later collections (once)."""
         if not self._frozen:
             self._frozen = True
             gc.collect()
             gc.freeze()
 
-    @work(thread=True, group="access", exit_on_error=False)
+    # ------------------------------------------------------------------ access
+
+    @work(thread=True, group="access", exclusive=True, exit_on_error=False)
     def check_access(self) -> None:
+        """Open the reader and ask whether the store can be written (off the event loop)."""
+        store = self.ctx.store
         try:
-            reason = self.data.read_only_reason
+            reason = store.write_problem()
         except DatabaseError as exc:
             self.call_from_thread(self._unavailable, str(exc))
             return
-        self.call_from_thread(self._set_read_only, reason, list(self.data.warnings))
+        access = Access(read_only_reason=reason, immutable=store.immutable)
+        self.call_from_thread(self._set_access, access, list(store.warnings))
 
-    # ------------------------------------------------------------------ unusable database
+    def _set_access(self, access: Access, warnings: list[str]) -> None:
+        self.ctx.access = access
+        if isinstance(self.screen, UnavailableScreen):
+            self.pop_screen()
+            self.ctx.signals.store_changed.publish(StoreChange(database=True))
+        for warning in warnings:
+            self.notify(warning, severity="warning", timeout=8, markup=False)
+        self.ctx.signals.access.publish(access)
 
     def _unavailable(self, reason: str) -> None:
         """The database cannot be opened: show why (one line) instead of the browser."""
-        from .screens.unavailable import UnavailableScreen
-
-        for screen in self.screen_stack:
-            if isinstance(screen, UnavailableScreen):
-                screen.set_reason(reason)
-                return
-        self.push_screen(UnavailableScreen(reason))
-
-    @work(thread=True, group="reopen", exclusive=True, exit_on_error=False)
-    def retry_open(self) -> None:
-        """Try to open the database again (after ``r`` or a change to the file)."""
-        try:
-            self.data.reader
-        except DatabaseError as exc:
-            self.call_from_thread(self._unavailable, str(exc))
-            return
-        self.call_from_thread(self._available)
-
-    def _available(self) -> None:
-        from .screens.unavailable import UnavailableScreen
-
         if isinstance(self.screen, UnavailableScreen):
-            self.pop_screen()
-        browser = self._browser()
-        if browser is not None:
-            browser.refresh_data()
-        self.check_access()
-
-    def _set_read_only(self, reason: str | None, warnings: list[str]) -> None:
-        self.read_only_reason = reason
-        for warning in warnings:
-            self.notify(warning, severity="warning", timeout=8, markup=False)
-        screen = self._browser()
-        if screen is not None:
-            screen._update_titles()
-
-    def _browser(self) -> BrowserScreen | None:
-        for screen in self.screen_stack:
-            if isinstance(screen, BrowserScreen):
-                return screen
-        return None
+            self.screen.set_reason(reason)
+            return
+        self.push_screen(UnavailableScreen(reason, retry=self.check_access))
 
     # ------------------------------------------------------------------ live refresh
 
     @work(thread=True, group="watch", exclusive=True, exit_on_error=False)
     def watch_store(self) -> None:
-        """Poll ``PRAGMA data_version`` and ``sessions.json`` (BR-8); post DataChanged."""
+        """Poll ``PRAGMA data_version`` and ``sessions.json`` (BR-8); publish what changed."""
         worker = get_current_worker()
-        watcher = ChangeWatcher(self.db_path, self.hermes_home / "sessions" / "sessions.json")
+        watcher = ChangeWatcher(self.db_path, self.ctx.sessions_dir / "sessions.json")
         try:
             while not worker.is_cancelled:
                 change = watcher.poll()
                 if change.lanes:
                     self._load_lanes()
                 if change:
-                    self.post_message(DataChanged(database=change.database or change.reopened, lanes=change.lanes))
-                deadline = time.monotonic() + self.config.poll_interval_s
+                    self._post_change(StoreChange(database=bool(change.database or change.reopened), lanes=change.lanes))
+                deadline = time.monotonic() + self.ctx.config.poll_interval_s
                 while not worker.is_cancelled and time.monotonic() < deadline:
                     time.sleep(0.02)
         finally:
             watcher.close()
 
+    def _post_change(self, change: StoreChange) -> None:
+        """From the watcher thread: one pending notice at a time, merged (coalesced)."""
+        with self._change_lock:
+            pending = self._change_pending
+            self._change_pending = StoreChange(
+                database=change.database or bool(pending and pending.database),
+                lanes=change.lanes or bool(pending and pending.lanes),
+            )
+        if pending is None:
+            try:
+                self.call_from_thread(self._publish_change)
+            except RuntimeError:
+                pass  # the app is closing
+
+    def _publish_change(self) -> None:
+        with self._change_lock:
+            change, self._change_pending = self._change_pending, None
+        if change is None:
+            return
+        if isinstance(self.screen, UnavailableScreen):
+            if change.database:
+                self.check_access()  # the file changed: try to open it again
+            return
+        self.ctx.signals.store_changed.publish(change)
+
     @work(thread=True, group="lanes", exit_on_error=False)
     def load_lanes(self) -> None:
         self._load_lanes()
-        self.post_message(DataChanged(database=False, lanes=True))
+        self._post_change(StoreChange(lanes=True))
 
     def _load_lanes(self) -> None:
         """Read the gateway index (tolerantly) and describe each lane for the detail pane."""
         try:
-            from hermes_state.gateway import describe_lane, load_gateway_config, load_sessions_index
-
-            entries = load_sessions_index(self.hermes_home / "sessions")
-            config = load_gateway_config(self.hermes_home)
-            now = datetime.fromtimestamp(self.clock())
+            entries = load_sessions_index(self.ctx.sessions_dir)
+            config = load_gateway_config(self.ctx.hermes_home)
+            now = datetime.fromtimestamp(self.ctx.clock())
             lanes = {entry.session_id: describe_lane(entry, config, now) for entry in entries.values()}
         except Exception:
             lanes = {}
-        with self._lanes_lock:
-            self._lanes = lanes
-
-    def lane_for(self, session_id: str) -> Any:
-        with self._lanes_lock:
-            return self._lanes.get(session_id)
-
-    def live_lane_ids(self) -> set[str]:
-        with self._lanes_lock:
-            return set(self._lanes)
-
-    @on(DataChanged)
-    def _data_changed(self, event: DataChanged) -> None:
-        for screen in self.screen_stack:
-            handler = getattr(screen, "store_changed", None)
-            if handler is not None:
-                handler(event)
+        self.ctx.lanes.replace(lanes)
 
     def _wait_from_thread(self, text: str | None) -> None:
         try:
-            self.call_from_thread(self.post_message, StoreStatus(text))
+            self.call_from_thread(self.ctx.signals.status.publish, StoreStatus(text))
         except RuntimeError:
             pass  # called from the event loop thread or after exit
-
-    @on(StoreStatus)
-    def _store_status(self, event: StoreStatus) -> None:
-        screen = self._browser()
-        if screen is not None:
-            from .widgets.status import StatusLine
-
-            screen.query_one(StatusLine).set_warning(event.text, event.severity)
 
     # ------------------------------------------------------------------ errors
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.state == WorkerState.ERROR and event.worker.error is not None:
+            self.report_error(event.worker.error)
+
+    @on(WorkerFailed)
+    def _worker_failed(self, event: WorkerFailed) -> None:
+        event.stop()
+        self.report_error(event.error)
+
+    def report_error(self, error: BaseException) -> None:
         """The single error path: a failed worker becomes a notice, never a traceback."""
-        if event.state != WorkerState.ERROR:
-            return
-        error = event.worker.error
-        if isinstance(error, DatabaseError) and not self.data.is_open:
+        if isinstance(error, DatabaseError) and not self.ctx.store.is_open:
             self._unavailable(str(error))  # shown on its own screen, not as a notice
             return
-        if isinstance(error, DatabaseError):
-            message = str(error)
-        else:
-            message = f"{type(error).__name__}: {error}"
-        self.notify(message.splitlines()[0] if message else "error", severity="error", timeout=6, markup=False)
+        message = str(error) if isinstance(error, DatabaseError) else f"{type(error).__name__}: {error}"
+        first = message.splitlines()[0] if message else type(error).__name__
+        self.notify(first, severity="error", timeout=6, markup=False)
 
     # ------------------------------------------------------------------ size guard
 
@@ -267,8 +268,6 @@ class HermesApp(App[str | None]):
         self._check_size(event.size)
 
     def _check_size(self, size=None) -> None:
-        if self._browser() is None:
-            return  # on_mount checks again once the browser is up
         size = size or self.size
         small = size.width < MIN_WIDTH or size.height < MIN_HEIGHT
         if small and not isinstance(self.screen, TooSmallScreen):
@@ -293,58 +292,6 @@ class HermesApp(App[str | None]):
                 lambda node=node, action=binding.action: self.call_later(node.run_action, action),
             )
         yield from super().get_system_commands(screen)
-
-    def action_show_help(self) -> None:
-        self.push_screen(HelpScreen(self.screen))
-
-    # ------------------------------------------------------------------ outcomes
-
-    def action_cancel(self) -> None:
-        self.exit(None)
-
-    def resume(self, session_id: str) -> None:
-        """The user chose a session: end the app and hand its id to the CLI (BR-7)."""
-        self.exit(session_id)
-
-    # ------------------------------------------------------------------ screens of the next issue
-
-    def _not_built(self, what: str) -> None:
-        self.notify(f"{what} is not built yet.", severity="warning", timeout=3)
-
-    def open_recap(self, session_id: str) -> None:
-        from .screens.recap import RecapScreen
-
-        self.push_screen(RecapScreen(session_id))
-
-    def open_transcript(self, session_id: str, *, message_id: int | None = None, query: str | None = None) -> None:
-        from .screens.transcript import TranscriptScreen
-
-        self.push_screen(TranscriptScreen(session_id, message_id=message_id, query=query))
-
-    def open_lineage(self, session_id: str) -> None:
-        from .screens.lineage import LineageScreen
-
-        self.push_screen(LineageScreen(session_id))
-
-    def rename_session(self, session_id: str) -> None:
-        from .actions import session_actions
-
-        session_actions(self).rename(session_id)
-
-    def delete_session(self, session_id: str) -> None:
-        from .actions import session_actions
-
-        session_actions(self).delete(session_id)
-
-    def undo_delete(self) -> None:
-        from .actions import session_actions
-
-        session_actions(self).undo()
-
-    def export_sessions(self, session_id: str | None, *, query: str | None, source: str | None) -> None:
-        from .actions import session_actions
-
-        session_actions(self).export(session_id, query=query, source=source)
 
 
 def build_app(

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Callable, TextIO
 
 from hermes_state import SessionDB
-from hermes_state.db import DatabaseError, describe_db_error
+from hermes_state.errors import DatabaseError, describe_db_error
 from hermes_state.timefmt import relative_time
 
 

@@ -54,7 +54,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from hermes_state.db import DatabaseError, SessionDB, describe_db_error
+from hermes_state import connection
+from hermes_state.db import SessionDB
+from hermes_state.errors import DatabaseError, describe_db_error
 from hermes_state.paths import hermes_home
 from hermes_state.schema import SCHEMA_VERSION
 from hermes_state.timefmt import relative_time
@@ -130,48 +132,6 @@ def _store_class() -> type[SessionDB]:
     return type("SessionDB", (SessionDB,), {"_WRITE_MAX_RETRIES": retries})
 
 
-def _writable(path: Path) -> bool:
-    """The file and its directory (for ``-wal``/``-shm``) are writable by us."""
-    return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
-
-
-def _probe_version(path: Path) -> int | None:
-    """Schema version of the file without changing anything.
-
-    ``None``: an empty SQLite file (no tables); ``0``: Hermes tables without a version row.
-    Raises :class:`DatabaseError` for an SQLite file that holds some other application's
-    tables, and ``sqlite3.DatabaseError`` for a file that is not SQLite or is corrupt.
-    """
-    from urllib.parse import quote
-
-    from hermes_state.db import _needs_immutable
-
-    uri = "file:" + quote(str(path.resolve())) + "?mode=ro"
-    conn = sqlite3.connect(uri, uri=True, timeout=1.0)
-    try:
-        conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
-    except sqlite3.OperationalError as exc:
-        conn.close()
-        if not _needs_immutable(path, exc):
-            raise
-        # Read-only directory without -shm: read it as SessionDB(read_only=True) will.
-        conn = sqlite3.connect(uri + "&immutable=1", uri=True, timeout=1.0)
-    try:
-        tables = {
-            row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-        }
-        if not tables:
-            return None
-        if "sessions" not in tables and "schema_version" not in tables:
-            raise DatabaseError(f"{path} is not a Hermes session database")
-        if "schema_version" not in tables:
-            return 0
-        row = conn.execute("SELECT version FROM schema_version LIMIT 1").fetchone()
-        return int(row[0]) if row else 0
-    finally:
-        conn.close()
-
-
 def db_location() -> Path:
     """``$HERMES_HOME/state.db``, checking that the home is not a file."""
     home = hermes_home()
@@ -182,48 +142,10 @@ def db_location() -> Path:
 
 def _open(access: str) -> SessionDB:
     path = db_location()
-    if not path.exists():
-        raise _open_error(f"no database at {path}")
-    if path.is_dir():
-        raise _open_error(f"{path} is a directory, not a database")
-    store = _store_class()
-    writable = _writable(path)
     try:
-        version = _probe_version(path)
-        if access == "read":
-            read_only = not writable or (version is not None and version >= SCHEMA_VERSION)
-        else:
-            if not writable:
-                raise DatabaseError(f"{path} is read-only")
-            if version is not None and version > SCHEMA_VERSION:
-                # Never write to (let alone migrate) a store of a newer Hermes.
-                raise DatabaseError(
-                    f"{path} has schema version {version}, newer than this program's "
-                    f"{SCHEMA_VERSION}; it can only be read, nothing was changed"
-                )
-            read_only = False
-        return store(path, read_only=read_only)
-    except (DatabaseError, sqlite3.Error) as exc:
-        detail = str(exc) if isinstance(exc, DatabaseError) else describe_db_error(exc, path)
-        if access == "read" and _needs_shm_it_cannot_create(path, str(exc)):
-            detail = (
-                f"{path} cannot be read: its directory is not writable and SQLite needs to "
-                f"create {path.name}-shm beside it (it exists while a Hermes process has the "
-                "database open)"
-            )
-        raise _open_error(detail) from exc
-    except OSError as exc:
-        raise _open_error(f"cannot open {path} ({exc.strerror or exc})") from exc
-
-
-def _needs_shm_it_cannot_create(path: Path, error: str) -> bool:
-    """A WAL reader needs ``state.db-shm``; in a read-only directory it cannot create it."""
-    lower = error.lower()
-    return (
-        ("readonly" in lower or "read-only" in lower or "unable to open" in lower)
-        and not os.access(path.parent, os.W_OK)
-        and not Path(str(path) + "-shm").exists()
-    )
+        return connection.open_store(path, access, store_class=_store_class())
+    except DatabaseError as exc:
+        raise _open_error(str(exc)) from exc
 
 
 @contextmanager

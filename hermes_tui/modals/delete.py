@@ -16,7 +16,7 @@ from textual.widgets import Button, Static
 
 from hermes_state.timefmt import relative_time
 
-from ..actions import DeletePreview, RelatedSession
+from hermes_state.trash import DeletePreview, RelatedSession
 from ..textsafe import inert_line
 
 #: Children listed by name; the rest are counted.

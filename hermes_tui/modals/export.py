@@ -15,7 +15,7 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, ProgressBar, RadioButton, RadioSet, Static
 
-from ..actions import (
+from ..operations import (
     FORMAT_EXTENSIONS,
     FORMAT_LABELS,
     ExportOutcome,

@@ -15,7 +15,7 @@ from textual.widgets import Button, Input, Static
 
 from hermes_state.titles import MAX_TITLE_LENGTH
 
-from ..actions import RenameOutcome, check_title
+from ..operations import RenameOutcome, check_title
 from ..textsafe import InertHighlighter, inert_line
 
 

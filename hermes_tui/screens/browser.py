@@ -1,40 +1,45 @@
 """BrowserScreen: the session list, the search pane and the detail pane.
 
-Data flow: every query runs in a thread worker (``BrowserData`` blocks) and comes back as a
+Data flow: every query runs in a thread worker (the store door blocks) and comes back as a
 message; the screen applies it on the event loop. Page loads carry a *generation* so a page
 requested before a filter change or a refresh is dropped when it arrives late, and search
-results carry their query so a stale answer is dropped.
+results carry their query so a stale answer is dropped; a superseded search is interrupted.
+
+Live data never moves the reader (BR-16): a refresh after another process's commit keeps the
+highlighted conversation on the same screen row of the list, and the highlighted hit where it
+was in the results; the detail pane follows the highlighted row's newest state.
+
+The screen owns its flows (:class:`~hermes_tui.screens.flows.SessionFlows`): it opens the
+rename / delete / export modals and the recap, lineage and transcript screens itself.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Callable
 
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import ContentSwitcher, Footer, Input
 
+from hermes_state.listing import INTERNAL_SOURCES, hidden_sources
 from hermes_state.models import SessionSummary
 
+from ..context import Access, AppContext, StoreChange, StoreStatus
 from ..data import SearchView
-from ..messages import DataChanged, SearchFinished
+from ..messages import SearchFinished
 from ..textsafe import InertHighlighter, inert_line
+from .base import HermesScreen
+from .flows import SessionFlows
 from ..widgets.detail import DetailPane
 from ..widgets.search import SearchInput, SearchResults
 from ..widgets.session_list import SessionList
 from ..widgets.status import StatusLine
-
-if TYPE_CHECKING:
-    from ..app import HermesApp
-
-HIDDEN_SOURCES = ["tool"]
 
 
 @dataclass
@@ -67,10 +72,8 @@ def row_key(row: SessionSummary) -> str:
     return row.lineage_root_id or row.id
 
 
-class BrowserScreen(Screen):
+class BrowserScreen(SessionFlows, HermesScreen):
     """The main screen of ``hermes sessions browse``."""
-
-    app: "HermesApp"
 
     BINDINGS = [
         Binding("slash", "focus_search", "Search", id="search"),
@@ -87,8 +90,11 @@ class BrowserScreen(Screen):
         Binding("q", "quit", "Quit", id="quit"),
     ]
 
-    def __init__(self, *, source: str | None = None) -> None:
-        super().__init__()
+    def __init__(
+        self, ctx: AppContext, *, source: str | None = None, on_first_page: Callable[[], None] | None = None
+    ) -> None:
+        super().__init__(ctx)
+        self._on_first_page = on_first_page
         self.source_filter: str | None = source
         #: Show only sessions that are the current session of some gateway lane.
         self.lanes_only = False
@@ -99,13 +105,15 @@ class BrowserScreen(Screen):
         self._pending_select: str | None = None
         self._last_search_at = 0.0
         self._keystroke_at = 0.0
+        #: A search worker is running (a newer query interrupts it).
+        self._searching = False
         #: (query, seconds from keystroke to results painted) of recent searches (bench).
         self.search_latencies: list[tuple[str, float]] = []
 
     # ------------------------------------------------------------------ layout
 
     def compose(self) -> ComposeResult:
-        clock = self.app.clock
+        clock = self.ctx.clock
         with Vertical(id="browser"):
             yield SearchInput(
                 placeholder="/ search every message, title or id…", id="search",
@@ -115,7 +123,7 @@ class BrowserScreen(Screen):
                 with ContentSwitcher(initial="sessions", id="main"):
                     yield SessionList(
                         clock=clock,
-                        page_size=self.app.config.page_size,
+                        page_size=self.ctx.config.page_size,
                         empty_text="No sessions yet — new ones appear here as they are written.",
                         id="sessions",
                     )
@@ -129,8 +137,16 @@ class BrowserScreen(Screen):
             # No blinking cursor without animations (and stable snapshots).
             self.search_input.cursor_blink = False
         self.query_one(SessionList).focus()
+        self.ctx.signals.status.subscribe(self, self._status)
+        self.ctx.signals.access.subscribe(self, self._access)
         self._update_titles()
         self.load_window(0, None)
+
+    def _status(self, status: StoreStatus) -> None:
+        self.query_one(StatusLine).set_warning(status.text, status.severity)
+
+    def _access(self, _access: Access) -> None:
+        self._update_titles()
 
     @property
     def session_list(self) -> SessionList:
@@ -146,19 +162,17 @@ class BrowserScreen(Screen):
 
     @property
     def exclude_sources(self) -> list[str] | None:
-        if self.source_filter or self.app.config.show_tool_sessions:
-            return None
-        return HIDDEN_SOURCES
+        return hidden_sources(self.source_filter, self.ctx.config.show_tool_sessions)
 
     def _filter_label(self) -> str:
-        label = self.source_filter or ("all" if self.app.config.show_tool_sessions else "all but tool")
+        label = self.source_filter or ("all" if self.ctx.config.show_tool_sessions else "all but tool")
         return f"{label} · live lanes" if self.lanes_only else label
 
     def _page(self, offset: int, size: int) -> tuple[list[SessionSummary], int]:
-        data = self.app.data
+        data = self.ctx.store
         if self.lanes_only:
             return data.page_of_ids(
-                self.app.live_lane_ids(), offset, size,
+                self.ctx.lanes.live_ids(), offset, size,
                 source=self.source_filter, exclude_sources=self.exclude_sources,
             )
         return data.page(offset, size, source=self.source_filter, exclude_sources=self.exclude_sources)
@@ -172,11 +186,11 @@ class BrowserScreen(Screen):
             main.border_title = f"Sessions · {self._filter_label()}"
             main.border_subtitle = count
         self.query_one(StatusLine).set_info(
-            f" {self.app.db_label}  ·  {count}  ·  source: {self._filter_label()}"
+            f" {self.ctx.db_label}  ·  {count}  ·  source: {self._filter_label()}"
             + (
                 ("  ·  read-only snapshot (changes by other processes are not shown)"
-                 if self.app.data.immutable else "  ·  read-only")
-                if self.app.read_only_reason else ""
+                 if self.ctx.access.immutable else "  ·  read-only")
+                if self.ctx.access.read_only_reason else ""
             )
         )
 
@@ -185,8 +199,8 @@ class BrowserScreen(Screen):
     @work(thread=True, group="window", exclusive=True, exit_on_error=False)
     def load_window(self, center: int, keep_key: str | None) -> None:
         generation = self.generation
-        data = self.app.data
-        size = self.app.config.page_size
+        data = self.ctx.store
+        size = self.ctx.config.page_size
         first_page = (center // size) * size
         offsets = sorted({max(0, first_page - size), first_page, first_page + size})
         pages: dict[int, list[SessionSummary]] = {}
@@ -201,7 +215,7 @@ class BrowserScreen(Screen):
 
     @work(thread=True, group="pages", exit_on_error=False)
     def load_page(self, generation: int, offset: int) -> None:
-        rows, _total = self._page(offset, self.app.config.page_size)
+        rows, _total = self._page(offset, self.ctx.config.page_size)
         self.post_message(PageLoaded(generation, offset, rows))
 
     @on(SessionList.NeedPage)
@@ -220,49 +234,59 @@ class BrowserScreen(Screen):
             return
         lst = self.session_list
         self.source_counts = window.source_counts
+        # BR-16: the highlighted conversation stays on the screen row it was on.
+        screen_row = lst.cursor - lst.scroll_offset.y
         lst.clear_rows()
         lst.set_total(window.total)
         for offset, rows in window.pages.items():
             lst.set_page(offset, rows)
         target = self._pending_select or window.keep_key
         if target:
-            index = next(
-                (i for i in sorted(lst._rows) if target in (row_key(lst._rows[i]), lst._rows[i].id)),
-                None,
-            )
+            index = lst.index_of_key(target, key_of=row_key)
             if index is not None:
-                lst.move_to(index)
-                self._pending_select = None
-        lst._announce()
+                if self._pending_select:
+                    lst.move_to(index)
+                    self._pending_select = None
+                else:
+                    lst.keep_at(index, screen_row)
+        lst.announce()
         self._update_titles()
-        self.app.call_after_refresh(self.app.freeze_startup_objects)
+        if self._on_first_page is not None:
+            self.app.call_after_refresh(self._on_first_page)
+            self._on_first_page = None
 
     def refresh_data(self) -> None:
-        """Reload what is visible, keeping the cursor on the same conversation."""
+        """Reload what is visible, keeping the reader's place (BR-16)."""
         self.generation += 1
         lst = self.session_list
         current = lst.current
         lst.invalidate()
         self.load_window(lst.cursor, row_key(current) if current else None)
         if self._search_query:
-            self.run_search(self._search_query)
+            self.start_search(self._search_query, keep=True)
 
-    def store_changed(self, event: DataChanged) -> None:
-        """Called by the app when another process committed (or lanes changed)."""
-        if not self.is_mounted or not self.query(SessionList):
+    def store_changed(self, change: StoreChange) -> None:
+        """Another process committed (or the lanes changed): re-read what is shown."""
+        if not self.query(SessionList):
             return  # not composed yet, or being torn down
-        if event.database:
+        if change.database or (change.lanes and self.lanes_only):
             self.refresh_data()
-        elif event.lanes:
-            if self.lanes_only:
-                self.refresh_data()
-            else:
-                self._show_detail(self.session_list.current)
+        elif change.lanes:
+            self._show_detail(self.session_list.current)
 
     def select_session(self, key: str) -> None:
         """Move the cursor to a conversation once it is loaded (e.g. after a rename)."""
         self._pending_select = key
         self.refresh_data()
+
+    def after_write(self, select: str | None = None) -> None:
+        if select:
+            self.select_session(select)
+        else:
+            self.refresh_data()
+
+    def export_filters(self) -> tuple[str | None, str | None, list[str] | None]:
+        return self._search_query or None, self.source_filter, self.exclude_sources
 
     # ------------------------------------------------------------------ detail
 
@@ -271,12 +295,12 @@ class BrowserScreen(Screen):
         self._show_detail(event.summary)
 
     def _show_detail(self, summary: SessionSummary | None) -> None:
-        lane = self.app.lane_for(summary.id) if summary is not None else None
+        lane = self.ctx.lanes.lane_for(summary.id) if summary is not None else None
         self.query_one(DetailPane).show(summary, lane)
 
     @on(SessionList.Selected)
     def _selected(self, event: SessionList.Selected) -> None:
-        self.app.open_recap(event.summary.id)
+        self.app.push_screen(self.ctx.screens.recap(event.summary.id))
 
     # ------------------------------------------------------------------ search
 
@@ -292,16 +316,17 @@ class BrowserScreen(Screen):
         self._search_query = query
         self._keystroke_at = time.perf_counter()
         if not query.strip():
+            self.ctx.store.interrupt_search()
             self._show_list()
             return
         # Leading edge: the first keystroke after a pause searches at once (so one key
         # paints in the time of one query); keys typed in quick succession are coalesced
         # into one search after the debounce interval.
         now = time.monotonic()
-        debounce = self.app.config.search_debounce_s
+        debounce = self.ctx.config.search_debounce_s
         if now - self._last_search_at >= debounce:
             self._last_search_at = now
-            self.run_search(query)
+            self.start_search(query)
         else:
             self._search_timer = self.set_timer(debounce, lambda: self._debounced_search(query))
 
@@ -309,23 +334,36 @@ class BrowserScreen(Screen):
         self._search_timer = None
         if query == self._search_query:
             self._last_search_at = time.monotonic()
-            self.run_search(query)
+            self.start_search(query)
+
+    def start_search(self, query: str, *, keep: bool = False) -> None:
+        """Search for ``query``; a search still running for an older query is stopped.
+
+        ``keep``: the same query again after a commit; its answer is merged in place.
+        """
+        if self._searching:
+            self.ctx.store.interrupt_search()
+        self._searching = True
+        self.run_search(query, keep)
 
     @work(thread=True, group="search", exclusive=True, exit_on_error=False)
-    def run_search(self, query: str) -> None:
-        view = self.app.data.search(
-            query, source=self.source_filter, exclude_sources=self.exclude_sources
-        )
-        self.post_message(SearchFinished(query, view))
+    def run_search(self, query: str, keep: bool = False) -> None:
+        view = self.ctx.store.search(query, source=self.source_filter, exclude_sources=self.exclude_sources)
+        self.post_message(SearchFinished(query, view, keep=keep))
 
     @on(SearchFinished)
     def _search_finished(self, event: SearchFinished) -> None:
+        view: SearchView = event.view
+        if view.interrupted:
+            return  # superseded; the newer search answers
+        if event.query == self._search_query:
+            self._searching = False
         if event.query != self._search_query or not event.query.strip():
             return  # a stale answer: the query changed while it ran
-        view: SearchView = event.view
         switcher = self.query_one(ContentSwitcher)
+        keep = event.keep and switcher.current == "results"
         switcher.current = "results"
-        self.results.show(view)
+        self.results.show(view, keep=keep)
         main = self.query_one("#main")
         main.border_title = f"Search · {self._filter_label()}"
         hits = f"{view.hit_count} hit{'s' if view.hit_count != 1 else ''}"
@@ -339,10 +377,11 @@ class BrowserScreen(Screen):
         if view.note:
             parts.append(view.note)
         main.border_subtitle = " · ".join(parts)
-        started = self._keystroke_at
-        self.call_after_refresh(
-            lambda: self.search_latencies.append((event.query, time.perf_counter() - started))
-        )
+        if not keep:
+            started = self._keystroke_at
+            self.call_after_refresh(
+                lambda: self.search_latencies.append((event.query, time.perf_counter() - started))
+            )
 
     def _show_list(self) -> None:
         self.query_one(ContentSwitcher).current = "sessions"
@@ -376,21 +415,27 @@ class BrowserScreen(Screen):
 
     @on(SearchResults.HitHighlighted)
     def _hit_highlighted(self, event: SearchResults.HitHighlighted) -> None:
-        shown = self.query_one(DetailPane).summary
-        if event.session_id and (shown is None or shown.id != event.session_id):
+        if event.session_id:
             self.load_detail(event.session_id)
 
     @work(thread=True, group="detail", exclusive=True, exit_on_error=False)
     def load_detail(self, session_id: str) -> None:
-        summary = self.app.data.summary(session_id)
-        self.app.call_from_thread(self._show_detail, summary)
+        summary = self.ctx.store.summary(session_id)
+        self.app.call_from_thread(self._detail_loaded, session_id, summary)
+
+    def _detail_loaded(self, session_id: str, summary: SessionSummary | None) -> None:
+        target = self.results.target_of_highlighted()
+        if self.query_one(ContentSwitcher).current == "results" and target and target[0] == session_id:
+            self._show_detail(summary)
 
     @on(SearchResults.Chosen)
     def _hit_chosen(self, event: SearchResults.Chosen) -> None:
         if event.message_id is None:
-            self.app.open_recap(event.session_id)
+            self.app.push_screen(self.ctx.screens.recap(event.session_id))
         else:
-            self.app.open_transcript(event.session_id, message_id=event.message_id, query=event.query)
+            self.app.push_screen(
+                self.ctx.screens.transcript(event.session_id, message_id=event.message_id, query=event.query)
+            )
 
     # ------------------------------------------------------------------ actions
 
@@ -410,11 +455,12 @@ class BrowserScreen(Screen):
         return target
 
     def action_cycle_source(self) -> None:
+        hidden = set(INTERNAL_SOURCES)
         sources = sorted(
-            (s for s in self.source_counts if s not in HIDDEN_SOURCES),
+            (s for s in self.source_counts if s not in hidden),
             key=lambda s: (-self.source_counts[s], s),
         )
-        sources += [s for s in HIDDEN_SOURCES if s in self.source_counts]
+        sources += [s for s in INTERNAL_SOURCES if s in self.source_counts]
         cycle: list[str | None] = [None] + sources
         try:
             index = cycle.index(self.source_filter)
@@ -435,7 +481,7 @@ class BrowserScreen(Screen):
         self.load_window(0, None)
         self._update_titles()
         if self._search_query:
-            self.run_search(self._search_query)
+            self.start_search(self._search_query)
 
     def action_copy_id(self) -> None:
         target = self._require_target()
@@ -446,32 +492,28 @@ class BrowserScreen(Screen):
     def action_lineage(self) -> None:
         target = self._require_target()
         if target:
-            self.app.open_lineage(target)
+            self.app.push_screen(self.ctx.screens.lineage(target))
 
     def action_transcript(self) -> None:
         target = self._require_target()
         if target:
-            self.app.open_transcript(target)
+            self.app.push_screen(self.ctx.screens.transcript(target))
 
     def action_rename(self) -> None:
         target = self._require_target()
         if target:
-            self.app.rename_session(target)
+            self.start_rename(target)
 
     def action_delete(self) -> None:
         target = self._require_target()
         if target:
-            self.app.delete_session(target)
+            self.start_delete(target)
 
     def action_undo(self) -> None:
-        self.app.undo_delete()
+        self.start_undo()
 
     def action_export(self) -> None:
-        target = self._target()
-        self.app.export_sessions(target, query=self._search_query or None, source=self.source_filter)
-
-    def action_help(self) -> None:
-        self.app.action_show_help()
+        self.start_export(self._target())
 
     def action_quit(self) -> None:
-        self.app.action_cancel()
+        self.app.exit(None)

@@ -11,8 +11,6 @@ session, so a new compression child appears without reopening.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING
-
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
@@ -21,7 +19,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import Footer, Static, Tree
 
 from hermes_state.lineage import EDGE_LABELS, EdgeKind
@@ -29,8 +26,9 @@ from hermes_state.models import LineageNode
 from hermes_state.timefmt import relative_time
 from hermes_state.timefmt import stamp_and_relative as _when
 
-from ..messages import DataChanged
+from ..context import AppContext, StoreChange
 from ..textsafe import inert_line
+from .base import HermesScreen
 from ..widgets.lineage_tree import (
     CAME_FROM,
     LIVE_TIP,
@@ -38,9 +36,6 @@ from ..widgets.lineage_tree import (
     node_problems,
     node_status,
 )
-
-if TYPE_CHECKING:
-    from ..app import HermesApp
 
 
 class LineageLoaded(Message):
@@ -77,10 +72,9 @@ def family_summary(family: LineageNode) -> Text:
     return text
 
 
-class LineageScreen(Screen):
+class LineageScreen(HermesScreen):
     """The family tree of ``session_id`` with a detail pane for the highlighted node."""
 
-    app: "HermesApp"
 
     BINDINGS = [
         Binding("t", "transcript", "Transcript", id="transcript"),
@@ -88,8 +82,8 @@ class LineageScreen(Screen):
         Binding("question_mark", "help", "Help", id="help"),
     ]
 
-    def __init__(self, session_id: str) -> None:
-        super().__init__()
+    def __init__(self, ctx: AppContext, session_id: str) -> None:
+        super().__init__(ctx)
         self.session_id = session_id
         self.family: LineageNode | None = None
         self.generation = 0
@@ -98,7 +92,7 @@ class LineageScreen(Screen):
     def compose(self) -> ComposeResult:
         yield Static(Text("Loading lineage…", style="dim"), id="lineage-header")
         with Vertical(id="lineage-panes"):
-            yield LineageTree(clock=self.app.clock, id="lineage-tree")
+            yield LineageTree(clock=self.ctx.clock, id="lineage-tree")
             yield Static("", id="lineage-detail")
         yield Footer()
 
@@ -115,9 +109,7 @@ class LineageScreen(Screen):
     @work(thread=True, group="lineage", exclusive=True, exit_on_error=False)
     def load(self) -> None:
         generation = self.generation
-        data = self.app.data
-        reader = data.reader
-        family = data._retry(lambda: reader.lineage_tree(self.session_id))
+        family = self.ctx.store.lineage(self.session_id)
         self.post_message(LineageLoaded(generation, family))
 
     @on(LineageLoaded)
@@ -140,8 +132,8 @@ class LineageScreen(Screen):
         header.update(family_summary(event.family))
         self._show_detail(tree.highlighted)
 
-    def store_changed(self, event: DataChanged) -> None:
-        if event.database:
+    def store_changed(self, change: StoreChange) -> None:
+        if change.database:
             self.generation += 1
             self.load()
 
@@ -156,7 +148,7 @@ class LineageScreen(Screen):
         if node is None:
             detail.update(Text("No session.", style="dim"))
             return
-        now = self.app.clock()
+        now = self.ctx.clock()
         grid = Table.grid(padding=(0, 1), expand=True)
         grid.add_column(style="dim", no_wrap=True)
         grid.add_column(overflow="fold", ratio=1)
@@ -187,15 +179,13 @@ class LineageScreen(Screen):
     def _selected(self, event: Tree.NodeSelected) -> None:
         event.stop()
         if event.node.data is not None:
-            self.app.open_recap(event.node.data.id)
+            self.app.push_screen(self.ctx.screens.recap(event.node.data.id))
 
     def action_transcript(self) -> None:
         node = self.tree.highlighted
         if node is not None:
-            self.app.open_transcript(node.id)
+            self.app.push_screen(self.ctx.screens.transcript(node.id))
 
     def action_back(self) -> None:
-        self.app.pop_screen()
+        self.dismiss()
 
-    def action_help(self) -> None:
-        self.app.action_show_help()

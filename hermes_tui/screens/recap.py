@@ -22,53 +22,17 @@ Esc back.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import Footer
 
-from hermes_state.recap import RecapConfig, build_recap
-
-from ..messages import DataChanged
-from ..widgets.recap_view import RecapData, RecapView, SessionHeader, recap_theme_for
-
-if TYPE_CHECKING:
-    from hermes_state.db import SessionDB
-
-    from ..app import HermesApp
-
-
-def read_recap(reader: "SessionDB", requested_id: str, config: RecapConfig) -> RecapData:
-    """Everything the recap screen shows, from the store (blocking: call from a worker)."""
-    target = reader.resolve_resume_session_id(requested_id)
-    summary = reader.get_summary(target)
-    if summary is None:
-        return RecapData(requested_id=requested_id, target_id=target, summary=None)
-    recap = None
-    if config.mode != "minimal":
-        conversation = [
-            m for m in reader.get_messages_as_conversation(target) if m.get("role") != "session_meta"
-        ]
-        recap = build_recap(conversation, config)
-    tip = reader.get_compression_tip(target)
-    chain = reader.get_session_chain(tip) if tip != target else []
-    if target not in chain:
-        chain = reader.get_session_chain(target)
-    return RecapData(
-        requested_id=requested_id,
-        target_id=target,
-        summary=summary,
-        recap=recap,
-        position=chain.index(target) + 1,
-        chain_length=len(chain),
-        tip_id=tip if tip != target else None,
-        chain=chain,
-    )
+from ..context import AppContext, StoreChange
+from ..data import RecapData
+from ..widgets.recap_view import RecapView, SessionHeader, recap_theme_for
+from .base import HermesScreen
 
 
 class RecapLoaded(Message):
@@ -78,10 +42,8 @@ class RecapLoaded(Message):
         self.data = data
 
 
-class RecapScreen(Screen):
+class RecapScreen(HermesScreen):
     """The header and "Previous Conversation" card of ``session_id``."""
-
-    app: "HermesApp"
 
     BINDINGS = [
         Binding("enter", "resume", "Resume", id="resume"),
@@ -91,15 +53,15 @@ class RecapScreen(Screen):
         Binding("question_mark", "help", "Help", id="help"),
     ]
 
-    def __init__(self, session_id: str) -> None:
-        super().__init__()
+    def __init__(self, ctx: AppContext, session_id: str) -> None:
+        super().__init__(ctx)
         self.session_id = session_id
         self.data: RecapData | None = None
         self.generation = 0
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="recap-scroll"):
-            yield SessionHeader(clock=self.app.clock, id="recap-header")
+            yield SessionHeader(clock=self.ctx.clock, id="recap-header")
             yield RecapView(id="recap-card")
         yield Footer()
 
@@ -109,15 +71,13 @@ class RecapScreen(Screen):
 
     @property
     def minimal(self) -> bool:
-        return self.app.config.recap.mode == "minimal"
+        return self.ctx.config.recap.mode == "minimal"
 
     @work(thread=True, group="recap", exclusive=True, exit_on_error=False)
     def load(self) -> None:
         generation = self.generation
-        data = self.app.data
-        reader = data.reader
-        result = data._retry(lambda: read_recap(reader, self.session_id, self.app.config.recap))
-        result.lane = self.app.lane_for(result.target_id)
+        result = self.ctx.store.recap(self.session_id, self.ctx.config.recap)
+        result.lane = self.ctx.lanes.lane_for(result.target_id)
         self.post_message(RecapLoaded(generation, result))
 
     @on(RecapLoaded)
@@ -132,7 +92,7 @@ class RecapScreen(Screen):
             return
         card.show(event.data.recap, minimal=self.minimal, theme=recap_theme_for(self.app.current_theme))
 
-    def store_changed(self, event: DataChanged) -> None:
+    def store_changed(self, change: StoreChange) -> None:
         self.generation += 1
         self.load()
 
@@ -150,20 +110,19 @@ class RecapScreen(Screen):
     def action_resume(self) -> None:
         target = self._target()
         if target:
-            self.app.resume(target)
+            # BR-7: the app ends with the chosen id; the CLI prints it and hands off.
+            self.app.exit(target)
 
     def action_transcript(self) -> None:
         target = self._target()
         if target:
-            self.app.open_transcript(target)
+            self.app.push_screen(self.ctx.screens.transcript(target))
 
     def action_lineage(self) -> None:
         target = self._target()
         if target:
-            self.app.open_lineage(target)
+            self.app.push_screen(self.ctx.screens.lineage(target))
 
     def action_back(self) -> None:
-        self.app.pop_screen()
+        self.dismiss()
 
-    def action_help(self) -> None:
-        self.app.action_show_help()

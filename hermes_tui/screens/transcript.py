@@ -12,24 +12,19 @@ same message id and keeps following the end if the view was at the end.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message as TextualMessage
-from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from hermes_state.models import SessionSummary
 
-from ..messages import DataChanged
+from ..context import AppContext, StoreChange
 from ..textsafe import inert_line
+from .base import HermesScreen
 from ..widgets.transcript_view import Entry, TranscriptView, make_entry, match_pattern, query_terms
-
-if TYPE_CHECKING:
-    from ..app import HermesApp
 
 
 class TranscriptLoaded(TextualMessage):
@@ -44,10 +39,8 @@ def _version(summary: SessionSummary) -> tuple[int, float | None]:
     return summary.message_count, summary.last_active
 
 
-class TranscriptScreen(Screen):
+class TranscriptScreen(HermesScreen):
     """All messages of ``session_id``; optionally opened at a search hit."""
-
-    app: "HermesApp"
 
     BINDINGS = [
         Binding("escape", "back", "Back", id="back"),
@@ -59,8 +52,10 @@ class TranscriptScreen(Screen):
         Binding("question_mark", "help", "Help", id="help"),
     ]
 
-    def __init__(self, session_id: str, *, message_id: int | None = None, query: str | None = None) -> None:
-        super().__init__()
+    def __init__(
+        self, ctx: AppContext, session_id: str, *, message_id: int | None = None, query: str | None = None
+    ) -> None:
+        super().__init__(ctx)
         self.session_id = session_id
         self.message_id = message_id
         self.search_query = (query or "").strip() or None
@@ -75,8 +70,8 @@ class TranscriptScreen(Screen):
     def compose(self) -> ComposeResult:
         yield Static(Text("Loading…", style="dim"), id="transcript-header")
         yield TranscriptView(
-            clock=self.app.clock,
-            show_reasoning=self.app.config.show_reasoning,
+            clock=self.ctx.clock,
+            show_reasoning=self.ctx.config.show_reasoning,
             query=self.search_query,
             id="transcript",
         )
@@ -95,14 +90,13 @@ class TranscriptScreen(Screen):
     @work(thread=True, group="transcript", exclusive=True, exit_on_error=False)
     def load(self) -> None:
         generation = self.generation
-        data = self.app.data
-        reader = data.reader
-        summary = data._retry(lambda: reader.get_summary(self.session_id))
+        store = self.ctx.store
+        summary = store.summary(self.session_id)
         if summary is not None and self._shown == _version(summary):
             # Another session changed: this one has the same messages, keep the view as is.
             self.post_message(TranscriptLoaded(generation, summary, None))
             return
-        messages = data._retry(lambda: reader.get_message_models(self.session_id)) if summary else []
+        messages = store.messages(self.session_id) if summary else []
         # Display text and match flags are derived here, off the event loop.
         entries = [make_entry(message, self.pattern) for message in messages]
         self.post_message(TranscriptLoaded(generation, summary, entries))
@@ -149,8 +143,8 @@ class TranscriptScreen(Screen):
             view.cursor = index
             view.scroll_to_message(index, anchor="top")
 
-    def store_changed(self, event: DataChanged) -> None:
-        if event.database:
+    def store_changed(self, change: StoreChange) -> None:
+        if change.database:
             self.generation += 1
             self.load()
 
@@ -200,7 +194,7 @@ class TranscriptScreen(Screen):
     # ------------------------------------------------------------------ actions
 
     def action_back(self) -> None:
-        self.app.pop_screen()
+        self.dismiss()
 
     def action_toggle(self) -> None:
         if not self.view.toggle():
@@ -230,5 +224,3 @@ class TranscriptScreen(Screen):
     def action_previous_match(self) -> None:
         self._jump(-1)
 
-    def action_help(self) -> None:
-        self.app.action_show_help()

@@ -7,7 +7,7 @@ change watcher) and on ``r``; ``q`` quits with exit status 1 and the reason.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Callable
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -18,21 +18,18 @@ from textual.widgets import Footer, Static
 
 from ..textsafe import inert_line
 
-if TYPE_CHECKING:
-    from ..app import HermesApp
-
 
 class UnavailableScreen(Screen[None]):
-    app: "HermesApp"
 
     BINDINGS = [
         Binding("r", "retry", "Retry", id="unavailable_retry"),
         Binding("q,escape", "quit", "Quit", id="unavailable_quit"),
     ]
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, *, retry: Callable[[], object]) -> None:
         super().__init__()
         self.reason = reason
+        self.retry = retry
 
     def compose(self) -> ComposeResult:
         with Vertical(id="unavailable-box"):
@@ -52,12 +49,8 @@ class UnavailableScreen(Screen[None]):
         if self.is_mounted:
             self.query_one("#unavailable-reason", Static).update(self._reason_text())
 
-    def store_changed(self, event) -> None:
-        if event.database:
-            self.app.retry_open()
-
     def action_retry(self) -> None:
-        self.app.retry_open()
+        self.retry()
 
     def action_quit(self) -> None:
         self.app.exit(None, return_code=1, message=Text(f"Error: {inert_line(self.reason)}"))

@@ -180,8 +180,15 @@ class SearchResults(ScrollView, can_focus=True):
         container = self.parent.content_region.width if self.parent else self.size.width
         return max(20, container - 1)
 
-    def show(self, view: SearchView) -> None:
-        """Replace the rows with the answer ``view``."""
+    def show(self, view: SearchView, *, keep: bool = False) -> None:
+        """Replace the rows with the answer ``view``.
+
+        ``keep`` (a refresh of the same query, BR-16): the highlighted hit stays highlighted
+        and on the same screen row; when it is gone, the cursor keeps its row.
+        """
+        previous = self.target_of_highlighted() if keep else None
+        screen_row = (self.cursor - self.scroll_offset.y) if (keep and self.cursor is not None) else 0
+        old_cursor = self.cursor if keep else None
         self.view = view
         match_style = self._style("match")
         group_style = self._style("group")
@@ -216,8 +223,17 @@ class SearchResults(ScrollView, can_focus=True):
                 rows.append(_Row(line, (hit.session_id, hit.id)))
         self._rows = rows
         self.virtual_size = Size(width, len(rows))
-        self.scroll_to(y=0, animate=False)
-        self.cursor = next((i for i, row in enumerate(rows) if row.target), None)
+        selectable = [i for i, row in enumerate(rows) if row.target]
+        cursor = selectable[0] if selectable else None
+        if keep and selectable:
+            same = next((i for i in selectable if rows[i].target == previous), None)
+            if same is not None:
+                cursor = same
+            elif old_cursor is not None:
+                cursor = min(selectable, key=lambda i: (abs(i - old_cursor), i))
+        top = max(0, cursor - screen_row) if (keep and cursor is not None) else 0
+        self.scroll_to(y=top, animate=False, immediate=True)
+        self.cursor = cursor  # announces the hit, so the detail pane re-reads it too
         self.refresh()
 
     def clear_results(self) -> None:

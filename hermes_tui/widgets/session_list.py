@@ -89,7 +89,7 @@ class SessionList(ScrollView, can_focus=True):
         self.empty_text = empty_text
         self._rows: dict[int, SessionSummary] = {}
         self._requested: set[int] = set()
-        self._last_highlighted: str | None = None
+        self._last_highlighted: SessionSummary | None = None
 
     # ------------------------------------------------------------------ data
 
@@ -111,7 +111,7 @@ class SessionList(ScrollView, can_focus=True):
             self._rows[index] = row
         self._requested.discard(offset)
         self.refresh()
-        self._announce()
+        self.announce()
 
     def invalidate(self) -> None:
         """Forget loaded rows (keep showing them until replacements arrive)."""
@@ -128,6 +128,25 @@ class SessionList(ScrollView, can_focus=True):
     @property
     def current(self) -> SessionSummary | None:
         return self._rows.get(self.cursor)
+
+    def index_of_key(self, key: str, *, key_of: Callable[[SessionSummary], str]) -> int | None:
+        """The loaded row whose ``key_of(row)`` or id is ``key``."""
+        for index in sorted(self._rows):
+            row = self._rows[index]
+            if key in (key_of(row), row.id):
+                return index
+        return None
+
+    def keep_at(self, index: int, screen_row: int) -> None:
+        """Put the cursor on ``index`` and scroll so it sits on ``screen_row`` of the view."""
+        if self.total == 0:
+            self.cursor = 0
+            return
+        index = max(0, min(self.total - 1, index))
+        height = self.scrollable_content_region.height or 1
+        screen_row = max(0, min(height - 1, screen_row))
+        self.scroll_to(y=max(0, index - screen_row), animate=False, immediate=True)
+        self.cursor = index
 
     def index_of(self, session_id: str) -> int | None:
         for index, row in self._rows.items():
@@ -150,15 +169,18 @@ class SessionList(ScrollView, can_focus=True):
     def watch_cursor(self, old: int, new: int) -> None:
         self._scroll_to_cursor()
         self.refresh()
-        self._announce()
+        self.announce()
 
-    def _announce(self) -> None:
+    def announce(self) -> None:
+        """Tell the screen the highlighted row, when it or what is known of it changed.
+
+        Compared by value, not by id: after a rename or a new message the same session is
+        announced again, so the detail pane always shows the highlighted row as it is now.
+        """
         row = self.current
-        key = row.id if row else None
-        if key != self._last_highlighted or row is not None:
-            if key != self._last_highlighted:
-                self._last_highlighted = key
-                self.post_message(self.Highlighted(row))
+        if row != self._last_highlighted:
+            self._last_highlighted = row
+            self.post_message(self.Highlighted(row))
 
     def _scroll_to_cursor(self) -> None:
         height = self.scrollable_content_region.height or 1

@@ -323,7 +323,7 @@ async def main(path, keys):
         await pilot.pause(0.2)
         await settle(pilot)
         report["screen"] = type(app.screen).__name__
-        report["read_only_reason"] = app.read_only_reason
+        report["read_only_reason"] = app.ctx.access.read_only_reason
         report["notices"] = notifications(app)
         report["text"] = terminal_output(app, plain=True)
         from hermes_tui.widgets.status import StatusLine

@@ -312,7 +312,7 @@ async def test_bad_env_app_database_appearing_later_is_opened(tmp_path):
                 break
             await pilot.pause(0.02)
         assert lst.total == 3
-        assert app.read_only_reason is None
+        assert app.ctx.access.read_only_reason is None
 
 
 async def test_bad_env_app_newer_schema_read_only_never_migrated(tmp_path):
@@ -326,7 +326,7 @@ async def test_bad_env_app_newer_schema_read_only_never_migrated(tmp_path):
         await settle(pilot)
         assert isinstance(app.screen, BrowserScreen)
         assert app.screen.query_one(SessionList).total == 3
-        assert "schema version 12" in (app.read_only_reason or "")
+        assert "schema version 12" in (app.ctx.access.read_only_reason or "")
         assert any(s == "warning" and "schema version 12 is newer" in m for s, m in notifications(app))
         assert "read-only" in terminal_output(app, plain=True)
         for key, verb in (("r", "rename"), ("d", "delete")):

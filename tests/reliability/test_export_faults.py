@@ -26,6 +26,7 @@ import pytest
 from bench.reliability import REPO, DiskFull, FailAfter, roundtrip_problems, store_problems, table_rows
 from hermes_state import SessionDB
 from hermes_state.export import export_to_path, iter_export, render_chunks, write_atomic
+from hermes_tui.screens.browser import BrowserScreen
 
 PREVIOUS = "previous export: keep me\n"
 
@@ -268,7 +269,7 @@ async def open_export_modal(pilot):
     from hermes_tui.modals.export import ExportModal
 
     app = pilot.app
-    await wait_for(pilot, lambda: app._browser() is not None and app._browser().session_list.total > 0)
+    await wait_for(pilot, lambda: isinstance(app.screen_stack[0], BrowserScreen) and app.screen_stack[0].session_list.total > 0)
     await pilot.press("e")
     await wait_for(pilot, lambda: isinstance(app.screen, ExportModal))
     return app.screen

@@ -236,7 +236,7 @@ async def test_hostile_click_markup_in_content_does_nothing(hostile_db: Path) ->
         total += await click_all_click_text()
         assert app.is_running and app.return_code is None
         await select(pilot, S_MARKUP)
-        app.open_recap(S_MARKUP)
+        app.push_screen(app.ctx.screens.recap(S_MARKUP))
         await settle(pilot)
         from hermes_tui.screens.recap import RecapScreen
         from hermes_tui.screens.transcript import TranscriptScreen
@@ -245,7 +245,7 @@ async def test_hostile_click_markup_in_content_does_nothing(hostile_db: Path) ->
         total += await click_all_click_text()
         assert app.is_running and app.return_code is None
         await back_to(BrowserScreen)
-        app.open_transcript(S_MARKUP)
+        app.push_screen(app.ctx.screens.transcript(S_MARKUP))
         await settle(pilot)
         await pilot.press("a")
         await settle(pilot)
@@ -370,21 +370,21 @@ def test_snapshot_hostile_search_results(hostile_db: Path, snap_compare) -> None
         await settle(pilot)
 
     app = make_app(hostile_db)
-    real_search = app.data.search
+    real_search = app.ctx.store.search
 
     def search(*args, **kwargs):  # the one non-deterministic figure: latency
         view = real_search(*args, **kwargs)
         view.elapsed_ms = 0.8
         return view
 
-    app.data.search = search
+    app.ctx.store.search = search
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
 
 def test_snapshot_hostile_recap(hostile_db: Path, snap_compare) -> None:
     async def run_before(pilot) -> None:
         await settle(pilot)
-        pilot.app.open_recap(S_MARKUP)
+        pilot.app.push_screen(pilot.app.ctx.screens.recap(S_MARKUP))
         await settle(pilot)
 
     assert snap_compare(make_app(hostile_db), terminal_size=(120, 40), run_before=run_before)
@@ -393,7 +393,7 @@ def test_snapshot_hostile_recap(hostile_db: Path, snap_compare) -> None:
 def test_snapshot_hostile_transcript(hostile_db: Path, snap_compare) -> None:
     async def run_before(pilot) -> None:
         await settle(pilot)
-        pilot.app.open_transcript(S_MARKUP)
+        pilot.app.push_screen(pilot.app.ctx.screens.transcript(S_MARKUP))
         await settle(pilot)
         await pilot.press("a")
         await settle(pilot)
@@ -454,11 +454,11 @@ async def test_hostile_huge_sessions_open_quickly(big_db: Path, session_id: str)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         assert_inert_screen(app)
-        took_recap = await _open_and_time(pilot, lambda: app.open_recap(session_id), RecapScreen)
+        took_recap = await _open_and_time(pilot, lambda: app.push_screen(app.ctx.screens.recap(session_id)), RecapScreen)
         assert_inert_screen(app)
         await pilot.press("escape")
         await settle(pilot)
-        took_transcript = await _open_and_time(pilot, lambda: app.open_transcript(session_id), TranscriptScreen)
+        took_transcript = await _open_and_time(pilot, lambda: app.push_screen(app.ctx.screens.transcript(session_id)), TranscriptScreen)
         assert_inert_screen(app)
         view = app.screen.query_one(TranscriptView)
         start = time.perf_counter()

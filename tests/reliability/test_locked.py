@@ -116,7 +116,7 @@ async def test_locked_write_lock_rename_waits_then_succeeds(store) -> None:
             assert "waiting" in str(modal.query_one("#rename-hint").render()).lower()
             # Reads are not blocked by a writer in WAL mode: the browser can still read.
             start = time.monotonic()
-            summary = await asyncio.wait_for(asyncio.to_thread(app.data.summary, ids[3]), 10)
+            summary = await asyncio.wait_for(asyncio.to_thread(app.ctx.store.summary, ids[3]), 10)
             assert summary is not None and summary.id == ids[3]
             assert time.monotonic() - start < 1.0, "a read queued behind the waiting writer"
             assert lock.held and title_of(path, target) is None

@@ -14,7 +14,7 @@ from textual.widgets import Static
 
 from hermes_state import SessionDB
 from hermes_state.export import session_to_jsonl
-from hermes_tui.actions import delete_with_snapshot, undo_delete
+from hermes_state.trash import delete_with_snapshot, undo_delete
 from hermes_tui.modals.delete import ConfirmDeleteModal
 from hermes_tui.widgets.session_list import SessionList
 
@@ -291,7 +291,7 @@ async def test_undo_reports_title_taken_and_reused_message_id(tmp_path: Path) ->
         await settle(pilot)
         await pilot.press("y")
         await settle(pilot)
-        snapshot = app._session_actions.undo_stack.peek()
+        snapshot = app.ctx.undo.peek()
         reused_id = snapshot.message_rows[0][0]
         # Meanwhile another process takes the title and (explicitly) one message id.
         other = SessionDB(path)
@@ -335,7 +335,7 @@ async def test_delete_and_undo_explain_read_only_database(tmp_path: Path) -> Non
     app = make_app(path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        assert app.read_only_reason
+        assert app.ctx.access.read_only_reason
         await pilot.press("d")
         await settle(pilot)
         assert not isinstance(app.screen, ConfirmDeleteModal)

@@ -11,7 +11,7 @@ import pytest
 from textual.widgets import Input, ProgressBar, RadioButton, RadioSet, Static
 
 from hermes_state import SessionDB
-from hermes_tui.actions import ExportScope, plan_export, run_export
+from hermes_tui.operations import ExportScope, plan_export, run_export
 from hermes_tui.config import AppConfig
 from hermes_tui.modals.export import ExportModal
 

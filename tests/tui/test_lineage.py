@@ -101,7 +101,7 @@ def labels(tree: LineageTree) -> dict[str, str]:
 
 
 async def open_lineage(pilot, session_id: str) -> LineageScreen:
-    pilot.app.open_lineage(session_id)
+    pilot.app.push_screen(pilot.app.ctx.screens.lineage(session_id))
     await settle(pilot)
     screen = pilot.app.screen
     assert isinstance(screen, LineageScreen)
@@ -291,7 +291,7 @@ def test_snapshot_lineage_compression_chain_branch_delegate(tmp_path: Path, snap
 
     async def run_before(pilot) -> None:
         await settle(pilot)
-        pilot.app.open_lineage(B)
+        pilot.app.push_screen(pilot.app.ctx.screens.lineage(B))
         await settle(pilot)
 
     assert snap_compare(make_app(path), terminal_size=(120, 32), run_before=run_before)

@@ -85,7 +85,7 @@ def add_long_session(path: Path) -> None:
 
 
 async def open_recap(pilot, session_id: str) -> RecapScreen:
-    pilot.app.open_recap(session_id)
+    pilot.app.push_screen(pilot.app.ctx.screens.recap(session_id))
     await settle(pilot)
     screen = pilot.app.screen
     assert isinstance(screen, RecapScreen)
@@ -289,7 +289,7 @@ def test_snapshot_recap_truncation_and_earlier_messages(fixed_db: Path, snap_com
 
     async def run_before(pilot) -> None:
         await settle(pilot)
-        pilot.app.open_recap(LONG)
+        pilot.app.push_screen(pilot.app.ctx.screens.recap(LONG))
         await settle(pilot)
 
     assert snap_compare(make_app(fixed_db), terminal_size=(120, 44), run_before=run_before)

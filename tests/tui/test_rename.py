@@ -176,7 +176,7 @@ async def test_rename_read_only_database_explains_and_changes_nothing(fixed_db: 
         await settle(pilot)
         assert not isinstance(app.screen, RenameModal)
         assert any(
-            m.startswith("Cannot rename: schema version 12 is newer than this browser's")
+            m.startswith("Cannot rename: schema version 12 is newer than this program's")
             and m.endswith("Nothing was changed.")
             for m in notifications(app)
         )
@@ -204,7 +204,7 @@ async def test_rename_locked_database_reported_in_modal_and_nothing_changes(fixe
     app = make_app(fixed_db)
     async with app.run_test(size=SIZE) as pilot:
         modal = await open_rename(pilot)
-        small_retry_budget(app.data.writer())
+        small_retry_budget(app.ctx.store.writer())
         proc = hold_write_lock(fixed_db)
         try:
             await submit(pilot, modal, "while locked")

@@ -103,7 +103,7 @@ async def test_br2_stale_answers_are_dropped(fixed_db: Path) -> None:
         await settle(pilot)
         from hermes_tui.messages import SearchFinished
 
-        stale = app.data.search("rust", source=None, exclude_sources=["tool"])
+        stale = app.ctx.store.search("rust", source=None, exclude_sources=["tool"])
         screen.post_message(SearchFinished("rust", stale))
         await settle(pilot)
         assert screen.query_one(SearchResults).view.query == "docker"
@@ -129,30 +129,32 @@ def test_snippet_text_is_inert_and_highlights_spans() -> None:
 
 
 async def test_br4_enter_on_hit_opens_transcript_at_message(fixed_db: Path) -> None:
+    from hermes_tui.screens.transcript import TranscriptScreen
+
     app = make_app(fixed_db)
-    opened = []
-    app.open_transcript = lambda sid, message_id=None, query=None: opened.append((sid, message_id, query))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("/", *"compose")
         await settle(pilot)
         await pilot.press("down", "enter")
         await settle(pilot)
-    assert opened and opened[0][0] == "20261118_074000_a1b2c3"
-    assert opened[0][1] is not None and opened[0][2] == "compose"
+        screen = app.screen
+        assert isinstance(screen, TranscriptScreen)
+        assert screen.session_id == "20261118_074000_a1b2c3"
+        assert screen.message_id is not None and screen.search_query == "compose"
 
 
 def fixed_timing_app(db_path: Path):
     """The app with search latency pinned to 0.8 ms: the one non-deterministic figure."""
     app = make_app(db_path)
-    real_search = app.data.search
+    real_search = app.ctx.store.search
 
     def search(*args, **kwargs):
         view = real_search(*args, **kwargs)
         view.elapsed_ms = 0.8
         return view
 
-    app.data.search = search
+    app.ctx.store.search = search
     return app
 
 

@@ -82,7 +82,7 @@ def deploy_db(fixed_db: Path) -> tuple[Path, list[int]]:
 
 
 async def open_transcript(pilot, sid: str, **kwargs) -> TranscriptScreen:
-    pilot.app.open_transcript(sid, **kwargs)
+    pilot.app.push_screen(pilot.app.ctx.screens.transcript(sid, **kwargs))
     await settle(pilot)
     screen = pilot.app.screen
     assert isinstance(screen, TranscriptScreen)
@@ -406,7 +406,7 @@ async def test_5000_message_session_opens_at_target_quickly(tmp_path: Path) -> N
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         started, cpu = time.perf_counter(), time.process_time()
-        app.open_transcript("big", message_id=target, query="docker")
+        app.push_screen(app.ctx.screens.transcript("big", message_id=target, query="docker"))
         elapsed = None
         while time.perf_counter() - started < 10:
             await pilot.pause(0.01)
@@ -468,7 +468,7 @@ def test_snapshot_transcript_at_search_hit(fixed_db: Path, snap_compare) -> None
 
     async def run_before(pilot) -> None:
         await settle(pilot)
-        pilot.app.open_transcript(DEPLOY, message_id=ids[7], query="docker")
+        pilot.app.push_screen(pilot.app.ctx.screens.transcript(DEPLOY, message_id=ids[7], query="docker"))
         await settle(pilot)
 
     assert snap_compare(make_app(fixed_db), terminal_size=(120, 32), run_before=run_before)

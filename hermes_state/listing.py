@@ -1,0 +1,173 @@
+"""Listing sessions for people: pages of the human list, title/id matching, conversation names.
+
+Every function takes a :class:`~hermes_state.db.SessionDB` (read-only is enough), blocks, and
+returns typed rows. This is where the browser's list queries live, so the UI never writes SQL.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from typing import TYPE_CHECKING, Any, Iterable
+
+from .db import _PREVIEW_SQL, compute_preview
+from .models import SessionSummary
+from .titles import escape_like
+
+if TYPE_CHECKING:
+    from .db import SessionDB
+
+#: Sources of internal runs, hidden from the human list unless asked for by name (CLI-4).
+INTERNAL_SOURCES: tuple[str, ...] = ("tool",)
+
+#: SQLite binds only valid UTF-8: a lone surrogate (pasted, or decoded from bad bytes) would
+#: raise UnicodeEncodeError, and no title or id can contain one anyway.
+_SURROGATES_RE = re.compile("[\ud800-\udfff]")
+
+#: A title substring is looked for among this many newest sessions first.
+RECENT_TITLE_WINDOW = 2000
+
+
+def hidden_sources(source: str | None, show_internal: bool = False) -> list[str] | None:
+    """The sources to leave out for a list filtered to ``source`` (None: leave none out)."""
+    if source or show_internal:
+        return None
+    return list(INTERNAL_SOURCES)
+
+
+def _source_clause(source: str | None, exclude_sources: Iterable[str] | None) -> tuple[str, list[Any]]:
+    if source:
+        return " AND s.source = ?", [source]
+    excluded = list(exclude_sources or ())
+    if excluded:
+        return f" AND s.source NOT IN ({','.join('?' for _ in excluded)})", excluded
+    return "", []
+
+
+def page(
+    db: "SessionDB",
+    offset: int,
+    limit: int,
+    *,
+    source: str | None = None,
+    exclude_sources: list[str] | None = None,
+) -> tuple[list[SessionSummary], int]:
+    """One page of the human list (compression chains at their tip) and the list's length."""
+    rows = db.list_summaries(source, exclude_sources, limit=limit, offset=offset)
+    return rows, db.count_listed(source, exclude_sources)
+
+
+def page_of_ids(
+    db: "SessionDB",
+    session_ids: Iterable[str],
+    offset: int,
+    limit: int,
+    *,
+    source: str | None = None,
+    exclude_sources: list[str] | None = None,
+) -> tuple[list[SessionSummary], int]:
+    """A page of just these sessions (e.g. those live in a gateway lane), newest first."""
+    ids = sorted(set(session_ids))
+    if not ids:
+        return [], 0
+    extra, extra_params = _source_clause(source, exclude_sources)
+    where = f"s.id IN ({','.join('?' for _ in ids)}){extra}"
+    params: list[Any] = ids + extra_params
+
+    def read(conn: sqlite3.Connection) -> tuple[list[str], int]:
+        found = [
+            row[0]
+            for row in conn.execute(
+                f"SELECT s.id FROM sessions s WHERE {where} ORDER BY s.started_at DESC LIMIT ? OFFSET ?",
+                params + [int(limit), int(offset)],
+            )
+        ]
+        total = conn.execute(f"SELECT COUNT(*) FROM sessions s WHERE {where}", params).fetchone()[0]
+        return found, int(total)
+
+    found, total = db._read(read)
+    rows = [summary for sid in found if (summary := db.get_summary(sid)) is not None]
+    return rows, total
+
+
+def match_sessions(
+    db: "SessionDB",
+    text: str,
+    *,
+    source: str | None = None,
+    exclude_sources: list[str] | None = None,
+    limit: int = 8,
+) -> list[SessionSummary]:
+    """Sessions whose id starts with ``text`` or whose title contains it (BR-2 a).
+
+    Cheap at 50k sessions: an id prefix is a range on the primary key; a title substring
+    first looks among the newest sessions (enough when it is common) and otherwise scans
+    the covering title index (fast when it is rare). Titles are matched from 3 characters
+    on, as prefixes are.
+    """
+    text = _SURROGATES_RE.sub("", text).strip()
+    if not text:
+        return []
+    filters, fparams = _source_clause(source, exclude_sources)
+
+    def read(conn: sqlite3.Connection) -> list[str]:
+        found: list[str] = []
+
+        def add(rows: Iterable[Any]) -> int:
+            n = 0
+            for row in rows:
+                n += 1
+                if row[0] not in found and len(found) < limit:
+                    found.append(row[0])
+            return n
+
+        add(conn.execute(
+            f"SELECT s.id FROM sessions s WHERE s.id >= ? AND s.id < ?{filters} "
+            "ORDER BY s.started_at DESC LIMIT ?",
+            [text, text + "\U0010ffff", *fparams, limit],
+        ))
+        if len(text) >= 3 and len(found) < limit:
+            like = f"%{escape_like(text)}%"
+            recent = add(conn.execute(
+                "SELECT s.id FROM (SELECT id, title, source, started_at FROM sessions "
+                f"ORDER BY started_at DESC LIMIT {RECENT_TITLE_WINDOW}) s "
+                f"WHERE s.title LIKE ? ESCAPE '\\'{filters} ORDER BY s.started_at DESC LIMIT ?",
+                [like, *fparams, limit],
+            ))
+            if recent < limit:
+                add(conn.execute(
+                    "SELECT s.id FROM sessions s WHERE s.rowid IN (SELECT rowid FROM sessions "
+                    f"WHERE title IS NOT NULL AND title LIKE ? ESCAPE '\\'){filters} "
+                    "ORDER BY s.started_at DESC LIMIT ?",
+                    [like, *fparams, limit],
+                ))
+        return found
+
+    return [summary for sid in db._read(read) if (summary := db.get_summary(sid)) is not None]
+
+
+def conversation_labels(db: "SessionDB", root_ids: list[str]) -> dict[str, str]:
+    """Each conversation's name: its live tip's title, else the root's title or preview.
+
+    One query for all roots; only compressed roots need their tip looked up.
+    """
+    if not root_ids:
+        return {}
+    marks = ",".join("?" for _ in root_ids)
+
+    def read(conn: sqlite3.Connection) -> list[sqlite3.Row]:
+        return conn.execute(
+            f"SELECT s.id, s.title, s.end_reason, {_PREVIEW_SQL} AS preview "
+            f"FROM sessions s WHERE s.id IN ({marks})",
+            root_ids,
+        ).fetchall()
+
+    labels: dict[str, str] = {}
+    for row in db._read(read):
+        label = row["title"] or compute_preview(row["preview"])
+        if row["end_reason"] == "compression":
+            tip = db.get_compression_tip(row["id"])
+            if tip != row["id"]:
+                label = db.get_session_title(tip) or label
+        labels[row["id"]] = label
+    return labels

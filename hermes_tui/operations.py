@@ -1,0 +1,324 @@
+"""Rename and export as pure steps, and the outcomes the browser shows: no textual import.
+
+Each function blocks (run it in a thread worker), takes the store it needs and returns a
+plain outcome object; nothing here raises for anything a person can cause (duplicate titles,
+locked databases, unwritable paths). Delete and undo live in :mod:`hermes_state.trash`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Callable, Iterator
+
+from rich.filesize import decimal
+
+from hermes_state import SessionDB
+from hermes_state.errors import describe_write_error
+from hermes_state.export import iter_export, render_chunks, write_atomic
+from hermes_state.titles import sanitize_title
+from hermes_state.trash import DeletedSession
+
+ProgressCallback = Callable[[int, int], None]
+
+#: Deletes remembered for undo in one run of the app.
+UNDO_DEPTH = 20
+#: Message hits read to find the sessions matching a search (export scope).
+EXPORT_SEARCH_LIMIT = 1000
+
+# ---------------------------------------------------------------------------- rename
+
+
+@dataclass(frozen=True)
+class RenameOutcome:
+    """What a rename did. ``ok`` with ``title`` None means the title was cleared."""
+
+    ok: bool
+    title: str | None = None
+    error: str | None = None
+
+
+def check_title(raw: str) -> tuple[str | None, str | None]:
+    """``(cleaned, None)`` or ``(None, reason)`` per TI-1, without touching the database."""
+    try:
+        return sanitize_title(raw), None
+    except ValueError as exc:
+        return None, str(exc)
+
+
+def rename_session(writer: Callable[[], SessionDB], session_id: str, raw: str) -> RenameOutcome:
+    """Sanitise and store a title (TI-1, TI-2); every failure leaves the database unchanged."""
+    cleaned, error = check_title(raw)
+    if error:
+        return RenameOutcome(False, error=error)
+    try:
+        updated = writer().set_session_title(session_id, raw)
+    except ValueError as exc:  # duplicate (TI-2), raised inside the rolled-back transaction
+        return RenameOutcome(False, error=str(exc))
+    except Exception as exc:  # locked, read-only, closing …: rolled back by _execute_write
+        return RenameOutcome(False, error=describe_write_error(exc))
+    if not updated:
+        return RenameOutcome(False, error=f"Session {session_id} no longer exists. Nothing was changed.")
+    return RenameOutcome(True, title=cleaned)
+
+
+class UndoStack:
+    """Deletes made in this run of the app, newest last (bounded)."""
+
+    def __init__(self, limit: int = UNDO_DEPTH) -> None:
+        self.limit = limit
+        self._items: list[DeletedSession] = []
+
+    def push(self, item: DeletedSession) -> None:
+        self._items.append(item)
+        del self._items[: max(0, len(self._items) - self.limit)]
+
+    def pop(self) -> DeletedSession | None:
+        return self._items.pop() if self._items else None
+
+    def peek(self) -> DeletedSession | None:
+        return self._items[-1] if self._items else None
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __bool__(self) -> bool:
+        return bool(self._items)
+
+
+# ---------------------------------------------------------------------------- export
+
+
+FORMAT_EXTENSIONS = {"jsonl": "jsonl", "md": "md"}
+FORMAT_LABELS = {"jsonl": "JSONL (as upstream writes it)", "md": "Markdown transcript"}
+
+
+@dataclass(frozen=True)
+class ExportScope:
+    """One choice of what to export."""
+
+    key: str  # session | lineage | search | source | all
+    label: str
+    stem: str
+    count: int
+    session_ids: tuple[str, ...] | None = None  # None: every session (of ``source``)
+    source: str | None = None
+    #: Why this scope cannot be used (shown, and the choice is disabled).
+    unavailable: str | None = None
+
+
+@dataclass
+class ExportPlan:
+    """The choices the export modal offers, and where files go by default."""
+
+    scopes: list[ExportScope]
+    directory: Path
+    stamp: str
+
+    def default_path(self, scope: ExportScope, fmt: str) -> Path:
+        return self.directory / f"hermes-{scope.stem}-{self.stamp}.{FORMAT_EXTENSIONS[fmt]}"
+
+
+@dataclass
+class ExportOutcome:
+    ok: bool
+    path: Path | None = None
+    sessions: int = 0
+    bytes: int = 0
+    error: str | None = None
+    cancelled: bool = False
+
+
+def _one_line(text: str | None) -> str:
+    return " ".join((text or "").split())
+
+
+def _slug(text: str, limit: int = 32) -> str:
+    slug = re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower()
+    return slug[:limit].strip("-")
+
+
+def file_stamp(now: float) -> str:
+    return datetime.fromtimestamp(now).strftime("%Y%m%d-%H%M%S")
+
+
+def _hit_session_ids(reader: SessionDB, query: str, source: str | None, exclude: list[str] | None) -> list[str]:
+    """Sessions of the messages matching ``query``, in hit order (first hit first)."""
+    search = getattr(reader, "search", None)
+    if search is not None:
+        result = search(
+            query,
+            limit=EXPORT_SEARCH_LIMIT,
+            source_filter=[source] if source else None,
+            exclude_sources=None if source else exclude,
+            prefix_last=True,
+        )
+        hits = [getattr(hit, "session_id", None) for hit in result.hits]
+    else:
+        rows = reader.search_messages(
+            query,
+            source_filter=[source] if source else None,
+            exclude_sources=None if source else exclude,
+            limit=EXPORT_SEARCH_LIMIT,
+        )
+        hits = [row.get("session_id") for row in rows]
+    return list(dict.fromkeys(h for h in hits if h))
+
+
+def plan_export(
+    reader: SessionDB,
+    session_id: str | None,
+    *,
+    query: str | None,
+    source: str | None,
+    exclude_sources: list[str] | None,
+    directory: Path,
+    now: float,
+) -> ExportPlan:
+    """The scopes offered for an export started on ``session_id`` with the screen's state."""
+    scopes: list[ExportScope] = []
+    if session_id and reader.get_session(session_id) is not None:
+        summary = reader.get_summary(session_id)
+        label = (summary.label if summary else None) or session_id
+        scopes.append(ExportScope("session", f"This session — {_one_line(label)[:48]}", session_id, 1, (session_id,)))
+        root = reader.get_lineage_root(session_id)
+        family = reader.get_descendants(root)
+        scopes.append(
+            ExportScope(
+                "lineage",
+                f"Whole lineage — {len(family)} session{'s' if len(family) != 1 else ''}, root {root}",
+                f"lineage-{root}",
+                len(family),
+                tuple(family),
+            )
+        )
+    if query and query.strip():
+        text = _one_line(query)
+        where = f" in {source}" if source else ""
+        try:
+            ids = _hit_session_ids(reader, query, source, exclude_sources)
+        except Exception as exc:  # the search path reports its own problems
+            scopes.append(
+                ExportScope("search", f"Sessions matching “{text[:40]}”{where}", "search", 0, (),
+                            unavailable=f"search failed: {exc}")
+            )
+        else:
+            n = len(ids)
+            scopes.append(
+                ExportScope(
+                    "search",
+                    f"Sessions matching “{text[:40]}”{where} — {n} session{'s' if n != 1 else ''}",
+                    f"search-{_slug(text) or 'query'}",
+                    n,
+                    tuple(ids),
+                    unavailable=None if n else "no session matches this search",
+                )
+            )
+    elif source:
+        n = reader.session_count(source)
+        scopes.append(
+            ExportScope(
+                "source",
+                f"Every {source} session — {n}",
+                _slug(source) or "source",
+                n,
+                None,
+                source,
+                unavailable=None if n else f"no {source} sessions",
+            )
+        )
+    else:
+        n = reader.session_count()
+        scopes.append(
+            ExportScope(
+                "all",
+                f"Every session — {n} (all sources)",
+                "all",
+                n,
+                None,
+                None,
+                unavailable=None if n else "the database has no sessions",
+            )
+        )
+    return ExportPlan(scopes, directory, file_stamp(now))
+
+
+def resolve_export_path(text: str, directory: Path) -> Path:
+    """The path a person typed: ``~`` expanded, relative paths inside the export directory."""
+    path = Path(os.path.expanduser(text.strip()))
+    return path if path.is_absolute() else directory / path
+
+
+def check_destination(path: Path) -> str | None:
+    """Why ``path`` cannot receive an export, or None. Checked again by the write itself."""
+    if not path.name:
+        return "Choose a file name."
+    if path.is_dir():
+        return f"{path} is a directory; choose a file name inside it."
+    parent = path.parent
+    if not parent.exists():
+        return f"The folder {parent} does not exist."
+    if not parent.is_dir():
+        return f"{parent} is not a folder."
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return f"Cannot write to the folder {parent} (permission denied)."
+    if path.exists() and not path.is_file():
+        return f"{path} exists and is not a regular file."
+    return None
+
+
+class ExportCancelled(Exception):
+    pass
+
+
+class NothingExported(Exception):
+    pass
+
+
+def run_export(
+    reader: SessionDB,
+    scope: ExportScope,
+    fmt: str,
+    path: Path,
+    *,
+    progress: ProgressCallback | None = None,
+    cancelled: Callable[[], bool] = lambda: False,
+) -> ExportOutcome:
+    """Write the export atomically with owner-only permissions (no partial file on failure)."""
+    problem = check_destination(path)
+    if problem:
+        return ExportOutcome(False, path, error=problem)
+    count = 0
+
+    def sessions() -> Iterator[dict]:
+        nonlocal count
+        ids = list(scope.session_ids) if scope.session_ids is not None else None
+        for obj in iter_export(reader, scope.source, ids, progress):
+            if cancelled():
+                raise ExportCancelled()
+            count += 1
+            yield obj
+        if count == 0:
+            raise NothingExported()
+
+    try:
+        written = write_atomic(path, render_chunks(sessions(), fmt), mode=0o600)
+    except ExportCancelled:
+        return ExportOutcome(False, path, cancelled=True, error="Export cancelled; no file was written.")
+    except NothingExported:
+        return ExportOutcome(
+            False, path, error="Nothing to export: the sessions no longer exist. No file was written."
+        )
+    except OSError as exc:
+        return ExportOutcome(False, path, error=f"Cannot write {path}: {exc.strerror or exc}. No file was written.")
+    except Exception as exc:
+        return ExportOutcome(False, path, error=describe_write_error(exc, "No file was written."))
+    return ExportOutcome(True, path, sessions=count, bytes=written)
+
+
+def human_size(n: int) -> str:
+    """A byte count as people read it (``1.2 MB``)."""
+    return decimal(n)

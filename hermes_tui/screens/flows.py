@@ -1,0 +1,203 @@
+"""Rename, delete, undo and export as flows a screen owns: ask, confirm, write, say.
+
+A screen that mixes in :class:`SessionFlows` opens the modals itself, runs the store door in
+its own workers (so a failure takes the screen's error path) and tells the person what
+happened in one plain-text line. After a write it calls :meth:`after_write`, which the
+screen implements to re-read what it shows.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual import work
+
+from hermes_state.trash import DeleteOutcome, DeletePreview, DeletedSession, UndoReport
+
+from ..config import default_export_dir
+from ..context import AppContext
+from ..modals.delete import ConfirmDeleteModal
+from ..modals.export import ExportModal
+from ..modals.rename import RenameModal
+from ..operations import ExportOutcome, ExportPlan, human_size
+from ..textsafe import inert_line
+
+
+class SessionFlows:
+    """Mixed into a :class:`~hermes_tui.screens.base.HermesScreen` (needs ``ctx``)."""
+
+    ctx: AppContext
+
+    # -------------------------------------------------------------- hooks
+
+    def after_write(self, select: str | None = None) -> None:
+        """Re-read what the screen shows; ``select`` is the session to highlight."""
+
+    def export_filters(self) -> tuple[str | None, str | None, list[str] | None]:
+        """``(query, source, exclude_sources)`` the export's "matching" scope starts from."""
+        return None, None, None
+
+    # -------------------------------------------------------------- helpers
+
+    def say(self, text: str, *, severity: str = "information", timeout: float = 5) -> None:
+        """A notification; titles and paths in it are data, so markup is off."""
+        self.notify(inert_line(text), severity=severity, timeout=timeout, markup=False)  # type: ignore[attr-defined]
+
+    def cannot_write(self, what: str) -> bool:
+        reason = self.ctx.access.read_only_reason
+        if reason:
+            self.say(f"Cannot {what}: {reason}. Nothing was changed.", severity="error", timeout=6)
+            return True
+        return False
+
+    # -------------------------------------------------------------- rename
+
+    def start_rename(self, session_id: str) -> None:
+        if not self.cannot_write("rename"):
+            self._load_rename(session_id)
+
+    @work(thread=True, group="flow", exit_on_error=False)
+    def _load_rename(self, session_id: str) -> None:
+        summary = self.ctx.store.summary(session_id)
+        self.app.call_from_thread(self._open_rename, session_id, summary)  # type: ignore[attr-defined]
+
+    def _open_rename(self, session_id: str, summary) -> None:
+        if summary is None:
+            self.say(f"Session {session_id} no longer exists.", severity="warning", timeout=4)
+            self.after_write()
+            return
+        store = self.ctx.store
+
+        def done(result: str | None) -> None:
+            if result is None:
+                return
+            if result:
+                self.say(f"Renamed {session_id} to “{result}”.", timeout=4)
+            else:
+                self.say(f"Title cleared for {session_id}.", timeout=4)
+            self.after_write(select=session_id)
+
+        self.app.push_screen(  # type: ignore[attr-defined]
+            RenameModal(session_id, summary.title, label=summary.label,
+                        save=lambda raw: store.rename(session_id, raw)),
+            done,
+        )
+
+    # -------------------------------------------------------------- delete
+
+    def start_delete(self, session_id: str) -> None:
+        if not self.cannot_write("delete"):
+            self._load_delete(session_id)
+
+    @work(thread=True, group="flow", exit_on_error=False)
+    def _load_delete(self, session_id: str) -> None:
+        ctx = self.ctx
+        preview = ctx.store.delete_preview(session_id, now=ctx.clock(), live_window_s=ctx.config.live_window_s)
+        if preview is not None:
+            preview.lane = ctx.lanes.lane_for(session_id)
+        self.app.call_from_thread(self._open_delete, session_id, preview)  # type: ignore[attr-defined]
+
+    def _open_delete(self, session_id: str, preview: DeletePreview | None) -> None:
+        if preview is None:
+            self.say(f"Session {session_id} no longer exists.", severity="warning", timeout=4)
+            self.after_write()
+            return
+
+        def done(confirmed: bool | None) -> None:
+            if confirmed:
+                self._delete(preview)
+
+        self.app.push_screen(ConfirmDeleteModal(preview, clock=self.ctx.clock), done)  # type: ignore[attr-defined]
+
+    @work(thread=True, group="flow", exit_on_error=False)
+    def _delete(self, preview: DeletePreview) -> None:
+        outcome = self.ctx.store.delete(preview.session_id, sessions_dir=self.ctx.sessions_dir)
+        self.app.call_from_thread(self._deleted, preview, outcome)  # type: ignore[attr-defined]
+
+    def _deleted(self, preview: DeletePreview, outcome: DeleteOutcome) -> None:
+        if not outcome.ok or outcome.deleted is None:
+            self.say(f"Delete failed: {outcome.error}", severity="error", timeout=8)
+            self.after_write()
+            return
+        deleted = outcome.deleted
+        self.ctx.undo.push(deleted)
+        n = len(deleted.message_rows)
+        text = f"Deleted “{preview.label}” ({n} message{'s' if n != 1 else ''}"
+        if deleted.child_ids:
+            k = len(deleted.child_ids)
+            text += f"; {k} child session{'s' if k != 1 else ''} orphaned"
+        text += "). Press u to undo."
+        if deleted.unsaved_files:
+            text += f" {len(deleted.unsaved_files)} large file(s) cannot be brought back by undo."
+        self.say(text, timeout=6)
+        self.after_write()
+
+    # -------------------------------------------------------------- undo
+
+    def start_undo(self) -> None:
+        if not self.ctx.undo:
+            self.say("Nothing to undo.", timeout=3)
+            return
+        if self.cannot_write("undo"):
+            return
+        snapshot = self.ctx.undo.pop()
+        if snapshot is not None:
+            self._undo(snapshot)
+
+    @work(thread=True, group="flow", exit_on_error=False)
+    def _undo(self, snapshot: DeletedSession) -> None:
+        try:
+            report = self.ctx.store.undo(snapshot)
+        except BaseException:
+            # Nothing was restored: keep the snapshot so u can try again.
+            self.app.call_from_thread(self.ctx.undo.push, snapshot)  # type: ignore[attr-defined]
+            raise
+        self.app.call_from_thread(self._undone, snapshot, report)  # type: ignore[attr-defined]
+
+    def _undone(self, snapshot: DeletedSession, report: UndoReport) -> None:
+        if not report.restored:
+            if report.retryable:
+                self.ctx.undo.push(snapshot)  # nothing changed: u can try again
+            self.say(f"Undo failed: {report.summary()}", severity="error", timeout=8)
+            return
+        self.say(
+            report.summary(),
+            severity="information" if report.exact else "warning",
+            timeout=6 if report.exact else 12,
+        )
+        self.after_write(select=snapshot.session_id)
+
+    # -------------------------------------------------------------- export
+
+    def start_export(self, session_id: str | None) -> None:
+        try:
+            directory = default_export_dir(self.ctx.config)
+        except Exception:
+            directory = Path.home()
+        self._plan_export(session_id, directory)
+
+    @work(thread=True, group="flow", exit_on_error=False)
+    def _plan_export(self, session_id: str | None, directory: Path) -> None:
+        query, source, exclude = self.export_filters()
+        plan = self.ctx.store.plan_export(
+            session_id, query=query, source=source, exclude_sources=exclude,
+            directory=directory, now=self.ctx.clock(),
+        )
+        self.app.call_from_thread(self._open_export, plan)  # type: ignore[attr-defined]
+
+    def _open_export(self, plan: ExportPlan) -> None:
+        store = self.ctx.store
+
+        def runner(scope, fmt, path, progress, cancelled) -> ExportOutcome:
+            return store.run_export(scope, fmt, path, progress=progress, cancelled=cancelled)
+
+        def done(outcome: ExportOutcome | None) -> None:
+            if outcome is None or not outcome.ok:
+                return
+            n = outcome.sessions
+            self.say(
+                f"Exported {n} session{'s' if n != 1 else ''} ({human_size(outcome.bytes)}) to {outcome.path}",
+                timeout=8,
+            )
+
+        self.app.push_screen(ExportModal(plan, runner=runner), done)  # type: ignore[attr-defined]

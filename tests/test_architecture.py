@@ -1,0 +1,213 @@
+"""The walls of DESIGN.md "one door to the store", checked on the source so they stay up.
+
+* no import cycle inside ``hermes_state`` or ``hermes_tui`` (function-level imports count;
+  imports under ``if TYPE_CHECKING:`` do not);
+* no module of ``hermes_tui`` uses a private name of ``hermes_state`` (an imported ``_name``,
+  or ``._name`` called on a store object);
+* no screen, modal or widget calls a method defined on the app class (screens own their flows);
+* the app does not reach into screens (no walking ``screen_stack``).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(ROOT).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _modules(package: str) -> dict[str, Path]:
+    return {_module_name(p): p for p in sorted((ROOT / package).rglob("*.py"))}
+
+
+def _is_type_checking(node: ast.AST) -> bool:
+    test = getattr(node, "test", None)
+    return isinstance(node, ast.If) and (
+        (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING")
+        or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+    )
+
+
+def _imports(tree: ast.AST):
+    """Every import node, skipping the bodies of ``if TYPE_CHECKING:``."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if _is_type_checking(node):
+            stack.extend(node.orelse)  # type: ignore[attr-defined]
+            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield node
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def _resolve(module: str, is_package: bool, node: ast.ImportFrom) -> str:
+    if node.level == 0:
+        return node.module or ""
+    base = module.split(".")
+    if not is_package:
+        base = base[:-1]
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def import_graph(package: str) -> dict[str, set[str]]:
+    modules = _modules(package)
+    graph: dict[str, set[str]] = {name: set() for name in modules}
+    for name, path in modules.items():
+        is_package = path.name == "__init__.py"
+        for node in _imports(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            else:
+                target = _resolve(name, is_package, node)
+                # ``from . import x`` imports the submodule x, not the package's body.
+                targets = [
+                    f"{target}.{alias.name}" if f"{target}.{alias.name}" in modules else target
+                    for alias in node.names
+                ]
+            for target in targets:
+                while target and target not in modules:
+                    target = target.rpartition(".")[0]
+                if target and target != name:
+                    graph[name].add(target)
+    return graph
+
+
+def find_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+    counter = [0]
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = counter[0]
+        counter[0] += 1
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in graph[node]:
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                item = stack.pop()
+                on_stack.discard(item)
+                component.append(item)
+                if item == node:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return cycles
+
+
+@pytest.mark.parametrize("package", ["hermes_state", "hermes_tui"])
+def test_walls_no_import_cycle(package):
+    assert find_cycles(import_graph(package)) == []
+
+
+def test_walls_cycle_finder_finds_a_cycle():
+    assert find_cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def _state_private_names() -> set[str]:
+    """Private names defined anywhere in hermes_state (module level and on classes)."""
+    names: set[str] = set()
+    for path in _modules("hermes_state").values():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = node.name
+            elif isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if isinstance(target, ast.Name) and target.id.startswith("_"):
+                        names.add(target.id)
+                    elif isinstance(target, ast.Attribute) and target.attr.startswith("_"):
+                        names.add(target.attr)
+                continue
+            else:
+                continue
+            if name.startswith("_") and not name.startswith("__"):
+                names.add(name)
+    return names
+
+
+def test_walls_ui_uses_no_private_name_of_the_store():
+    private = _state_private_names()
+    assert "_execute_write" in private and "_fetchall" in private  # the check sees them
+    offenders = []
+    for name, path in _modules("hermes_tui").items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("hermes_state"):
+                for alias in node.names:
+                    if alias.name.startswith("_"):
+                        offenders.append(f"{name}:{node.lineno} imports {alias.name}")
+            elif isinstance(node, ast.Attribute) and node.attr in private:
+                # self._x is the module's own state; anything else names the store's.
+                if not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
+                    offenders.append(f"{name}:{node.lineno} uses .{node.attr}")
+    assert offenders == []
+
+
+def _app_methods() -> set[str]:
+    tree = ast.parse((ROOT / "hermes_tui" / "app.py").read_text(encoding="utf-8"))
+    methods: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and node.name == "HermesApp":
+            methods |= {
+                item.name for item in node.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
+            }
+    return methods - {"__init__"}
+
+
+def test_walls_screens_never_call_the_apps_own_methods():
+    methods = _app_methods()
+    assert "report_error" in methods
+    offenders = []
+    for name, path in _modules("hermes_tui").items():
+        if name.split(".")[1:2] not in (["screens"], ["modals"], ["widgets"]):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr in methods
+                and isinstance(node.value, ast.Attribute)
+                and node.value.attr == "app"
+            ):
+                offenders.append(f"{name}:{node.lineno} self.app.{node.attr}")
+    assert offenders == []
+
+
+def test_walls_app_does_not_reach_into_screens():
+    source = (ROOT / "hermes_tui" / "app.py").read_text(encoding="utf-8")
+    assert "screen_stack" not in source
+    tree = ast.parse(source)
+    private_calls = [
+        node.attr
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+        and node.attr.startswith("_")
+        and isinstance(node.value, ast.Attribute)
+        and node.value.attr == "screen"
+    ]
+    assert private_calls == []
