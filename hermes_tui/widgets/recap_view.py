@@ -1,8 +1,8 @@
 """Widgets of the resume recap: the session header and the "Previous Conversation" card.
 
-The card is ``hermes_state.recap.render_recap_panel`` (SPEC RC-8) — the same renderer the CLI
-uses — so glyphs, indents, dimming and the "... N earlier messages ..." line are exactly the
-spec's. Its colours are the RC-8 defaults on dark themes; on light themes (where cornsilk text
+The card is ``hermes_tui.render.recap.render_recap_panel`` (SPEC RC-8) over the recap data of
+``hermes_state.recap``, so glyphs, indents, dimming and the "... N earlier messages ..." line
+are exactly the spec's. Its colours are the RC-8 defaults on dark themes; on light themes (where cornsilk text
 would be unreadable) they are mapped to the Textual theme's colours, as RC-8 allows.
 """
 
@@ -18,10 +18,11 @@ from rich.text import Text
 from textual.widgets import Static
 
 from hermes_state.models import SessionSummary
-from hermes_state.recap import Recap, RecapTheme, render_recap_panel
+from hermes_state.recap import Recap
 from hermes_state.timefmt import relative_time
 from hermes_state.timefmt import stamp_and_relative as _when
 
+from ..render.recap import RecapTheme, render_recap_panel
 from ..textsafe import inert_line
 
 
