@@ -22,6 +22,7 @@ from hermes_state.recap import Recap
 from hermes_state.timefmt import relative_time
 from hermes_state.timefmt import stamp_and_relative as _when
 
+from ..render.lanes import lane_rows
 from ..render.recap import RecapTheme, render_recap_panel
 from ..textsafe import inert_line
 
@@ -111,11 +112,8 @@ class SessionHeader(Static):
         grid.add_column(style="dim", no_wrap=True)
         grid.add_column(overflow="fold")
         grid.add_row("gateway lane", Text(inert_line(getattr(lane, "session_key", "")), style="bold"))
-        for label, attr in (("from", "description"), ("sharing", "sharing_text"),
-                            ("flags", "flags_text"), ("reset", "next_reset_sentence")):
-            value = getattr(lane, attr, None)
-            if value:
-                grid.add_row(label, Text(inert_line(str(value))))
+        for label, value in lane_rows(lane):
+            grid.add_row(label, Text(inert_line(value)))
         return grid
 
 
