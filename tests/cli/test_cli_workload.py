@@ -124,3 +124,10 @@ def test_generate_rejects_bad_size(capsys):
         generate_main(["--size", "lots"])
     assert exc.value.code == 2
     assert "not a size" in capsys.readouterr().err
+
+
+def test_generate_progress_line_ends_with_a_newline(tmp_path, capsys):
+    # The bar is the CLI's (rich.progress on stderr); whatever follows must start a new line.
+    assert generate_main(["--size", "50", "--home", str(tmp_path)]) == 0
+    err = capsys.readouterr().err
+    assert "50/50" in err and err.endswith("\n")
