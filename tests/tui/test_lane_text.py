@@ -115,7 +115,8 @@ def test_gw13_overdue_resets_on_next_message():
     assert format_next_reset(reset_outlook(e, IDLE, NOW))[0] == "resets in <1m (idle)"
     # at the daily boundary itself it is due
     e = entry(datetime(2025, 3, 5, 3, 0))
-    assert format_next_reset(reset_outlook(e, DAILY, datetime(2025, 3, 5, 4, 0)))[0] == "resets on next message (daily)"
+    outlook = reset_outlook(e, DAILY, datetime(2025, 3, 5, 4, 0))
+    assert format_next_reset(outlook)[0] == "resets on next message (daily)"
 
 
 def test_gw13_never_suspended_and_resume_pending_texts():
