@@ -3,7 +3,7 @@
 ``python -m bench.reliability`` (or ``python bench/reliability.py``) runs the long version and
 prints a summary table:
 
-* **contention** -- ``--writers`` simulator writer processes (``hermes_state.simulate``, each
+* **contention** -- ``--writers`` simulator writer processes (``hermes_workload.simulate``, each
   its own OS process, writing as fast as they can) for ``--seconds``, while a headless
   browser (the real app under Textual's Pilot, real worker threads, live refresh on) renames,
   deletes and exports from its keys and modals. Afterwards every message each writer logged
@@ -50,7 +50,7 @@ if not __package__:  # ``python bench/reliability.py``: make the source tree imp
 
 from hermes_state import SessionDB  # noqa: E402
 from hermes_state.schema import FTS_TABLES, FTS_TEXT_EXPR  # noqa: E402
-from hermes_state.simulate import read_log, verify_simulation  # noqa: E402
+from hermes_workload.simulate import read_log, verify_simulation  # noqa: E402
 
 # ---------------------------------------------------------------------------------------
 # Writer processes
@@ -70,7 +70,7 @@ args = json.loads(sys.argv[1])
 stop = threading.Event()
 signal.signal(signal.SIGTERM, lambda *_: stop.set())
 
-import hermes_state.simulate as simulate
+import hermes_workload.simulate as simulate
 
 trace_path = args.pop("trace", None)
 if trace_path:

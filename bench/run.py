@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_state import SessionDB
-from hermes_state.corpus import (
+from hermes_workload.corpus import (
     ABSENT_CJK_TERMS,
     GENERATOR_VERSION,
     NO_MATCH_WORDS,
@@ -296,7 +296,8 @@ def _git_state() -> dict[str, Any] | None:
             ["git", "rev-parse", "--short", "HEAD"], cwd=BENCH_DIR, capture_output=True, text=True, timeout=5
         ).stdout.strip()
         dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no", "--", "hermes_state"],
+            # hermes_workload too: the corpus generator shapes every figure.
+            ["git", "status", "--porcelain", "--untracked-files=no", "--", "hermes_state", "hermes_workload"],
             cwd=BENCH_DIR.parent, capture_output=True, text=True, timeout=5,
         ).stdout.strip()
     except (OSError, subprocess.SubprocessError):

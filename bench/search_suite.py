@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hermes_state.corpus import ABSENT_CJK_TERMS, NO_MATCH_WORDS
+from hermes_workload.corpus import ABSENT_CJK_TERMS, NO_MATCH_WORDS
 
 from .registry import Case, Context, Missing, register
 

@@ -11,15 +11,17 @@ incarnation, plus per-lane flags and token totals, lives in ``<home>/sessions/se
 This module reproduces that model so that:
 
 * the browser can show lanes read-only (``load_sessions_index``, ``SessionsIndexWatcher``,
-  ``describe_lane``) — which chat owns a session, its flags, and when it will reset;
+  ``describe_lane``) — which chat owns a session, its flags, and when it will reset — as
+  facts; the sentences a person reads are built in the UI (``hermes_tui.render.lanes``);
 * the simulator and tests can act as a gateway (``GatewaySessionStore``) and produce files
   upstream Hermes reads back.
 
 Design notes
 ------------
 * Pure functions for everything that decides something (``build_session_key``,
-  ``evaluate_reset``, ``next_reset``, ``describe_lane``). Time is always an argument or an
-  injected clock, never ``datetime.now()`` inside a decision, so tests use fixed datetimes.
+  ``evaluate_reset``, ``next_reset``, ``reset_outlook``, ``describe_lane``). Time is always
+  an argument or an injected clock, never ``datetime.now()`` inside a decision, so tests use
+  fixed datetimes.
 * Datetimes are *naive local time*, as upstream writes them (``datetime.now().isoformat()``).
   Readers accept aware strings too and convert them to naive local so comparisons never mix
   naive and aware values.
@@ -62,7 +64,8 @@ __all__ = [
     "SESSIONS_INDEX_FILENAME",
     "SESSION_RESET_END_REASON",
     "RESUME_REASONS",
-    "BACKGROUND_WORK_CAVEAT",
+    "LANE_FLAG_FIELDS",
+    "ResetOutlook",
     "build_session_key",
     "canonical_whatsapp_identifier",
     "is_shared_multi_user_session",
@@ -77,9 +80,7 @@ __all__ = [
     "generate_session_id",
     "is_gateway_session_id",
     "describe_lane",
-    "lane_flags",
-    "format_next_reset",
-    "format_duration",
+    "reset_outlook",
 ]
 
 SESSIONS_INDEX_FILENAME = "sessions.json"
@@ -87,9 +88,6 @@ SESSIONS_INDEX_FILENAME = "sessions.json"
 SESSION_RESET_END_REASON = "session_reset"
 #: Reasons upstream uses for ``resume_pending`` (GW-4); other strings are still accepted.
 RESUME_REASONS = ("restart_timeout", "shutdown_timeout", "restart_interrupted")
-#: GW-9 step 1: a lane with running background processes never resets, and a reader of
-#: ``sessions.json`` cannot see processes — so every predicted reset carries this caveat.
-BACKGROUND_WORK_CAVEAT = "unless background work is running"
 
 _SESSION_ID_RE = re.compile(r"^\d{8}_\d{6}_[0-9a-f]{8}$")
 
@@ -1198,81 +1196,56 @@ class GatewaySessionStore:
 
 
 # ---------------------------------------------------------------------------------------
-# Display helpers (GW-13)
+# Lane facts (GW-11, GW-13) — the wording is the UI's (hermes_tui.render.lanes)
 # ---------------------------------------------------------------------------------------
 
+#: The flags of a lane (GW-4), most consequential first: the order a lane view lists them.
+LANE_FLAG_FIELDS = ("suspended", "resume_pending", "was_auto_reset", "is_fresh_reset", "expiry_finalized")
 
-def format_duration(delta: timedelta) -> str:
-    """Compact, floor-rounded duration: ``<1m``, ``45m``, ``2h 30m``, ``7h``, ``1d 4h``, ``5d``.
 
-    Floors so a prediction never claims more time than is left. Minutes are shown only
-    for short spans, where they matter.
+class ResetOutlook(BaseModel):
+    """What :func:`next_reset` predicts for a lane, seen at one moment (GW-11), as facts.
+
+    ``reason`` is ``idle`` / ``daily`` (a policy deadline at ``at``), ``suspended`` (a new
+    session id on next access), ``resume_pending`` (next access keeps the id) or ``None``
+    (policy ``none``: never).
     """
-    total_minutes = int(max(delta.total_seconds(), 0) // 60)
-    if total_minutes < 1:
-        return "<1m"
-    if total_minutes < 60:
-        return f"{total_minutes}m"
-    hours, minutes = divmod(total_minutes, 60)
-    if hours < 24:
-        if hours < 6 and minutes:
-            return f"{hours}h {minutes}m"
-        return f"{hours}h"
-    days, hours = divmod(hours, 24)
-    if days < 3 and hours:
-        return f"{days}d {hours}h"
-    return f"{days}d"
+
+    model_config = ConfigDict(frozen=True)
+
+    at: Optional[datetime] = None
+    reason: Optional[str] = None
+    #: The deadline has passed: the gateway resets lazily, on the lane's next message (GW-11).
+    due: bool = False
+    #: Time left until ``at``; ``None`` without a deadline or once it is due.
+    remaining: Optional[timedelta] = None
+    #: A policy reset is predicted, and GW-9 step 1 skips it while background processes run —
+    #: which a reader of ``sessions.json`` cannot see.
+    background_work_can_defer: bool = False
 
 
-def lane_flags(entry: SessionEntry) -> list[str]:
-    """Short human labels for the flags that are set, most consequential first."""
-    flags: list[str] = []
-    if entry.suspended:
-        flags.append("suspended")
-    if entry.resume_pending:
-        flags.append(
-            f"resume pending ({entry.resume_reason})" if entry.resume_reason else "resume pending"
-        )
-    if entry.was_auto_reset:
-        detail = [entry.auto_reset_reason] if entry.auto_reset_reason else []
-        if entry.reset_had_activity:
-            detail.append("had activity")
-        flags.append(f"auto-reset ({', '.join(detail)})" if detail else "auto-reset")
-    if entry.is_fresh_reset:
-        flags.append("fresh reset")
-    if entry.expiry_finalized:
-        flags.append("expiry finalized")
-    return flags
-
-
-def format_next_reset(
-    entry: SessionEntry, policy: SessionResetPolicy, now: datetime
-) -> tuple[str, Optional[str]]:
-    """``(text, caveat)`` such as ``("resets in 3h (idle)", BACKGROUND_WORK_CAVEAT)``.
-
-    A deadline already passed reads "resets on next message": the gateway resets lazily,
-    when the lane is next touched (GW-11). The caveat is set whenever a policy reset is
-    predicted, because the index cannot show background processes (GW-9 step 1).
-    """
+def reset_outlook(entry: SessionEntry, policy: SessionResetPolicy, now: datetime) -> ResetOutlook:
+    """:func:`next_reset` of ``entry`` under ``policy``, as seen at ``now`` (naive local)."""
     moment, reason = next_reset(entry, policy)
-    if reason == "suspended":
-        return "new session on next message (suspended)", None
-    if reason == "resume_pending":
-        return "keeps its session on next message (resume pending)", None
     if moment is None:
-        return "never resets", None
+        return ResetOutlook(reason=reason)
     # GW-9: idle fires only strictly after the deadline; daily at the boundary itself.
     due = now > moment if reason == "idle" else now >= moment
-    if due:
-        return f"resets on next message ({reason})", BACKGROUND_WORK_CAVEAT
-    return f"resets in {format_duration(moment - now)} ({reason})", BACKGROUND_WORK_CAVEAT
+    return ResetOutlook(
+        at=moment,
+        reason=reason,
+        due=due,
+        remaining=None if due else moment - now,
+        background_work_can_defer=True,
+    )
 
 
 class LaneInfo(BaseModel):
     """Everything the lane view shows for one ``sessions.json`` entry (GW-13), as data.
 
-    Built by :func:`describe_lane`; the UI renders it and links ``session_id`` to the
-    state.db row itself (title, message count), which this module does not query.
+    Built by :func:`describe_lane`; the UI words it (``hermes_tui.render.lanes``) and links
+    ``session_id`` to the state.db row itself (title, message count), which this module does
+    not query. The flag fields carry the same names as :class:`SessionEntry`'s.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -1281,20 +1254,27 @@ class LaneInfo(BaseModel):
     session_id: str
     platform: Optional[str]
     chat_type: str
-    description: str
+    #: Where the lane's messages come from (its GW-2 ``description`` included), when recorded.
+    origin: Optional[SessionSource]
     display_name: Optional[str]
     created_at: datetime
     updated_at: datetime
+    #: Names of the flags that are set, in :data:`LANE_FLAG_FIELDS` order.
     flags: tuple[str, ...]
-    flags_text: str
+    suspended: bool
+    resume_pending: bool
     resume_reason: Optional[str]
     last_resume_marked_at: Optional[datetime]
+    was_auto_reset: bool
+    auto_reset_reason: Optional[str]
+    reset_had_activity: bool
+    is_fresh_reset: bool
+    expiry_finalized: bool
+    #: A direct-message lane (private by nature).
+    is_dm: bool
+    #: GW-6 with the configured flags; ``None`` when it cannot be known (no ``origin``).
     shared: Optional[bool]
-    sharing_text: str
-    next_reset_at: Optional[datetime]
-    next_reset_reason: Optional[str]
-    next_reset_text: str
-    next_reset_caveat: Optional[str]
+    next_reset: ResetOutlook
     input_tokens: int
     output_tokens: int
     total_tokens: int
@@ -1302,17 +1282,18 @@ class LaneInfo(BaseModel):
     cost_status: str
 
     @property
-    def next_reset_sentence(self) -> str:
-        """``resets in 3h (idle) unless background work is running``."""
-        if self.next_reset_caveat:
-            return f"{self.next_reset_text} {self.next_reset_caveat}"
-        return self.next_reset_text
+    def next_reset_at(self) -> Optional[datetime]:
+        return self.next_reset.at
+
+    @property
+    def next_reset_reason(self) -> Optional[str]:
+        return self.next_reset.reason
 
 
 def describe_lane(
     entry: SessionEntry, config: Optional[GatewayConfig], now: datetime
 ) -> LaneInfo:
-    """Summarise one lane for display, using the configured policy and isolation flags.
+    """The facts of one lane for display, using the configured policy and isolation flags.
 
     Sharing follows GW-6 with the configured flags; without an ``origin`` a non-DM lane's
     thread status is unknown, so ``shared`` is ``None`` rather than a guess.
@@ -1320,47 +1301,39 @@ def describe_lane(
     config = config or GatewayConfig()
     platform = entry.platform or (entry.origin.platform if entry.origin else None)
     policy = config.get_reset_policy(platform, entry.chat_type)
-    text, caveat = format_next_reset(entry, policy, now)
-    moment, reason = next_reset(entry, policy)
 
     if entry.origin is not None:
-        description = entry.origin.description
         shared: Optional[bool] = is_shared_multi_user_session(
             entry.origin,
             group_sessions_per_user=config.group_sessions_per_user,
             thread_sessions_per_user=config.thread_sessions_per_user,
         )
     else:
-        description = entry.display_name or entry.session_key
         shared = False if entry.chat_type == "dm" else None
     is_dm = (entry.origin.chat_type if entry.origin else entry.chat_type) == "dm"
-    if is_dm:
-        sharing_text = "private (DM)"
-    elif shared is None:
-        sharing_text = "unknown"
-    else:
-        sharing_text = "shared" if shared else "per-user"
 
-    flags = tuple(lane_flags(entry))
     return LaneInfo(
         session_key=entry.session_key,
         session_id=entry.session_id,
         platform=platform.value if platform is not None else None,
         chat_type=entry.chat_type,
-        description=description,
+        origin=entry.origin,
         display_name=entry.display_name,
         created_at=entry.created_at,
         updated_at=entry.updated_at,
-        flags=flags,
-        flags_text=", ".join(flags),
+        flags=tuple(name for name in LANE_FLAG_FIELDS if getattr(entry, name)),
+        suspended=entry.suspended,
+        resume_pending=entry.resume_pending,
         resume_reason=entry.resume_reason,
         last_resume_marked_at=entry.last_resume_marked_at,
+        was_auto_reset=entry.was_auto_reset,
+        auto_reset_reason=entry.auto_reset_reason,
+        reset_had_activity=entry.reset_had_activity,
+        is_fresh_reset=entry.is_fresh_reset,
+        expiry_finalized=entry.expiry_finalized,
+        is_dm=is_dm,
         shared=shared,
-        sharing_text=sharing_text,
-        next_reset_at=moment,
-        next_reset_reason=reason,
-        next_reset_text=text,
-        next_reset_caveat=caveat,
+        next_reset=reset_outlook(entry, policy, now),
         input_tokens=entry.input_tokens,
         output_tokens=entry.output_tokens,
         total_tokens=entry.total_tokens,

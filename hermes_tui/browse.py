@@ -174,7 +174,7 @@ class Demo:
         self.writer: subprocess.Popen | None = None
 
     def build(self) -> None:
-        from hermes_state.corpus import generate_demo
+        from hermes_workload.corpus import generate_demo
 
         _err(f"Building demo data in {self.home} …")
         generate_demo(self.db_path)
@@ -182,8 +182,8 @@ class Demo:
     def start_writer(self) -> None:
         """Keep appending like a gateway would, so live refresh is visible."""
         self.writer = subprocess.Popen(
-            [sys.executable, "-m", "hermes_state.simulate", "--home", str(self.home),
-             "--writers", "1", "--rate", "0.5", "--seed", "7"],
+            [sys.executable, "-m", "hermes_tui.cli", "sessions", "simulate",
+             "--home", str(self.home), "--writers", "1", "--rate", "0.5", "--seed", "7"],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

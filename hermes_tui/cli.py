@@ -515,7 +515,7 @@ def _add_simulate(sub) -> None:
 
 
 def _cmd_simulate(args: argparse.Namespace) -> int:
-    from hermes_state.simulate import main as simulate_main
+    from .cli_workload import simulate_main
 
     return _run_sub(simulate_main, args.args, "hermes sessions simulate")
 
@@ -532,7 +532,7 @@ def _add_generate(sub) -> None:
 
 
 def _cmd_generate(args: argparse.Namespace) -> int:
-    from hermes_state.simulate import generate_main
+    from .cli_workload import generate_main
 
     return _run_sub(generate_main, args.args, "hermes sessions generate")
 

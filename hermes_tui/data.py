@@ -17,14 +17,14 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Optional, TypeVar
 
 from hermes_state import SessionDB
 from hermes_state import listing, trash
 from hermes_state.connection import READ_WAIT_TEXT, WRITE_WAIT_TEXT, retry_read, write_problem
 from hermes_state.errors import DatabaseError, is_interrupted
 from hermes_state.models import LineageNode, Message, SearchHit, SessionSummary
-from hermes_state.recap import RecapConfig, build_recap
+from hermes_state.recap import Recap, RecapConfig, build_recap
 from hermes_state.retrieval import group_hits_by_conversation, lineage_roots
 
 from . import operations
@@ -67,15 +67,19 @@ class SearchView:
 
 @dataclass
 class RecapData:
-    """Everything the recap screen shows."""
+    """Everything the recap screen shows, read in one worker pass."""
 
     requested_id: str
+    #: The session the recap describes and Enter resumes (LI-8 applied to ``requested_id``).
     target_id: str
-    summary: SessionSummary | None
-    recap: Any = None
+    summary: Optional[SessionSummary]
+    recap: Optional[Recap] = None
+    #: 1-based position of the target in its lineage chain, and the chain's length.
     position: int = 1
     chain_length: int = 1
-    tip_id: str | None = None
+    #: The live tip of the target's compression chain, when it is another session.
+    tip_id: Optional[str] = None
+    #: Ids of the chain (root first), for the header.
     chain: list[str] = field(default_factory=list)
     lane: Any = None
 

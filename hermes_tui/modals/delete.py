@@ -17,6 +17,8 @@ from textual.widgets import Button, Static
 from hermes_state.timefmt import relative_time
 
 from hermes_state.trash import DeletePreview, RelatedSession
+
+from ..render.lanes import lane_text
 from ..textsafe import inert_line
 
 #: Children listed by name; the rest are counted.
@@ -134,7 +136,7 @@ class ConfirmDeleteModal(ModalScreen[bool]):
             if text:
                 text.append("\n")
             text.append("⚠ A gateway chat lane points at this session", style="bold")
-            where = getattr(p.lane, "description", None) or getattr(p.lane, "platform", None)
+            where = lane_text(p.lane).description or p.lane.platform
             if where:
                 text.append(f" ({inert_line(str(where))})")
             text.append("; sessions.json is left as it is.")

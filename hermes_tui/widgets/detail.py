@@ -14,6 +14,7 @@ from hermes_state.models import SessionSummary
 from hermes_state.timefmt import relative_time
 from hermes_state.timefmt import stamp_and_relative as _when
 
+from ..render.lanes import lane_rows
 from ..textsafe import inert_line
 
 
@@ -98,9 +99,6 @@ class DetailPane(Widget):
         grid.add_column(overflow="fold")
         grid.add_row("lane", Text(inert_line(getattr(lane, "session_key", ""))))
         grid.add_row("current", Text("yes (the lane's live session)"))
-        for label, attr in (("from", "description"), ("sharing", "sharing_text"),
-                            ("flags", "flags_text"), ("reset", "next_reset_sentence")):
-            value = getattr(lane, attr, None)
-            if value:
-                grid.add_row(label, Text(inert_line(str(value))))
+        for label, value in lane_rows(lane):
+            grid.add_row(label, Text(inert_line(value)))
         return Group(Text("Gateway lane", style="bold"), grid)

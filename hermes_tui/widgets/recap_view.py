@@ -1,16 +1,15 @@
 """Widgets of the resume recap: the session header and the "Previous Conversation" card.
 
-The card is ``hermes_state.recap.render_recap_panel`` (SPEC RC-8) — the same renderer the CLI
-uses — so glyphs, indents, dimming and the "... N earlier messages ..." line are exactly the
-spec's. Its colours are the RC-8 defaults on dark themes; on light themes (where cornsilk text
+The card is ``hermes_tui.render.recap.render_recap_panel`` (SPEC RC-8) over the recap data of
+``hermes_state.recap``, so glyphs, indents, dimming and the "... N earlier messages ..." line
+are exactly the spec's. Its colours are the RC-8 defaults on dark themes; on light themes (where cornsilk text
 would be unreadable) they are mapped to the Textual theme's colours, as RC-8 allows.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Callable, Optional
+from typing import Callable
 
 from rich.console import Group, RenderableType
 from rich.table import Table
@@ -18,32 +17,13 @@ from rich.text import Text
 from textual.widgets import Static
 
 from hermes_state.models import SessionSummary
-from hermes_state.recap import Recap, RecapTheme, render_recap_panel
 from hermes_state.timefmt import relative_time
 from hermes_state.timefmt import stamp_and_relative as _when
 
+from ..data import RecapData
+from ..render.lanes import lane_rows
+from ..render.recap import RecapTheme, render_recap_panel
 from ..textsafe import inert_line
-
-
-@dataclass
-class RecapData:
-    """Everything the recap screen shows, read in one worker pass."""
-
-    requested_id: str
-    #: The session the recap describes and Enter resumes (LI-8 applied to ``requested_id``).
-    target_id: str
-    summary: Optional[SessionSummary]
-    recap: Optional[Recap] = None
-    #: 1-based position of the target in its lineage chain, and the chain's length.
-    position: int = 1
-    chain_length: int = 1
-    #: The live tip of the target's compression chain, when it is another session.
-    tip_id: Optional[str] = None
-    #: Ids of the chain (root first), for the header.
-    chain: list[str] = field(default_factory=list)
-    lane: Any = None
-
-
 
 
 class SessionHeader(Static):
@@ -110,11 +90,8 @@ class SessionHeader(Static):
         grid.add_column(style="dim", no_wrap=True)
         grid.add_column(overflow="fold")
         grid.add_row("gateway lane", Text(inert_line(getattr(lane, "session_key", "")), style="bold"))
-        for label, attr in (("from", "description"), ("sharing", "sharing_text"),
-                            ("flags", "flags_text"), ("reset", "next_reset_sentence")):
-            value = getattr(lane, attr, None)
-            if value:
-                grid.add_row(label, Text(inert_line(str(value))))
+        for label, value in lane_rows(lane):
+            grid.add_row(label, Text(inert_line(value)))
         return grid
 
 

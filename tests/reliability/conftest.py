@@ -36,7 +36,7 @@ def home(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def sim_store(tmp_path: Path) -> Path:
-    from hermes_state.simulate import run_writer
+    from hermes_workload.simulate import run_writer
 
     sim_home = tmp_path / "sim"
     report = run_writer(sim_home, seed=5, rate=0.0, max_events=300)

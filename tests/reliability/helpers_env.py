@@ -452,7 +452,7 @@ def _file_lock(path: Path) -> Iterator[None]:
 
 def build_shared_corpus(root: Path, messages: int = CORPUS_MESSAGES, seed: int = 0) -> Path:
     """The corpus under ``root``, built by the first caller; concurrent callers wait for it."""
-    from hermes_state.corpus import generate_corpus
+    from hermes_workload.corpus import generate_corpus
 
     target = root / f"reliability-corpus-{messages}-seed{seed}.db"
     with _file_lock(root / (target.name + ".lock")):

@@ -270,8 +270,9 @@ async def test_hostile_click_markup_in_content_does_nothing(hostile_db: Path) ->
 
 
 def test_hostile_recap_text_has_no_control_or_bidi_code_point() -> None:
-    """The recap renderer itself (hermes_state.recap) makes every dangerous code point inert."""
-    from hermes_state.recap import RecapConfig, build_recap, render_recap_text
+    """The recap renderer itself (hermes_tui.render.recap) makes every dangerous code point inert."""
+    from hermes_state.recap import RecapConfig, build_recap
+    from hermes_tui.render.recap import render_recap_text
 
     names = sorted(HOSTILE_TEXTS)
     seen = ""

@@ -8,7 +8,7 @@ deterministic list, then driven by hypothesis.
 Three entry points: ``SessionDB.search_messages`` (upstream's API), ``SessionDB.search``
 (the UI's, with and without search-as-you-type) and the browser's ``BrowserData.search``
 (search, grouping by conversation, title/id matches — what a keystroke in the search field
-runs). The corpus is the bench corpus (``hermes_state.corpus.generate_corpus``, seed 0),
+runs). The corpus is the bench corpus (``hermes_workload.corpus.generate_corpus``, seed 0),
 100,000 messages, built once per test run (see ``helpers_env.bench_corpus``).
 
 Timing: one reader connection, warm (a first query is run before timing). A query over the

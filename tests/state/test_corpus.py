@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from hermes_state import SessionDB
-from hermes_state import corpus as C
+from hermes_workload import corpus as C
 from hermes_state.lineage import EdgeKind, classify_edge
 from hermes_state.titles import split_number_suffix
 

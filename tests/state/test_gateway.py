@@ -18,7 +18,6 @@ from hypothesis import strategies as st
 
 from hermes_state import gateway as gw
 from hermes_state.gateway import (
-    BACKGROUND_WORK_CAVEAT,
     GatewayConfig,
     GatewaySessionStore,
     Platform,
@@ -30,16 +29,14 @@ from hermes_state.gateway import (
     canonical_whatsapp_identifier,
     describe_lane,
     evaluate_reset,
-    format_duration,
-    format_next_reset,
     gateway_config_from_mapping,
     get_reset_policy,
     is_gateway_session_id,
     is_shared_multi_user_session,
-    lane_flags,
     load_gateway_config,
     load_sessions_index,
     next_reset,
+    reset_outlook,
     save_sessions_index,
     sessions_index_path,
 )
@@ -1067,117 +1064,41 @@ def test_gw5_store_without_db(tmp_path, clock):
 
 
 # ---------------------------------------------------------------------------------------
-# GW-13 lane summary for display
+# GW-13 lane facts for display (the sentences are the UI's: tests/tui/test_lane_text.py)
 # ---------------------------------------------------------------------------------------
 
 NOW = datetime(2025, 3, 5, 12, 0)
 
 
-@pytest.mark.parametrize(
-    "delta, text",
-    [
-        (timedelta(seconds=0), "<1m"),
-        (timedelta(seconds=59), "<1m"),
-        (timedelta(minutes=1), "1m"),
-        (timedelta(minutes=59, seconds=59), "59m"),
-        (timedelta(hours=2, minutes=30), "2h 30m"),
-        (timedelta(hours=3), "3h"),
-        (timedelta(hours=7, minutes=50), "7h"),
-        (timedelta(hours=23, minutes=59), "23h"),
-        (timedelta(days=1, hours=4), "1d 4h"),
-        (timedelta(days=5, hours=4), "5d"),
-        (timedelta(seconds=-5), "<1m"),
-    ],
-)
-def test_gw13_format_duration(delta, text):
-    assert format_duration(delta) == text
-
-
-def test_gw13_resets_in_3h_idle():
+def test_gw13_reset_outlook_facts():
     p = SessionResetPolicy(mode="idle", idle_minutes=240)
-    e = entry(NOW - timedelta(hours=1))
-    assert format_next_reset(e, p, NOW) == ("resets in 3h (idle)", BACKGROUND_WORK_CAVEAT)
+    outlook = reset_outlook(entry(NOW - timedelta(hours=1)), p, NOW)
+    assert (outlook.at, outlook.reason, outlook.due) == (NOW + timedelta(hours=3), "idle", False)
+    assert outlook.remaining == timedelta(hours=3) and outlook.background_work_can_defer
+    # past the deadline: due on the next message, nothing "remaining"
+    overdue = reset_outlook(entry(NOW - timedelta(days=2)), IDLE, NOW)
+    assert overdue.due and overdue.remaining is None and overdue.background_work_can_defer
+    # exactly at the idle edge it is not yet due (strict comparison); daily is due at its boundary
+    assert not reset_outlook(entry(NOW - timedelta(days=1)), IDLE, NOW).due
+    assert reset_outlook(entry(datetime(2025, 3, 5, 3, 0)), DAILY, datetime(2025, 3, 5, 4, 0)).due
+    # no deadline: never / suspended / resume pending, and no background-work caveat
+    for e, policy, reason in ((entry(), NONE, None), (entry(suspended=True), BOTH, "suspended"),
+                              (entry(resume_pending=True), BOTH, "resume_pending")):
+        outlook = reset_outlook(e, policy, NOW)
+        assert (outlook.at, outlook.reason, outlook.due, outlook.remaining) == (None, reason, False, None)
+        assert not outlook.background_work_can_defer
 
 
-def test_gw13_resets_at_daily_boundary():
-    e = entry(NOW)
-    assert format_next_reset(e, BOTH, NOW) == ("resets in 16h (daily)", BACKGROUND_WORK_CAVEAT)
-
-
-def test_gw13_overdue_resets_on_next_message():
-    e = entry(NOW - timedelta(days=2))
-    assert format_next_reset(e, IDLE, NOW)[0] == "resets on next message (idle)"
-    # exactly at the idle edge it is not yet due (strict comparison)
-    e = entry(NOW - timedelta(days=1))
-    assert format_next_reset(e, IDLE, NOW)[0] == "resets in <1m (idle)"
-    # at the daily boundary itself it is due
-    e = entry(datetime(2025, 3, 5, 3, 0))
-    assert format_next_reset(e, DAILY, datetime(2025, 3, 5, 4, 0))[0] == "resets on next message (daily)"
-
-
-def test_gw13_never_suspended_and_resume_pending_texts():
-    assert format_next_reset(entry(), NONE, NOW) == ("never resets", None)
-    assert format_next_reset(entry(suspended=True), BOTH, NOW) == (
-        "new session on next message (suspended)", None)
-    assert format_next_reset(entry(resume_pending=True), BOTH, NOW) == (
-        "keeps its session on next message (resume pending)", None)
-
-
-def test_gw13_flags_text():
-    assert lane_flags(entry()) == []
-    assert lane_flags(entry(resume_pending=True, resume_reason="restart_timeout")) == [
-        "resume pending (restart_timeout)"]
-    assert lane_flags(entry(resume_pending=True)) == ["resume pending"]
-    assert lane_flags(entry(suspended=True)) == ["suspended"]
-    assert lane_flags(full_entry()) == [
-        "suspended", "resume pending (restart_timeout)", "auto-reset (idle, had activity)",
-        "fresh reset", "expiry finalized"]
-
-
-def test_gw13_describe_lane_per_user_group():
-    origin = src("telegram", "-10012345", chat_type="group", chat_name="Team", user_id="user_abc")
-    e = entry(NOW - timedelta(hours=1), origin=origin, platform=Platform.TELEGRAM, chat_type="group",
-              session_key=build_session_key(origin), display_name="Team", total_tokens=99,
-              estimated_cost_usd=0.5, resume_pending=True, resume_reason="restart_timeout")
-    cfg = gateway_config_from_mapping({"session_reset": {"mode": "idle", "idle_minutes": 240}})
-    info = describe_lane(e, cfg, NOW)
-    assert info.session_key == "agent:main:telegram:group:-10012345:user_abc"
-    assert info.description == "group: Team"
-    assert info.platform == "telegram" and info.chat_type == "group"
-    assert info.shared is False and info.sharing_text == "per-user"
-    assert info.flags_text == "resume pending (restart_timeout)"
-    assert info.next_reset_reason == "resume_pending"
-    assert info.total_tokens == 99 and info.estimated_cost_usd == 0.5
-
-
-def test_gw13_describe_lane_shared_thread_and_reset_sentence():
-    origin = src("discord", "12345", chat_type="group", thread_id="thread_678", user_id="u")
-    e = entry(NOW - timedelta(hours=1), origin=origin, platform=Platform.DISCORD, chat_type="group")
-    cfg = gateway_config_from_mapping({"session_reset": {"mode": "idle", "idle_minutes": 240}})
-    info = describe_lane(e, cfg, NOW)
-    assert info.description == "group: 12345, thread: thread_678"
-    assert info.shared is True and info.sharing_text == "shared"
-    assert info.next_reset_at == NOW + timedelta(hours=3)
-    assert info.next_reset_sentence == "resets in 3h (idle) unless background work is running"
-    assert info.flags == () and info.flags_text == ""
-    # configured isolation flags are honoured
-    cfg2 = GatewayConfig(thread_sessions_per_user=True)
-    assert describe_lane(e, cfg2, NOW).sharing_text == "per-user"
-
-
-def test_gw13_describe_lane_dm_and_missing_origin():
-    info = describe_lane(entry(origin=ALICE, platform=Platform.TELEGRAM), None, NOW)
-    assert info.description == "DM with Alice" and info.sharing_text == "private (DM)"
-    bare = entry(chat_type="group", display_name="Ops", platform=Platform.SLACK)
-    info = describe_lane(bare, None, NOW)
-    assert info.description == "Ops" and info.shared is None and info.sharing_text == "unknown"
-    assert describe_lane(entry(), None, NOW).sharing_text == "private (DM)"
-
-
-def test_gw13_describe_lane_uses_platform_policy():
-    cfg = gateway_config_from_mapping({"platforms": {"slack": {"session_reset": {"mode": "none"}}}})
-    e = entry(platform=Platform.SLACK, chat_type="channel")
-    assert describe_lane(e, cfg, NOW).next_reset_text == "never resets"
+def test_gw13_describe_lane_facts():
+    info = describe_lane(full_entry(), None, NOW)
+    assert info.flags == ("suspended", "resume_pending", "was_auto_reset", "is_fresh_reset",
+                          "expiry_finalized")
+    assert info.resume_reason == "restart_timeout" and info.auto_reset_reason == "idle"
+    assert info.reset_had_activity and info.origin == full_entry().origin
+    assert info.is_dm is False and info.shared is True  # a thread is shared by default (GW-6)
+    assert info.next_reset_reason == "suspended" and info.next_reset_at is None
+    assert describe_lane(entry(), None, NOW).flags == ()
+    assert describe_lane(entry(origin=ALICE), None, NOW).is_dm
 
 
 def test_gateway_module_does_not_import_ui():

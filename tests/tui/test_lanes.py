@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from hermes_state.gateway import SessionEntry, SessionSource, build_session_key, save_sessions_index
+from hermes_tui.render.lanes import lane_text
 from hermes_tui.widgets.detail import DetailPane
 from hermes_tui.widgets.session_list import SessionList
 
@@ -57,11 +58,12 @@ async def test_gw13_detail_pane_shows_lane_and_flags(lane_db: Path) -> None:
         lane = detail.lane
         assert lane is not None
         assert lane.session_key == "agent:main:telegram:dm:12345"
-        assert lane.description == "DM with Alice"
-        assert "resume pending" in lane.flags_text and "restart_timeout" in lane.flags_text
+        words = lane_text(lane)
+        assert words.description == "DM with Alice"
+        assert "resume pending" in words.flags_text and "restart_timeout" in words.flags_text
         # GW-11: a resume-pending lane keeps its session id on the next access, whatever
         # the policy says.
-        assert lane.next_reset_sentence == "keeps its session on next message (resume pending)"
+        assert words.next_reset_sentence == "keeps its session on next message (resume pending)"
 
 
 async def test_gw13_lanes_only_filter(lane_db: Path) -> None:
@@ -84,12 +86,14 @@ async def test_gw13_lanes_update_live_when_sessions_json_changes(lane_db: Path) 
         await pilot.press("j")
         await settle(pilot)
         detail = app.screen.query_one(DetailPane)
-        assert "resume pending" in detail.lane.flags_text
+        assert "resume pending" in lane_text(detail.lane).flags_text
         write_lanes(lane_db.parent, resume_pending=False)
         deadline = time.monotonic() + 5
-        while time.monotonic() < deadline and "resume pending" in (detail.lane.flags_text if detail.lane else "x"):
+        while time.monotonic() < deadline and "resume pending" in (
+            lane_text(detail.lane).flags_text if detail.lane else "x"
+        ):
             await pilot.pause(0.05)
-        assert detail.lane is not None and "resume pending" not in detail.lane.flags_text
+        assert detail.lane is not None and "resume pending" not in lane_text(detail.lane).flags_text
 
 
 def test_snapshot_detail_pane_gateway_lane_pending_resume(snap_compare, lane_db: Path) -> None:

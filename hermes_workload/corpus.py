@@ -1233,7 +1233,7 @@ def _build(
     progress: ProgressFn | None,
     batch_messages: int = 20000,
 ) -> CorpusStats:
-    from .db import SessionDB
+    from hermes_state.db import SessionDB
 
     t0 = time.perf_counter()
     path = Path(db_path)

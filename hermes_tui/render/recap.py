@@ -1,0 +1,182 @@
+"""The "Previous Conversation" card drawn from a :class:`~hermes_state.recap.Recap` (SPEC RC-8).
+
+The recap itself is data built in ``hermes_state.recap``; everything a person sees of it —
+labels, indents, dimming, colours (:class:`RecapTheme`), the Rich panel — lives here, in the
+UI. Rich only, no textual: the renderers are plain functions, usable (and tested) without an
+app, and ``widgets/recap_view.py`` puts the panel on screen.
+
+Rendering safety: message text is untrusted. It is appended to ``rich.text.Text`` as
+data, never formatted into a markup string, so ``[bold]`` or ``[@click=app.quit]`` shows
+up literally. Terminal control characters are made inert before display (see
+``_make_inert``): ESC and the other C0 controls except ``\\n``/``\\t``, DEL and the C1
+range are replaced by ``cat -v``-style caret notation (ESC -> ``^[``, DEL -> ``^?``,
+CSI U+009B -> ``M-^[``). We chose caret notation over U+FFFD because it is plain ASCII
+(one cell per character in every terminal) and still tells the reader *which* control
+character the message contained. Bidi controls (U+202A-U+202E, U+2066-U+2069, U+200E/F,
+U+061C), which reorder the text a reader sees, become U+FFFD.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from pydantic import BaseModel, ConfigDict, field_validator
+from rich.errors import StyleSyntaxError
+from rich.panel import Panel
+from rich.style import Style
+from rich.text import Text
+
+from hermes_state.recap import Recap
+
+__all__ = [
+    "RECAP_TITLE",
+    "RecapTheme",
+    "render_recap_text",
+    "render_recap_panel",
+]
+
+RECAP_TITLE = "Previous Conversation"
+
+
+class RecapTheme(BaseModel):
+    """Colours for the rendered recap (RC-8 defaults). Any Rich style string is accepted."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    user: str = "#DAA520"  # goldenrod
+    assistant: str = "#8FBC8F"  # dark sea green
+    border: str = "#8B8682"
+    text: str = "#FFF8DC"
+
+    @field_validator("user", "assistant", "border", "text")
+    @classmethod
+    def _valid_style(cls, value: str) -> str:
+        # Fail at configuration time, not in the middle of drawing a screen.
+        try:
+            Style.parse(value)
+        except StyleSyntaxError as error:
+            raise ValueError(f"not a Rich style/colour: {value!r} ({error})") from None
+        return value
+
+
+_USER_LABEL = "  ● You: "
+_ASSISTANT_LABEL = "  ◆ Hermes: "
+_USER_INDENT = " " * 9
+_ASSISTANT_INDENT = " " * 12
+
+# C0 controls except \t and \n, DEL, and the C1 block.
+_CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# Bidi embeddings, overrides, isolates and marks: they reorder what the reader sees
+# (``evil\u202egnp.exe`` reads as ``evilexe.png``). Shown as U+FFFD, one cell each.
+_BIDI_CHARS = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def _caret(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if code < 0x20:
+        return "^" + chr(code + 0x40)
+    if code == 0x7F:
+        return "^?"
+    return "M-^" + chr(code - 0x80 + 0x40)  # C1, as `cat -v` shows it
+
+
+def _make_inert(text: str) -> str:
+    """Make terminal control characters visible and harmless (see module docstring)."""
+    return _BIDI_CHARS.sub("\ufffd", _CONTROL_CHARS.sub(_caret, text.replace("\r\n", "\n")))
+
+
+def _wrapped_rows(body: Text, width: Optional[int]) -> list[Text]:
+    """Split a body into display rows: at explicit newlines, and at ``width`` if given."""
+    if width is None:
+        return body.split("\n", allow_blank=True) if body.plain else []
+    if not body.plain:
+        return []
+    rows = list(body.wrap(_wrap_console(), max(1, width), overflow="fold"))
+    for row in rows:
+        row.rstrip()  # word wrapping leaves the breaking space at the end of a row
+    return rows
+
+
+_WRAP_CONSOLE = None
+
+
+def _wrap_console():
+    # Text.wrap wants a Console only for justification, which we do not use; one quiet
+    # instance is enough and is created on first use, not at import time.
+    global _WRAP_CONSOLE
+    if _WRAP_CONSOLE is None:
+        import io
+
+        from rich.console import Console
+
+        _WRAP_CONSOLE = Console(file=io.StringIO(), color_system=None, width=80)
+    return _WRAP_CONSOLE
+
+
+def render_recap_text(
+    recap: Recap, theme: Optional[RecapTheme] = None, *, width: Optional[int] = None
+) -> Text:
+    """The recap body as a Rich ``Text`` (RC-8), built from data, never from markup.
+
+    Layout: optional ``  ... N earlier messages ...`` line plus a blank line (dim
+    italic); then one block per entry, label then text, continuation lines indented
+    under the text (9 spaces for users, 12 for assistants), no blank line between
+    entries. Everything is dim except the ``assistant_last`` entry, whose label is bold
+    and whose text has normal weight.
+
+    ``width`` (cells available for the whole line) makes the text pre-wrap long lines
+    so that wrapped rows also hang under the text column instead of falling back to
+    column 0; without it only explicit newlines are indented and the consumer wraps.
+    """
+    theme = theme or RecapTheme()
+    out = Text(style=theme.text, end="")
+
+    if recap.skipped > 0:
+        out.append(f"  ... {recap.skipped} earlier messages ...\n\n", style="dim italic")
+
+    for position, entry in enumerate(recap.entries):
+        if position:
+            out.append("\n")
+        if entry.kind == "user":
+            label, indent, colour = _USER_LABEL, _USER_INDENT, theme.user
+        else:
+            label, indent, colour = _ASSISTANT_LABEL, _ASSISTANT_INDENT, theme.assistant
+        last = entry.kind == "assistant_last"
+        out.append(label, style=f"bold {colour}" if last else f"dim {colour}")
+        body_style = "" if last else "dim"
+        body = Text(_make_inert(entry.text), style=body_style, end="")
+        rows = _wrapped_rows(body, None if width is None else width - len(indent))
+        for row_no, row in enumerate(rows):
+            if row_no:
+                out.append("\n")
+                out.append(indent, style=body_style)
+            out.append_text(row)
+    return out
+
+
+class _RecapBody:
+    """Panel content that wraps to the width it is given, keeping the hanging indent."""
+
+    def __init__(self, recap: Recap, theme: RecapTheme) -> None:
+        self.recap = recap
+        self.theme = theme
+
+    def __rich_console__(self, console, options):
+        yield render_recap_text(self.recap, self.theme, width=options.max_width)
+
+    def __rich_measure__(self, console, options):
+        from rich.measure import Measurement
+
+        return Measurement.get(console, options, render_recap_text(self.recap, self.theme))
+
+
+def render_recap_panel(recap: Recap, theme: Optional[RecapTheme] = None) -> Panel:
+    """The recap as a Rich ``Panel`` titled ``Previous Conversation`` (RC-8)."""
+    theme = theme or RecapTheme()
+    return Panel(
+        _RecapBody(recap, theme),
+        title=Text(RECAP_TITLE, style=f"bold {theme.text}"),
+        border_style=theme.border,
+        style=theme.text,
+    )

@@ -1,0 +1,133 @@
+"""The workload commands' own front end: ``hermes_tui.cli_workload`` (simulate / generate).
+
+Moved from tests/state/test_simulate.py when argument parsing left the generators: the
+generators live in ``hermes_workload``; their options, messages and exit codes are the CLI's.
+"""
+
+from __future__ import annotations
+
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from hermes_state import SessionDB
+from hermes_tui.cli_workload import generate_main, parse_size
+from hermes_tui.cli_workload import simulate_main as main
+from hermes_workload.simulate import verify_simulation
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_sim_cli_sigint_stops_cleanly(tmp_path):
+    home = tmp_path / "home"
+    logs = tmp_path / "logs"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hermes_tui.cli", "sessions", "simulate", "--home", str(home),
+         "--writers", "2", "--rate", "40", "--seed", "2", "--log-dir", str(logs)],
+        cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        # a shell may start background jobs with SIGINT ignored; undo that for the child
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    try:
+        deadline = time.monotonic() + 15
+        written = 0
+        while time.monotonic() < deadline and written < 20:
+            time.sleep(0.2)
+            try:
+                with sqlite3.connect(f"file:{home / 'state.db'}?mode=ro", uri=True) as c:
+                    written = c.execute("SELECT COUNT(*) FROM messages").fetchone()[0]
+            except sqlite3.Error:
+                written = 0
+        assert written >= 20, "the simulator did not start writing"
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode in (0, 130), err
+    assert "Traceback" not in err and "Traceback" not in out
+    assert out.startswith("Stopped: 2 writers")
+    assert "errors 0" in out
+    assert verify_simulation(home, sorted(logs.glob("*.jsonl"))) == []
+
+
+def test_sim_cli_stops_at_duration(tmp_path, capsys):
+    started = time.monotonic()
+    assert main(["--home", str(tmp_path), "--duration", "1", "--rate", "20", "--seed", "4"]) == 0
+    assert time.monotonic() - started < 10
+    out = capsys.readouterr().out
+    assert out.startswith("Done: 1 writer, ")
+    assert "errors 0" in out
+    with SessionDB(tmp_path / "state.db", read_only=True) as db:
+        assert db.message_count() > 0
+
+
+def test_sim_cli_rejects_bad_arguments(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["--writers", "0"])
+    assert exc.value.code == 2
+    assert "at least 1" in capsys.readouterr().err
+
+
+def test_generate_parse_size():
+    assert parse_size("10k") == 10_000
+    assert parse_size("100K") == 100_000
+    assert parse_size("1m") == 1_000_000
+    assert parse_size("2.5k") == 2_500
+    assert parse_size("5000") == 5_000
+    for bad in ("", "ten", "-5", "0", "1g"):
+        with pytest.raises(ValueError):
+            parse_size(bad)
+
+
+def _dump(db_path: Path) -> list[tuple]:
+    with sqlite3.connect(f"file:{db_path}?mode=ro", uri=True) as c:
+        return c.execute(
+            "SELECT s.id, s.title, s.parent_session_id, m.role, m.content, m.tool_calls"
+            " FROM messages m JOIN sessions s ON s.id = m.session_id ORDER BY m.id"
+        ).fetchall()
+
+
+def test_generate_builds_deterministic_database_of_requested_size(tmp_path, capsys):
+    args = ["--size", "300", "--seed", "1", "--now", "1741166123"]
+    assert generate_main([*args, "--home", str(tmp_path / "a")]) == 0
+    with SessionDB(tmp_path / "a" / "state.db", read_only=True) as db:
+        assert db.message_count() == 300
+    out = capsys.readouterr().out
+    assert out.startswith("Generated 300 messages in ")
+    # the same size, seed and --now give the same rows (one shared generator for all uses)
+    assert generate_main([*args, "--home", str(tmp_path / "b")]) == 0
+    assert _dump(tmp_path / "a" / "state.db") == _dump(tmp_path / "b" / "state.db")
+
+
+def test_generate_never_silently_replaces_a_database(tmp_path, capsys):
+    assert generate_main(["--size", "50", "--home", str(tmp_path)]) == 0
+    capsys.readouterr()
+    assert generate_main(["--size", "80", "--home", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert "--overwrite" in err and "Traceback" not in err
+    with SessionDB(tmp_path / "state.db", read_only=True) as db:
+        assert db.message_count() == 50
+    assert generate_main(["--size", "80", "--home", str(tmp_path), "--overwrite"]) == 0
+    with SessionDB(tmp_path / "state.db", read_only=True) as db:
+        assert db.message_count() == 80
+
+
+def test_generate_rejects_bad_size(capsys):
+    with pytest.raises(SystemExit) as exc:
+        generate_main(["--size", "lots"])
+    assert exc.value.code == 2
+    assert "not a size" in capsys.readouterr().err
+
+
+def test_generate_progress_line_ends_with_a_newline(tmp_path, capsys):
+    # The bar is the CLI's (rich.progress on stderr); whatever follows must start a new line.
+    assert generate_main(["--size", "50", "--home", str(tmp_path)]) == 0
+    err = capsys.readouterr().err
+    assert "50/50" in err and err.endswith("\n")
