@@ -58,7 +58,6 @@ from hermes_state import connection
 from hermes_state.db import SessionDB
 from hermes_state.errors import DatabaseError, describe_db_error
 from hermes_state.paths import hermes_home
-from hermes_state.schema import SCHEMA_VERSION
 from hermes_state.timefmt import relative_time
 from hermes_state.titles import sanitize_title
 

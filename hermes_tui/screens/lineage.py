@@ -10,7 +10,6 @@ session, so a new compression child appears without reopening.
 
 from __future__ import annotations
 
-from datetime import datetime
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
@@ -23,7 +22,6 @@ from textual.widgets import Footer, Static, Tree
 
 from hermes_state.lineage import EDGE_LABELS, EdgeKind
 from hermes_state.models import LineageNode
-from hermes_state.timefmt import relative_time
 from hermes_state.timefmt import stamp_and_relative as _when
 
 from ..context import AppContext, StoreChange

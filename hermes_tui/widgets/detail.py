@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any, Callable
 
 from rich.console import Group
@@ -11,7 +10,6 @@ from rich.text import Text
 from textual.widget import Widget
 
 from hermes_state.models import SessionSummary
-from hermes_state.timefmt import relative_time
 from hermes_state.timefmt import stamp_and_relative as _when
 
 from ..render.lanes import lane_rows

@@ -8,16 +8,14 @@ would be unreadable) they are mapped to the Textual theme's colours, as RC-8 all
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Callable
+from typing import Any, Callable
 
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
-from hermes_state.models import SessionSummary
-from hermes_state.timefmt import relative_time
+from hermes_state.recap import Recap
 from hermes_state.timefmt import stamp_and_relative as _when
 
 from ..data import RecapData
