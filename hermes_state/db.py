@@ -29,7 +29,8 @@ from .errors import is_lock_error as _is_lock_error
 from .errors import needs_immutable as _needs_immutable
 from .paths import default_db_path
 from .schema import SCHEMA_SQL, SCHEMA_VERSION
-from .titles import MAX_TITLE_LENGTH, escape_like, next_title_from, sanitize_title, split_number_suffix
+from .query import escape_like
+from .titles import MAX_TITLE_LENGTH, next_title_from, sanitize_title, split_number_suffix
 
 log = logging.getLogger(__name__)
 
@@ -372,25 +373,25 @@ class SessionDB:
 
     @staticmethod
     def _sanitize_fts5_query(query: str) -> str:
-        from .search import sanitize_fts5_query
+        from .query import sanitize_fts5_query
 
         return sanitize_fts5_query(query)
 
     @staticmethod
     def _contains_cjk(text: str) -> bool:
-        from .search import contains_cjk
+        from .query import contains_cjk
 
         return contains_cjk(text)
 
     @staticmethod
     def _count_cjk(text: str) -> int:
-        from .search import count_cjk
+        from .query import count_cjk
 
         return count_cjk(text)
 
     @staticmethod
     def _is_cjk_codepoint(cp: int) -> bool:
-        from .search import is_cjk_codepoint
+        from .query import is_cjk_codepoint
 
         return is_cjk_codepoint(cp)
 
@@ -1059,7 +1060,7 @@ class SessionDB:
         word (≥ 3 characters) a prefix query for search-as-you-type. See
         :func:`hermes_state.search.search`; never raises on query text.
         """
-        from .search import search
+        from .search_engine import search
 
         return search(
             self,

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from .db import _PREVIEW_SQL, compute_preview
 from .models import SessionSummary
-from .titles import escape_like
+from .query import escape_like
 
 if TYPE_CHECKING:
     from .db import SessionDB

@@ -33,11 +33,6 @@ def sanitize_title(title: str | None) -> str | None:
     return cleaned
 
 
-def escape_like(value: str) -> str:
-    """Escape ``\\``, ``%`` and ``_`` for ``LIKE … ESCAPE '\\'`` (SS-8)."""
-    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
 def split_number_suffix(title: str) -> tuple[str, int | None]:
     """``"name #3"`` → ``("name", 3)``; a title without ``" #<digits>"`` → ``(title, None)``."""
     match = _NUMBER_SUFFIX_RE.match(title)

@@ -169,7 +169,7 @@ def test_hostile_queries_still_find_what_is_there(reader) -> None:
 def test_hostile_queries_overlong_query_is_cut_and_says_so(reader) -> None:
     """Past 500 characters / 32 words a query is cut (that is what kept the 10,000-character
     word and 500 × 'docker AND' under the bound); the UI's result says so."""
-    from hermes_state.search import MAX_QUERY_CHARS, MAX_QUERY_WORDS, limit_query
+    from hermes_state.query import MAX_QUERY_CHARS, MAX_QUERY_WORDS, limit_query
 
     long_word = "docker" + "x" * 20_000
     assert limit_query(long_word)[0] == long_word[:MAX_QUERY_CHARS]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from hermes_state import SessionDB
-from hermes_state.search import (
+from hermes_state.query import (
     contains_cjk,
     count_cjk,
     is_cjk_codepoint,

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from hermes_state import SessionDB
 from hermes_state.models import SearchResult
-from hermes_state.search import prepare_fts_query, sanitize_fts5_query
+from hermes_state.query import prepare_fts_query, sanitize_fts5_query
 
 FTS_BITS = [
     "AND", "OR", "NOT", "NEAR", "NEAR(", "and", "or", "not", '"', '""', "*", "**", "^", "+", "-",

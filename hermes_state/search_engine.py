@@ -1,0 +1,738 @@
+"""The structured, latency-bounded search behind ``SessionDB.search`` (the browser, the bench).
+
+See :mod:`hermes_state.search` for the design ("Design (speed, search)"): probe, choose the
+ranking, CJK expansion through the trigram vocabulary, bounded scans. It shares the query
+language of :mod:`hermes_state.query` and the SQL fragments of the upstream paths.
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Sequence
+
+from .query import (
+    apply_prefix_last,
+    cjk_tokens,
+    contains_cjk,
+    find_spans,
+    _fold,
+    limit_query,
+    make_snippet,
+    _MARKED_RE,
+    _OPERATORS,
+    parse_fts_query,
+    ParsedQuery,
+    QueryItem,
+    sanitize_fts5_query,
+    _split_marked,
+    trigram_match,
+    _WORD_RE,
+)
+from .search import (
+    EXACT_BM25_MAX_ROWS,
+    _filter_sql,
+    FTS_TABLE,
+    _like_clause,
+    LIKE_FIRST_ROWS,
+    _positive_terms,
+    _safe_int,
+    TRIGRAM_TABLE,
+    _trigram_vocab,
+    _where,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .db import SessionDB
+    from .models import SearchResult
+
+
+# ============================================================================ structured search
+
+#: Probe size: queries with at most this many matches are counted exactly.
+PROBE_ROWS = 512
+#: Probe size for a single phrase's document frequency (IDF and the cost decision).
+PHRASE_PROBE_ROWS = 256
+#: A query whose every positive phrase matches more than this share of messages is ranked
+#: newest first in ``auto`` mode: relevance means little there.
+COMMON_SHARE = 0.30
+#: Matches ranked by the window bm25 when exact bm25 would be too slow.
+WINDOW = 400
+#: Most trigrams a 1–2 character token may expand to before the LIKE scan is used instead.
+MAX_EXPANSION = 300
+#: Most vocabulary terms a ``word*`` prefix is expanded to in :func:`search`.
+MAX_PREFIX_TERMS = 64
+#: Default time budget of scans whose length filters can stretch (LIKE, filtered windows).
+DEFAULT_BUDGET_MS = 300.0
+
+_BM25_K1 = 1.2
+_BM25_B = 0.75
+_SORTS = ("auto", "rank", "newest")
+
+
+class _Budget:
+    def __init__(self, ms: float) -> None:
+        self.deadline = time.perf_counter() + max(1.0, float(ms)) / 1000.0
+        self.exhausted = False
+
+    def over(self) -> bool:
+        if time.perf_counter() > self.deadline:
+            self.exhausted = True
+        return self.exhausted
+
+
+@dataclass
+class _Ctx:
+    conn: sqlite3.Connection
+    filters: list[str]
+    params: list[Any]
+    limit: int
+    offset: int
+    sort: str
+    budget: _Budget
+    notes: list[str] = field(default_factory=list)
+    _row_counts: dict[str, int] = field(default_factory=dict)
+    _max_rowid: int | None = None
+
+    @property
+    def filtered(self) -> bool:
+        return bool(self.filters)
+
+    @property
+    def want(self) -> int:
+        """Rows needed to fill the page and know whether there is more."""
+        return self.offset + self.limit + 1
+
+    def max_rowid(self) -> int:
+        if self._max_rowid is None:
+            row = self.conn.execute("SELECT max(id) FROM messages").fetchone()
+            self._max_rowid = int(row[0] or 0)
+        return self._max_rowid
+
+    def row_count(self, table: str) -> int:
+        if table not in self._row_counts:
+            self._row_counts[table] = _fts_row_count(self.conn, table) or max(1, self.max_rowid())
+        return self._row_counts[table]
+
+
+def _read_varint(data: bytes, pos: int) -> tuple[int, int]:
+    """SQLite's big-endian varint (FTS5 uses it in its structure records)."""
+    value = 0
+    for i in range(9):
+        if pos + i >= len(data):
+            raise ValueError("truncated varint")
+        byte = data[pos + i]
+        if i == 8:
+            return (value << 8) | byte, pos + 9
+        value = (value << 7) | (byte & 0x7F)
+        if not byte & 0x80:
+            return value, pos + i + 1
+    raise ValueError("bad varint")  # pragma: no cover
+
+
+def _fts_row_count(conn: sqlite3.Connection, table: str) -> int | None:
+    """Rows in an FTS5 table from its averages record (``%_data`` id 1), without a scan."""
+    try:
+        row = conn.execute(f"SELECT block FROM {table}_data WHERE id = 1").fetchone()
+        if row is None or not row[0]:
+            return None
+        count, _ = _read_varint(bytes(row[0]), 0)
+        return count if count > 0 else None
+    except (sqlite3.Error, ValueError, TypeError):
+        return None
+
+
+def _probe(ctx: _Ctx, table: str, match: str, k: int) -> tuple[int, bool]:
+    """``(estimate, exact)`` of the rows ``match`` selects (filters not applied)."""
+    rows = ctx.conn.execute(
+        f"SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY rowid DESC LIMIT ?",
+        (match, k + 1),
+    ).fetchall()
+    if len(rows) <= k:
+        return len(rows), True
+    span = max(1, ctx.max_rowid() - int(rows[-1][0]) + 1)
+    total = ctx.row_count(table)
+    return max(len(rows), min(total, int(round(len(rows) / span * total)))), False
+
+
+@dataclass
+class _Phrase:
+    """A phrase of the query, for IDF and term frequencies."""
+
+    match: str  # MATCH text of this phrase alone
+    tokens: list[str]
+    prefix: bool
+    negated: bool
+    df: int = 0
+    #: Document frequency already known (from the vocabulary): no probe needed.
+    df_known: bool = False
+
+
+def _idf(df: int, total: int) -> float:
+    value = math.log((total - df + 0.5) / (df + 0.5))
+    return value if value > 0 else 1e-6
+
+
+def _bm25(tfs: Sequence[float], idfs: Sequence[float], dl: float, avgdl: float) -> float:
+    norm = _BM25_K1 * (1 - _BM25_B + _BM25_B * (dl / avgdl if avgdl > 0 else 1.0))
+    return sum(idf * tf * (_BM25_K1 + 1) / (tf + norm) for tf, idf in zip(tfs, idfs) if tf > 0)
+
+
+def _tf_unicode61(spans_text: list[str], phrases: list[_Phrase]) -> list[float]:
+    counts = [0.0] * len(phrases)
+    for piece in spans_text:
+        for word in _WORD_RE.findall(piece):
+            folded = _fold(word)
+            for index, phrase in enumerate(phrases):
+                if not phrase.tokens or phrase.negated:
+                    continue
+                head = phrase.tokens[0]
+                if folded == head or (phrase.prefix and len(phrase.tokens) == 1 and folded.startswith(head)):
+                    counts[index] += 1
+    return counts
+
+
+def _tf_substring(plain_lower: str, phrases: list[_Phrase]) -> list[float]:
+    return [
+        float(plain_lower.count(p.tokens[0])) if p.tokens and not p.negated else 0.0
+        for p in phrases
+    ]
+
+
+# ---------------------------------------------------------------------------- engine
+
+@dataclass
+class _Row:
+    rowid: int
+    plain: str
+    spans: list[tuple[int, int]]
+    score: float | None = None
+
+
+@dataclass
+class _Outcome:
+    rows: list[_Row]
+    ranking: str
+    total: int
+    exact: bool
+    has_more: bool
+    path: str
+
+
+def _scan_sql(table: str, ctx: _Ctx, order: str, extra: str = "", plain: bool = False) -> str:
+    """Rowid + highlighted (or, with ``plain``, raw) text of ``table`` matches, joined to the
+    filter tables only when filters are set."""
+    text = f"{table}.content" if plain else f"highlight({table}, 0, char(2), char(3))"
+    select = f"SELECT {table}.rowid, {text}"
+    if order == "rank":
+        select += f", {table}.rank"
+    if ctx.filtered:
+        source = (
+            f" FROM {table} JOIN messages m ON m.id = {table}.rowid "
+            "JOIN sessions s ON s.id = m.session_id"
+        )
+    else:
+        source = f" FROM {table}"
+    order_sql = "rank" if order == "rank" else f"{table}.rowid DESC"
+    return f"{select}{source} WHERE {table} MATCH ?{extra}{_where(ctx.filters)} ORDER BY {order_sql}"
+
+
+def _iter_rows(ctx: _Ctx, sql: str, params: list[Any], cap: int, check_budget: bool):
+    """Up to ``cap`` rows of ``sql``, stopping early when the budget runs out."""
+    cursor = ctx.conn.execute(sql, params)
+    got = 0
+    while got < cap:
+        batch = cursor.fetchmany(min(64, cap - got))
+        if not batch:
+            return
+        for row in batch:
+            yield row
+        got += len(batch)
+        if check_budget and ctx.budget.over():
+            return
+
+
+def _fts_engine(
+    ctx: _Ctx,
+    table: str,
+    match: str,
+    phrases: list[_Phrase],
+    path: str,
+    substring_terms: list[str] | None = None,
+    force_newest: bool = False,
+) -> _Outcome:
+    """Rank ``match`` on ``table`` per the design in the module docstring.
+
+    With ``substring_terms`` (trigram table) rows carry their plain text and spans are the
+    terms' occurrences; otherwise ``highlight()`` marks the tokens FTS5 matched.
+    """
+    plain = substring_terms is not None
+    sort = "newest" if force_newest else ctx.sort
+
+    def to_row(rowid: int, text: str, score: float | None) -> _Row:
+        if plain:
+            return _Row(int(rowid), text or "", find_spans(text or "", substring_terms), score)
+        body, spans = _split_marked(text or "")
+        return _Row(int(rowid), body, spans, score)
+
+    if sort != "auto":
+        total, exact = _probe(ctx, table, match, PROBE_ROWS)
+        if total == 0:
+            return _Outcome([], "", 0, True, False, path)
+        if sort == "rank":
+            return _exact_bm25(ctx, table, match, path, total, exact, to_row, plain)
+        return _newest(ctx, table, match, path, total, exact, to_row, plain, [])
+
+    # auto: one scan of the newest WINDOW + 1 matches serves as probe, as the candidates of
+    # the window ranking and as the page of a newest-first answer.
+    rows = list(_iter_rows(ctx, _scan_sql(table, ctx, "rowid", plain=plain), [match, *ctx.params], WINDOW + 1, True))
+    if not rows:
+        if ctx.budget.exhausted:
+            ctx.notes.append("search stopped at its time budget before finding a match")
+            return _Outcome([], "", 0, False, False, path)
+        return _Outcome([], "", 0, True, False, path)
+    n_rows = ctx.row_count(table)
+    complete = len(rows) <= WINDOW and not ctx.budget.exhausted
+    if complete:
+        total, exact = len(rows), True
+    else:
+        span = max(1, ctx.max_rowid() - int(rows[-1][0]) + 1)
+        total, exact = max(len(rows), min(n_rows, int(round(len(rows) / span * n_rows)))), False
+    positive = [p for p in phrases if not p.negated]
+    if len(phrases) == 1 and positive:
+        phrases[0].df = total
+    else:
+        for phrase in phrases:
+            if not phrase.df_known:
+                phrase.df = _probe(ctx, table, phrase.match, PHRASE_PROBE_ROWS)[0]
+    work = total + sum(p.df for p in phrases)
+    if work <= EXACT_BM25_MAX_ROWS:
+        return _exact_bm25(ctx, table, match, path, total, exact, to_row, plain)
+    if not complete and positive and all(p.df > COMMON_SHARE * n_rows for p in positive):
+        return _newest(ctx, table, match, path, total, exact, to_row, plain, rows)
+    return _window(ctx, table, match, phrases, path, total, exact, to_row, plain, rows, complete)
+
+
+def _exact_bm25(ctx, table, match, path, total, exact, to_row, plain) -> _Outcome:
+    sql = _scan_sql(table, ctx, "rank", plain=plain) + " LIMIT ? OFFSET ?"
+    rows = ctx.conn.execute(sql, [match, *ctx.params, ctx.limit + 1, ctx.offset]).fetchall()
+    out = [to_row(r[0], r[1], -float(r[2])) for r in rows[: ctx.limit]]
+    more = len(rows) > ctx.limit
+    if not more and (out or ctx.offset == 0):
+        return _Outcome(out, "bm25", ctx.offset + len(out), True, False, path)
+    return _Outcome(out, "bm25", total, exact, more, path)
+
+
+def _newest(ctx, table, match, path, total, exact, to_row, plain, scanned) -> _Outcome:
+    """Newest first; ``scanned`` holds rows already read newest-first (maybe enough)."""
+    if len(scanned) >= ctx.want:
+        got = scanned
+    else:
+        sql = _scan_sql(table, ctx, "rowid", plain=plain)
+        got = list(_iter_rows(ctx, sql, [match, *ctx.params], ctx.want, ctx.filtered))
+    page = got[ctx.offset : ctx.offset + ctx.limit]
+    out = [to_row(r[0], r[1], None) for r in page]
+    more = len(got) > ctx.offset + ctx.limit
+    if ctx.budget.exhausted and len(got) < ctx.want:
+        ctx.notes.append("search stopped at its time budget; older matches were not scanned")
+    if ctx.filtered and not more and not ctx.budget.exhausted:
+        total, exact = len(got), True
+    return _Outcome(out, "newest", total, exact and not (ctx.filtered and more), more, path)
+
+
+def _window(ctx, table, match, phrases, path, total, exact, to_row, plain, rows, complete) -> _Outcome:
+    """bm25 (Python, probed IDF) over the newest ``WINDOW`` matches; older ones follow."""
+    rows = rows[:WINDOW]
+    n_rows = ctx.row_count(table)
+    idfs = [_idf(p.df, n_rows) for p in phrases]
+    # Only tf and document length are needed here; the page's snippets are built later.
+    single = len(phrases) == 1 and not phrases[0].negated and len(phrases[0].tokens) <= 1
+    parsed = []
+    for rowid, text in rows:
+        text = text or ""
+        if plain:
+            lower = text.lower()
+            tfs = _tf_substring(lower, phrases)
+            dl = float(len(lower))
+        else:
+            pieces = _MARKED_RE.findall(text)
+            tfs = [float(len(pieces))] if single else _tf_unicode61(pieces, phrases)
+            dl = float(text.count(" ") + 1)
+        parsed.append((rowid, text, tfs, dl))
+    avgdl = (sum(p[3] for p in parsed) / len(parsed)) if parsed else 1.0
+    scored: list[tuple[float, int, Any]] = [
+        (_bm25(tfs, idfs, dl, avgdl), int(rowid), text) for rowid, text, tfs, dl in parsed
+    ]
+    scored.sort(key=lambda item: (-item[0], -item[1]))
+    start, stop = ctx.offset, ctx.offset + ctx.limit
+    page = [to_row(rowid, text, score) for score, rowid, text in scored[start:stop]]
+    if complete:
+        return _Outcome(page, "bm25", total, exact, len(scored) > stop, path)
+    if ctx.budget.exhausted:
+        ctx.notes.append(f"ranked the newest {len(rows)} matches (time budget)")
+        return _Outcome(page, "bm25-recent-window", total, False, len(scored) > stop, path)
+    # Past the window, older matches follow newest first: a stable order for paging.
+    more = len(scored) > stop
+    if len(page) < ctx.limit and rows:
+        skip = max(0, ctx.offset - len(scored))
+        need = ctx.limit - len(page)
+        older_sql = _scan_sql(table, ctx, "rowid", extra=f" AND {table}.rowid < ?", plain=plain)
+        oldest = min(int(r[0]) for r in rows)
+        older = list(
+            _iter_rows(ctx, older_sql, [match, oldest, *ctx.params], skip + need + 1, True)
+        )
+        page += [to_row(r[0], r[1], None) for r in older[skip : skip + need]]
+        more = len(older) > skip + need
+    return _Outcome(page, "bm25-recent-window", total, exact, more, path)
+
+
+def _next_prefix_bound(prefix: str) -> str:
+    return prefix + "\U0010ffff"
+
+
+def _expand_short(ctx: _Ctx, term: str) -> list[str] | None:
+    """Trigrams that start with a 1–2 character ``term``: [] when absent, None when too many."""
+    vocab = _trigram_vocab(ctx.conn)
+    folded = term.lower()
+    cursor = ctx.conn.execute(
+        f"SELECT term FROM {vocab} WHERE term >= ? AND term < ?",
+        (folded, _next_prefix_bound(folded)),
+    )
+    out: list[str] = []
+    while True:
+        batch = cursor.fetchmany(64)
+        if not batch:
+            return out
+        out.extend(row[0] for row in batch)
+        if len(out) > MAX_EXPANSION:
+            return None
+
+
+def _quote(text: str) -> str:
+    return '"' + text.replace('"', '""') + '"'
+
+
+def _cjk_search(ctx: _Ctx, q: str) -> tuple[_Outcome | None, str]:
+    """Paths B/C for :func:`search`: trigram substrings, short tokens expanded or LIKE."""
+    tokens = cjk_tokens(q)
+    items = [QueryItem("op", t) if t in _OPERATORS else QueryItem("phrase", t) for t in tokens]
+    groups = ParsedQuery(items=items, verbatim=False).groups()
+    terms = [item.text for item in items if item.kind != "op"]
+    if not terms:
+        return None, ""
+    if any(len(term) < 3 for term in terms):
+        # Frequent short tokens fill a page from the newest few thousand messages: try
+        # that cheap LIKE pass first; rare and absent ones go to the trigram vocabulary.
+        quick = _like_search(ctx, groups, terms, floor=ctx.max_rowid() - LIKE_FIRST_ROWS)
+        if quick is not None:
+            return quick, _describe_like(groups)
+    expansions: dict[str, list[str] | None] = {}
+    for term in terms:
+        if len(term) < 3 and term not in expansions:
+            expansions[term] = _expand_short(ctx, term)
+    if any(value is None for value in expansions.values()):
+        return _like_search(ctx, groups, terms), _describe_like(groups)
+
+    def render(term: str) -> str | None:
+        if term in expansions:
+            found = expansions[term]
+            if not found:
+                return None
+            return "(" + " OR ".join(_quote(t) for t in found) + ")"
+        return _quote(term)
+
+    rendered_groups = []
+    for group in groups:
+        parts = []
+        dead = False
+        for pos, negs in group:
+            head = render(pos.text)
+            if head is None:
+                dead = True
+                break
+            neg_parts = [r for r in (render(n.text) for n in negs) if r is not None]
+            parts.append("(" + " NOT ".join([head, *neg_parts]) + ")" if neg_parts else head)
+        if not dead and parts:
+            rendered_groups.append(" AND ".join(parts))
+    if not rendered_groups:
+        return _Outcome([], "", 0, True, False, "trigram"), trigram_match(tokens)
+    match = " OR ".join(
+        f"({g})" if len(rendered_groups) > 1 else g for g in rendered_groups
+    )
+    positive_terms = [pos.text for group in groups for pos, _ in group]
+    if expansions:
+        outcome = _fts_engine(ctx, TRIGRAM_TABLE, match, [], "trigram", positive_terms, force_newest=True)
+        return outcome, match
+    phrases = _substring_phrases(groups)
+    return _fts_engine(ctx, TRIGRAM_TABLE, match, phrases, "trigram", positive_terms), match
+
+
+def _substring_phrases(groups) -> list[_Phrase]:
+    phrases = []
+    for group in groups:
+        for pos, negs in group:
+            phrases.append(_Phrase(_quote(pos.text), [pos.text.lower()], False, False))
+            for neg in negs:
+                phrases.append(_Phrase(_quote(neg.text), [neg.text.lower()], False, True))
+    return phrases
+
+
+def _describe_like(groups) -> str:
+    out = []
+    for group in groups:
+        parts = []
+        for pos, negs in group:
+            parts.append(" NOT ".join([_quote(pos.text), *(_quote(n.text) for n in negs)]))
+        out.append(" AND ".join(parts))
+    return "LIKE " + " OR ".join(out)
+
+
+def _like_search(ctx: _Ctx, groups, terms: list[str], floor: int | None = None) -> _Outcome | None:
+    """LIKE scan, newest first by rowid, boolean structure kept, stopping at the page.
+
+    With ``floor`` only rows above that rowid are scanned, and None is returned unless
+    they hold the whole page (the caller then looks further by other means).
+    """
+    group_sql, params = [], []
+    for group in groups:
+        parts = []
+        for pos, negs in group:
+            clause, values = _like_clause(pos.text)
+            parts.append(clause)
+            params.extend(values)
+            for neg in negs:
+                # NOT over NULL columns would be NULL: compare against '' instead.
+                clause, values = _like_clause(neg.text, not_null=True)
+                parts.append("NOT " + clause)
+                params.extend(values)
+        group_sql.append("(" + " AND ".join(parts) + ")")
+    sql = (
+        "SELECT m.id, COALESCE(m.content, '') || ' ' || COALESCE(m.tool_name, '') || ' ' || "
+        "COALESCE(m.tool_calls, '') FROM messages m "
+        + ("JOIN sessions s ON s.id = m.session_id " if ctx.filtered else "")
+        + f"WHERE ({' OR '.join(group_sql)}){_where(ctx.filters)}"
+        + (" AND m.id > ?" if floor is not None else "")
+        + " ORDER BY m.id DESC"
+    )
+    args = [*params, *ctx.params] + ([floor] if floor is not None else [])
+    got = list(_iter_rows(ctx, sql, args, ctx.want, True))
+    if floor is not None and len(got) < ctx.want:
+        return None
+    page = got[ctx.offset : ctx.offset + ctx.limit]
+    positive = [pos.text for group in groups for pos, _ in group]
+    rows = []
+    for rowid, text in page:
+        rows.append(_Row(int(rowid), text or "", find_spans(text or "", positive)))
+    more = len(got) > ctx.offset + ctx.limit
+    if more:
+        span = max(1, ctx.max_rowid() - int(got[-1][0]) + 1)
+        total, exact = max(len(got), int(len(got) / span * ctx.row_count(FTS_TABLE))), False
+    else:
+        total, exact = len(got), not ctx.budget.exhausted
+    if ctx.budget.exhausted and not more:
+        ctx.notes.append("search stopped at its time budget; older messages were not scanned")
+    return _Outcome(rows, "newest", total, exact, more, "like")
+
+
+# ---------------------------------------------------------------------------- entry point
+
+def _unicode61_phrases(parsed: ParsedQuery, known_df: dict[int, int] | None = None) -> list[_Phrase]:
+    phrases = []
+    known_df = known_df or {}
+    for group in parsed.groups():
+        for pos, negs in group:
+            for item, negated in [(pos, False), *((n, True) for n in negs)]:
+                tokens = [_fold(w) for w in _WORD_RE.findall(item.text)]
+                phrase = _Phrase(item.render(), tokens, item.prefix, negated)
+                if id(item) in known_df:
+                    phrase.df, phrase.df_known = known_df[id(item)], True
+                phrases.append(phrase)
+    return phrases
+
+
+def _word_vocab(conn: sqlite3.Connection) -> str:
+    """A TEMP fts5vocab over ``messages_fts`` on this connection (never in ``main``)."""
+    name = "temp.hermes_search_word_vocab"
+    conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {name} USING fts5vocab(main, {FTS_TABLE}, row)")
+    return name
+
+
+def _expand_prefixes(ctx: _Ctx, parsed: ParsedQuery) -> tuple[str, dict[int, int]]:
+    """Rewrite ``word*`` items as ``(word1 OR word2 …)`` from the vocabulary.
+
+    Without a prefix index FTS5 merges every doclist of a prefix up front, on *each*
+    execution (~3–8 ms at 1M messages); an OR of the same terms is iterated lazily, so the
+    probes and scans that follow stay cheap, and the vocabulary walk gives the document
+    frequency too. Prefixes with more than ``MAX_PREFIX_TERMS`` terms, or non-ASCII ones
+    (whose folding only SQLite knows), are left to FTS5.
+    """
+    known: dict[int, int] = {}
+    rendered: list[str] = []
+    changed = False
+    previous: QueryItem | None = None
+    for item in parsed.items:
+        # FTS5 accepts implicit AND between phrases only, not before a parenthesis.
+        if previous is not None and previous.kind != "op" and item.kind != "op":
+            rendered.append("AND")
+        previous = item
+        text = item.render()
+        if item.kind == "word" and item.prefix and item.text.isascii() and _WORD_RE.fullmatch(item.text):
+            folded = item.text.lower()
+            vocab = _word_vocab(ctx.conn)
+            cursor = ctx.conn.execute(
+                f"SELECT term, doc FROM {vocab} WHERE term >= ? AND term < ?",
+                (folded, _next_prefix_bound(folded)),
+            )
+            terms = cursor.fetchmany(MAX_PREFIX_TERMS + 1)
+            if terms and len(terms) <= MAX_PREFIX_TERMS:
+                text = "(" + " OR ".join(_quote(term) for term, _doc in terms) + ")"
+                known[id(item)] = min(ctx.row_count(FTS_TABLE), sum(int(doc) for _t, doc in terms))
+                changed = True
+        rendered.append(text)
+    if not changed:
+        return parsed.render(), known
+    return " ".join(rendered), known
+
+
+def _hits(ctx: _Ctx, rows: list[_Row], path: str) -> list:
+    from .models import SearchHit
+
+    if not rows:
+        return []
+    marks = ",".join("?" for _ in rows)
+    meta = {
+        int(r[0]): r
+        for r in ctx.conn.execute(
+            "SELECT m.id, m.session_id, m.role, m.timestamp, m.tool_name, s.source, s.model, "
+            "s.started_at, s.title FROM messages m LEFT JOIN sessions s ON s.id = m.session_id "
+            f"WHERE m.id IN ({marks})",
+            [r.rowid for r in rows],
+        )
+    }
+    hits = []
+    for row in rows:
+        info = meta.get(row.rowid)
+        if info is None:  # deleted between the scan and now
+            continue
+        snippet, spans, raw = make_snippet(row.plain, row.spans)
+        hits.append(
+            SearchHit(
+                id=row.rowid,
+                session_id=info[1],
+                role=info[2],
+                timestamp=info[3] if info[3] is not None else 0.0,
+                tool_name=info[4],
+                source=info[5] or "",
+                model=info[6],
+                session_started=info[7],
+                session_title=info[8],
+                snippet=snippet,
+                spans=spans,
+                raw_snippet=raw,
+                score=row.score,
+                path=path,
+            )
+        )
+    return hits
+
+
+def search(
+    db: "SessionDB",
+    query: str,
+    *,
+    limit: int = 20,
+    offset: int = 0,
+    sort: str = "auto",
+    source_filter: Sequence[str] | None = None,
+    exclude_sources: Sequence[str] | None = None,
+    role_filter: Sequence[str] | None = None,
+    prefix_last: bool = False,
+    budget_ms: float = DEFAULT_BUDGET_MS,
+) -> "SearchResult":
+    """Structured, latency-bounded search for the UI (see the module docstring).
+
+    ``sort``: ``auto`` (bm25 when affordable, else bm25 over the newest matches, or newest
+    first for near-universal terms), ``rank`` (exact bm25 over every match, like
+    :func:`search_messages`; may be slow for very common words) or ``newest``.
+    ``prefix_last=True`` treats the last plain word (≥ 3 characters) as a prefix, for
+    search-as-you-type: ``dock`` finds ``docker``. Filters as in SR-4. Never raises on the
+    query text: failures are reported in ``error``.
+    """
+    from .models import SearchResult
+
+    started = time.perf_counter()
+    if sort not in _SORTS:
+        raise ValueError(f"sort must be one of {', '.join(_SORTS)}")
+    limit = _safe_int(limit, 20)
+    offset = _safe_int(offset, 0)
+    text = query if isinstance(query, str) else ""
+    result = SearchResult(query=text, sort=sort, limit=limit, offset=offset)
+
+    def done(**changes: Any) -> "SearchResult":
+        changes["elapsed_ms"] = round((time.perf_counter() - started) * 1000.0, 3)
+        return result.model_copy(update=changes)
+
+    if not text.strip():
+        return done(note="empty query")
+    text, cut_note = limit_query(text)
+    try:
+        q = sanitize_fts5_query(text)
+        if prefix_last and q:
+            q = apply_prefix_last(q)
+    except Exception:  # pragma: no cover - pure string work
+        q = ""
+    if not q:
+        return done(note="query had nothing searchable")
+    filters, params = _filter_sql(source_filter, exclude_sources, role_filter)
+
+    def run(conn: sqlite3.Connection) -> "SearchResult":
+        ctx = _Ctx(conn, filters, params, limit, offset, sort, _Budget(budget_ms))
+        if cut_note:
+            ctx.notes.append(cut_note)
+        if contains_cjk(q):
+            outcome, effective = _cjk_search(ctx, q)
+            if outcome is None:
+                return done(note="query had nothing searchable")
+        else:
+            parsed = parse_fts_query(q)
+            effective = parsed.render()
+            if not effective:
+                return done(note="query had nothing searchable")
+            effective, known_df = _expand_prefixes(ctx, parsed)
+            outcome = _fts_engine(ctx, FTS_TABLE, effective, _unicode61_phrases(parsed, known_df), "fts5")
+            if (
+                outcome.total == 0
+                and len(text.strip()) >= 3
+                and parsed.terms
+                and all(len(pos.text) >= 3 for pos, _ in _positive_terms(parsed))
+            ):
+                retry = " ".join(item.render_substring() for item in parsed.items)
+                outcome = _fts_engine(
+                    ctx, TRIGRAM_TABLE, retry, _substring_phrases(parsed.groups()), "fts5+trigram",
+                    [pos.text for pos, _ in _positive_terms(parsed)],
+                )
+                effective = retry
+        hit_path = outcome.path.split("+")[-1]
+        hits = _hits(ctx, outcome.rows, hit_path)
+        return done(
+            effective_query=effective,
+            path=outcome.path,
+            ranking=outcome.ranking if outcome.rows or outcome.ranking else "",
+            hits=hits,
+            total_estimate=max(outcome.total, offset + len(hits)),
+            total_exact=outcome.exact,
+            has_more=outcome.has_more,
+            note="; ".join(ctx.notes) or None,
+        )
+
+    try:
+        return db._read(run)
+    except sqlite3.OperationalError as exc:
+        message = str(exc)
+        if "fts5" in message or "syntax" in message or "no such column" in message:
+            return done(error=f"query not understood: {message}")
+        return done(error=f"search failed: {message}")
+    except (sqlite3.Error, UnicodeError, ValueError, OverflowError, RecursionError) as exc:
+        return done(error=f"search failed: {exc}")
