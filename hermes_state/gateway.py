@@ -37,7 +37,6 @@ import json
 import logging
 import os
 import re
-import tempfile
 import threading
 import uuid
 from datetime import datetime, timedelta
@@ -48,7 +47,7 @@ from typing import Any, Callable, Literal, Mapping, Optional, Protocol
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from .paths import fsync_directory
+from .paths import write_atomic
 
 logger = logging.getLogger(__name__)
 
@@ -863,20 +862,7 @@ def save_sessions_index(sessions_dir: Path, entries: Mapping[str, SessionEntry])
     directory.mkdir(parents=True, exist_ok=True)
     target = sessions_index_path(directory)
     payload = {key: entry.to_dict() for key, entry in entries.items()}
-    fd, tmp_name = tempfile.mkstemp(dir=str(directory), prefix=".sessions_", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(payload, handle, indent=2)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp_name, target)
-    except BaseException:
-        try:
-            os.unlink(tmp_name)
-        except OSError:
-            pass
-        raise
-    fsync_directory(directory)
+    write_atomic(target, [json.dumps(payload, indent=2)], mode=0o600)
     return target
 
 

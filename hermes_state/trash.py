@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 from .db import SessionDB, _delete_sessions, _remove_session_files
 from .errors import DatabaseError, describe_write_error, is_lock_error
-from .export import write_atomic
+from .paths import write_atomic
 
 #: Files kept in memory so that undo can put them back (larger ones are reported instead).
 MAX_SAVED_FILE_BYTES = 64 * 1024 * 1024

@@ -1,8 +1,9 @@
 """Cheap change detection for readers (SPEC WR-8, BR-8).
 
 ``PRAGMA data_version`` on a connection changes exactly when *another* connection commits to
-the database, and costs microseconds; the gateway index ``sessions.json`` is watched through
-its ``stat`` (mtime, size, inode). A viewer polls :meth:`ChangeWatcher.poll` a few times a
+the database, and costs microseconds; the gateway index ``sessions.json`` is watched by
+:class:`~hermes_state.gateway.SessionsIndexWatcher` (one ``stat`` when nothing changed; a file
+caught mid-write keeps the previous lanes). A viewer polls :meth:`ChangeWatcher.poll` a few times a
 second from a worker thread and reloads only when something changed.
 
 The watcher owns its own read-only connection so that a long query on the viewer's main
@@ -16,6 +17,8 @@ import sqlite3
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+
+from .gateway import SessionEntry, SessionsIndexWatcher
 
 
 @dataclass(frozen=True)
@@ -38,13 +41,14 @@ class ChangeWatcher:
     change (the next poll sees it), a missing one reports ``reopened`` once when it appears.
     """
 
-    def __init__(self, db_path: Path | str, sessions_index: Path | str | None = None) -> None:
+    def __init__(self, db_path: Path | str, sessions_dir: Path | str | None = None) -> None:
         self.db_path = Path(db_path)
-        self.sessions_index = Path(sessions_index) if sessions_index else None
+        self._index = SessionsIndexWatcher(Path(sessions_dir)) if sessions_dir is not None else None
+        if self._index is not None:
+            self._index.poll()  # what is there now is the baseline, not a change
         self._conn: sqlite3.Connection | None = None
         self._version: int | None = None
         self._db_identity: tuple | None = None
-        self._index_stat: tuple | None = self._stat(self.sessions_index)
         self._lock = threading.Lock()
         self.last_error: str | None = None
         if self._identity() is not None:
@@ -53,16 +57,6 @@ class ChangeWatcher:
             except sqlite3.Error as exc:
                 self.last_error = str(exc)
                 self._close()
-
-    @staticmethod
-    def _stat(path: Path | None) -> tuple | None:
-        if path is None:
-            return None
-        try:
-            st = os.stat(path)
-        except OSError:
-            return None
-        return (st.st_mtime_ns, st.st_size, st.st_ino)
 
     def _identity(self) -> tuple | None:
         try:
@@ -107,9 +101,7 @@ class ChangeWatcher:
             if version != self._version:
                 self._version = version
                 database = True
-        index_stat = self._stat(self.sessions_index)
-        lanes = index_stat != self._index_stat
-        self._index_stat = index_stat
+        lanes = self._index.poll() if self._index is not None else False
         return Change(database=database, lanes=lanes, reopened=reopened)
 
     def _close(self) -> None:
@@ -121,6 +113,12 @@ class ChangeWatcher:
         self._conn = None
         self._version = None
         self._db_identity = None
+
+    @property
+    def lanes(self) -> dict[str, SessionEntry]:
+        """The gateway index as last read (empty without one)."""
+        with self._lock:
+            return dict(self._index.entries) if self._index is not None else {}
 
     def close(self) -> None:
         with self._lock:

@@ -181,12 +181,12 @@ class HermesApp(App[str | None]):
     def watch_store(self) -> None:
         """Poll ``PRAGMA data_version`` and ``sessions.json`` (BR-8); publish what changed."""
         worker = get_current_worker()
-        watcher = ChangeWatcher(self.db_path, self.ctx.sessions_dir / "sessions.json")
+        watcher = ChangeWatcher(self.db_path, self.ctx.sessions_dir)
         try:
             while not worker.is_cancelled:
                 change = watcher.poll()
                 if change.lanes:
-                    self._load_lanes()
+                    self._describe_lanes(watcher.lanes)
                 if change:
                     self._post_change(StoreChange(database=bool(change.database or change.reopened), lanes=change.lanes))
                 deadline = time.monotonic() + self.ctx.config.poll_interval_s
@@ -222,13 +222,12 @@ class HermesApp(App[str | None]):
 
     @work(thread=True, group="lanes", exit_on_error=False)
     def load_lanes(self) -> None:
-        self._load_lanes()
+        self._describe_lanes(load_sessions_index(self.ctx.sessions_dir))
         self._post_change(StoreChange(lanes=True))
 
-    def _load_lanes(self) -> None:
-        """Read the gateway index (tolerantly) and describe each lane for the detail pane."""
+    def _describe_lanes(self, entries: dict) -> None:
+        """Describe each lane of the gateway index for the detail pane (tolerantly)."""
         try:
-            entries = load_sessions_index(self.ctx.sessions_dir)
             config = load_gateway_config(self.ctx.hermes_home)
             now = datetime.fromtimestamp(self.ctx.clock())
             lanes = {entry.session_id: describe_lane(entry, config, now) for entry in entries.values()}

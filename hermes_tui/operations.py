@@ -18,7 +18,8 @@ from rich.filesize import decimal
 
 from hermes_state import SessionDB
 from hermes_state.errors import describe_write_error
-from hermes_state.export import iter_export, render_chunks, write_atomic
+from hermes_state.export import iter_export, render_chunks
+from hermes_state.paths import write_atomic
 from hermes_state.titles import sanitize_title
 from hermes_state.trash import DeletedSession
 
