@@ -335,25 +335,16 @@ def _add_export(sub) -> None:
     parser.set_defaults(run=_cmd_export)
 
 
-class _Progress:
-    """``Exporting… done/total`` on a terminal's stderr; silent otherwise."""
+@contextmanager
+def _export_progress(to_stdout: bool) -> Iterator[Callable[..., None] | None]:
+    """A transient bar on a terminal's stderr while a file is written; none for stdout."""
+    if to_stdout:
+        yield None
+        return
+    from .progress import progress_bar
 
-    def __init__(self) -> None:
-        self.enabled = sys.stderr.isatty()
-        self.shown = False
-
-    def __call__(self, done: int, total: int) -> None:
-        if not self.enabled or total < 20:
-            return
-        if done == total or done % 10 == 0:
-            sys.stderr.write(f"\rExporting sessions: {done}/{total}")
-            sys.stderr.flush()
-            self.shown = True
-
-    def finish(self) -> None:
-        if self.shown:
-            sys.stderr.write("\r\033[K")
-            sys.stderr.flush()
+    with progress_bar("exporting", "sessions", transient=True, terminal_only=True) as update:
+        yield update
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
@@ -362,8 +353,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
     to_stdout = args.output == "-"
     # stdout carries the data: every error of this run goes to stderr instead.
     args._errors_to_stderr = to_stdout
-    progress = None if to_stdout else _Progress()
-    with open_store("read") as db:
+    with open_store("read") as db, _export_progress(to_stdout) as progress:
         session_ids = [_resolve(db, args.session_id)] if args.session_id else None
         source = None if session_ids else args.source
         if to_stdout:
@@ -383,9 +373,6 @@ def _cmd_export(args: argparse.Namespace) -> int:
             except OSError as exc:
                 reason = exc.strerror or str(exc)
                 raise CliExit(f"Error: cannot write {args.output}: {reason}") from exc
-            finally:
-                if progress is not None:
-                    progress.finish()
     if not to_stdout:
         print(f"Exported {_plural_sessions(count)} to {args.output}")
     return 0

@@ -215,30 +215,17 @@ def generate_main(argv: Optional[Sequence[str]] = None, prog: Optional[str] = No
         print(f"Error: cannot create {home}: {exc}", file=sys.stderr)
         return 1
 
-    from rich.console import Console  # noqa: PLC0415 - only this command draws a bar
-    from rich.progress import (  # noqa: PLC0415
-        BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
     from hermes_workload.corpus import generate_corpus  # noqa: PLC0415
 
-    console = Console(stderr=True)
+    from .progress import progress_bar  # noqa: PLC0415 - only this command draws a bar
+
     started = time.monotonic()
     try:
-        # transient=False: the finished bar stays, and stopping it ends its line.
-        with Progress(
-            TextColumn("generating"), BarColumn(), MofNCompleteColumn(), TextColumn("messages"),
-            TimeElapsedColumn(), TimeRemainingColumn(), console=console, transient=False,
-        ) as progress:
-            task = progress.add_task("generate", total=args.size)
-
-            def on_progress(done: int, total: Optional[int] = None, *_: Any) -> None:
-                progress.update(task, completed=done, total=total or args.size)
-
+        # Not transient: the finished bar stays, and stopping it ends its line.
+        with progress_bar("generating", "messages", args.size) as on_progress:
             stats = generate_corpus(db_path, messages=args.size, seed=args.seed,
                                     now=args.now, progress=on_progress)
-            progress.update(task, completed=args.size)
+            on_progress(args.size)
     except KeyboardInterrupt:
         print("Cancelled.", file=sys.stderr)
         return 130
