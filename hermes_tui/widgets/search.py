@@ -190,11 +190,27 @@ class SearchResults(ScrollView, can_focus=True):
         screen_row = (self.cursor - self.scroll_offset.y) if (keep and self.cursor is not None) else 0
         old_cursor = self.cursor if keep else None
         self.view = view
-        match_style = self._style("match")
-        group_style = self._style("group")
-        meta_style = self._style("meta")
-        now = self.clock()
         width = self._width() - 1
+        rows = self._build_rows(view, width)
+        self._rows = rows
+        self.virtual_size = Size(width, len(rows))
+        selectable = [i for i, row in enumerate(rows) if row.target]
+        cursor = selectable[0] if selectable else None
+        if keep and selectable:
+            same = next((i for i in selectable if rows[i].target == previous), None)
+            if same is not None:
+                cursor = same
+            elif old_cursor is not None:
+                cursor = min(selectable, key=lambda i: (abs(i - old_cursor), i))
+        top = max(0, cursor - screen_row) if (keep and cursor is not None) else 0
+        self.scroll_to(y=top, animate=False, immediate=True)
+        self.cursor = cursor  # announces the hit, so the detail pane re-reads it too
+        self.refresh()
+
+    def _build_rows(self, view: SearchView, width: int) -> list[_Row]:
+        """The lines of ``view`` as ``Text``, in the theme's colours of now."""
+        match_style, group_style, meta_style = self._styles_key = self._row_styles()
+        now = self.clock()
         rows: list[_Row] = []
         if view.title_matches:
             header = Text(no_wrap=True)
@@ -221,20 +237,10 @@ class SearchResults(ScrollView, can_focus=True):
                 room = width - line.cell_len
                 line.append_text(snippet_text(hit.snippet, hit.spans, match_style, room))
                 rows.append(_Row(line, (hit.session_id, hit.id)))
-        self._rows = rows
-        self.virtual_size = Size(width, len(rows))
-        selectable = [i for i, row in enumerate(rows) if row.target]
-        cursor = selectable[0] if selectable else None
-        if keep and selectable:
-            same = next((i for i in selectable if rows[i].target == previous), None)
-            if same is not None:
-                cursor = same
-            elif old_cursor is not None:
-                cursor = min(selectable, key=lambda i: (abs(i - old_cursor), i))
-        top = max(0, cursor - screen_row) if (keep and cursor is not None) else 0
-        self.scroll_to(y=top, animate=False, immediate=True)
-        self.cursor = cursor  # announces the hit, so the detail pane re-reads it too
-        self.refresh()
+        return rows
+
+    def _row_styles(self) -> tuple:
+        return self._style("match"), self._style("group"), self._style("meta")
 
     def clear_results(self) -> None:
         self.view = None
@@ -299,6 +305,10 @@ class SearchResults(ScrollView, can_focus=True):
         # The widget's style is resolved once per repaint, not once per line: computing it
         # walks the CSS cascade and showed up as a quarter of the repaint time.
         self._base_style = self.rich_style
+        if self.view is not None and self._row_styles() != self._styles_key:
+            # The theme changed: the rows carry the old colours. Same answer, same rows,
+            # so the cursor and the scroll offset are untouched.
+            self._rows = self._build_rows(self.view, self._width() - 1)
         self._cursor_style = self._base_style + self.get_component_rich_style("search-results--cursor")
         return super().render_lines(crop)
 

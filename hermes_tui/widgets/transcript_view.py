@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import re
 from bisect import bisect_right
-from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import datetime
 from itertools import accumulate
@@ -32,6 +31,7 @@ from rich.cells import cell_len
 from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding
+from textual.cache import LRUCache
 from textual.events import Click
 from textual.geometry import Size
 from textual.message import Message as TextualMessage
@@ -385,7 +385,8 @@ class TranscriptView(ScrollView, can_focus=True):
         self._width = 0
         self._heights: list[int] = []
         self._offsets: list[int] = [0]
-        self._lines: OrderedDict[int, list[Text]] = OrderedDict()
+        #: Styled lines of the messages drawn lately (a long transcript is drawn by screenfuls).
+        self._lines: LRUCache[int, list[Text]] = LRUCache(maxsize=400)
         self._index_by_id: dict[int, int] = {}
 
     # ------------------------------------------------------------------ data
@@ -499,6 +500,14 @@ class TranscriptView(ScrollView, can_focus=True):
                 height += 1
         return height
 
+    def notify_style_update(self) -> None:
+        """The theme (or any rule) changed: cached lines carry the old colours."""
+        super().notify_style_update()
+        lines = getattr(self, "_lines", None)
+        if lines is not None:
+            lines.clear()
+            self.refresh()
+
     def _relayout(self) -> None:
         width = self._content_width()
         self._width = width
@@ -509,7 +518,7 @@ class TranscriptView(ScrollView, can_focus=True):
         self.virtual_size = Size(width, self._offsets[-1])
 
     def _relayout_one(self, index: int) -> None:
-        self._lines.pop(index, None)
+        self._lines.discard(index)
         self._heights[index] = self._height(index, self._width)
         self._offsets = [0, *accumulate(self._heights)]
         self.virtual_size = Size(self._width, self._offsets[-1])
@@ -576,7 +585,6 @@ class TranscriptView(ScrollView, can_focus=True):
         """The styled display lines of message ``index`` (cached)."""
         cached = self._lines.get(index)
         if cached is not None:
-            self._lines.move_to_end(index)
             return cached
         entry = self.entries[index]  # type: ignore[index]
         expanded = entry.message.id in self.expanded
@@ -615,9 +623,7 @@ class TranscriptView(ScrollView, can_focus=True):
                 line = Text(pad, end="")
                 line.append_text(body)
                 lines.append(line)
-        self._lines[index] = lines
-        while len(self._lines) > 400:
-            self._lines.popitem(last=False)
+        self._lines.set(index, lines)
         return lines
 
     def render_line(self, y: int) -> Strip:

@@ -176,3 +176,27 @@ def test_snapshot_search_cjk(snap_compare, fixed_db: Path) -> None:
         await settle(pilot)
 
     assert snap_compare(fixed_timing_app(fixed_db), terminal_size=SIZE, run_before=run_before)
+
+
+async def test_theme_change_repaints_cached_result_rows(fixed_db: Path) -> None:
+    """Rows are built once per answer with the theme's colours; a new theme rebuilds them."""
+    from hermes_tui.widgets.search import SearchResults
+
+    app = make_app(fixed_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("/", *"docker")
+        await settle(pilot)
+        results = app.screen.query_one(SearchResults)
+        results.action_cursor_down()
+        await settle(pilot)
+        highlighted = results.target_of_highlighted()
+
+        def match_styles() -> set:
+            return {str(span.style) for row in results._rows for span in row.text.spans}
+
+        dark = match_styles()
+        app.theme = "nord"  # another accent and warning colour than textual-dark
+        await settle(pilot)
+        assert match_styles() != dark
+        assert results.target_of_highlighted() == highlighted
