@@ -211,3 +211,24 @@ def test_walls_app_does_not_reach_into_screens():
         and node.value.attr == "screen"
     ]
     assert private_calls == []
+
+
+def test_walls_widget_messages_name_their_widget():
+    """Every message a widget posts has a ``control``, so ``@on(Message, "#id")`` works."""
+    import inspect
+
+    import textual.message
+
+    from hermes_tui.widgets import search, session_list, transcript_view
+    from hermes_tui.widgets.intent import WidgetMessage
+
+    found = []
+    for module in (search, session_list, transcript_view):
+        for _, widget in inspect.getmembers(module, inspect.isclass):
+            if widget.__module__ != module.__name__:
+                continue
+            for name, member in vars(widget).items():
+                if inspect.isclass(member) and issubclass(member, textual.message.Message):
+                    found.append(f"{widget.__name__}.{name}")
+                    assert issubclass(member, WidgetMessage), f"{widget.__name__}.{name} has no control"
+    assert "SessionList.Highlighted" in found and "SearchResults.Chosen" in found

@@ -218,7 +218,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
         rows, _total = self._page(offset, self.ctx.config.page_size)
         self.post_message(PageLoaded(generation, offset, rows))
 
-    @on(SessionList.NeedPage)
+    @on(SessionList.NeedPage, "#sessions")
     def _need_page(self, event: SessionList.NeedPage) -> None:
         self.load_page(self.generation, event.offset)
 
@@ -290,7 +290,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
 
     # ------------------------------------------------------------------ detail
 
-    @on(SessionList.Highlighted)
+    @on(SessionList.Highlighted, "#sessions")
     def _highlighted(self, event: SessionList.Highlighted) -> None:
         self._show_detail(event.summary)
 
@@ -298,7 +298,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
         lane = self.ctx.lanes.lane_for(summary.id) if summary is not None else None
         self.query_one(DetailPane).show(summary, lane)
 
-    @on(SessionList.Selected)
+    @on(SessionList.Selected, "#sessions")
     def _selected(self, event: SessionList.Selected) -> None:
         self.app.push_screen(self.ctx.screens.recap(event.summary.id))
 
@@ -389,17 +389,17 @@ class BrowserScreen(SessionFlows, HermesScreen):
         self._update_titles()
         self._show_detail(self.session_list.current)
 
-    @on(SearchInput.Cleared)
+    @on(SearchInput.Cleared, "#search")
     def _search_cleared(self) -> None:
         self._search_query = ""
         self._show_list()
         self.session_list.focus()
 
-    @on(SearchResults.Back)
+    @on(SearchResults.Back, "#results")
     def _results_back(self) -> None:
         self.search_input.action_clear_search()
 
-    @on(SearchInput.Navigate)
+    @on(SearchInput.Navigate, "#search")
     def _navigate(self, event: SearchInput.Navigate) -> None:
         if self.query_one(ContentSwitcher).current != "results":
             if event.action == "down":
@@ -413,7 +413,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
         elif event.action == "open":
             results.choose_highlighted()
 
-    @on(SearchResults.HitHighlighted)
+    @on(SearchResults.HitHighlighted, "#results")
     def _hit_highlighted(self, event: SearchResults.HitHighlighted) -> None:
         if event.session_id:
             self.load_detail(event.session_id)
@@ -428,7 +428,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
         if self.query_one(ContentSwitcher).current == "results" and target and target[0] == session_id:
             self._show_detail(summary)
 
-    @on(SearchResults.Chosen)
+    @on(SearchResults.Chosen, "#results")
     def _hit_chosen(self, event: SearchResults.Chosen) -> None:
         if event.message_id is None:
             self.app.push_screen(self.ctx.screens.recap(event.session_id))

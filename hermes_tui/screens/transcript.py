@@ -186,7 +186,7 @@ class TranscriptScreen(HermesScreen):
                 line2.append(" (n/N)", style="dim")
         self.query_one("#transcript-header", Static).update(Text("\n", no_wrap=True, overflow="ellipsis").join([header, line2]))
 
-    @on(TranscriptView.CursorMoved)
+    @on(TranscriptView.CursorMoved, "#transcript")
     def _cursor_moved(self) -> None:
         if self.summary is not None:
             self._update_header()

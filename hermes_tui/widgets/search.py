@@ -13,7 +13,6 @@ from typing import Callable
 from rich.cells import cell_len
 from rich.text import Text
 from textual.binding import Binding
-from textual.message import Message
 from textual.events import Click
 from textual.geometry import Size
 from textual.reactive import reactive
@@ -25,6 +24,7 @@ from hermes_state.timefmt import relative_time
 
 from ..data import SearchView
 from ..textsafe import inert_line
+from .intent import WidgetMessage
 from .lines import text_strip
 
 
@@ -38,26 +38,26 @@ class SearchInput(Input):
         Binding("enter", "results_open", "Open hit", show=False, id="open_hit"),
     ]
 
-    class Cleared(Message):
+    class Cleared(WidgetMessage):
         pass
 
-    class Navigate(Message):
-        def __init__(self, action: str) -> None:
-            super().__init__()
+    class Navigate(WidgetMessage):
+        def __init__(self, widget, action: str) -> None:
+            super().__init__(widget)
             self.action = action
 
     def action_clear_search(self) -> None:
         self.value = ""
-        self.post_message(self.Cleared())
+        self.post_message(self.Cleared(self))
 
     def action_results_down(self) -> None:
-        self.post_message(self.Navigate("down"))
+        self.post_message(self.Navigate(self, "down"))
 
     def action_results_up(self) -> None:
-        self.post_message(self.Navigate("up"))
+        self.post_message(self.Navigate(self, "up"))
 
     def action_results_open(self) -> None:
-        self.post_message(self.Navigate("open"))
+        self.post_message(self.Navigate(self, "open"))
 
 
 def snippet_text(snippet: str, spans: list, match_style, width: int | None = None) -> Text:
@@ -138,21 +138,21 @@ class SearchResults(ScrollView, can_focus=True):
 
     cursor: reactive[int | None] = reactive(None, always_update=True)
 
-    class Chosen(Message):
+    class Chosen(WidgetMessage):
         """A hit (``message_id`` set) or a session (title/id match) was chosen."""
 
-        def __init__(self, session_id: str, message_id: int | None, query: str) -> None:
-            super().__init__()
+        def __init__(self, widget, session_id: str, message_id: int | None, query: str) -> None:
+            super().__init__(widget)
             self.session_id = session_id
             self.message_id = message_id
             self.query = query
 
-    class Back(Message):
+    class Back(WidgetMessage):
         pass
 
-    class HitHighlighted(Message):
-        def __init__(self, session_id: str | None) -> None:
-            super().__init__()
+    class HitHighlighted(WidgetMessage):
+        def __init__(self, widget, session_id: str | None) -> None:
+            super().__init__(widget)
             self.session_id = session_id
 
     def __init__(self, *, clock: Callable[[], float], id: str | None = None) -> None:
@@ -167,7 +167,7 @@ class SearchResults(ScrollView, can_focus=True):
         return len(self._rows)
 
     def action_back(self) -> None:
-        self.post_message(self.Back())
+        self.post_message(self.Back(self))
 
     def _style(self, name: str):
         return self.get_component_rich_style(f"search-results--{name}", partial=True)
@@ -261,7 +261,7 @@ class SearchResults(ScrollView, can_focus=True):
                 self.scroll_to(y=cursor - height + 1, animate=False)
         self.refresh()
         target = self.target_of_highlighted()
-        self.post_message(self.HitHighlighted(target[0] if target else None))
+        self.post_message(self.HitHighlighted(self, target[0] if target else None))
 
     def _step(self, delta: int) -> None:
         if self.cursor is None:
@@ -292,7 +292,7 @@ class SearchResults(ScrollView, can_focus=True):
     def choose_highlighted(self) -> None:
         target = self.target_of_highlighted()
         if target and self.view is not None:
-            self.post_message(self.Chosen(target[0], target[1], self.view.query))
+            self.post_message(self.Chosen(self, target[0], target[1], self.view.query))
 
     def target_of_highlighted(self) -> tuple[str, int | None] | None:
         if self.cursor is None or not 0 <= self.cursor < len(self._rows):

@@ -15,7 +15,6 @@ from rich.text import Text
 from textual.binding import Binding
 from textual.events import Click
 from textual.geometry import Size
-from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
@@ -24,6 +23,7 @@ from hermes_state.models import SessionSummary
 from hermes_state.timefmt import relative_time
 
 from ..textsafe import inert_line
+from .intent import WidgetMessage
 from .lines import text_strip
 
 
@@ -56,21 +56,21 @@ class SessionList(ScrollView, can_focus=True):
 
     cursor: reactive[int] = reactive(0, always_update=True)
 
-    class NeedPage(Message):
+    class NeedPage(WidgetMessage):
         """Rows from ``offset`` are needed to draw the list."""
 
-        def __init__(self, offset: int) -> None:
-            super().__init__()
+        def __init__(self, widget: "SessionList", offset: int) -> None:
+            super().__init__(widget)
             self.offset = offset
 
-    class Highlighted(Message):
-        def __init__(self, summary: SessionSummary | None) -> None:
-            super().__init__()
+    class Highlighted(WidgetMessage):
+        def __init__(self, widget: "SessionList", summary: SessionSummary | None) -> None:
+            super().__init__(widget)
             self.summary = summary
 
-    class Selected(Message):
-        def __init__(self, summary: SessionSummary) -> None:
-            super().__init__()
+    class Selected(WidgetMessage):
+        def __init__(self, widget: "SessionList", summary: SessionSummary) -> None:
+            super().__init__(widget)
             self.summary = summary
 
     def __init__(
@@ -162,7 +162,7 @@ class SessionList(ScrollView, can_focus=True):
     def _request(self, offset: int) -> None:
         if offset not in self._requested:
             self._requested.add(offset)
-            self.post_message(self.NeedPage(offset))
+            self.post_message(self.NeedPage(self, offset))
 
     # ------------------------------------------------------------------ cursor
 
@@ -180,7 +180,7 @@ class SessionList(ScrollView, can_focus=True):
         row = self.current
         if row != self._last_highlighted:
             self._last_highlighted = row
-            self.post_message(self.Highlighted(row))
+            self.post_message(self.Highlighted(self, row))
 
     def _scroll_to_cursor(self) -> None:
         height = self.scrollable_content_region.height or 1
@@ -217,7 +217,7 @@ class SessionList(ScrollView, can_focus=True):
     def action_select(self) -> None:
         row = self.current
         if row is not None:
-            self.post_message(self.Selected(row))
+            self.post_message(self.Selected(self, row))
 
     def on_click(self, event: Click) -> None:
         index = event.y + self.scroll_offset.y

@@ -34,7 +34,6 @@ from textual.binding import Binding
 from textual.cache import LRUCache
 from textual.events import Click
 from textual.geometry import Size
-from textual.message import Message as TextualMessage
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
@@ -42,6 +41,7 @@ from textual.strip import Strip
 from hermes_state.models import Message, tool_call_name
 from hermes_state.timefmt import relative_time
 
+from .intent import WidgetMessage
 from ..textsafe import inert_block, inert_line
 from .lines import text_strip
 
@@ -358,11 +358,11 @@ class TranscriptView(ScrollView, can_focus=True):
 
     cursor: reactive[int] = reactive(0, always_update=True, init=False)
 
-    class CursorMoved(TextualMessage):
+    class CursorMoved(WidgetMessage):
         """The focused message changed (``index`` into the messages)."""
 
-        def __init__(self, index: int) -> None:
-            super().__init__()
+        def __init__(self, widget: "TranscriptView", index: int) -> None:
+            super().__init__(widget)
             self.index = index
 
     def __init__(
@@ -411,7 +411,7 @@ class TranscriptView(ScrollView, can_focus=True):
         if follow:
             self.scroll_to(y=self.max_scroll_y_for_total, animate=False, immediate=True, force=True)
         self.refresh()
-        self.post_message(self.CursorMoved(self.cursor))
+        self.post_message(self.CursorMoved(self, self.cursor))
 
     def show_placeholder(self, text: str) -> None:
         self.entries = None
@@ -657,7 +657,7 @@ class TranscriptView(ScrollView, can_focus=True):
 
     def watch_cursor(self, old: int, new: int) -> None:
         self.refresh()
-        self.post_message(self.CursorMoved(new))
+        self.post_message(self.CursorMoved(self, new))
 
     def move_to(self, index: int, *, anchor: str = "nearest") -> None:
         if not self.entries:
