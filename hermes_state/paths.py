@@ -6,8 +6,13 @@ Everything here is computed on call, never at import: a test or a CLI run that s
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import os
+import re
+import secrets
 import tempfile
+import time
 from pathlib import Path
 from typing import Iterable
 
@@ -33,39 +38,144 @@ def sessions_dir(home: Path | None = None) -> Path:
     return (home if home is not None else hermes_home()) / "sessions"
 
 
+#: Temp files of :func:`write_atomic`: ``.<name>.<pid>.<random>.tmp`` beside the target.
+_TEMP_RE = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.[A-Za-z0-9_]+\.tmp$")
+#: Temp files older builds left (no pid in the name), swept once they are this old.
+_LEGACY_TEMP_AGE_S = 24 * 3600
+
+
 def write_atomic(path: "str | os.PathLike[str]", chunks: Iterable[str | bytes], mode: int = 0o600) -> int:
     """Write ``chunks`` to ``path`` atomically; return the number of bytes written.
 
     The one way this project replaces a file (exports, the gateway index, undo's files).
-    The data goes to a temporary file created in the destination directory (so the final
-    ``os.replace`` is a rename within one file system), is flushed and fsynced, gets ``mode``
-    (owner-only by default: transcripts are private), and only then replaces ``path``. On any
-    error -- including one raised by the ``chunks`` iterator half-way, or KeyboardInterrupt --
-    the temporary file is removed and ``path`` is left as it was. ``str`` chunks are encoded as
-    UTF-8.
+    The data goes to a file in the destination directory (so the final ``os.replace`` is a
+    rename within one file system), is flushed and fsynced, gets ``mode`` (owner-only by
+    default: transcripts are private), and only then replaces ``path``. On any error --
+    including one raised by the ``chunks`` iterator half-way, or KeyboardInterrupt -- nothing
+    is left behind and ``path`` is as it was. ``str`` chunks are encoded as UTF-8.
+
+    A kill cannot leave a temp file behind either: where the file system allows, the data is
+    written to an unnamed file (``O_TMPFILE``) that gets a name only once it is complete;
+    elsewhere the temp name carries our pid, and the next write to that directory removes
+    temp files whose process is gone (:func:`sweep_stale_temps`).
     """
     target = Path(path)
     directory = target.parent if str(target.parent) else Path(".")
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+    sweep_stale_temps(directory, target.name)
+    fd = _unnamed_file(directory)
+    named: str | None = None
     written = 0
     try:
+        if fd is None:
+            fd, named = tempfile.mkstemp(prefix=f".{target.name}.{os.getpid()}.", suffix=".tmp", dir=directory)
         with os.fdopen(fd, "wb") as handle:
+            fd_number = handle.fileno()
             for chunk in chunks:
                 data = chunk.encode("utf-8") if isinstance(chunk, str) else bytes(chunk)
                 handle.write(data)
                 written += len(data)
             handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp_name, mode)
-        os.replace(tmp_name, target)
+            os.fsync(fd_number)
+            os.fchmod(fd_number, mode)
+            if named is None:
+                named = _temp_name(directory, target.name)
+                _link_unnamed(fd_number, named)
+        os.replace(named, target)
     except BaseException:
-        try:
-            os.unlink(tmp_name)
-        except OSError:
-            pass
+        if named is not None:
+            try:
+                os.unlink(named)
+            except OSError:
+                pass
         raise
     fsync_directory(directory)
     return written
+
+
+def _temp_name(directory: Path, name: str) -> str:
+    return str(directory / f".{name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+
+
+def _unnamed_file(directory: Path) -> int | None:
+    """An unnamed file in ``directory`` (``O_TMPFILE``), or None where that is unsupported."""
+    flag = getattr(os, "O_TMPFILE", None)
+    if flag is None or _linkat() is None:
+        return None
+    try:
+        return os.open(directory, flag | os.O_WRONLY, 0o600)
+    except OSError:
+        return None  # EOPNOTSUPP / EISDIR / EINVAL: this file system cannot
+
+
+def _linkat():
+    """libc's ``linkat`` (``os.link`` cannot give an ``O_TMPFILE`` file a name everywhere)."""
+    global _LINKAT
+    if _LINKAT is False:
+        try:
+            libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+            _LINKAT = libc.linkat
+        except (OSError, AttributeError, TypeError):
+            _LINKAT = None
+    return _LINKAT
+
+
+_LINKAT = False
+_AT_FDCWD = -100
+_AT_SYMLINK_FOLLOW = 0x400
+
+
+def _link_unnamed(fd: int, name: str) -> None:
+    """Give the unnamed file ``fd`` the name ``name`` (linkat through /proc/self/fd)."""
+    linkat = _linkat()
+    source = f"/proc/self/fd/{fd}".encode()
+    if linkat(_AT_FDCWD, source, _AT_FDCWD, os.fsencode(name), _AT_SYMLINK_FOLLOW) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err), name)
+
+
+def sweep_stale_temps(directory: Path, name: str) -> list[Path]:
+    """Remove temp files of writes to ``directory/name`` whose writer is gone; return them.
+
+    Ours carry the writer's pid; a temp file of a living process (another export right now)
+    is left alone. Unnamed (``O_TMPFILE``) temp files never need this: the kernel drops them.
+    """
+    removed: list[Path] = []
+    try:
+        candidates = [entry for entry in os.scandir(directory) if entry.name.startswith(f".{name}.")]
+    except OSError:
+        return removed
+    now = time.time()
+    for entry in candidates:
+        if not entry.name.endswith(".tmp"):
+            continue
+        match = _TEMP_RE.match(entry.name)
+        try:
+            if match and match.group("name") == name:
+                if _alive(int(match.group("pid"))):
+                    continue
+            elif now - entry.stat(follow_symlinks=False).st_mtime < _LEGACY_TEMP_AGE_S:
+                continue
+            if not entry.is_file(follow_symlinks=False):
+                continue
+            os.unlink(entry.path)
+            removed.append(Path(entry.path))
+        except OSError:
+            continue
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process: not ours to judge
+    except OSError:
+        return True
+    return True
 
 
 def fsync_directory(directory: Path) -> None:

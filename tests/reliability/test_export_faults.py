@@ -368,3 +368,60 @@ def test_export_of_a_session_being_written_is_a_snapshot(tmp_path: Path) -> None
     assert all(w.returncode == 0 for w in writers)
     assert exports > 30
     assert torn == [], f"{len(torn)} of {exports} exports were torn, e.g. {torn[:3]}"
+
+
+# ---------------------------------------------------------------------------- killed (issue 14 item 4)
+
+_SLOW_EXPORT = """
+import sys, time
+sys.path.insert(0, {repo!r})
+import hermes_state.paths as paths
+if {fallback!r}:
+    paths._unnamed_file = lambda directory: None   # as on a file system without O_TMPFILE
+def chunks():
+    for i in range(100000):
+        yield "x" * 4096
+        if i == 20:
+            print("WRITING", flush=True)
+        time.sleep(0.001)
+paths.write_atomic({target!r}, chunks())
+"""
+
+
+def _kill_mid_export(target: Path, fallback: bool) -> None:
+    script = _SLOW_EXPORT.format(repo=str(REPO), fallback=fallback, target=str(target))
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert proc.stdout.readline().decode().strip() == "WRITING"
+        proc.kill()  # kill -9, mid-write
+    finally:
+        proc.wait(timeout=30)
+    assert proc.returncode == -9
+
+
+def test_item4_killed_export_leaves_no_temp_file(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    target = previous_file(out)
+    _kill_mid_export(target, fallback=False)
+    assert_untouched(out, target)  # the data went to an unnamed file: nothing to clean up
+
+
+def test_item4_without_o_tmpfile_the_next_write_sweeps_a_killed_writers_temp(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    target = previous_file(out)
+    _kill_mid_export(target, fallback=True)
+    left = [p.name for p in out.iterdir() if p.name != target.name]
+    assert len(left) == 1 and left[0].startswith(".export.jsonl.")  # the crash left its temp file
+    # A temp file of a writer that is still running is not ours to remove.
+    alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        busy = out / f".export.jsonl.{alive.pid}.abcd1234.tmp"
+        busy.write_text("in progress")
+        write_atomic(target, ["new content"])
+        assert target.read_text() == "new content"
+        assert sorted(p.name for p in out.iterdir()) == sorted([target.name, busy.name])
+    finally:
+        alive.kill()
+        alive.wait()
