@@ -86,7 +86,7 @@ class HermesApp(App[str | None]):
         self.config_problems = list(config_problems)
         config = config or AppConfig()
         self.ctx = AppContext(
-            store=BrowserData(self.db_path, on_wait=self._wait_from_thread),
+            store=BrowserData(self.db_path, on_wait=self._wait_from_thread, on_file_event=self._file_event),
             clock=clock,
             config=config,
             signals=Signals(self),
@@ -185,6 +185,7 @@ class HermesApp(App[str | None]):
         try:
             while not worker.is_cancelled:
                 change = watcher.poll()
+                self.ctx.store.check_file()  # replaced or deleted: reopen, or stop writing
                 if change.lanes:
                     self._describe_lanes(watcher.lanes)
                 if change:
@@ -234,6 +235,22 @@ class HermesApp(App[str | None]):
         except Exception:
             lanes = {}
         self.ctx.lanes.replace(lanes)
+
+    def _file_event(self, kind: str, text: str) -> None:
+        """From a worker: the database file was replaced (reopened) or deleted. Said once."""
+        try:
+            self.call_from_thread(self._file_changed, kind, text)
+        except RuntimeError:
+            pass  # the app is closing
+
+    def _file_changed(self, kind: str, text: str) -> None:
+        self.notify(text, severity="warning", timeout=10, markup=False)
+        if kind == "deleted":
+            self.ctx.access = Access(read_only_reason=self.ctx.store.gone, immutable=self.ctx.access.immutable)
+            self.ctx.signals.access.publish(self.ctx.access)
+        else:
+            self.check_access()  # the new file may differ (read-only, another version)
+            self.ctx.signals.store_changed.publish(StoreChange(database=True))
 
     def _wait_from_thread(self, text: str | None) -> None:
         try:

@@ -13,6 +13,7 @@ write, which brings the store's write path (``BEGIN IMMEDIATE``, jittered retry)
 
 from __future__ import annotations
 
+import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -21,7 +22,7 @@ from typing import Any, Callable, Optional, TypeVar
 
 from hermes_state import SessionDB
 from hermes_state import listing, trash
-from hermes_state.connection import READ_WAIT_TEXT, WRITE_WAIT_TEXT, retry_read, write_problem
+from hermes_state.connection import READ_WAIT_TEXT, WRITE_WAIT_TEXT, open_store, retry_read, write_problem
 from hermes_state.errors import DatabaseError, is_interrupted
 from hermes_state.models import LineageNode, Message, SearchHit, SessionSummary
 from hermes_state.recap import Recap, RecapConfig, build_recap
@@ -87,10 +88,25 @@ class RecapData:
 class BrowserData:
     """Blocking access to one store for the browser (one instance per app)."""
 
-    def __init__(self, db_path: Path, *, on_wait: Callable[[str | None], None] | None = None) -> None:
+    def __init__(
+        self,
+        db_path: Path,
+        *,
+        on_wait: Callable[[str | None], None] | None = None,
+        on_file_event: Callable[[str, str], None] | None = None,
+    ) -> None:
         self.db_path = Path(db_path)
         self._dbs: dict[str, SessionDB] = {}
         self._writer: SessionDB | None = None
+        #: (device, inode) of the file the open connections read; None before the first open.
+        self._identity: tuple[int, int] | None = None
+        #: Connections to a file that was replaced: other threads may still be reading
+        #: through them, so they are closed with the store, not at once.
+        self._retired: list[SessionDB] = []
+        #: Why writes are refused because the file was deleted (None while it is there).
+        self.gone: str | None = None
+        #: Told ``(kind, sentence)`` once when the file is replaced or deleted.
+        self._on_file_event = on_file_event or (lambda _kind, _text: None)
         self._open_lock = threading.Lock()
         # Opening the writer may wait (up to the write retry budget) for another process's
         # lock; it has its own lock so that reads never queue behind that wait.
@@ -109,11 +125,48 @@ class BrowserData:
                 raise DatabaseError("the browser is closing")
             db = self._dbs.get(name)
             if db is None:
+                identity = self._identity or _file_identity(self.db_path)
                 db = self._retry(lambda: SessionDB(self.db_path, read_only=True))
                 if not self._dbs:
                     self.warnings.extend(db.warnings)
                 self._dbs[name] = db
+                self._identity = identity
             return db
+
+    def check_file(self) -> str:
+        """Is the file at the path still the one the connections read? (before every write,
+        and on every watcher tick).
+
+        ``"same"``; ``"replaced"`` (a restore or a sync tool put another file there): every
+        connection is reopened on the file at the path, so reads and writes go to it;
+        ``"deleted"``: what was read stays on screen, writes are refused (:attr:`gone`) and
+        nothing ever creates a new file in its place. A change is reported once through
+        ``on_file_event``.
+        """
+        with self._open_lock:
+            if self._closed or self._identity is None:
+                return "same"
+            now = _file_identity(self.db_path)
+            if now == self._identity:
+                return "same"
+            if now is None:
+                if self.gone is None:
+                    self.gone = f"{self.db_path} was deleted while the browser was open"
+                    event = ("deleted", f"{self.gone}: showing what was read before; nothing can be changed.")
+                else:
+                    return "deleted"
+            else:
+                self._retired.extend(self._dbs.values())
+                if self._writer is not None:
+                    self._retired.append(self._writer)
+                self._dbs.clear()
+                self._writer = None
+                self._identity = None
+                self._roots.clear()
+                self.gone = None
+                event = ("replaced", f"{self.db_path} was replaced by another file; reopened it.")
+        self._on_file_event(*event)
+        return event[0]
 
     @property
     def reader(self) -> SessionDB:
@@ -132,9 +185,15 @@ class BrowserData:
 
     def write_problem(self) -> str | None:
         """Why this database cannot be changed from the browser, or None if it can."""
+        if self.gone:
+            return self.gone
         return write_problem(self.db_path, self.reader)
 
     def writer(self) -> SessionDB:
+        """The writable store, for one write: asked again before every write, so a file that
+        was replaced meanwhile is reopened and a deleted one is never written (or created)."""
+        if self.check_file() == "deleted":
+            raise DatabaseError(f"{self.gone}; nothing was changed")
         with self._writer_lock:
             if self._closed:
                 raise DatabaseError("the browser is closing")
@@ -142,7 +201,8 @@ class BrowserData:
                 problem = write_problem(self.db_path, self.reader)
                 if problem and "newer" in problem:
                     raise DatabaseError(f"cannot change {self.db_path}: {problem}")
-                writer = SessionDB(self.db_path, on_lock_wait=self._write_wait)
+                # open_store never creates a file: a database deleted a moment ago stays gone.
+                writer = open_store(self.db_path, "write", on_lock_wait=self._write_wait)
                 with self._open_lock:
                     if self._closed:
                         writer.close()
@@ -162,7 +222,7 @@ class BrowserData:
     def close(self) -> None:
         with self._open_lock:
             self._closed = True
-            for db in [*self._dbs.values(), self._writer]:
+            for db in [*self._dbs.values(), self._writer, *self._retired]:
                 if db is not None:
                     try:
                         db.interrupt()
@@ -170,6 +230,7 @@ class BrowserData:
                     except Exception:
                         pass
             self._dbs.clear()
+            self._retired.clear()
             self._writer = None
         self._pool.shutdown(wait=False, cancel_futures=True)
 
@@ -313,6 +374,14 @@ class BrowserData:
 
     def run_export(self, scope, fmt, path, *, progress=None, cancelled=lambda: False) -> operations.ExportOutcome:
         return operations.run_export(self.reader, scope, fmt, path, progress=progress, cancelled=cancelled)
+
+
+def _file_identity(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
 
 
 def _read_recap(reader: SessionDB, requested_id: str, config: RecapConfig) -> RecapData:
