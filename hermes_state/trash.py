@@ -12,19 +12,28 @@ meanwhile): every outcome is a plain object that says what happened in one line.
 
 from __future__ import annotations
 
+import base64
 import glob
+import json
 import os
+import secrets
 import sqlite3
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from .db import SessionDB, _delete_sessions, _remove_session_files
-from .errors import DatabaseError, describe_write_error, is_lock_error
+from .errors import describe_write_error
 from .paths import write_atomic
 
 #: Files kept in memory so that undo can put them back (larger ones are reported instead).
 MAX_SAVED_FILE_BYTES = 64 * 1024 * 1024
+#: How long a deleted session stays restorable from the trash on disk.
+TRASH_DAYS = 7
+TRASH_FORMAT = "hermes-sessions-trash/1"
+#: Overrides where the trash lives (tests, or a person who wants it elsewhere).
+DATA_DIR_ENV = "HERMES_SESSIONS_DATA_DIR"
 
 
 # ---------------------------------------------------------------------------- delete preview
@@ -158,6 +167,9 @@ class DeletedSession:
     files: list[SavedFile] = field(default_factory=list)
     #: Files removed but too large to keep in memory (undo cannot bring them back).
     unsaved_files: list[Path] = field(default_factory=list)
+    #: The copy kept in the trash on disk (removed once the session is restored).
+    trash_path: Path | None = None
+    deleted_at: float = 0.0
 
     def column(self, name: str) -> Any:
         try:
@@ -208,10 +220,21 @@ def _save_files(directory: Path | None, session_id: str) -> tuple[list[SavedFile
 
 
 def delete_with_snapshot(
-    writer: Callable[[], SessionDB], session_id: str, *, sessions_dir: Path | None
+    writer: Callable[[], SessionDB],
+    session_id: str,
+    *,
+    sessions_dir: Path | None,
+    trash: Path | None = None,
+    now: Callable[[], float] = time.time,
 ) -> DeleteOutcome:
-    """Delete a session (EX-4, LI-14) and return an exact snapshot for :func:`undo_delete`."""
+    """Delete a session (EX-4, LI-14) and return an exact snapshot for :func:`undo_delete`.
+
+    With ``trash`` (a directory), the snapshot is also written there -- inside the deleting
+    transaction, before it commits -- so ``hermes sessions restore`` can bring the session
+    back for :data:`TRASH_DAYS` days even if this process dies right after the delete.
+    """
     files, unsaved = _save_files(sessions_dir, session_id)
+    trash_path = trash / f"{session_id}.{secrets.token_hex(4)}.json" if trash is not None else None
 
     def do(conn: sqlite3.Connection) -> DeletedSession | None:
         cur = conn.execute("SELECT * FROM sessions WHERE id = ?", (session_id,))
@@ -229,9 +252,8 @@ def delete_with_snapshot(
                 (session_id, session_id),
             )
         ]
-        _delete_sessions(conn, [session_id])
         title = row["title"]
-        return DeletedSession(
+        snapshot = DeletedSession(
             session_id=session_id,
             label=title or session_id,
             session_columns=session_columns,
@@ -239,11 +261,21 @@ def delete_with_snapshot(
             message_columns=message_columns,
             message_rows=message_rows,
             child_ids=child_ids,
+            deleted_at=now(),
         )
+        if trash_path is not None:
+            snapshot.files = files
+            write_trash(trash_path, snapshot, database=db.db_path)
+            snapshot.trash_path = trash_path
+        _delete_sessions(conn, [session_id])
+        return snapshot
 
     try:
-        deleted = writer()._execute_write(do)
+        db = writer()
+        deleted = db._execute_write(do)
     except Exception as exc:
+        if trash_path is not None:
+            trash_path.unlink(missing_ok=True)  # the delete did not happen
         return DeleteOutcome(False, error=describe_write_error(exc, "Nothing was deleted."))
     if deleted is None:
         return DeleteOutcome(False, error=f"Session {session_id} no longer exists.")
@@ -400,6 +432,8 @@ def undo_delete(writer: Callable[[], SessionDB], snapshot: DeletedSession) -> Un
         rep.restored = True
         return rep
 
+    # Whatever goes wrong, nothing was restored and the snapshot is intact: it can be retried.
+    report.retryable = True
     try:
         report = writer()._execute_write(do)
     except _IdTaken:
@@ -410,9 +444,10 @@ def undo_delete(writer: Callable[[], SessionDB], snapshot: DeletedSession) -> Un
         return report
     except Exception as exc:
         report.error = describe_write_error(exc, "Nothing was restored.")
-        report.retryable = is_lock_error(exc) or isinstance(exc, DatabaseError)
         return report
     _restore_files(snapshot, report)
+    if snapshot.trash_path is not None:
+        snapshot.trash_path.unlink(missing_ok=True)  # restored: no longer in the trash
     return report
 
 
@@ -434,3 +469,141 @@ def _restore_files(snapshot: DeletedSession, report: UndoReport) -> None:
 
 def _quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
+
+
+# ---------------------------------------------------------------------------- the trash on disk
+
+
+def default_trash_dir() -> Path:
+    """``<user data dir>/trash`` (``$HERMES_SESSIONS_DATA_DIR/trash`` when that is set)."""
+    override = os.environ.get(DATA_DIR_ENV, "").strip()
+    if override:
+        return Path(override) / "trash"
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("hermes-sessions")) / "trash"
+
+
+def _encode(value: Any) -> Any:
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return {"$b64": base64.b64encode(bytes(value)).decode("ascii")}
+    return value
+
+
+def _decode(value: Any) -> Any:
+    if isinstance(value, dict) and set(value) == {"$b64"}:
+        return base64.b64decode(value["$b64"])
+    return value
+
+
+def write_trash(path: Path, snapshot: DeletedSession, *, database: Path) -> Path:
+    """Keep ``snapshot`` at ``path`` (owner-only, written atomically) and return the path.
+
+    The file holds the rows exactly (every column, BLOBs as base64), the children whose
+    link the delete cleared, the session files kept for undo, and where it was deleted from.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.chmod(path.parent, 0o700)
+    except OSError:
+        pass
+    document = {
+        "format": TRASH_FORMAT,
+        "deleted_at": snapshot.deleted_at,
+        "database": str(database),
+        "session_id": snapshot.session_id,
+        "label": snapshot.label,
+        "source": snapshot.column("source"),
+        "session": {"columns": snapshot.session_columns, "row": [_encode(v) for v in snapshot.session_row]},
+        "messages": {
+            "columns": snapshot.message_columns,
+            "rows": [[_encode(v) for v in row] for row in snapshot.message_rows],
+        },
+        "child_ids": snapshot.child_ids,
+        "files": [
+            {"path": str(f.path), "mode": f.mode, "mtime": f.mtime, "data": _encode(f.data)}
+            for f in snapshot.files
+        ],
+    }
+    write_atomic(path, [json.dumps(document, ensure_ascii=False)], mode=0o600)
+    return path
+
+
+def read_trash(path: Path) -> DeletedSession:
+    """The snapshot kept at ``path`` (raises ``ValueError`` for a file that is not one)."""
+    try:
+        document = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path} cannot be read as a trash entry ({exc})") from exc
+    if not isinstance(document, dict) or document.get("format") != TRASH_FORMAT:
+        raise ValueError(f"{path} is not a trash entry of this program")
+    try:
+        session = document["session"]
+        messages = document["messages"]
+        snapshot = DeletedSession(
+            session_id=str(document["session_id"]),
+            label=str(document.get("label") or document["session_id"]),
+            session_columns=list(session["columns"]),
+            session_row=tuple(_decode(v) for v in session["row"]),
+            message_columns=list(messages["columns"]),
+            message_rows=[tuple(_decode(v) for v in row) for row in messages["rows"]],
+            child_ids=[str(c) for c in document.get("child_ids") or []],
+            files=[
+                SavedFile(Path(f["path"]), _decode(f["data"]), int(f["mode"]), float(f["mtime"]))
+                for f in document.get("files") or []
+            ],
+            trash_path=Path(path),
+            deleted_at=float(document.get("deleted_at") or 0.0),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"{path} is a damaged trash entry ({exc})") from exc
+    return snapshot
+
+
+@dataclass(frozen=True)
+class TrashEntry:
+    """One deleted session kept in the trash (what ``hermes sessions trash`` lists)."""
+
+    path: Path
+    session_id: str
+    label: str
+    source: str | None
+    messages: int
+    deleted_at: float
+    database: str
+
+
+def list_trash(directory: Path | None = None, *, now: float | None = None) -> list[TrashEntry]:
+    """Entries newest first; entries older than :data:`TRASH_DAYS` days are removed."""
+    directory = directory if directory is not None else default_trash_dir()
+    now = time.time() if now is None else now
+    entries: list[TrashEntry] = []
+    for path in _trash_files(directory):
+        try:
+            document = json.loads(path.read_text(encoding="utf-8"))
+            if document.get("format") != TRASH_FORMAT:
+                continue
+            deleted_at = float(document.get("deleted_at") or path.stat().st_mtime)
+        except (OSError, ValueError, TypeError, AttributeError):
+            continue
+        if now - deleted_at > TRASH_DAYS * 86400:
+            path.unlink(missing_ok=True)
+            continue
+        entries.append(TrashEntry(
+            path=path,
+            session_id=str(document.get("session_id")),
+            label=str(document.get("label") or document.get("session_id")),
+            source=document.get("source"),
+            messages=len((document.get("messages") or {}).get("rows") or []),
+            deleted_at=deleted_at,
+            database=str(document.get("database") or ""),
+        ))
+    entries.sort(key=lambda e: -e.deleted_at)
+    return entries
+
+
+def _trash_files(directory: Path) -> Iterator[Path]:
+    try:
+        yield from sorted(p for p in Path(directory).glob("*.json") if p.is_file())
+    except OSError:
+        return

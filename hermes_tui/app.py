@@ -29,6 +29,7 @@ from textual.widgets import Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from hermes_state.errors import DatabaseError
+from hermes_state.trash import default_trash_dir
 from hermes_state.gateway import describe_lane, load_gateway_config, load_sessions_index
 from hermes_state.watch import ChangeWatcher
 
@@ -78,6 +79,7 @@ class HermesApp(App[str | None]):
         watch: bool = True,
         config_problems: Iterable[str] = (),
         db_label: str | None = None,
+        trash_dir: Path | None = None,
     ) -> None:
         super().__init__()
         self.db_path = Path(db_path)
@@ -86,7 +88,12 @@ class HermesApp(App[str | None]):
         self.config_problems = list(config_problems)
         config = config or AppConfig()
         self.ctx = AppContext(
-            store=BrowserData(self.db_path, on_wait=self._wait_from_thread, on_file_event=self._file_event),
+            store=BrowserData(
+                self.db_path,
+                on_wait=self._wait_from_thread,
+                on_file_event=self._file_event,
+                trash_dir=trash_dir if trash_dir is not None else default_trash_dir(),
+            ),
             clock=clock,
             config=config,
             signals=Signals(self),
@@ -319,11 +326,13 @@ def build_app(
     watch: bool = True,
     config_problems: Iterable[str] = (),
     db_label: str | None = None,
+    trash_dir: Path | None = None,
 ) -> HermesApp:
     """The browser for ``db_path`` with an injected clock and config.
 
     ``db_label`` is how the status line names the database (default: the path, with the
-    home directory shown as ``~``); tests pass a fixed label.
+    home directory shown as ``~``); tests pass a fixed label. ``trash_dir`` is where deleted
+    sessions are kept for ``hermes sessions restore`` (default: the user data directory).
     """
     return HermesApp(
         Path(db_path),
@@ -333,6 +342,7 @@ def build_app(
         watch=watch,
         config_problems=config_problems,
         db_label=db_label,
+        trash_dir=trash_dir,
     )
 
 

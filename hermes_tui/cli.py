@@ -403,6 +403,20 @@ def _cmd_delete(args: argparse.Namespace) -> int:
     return 0
 
 
+@session_action("trash")
+def _add_trash(sub) -> None:
+    from .cli_trash import add_trash
+
+    add_trash(sub)
+
+
+@session_action("restore")
+def _add_restore(sub) -> None:
+    from .cli_trash import add_restore
+
+    add_restore(sub)
+
+
 # rename ----------------------------------------------------------------------
 
 

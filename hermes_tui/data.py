@@ -94,8 +94,11 @@ class BrowserData:
         *,
         on_wait: Callable[[str | None], None] | None = None,
         on_file_event: Callable[[str, str], None] | None = None,
+        trash_dir: Path | None = None,
     ) -> None:
         self.db_path = Path(db_path)
+        #: Where deleted sessions are kept for ``hermes sessions restore`` (None: nowhere).
+        self.trash_dir = trash_dir
         self._dbs: dict[str, SessionDB] = {}
         self._writer: SessionDB | None = None
         #: (device, inode) of the file the open connections read; None before the first open.
@@ -362,7 +365,9 @@ class BrowserData:
         )
 
     def delete(self, session_id: str, *, sessions_dir: Path | None) -> trash.DeleteOutcome:
-        return trash.delete_with_snapshot(self.writer, session_id, sessions_dir=sessions_dir)
+        return trash.delete_with_snapshot(
+            self.writer, session_id, sessions_dir=sessions_dir, trash=self.trash_dir
+        )
 
     def undo(self, snapshot: trash.DeletedSession) -> trash.UndoReport:
         return trash.undo_delete(self.writer, snapshot)

@@ -36,6 +36,15 @@ import pytest
 from hermes_state import SessionDB
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def _private_user_dirs(tmp_path_factory, monkeypatch):
+    """Nothing a test runs may write the real user's trash or config."""
+    base = tmp_path_factory.mktemp("user-dirs")
+    monkeypatch.setenv("HERMES_SESSIONS_DATA_DIR", str(base / "data"))
+    monkeypatch.setenv("HERMES_SESSIONS_CONFIG_DIR", str(base / "config"))
+
 SHARED_FIXTURES = REPO_ROOT / ".." / "shared" / "fixtures"
 
 #: A fixed "now" for tests that need stable timestamps (2025-03-05 09:15:23 UTC).

@@ -156,9 +156,10 @@ class SessionFlows:
 
     def _undone(self, snapshot: DeletedSession, report: UndoReport) -> None:
         if not report.restored:
-            if report.retryable:
-                self.ctx.undo.push(snapshot)  # nothing changed: u can try again
-            self.say(f"Undo failed: {report.summary()}", severity="error", timeout=8)
+            # Nothing changed, whatever the error: the snapshot stays for another try.
+            self.ctx.undo.push(snapshot)
+            where = f" It is also kept in {snapshot.trash_path.parent}." if snapshot.trash_path else ""
+            self.say(f"Undo failed: {report.summary()} Press u to try again.{where}", severity="error", timeout=10)
             return
         self.say(
             report.summary(),

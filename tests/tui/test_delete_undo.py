@@ -387,10 +387,14 @@ def test_undo_refuses_when_the_id_exists_again(tmp_path: Path) -> None:
         snapshot = delete_with_snapshot(lambda: writer, PARENT, sessions_dir=None).deleted
         writer.create_session(PARENT, "telegram")
         report = undo_delete(lambda: writer, snapshot)
-        assert not report.restored and not report.retryable
+        # Refused, nothing changed -- and the snapshot is still good for another try.
+        assert not report.restored and report.retryable
         assert "exists again" in report.summary()
         assert writer.get_session(PARENT)["source"] == "telegram"
         assert writer.get_messages(PARENT) == []
+        writer.delete_session(PARENT)  # the person removes the newcomer, then tries again
+        assert undo_delete(lambda: writer, snapshot).restored
+        assert len(writer.get_messages(PARENT)) == 2
     finally:
         writer.close()
 

@@ -92,3 +92,127 @@ async def test_item1_writer_refuses_a_file_deleted_since_the_last_tick(fixed_db:
         await submit(pilot, modal, "never written")
         assert not fixed_db.exists()
         assert "was deleted" in " ".join(notifications(app)) + str(modal.query("#rename-error").first().content)
+
+
+# ---------------------------------------------------------------------------- item 2: undo and the trash
+
+import os  # noqa: E402
+import sys  # noqa: E402
+
+from bench.reliability import DiskFull  # noqa: E402
+from hermes_state.trash import default_trash_dir, list_trash  # noqa: E402
+
+from .dataset import build_fixed_db  # noqa: E402
+from .test_delete_undo import whole_export  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def fill(directory: Path) -> Path:
+    """Fill the file system of ``directory`` to the last byte."""
+    filler = directory / "filler"
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        while True:
+            os.write(fd, b"\0" * 4096)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+    return filler
+
+
+async def test_item2_failed_undo_keeps_its_snapshot_until_the_restore_commits(tmp_path: Path) -> None:
+    with DiskFull(tmp_path / "disk", size="16m") as disk:
+        if not disk.available:
+            import pytest
+
+            pytest.skip(f"cannot mount a small tmpfs here ({disk.reason})")
+        db_path = build_fixed_db(disk.path / "state.db")
+        before = whole_export(db_path)
+        app = make_app(db_path, trash_dir=tmp_path / "trash")
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            await pilot.press("j", "j", "d")
+            await settle(pilot)
+            await pilot.press("y")  # confirm
+            await settle(pilot)
+            assert any(n.startswith("Deleted") for n in notifications(app))
+            filler = fill(disk.path)
+            await pilot.press("u")
+            await settle(pilot)
+            failed = [n for n in notifications(app) if n.startswith("Undo failed")]
+            assert failed and "Press u to try again" in failed[-1]
+            assert len(app.ctx.undo) == 1  # the snapshot was kept
+            filler.unlink()
+            await pilot.press("u")
+            await settle(pilot)
+            assert any(n.startswith("Restored") for n in notifications(app))
+        assert whole_export(db_path) == before
+        assert list_trash(tmp_path / "trash") == []  # restored: no longer in the trash
+
+
+_DELETE_THEN_DIE = """
+import os, sys, time
+sys.path.insert(0, {repo!r})
+from pathlib import Path
+from hermes_tui.data import BrowserData
+store = BrowserData(Path({db!r}), trash_dir=Path({trash!r}))
+outcome = store.delete({sid!r}, sessions_dir=None)
+print("DELETED" if outcome.ok else "FAILED " + str(outcome.error), flush=True)
+time.sleep(60)   # the browser is killed here, before anyone presses u
+"""
+
+
+def test_item2_restore_after_the_browser_was_killed_between_delete_and_undo(fixed_db: Path, tmp_path: Path) -> None:
+    from .test_rename import RELEASE
+
+    before = whole_export(fixed_db)
+    trash = default_trash_dir()
+    script = _DELETE_THEN_DIE.format(repo=str(REPO), db=str(fixed_db), trash=str(trash), sid=RELEASE)
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert proc.stdout.readline().decode().strip() == "DELETED"
+        proc.kill()
+    finally:
+        proc.wait(timeout=30)
+    assert RELEASE not in whole_export(fixed_db)
+    entries = list_trash(trash)
+    assert [e.session_id for e in entries] == [RELEASE]
+    assert oct(entries[0].path.stat().st_mode & 0o777) == "0o600"
+    assert oct(trash.stat().st_mode & 0o777) == "0o700"
+    env = dict(os.environ, HERMES_HOME=str(fixed_db.parent), PYTHONPATH=str(REPO))
+    listed = subprocess.run([sys.executable, "-m", "hermes_tui.cli", "sessions", "trash"],
+                            capture_output=True, text=True, env=env, timeout=60)
+    assert listed.returncode == 0 and RELEASE in listed.stdout and "release checklist" in listed.stdout
+    restored = subprocess.run([sys.executable, "-m", "hermes_tui.cli", "sessions", "restore", RELEASE[:15]],
+                              capture_output=True, text=True, env=env, timeout=60)
+    assert restored.returncode == 0, restored.stderr
+    assert "Restored 'release checklist' with 2 messages" in restored.stdout
+    assert whole_export(fixed_db) == before
+    assert list_trash(trash) == []
+    again = subprocess.run([sys.executable, "-m", "hermes_tui.cli", "sessions", "restore", RELEASE],
+                           capture_output=True, text=True, env=env, timeout=60)
+    assert again.returncode == 1 and "No session" in again.stdout + again.stderr
+    assert "Traceback" not in again.stdout + again.stderr
+
+
+def test_item2_trash_forgets_entries_after_seven_days_and_refuses_empty_ids(fixed_db: Path, tmp_path: Path) -> None:
+    from hermes_state.trash import delete_with_snapshot
+
+    trash = tmp_path / "trash"
+    writer = SessionDB(fixed_db)
+    try:
+        outcome = delete_with_snapshot(lambda: writer, "20261118_030000_c3d4e5", sessions_dir=None,
+                                       trash=trash, now=lambda: 1_000_000.0)
+    finally:
+        writer.close()
+    assert outcome.ok
+    assert len(list_trash(trash, now=1_000_000.0 + 6 * 86400)) == 1
+    assert list_trash(trash, now=1_000_000.0 + 8 * 86400) == []
+    assert list(trash.iterdir()) == []  # forgotten for good
+    env = dict(os.environ, HERMES_HOME=str(fixed_db.parent), PYTHONPATH=str(REPO))
+    empty = subprocess.run([sys.executable, "-m", "hermes_tui.cli", "sessions", "restore", ""],
+                           capture_output=True, text=True, env=env, timeout=60)
+    assert empty.returncode == 1 and "empty id" in empty.stdout + empty.stderr
+

@@ -1,0 +1,72 @@
+"""``hermes sessions trash`` and ``hermes sessions restore``: the browser's deletes, kept 7 days.
+
+A session deleted in the browser is also written to the trash under the user data directory
+(owner-only) inside the deleting transaction, so it can be brought back here even when the
+browser was killed between the delete and its undo.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from hermes_state.timefmt import relative_time
+from hermes_state.trash import TRASH_DAYS, default_trash_dir, list_trash, read_trash, undo_delete
+
+
+def add_trash(sub) -> None:
+    parser = sub.add_parser("trash", help=f"list sessions deleted in the browser (kept {TRASH_DAYS} days)")
+    parser.set_defaults(run=cmd_trash)
+
+
+def add_restore(sub) -> None:
+    parser = sub.add_parser("restore", help="bring back a session from the trash")
+    parser.add_argument("session_id", metavar="SESSION_ID", help="full id or unique prefix (see: hermes sessions trash)")
+    parser.set_defaults(run=cmd_restore)
+
+
+def cmd_trash(args: argparse.Namespace) -> int:
+    from .cli import inert
+
+    directory = default_trash_dir()
+    entries = list_trash(directory)
+    if not entries:
+        print(f"The trash is empty ({directory}).")
+        return 0
+    now = time.time()
+    print(f"{'Deleted':<12} {'Msgs':>5}  {'Source':<10} {'Session':<32} Title")
+    print("\u2500" * 90)
+    for entry in entries:
+        when = relative_time(entry.deleted_at, now=now)
+        print(f"{when:<12} {entry.messages:>5}  {inert(entry.source or '')[:10]:<10} "
+              f"{inert(entry.session_id):<32} {inert(entry.label)}")
+    print(f"\nKept {TRASH_DAYS} days in {directory}. Restore with: hermes sessions restore SESSION_ID")
+    return 0
+
+
+def cmd_restore(args: argparse.Namespace) -> int:
+    from .cli import CliExit, inert, open_store
+
+    wanted = args.session_id.strip()
+    if not wanted:
+        raise CliExit("Error: give a session id (an empty id matches nothing).")
+    entries = list_trash(default_trash_dir())
+    exact = [e for e in entries if e.session_id == wanted]
+    matches = exact or [e for e in entries if e.session_id.startswith(wanted)]
+    if not matches:
+        raise CliExit(f"No session '{inert(wanted)}' in the trash (see: hermes sessions trash).")
+    if len({e.session_id for e in matches}) > 1:
+        raise CliExit(f"'{inert(wanted)}' is ambiguous: {len(matches)} sessions in the trash start with it.")
+    entry = matches[0]  # newest first: the latest delete of that session
+    try:
+        snapshot = read_trash(entry.path)
+    except ValueError as exc:
+        raise CliExit(f"Error: {inert(exc)}") from exc
+    with open_store("write") as db:
+        if entry.database and entry.database != str(db.db_path):
+            print(f"(deleted from {inert(entry.database)}; restoring into {inert(db.db_path)})")
+        report = undo_delete(lambda: db, snapshot)
+    if not report.restored:
+        raise CliExit(f"Error: {inert(report.summary())} It stays in the trash.")
+    print(inert(report.summary()))
+    return 0
