@@ -197,6 +197,10 @@ def tag_delegate_children(conn) -> int:
     started) with ``_delegate_from = <parent id>``; and every parentless session that looks
     like a sub-agent run orphaned by an old parent delete (no title, no branch marker, at
     most 25 messages, at least one tool result, no children) with ``'__orphaned__'``.
+    Improvement (deliberate): a session that ended the way only a conversation with a
+    person ends (``user_exit``, ``session_reset``, ``compression``, ``branched``) is never
+    taken for an orphaned sub-agent run -- upstream's guess would hide, for instance, every
+    untitled CLI session of a pre-v3 store that called a tool.
     Idempotent: rows already carrying a marker are left alone. Rows whose ``model_config``
     is not a JSON object are skipped rather than failing the whole open.
     """
@@ -219,6 +223,7 @@ def tag_delegate_children(conn) -> int:
         f"AND {_marker('', '_delegate_from')} IS NULL "
         f"AND {_marker('', '_branched_from')} IS NULL "
         "AND title IS NULL AND message_count <= 25 "
+        "AND COALESCE(end_reason, '') NOT IN ('user_exit', 'session_reset', 'compression', 'branched') "
         "AND EXISTS (SELECT 1 FROM messages m WHERE m.session_id = sessions.id "
         "AND m.role = 'tool') "
         "AND NOT EXISTS (SELECT 1 FROM sessions c WHERE c.parent_session_id = sessions.id)"
@@ -298,12 +303,15 @@ def ensure_fts(conn) -> None:
     FTS5 drops them (as upstream does), so messages written meanwhile are missing from the
     index. When any trigger had to be restored, both indexes are rebuilt from ``messages``.
     """
-    repair = fts_trigger_count(conn) < len(TRIGGER_NAMES)
+    existed = True
     for table in FTS_TABLES:
         try:
             conn.execute(f"SELECT * FROM {table} LIMIT 0").fetchall()
         except sqlite3.OperationalError:
-            pass
+            existed = False
+    # Tables that exist but lost triggers were missing writes; new tables start empty (MG-5).
+    repair = existed and fts_trigger_count(conn) < len(TRIGGER_NAMES)
+    for table in FTS_TABLES:
         create_fts(conn, table)
     if repair:
         for table in FTS_TABLES:
