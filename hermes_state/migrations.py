@@ -301,7 +301,8 @@ def ensure_fts(conn) -> None:
 
     The triggers are (re)created even when the table exists: an open by an SQLite without
     FTS5 drops them (as upstream does), so messages written meanwhile are missing from the
-    index. When any trigger had to be restored, both indexes are rebuilt from ``messages``.
+    index. When a trigger of existing tables had to be restored, both indexes are rebuilt
+    from ``messages``; tables created here start empty (MG-5).
     """
     existed = True
     for table in FTS_TABLES:
