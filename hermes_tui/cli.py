@@ -56,7 +56,7 @@ from typing import Any, Callable, Iterator
 
 from hermes_state.db import DatabaseError, SessionDB, describe_db_error
 from hermes_state.paths import hermes_home
-from hermes_state.schema import SCHEMA_VERSION
+from hermes_state.schema import MAX_KNOWN_VERSION
 from hermes_state.timefmt import relative_time
 from hermes_state.titles import sanitize_title
 
@@ -191,15 +191,17 @@ def _open(access: str) -> SessionDB:
     try:
         version = _probe_version(path)
         if access == "read":
-            read_only = not writable or (version is not None and version >= SCHEMA_VERSION)
+            # UC-8: reading never migrates or changes a store; an empty file (no version at
+            # all) is still initialised like upstream does (CLI-3).
+            read_only = not writable or version is not None
         else:
             if not writable:
                 raise DatabaseError(f"{path} is read-only")
-            if version is not None and version > SCHEMA_VERSION:
-                # Never write to (let alone migrate) a store of a newer Hermes.
+            if version is not None and version > MAX_KNOWN_VERSION:
+                # UC-9: never write to (let alone migrate) a store newer than any we know.
                 raise DatabaseError(
                     f"{path} has schema version {version}, newer than this program's "
-                    f"{SCHEMA_VERSION}; it can only be read, nothing was changed"
+                    f"{MAX_KNOWN_VERSION}; it can only be read, nothing was changed"
                 )
             read_only = False
         return store(path, read_only=read_only)

@@ -21,6 +21,7 @@ from typing import Any, Callable, TypeVar
 from hermes_state import SessionDB
 from hermes_state.db import DatabaseError, describe_db_error
 from hermes_state.models import SessionSummary
+from hermes_state.schema import MAX_KNOWN_VERSION
 from hermes_state.titles import escape_like
 
 T = TypeVar("T")
@@ -119,7 +120,7 @@ class BrowserData:
         import os
 
         reader = self.reader
-        if reader.opened_version is not None and reader.opened_version > 11:
+        if reader.opened_version is not None and reader.opened_version > MAX_KNOWN_VERSION:
             return f"schema version {reader.opened_version} is newer than this browser's"
         if not os.access(self.db_path, os.W_OK):
             return f"{self.db_path} is read-only"
@@ -173,7 +174,7 @@ class BrowserData:
                 raise DatabaseError("the browser is closing")
             if self._writer is None:
                 reason = None
-                if self._reader is not None and (self._reader.opened_version or 11) > 11:
+                if self._reader is not None and (self._reader.opened_version or 0) > MAX_KNOWN_VERSION:
                     reason = "its schema version is newer than this browser's"
                 if reason:
                     raise DatabaseError(f"cannot change {self.db_path}: {reason}")
