@@ -326,7 +326,10 @@ def store_problems(db_path: Path, *, open_as_agent: bool = True) -> list[str]:
     conn = sqlite3.connect(str(db_path), timeout=30.0, isolation_level=None)
     try:
         conn.execute("PRAGMA busy_timeout = 30000")
-        rows = conn.execute("PRAGMA integrity_check").fetchall()
+        try:
+            rows = conn.execute("PRAGMA integrity_check").fetchall()
+        except sqlite3.DatabaseError as exc:  # a damaged page can stop the check itself
+            return problems + [f"PRAGMA integrity_check: {exc}"]
         if [tuple(r) for r in rows] != [("ok",)]:
             problems.append(f"PRAGMA integrity_check: {rows[:5]}")
         for table in FTS_TABLES:

@@ -7,16 +7,32 @@ This package never imports the UI.
 
 from __future__ import annotations
 
+# Upstream's suite patches ``hermes_state.sqlite3.connect``: the module must be reachable here.
+import sqlite3  # noqa: F401
+
+from .capabilities import Capabilities
 from .db import DatabaseError, ReadOnlyError, SessionDB
 from .paths import default_db_path, hermes_home
-from .schema import SCHEMA_SQL, SCHEMA_VERSION
+from .schema import MAX_KNOWN_VERSION, SCHEMA_SQL, SCHEMA_VERSION
 from .timefmt import relative_time
+from .walmode import (
+    _set_last_init_error,
+    _wal_fallback_warned_paths,
+    apply_wal_with_fallback,
+    format_session_db_unavailable,
+    get_last_init_error,
+)
 
 __all__ = [
     "SessionDB",
     "SCHEMA_SQL",
     "SCHEMA_VERSION",
+    "MAX_KNOWN_VERSION",
     "DEFAULT_DB_PATH",
+    "Capabilities",
+    "apply_wal_with_fallback",
+    "format_session_db_unavailable",
+    "get_last_init_error",
     "DatabaseError",
     "ReadOnlyError",
     "default_db_path",

@@ -17,7 +17,7 @@ from urllib.parse import quote
 
 from .db import SessionDB
 from .errors import DatabaseError, describe_db_error, is_lock_error, needs_immutable
-from .schema import SCHEMA_VERSION
+from .schema import MAX_KNOWN_VERSION
 
 T = TypeVar("T")
 
@@ -71,9 +71,9 @@ def open_store(
 ) -> SessionDB:
     """Open ``path`` for ``access`` ("read" or "write") by the one policy.
 
-    A read opens read-only when the files are not writable or nothing needs upgrading; a
-    write refuses read-only files and stores of a newer schema (never written, let alone
-    migrated). The database must exist: nothing here creates one.
+    A read opens read-only whatever the version (UC-8: reading never migrates); a write
+    refuses read-only files and stores above the newest schema known (UC-9: never written,
+    let alone migrated). The database must exist: nothing here creates one.
     """
     path = Path(path)
     if not path.exists():
@@ -84,14 +84,17 @@ def open_store(
     try:
         version = probe_version(path)
         if access == "read":
-            read_only = not writable or (version is not None and version >= SCHEMA_VERSION)
+            # UC-8: reading never migrates or changes a store; an empty file (no version at
+            # all) is still initialised as upstream does (CLI-3).
+            read_only = not writable or version is not None
         else:
             if not writable:
                 raise DatabaseError(f"{path} is read-only")
-            if version is not None and version > SCHEMA_VERSION:
+            if version is not None and version > MAX_KNOWN_VERSION:
+                # UC-9: never write to (let alone migrate) a store newer than any we know.
                 raise DatabaseError(
                     f"{path} has schema version {version}, newer than this program's "
-                    f"{SCHEMA_VERSION}; it can only be read, nothing was changed"
+                    f"{MAX_KNOWN_VERSION}; it can only be read, nothing was changed"
                 )
             read_only = False
         return store_class(path, read_only=read_only, **kwargs)
@@ -117,7 +120,7 @@ def write_problem(path: Path, reader: SessionDB) -> str | None:
     permission bits do not show.
     """
     path = Path(path)
-    if reader.opened_version is not None and reader.opened_version > SCHEMA_VERSION:
+    if reader.opened_version is not None and reader.opened_version > MAX_KNOWN_VERSION:
         return f"schema version {reader.opened_version} is newer than this program's"
     if not os.access(path, os.W_OK):
         return f"{path} is read-only"

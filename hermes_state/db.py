@@ -24,13 +24,18 @@ from typing import Any, Callable, Iterable, TypeVar
 
 from . import lineage as _lineage
 from . import migrations
+from . import telegram_topics as _telegram
+from .capabilities import Capabilities, classify_version
+from .capabilities import detect as _detect_capabilities
+from .capabilities import schema_cookie as _schema_cookie
 from .errors import DatabaseError, ReadOnlyError, describe_db_error
 from .errors import is_lock_error as _is_lock_error
 from .errors import needs_immutable as _needs_immutable
 from .paths import default_db_path
-from .schema import SCHEMA_SQL, SCHEMA_VERSION
 from .query import escape_like
+from .schema import MAX_KNOWN_VERSION, SCHEMA_SQL, SCHEMA_VERSION
 from .titles import MAX_TITLE_LENGTH, next_title_from, sanitize_title, split_number_suffix
+from .walmode import _set_last_init_error, apply_wal_with_fallback
 
 log = logging.getLogger(__name__)
 
@@ -121,6 +126,8 @@ class SessionDB:
         checkpoint_mode: str = "PASSIVE",
         on_lock_wait: Callable[[bool], None] | None = None,
     ) -> None:
+        # The connection (``_open``) uses timeout=1.0, not SQLite's 30 s default: a short
+        # busy wait plus the jittered retry of _execute_write breaks writer convoys (WR-4).
         self.db_path = Path(db_path) if db_path is not None else default_db_path()
         #: Called with True when a write has to wait for another process's lock (before each
         #: retry) and with False once that write has finished waiting (committed or failed).
@@ -140,27 +147,49 @@ class SessionDB:
         #: Read as an immutable snapshot (read-only directory without ``-shm``; see
         #: ``_open_read_only``): changes by other processes are not seen.
         self.immutable = False
+        #: Full-text search is usable (False only when this SQLite lacks FTS5; see
+        #: ``_probe_fts5``).
+        self._fts_enabled = True
+        self._caps: Capabilities | None = None
 
+        try:
+            self._open(read_only)
+        except Exception as exc:
+            # Why the open failed, for get_last_init_error() (upstream v16); never cleared
+            # on success, another thread may be about to report its own failure.
+            _set_last_init_error(f"{type(exc).__name__}: {exc}")
+            raise
+
+    def _open(self, read_only: bool) -> None:
         _check_sqlite_features()
         if read_only:
             self._conn = self._open_read_only()
-        else:
-            self.db_path.parent.mkdir(parents=True, exist_ok=True)
-            # timeout=1.0, not SQLite's 30 s default: a short busy wait plus the jittered
-            # application-level retry of _execute_write breaks writer convoys (WR-4).
-            conn = sqlite3.connect(
-                str(self.db_path), check_same_thread=False, timeout=1.0, isolation_level=None
-            )
-            conn.row_factory = sqlite3.Row
-            self._conn = conn
-            try:
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.execute("PRAGMA foreign_keys=ON")
-                self._init_schema()
-            except BaseException:
+            return
+        self.db_path.parent.mkdir(parents=True, exist_ok=True)
+        # timeout=1.0, not SQLite's 30 s default: a short busy wait plus the jittered
+        # application-level retry of _execute_write breaks writer convoys (WR-4).
+        conn = sqlite3.connect(
+            str(self.db_path), check_same_thread=False, timeout=1.0, isolation_level=None
+        )
+        conn.row_factory = sqlite3.Row
+        self._conn = conn
+        try:
+            found = _peek_version(conn)
+            if found is not None and classify_version(found) == "unknown":
+                # UC-9: a store newer than any schema this project knows is only read.
                 self._conn = None
                 conn.close()
-                raise
+                self.read_only = True
+                self._conn = self._open_read_only()
+                return
+            apply_wal_with_fallback(conn, db_label="state.db")
+            conn.execute("PRAGMA foreign_keys=ON")
+            self._fts_enabled = _probe_fts5(conn, required=False)
+            self._init_schema()
+        except BaseException:
+            self._conn = None
+            conn.close()
+            raise
 
     # ------------------------------------------------------------------ connection
 
@@ -202,12 +231,14 @@ class SessionDB:
         except sqlite3.DatabaseError as exc:
             conn.close()
             raise DatabaseError(describe_db_error(exc, self.db_path)) from exc
-        if self.opened_version is not None and self.opened_version > SCHEMA_VERSION:
-            self.warnings.append(
+        if self.opened_version is not None and classify_version(self.opened_version) == "unknown":
+            message = (
                 f"database schema version {self.opened_version} is newer than "
-                f"{SCHEMA_VERSION}; opened read-only"
+                f"{MAX_KNOWN_VERSION}; opened read-only"
             )
-        elif self.opened_version is not None and self.opened_version < SCHEMA_VERSION:
+            self.warnings.append(message)
+            _warn_unknown_version_once(self.db_path, message)
+        elif self.opened_version is not None and self.opened_version < 11:
             self.warnings.append(
                 f"database schema version {self.opened_version} is older than "
                 f"{SCHEMA_VERSION}; search may miss tool names until a writer upgrades it"
@@ -224,25 +255,25 @@ class SessionDB:
         try:
             conn.execute("PRAGMA foreign_keys=ON")
             row = conn.execute("SELECT version FROM schema_version LIMIT 1").fetchone()
+            _probe_fts5(conn, required=True)
         except sqlite3.OperationalError:
             conn.close()
             raise
         except sqlite3.DatabaseError as exc:
             conn.close()
             raise DatabaseError(describe_db_error(exc, self.db_path)) from exc
+        except DatabaseError:
+            conn.close()
+            raise
         return conn, row
 
     def _init_schema(self) -> None:
+        fts5 = self._fts_enabled
+
         def init(conn: sqlite3.Connection) -> int | None:
-            return migrations.initialize(conn)
+            return migrations.initialize(conn, fts5)
 
         self.opened_version = self._execute_write(init, count=False)
-        if self.opened_version is not None and self.opened_version > SCHEMA_VERSION:
-            message = (
-                f"database schema version {self.opened_version} is newer than "
-                f"{SCHEMA_VERSION}; continuing without changing it"
-            )
-            self.warnings.append(message)
 
     def _require_conn(self) -> sqlite3.Connection:
         conn = self._conn
@@ -252,7 +283,31 @@ class SessionDB:
 
     def _check_writable(self) -> None:
         if self.read_only:
+            if self.opened_version is not None and classify_version(self.opened_version) == "unknown":
+                raise ReadOnlyError(
+                    f"{self.db_path} has schema version {self.opened_version}, newer than "
+                    f"{MAX_KNOWN_VERSION}: it can only be read, nothing was changed"
+                )
             raise ReadOnlyError(f"{self.db_path} is open read-only")
+
+    # ------------------------------------------------------------------ capabilities (UC-1)
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """What this store has (:class:`~hermes_state.capabilities.Capabilities`), read from
+        its live schema once and cached; re-detected when the schema cookie changes."""
+        with self._lock:
+            conn = self._require_conn()
+            caps = self._caps
+            if caps is None or caps.schema_cookie != _schema_cookie(conn):
+                caps = self._caps = _detect_capabilities(conn)
+            return caps
+
+    def refresh_capabilities(self) -> Capabilities:
+        """Detect the capabilities again (e.g. after another process changed ``state_meta``)."""
+        with self._lock:
+            self._caps = None
+        return self.capabilities
 
     def _execute_write(self, fn: Callable[[sqlite3.Connection], T], *, count: bool = True) -> T:
         """Run ``fn(conn)`` in one ``BEGIN IMMEDIATE`` transaction and return its result.
@@ -406,23 +461,35 @@ class SessionDB:
         system_prompt: str | None = None,
         user_id: str | None = None,
         parent_session_id: str | None = None,
+        cwd: str | None = None,
     ) -> str:
         """Insert a session (first write wins: an existing id is left unchanged)."""
         config = json.dumps(model_config) if model_config else None
         now = time.time()
+        columns = "id, source, user_id, model, model_config, system_prompt, parent_session_id, started_at"
+        values: tuple = (session_id, source, user_id, model, config, system_prompt, parent_session_id, now)
+        if cwd is not None:  # upstream v16's working directory (UC-2)
+            self._require_column("sessions", "cwd")
+            columns += ", cwd"
+            values += (cwd,)
+        marks = ", ".join("?" for _ in values)
 
         def do(conn: sqlite3.Connection) -> None:
-            conn.execute(
-                "INSERT OR IGNORE INTO sessions (id, source, user_id, model, model_config, "
-                "system_prompt, parent_session_id, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (session_id, source, user_id, model, config, system_prompt, parent_session_id, now),
-            )
+            conn.execute(f"INSERT OR IGNORE INTO sessions ({columns}) VALUES ({marks})", values)
 
         self._execute_write(do)
         return session_id
 
-    def ensure_session(self, session_id: str, source: str = "unknown", model: str | None = None) -> None:
-        """Insert a minimal row if the id is unknown; never modifies an existing row (SS-6)."""
+    def ensure_session(
+        self, session_id: str, source: str = "unknown", model: str | None = None, **kwargs: Any
+    ) -> str:
+        """Insert a minimal row if the id is unknown; never modifies an existing row (SS-6).
+
+        ``kwargs`` are :meth:`create_session`'s (``model_config``, ``cwd`` …), as upstream v16
+        accepts them; returns the id.
+        """
+        if kwargs:
+            return self.create_session(session_id, source, model=model, **kwargs)
         now = time.time()
         self._execute_write(
             lambda conn: conn.execute(
@@ -430,6 +497,7 @@ class SessionDB:
                 (session_id, source, model, now),
             )
         )
+        return session_id
 
     def end_session(self, session_id: str, end_reason: str) -> None:
         """Mark a session ended; the first end reason wins (SS-2)."""
@@ -548,10 +616,46 @@ class SessionDB:
 
         return self._read(do)
 
-    def session_count(self, source: str | None = None) -> int:
-        if source:
-            return int(self._fetchone("SELECT COUNT(*) FROM sessions WHERE source = ?", (source,))[0])
-        return int(self._fetchone("SELECT COUNT(*) FROM sessions")[0])
+    def session_count(
+        self,
+        source: str | None = None,
+        min_message_count: int = 0,
+        include_archived: bool = False,
+        archived_only: bool = False,
+        exclude_children: bool = False,
+        exclude_sources: list[str] | None = None,
+    ) -> int:
+        """How many sessions; archived ones only when asked (upstream v16). With
+        ``exclude_children`` only those :meth:`list_sessions_rich` would list."""
+        where, params = self._rich_filters(
+            source, exclude_sources, not exclude_children, min_message_count,
+            include_archived, archived_only,
+        )
+        return int(self._fetchone(f"SELECT COUNT(*) FROM sessions s {where}", params)[0])
+
+    def _rich_filters(
+        self,
+        source: str | None,
+        exclude_sources: list[str] | None,
+        include_children: bool,
+        min_message_count: int = 0,
+        include_archived: bool = False,
+        archived_only: bool = False,
+    ) -> tuple[str, list[Any]]:
+        """WHERE clause (alias ``s``) shared by listing and counting."""
+        where, params = _list_filters(source, exclude_sources, include_children)
+        clauses = [where[len("WHERE "):]] if where else []
+        if min_message_count and min_message_count > 0:
+            clauses.append("s.message_count >= ?")
+            params.append(int(min_message_count))
+        if self._has_session_column("archived"):
+            if archived_only:
+                clauses.append("s.archived = 1")
+            elif not include_archived:
+                clauses.append("s.archived = 0")
+        elif archived_only:
+            clauses.append("0")
+        return ("WHERE " + " AND ".join(clauses)) if clauses else "", params
 
     def message_count(self, session_id: str | None = None) -> int:
         if session_id:
@@ -637,8 +741,16 @@ class SessionDB:
         reasoning_details: Any = None,
         codex_reasoning_items: Any = None,
         codex_message_items: Any = None,
+        platform_message_id: str | None = None,
+        observed: bool = False,
+        timestamp: Any = None,
     ) -> int:
-        """Insert one message and bump the session's counters in the same transaction."""
+        """Insert one message and bump the session's counters in the same transaction.
+
+        Upstream v16's extras: ``platform_message_id`` (the messaging platform's own id),
+        ``observed`` and an explicit ``timestamp`` (epoch number or datetime; an invalid one
+        is ignored).
+        """
         if content is not None and not isinstance(content, str):
             raise TypeError(f"content must be str or None, not {type(content).__name__}")
         values = (
@@ -657,10 +769,18 @@ class SessionDB:
             _dumps_or_none(codex_reasoning_items),
             _dumps_or_none(codex_message_items),
         )
+        if timestamp is not None:
+            explicit = _epoch_or_none(timestamp)
+            if explicit is not None:
+                values = values[:6] + (explicit,) + values[7:]
+        sql = _INSERT_MESSAGE_SQL
+        if platform_message_id is not None or observed:
+            sql, values = self._with_v16_message_columns(sql, [values], [(platform_message_id, observed)])
+            values = values[0]
         weight = _tool_call_weight(tool_calls)
 
         def do(conn: sqlite3.Connection) -> int:
-            cursor = conn.execute(_INSERT_MESSAGE_SQL, values)
+            cursor = conn.execute(sql, values)
             conn.execute(
                 "UPDATE sessions SET message_count = message_count + 1, "
                 "tool_call_count = tool_call_count + ? WHERE id = ?",
@@ -698,6 +818,22 @@ class SessionDB:
                     _dumps_or_none(msg.get("codex_message_items")) if assistant else None,
                 )
             )
+        # Upstream v16's extras: an explicit timestamp, the platform's message id (also read
+        # from ``message_id``) and ``observed``. Timestamps stay strictly increasing.
+        extras = [
+            (msg.get("platform_message_id") or msg.get("message_id"), bool(msg.get("observed")))
+            for msg in messages
+        ]
+        explicit = [_epoch_or_none(msg.get("timestamp")) for msg in messages]
+        if any(t is not None for t in explicit):
+            now = t0
+            for index, stamp in enumerate(explicit):
+                value = stamp if stamp is not None else now
+                rows[index] = rows[index][:6] + (value,) + rows[index][7:]
+                now = max(now + 1e-6, value + 1e-6)
+        sql = _INSERT_MESSAGE_SQL
+        if any(pid is not None or seen for pid, seen in extras):
+            sql, rows = self._with_v16_message_columns(sql, rows, extras)
 
         def do(conn: sqlite3.Connection) -> None:
             conn.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
@@ -705,7 +841,7 @@ class SessionDB:
                 "UPDATE sessions SET message_count = 0, tool_call_count = 0 WHERE id = ?",
                 (session_id,),
             )
-            conn.executemany(_INSERT_MESSAGE_SQL, rows)
+            conn.executemany(sql, rows)
             conn.execute(
                 "UPDATE sessions SET message_count = ?, tool_call_count = ? WHERE id = ?",
                 (len(rows), calls, session_id),
@@ -725,24 +861,42 @@ class SessionDB:
 
         self._execute_write(do)
 
-    def get_messages(self, session_id: str) -> list[dict]:
-        """Every column of every message, ordered by ``(timestamp, id)``; tool_calls decoded."""
+    def _with_v16_message_columns(
+        self, sql: str, rows: list[tuple], extras: list[tuple[Any, bool]]
+    ) -> tuple[str, list[tuple]]:
+        """Extend the message INSERT with ``platform_message_id`` and ``observed``."""
+        self._require_column("messages", "platform_message_id")
+        self._require_column("messages", "observed")
+        sql = sql.replace(
+            "codex_message_items) VALUES (", "codex_message_items, platform_message_id, observed) VALUES (?, ?, "
+        )
+        return sql, [row + (pid, 1 if seen else 0) for row, (pid, seen) in zip(rows, extras)]
+
+    def get_messages(self, session_id: str, include_inactive: bool = False) -> list[dict]:
+        """Every column of every message, ordered by ``(timestamp, id)``; tool_calls decoded.
+
+        Rewound messages (``active = 0``, UC-3) only with ``include_inactive=True``.
+        """
         rows = self._fetchall(
-            "SELECT * FROM messages WHERE session_id = ? ORDER BY timestamp, id", (session_id,)
+            f"SELECT * FROM messages WHERE session_id = ?{self._active_clause(include_inactive)} "
+            "ORDER BY timestamp, id",
+            (session_id,),
         )
         return [_decode_message_row(row) for row in rows]
 
     def get_messages_as_conversation(
-        self, session_id: str, include_ancestors: bool = False
+        self, session_id: str, include_ancestors: bool = False, include_inactive: bool = False
     ) -> list[dict]:
-        """Replayable chat messages (MS-5), optionally for the whole root-to-session chain."""
+        """Replayable chat messages (MS-5), optionally for the whole root-to-session chain;
+        rewound messages only with ``include_inactive=True``."""
         if include_ancestors:
             ids = self.get_session_chain(session_id)
         else:
             ids = [session_id]
         placeholders = ",".join("?" for _ in ids)
         rows = self._fetchall(
-            f"SELECT * FROM messages WHERE session_id IN ({placeholders}) ORDER BY timestamp, id",
+            f"SELECT * FROM messages WHERE session_id IN ({placeholders})"
+            f"{self._active_clause(include_inactive)} ORDER BY timestamp, id",
             ids,
         )
         conversation = [_conversation_message(row) for row in rows]
@@ -820,23 +974,43 @@ class SessionDB:
         limit: int = 20,
         offset: int = 0,
         include_children: bool = False,
+        min_message_count: int = 0,
         project_compression_tips: bool = True,
+        order_by_last_active: bool = False,
+        include_archived: bool = False,
+        archived_only: bool = False,
+        id_query: str | None = None,
     ) -> list[dict]:
         """Sessions newest-started first with ``preview`` and ``last_active`` (LI-2 … LI-5).
 
-        Unless ``include_children``, only roots and branches are listed; compression roots
-        are then replaced by their live tip (``_lineage_root_id`` names the root). A child
-        whose parent row is missing (a broken link) is listed as a root.
+        Unless ``include_children``, only roots and branches are listed (delegate runs marked
+        ``_delegate_from`` never); compression roots are then replaced by their live tip
+        (``_lineage_root_id`` names the root). A child whose parent row is missing (a broken
+        link) is listed as a root. Upstream v16's options: archived sessions only with
+        ``include_archived`` (or only them, ``archived_only``); ``min_message_count``;
+        ``order_by_last_active`` orders by the newest activity along each compression chain;
+        ``id_query`` keeps rows whose id, or an id along their chain, contains it
+        (case-insensitive).
         """
-        where, params = _list_filters(source, exclude_sources, include_children)
-        sql = (
-            f"SELECT s.*, {_PREVIEW_SQL} AS _preview_raw, {_LAST_ACTIVE_SQL} AS last_active "
-            f"FROM sessions s {where} ORDER BY s.started_at DESC LIMIT ? OFFSET ?"
+        where, params = self._rich_filters(
+            source, exclude_sources, include_children, min_message_count,
+            include_archived, archived_only,
         )
+        needle = (id_query or "").strip().lower()
+        if order_by_last_active or needle:
+            sql, params = _chain_list_sql(where, params, needle, order_by_last_active)
+        else:
+            sql = (
+                f"SELECT s.*, {_PREVIEW_SQL} AS _preview_raw, {_LAST_ACTIVE_SQL} AS last_active "
+                f"FROM sessions s {where} ORDER BY s.started_at DESC"
+            )
+        sql += " LIMIT ? OFFSET ?"
         params += [int(limit), int(offset)]
 
         def do(conn: sqlite3.Connection) -> list[dict]:
             rows = [_rich_row(row) for row in conn.execute(sql, params).fetchall()]
+            for row in rows:
+                row.pop("_chain_last_active", None)
             if project_compression_tips and not include_children:
                 rows = [_project_tip(conn, row) for row in rows]
             return rows
@@ -903,15 +1077,18 @@ class SessionDB:
     def delete_session(self, session_id: str, sessions_dir: Path | None = None) -> bool:
         """Delete a session and its messages, orphaning its children (EX-4, LI-14)."""
 
-        def do(conn: sqlite3.Connection) -> bool:
+        def do(conn: sqlite3.Connection) -> list[str] | None:
             if not conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone():
-                return False
-            _delete_sessions(conn, [session_id])
-            return True
+                return None
+            # Upstream v16: delegate sub-agent runs (``_delegate_from``) go with their parent.
+            delegates = _delegate_descendants(conn, [session_id])
+            _delete_sessions(conn, delegates + [session_id])
+            return delegates
 
-        deleted = self._execute_write(do)
+        delegates = self._execute_write(do)
+        deleted = delegates is not None
         if deleted and sessions_dir is not None:
-            _remove_session_files(Path(sessions_dir), [session_id])
+            _remove_session_files(Path(sessions_dir), list(delegates) + [session_id])
         return deleted
 
     def prune_sessions(
@@ -1012,7 +1189,7 @@ class SessionDB:
         """Figures for ``hermes sessions stats`` (EX-7)."""
         size = self.db_path.stat().st_size if self.db_path.exists() else None
         return {
-            "total_sessions": self.session_count(),
+            "total_sessions": self.session_count(include_archived=True),
             "total_messages": self.message_count(),
             "sources": self.source_counts(),
             "db_size_bytes": size,
@@ -1029,7 +1206,13 @@ class SessionDB:
         limit: int = 20,
         offset: int = 0,
     ) -> list[dict]:
-        """Full-text search over every message (SPEC §9); never raises on query text."""
+        """Full-text search over every message (SPEC §9); never raises on query text.
+
+        Rewound messages (``active = 0``) are never found (UC-3). Without FTS5 (see
+        ``_probe_fts5``) nothing is found, as upstream.
+        """
+        if not self._fts_enabled:
+            return []
         from .search import search_messages
 
         return search_messages(
@@ -1089,9 +1272,17 @@ class SessionDB:
         rows = self.list_sessions_rich(source, exclude_sources, limit=limit, offset=offset)
         return [SessionSummary.from_row(row) for row in rows]
 
-    def count_listed(self, source: str | None = None, exclude_sources: list[str] | None = None) -> int:
+    def count_listed(
+        self,
+        source: str | None = None,
+        exclude_sources: list[str] | None = None,
+        include_archived: bool = False,
+        archived_only: bool = False,
+    ) -> int:
         """How many rows :meth:`list_sessions_rich` would list in total (for paging)."""
-        where, params = _list_filters(source, exclude_sources, include_children=False)
+        where, params = self._rich_filters(
+            source, exclude_sources, False, 0, include_archived, archived_only
+        )
         return int(self._fetchone(f"SELECT COUNT(*) FROM sessions s {where}", params)[0])
 
     def get_summary(self, session_id: str):
@@ -1115,6 +1306,627 @@ class SessionDB:
         """The whole family of a session as a :class:`~hermes_state.models.LineageNode` tree."""
         return self._read(lambda conn: _lineage.build_tree(conn, session_id))
 
+    # ------------------------------------------------------------------ upstream v16 (UC-2)
+    #
+    # Methods upstream added between schema 11 and 16, with its signatures and semantics.
+    # They are written against the capabilities of the store (UC-1): a column that a store
+    # lacks is never named in SQL.
+
+    def _has_session_column(self, name: str) -> bool:
+        """The column can be read: it exists, or a read-only open shows it through a view."""
+        return self.capabilities.has_session_column(name) or (
+            self.read_only and name in migrations.declared_columns("sessions")
+        )
+
+    def _has_message_column(self, name: str) -> bool:
+        return self.capabilities.has_message_column(name) or (
+            self.read_only and name in migrations.declared_columns("messages")
+        )
+
+    def _require_column(self, table: str, name: str) -> None:
+        has = self._has_session_column if table == "sessions" else self._has_message_column
+        if not has(name):
+            raise DatabaseError(f"{self.db_path} has no {table}.{name} column (schema {self.opened_version})")
+
+    def _active_clause(self, include_inactive: bool, alias: str = "") -> str:
+        """``AND active = 1`` unless asked for rewound rows too (or the store has no flag)."""
+        if include_inactive or not self._has_message_column("active"):
+            return ""
+        return f" AND {alias}active = 1"
+
+    def update_session_cwd(self, session_id: str, cwd: str) -> None:
+        """Record the session's working directory; a blank id or cwd does nothing."""
+        if not session_id or not cwd:
+            return
+        self._require_column("sessions", "cwd")
+        self._execute_write(
+            lambda conn: conn.execute("UPDATE sessions SET cwd = ? WHERE id = ?", (cwd, session_id))
+        )
+
+    def update_session_model(self, session_id: str, model: str) -> None:
+        """Set the session's model unconditionally (a mid-session model switch)."""
+        self._execute_write(
+            lambda conn: conn.execute("UPDATE sessions SET model = ? WHERE id = ?", (model, session_id))
+        )
+
+    def update_session_meta(
+        self, session_id: str, model_config_json: str, model: str | None = None
+    ) -> None:
+        """Replace ``model_config`` (JSON text) and, when given, the model."""
+        self._execute_write(
+            lambda conn: conn.execute(
+                "UPDATE sessions SET model_config = ?, model = COALESCE(?, model) WHERE id = ?",
+                (model_config_json, model, session_id),
+            )
+        )
+
+    # -------------------------------------------------- compression locks
+
+    def try_acquire_compression_lock(
+        self, session_id: str, holder: str, ttl_seconds: float = 300.0
+    ) -> bool:
+        """Take the per-session compression lock; False if another holder has a live one.
+
+        An expired lock is reclaimed. Any SQLite failure answers False (the caller then
+        skips compressing, the safe choice).
+        """
+        if not session_id:
+            return False
+        now = time.time()
+
+        def do(conn: sqlite3.Connection) -> bool:
+            conn.execute(
+                "DELETE FROM compression_locks WHERE session_id = ? AND expires_at < ?",
+                (session_id, now),
+            )
+            conn.execute(
+                "INSERT OR IGNORE INTO compression_locks (session_id, holder, acquired_at, "
+                "expires_at) VALUES (?, ?, ?, ?)",
+                (session_id, holder, now, now + float(ttl_seconds)),
+            )
+            row = conn.execute(
+                "SELECT holder FROM compression_locks WHERE session_id = ?", (session_id,)
+            ).fetchone()
+            return row is not None and row[0] == holder
+
+        try:
+            return bool(self._execute_write(do))
+        except sqlite3.Error as exc:
+            log.warning("compression lock for %s not taken: %s", session_id, exc)
+            return False
+
+    def release_compression_lock(self, session_id: str, holder: str) -> None:
+        """Release the lock if ``holder`` still owns it; otherwise nothing happens."""
+        if not session_id:
+            return
+        try:
+            self._execute_write(
+                lambda conn: conn.execute(
+                    "DELETE FROM compression_locks WHERE session_id = ? AND holder = ?",
+                    (session_id, holder),
+                )
+            )
+        except sqlite3.Error as exc:
+            log.warning("compression lock for %s not released: %s", session_id, exc)
+
+    def get_compression_lock_holder(self, session_id: str) -> str | None:
+        """The holder of the session's unexpired compression lock, or None."""
+        if not session_id:
+            return None
+        try:
+            row = self._fetchone(
+                "SELECT holder FROM compression_locks WHERE session_id = ? AND expires_at >= ?",
+                (session_id, time.time()),
+            )
+        except sqlite3.OperationalError:  # a read-only pre-v16 store without the table
+            return None
+        return row[0] if row else None
+
+    # -------------------------------------------------- archive
+
+    def set_session_archived(self, session_id: str, archived: bool) -> bool:
+        """Archive (hide from the default list) or unarchive a session and its whole
+        compression lineage, ancestors and continuations alike. True if any row changed."""
+        self._require_column("sessions", "archived")
+        value = 1 if archived else 0
+
+        def do(conn: sqlite3.Connection) -> bool:
+            ids = _compression_lineage(conn, session_id)
+            if not ids:
+                return False
+            marks = ",".join("?" for _ in ids)
+            cursor = conn.execute(f"UPDATE sessions SET archived = ? WHERE id IN ({marks})", [value, *ids])
+            return cursor.rowcount > 0
+
+        return bool(self._execute_write(do))
+
+    # -------------------------------------------------- messages: window, rewind
+
+    def _decoded_rows(self, rows: Iterable[sqlite3.Row]) -> list[dict]:
+        return [_decode_message_row(row) for row in rows]
+
+    def get_messages_around(
+        self, session_id: str, around_message_id: int, window: int = 5
+    ) -> dict:
+        """Up to ``window`` messages either side of one message (by id), with counts.
+
+        ``{"window": [...], "messages_before": n, "messages_after": m}``; an anchor that is
+        not a message of ``session_id`` gives an empty window and zero counts.
+        """
+        window = max(0, int(window))
+
+        def read(conn: sqlite3.Connection) -> dict:
+            if conn.execute(
+                "SELECT 1 FROM messages WHERE id = ? AND session_id = ?",
+                (around_message_id, session_id),
+            ).fetchone() is None:
+                return {"window": [], "messages_before": 0, "messages_after": 0}
+            before = conn.execute(
+                "SELECT * FROM messages WHERE session_id = ? AND id <= ? ORDER BY id DESC LIMIT ?",
+                (session_id, around_message_id, window + 1),
+            ).fetchall()
+            after = conn.execute(
+                "SELECT * FROM messages WHERE session_id = ? AND id > ? ORDER BY id LIMIT ?",
+                (session_id, around_message_id, window),
+            ).fetchall()
+            return {
+                "window": self._decoded_rows(list(reversed(before)) + list(after)),
+                "messages_before": max(0, len(before) - 1),
+                "messages_after": len(after),
+            }
+
+        return self._read(read)
+
+    def get_anchored_view(
+        self,
+        session_id: str,
+        around_message_id: int,
+        window: int = 5,
+        bookend: int = 3,
+        keep_roles: tuple[str, ...] | None = ("user", "assistant"),
+    ) -> dict:
+        """:meth:`get_messages_around` plus the session's opening and closing messages.
+
+        The window keeps only ``keep_roles`` (the anchor always stays); ``bookend_start`` /
+        ``bookend_end`` are the first / last ``bookend`` messages with those roles and
+        non-empty content lying strictly outside the window. ``keep_roles=None``: no role
+        filter.
+        """
+        bookend = max(0, int(bookend))
+        around = self.get_messages_around(session_id, around_message_id, window=window)
+        rows = around["window"]
+        empty = {"window": [], "messages_before": 0, "messages_after": 0,
+                 "bookend_start": [], "bookend_end": []}
+        if not rows:
+            return empty
+        if keep_roles is not None:
+            keep = set(keep_roles)
+            shown = [m for m in rows if m.get("id") == around_message_id or m.get("role") in keep]
+        else:
+            shown = rows
+        first, last = rows[0]["id"], rows[-1]["id"]
+        start: list[dict] = []
+        end: list[dict] = []
+        if bookend:
+            role_sql, role_params = "", []
+            if keep_roles is not None:
+                role_sql = f" AND role IN ({','.join('?' for _ in keep_roles)})"
+                role_params = list(keep_roles)
+
+            def read(conn: sqlite3.Connection) -> tuple[list, list]:
+                head = conn.execute(
+                    f"SELECT * FROM messages WHERE session_id = ? AND id < ?{role_sql} "
+                    "AND length(content) > 0 ORDER BY id LIMIT ?",
+                    (session_id, first, *role_params, bookend),
+                ).fetchall()
+                tail = conn.execute(
+                    f"SELECT * FROM messages WHERE session_id = ? AND id > ?{role_sql} "
+                    "AND length(content) > 0 ORDER BY id DESC LIMIT ?",
+                    (session_id, last, *role_params, bookend),
+                ).fetchall()
+                return head, list(reversed(tail))
+
+            head, tail = self._read(read)
+            start, end = self._decoded_rows(head), self._decoded_rows(tail)
+        return {
+            "window": shown,
+            "messages_before": around["messages_before"],
+            "messages_after": around["messages_after"],
+            "bookend_start": start,
+            "bookend_end": end,
+        }
+
+    def rewind_to_message(self, session_id: str, target_message_id: int) -> dict:
+        """Soft-delete (``active = 0``) a user message and everything after it in the session.
+
+        Returns ``{"rewound_count", "target_message", "new_head_id"}``. Raises ``ValueError``
+        when the message is not in the session or is not a user message. ``rewind_count``
+        of the session grows by one on every call, even when nothing was left to rewind.
+        """
+        self._require_column("messages", "active")
+        row = self._fetchone(
+            "SELECT * FROM messages WHERE id = ? AND session_id = ?", (target_message_id, session_id)
+        )
+        if row is None:
+            raise ValueError(f"message {target_message_id} not found in session {session_id}")
+        target = dict(row)
+        if target.get("role") != "user":
+            raise ValueError(
+                f"rewind target must be a 'user' message (got role={target.get('role')!r}, "
+                f"id={target_message_id})"
+            )
+        bump = self._has_session_column("rewind_count")
+
+        def do(conn: sqlite3.Connection) -> int:
+            cursor = conn.execute(
+                "UPDATE messages SET active = 0 WHERE session_id = ? AND id >= ? AND active = 1",
+                (session_id, target_message_id),
+            )
+            if bump:
+                conn.execute(
+                    "UPDATE sessions SET rewind_count = COALESCE(rewind_count, 0) + 1 WHERE id = ?",
+                    (session_id,),
+                )
+            return cursor.rowcount
+
+        rewound = self._execute_write(do)
+        head = self._fetchone(
+            "SELECT MAX(id) FROM messages WHERE session_id = ? AND active = 1", (session_id,)
+        )
+        return {
+            "rewound_count": int(rewound),
+            "target_message": target,
+            "new_head_id": head[0] if head and head[0] is not None else None,
+        }
+
+    def restore_rewound(self, session_id: str, since_message_id: int) -> int:
+        """Make rewound messages with id ≥ ``since_message_id`` active again; how many."""
+        self._require_column("messages", "active")
+        return int(
+            self._execute_write(
+                lambda conn: conn.execute(
+                    "UPDATE messages SET active = 1 WHERE session_id = ? AND id >= ? AND active = 0",
+                    (session_id, since_message_id),
+                ).rowcount
+            )
+        )
+
+    def list_recent_user_messages(
+        self, session_id: str, limit: int = 20, include_inactive: bool = False
+    ) -> list[dict]:
+        """The newest user messages first: ``{"id", "timestamp", "preview"}`` (80 characters,
+        whitespace collapsed) -- the rewind picker's list."""
+        rows = self._fetchall(
+            "SELECT id, timestamp, content FROM messages WHERE session_id = ? AND role = 'user'"
+            f"{self._active_clause(include_inactive)} ORDER BY id DESC LIMIT ?",
+            (session_id, int(limit)),
+        )
+        result = []
+        for row in rows:
+            text = " ".join(_content_text(row["content"]).split())
+            if len(text) > 80:
+                text = text[:77] + "..."
+            result.append({"id": row["id"], "timestamp": row["timestamp"], "preview": text})
+        return result
+
+    # -------------------------------------------------- listing
+
+    def list_cron_job_runs(self, job_id: str, limit: int = 20, offset: int = 0) -> list[dict]:
+        """Runs of one cron job (sessions ``cron_<job_id>_*`` of source ``cron``), newest
+        first, with ``preview`` and ``last_active``; an id range, not a substring scan."""
+        low = f"cron_{job_id}_"
+        high = low[:-1] + chr(ord(low[-1]) + 1)
+        rows = self._fetchall(
+            f"SELECT s.*, {_PREVIEW_SQL} AS _preview_raw, {_LAST_ACTIVE_SQL} AS last_active "
+            "FROM sessions s WHERE s.source = 'cron' AND s.id >= ? AND s.id < ? "
+            "ORDER BY s.started_at DESC, s.id DESC LIMIT ? OFFSET ?",
+            (low, high, int(limit), int(offset)),
+        )
+        return [_rich_row(row) for row in rows]
+
+    def search_sessions_by_id(
+        self, query: str, limit: int = 20, include_archived: bool = True
+    ) -> list[dict]:
+        """Listed sessions whose id -- or an id along their compression chain -- contains
+        ``query`` (case-insensitive); exact matches first, then prefixes, then the rest,
+        each most recently active first."""
+        needle = (query or "").strip().lower()
+        if not needle or limit <= 0:
+            return []
+        rows = self.list_sessions_rich(
+            limit=max(limit * 4, limit),
+            include_archived=include_archived,
+            order_by_last_active=True,
+            id_query=needle,
+        )
+
+        def rank(row: dict) -> int:
+            ids = [str(v).lower() for v in (row.get("id"), row.get("_lineage_root_id")) if v]
+            if needle in ids:
+                return 0
+            if any(v.startswith(needle) for v in ids):
+                return 1
+            return 2
+
+        ordered = sorted(enumerate(rows), key=lambda item: (rank(item[1]), item[0]))
+        return [row for _, row in ordered[:limit]]
+
+    # -------------------------------------------------- delete
+
+    def delete_sessions(self, session_ids: list[str], sessions_dir: Path | None = None) -> int:
+        """Delete several sessions in one transaction (delegate children go with them,
+        other children are orphaned); unknown ids and non-strings are skipped. Returns how
+        many of the given sessions existed."""
+        wanted = sorted({sid for sid in (session_ids or []) if isinstance(sid, str) and sid})
+        if not wanted:
+            return 0
+
+        def do(conn: sqlite3.Connection) -> tuple[list[str], list[str]]:
+            existing: list[str] = []
+            for start in range(0, len(wanted), 500):
+                chunk = wanted[start : start + 500]
+                marks = ",".join("?" for _ in chunk)
+                existing += [
+                    row[0] for row in conn.execute(f"SELECT id FROM sessions WHERE id IN ({marks})", chunk)
+                ]
+            if not existing:
+                return [], []
+            delegates = _delegate_descendants(conn, existing)
+            _delete_sessions(conn, delegates + existing)
+            return existing, delegates
+
+        existing, delegates = self._execute_write(do)
+        if sessions_dir is not None and (existing or delegates):
+            _remove_session_files(Path(sessions_dir), delegates + existing)
+        return len(existing)
+
+    def delete_session_if_empty(self, session_id: str, sessions_dir: Path | None = None) -> bool:
+        """Delete a session only if it has no messages, no title and no children."""
+
+        def do(conn: sqlite3.Connection) -> bool:
+            return conn.execute(
+                "DELETE FROM sessions WHERE id = ? AND title IS NULL "
+                "AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.session_id = sessions.id) "
+                "AND NOT EXISTS (SELECT 1 FROM sessions c WHERE c.parent_session_id = sessions.id)",
+                (session_id,),
+            ).rowcount > 0
+
+        deleted = bool(self._execute_write(do))
+        if deleted and sessions_dir is not None:
+            _remove_session_files(Path(sessions_dir), [session_id])
+        return deleted
+
+    def _empty_sessions_sql(self) -> str:
+        sql = "SELECT id FROM sessions WHERE message_count = 0 AND ended_at IS NOT NULL"
+        if self._has_session_column("archived"):
+            sql += " AND archived = 0"
+        return sql
+
+    def count_empty_sessions(self) -> int:
+        """Ended, unarchived sessions with no messages (what :meth:`delete_empty_sessions`
+        would delete)."""
+        return int(self._fetchone(f"SELECT COUNT(*) FROM ({self._empty_sessions_sql()})")[0])
+
+    def delete_empty_sessions(self, sessions_dir: Path | None = None) -> int:
+        """Delete every ended, unarchived session with no messages; children are orphaned."""
+        sql = self._empty_sessions_sql()
+
+        def do(conn: sqlite3.Connection) -> list[str]:
+            ids = [row[0] for row in conn.execute(sql)]
+            _delete_sessions(conn, ids)
+            return ids
+
+        ids = self._execute_write(do)
+        if ids and sessions_dir is not None:
+            _remove_session_files(Path(sessions_dir), ids)
+        return len(ids)
+
+    def prune_empty_ghost_sessions(self, sessions_dir: Path | None = None) -> int:
+        """Delete ended ``tui`` sessions older than a day with no title and no messages."""
+        cutoff = time.time() - 86400
+
+        def do(conn: sqlite3.Connection) -> list[str]:
+            ids = [
+                row[0]
+                for row in conn.execute(
+                    "SELECT id FROM sessions WHERE source = 'tui' AND title IS NULL "
+                    "AND ended_at IS NOT NULL AND started_at < ? "
+                    "AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.session_id = sessions.id)",
+                    (cutoff,),
+                )
+            ]
+            _delete_sessions(conn, ids)
+            return ids
+
+        ids = self._execute_write(do)
+        if ids and sessions_dir is not None:
+            _remove_session_files(Path(sessions_dir), ids)
+        return len(ids)
+
+    def finalize_orphaned_compression_sessions(self) -> int:
+        """End (``orphaned_compression``) compression continuations older than a week that
+        never made an API call and were never ended, keeping their messages."""
+        cutoff = time.time() - 7 * 86400
+        now = time.time()
+        return int(
+            self._execute_write(
+                lambda conn: conn.execute(
+                    "UPDATE sessions SET ended_at = ?, end_reason = 'orphaned_compression' "
+                    "WHERE api_call_count = 0 AND end_reason IS NULL AND ended_at IS NULL "
+                    "AND started_at < ? AND parent_session_id IS NOT NULL "
+                    "AND EXISTS (SELECT 1 FROM sessions p WHERE p.id = sessions.parent_session_id "
+                    "AND p.end_reason = 'compression' AND p.ended_at IS NOT NULL) "
+                    "AND EXISTS (SELECT 1 FROM messages m WHERE m.session_id = sessions.id)",
+                    (now, cutoff),
+                ).rowcount
+            )
+        )
+
+    # -------------------------------------------------- FTS maintenance
+
+    def _fts_table_exists(self, name: str) -> bool:
+        """The FTS table exists and can be queried here (its tokenizer loads)."""
+        table = self.capabilities.fts.get(name)
+        return bool(table and table.loads)
+
+    def optimize_fts(self) -> int:
+        """Merge each FTS index's segments into one (``'optimize'``); returns how many
+        indexes were optimized. Search results and snippets do not change."""
+        self._check_writable()
+        names = [n for n in ("messages_fts", "messages_fts_trigram") if self._fts_table_exists(n)]
+        done = 0
+        with self._lock:
+            conn = self._require_conn()
+            for name in names:
+                try:
+                    conn.execute(f"INSERT INTO {name}({name}) VALUES('optimize')")
+                    done += 1
+                except sqlite3.OperationalError as exc:
+                    log.warning("FTS optimize of %s failed: %s", name, exc)
+        return done
+
+    # -------------------------------------------------- handoff (cross-platform transfer)
+
+    def request_handoff(self, session_id: str, platform: str) -> bool:
+        """Mark a handoff to ``platform`` pending, unless one is already pending or running."""
+        return bool(
+            self._execute_write(
+                lambda conn: conn.execute(
+                    "UPDATE sessions SET handoff_state = 'pending', handoff_platform = ?, "
+                    "handoff_error = NULL WHERE id = ? AND (handoff_state IS NULL "
+                    "OR handoff_state IN ('completed', 'failed'))",
+                    (platform, session_id),
+                ).rowcount
+                > 0
+            )
+        )
+
+    def get_handoff_state(self, session_id: str) -> dict | None:
+        """``{"state", "platform", "error"}`` of a session, or None if there is no session."""
+        try:
+            row = self._fetchone(
+                "SELECT handoff_state, handoff_platform, handoff_error FROM sessions WHERE id = ?",
+                (session_id,),
+            )
+        except sqlite3.Error:
+            return None
+        if row is None:
+            return None
+        return {"state": row[0], "platform": row[1], "error": row[2]}
+
+    def list_pending_handoffs(self) -> list[dict]:
+        """Sessions with a pending handoff, oldest first."""
+        try:
+            rows = self._fetchall(
+                "SELECT * FROM sessions WHERE handoff_state = 'pending' ORDER BY started_at"
+            )
+        except sqlite3.Error:
+            return []
+        return [dict(row) for row in rows]
+
+    def claim_handoff(self, session_id: str) -> bool:
+        """pending → running; True if this call made the transition."""
+        return bool(
+            self._execute_write(
+                lambda conn: conn.execute(
+                    "UPDATE sessions SET handoff_state = 'running' "
+                    "WHERE id = ? AND handoff_state = 'pending'",
+                    (session_id,),
+                ).rowcount
+                > 0
+            )
+        )
+
+    def complete_handoff(self, session_id: str) -> None:
+        self._execute_write(
+            lambda conn: conn.execute(
+                "UPDATE sessions SET handoff_state = 'completed', handoff_error = NULL WHERE id = ?",
+                (session_id,),
+            )
+        )
+
+    def fail_handoff(self, session_id: str, error: str) -> None:
+        """Mark the handoff failed with (the first 500 characters of) ``error``."""
+        self._execute_write(
+            lambda conn: conn.execute(
+                "UPDATE sessions SET handoff_state = 'failed', handoff_error = ? WHERE id = ?",
+                (str(error)[:500], session_id),
+            )
+        )
+
+    # -------------------------------------------------- Telegram DM topics (explicit opt-in)
+
+    def apply_telegram_topic_migration(self) -> None:
+        """Create the Telegram DM topic tables; only ever on explicit opt-in, never on open."""
+        self._execute_write(_telegram.migrate)
+
+    def enable_telegram_topic_mode(
+        self,
+        *,
+        chat_id: str,
+        user_id: str,
+        has_topics_enabled: bool | None = None,
+        allows_users_to_create_topics: bool | None = None,
+    ) -> None:
+        self.apply_telegram_topic_migration()
+        self._execute_write(
+            lambda conn: _telegram.enable(
+                conn, str(chat_id), str(user_id), has_topics_enabled, allows_users_to_create_topics
+            )
+        )
+
+    def disable_telegram_topic_mode(self, *, chat_id: str, clear_bindings: bool = True) -> None:
+        """Turn topic mode off for a chat (and drop its bindings); never creates the tables."""
+        self._execute_write(lambda conn: _telegram.disable(conn, str(chat_id), clear_bindings))
+
+    def is_telegram_topic_mode_enabled(self, *, chat_id: str, user_id: str) -> bool:
+        return self._read(lambda conn: _telegram.is_enabled(conn, str(chat_id), str(user_id)))
+
+    def get_telegram_topic_binding(self, *, chat_id: str, thread_id: str) -> dict | None:
+        return self._read(lambda conn: _telegram.binding(conn, str(chat_id), str(thread_id)))
+
+    def list_telegram_topic_bindings_for_chat(self, *, chat_id: str) -> list[dict]:
+        return self._read(lambda conn: _telegram.bindings_for_chat(conn, str(chat_id)))
+
+    def get_telegram_topic_binding_by_session(self, *, session_id: str) -> dict | None:
+        return self._read(lambda conn: _telegram.binding_by_session(conn, str(session_id)))
+
+    def is_telegram_session_linked_to_topic(self, *, session_id: str) -> bool:
+        return self.get_telegram_topic_binding_by_session(session_id=session_id) is not None
+
+    def bind_telegram_topic(
+        self,
+        *,
+        chat_id: str,
+        thread_id: str,
+        user_id: str,
+        session_key: str,
+        session_id: str,
+        managed_mode: str = "auto",
+    ) -> None:
+        """Bind a DM topic thread to a session; a session binds to one topic only
+        (``ValueError`` otherwise); rebinding the same pair is idempotent."""
+        self.apply_telegram_topic_migration()
+        values = tuple(str(v) for v in (chat_id, thread_id, user_id, session_key, session_id, managed_mode))
+        self._execute_write(lambda conn: _telegram.bind(conn, *values))
+
+    def list_unlinked_telegram_sessions_for_user(
+        self, *, chat_id: str, user_id: str, limit: int = 10
+    ) -> list[dict]:
+        """This user's Telegram sessions not bound to a topic, most recently active first."""
+        linked = _telegram.has_tables(self)
+        unbound = (
+            " AND NOT EXISTS (SELECT 1 FROM telegram_dm_topic_bindings b WHERE b.session_id = s.id)"
+            if linked else ""
+        )
+        rows = self._fetchall(
+            f"SELECT s.*, {_PREVIEW_SQL} AS _preview_raw, {_LAST_ACTIVE_SQL} AS last_active "
+            f"FROM sessions s WHERE s.source = 'telegram' AND s.user_id = ?{unbound} "
+            "ORDER BY last_active DESC, s.started_at DESC LIMIT ?",
+            (str(user_id), int(limit)),
+        )
+        return [_rich_row(row) for row in rows]
+
 
 # ---------------------------------------------------------------------- helpers
 
@@ -1131,13 +1943,58 @@ def _check_sqlite_features() -> None:
         raise DatabaseError(
             f"SQLite {sqlite3.sqlite_version} is too old: the trigram tokenizer needs 3.34+"
         )
-    probe = sqlite3.connect(":memory:")
+    # FTS5 and its trigram tokenizer are probed on the opened connection (_probe_fts5).
+
+
+def _probe_fts5(conn: sqlite3.Connection, *, required: bool) -> bool:
+    """Whether ``conn`` has FTS5 with the trigram tokenizer, probed in its TEMP schema.
+
+    Missing FTS5 altogether: a writer degrades as upstream v16 does (no full-text search,
+    FTS triggers dropped so message writes keep working; the next FTS5-capable open
+    restores and rebuilds the index) and False is returned. A reader (``required``), or an
+    SQLite whose FTS5 lacks the trigram tokenizer, gets a one-line :class:`DatabaseError`
+    naming the missing feature (CO-7).
+    """
+    cursor = conn.cursor()  # a connection's cursor factory may stand for another build
     try:
-        probe.execute("CREATE VIRTUAL TABLE t USING fts5(c, tokenize='trigram')")
+        cursor.execute("CREATE VIRTUAL TABLE temp._hermes_fts5_probe USING fts5(c, tokenize='trigram')")
     except sqlite3.OperationalError as exc:
+        text = str(exc).lower()
+        if "no such module" in text and "fts5" in text and not required:
+            log.warning("this SQLite lacks FTS5: full-text search is disabled for %s", "state.db")
+            return False
         raise DatabaseError(f"this SQLite lacks FTS5 or its trigram tokenizer: {exc}") from exc
-    finally:
-        probe.close()
+    cursor.execute("DROP TABLE temp._hermes_fts5_probe")
+    return True
+
+
+def _peek_version(conn: sqlite3.Connection) -> int | None:
+    """The stored schema version of a (possibly new or empty) file, without writing."""
+    try:
+        row = conn.execute("SELECT version FROM schema_version LIMIT 1").fetchone()
+    except sqlite3.OperationalError:
+        return None
+    try:
+        return int(row[0]) if row is not None and row[0] is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
+_UNKNOWN_VERSION_WARNED: set[str] = set()
+_UNKNOWN_VERSION_LOCK = threading.Lock()
+
+
+def _warn_unknown_version_once(path: Path, message: str) -> None:
+    """UC-9: one logged warning per store per process, however often it is opened."""
+    try:
+        key = str(path.resolve())
+    except OSError:
+        key = str(path)
+    with _UNKNOWN_VERSION_LOCK:
+        if key in _UNKNOWN_VERSION_WARNED:
+            return
+        _UNKNOWN_VERSION_WARNED.add(key)
+    log.warning("%s: %s", path, message)
 
 
 def _uri_path(path: Path) -> str:
@@ -1172,6 +2029,11 @@ def _conversation_message(row: sqlite3.Row) -> dict:
     if role in ("user", "assistant") and isinstance(content, str):
         content = scrub_memory_context(content).strip()
     msg: dict[str, Any] = {"role": role, "content": content}
+    # Upstream v16 (UC-2) replays the message time, the platform's message id (as
+    # ``message_id``), ``observed`` and the assistant's finish reason as well.
+    keys = row.keys()
+    if row["timestamp"]:
+        msg["timestamp"] = row["timestamp"]
     if row["tool_call_id"]:
         msg["tool_call_id"] = row["tool_call_id"]
     if row["tool_name"]:
@@ -1182,6 +2044,12 @@ def _conversation_message(row: sqlite3.Row) -> dict:
         except (TypeError, ValueError):
             log.warning("message %s has undecodable tool_calls", row["id"])
             msg["tool_calls"] = []
+    if "platform_message_id" in keys and row["platform_message_id"]:
+        msg["message_id"] = row["platform_message_id"]
+    if "observed" in keys and row["observed"]:
+        msg["observed"] = True
+    if role == "assistant" and row["finish_reason"]:
+        msg["finish_reason"] = row["finish_reason"]
     if role == "assistant":
         if row["reasoning"]:
             msg["reasoning"] = row["reasoning"]
@@ -1223,9 +2091,12 @@ def _list_filters(
         clauses.append(
             "(s.parent_session_id IS NULL"
             " OR NOT EXISTS (SELECT 1 FROM sessions p WHERE p.id = s.parent_session_id)"
+            f" OR {_marker_sql('s', '_branched_from')} IS NOT NULL"
             " OR EXISTS (SELECT 1 FROM sessions p WHERE p.id = s.parent_session_id"
             " AND p.end_reason = 'branched' AND s.started_at >= p.ended_at))"
         )
+        # Upstream v16: delegate sub-agent runs stay hidden, even once orphaned.
+        clauses.append(f"{_marker_sql('s', '_delegate_from')} IS NULL")
     if source:
         clauses.append("s.source = ?")
         params.append(source)
@@ -1250,6 +2121,7 @@ _TIP_FIELDS = (
     "title",
     "model",
     "system_prompt",
+    "cwd",
 )
 
 
@@ -1270,7 +2142,8 @@ def _project_tip(conn: sqlite3.Connection, row: dict) -> dict:
     tip_data = _rich_row(tip)
     projected = dict(row)
     for field in _TIP_FIELDS + ("last_active", "preview"):
-        projected[field] = tip_data[field]
+        if field in tip_data:
+            projected[field] = tip_data[field]
     projected["_lineage_root_id"] = row["id"]
     return projected
 
@@ -1311,3 +2184,118 @@ def _glob_escape(text: str) -> str:
     import glob
 
     return glob.escape(text)
+
+
+def _compression_lineage(conn: sqlite3.Connection, session_id: str) -> list[str]:
+    """The session plus every compression ancestor and continuation (a continuation is a
+    child started at or after its parent ended with ``compression``); empty if unknown."""
+    rows = conn.execute(
+        "WITH RECURSIVE "
+        "up(id) AS (SELECT id FROM sessions WHERE id = ? UNION "
+        "  SELECT p.id FROM up JOIN sessions c ON c.id = up.id "
+        "  JOIN sessions p ON p.id = c.parent_session_id "
+        "  WHERE p.end_reason = 'compression' AND c.started_at >= p.ended_at), "
+        "down(id) AS (SELECT id FROM sessions WHERE id = ? UNION "
+        "  SELECT c.id FROM down JOIN sessions p ON p.id = down.id "
+        "  JOIN sessions c ON c.parent_session_id = p.id "
+        "  WHERE p.end_reason = 'compression' AND c.started_at >= p.ended_at) "
+        "SELECT id FROM up UNION SELECT id FROM down",
+        (session_id, session_id),
+    ).fetchall()
+    return [row[0] for row in rows]
+
+
+_DELEGATE_FROM = "json_extract(CASE WHEN json_valid(model_config) THEN model_config END, '$._delegate_from')"
+
+
+def _delegate_descendants(conn: sqlite3.Connection, parent_ids: list[str]) -> list[str]:
+    """Delegate sub-agent runs hanging off ``parent_ids`` (``model_config._delegate_from``
+    naming the parent, or a marked child of it), recursively; the parents excluded."""
+    found: list[str] = []
+    seen = set(parent_ids)
+    frontier = list(parent_ids)
+    while frontier:
+        batch, frontier = frontier[:400], frontier[400:]
+        marks = ",".join("?" for _ in batch)
+        rows = conn.execute(
+            f"SELECT id FROM sessions WHERE {_DELEGATE_FROM} IN ({marks}) "
+            f"OR (parent_session_id IN ({marks}) AND {_DELEGATE_FROM} IS NOT NULL)",
+            batch + batch,
+        ).fetchall()
+        for (child,) in rows:
+            if child not in seen:
+                seen.add(child)
+                found.append(child)
+                frontier.append(child)
+    return found
+
+
+def _content_text(content: Any) -> str:
+    """Message content as plain text; upstream's ``"\\x00json:"`` multimodal parts flattened."""
+    if content is None:
+        return ""
+    if isinstance(content, str) and content.startswith("\x00json:"):
+        try:
+            parts = json.loads(content[len("\x00json:"):])
+        except (TypeError, ValueError):
+            return content
+        if isinstance(parts, list):
+            texts = [p.get("text", "") for p in parts if isinstance(p, dict) and p.get("type") == "text"]
+            return " ".join(t for t in texts if t).strip() or "[multimodal content]"
+        return "[multimodal content]"
+    return str(content)
+
+
+def _epoch_or_none(value: Any) -> float | None:
+    """An explicit message timestamp: epoch number, or anything with ``.timestamp()``."""
+    if value is None:
+        return None
+    try:
+        return float(value.timestamp()) if hasattr(value, "timestamp") else float(value)
+    except (TypeError, ValueError, OverflowError, OSError):
+        log.debug("ignoring invalid message timestamp %r", value)
+        return None
+
+
+def _marker_sql(alias: str, key: str) -> str:
+    """A ``model_config`` marker of session alias ``alias`` (NULL when absent or not JSON)."""
+    config = f"{alias}.model_config"
+    return f"json_extract(CASE WHEN json_valid({config}) THEN {config} END, '$.{key}')"
+
+
+def _chain_list_sql(
+    where: str, params: list[Any], needle: str, by_activity: bool
+) -> tuple[str, list[Any]]:
+    """The listing query walking each listed row's compression chain forward: for ordering
+    by the chain's newest activity and for matching ``needle`` against any id along it."""
+    chain = (
+        "WITH RECURSIVE chain(root_id, cur_id, depth) AS ("
+        f" SELECT s.id, s.id, 0 FROM sessions s {where}"
+        " UNION ALL"
+        " SELECT chain.root_id, c.id, chain.depth + 1 FROM chain"
+        " JOIN sessions p ON p.id = chain.cur_id"
+        " JOIN sessions c ON c.parent_session_id = p.id"
+        " WHERE p.end_reason = 'compression' AND c.started_at >= p.ended_at AND chain.depth < 100),"
+        " activity(root_id, last) AS ("
+        " SELECT chain.root_id, MAX(COALESCE("
+        "(SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = chain.cur_id), x.started_at))"
+        " FROM chain JOIN sessions x ON x.id = chain.cur_id GROUP BY chain.root_id) "
+    )
+    select = (
+        f"SELECT s.*, {_PREVIEW_SQL} AS _preview_raw, {_LAST_ACTIVE_SQL} AS last_active, "
+        "COALESCE(a.last, s.started_at) AS _chain_last_active "
+        "FROM sessions s JOIN activity a ON a.root_id = s.id"
+    )
+    all_params = list(params)
+    if needle:
+        select += (
+            " WHERE EXISTS (SELECT 1 FROM chain q WHERE q.root_id = s.id"
+            " AND lower(q.cur_id) LIKE ? ESCAPE '\\')"
+        )
+        all_params.append("%" + escape_like(needle) + "%")
+    order = (
+        " ORDER BY _chain_last_active DESC, s.started_at DESC, s.id DESC"
+        if by_activity
+        else " ORDER BY s.started_at DESC"
+    )
+    return chain + select + order, all_params

@@ -1,12 +1,20 @@
-"""The on-disk format: upstream Hermes schema version 11, byte for byte (SPEC §2).
+"""The on-disk format: upstream Hermes schema version 16, byte for byte (SPEC §2, UC-2).
 
 The statement texts below are exactly upstream's, so that ``sqlite_master`` of a database
-created by this project is indistinguishable from one created by upstream.
+created by this project is indistinguishable from one created by upstream v16
+(``fixtures/upstream_v16.db``). Schema 16 is schema 11 plus: ``sessions.cwd`` (placed after
+``reasoning_tokens``, as upstream declares it), the handoff columns, ``rewind_count`` and
+``archived``; ``messages.platform_message_id``, ``observed`` and ``active``; the
+``compression_locks`` table; and three indexes.
 """
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 16
+
+#: The newest upstream schema whose stores this project reads and writes in place (CO-2,
+#: UC-9). Above it a store is opened read-only.
+MAX_KNOWN_VERSION = 30
 
 SCHEMA_SQL = """
 CREATE TABLE IF NOT EXISTS schema_version (
@@ -31,6 +39,7 @@ CREATE TABLE IF NOT EXISTS sessions (
     cache_read_tokens INTEGER DEFAULT 0,
     cache_write_tokens INTEGER DEFAULT 0,
     reasoning_tokens INTEGER DEFAULT 0,
+    cwd TEXT,
     billing_provider TEXT,
     billing_base_url TEXT,
     billing_mode TEXT,
@@ -41,6 +50,11 @@ CREATE TABLE IF NOT EXISTS sessions (
     pricing_version TEXT,
     title TEXT,
     api_call_count INTEGER DEFAULT 0,
+    handoff_state TEXT,
+    handoff_platform TEXT,
+    handoff_error TEXT,
+    rewind_count INTEGER NOT NULL DEFAULT 0,
+    archived INTEGER NOT NULL DEFAULT 0,
     FOREIGN KEY (parent_session_id) REFERENCES sessions(id)
 );
 
@@ -59,7 +73,10 @@ CREATE TABLE IF NOT EXISTS messages (
     reasoning_content TEXT,
     reasoning_details TEXT,
     codex_reasoning_items TEXT,
-    codex_message_items TEXT
+    codex_message_items TEXT,
+    platform_message_id TEXT,
+    observed INTEGER DEFAULT 0,
+    active INTEGER NOT NULL DEFAULT 1
 );
 
 CREATE TABLE IF NOT EXISTS state_meta (
@@ -67,11 +84,30 @@ CREATE TABLE IF NOT EXISTS state_meta (
     value TEXT
 );
 
+CREATE TABLE IF NOT EXISTS compression_locks (
+    session_id TEXT PRIMARY KEY,
+    holder TEXT NOT NULL,
+    acquired_at REAL NOT NULL,
+    expires_at REAL NOT NULL
+);
+
 CREATE INDEX IF NOT EXISTS idx_sessions_source ON sessions(source);
+CREATE INDEX IF NOT EXISTS idx_sessions_source_id ON sessions(source, id);
 CREATE INDEX IF NOT EXISTS idx_sessions_parent ON sessions(parent_session_id);
 CREATE INDEX IF NOT EXISTS idx_sessions_started ON sessions(started_at DESC);
 CREATE INDEX IF NOT EXISTS idx_messages_session ON messages(session_id, timestamp);
+CREATE INDEX IF NOT EXISTS idx_compression_locks_expires ON compression_locks(expires_at);
 """
+
+#: Indexes over columns that column reconcile may have to add first (``platform_message_id``,
+#: ``active``): created after reconcile, in this order, with upstream v16's exact text.
+DEFERRED_INDEX_SQL = (
+    "CREATE INDEX IF NOT EXISTS idx_messages_platform_msg_id "
+    "ON messages(session_id, platform_message_id) "
+    "WHERE platform_message_id IS NOT NULL",
+    "CREATE INDEX IF NOT EXISTS idx_messages_session_active\n"
+    "    ON messages(session_id, active, timestamp)",
+)
 
 TITLE_INDEX_SQL = (
     "CREATE UNIQUE INDEX IF NOT EXISTS idx_sessions_title_unique "
@@ -79,7 +115,7 @@ TITLE_INDEX_SQL = (
 )
 
 #: Tables declared by SCHEMA_SQL (column reconcile covers exactly these).
-PLAIN_TABLES = ("schema_version", "sessions", "messages", "state_meta")
+PLAIN_TABLES = ("schema_version", "sessions", "messages", "state_meta", "compression_locks")
 
 #: The text indexed per message (ST-4): content, tool name and raw tool-call JSON.
 FTS_TEXT_EXPR = (

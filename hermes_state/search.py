@@ -126,7 +126,9 @@ def _filter_sql(
     role_filter: Sequence[str] | None,
 ) -> tuple[list[str], list[Any]]:
     """SR-4: the same source / exclude / role clauses on every path."""
-    clauses: list[str] = []
+    # UC-3: rewound messages (active = 0) are never found. Every store has the column:
+    # v12+ on disk, older read-only stores through the compatibility views (default 1).
+    clauses: list[str] = ["m.active = 1"]
     params: list[Any] = []
     if source_filter is not None:
         values = list(source_filter)

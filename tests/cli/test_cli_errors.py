@@ -249,30 +249,52 @@ def test_cli_read_actions_do_not_modify_a_current_database(run, home):
     assert path.read_bytes() == before
 
 
-def test_cli_older_upstream_schema_is_upgraded_by_list(run, home, upstream_copy):
+def test_cli_older_upstream_schema_is_listed_without_migrating(run, home, upstream_copy):
+    # UC-8: reading (list, stats, export, browse) never migrates; only a write brings it to 16.
     shutil.copyfile(upstream_copy(2), home / "state.db")
+    before = (home / "state.db").read_bytes()
     code, out, _ = run("list")
     assert code == 0 and len(out.splitlines()) == 2 + 4
+    assert (home / "state.db").read_bytes() == before
     conn = sqlite3.connect(home / "state.db")
-    assert conn.execute("SELECT version FROM schema_version").fetchone() == (11,)
+    assert conn.execute("SELECT version FROM schema_version").fetchone() == (2,)
+    conn.close()
+    code, out, _ = run("rename", "20260102_100000_b2b2b2c3", "now titled")
+    assert code == 0
+    conn = sqlite3.connect(home / "state.db")
+    assert conn.execute("SELECT version FROM schema_version").fetchone() == (16,)
     conn.close()
 
 
 def test_cli_newer_schema_version_is_read_without_lowering_it(run, home):
     path = populated(home / "state.db")
     conn = sqlite3.connect(path)
-    conn.execute("UPDATE schema_version SET version = 12")
+    conn.execute("UPDATE schema_version SET version = 31")
     conn.commit()
     conn.close()
     code, out, err = run("list")
-    assert code == 0 and err == "Warning: database schema version 12 is newer than 11; opened read-only\n"
-    # Issue 7: a newer store is only read — a write is refused, never done (or migrated).
+    assert code == 0 and err == "Warning: database schema version 31 is newer than 30; opened read-only\n"
+    # Issue 7 / UC-9: a store newer than any we know is only read — a write is refused.
     code, out, _ = run("rename", "20250305_091523_a1b2c3", "refused")
-    assert (code, out) == (1, f"Error: Could not open session database: {path} has schema version 12, "
-                              "newer than this program's 11; it can only be read, nothing was changed\n")
+    assert (code, out) == (1, f"Error: Could not open session database: {path} has schema version 31, "
+                              "newer than this program's 30; it can only be read, nothing was changed\n")
     conn = sqlite3.connect(path)
-    assert conn.execute("SELECT version FROM schema_version").fetchone() == (12,)
+    assert conn.execute("SELECT version FROM schema_version").fetchone() == (31,)
     assert conn.execute("SELECT COUNT(*) FROM sessions WHERE title IS NOT NULL").fetchone() == (0,)
+    conn.close()
+
+
+def test_cli_store_between_17_and_30_is_written_in_place(run, home):
+    path = populated(home / "state.db")
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE schema_version SET version = 20")
+    conn.commit()
+    conn.close()
+    code, out, err = run("rename", "20250305_091523_a1b2c3", "in place")
+    assert code == 0 and err == ""
+    conn = sqlite3.connect(path)
+    assert conn.execute("SELECT version FROM schema_version").fetchone() == (20,)
+    assert conn.execute("SELECT title FROM sessions WHERE id = '20250305_091523_a1b2c3'").fetchone() == ("in place",)
     conn.close()
 
 

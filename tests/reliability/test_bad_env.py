@@ -76,7 +76,7 @@ def make_env(kind: str, base: Path) -> tuple[Path, Path]:
     elif kind == "newer":
         populate(db, sessions=3)
         conn = sqlite3.connect(db)
-        conn.execute("UPDATE schema_version SET version = 12")
+        conn.execute("UPDATE schema_version SET version = 31")  # above 30: unknown (UC-9)
         conn.commit()
         conn.close()
     elif kind in ("rofile", "rodir"):
@@ -185,12 +185,12 @@ def test_bad_env_cli_newer_schema_is_read_never_changed(tmp_path, monkeypatch, c
     assert "Traceback" not in out + err
     if command in READS:
         assert code == 0, (out, err)
-        assert "Warning: database schema version 12 is newer than 11; opened read-only" in err
+        assert "Warning: database schema version 31 is newer than 30; opened read-only" in err
     else:
         assert code == 1
-        assert_one_error_line(out, "schema version 12", "newer", "nothing was changed")
+        assert_one_error_line(out, "schema version 31", "newer", "nothing was changed")
     after = schema_fingerprint(db)
-    assert after == before and after[0] == [(12,)]
+    assert after == before and after[0] == [(31,)]
     store = SessionDB(db, read_only=True)
     try:
         assert store.session_count() == 3 and store.get_session_title(SID) is None
@@ -326,18 +326,18 @@ async def test_bad_env_app_newer_schema_read_only_never_migrated(tmp_path):
         await settle(pilot)
         assert isinstance(app.screen, BrowserScreen)
         assert app.screen.query_one(SessionList).total == 3
-        assert "schema version 12" in (app.ctx.access.read_only_reason or "")
-        assert any(s == "warning" and "schema version 12 is newer" in m for s, m in notifications(app))
+        assert "schema version 31" in (app.ctx.access.read_only_reason or "")
+        assert any(s == "warning" and "schema version 31 is newer" in m for s, m in notifications(app))
         assert "read-only" in terminal_output(app, plain=True)
         for key, verb in (("r", "rename"), ("d", "delete")):
             app.clear_notifications()
             await pilot.press(key)
             await settle(pilot)
-            assert isinstance(app.screen, BrowserScreen), f"{key} opened a modal on a v12 store"
+            assert isinstance(app.screen, BrowserScreen), f"{key} opened a modal on a v31 store"
             said = [m for s, m in notifications(app) if s == "error"]
-            assert said and said[0].startswith(f"Cannot {verb}: schema version 12"), said
+            assert said and said[0].startswith(f"Cannot {verb}: schema version 31"), said
     after = schema_fingerprint(db)
-    assert after == before and after[0] == [(12,)]
+    assert after == before and after[0] == [(31,)]
 
 
 @pytest.mark.parametrize("kind", ["rofile", "rodir"])

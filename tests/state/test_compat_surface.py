@@ -29,7 +29,7 @@ def search_available() -> bool:
 def test_co3_module_exports():
     assert inspect.isclass(hermes_state.SessionDB)
     assert isinstance(SCHEMA_SQL, str) and "CREATE TABLE IF NOT EXISTS sessions" in SCHEMA_SQL
-    assert SCHEMA_VERSION == 11 and isinstance(SCHEMA_VERSION, int)
+    assert SCHEMA_VERSION == 16 and isinstance(SCHEMA_VERSION, int)  # UC-2
     assert isinstance(hermes_state.DEFAULT_DB_PATH, Path)
     for name in ("SessionDB", "SCHEMA_SQL", "SCHEMA_VERSION"):
         assert name in hermes_state.__all__
@@ -218,7 +218,8 @@ def test_co8_no_extra_tables_triggers_or_meta_keys(db: SessionDB, tmp_path: Path
     db.delete_session("p", sessions_dir=tmp_path)
     objects = {(r[0], r[1]) for r in db._conn.execute("SELECT type, name FROM sqlite_master")}
     tables = {n for t, n in objects if t == "table"}
-    base = {"schema_version", "sessions", "messages", "state_meta", "sqlite_sequence"}
+    base = {"schema_version", "sessions", "messages", "state_meta", "sqlite_sequence",
+            "compression_locks"}  # v16 (UC-2)
     fts = {f"{t}{s}" for t in ("messages_fts", "messages_fts_trigram")
            for s in ("", "_data", "_idx", "_content", "_docsize", "_config")}
     assert tables == base | fts
@@ -416,7 +417,8 @@ def test_co9_read_only_old_file_every_read_works(tmp_path: Path):
         assert (row["id"], row["_lineage_root_id"], row["title"]) == ("t", "r", None)
         assert db.get_session("t")["api_call_count"] == 0
         assert db.get_messages_as_conversation("t", include_ancestors=True) == [
-            {"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]
+            {"role": "user", "content": "hi", "timestamp": 1.5},
+            {"role": "assistant", "content": "yo", "timestamp": 2.5}]  # v16 replays the time
     finally:
         db.close()
     assert sha(path) == digest

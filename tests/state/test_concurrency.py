@@ -245,8 +245,8 @@ def test_mg2_concurrent_openers_migrate_an_old_file_once(tmp_path: Path):
         problems.append(errors.get())
     assert problems == []
     seen = [versions.get(timeout=5) for _ in procs]
-    # Exactly one opener found version 9 and migrated; the others found 11.
-    assert sorted(v for v, _, _ in seen) == [9, 11, 11, 11]
+    # Exactly one opener found version 9 and migrated; the others found 16.
+    assert sorted(v for v, _, _ in seen) == [9, 16, 16, 16]
     assert all(count == 500 and mode == "wal" for _, count, mode in seen)
     conn = sqlite3.connect(path)
     try:
@@ -255,7 +255,7 @@ def test_mg2_concurrent_openers_migrate_an_old_file_once(tmp_path: Path):
             assert conn.execute(
                 f"SELECT COUNT(*) FROM {table} WHERE {table} MATCH 'terminal'").fetchone()[0] == 500
             conn.execute(f"INSERT INTO {table}({table}) VALUES('integrity-check')")
-        assert conn.execute("SELECT version FROM schema_version").fetchall() == [(11,)]
+        assert conn.execute("SELECT version FROM schema_version").fetchall() == [(16,)]
     finally:
         conn.close()
 
@@ -277,11 +277,11 @@ def test_mg2_concurrent_openers_create_a_new_file_once(tmp_path: Path):
     assert problems == []
     seen = [versions.get(timeout=5) for _ in procs]
     assert sorted(seen, key=lambda v: v[0] or 0)[0][0] is None
-    assert sorted((v[0] or 0) for v in seen) == [0, 11, 11, 11]  # exactly one created it
+    assert sorted((v[0] or 0) for v in seen) == [0, 16, 16, 16]  # exactly one created it
     assert all(mode == "wal" for _, _, mode in seen)
     conn = sqlite3.connect(path)
     try:
-        assert conn.execute("SELECT version FROM schema_version").fetchall() == [(11,)]
+        assert conn.execute("SELECT version FROM schema_version").fetchall() == [(16,)]
         assert conn.execute("SELECT COUNT(*) FROM sqlite_master WHERE type = 'trigger'").fetchone()[0] == 6
     finally:
         conn.close()

@@ -123,7 +123,7 @@ def test_corpus_built_through_the_real_schema_and_triggers(shaped):
         "COALESCE(m.content, '') || ' ' || COALESCE(m.tool_name, '') || ' ' || COALESCE(m.tool_calls, '')"
     ).fetchone()[0]
     assert mismatched == 0
-    assert conn.execute("SELECT version FROM schema_version").fetchone()[0] == 11
+    assert conn.execute("SELECT version FROM schema_version").fetchone()[0] == 16
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     # The store opens it like any other database.
     with SessionDB(path, read_only=True) as db:

@@ -493,7 +493,10 @@ def test_ex3_round_trip_of_upstream_database(upstream_copy, tmp_path):
         lines = list(render_chunks(iter_export(source), "jsonl"))
         report = import_jsonl(target, lines)
         assert report.ok and len(report.imported) == 5 and report.messages == 21
-        assert list(render_chunks(iter_export(target), "jsonl")) == lines
+        # Same objects; key order follows each store's column order, which differs between
+        # an upgraded store (reconciled columns appended) and a fresh one (UC-1).
+        again = list(render_chunks(iter_export(target), "jsonl"))
+        assert [json.loads(line) for line in again] == [json.loads(line) for line in lines]
         # The FTS triggers indexed the imported rows exactly like the originals.
         for table in ("messages_fts", "messages_fts_trigram"):
             count = f"SELECT COUNT(*) FROM {table}"

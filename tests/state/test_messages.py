@@ -14,6 +14,7 @@ MESSAGE_COLUMNS = [
     "id", "session_id", "role", "content", "tool_call_id", "tool_calls", "tool_name", "timestamp",
     "token_count", "finish_reason", "reasoning", "reasoning_content", "reasoning_details",
     "codex_reasoning_items", "codex_message_items",
+    "platform_message_id", "observed", "active",  # schema 16 (UC-2)
 ]
 NOTE = (
     "[System note: The following is recalled memory context, NOT new user input. "
@@ -189,8 +190,11 @@ def test_ms5_conversation_shape_spec_example(db: SessionDB):
     db.append_message("s", "assistant", content=None, tool_calls=calls, reasoning="I should call the tool",
                       finish_reason="tool_calls", token_count=5)
     conv = db.get_messages_as_conversation("s")
+    stamp = db.get_messages("s")[0]["timestamp"]
+    # UC-2: upstream v16 also replays the message time and the assistant's finish reason.
     assert conv == [{"role": "assistant", "content": None, "tool_calls": calls,
-                     "reasoning": "I should call the tool"}]
+                     "reasoning": "I should call the tool", "timestamp": stamp,
+                     "finish_reason": "tool_calls"}]
 
 
 def test_ms5_keys_present_only_when_stated(db: SessionDB, caplog):
@@ -206,6 +210,9 @@ def test_ms5_keys_present_only_when_stated(db: SessionDB, caplog):
     )
     with caplog.at_level(logging.WARNING):
         conv = db.get_messages_as_conversation("s")
+    # UC-2: upstream v16 replays each message's time as well.
+    stamps = [m["timestamp"] for m in db.get_messages("s")]
+    assert [m.pop("timestamp") for m in conv] == stamps
     assert conv[0] == {"role": "system", "content": "  system prompt  "}  # other roles unchanged
     assert conv[1] == {"role": "user", "content": "hi there"}
     assert conv[2] == {"role": "assistant", "content": "answer", "reasoning_content": "",

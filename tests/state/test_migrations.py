@@ -1,4 +1,4 @@
-"""SPEC §3 (MG-1 … MG-7) and CO-2: opening old and newer databases.
+"""SPEC §3 (MG-1 … MG-7), CO-2 and UC-2/UC-5/UC-9: opening old and newer databases.
 
 Old databases are built by hand here, following the version history of MG-7: the columns each
 version had, the title index from v4, the old external-content FTS table over ``content`` with
@@ -48,6 +48,14 @@ SESSION_COLUMNS = {  # column -> (first version, DDL)
     "cost_source": (5, "cost_source TEXT"),
     "pricing_version": (5, "pricing_version TEXT"),
     "api_call_count": (8, "api_call_count INTEGER DEFAULT 0"),
+    # Present by schema 16 (UC-2); the old files built here are at most v11, so the exact
+    # step that added each one does not matter.
+    "cwd": (16, "cwd TEXT"),
+    "handoff_state": (16, "handoff_state TEXT"),
+    "handoff_platform": (16, "handoff_platform TEXT"),
+    "handoff_error": (16, "handoff_error TEXT"),
+    "rewind_count": (16, "rewind_count INTEGER NOT NULL DEFAULT 0"),
+    "archived": (16, "archived INTEGER NOT NULL DEFAULT 0"),
 }
 MESSAGE_COLUMNS = {
     "id": (1, "id INTEGER PRIMARY KEY AUTOINCREMENT"),
@@ -65,7 +73,12 @@ MESSAGE_COLUMNS = {
     "codex_reasoning_items": (6, "codex_reasoning_items TEXT"),
     "reasoning_content": (7, "reasoning_content TEXT"),
     "codex_message_items": (9, "codex_message_items TEXT"),
+    "platform_message_id": (16, "platform_message_id TEXT"),
+    "observed": (16, "observed INTEGER DEFAULT 0"),
+    "active": (12, "active INTEGER NOT NULL DEFAULT 1"),
 }
+#: What a column added by reconcile reads in an existing row (its declared default).
+ADDED_DEFAULTS = {"rewind_count": 0, "archived": 0, "observed": 0, "active": 1}
 
 OLD_FTS = """
 CREATE VIRTUAL TABLE messages_fts USING fts5(content, content=messages, content_rowid=id);
@@ -219,10 +232,14 @@ def assert_fully_migrated(path: Path, before: tuple[list[dict], list[dict]]) -> 
         assert set(new) == set(MESSAGE_COLUMNS)
         for column in MESSAGE_COLUMNS:
             if column not in old:
-                assert new[column] is None
+                assert new[column] == ADDED_DEFAULTS.get(column)
+    for old, new in zip(sessions_before, sessions_after):
+        for column in SESSION_COLUMNS:
+            if column not in old and column in ADDED_DEFAULTS:
+                assert new[column] == ADDED_DEFAULTS.get(column), column
     conn = sqlite3.connect(path)
     try:
-        assert conn.execute("SELECT version FROM schema_version").fetchall() == [(11,)]
+        assert conn.execute("SELECT version FROM schema_version").fetchall() == [(16,)]
         total = conn.execute("SELECT COUNT(*) FROM messages").fetchone()[0]
         for table in ("messages_fts", "messages_fts_trigram"):
             assert conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0] == total
@@ -356,7 +373,7 @@ def test_mg1_initialisation_commits(db_path: Path):
     try:
         assert not db._conn.in_transaction
         other = sqlite3.connect(db_path)
-        assert other.execute("SELECT version FROM schema_version").fetchall() == [(11,)]
+        assert other.execute("SELECT version FROM schema_version").fetchall() == [(16,)]
         other.close()
     finally:
         db.close()
@@ -397,7 +414,13 @@ def test_mg2_opening_twice_changes_nothing(tmp_path: Path, version: int):
 
 def test_mg3_parse_schema_columns_examples():
     cols = SessionDB._parse_schema_columns(SCHEMA_SQL)
-    assert set(cols) == {"schema_version", "sessions", "messages", "state_meta"}
+    assert set(cols) == {"schema_version", "sessions", "messages", "state_meta", "compression_locks"}
+    assert cols["compression_locks"] == {
+        "session_id": "TEXT", "holder": "TEXT NOT NULL",
+        "acquired_at": "REAL NOT NULL", "expires_at": "REAL NOT NULL",
+    }
+    assert cols["messages"]["active"] == "INTEGER NOT NULL DEFAULT 1"
+    assert cols["sessions"]["archived"] == "INTEGER NOT NULL DEFAULT 0"
     assert cols["sessions"]["id"] == "TEXT"
     assert cols["sessions"]["source"] == "TEXT NOT NULL"
     assert cols["sessions"]["message_count"] == "INTEGER DEFAULT 0"
@@ -505,7 +528,7 @@ def test_mg4_public_reconcile_method_on_cursor(db_path: Path):
 # ---------------------------------------------------------------- MG-5
 
 
-def test_mg5_empty_schema_version_inserts_11_and_runs_no_data_migration(db_path: Path):
+def test_mg5_empty_schema_version_inserts_16_and_runs_no_data_migration(db_path: Path):
     conn = sqlite3.connect(db_path)
     conn.executescript(SCHEMA_SQL)
     conn.execute("INSERT INTO sessions (id, source, started_at) VALUES ('s', 'cli', 1)")
@@ -514,7 +537,7 @@ def test_mg5_empty_schema_version_inserts_11_and_runs_no_data_migration(db_path:
     conn.close()
     SessionDB(db_path).close()
     conn = sqlite3.connect(db_path)
-    assert conn.execute("SELECT version FROM schema_version").fetchall() == [(11,)]
+    assert conn.execute("SELECT version FROM schema_version").fetchall() == [(16,)]
     # FTS tables are created fresh in MG-1 step 5, with no backfill.
     assert conn.execute("SELECT COUNT(*) FROM messages_fts").fetchone()[0] == 0
     assert conn.execute("SELECT COUNT(*) FROM messages_fts_trigram").fetchone()[0] == 0
@@ -572,19 +595,24 @@ def test_mg6_column_additions_not_version_gated_data_migrations_are(db_path: Pat
     SessionDB(db_path).close()
     conn = sqlite3.connect(db_path)
     assert "api_call_count" in [r[1] for r in conn.execute("PRAGMA table_info(sessions)")]
-    assert fts_ids(conn, "messages_fts", "stale") == [777]  # no rebuild at version 11
+    assert fts_ids(conn, "messages_fts", "stale") == [777]  # no rebuild at version 16
     conn.close()
 
 
 # ---------------------------------------------------------------- CO-2
 
 
-def test_co2_newer_version_left_unchanged_with_warning(tmp_path: Path, caplog):
+def test_uc5_store_at_17_to_30_written_in_place_without_any_ddl(tmp_path: Path, caplog):
+    """CO-2/UC-5: a v20 store keeps its version and shape -- no reconcile (a column it lacks
+    is not added), no index or table created, no FTS rebuild -- and takes writes."""
     path = tmp_path / "state.db"
     SessionDB(path).close()
     conn = sqlite3.connect(path)
-    conn.execute("UPDATE schema_version SET version = 12")
+    conn.execute("UPDATE schema_version SET version = 20")
     conn.execute("ALTER TABLE sessions ADD COLUMN future_col TEXT DEFAULT 'f'")
+    conn.execute("ALTER TABLE sessions DROP COLUMN handoff_error")  # a declared column it lacks
+    conn.execute("DROP INDEX idx_sessions_source_id")
+    conn.execute("DROP TABLE compression_locks")
     conn.execute("CREATE TABLE future_table (x)")
     conn.execute("INSERT INTO future_table VALUES (1)")
     conn.execute("INSERT INTO messages_fts(rowid, content) VALUES (555, 'untouched')")
@@ -594,16 +622,49 @@ def test_co2_newer_version_left_unchanged_with_warning(tmp_path: Path, caplog):
     with caplog.at_level(logging.WARNING):
         db = SessionDB(path)
     try:
-        warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
-        assert len(warnings) == 1 and "12" in warnings[0].getMessage()
+        assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+        assert db.opened_version == 20 and db.warnings == []
+        assert db.capabilities.version_class == "in_place"
+        assert not db.capabilities.has_session_column("handoff_error")
         db.create_session("s", "cli")  # inserts omitting the new column stay valid
         db.append_message("s", "user", content="hello")
         assert db.get_session("s")["future_col"] == "f"
+        assert db.set_session_archived("s", True) is True
     finally:
         db.close()
     assert master(path) == schema_before
     conn = sqlite3.connect(path)
-    assert conn.execute("SELECT version FROM schema_version").fetchall() == [(12,)]
+    assert conn.execute("SELECT version FROM schema_version").fetchall() == [(20,)]
     assert conn.execute("SELECT x FROM future_table").fetchall() == [(1,)]
+    assert fts_ids(conn, "messages_fts", "untouched") == [555]
+    conn.close()
+
+
+@pytest.mark.parametrize("version", [12, 15])
+def test_uc2_store_at_12_to_15_is_brought_to_16(tmp_path: Path, version: int):
+    """UC-2: like upstream, a writable open reconciles a v12-v15 store and runs the v16
+    delegate-marker backfill; no FTS rebuild (the layout is already inline)."""
+    path = tmp_path / "state.db"
+    SessionDB(path).close()
+    conn = sqlite3.connect(path)
+    conn.execute(f"UPDATE schema_version SET version = {version}")
+    conn.execute("ALTER TABLE sessions DROP COLUMN archived")
+    conn.execute("DROP INDEX idx_messages_session_active")
+    conn.execute("INSERT INTO sessions (id, source, started_at) VALUES ('p', 'cli', 1)")
+    conn.execute("INSERT INTO sessions (id, source, started_at, parent_session_id) VALUES ('d', 'cli', 2, 'p')")
+    conn.execute("INSERT INTO messages_fts(rowid, content) VALUES (555, 'untouched')")
+    conn.commit()
+    conn.close()
+    db = SessionDB(path)
+    try:
+        assert db.opened_version == version
+        assert db.capabilities.has_archived and db.capabilities.version_class == "current"
+        assert json.loads(db.get_session("d")["model_config"]) == {"_delegate_from": "p"}
+        assert [row["id"] for row in db.list_sessions_rich()] == ["p"]
+    finally:
+        db.close()
+    conn = sqlite3.connect(path)
+    assert conn.execute("SELECT version FROM schema_version").fetchall() == [(16,)]
+    assert "idx_messages_session_active" in {r[1] for r in master(path)}
     assert fts_ids(conn, "messages_fts", "untouched") == [555]
     conn.close()

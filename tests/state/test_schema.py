@@ -1,7 +1,9 @@
-"""SPEC §2 (ST-1 … ST-7): the on-disk schema is exactly upstream's v11.
+"""SPEC §2 (ST-1 … ST-7) and UC-2: the on-disk schema is exactly upstream's v16.
 
-The expected DDL below is copied from SPEC ST-1/ST-2/ST-4 (not from the code) and executed in a
-scratch database, so SQLite itself tells us what ``sqlite_master`` must contain.
+The expected DDL below is SPEC ST-1/ST-2/ST-4's v11 text (not the code) plus what
+``fixtures/upstream_v16.db`` adds (SPEC's preamble: "the v16 schema is that plus what
+upstream_v16.db adds"), executed in a scratch database, so SQLite itself tells us what
+``sqlite_master`` must contain.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ CREATE TABLE IF NOT EXISTS sessions (
     cache_read_tokens INTEGER DEFAULT 0,
     cache_write_tokens INTEGER DEFAULT 0,
     reasoning_tokens INTEGER DEFAULT 0,
+    cwd TEXT,
     billing_provider TEXT,
     billing_base_url TEXT,
     billing_mode TEXT,
@@ -49,6 +52,11 @@ CREATE TABLE IF NOT EXISTS sessions (
     pricing_version TEXT,
     title TEXT,
     api_call_count INTEGER DEFAULT 0,
+    handoff_state TEXT,
+    handoff_platform TEXT,
+    handoff_error TEXT,
+    rewind_count INTEGER NOT NULL DEFAULT 0,
+    archived INTEGER NOT NULL DEFAULT 0,
     FOREIGN KEY (parent_session_id) REFERENCES sessions(id)
 );
 
@@ -67,7 +75,10 @@ CREATE TABLE IF NOT EXISTS messages (
     reasoning_content TEXT,
     reasoning_details TEXT,
     codex_reasoning_items TEXT,
-    codex_message_items TEXT
+    codex_message_items TEXT,
+    platform_message_id TEXT,
+    observed INTEGER DEFAULT 0,
+    active INTEGER NOT NULL DEFAULT 1
 );
 
 CREATE TABLE IF NOT EXISTS state_meta (
@@ -75,10 +86,26 @@ CREATE TABLE IF NOT EXISTS state_meta (
     value TEXT
 );
 
+CREATE TABLE IF NOT EXISTS compression_locks (
+    session_id TEXT PRIMARY KEY,
+    holder TEXT NOT NULL,
+    acquired_at REAL NOT NULL,
+    expires_at REAL NOT NULL
+);
+
 CREATE INDEX IF NOT EXISTS idx_sessions_source ON sessions(source);
+CREATE INDEX IF NOT EXISTS idx_sessions_source_id ON sessions(source, id);
 CREATE INDEX IF NOT EXISTS idx_sessions_parent ON sessions(parent_session_id);
 CREATE INDEX IF NOT EXISTS idx_sessions_started ON sessions(started_at DESC);
 CREATE INDEX IF NOT EXISTS idx_messages_session ON messages(session_id, timestamp);
+CREATE INDEX IF NOT EXISTS idx_compression_locks_expires ON compression_locks(expires_at);
+"""
+
+# v16: indexes over columns that reconcile may add, created after it (upstream_v16.db).
+SPEC_DEFERRED_INDEXES = """
+CREATE INDEX IF NOT EXISTS idx_messages_platform_msg_id ON messages(session_id, platform_message_id)
+    WHERE platform_message_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS idx_messages_session_active ON messages(session_id, active, timestamp);
 """
 
 SPEC_TITLE_INDEX = """
@@ -116,6 +143,20 @@ TRIGGERS = [
     for event in ("insert", "delete", "update")
 ]
 SHADOW = ("data", "idx", "content", "docsize", "config")
+INDEXES = (
+    "idx_sessions_source",
+    "idx_sessions_source_id",
+    "idx_sessions_parent",
+    "idx_sessions_started",
+    "idx_messages_session",
+    "idx_compression_locks_expires",
+    "idx_messages_platform_msg_id",
+    "idx_messages_session_active",
+    "idx_sessions_title_unique",
+    "sqlite_autoindex_sessions_1",
+    "sqlite_autoindex_state_meta_1",
+    "sqlite_autoindex_compression_locks_1",
+)
 
 
 def normalize(sql: str | None) -> str | None:
@@ -147,7 +188,7 @@ def spec_db(tmp_path: Path) -> Path:
     """A database built only from SPEC's DDL text (plus ST-5 triggers as written above)."""
     path = tmp_path / "spec.db"
     conn = sqlite3.connect(path)
-    conn.executescript(SPEC_SCHEMA_SQL + SPEC_TITLE_INDEX + SPEC_FTS)
+    conn.executescript(SPEC_SCHEMA_SQL + SPEC_DEFERRED_INDEXES + SPEC_TITLE_INDEX + SPEC_FTS)
     for name in TRIGGERS:
         table, event = name.rsplit("_", 1)
         conn.execute(spec_trigger_sql(table, event))
@@ -181,17 +222,10 @@ def test_st1_schema_sql_runs_on_every_open(db_path: Path):
 def test_st1_plain_tables_and_indexes_match_spec_ddl(fresh: Path, spec_db: Path):
     ours = {(t, n): (tb, s) for t, n, tb, s in master(fresh) if t in ("table", "index")}
     spec = {(t, n): (tb, s) for t, n, tb, s in master(spec_db) if t in ("table", "index")}
-    for key in ["schema_version", "sessions", "messages", "state_meta", "sqlite_sequence"]:
+    for key in ["schema_version", "sessions", "messages", "state_meta", "sqlite_sequence",
+                "compression_locks"]:
         assert ours[("table", key)] == spec[("table", key)], key
-    for name in [
-        "idx_sessions_source",
-        "idx_sessions_parent",
-        "idx_sessions_started",
-        "idx_messages_session",
-        "idx_sessions_title_unique",
-        "sqlite_autoindex_sessions_1",
-        "sqlite_autoindex_state_meta_1",
-    ]:
+    for name in INDEXES:
         got_tbl, got_sql = ours[("index", name)]
         want_tbl, want_sql = spec[("index", name)]
         assert got_tbl == want_tbl
@@ -204,8 +238,8 @@ def test_st1_fresh_sqlite_master_matches_spec_ddl_modulo_whitespace(fresh: Path,
     assert ours == spec
 
 
-def test_st1_fresh_sqlite_master_identical_to_upstream_v11(fresh: Path, upstream_copy):
-    upstream = upstream_copy(11)
+def test_uc2_fresh_sqlite_master_identical_to_upstream_v16(fresh: Path, upstream_copy):
+    upstream = upstream_copy(16)
     # Identical type, name, tbl_name and sql text (rootpage is layout, not schema).
     assert master(fresh) == master(upstream)
 
@@ -396,22 +430,14 @@ def test_st7_fresh_database_object_inventory(fresh: Path):
     for fts in ("messages_fts", "messages_fts_trigram"):
         tables.add(fts)
         tables.update(f"{fts}_{suffix}" for suffix in SHADOW)
-    indexes = {
-        "idx_sessions_source",
-        "idx_sessions_parent",
-        "idx_sessions_started",
-        "idx_messages_session",
-        "idx_sessions_title_unique",
-        "sqlite_autoindex_sessions_1",
-        "sqlite_autoindex_state_meta_1",
-    }
+    tables.add("compression_locks")
     expected = (
         {("table", n) for n in tables}
-        | {("index", n) for n in indexes}
+        | {("index", n) for n in INDEXES}
         | {("trigger", n) for n in TRIGGERS}
     )
     assert objects == expected
     conn = sqlite3.connect(fresh)
     assert conn.execute("SELECT version FROM schema_version").fetchall() == [(SCHEMA_VERSION,)]
-    assert SCHEMA_VERSION == 11
+    assert SCHEMA_VERSION == 16
     conn.close()

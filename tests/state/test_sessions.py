@@ -18,9 +18,10 @@ DAY = 86400.0
 SESSION_COLUMNS = [
     "id", "source", "user_id", "model", "model_config", "system_prompt", "parent_session_id",
     "started_at", "ended_at", "end_reason", "message_count", "tool_call_count", "input_tokens",
-    "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens",
+    "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens", "cwd",
     "billing_provider", "billing_base_url", "billing_mode", "estimated_cost_usd",
     "actual_cost_usd", "cost_status", "cost_source", "pricing_version", "title", "api_call_count",
+    "handoff_state", "handoff_platform", "handoff_error", "rewind_count", "archived",  # v16
 ]
 
 

@@ -328,7 +328,7 @@ async def test_undo_reports_title_taken_and_reused_message_id(tmp_path: Path) ->
 async def test_delete_and_undo_explain_read_only_database(tmp_path: Path) -> None:
     path = family_db(tmp_path)
     conn = sqlite3.connect(path)
-    conn.execute("UPDATE schema_version SET version = 12")
+    conn.execute("UPDATE schema_version SET version = 31")  # above 30 (UC-9)
     conn.commit()
     conn.close()
     before = whole_export(path)
@@ -339,7 +339,7 @@ async def test_delete_and_undo_explain_read_only_database(tmp_path: Path) -> Non
         await pilot.press("d")
         await settle(pilot)
         assert not isinstance(app.screen, ConfirmDeleteModal)
-        assert any(m.startswith("Cannot delete: schema version 12 is newer") for m in notifications(app))
+        assert any(m.startswith("Cannot delete: schema version 31 is newer") for m in notifications(app))
     assert whole_export(path) == before
 
 

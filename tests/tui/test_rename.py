@@ -165,7 +165,7 @@ async def test_rename_escape_cancels_without_change(fixed_db: Path) -> None:
 
 async def test_rename_read_only_database_explains_and_changes_nothing(fixed_db: Path) -> None:
     conn = sqlite3.connect(fixed_db)
-    conn.execute("UPDATE schema_version SET version = 12")
+    conn.execute("UPDATE schema_version SET version = 31")  # above 30 (UC-9)
     conn.commit()
     conn.close()
     before = whole_export(fixed_db)
@@ -176,7 +176,7 @@ async def test_rename_read_only_database_explains_and_changes_nothing(fixed_db: 
         await settle(pilot)
         assert not isinstance(app.screen, RenameModal)
         assert any(
-            m.startswith("Cannot rename: schema version 12 is newer than this program's")
+            m.startswith("Cannot rename: schema version 31 is newer than this program's")
             and m.endswith("Nothing was changed.")
             for m in notifications(app)
         )
