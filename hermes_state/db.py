@@ -22,18 +22,41 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, TypeVar
 
-from . import lineage as _lineage
-from . import migrations
-from . import telegram_topics as _telegram
 from .capabilities import Capabilities, classify_version
 from .capabilities import detect as _detect_capabilities
 from .capabilities import schema_cookie as _schema_cookie
 from .errors import DatabaseError, ReadOnlyError, describe_db_error
 from .errors import is_lock_error as _is_lock_error
 from .errors import needs_immutable as _needs_immutable
+from .lineage import (
+    ancestors as _lineage_ancestors,
+    build_tree as _lineage_build_tree,
+    chain as _lineage_chain,
+    compression_tip as _lineage_compression_tip,
+    descendants as _lineage_descendants,
+    resume_target as _lineage_resume_target,
+)
+from .migrations import (
+    create_compat_views as _migrations_create_compat_views,
+    declared_columns as _migrations_declared_columns,
+    initialize as _migrations_initialize,
+    parse_schema_columns as _migrations_parse_schema_columns,
+    reconcile_columns as _migrations_reconcile_columns,
+)
 from .paths import default_db_path
 from .query import escape_like
 from .schema import MAX_KNOWN_VERSION, SCHEMA_SQL, SCHEMA_VERSION
+from .telegram_topics import (
+    bind as _telegram_bind,
+    binding as _telegram_binding,
+    binding_by_session as _telegram_binding_by_session,
+    bindings_for_chat as _telegram_bindings_for_chat,
+    disable as _telegram_disable,
+    enable as _telegram_enable,
+    has_tables as _telegram_has_tables,
+    is_enabled as _telegram_is_enabled,
+    migrate as _telegram_migrate,
+)
 from .titles import MAX_TITLE_LENGTH, next_title_from, sanitize_title, split_number_suffix
 from .walmode import _set_last_init_error, apply_wal_with_fallback
 
@@ -227,7 +250,7 @@ class SessionDB:
         self.opened_version = int(row[0]) if row else None
         try:
             # Old files keep their shape on disk; reads see it as v11 through TEMP views.
-            migrations.create_compat_views(conn)
+            _migrations_create_compat_views(conn)
         except sqlite3.DatabaseError as exc:
             conn.close()
             raise DatabaseError(describe_db_error(exc, self.db_path)) from exc
@@ -271,7 +294,7 @@ class SessionDB:
         fts5 = self._fts_enabled
 
         def init(conn: sqlite3.Connection) -> int | None:
-            return migrations.initialize(conn, fts5)
+            return _migrations_initialize(conn, fts5)
 
         self.opened_version = self._execute_write(init, count=False)
 
@@ -417,10 +440,10 @@ class SessionDB:
 
     @staticmethod
     def _parse_schema_columns(schema_sql: str) -> dict[str, dict[str, str]]:
-        return migrations.parse_schema_columns(schema_sql)
+        return _migrations_parse_schema_columns(schema_sql)
 
     def _reconcile_columns(self, cursor) -> list[str]:
-        return migrations.reconcile_columns(cursor, migrations.parse_schema_columns(SCHEMA_SQL))
+        return _migrations_reconcile_columns(cursor, _migrations_parse_schema_columns(SCHEMA_SQL))
 
     @staticmethod
     def sanitize_title(title: str | None) -> str | None:
@@ -1031,30 +1054,30 @@ class SessionDB:
 
     def get_compression_tip(self, session_id: str) -> str:
         """Follow compression continuations to the live tip (LI-7)."""
-        return self._read(lambda conn: _lineage.compression_tip(conn, session_id))
+        return self._read(lambda conn: _lineage_compression_tip(conn, session_id))
 
     def resolve_resume_session_id(self, session_id: str) -> str:
         """Redirect an empty compression head to the first descendant with messages (LI-8)."""
         if not session_id:
             return session_id
         try:
-            return self._read(lambda conn: _lineage.resume_target(conn, session_id))
+            return self._read(lambda conn: _lineage_resume_target(conn, session_id))
         except sqlite3.Error:
             return session_id
 
     def get_ancestors(self, session_id: str) -> list[str]:
         """The session and its ancestors, nearest first, cycle-safe (LI-10)."""
-        return self._read(lambda conn: _lineage.ancestors(conn, session_id))
+        return self._read(lambda conn: _lineage_ancestors(conn, session_id))
 
     def get_descendants(self, session_id: str) -> list[str]:
         """The session and its descendants, breadth by depth, cycle-safe (LI-11)."""
-        return self._read(lambda conn: _lineage.descendants(conn, session_id))
+        return self._read(lambda conn: _lineage_descendants(conn, session_id))
 
     def get_session_chain(self, session_id: str) -> list[str]:
         """``[root, …, parent, session]`` following parent links upward (LI-12)."""
         if not session_id:
             return [session_id]
-        return self._read(lambda conn: _lineage.chain(conn, session_id))
+        return self._read(lambda conn: _lineage_chain(conn, session_id))
 
     def get_lineage_root(self, session_id: str) -> str:
         """The conversation root of a session (XR-2): top of the parent chain, loop-safe."""
@@ -1304,7 +1327,7 @@ class SessionDB:
 
     def lineage_tree(self, session_id: str):
         """The whole family of a session as a :class:`~hermes_state.models.LineageNode` tree."""
-        return self._read(lambda conn: _lineage.build_tree(conn, session_id))
+        return self._read(lambda conn: _lineage_build_tree(conn, session_id))
 
     # ------------------------------------------------------------------ upstream v16 (UC-2)
     #
@@ -1315,12 +1338,12 @@ class SessionDB:
     def _has_session_column(self, name: str) -> bool:
         """The column can be read: it exists, or a read-only open shows it through a view."""
         return self.capabilities.has_session_column(name) or (
-            self.read_only and name in migrations.declared_columns("sessions")
+            self.read_only and name in _migrations_declared_columns("sessions")
         )
 
     def _has_message_column(self, name: str) -> bool:
         return self.capabilities.has_message_column(name) or (
-            self.read_only and name in migrations.declared_columns("messages")
+            self.read_only and name in _migrations_declared_columns("messages")
         )
 
     def _require_column(self, table: str, name: str) -> None:
@@ -1858,7 +1881,7 @@ class SessionDB:
 
     def apply_telegram_topic_migration(self) -> None:
         """Create the Telegram DM topic tables; only ever on explicit opt-in, never on open."""
-        self._execute_write(_telegram.migrate)
+        self._execute_write(_telegram_migrate)
 
     def enable_telegram_topic_mode(
         self,
@@ -1870,26 +1893,26 @@ class SessionDB:
     ) -> None:
         self.apply_telegram_topic_migration()
         self._execute_write(
-            lambda conn: _telegram.enable(
+            lambda conn: _telegram_enable(
                 conn, str(chat_id), str(user_id), has_topics_enabled, allows_users_to_create_topics
             )
         )
 
     def disable_telegram_topic_mode(self, *, chat_id: str, clear_bindings: bool = True) -> None:
         """Turn topic mode off for a chat (and drop its bindings); never creates the tables."""
-        self._execute_write(lambda conn: _telegram.disable(conn, str(chat_id), clear_bindings))
+        self._execute_write(lambda conn: _telegram_disable(conn, str(chat_id), clear_bindings))
 
     def is_telegram_topic_mode_enabled(self, *, chat_id: str, user_id: str) -> bool:
-        return self._read(lambda conn: _telegram.is_enabled(conn, str(chat_id), str(user_id)))
+        return self._read(lambda conn: _telegram_is_enabled(conn, str(chat_id), str(user_id)))
 
     def get_telegram_topic_binding(self, *, chat_id: str, thread_id: str) -> dict | None:
-        return self._read(lambda conn: _telegram.binding(conn, str(chat_id), str(thread_id)))
+        return self._read(lambda conn: _telegram_binding(conn, str(chat_id), str(thread_id)))
 
     def list_telegram_topic_bindings_for_chat(self, *, chat_id: str) -> list[dict]:
-        return self._read(lambda conn: _telegram.bindings_for_chat(conn, str(chat_id)))
+        return self._read(lambda conn: _telegram_bindings_for_chat(conn, str(chat_id)))
 
     def get_telegram_topic_binding_by_session(self, *, session_id: str) -> dict | None:
-        return self._read(lambda conn: _telegram.binding_by_session(conn, str(session_id)))
+        return self._read(lambda conn: _telegram_binding_by_session(conn, str(session_id)))
 
     def is_telegram_session_linked_to_topic(self, *, session_id: str) -> bool:
         return self.get_telegram_topic_binding_by_session(session_id=session_id) is not None
@@ -1908,13 +1931,13 @@ class SessionDB:
         (``ValueError`` otherwise); rebinding the same pair is idempotent."""
         self.apply_telegram_topic_migration()
         values = tuple(str(v) for v in (chat_id, thread_id, user_id, session_key, session_id, managed_mode))
-        self._execute_write(lambda conn: _telegram.bind(conn, *values))
+        self._execute_write(lambda conn: _telegram_bind(conn, *values))
 
     def list_unlinked_telegram_sessions_for_user(
         self, *, chat_id: str, user_id: str, limit: int = 10
     ) -> list[dict]:
         """This user's Telegram sessions not bound to a topic, most recently active first."""
-        linked = _telegram.has_tables(self)
+        linked = _telegram_has_tables(self)
         unbound = (
             " AND NOT EXISTS (SELECT 1 FROM telegram_dm_topic_bindings b WHERE b.session_id = s.id)"
             if linked else ""
@@ -2129,7 +2152,7 @@ def _project_tip(conn: sqlite3.Connection, row: dict) -> dict:
     """LI-5: show a compression root as its live tip."""
     if row.get("end_reason") != "compression":
         return row
-    tip_id = _lineage.compression_tip(conn, row["id"])
+    tip_id = _lineage_compression_tip(conn, row["id"])
     if tip_id == row["id"]:
         return row
     tip = conn.execute(

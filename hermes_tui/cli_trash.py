@@ -8,10 +8,21 @@ browser was killed between the delete and its undo.
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 
+from hermes_state.connection import open_store
+from hermes_state.errors import DatabaseError
+from hermes_state.paths import default_db_path
 from hermes_state.timefmt import relative_time
 from hermes_state.trash import TRASH_DAYS, default_trash_dir, list_trash, read_trash, undo_delete
+
+from .textsafe import inert_line as inert
+
+
+def _fail(message: str) -> int:
+    print(message, file=sys.stderr)
+    return 1
 
 
 def add_trash(sub) -> None:
@@ -26,8 +37,6 @@ def add_restore(sub) -> None:
 
 
 def cmd_trash(args: argparse.Namespace) -> int:
-    from .cli import inert
-
     directory = default_trash_dir()
     entries = list_trash(directory)
     if not entries:
@@ -45,28 +54,33 @@ def cmd_trash(args: argparse.Namespace) -> int:
 
 
 def cmd_restore(args: argparse.Namespace) -> int:
-    from .cli import CliExit, inert, open_store
-
     wanted = args.session_id.strip()
     if not wanted:
-        raise CliExit("Error: give a session id (an empty id matches nothing).")
+        return _fail("Error: give a session id (an empty id matches nothing).")
     entries = list_trash(default_trash_dir())
     exact = [e for e in entries if e.session_id == wanted]
     matches = exact or [e for e in entries if e.session_id.startswith(wanted)]
     if not matches:
-        raise CliExit(f"No session '{inert(wanted)}' in the trash (see: hermes sessions trash).")
+        return _fail(f"No session '{inert(wanted)}' in the trash (see: hermes sessions trash).")
     if len({e.session_id for e in matches}) > 1:
-        raise CliExit(f"'{inert(wanted)}' is ambiguous: {len(matches)} sessions in the trash start with it.")
+        return _fail(f"'{inert(wanted)}' is ambiguous: {len(matches)} sessions in the trash start with it.")
     entry = matches[0]  # newest first: the latest delete of that session
     try:
         snapshot = read_trash(entry.path)
     except ValueError as exc:
-        raise CliExit(f"Error: {inert(exc)}") from exc
-    with open_store("write") as db:
+        return _fail(f"Error: {inert(str(exc))}")
+    path = default_db_path()
+    try:
+        db = open_store(path, "write")
+    except DatabaseError as exc:
+        return _fail(f"Error: Could not open session database: {inert(str(exc))}")
+    try:
         if entry.database and entry.database != str(db.db_path):
-            print(f"(deleted from {inert(entry.database)}; restoring into {inert(db.db_path)})")
+            print(f"(deleted from {inert(entry.database)}; restoring into {inert(str(db.db_path))})")
         report = undo_delete(lambda: db, snapshot)
+    finally:
+        db.close()
     if not report.restored:
-        raise CliExit(f"Error: {inert(report.summary())} It stays in the trash.")
+        return _fail(f"Error: {inert(report.summary())} It stays in the trash.")
     print(inert(report.summary()))
     return 0

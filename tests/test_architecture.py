@@ -71,11 +71,10 @@ def import_graph(package: str) -> dict[str, set[str]]:
                 targets = [alias.name for alias in node.names]
             else:
                 target = _resolve(name, is_package, node)
-                # ``from . import x`` imports the submodule x, not the package's body.
-                targets = [
-                    f"{target}.{alias.name}" if f"{target}.{alias.name}" in modules else target
-                    for alias in node.names
-                ]
+                # ``from . import x`` runs the package's __init__ before it finds x: an edge to
+                # both (a module its package imports must name its siblings directly).
+                targets = [target]
+                targets += [f"{target}.{a.name}" for a in node.names if f"{target}.{a.name}" in modules]
             for target in targets:
                 while target and target not in modules:
                     target = target.rpartition(".")[0]
