@@ -57,6 +57,7 @@ from .telegram_topics import (
     is_enabled as _telegram_is_enabled,
     migrate as _telegram_migrate,
 )
+from .visibility import Rules, continuation_sql
 from .titles import MAX_TITLE_LENGTH, next_title_from, sanitize_title, split_number_suffix
 from .walmode import _set_last_init_error, apply_wal_with_fallback
 
@@ -107,17 +108,6 @@ def compute_preview(first_user_content: str | None) -> str:
     if not raw:
         return ""
     return raw[:60] + ("..." if len(raw) > 60 else "")
-
-
-#: SQL fragment selecting the first 63 characters of the first user message (LI-3) and the
-#: last activity (LI-4) of session alias ``s``; both use ``idx_messages_session``.
-_PREVIEW_SQL = (
-    "(SELECT substr(m.content, 1, 63) FROM messages m WHERE m.session_id = s.id "
-    "AND m.role = 'user' AND m.content IS NOT NULL ORDER BY m.timestamp, m.id LIMIT 1)"
-)
-_LAST_ACTIVE_SQL = (
-    "COALESCE((SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = s.id), s.started_at)"
-)
 
 
 class SessionDB:
@@ -174,6 +164,8 @@ class SessionDB:
         #: ``_probe_fts5``).
         self._fts_enabled = True
         self._caps: Capabilities | None = None
+        self._rules: Rules | None = None
+        self._rules_for: Capabilities | None = None
 
         try:
             self._open(read_only)
@@ -325,6 +317,15 @@ class SessionDB:
             if caps is None or caps.schema_cookie != _schema_cookie(conn):
                 caps = self._caps = _detect_capabilities(conn)
             return caps
+
+    @property
+    def rules(self) -> Rules:
+        """The UC-3 reader rules for this store (:class:`~hermes_state.visibility.Rules`)."""
+        caps = self.capabilities
+        if self._rules_for is not caps:
+            self._rules = Rules.of(self)
+            self._rules_for = caps
+        return self._rules
 
     def refresh_capabilities(self) -> Capabilities:
         """Detect the capabilities again (e.g. after another process changed ``state_meta``)."""
@@ -664,9 +665,10 @@ class SessionDB:
         min_message_count: int = 0,
         include_archived: bool = False,
         archived_only: bool = False,
+        include_hidden: bool = False,
     ) -> tuple[str, list[Any]]:
         """WHERE clause (alias ``s``) shared by listing and counting."""
-        where, params = _list_filters(source, exclude_sources, include_children)
+        where, params = _list_filters(self.rules, source, exclude_sources, include_children)
         clauses = [where[len("WHERE "):]] if where else []
         if min_message_count and min_message_count > 0:
             clauses.append("s.message_count >= ?")
@@ -678,6 +680,8 @@ class SessionDB:
                 clauses.append("s.archived = 0")
         elif archived_only:
             clauses.append("0")
+        if not include_hidden and self._has_session_column("hidden"):
+            clauses.append("COALESCE(s.hidden, 0) = 0")  # UC-3: hidden unless asked for
         return ("WHERE " + " AND ".join(clauses)) if clauses else "", params
 
     def message_count(self, session_id: str | None = None) -> int:
@@ -908,18 +912,28 @@ class SessionDB:
         return [_decode_message_row(row) for row in rows]
 
     def get_messages_as_conversation(
-        self, session_id: str, include_ancestors: bool = False, include_inactive: bool = False
+        self,
+        session_id: str,
+        include_ancestors: bool = False,
+        include_inactive: bool = False,
+        *,
+        without_scaffolding: bool = False,
     ) -> list[dict]:
         """Replayable chat messages (MS-5), optionally for the whole root-to-session chain;
-        rewound messages only with ``include_inactive=True``."""
+        rewound messages only with ``include_inactive=True``. ``without_scaffolding`` leaves
+        out ``display_kind = 'hidden'`` rows too (a recap shows none of them, UC-3)."""
         if include_ancestors:
             ids = self.get_session_chain(session_id)
         else:
             ids = [session_id]
         placeholders = ",".join("?" for _ in ids)
+        scaffolding = (
+            " AND (display_kind IS NULL OR display_kind != 'hidden')"
+            if without_scaffolding and self._has_message_column("display_kind") else ""
+        )
         rows = self._fetchall(
             f"SELECT * FROM messages WHERE session_id IN ({placeholders})"
-            f"{self._active_clause(include_inactive)} ORDER BY timestamp, id",
+            f"{self._active_clause(include_inactive, replay=True)}{scaffolding} ORDER BY timestamp, id",
             ids,
         )
         conversation = [_conversation_message(row) for row in rows]
@@ -1003,6 +1017,7 @@ class SessionDB:
         include_archived: bool = False,
         archived_only: bool = False,
         id_query: str | None = None,
+        include_hidden: bool = False,
     ) -> list[dict]:
         """Sessions newest-started first with ``preview`` and ``last_active`` (LI-2 … LI-5).
 
@@ -1017,25 +1032,27 @@ class SessionDB:
         """
         where, params = self._rich_filters(
             source, exclude_sources, include_children, min_message_count,
-            include_archived, archived_only,
+            include_archived, archived_only, include_hidden,
         )
         needle = (id_query or "").strip().lower()
         if order_by_last_active or needle:
-            sql, params = _chain_list_sql(where, params, needle, order_by_last_active)
+            sql, params = _chain_list_sql(where, params, needle, order_by_last_active, self.rules)
         else:
             sql = (
-                f"SELECT s.*, {_PREVIEW_SQL} AS _preview_raw, {_LAST_ACTIVE_SQL} AS last_active "
-                f"FROM sessions s {where} ORDER BY s.started_at DESC"
+                f"SELECT s.*, {self.rules.preview_sql()} AS _preview_raw, {self.rules.last_active_sql()} AS last_active "
+                f"FROM sessions s {where} ORDER BY {self.rules.pinned_first()}s.started_at DESC"
             )
         sql += " LIMIT ? OFFSET ?"
         params += [int(limit), int(offset)]
+
+        rules = self.rules
 
         def do(conn: sqlite3.Connection) -> list[dict]:
             rows = [_rich_row(row) for row in conn.execute(sql, params).fetchall()]
             for row in rows:
                 row.pop("_chain_last_active", None)
             if project_compression_tips and not include_children:
-                rows = [_project_tip(conn, row) for row in rows]
+                rows = [_project_tip(conn, row, rules) for row in rows]
             return rows
 
         return self._read(do)
@@ -1045,7 +1062,7 @@ class SessionDB:
         where = "WHERE s.source = ?" if source else ""
         params: list[Any] = [source] if source else []
         sql = (
-            f"SELECT s.*, {_LAST_ACTIVE_SQL} AS last_active FROM sessions s {where} "
+            f"SELECT s.*, {self.rules.last_active_sql()} AS last_active FROM sessions s {where} "
             "ORDER BY last_active DESC, s.started_at DESC, s.id DESC LIMIT ? OFFSET ?"
         )
         return [dict(row) for row in self._fetchall(sql, params + [int(limit), int(offset)])]
@@ -1188,13 +1205,13 @@ class SessionDB:
         params: list[Any] = [source] if source else []
         sql = (
             f"SELECT s.id FROM sessions s {where} "
-            f"ORDER BY {_LAST_ACTIVE_SQL} DESC, s.started_at DESC, s.id DESC"
+            f"ORDER BY {self.rules.last_active_sql()} DESC, s.started_at DESC, s.id DESC"
         )
         if limit is not None:
             sql += " LIMIT ?"
             params.append(int(limit))
         ids = [row[0] for row in self._fetchall(sql, params)]
-        one = f"SELECT s.*, {_LAST_ACTIVE_SQL} AS last_active FROM sessions s WHERE s.id = ?"
+        one = f"SELECT s.*, {self.rules.last_active_sql()} AS last_active FROM sessions s WHERE s.id = ?"
 
         def read(session_id: str) -> dict | None:
             row = self._fetchone(one, (session_id,))
@@ -1213,7 +1230,10 @@ class SessionDB:
         size = self.db_path.stat().st_size if self.db_path.exists() else None
         return {
             "total_sessions": self.session_count(include_archived=True),
-            "total_messages": self.message_count(),
+            # UC-3: rewound messages are not counted (compacted history is).
+            "total_messages": int(self._fetchone(
+                f"SELECT COUNT(*) FROM messages m WHERE {self.rules.visible('m')}"
+            )[0]),
             "sources": self.source_counts(),
             "db_size_bytes": size,
         }
@@ -1288,11 +1308,20 @@ class SessionDB:
         exclude_sources: list[str] | None = None,
         limit: int = 50,
         offset: int = 0,
+        *,
+        include_archived: bool = False,
+        archived_only: bool = False,
+        include_hidden: bool = False,
+        order_by_last_active: bool = False,
     ):
         """Typed rows of :meth:`list_sessions_rich` (compression chains shown at their tip)."""
         from .models import SessionSummary
 
-        rows = self.list_sessions_rich(source, exclude_sources, limit=limit, offset=offset)
+        rows = self.list_sessions_rich(
+            source, exclude_sources, limit=limit, offset=offset, include_archived=include_archived,
+            archived_only=archived_only, include_hidden=include_hidden,
+            order_by_last_active=order_by_last_active,
+        )
         return [SessionSummary.from_row(row) for row in rows]
 
     def count_listed(
@@ -1301,10 +1330,11 @@ class SessionDB:
         exclude_sources: list[str] | None = None,
         include_archived: bool = False,
         archived_only: bool = False,
+        include_hidden: bool = False,
     ) -> int:
         """How many rows :meth:`list_sessions_rich` would list in total (for paging)."""
         where, params = self._rich_filters(
-            source, exclude_sources, False, 0, include_archived, archived_only
+            source, exclude_sources, False, 0, include_archived, archived_only, include_hidden
         )
         return int(self._fetchone(f"SELECT COUNT(*) FROM sessions s {where}", params)[0])
 
@@ -1313,7 +1343,7 @@ class SessionDB:
         from .models import SessionSummary
 
         row = self._fetchone(
-            f"SELECT s.*, {_PREVIEW_SQL} AS _preview_raw, {_LAST_ACTIVE_SQL} AS last_active "
+            f"SELECT s.*, {self.rules.preview_sql()} AS _preview_raw, {self.rules.last_active_sql()} AS last_active "
             "FROM sessions s WHERE s.id = ?",
             (session_id,),
         )
@@ -1351,11 +1381,14 @@ class SessionDB:
         if not has(name):
             raise DatabaseError(f"{self.db_path} has no {table}.{name} column (schema {self.opened_version})")
 
-    def _active_clause(self, include_inactive: bool, alias: str = "") -> str:
-        """``AND active = 1`` unless asked for rewound rows too (or the store has no flag)."""
+    def _active_clause(self, include_inactive: bool, alias: str = "", *, replay: bool = False) -> str:
+        """Only visible rows (UC-3: not rewound; compacted history stays) unless asked for
+        rewound rows too (or the store has no flag). ``replay``: only active rows -- what an
+        agent resumes with, so compaction history is not replayed beside its summary."""
         if include_inactive or not self._has_message_column("active"):
             return ""
-        return f" AND {alias}active = 1"
+        table = alias.rstrip(".") or "messages"
+        return f" AND {table}.active = 1" if replay else " AND " + self.rules.visible(table)
 
     def update_session_cwd(self, session_id: str, cwd: str) -> None:
         """Record the session's working directory; a blank id or cwd does nothing."""
@@ -1640,7 +1673,7 @@ class SessionDB:
         low = f"cron_{job_id}_"
         high = low[:-1] + chr(ord(low[-1]) + 1)
         rows = self._fetchall(
-            f"SELECT s.*, {_PREVIEW_SQL} AS _preview_raw, {_LAST_ACTIVE_SQL} AS last_active "
+            f"SELECT s.*, {self.rules.preview_sql()} AS _preview_raw, {self.rules.last_active_sql()} AS last_active "
             "FROM sessions s WHERE s.source = 'cron' AND s.id >= ? AND s.id < ? "
             "ORDER BY s.started_at DESC, s.id DESC LIMIT ? OFFSET ?",
             (low, high, int(limit), int(offset)),
@@ -1943,7 +1976,7 @@ class SessionDB:
             if linked else ""
         )
         rows = self._fetchall(
-            f"SELECT s.*, {_PREVIEW_SQL} AS _preview_raw, {_LAST_ACTIVE_SQL} AS last_active "
+            f"SELECT s.*, {self.rules.preview_sql()} AS _preview_raw, {self.rules.last_active_sql()} AS last_active "
             f"FROM sessions s WHERE s.source = 'telegram' AND s.user_id = ?{unbound} "
             "ORDER BY last_active DESC, s.started_at DESC LIMIT ?",
             (str(user_id), int(limit)),
@@ -2106,20 +2139,14 @@ def _drop_replayed_prompts(messages: list[dict]) -> list[dict]:
 
 
 def _list_filters(
-    source: str | None, exclude_sources: list[str] | None, include_children: bool
+    rules: Rules, source: str | None, exclude_sources: list[str] | None, include_children: bool
 ) -> tuple[str, list[Any]]:
     clauses: list[str] = []
     params: list[Any] = []
     if not include_children:
-        clauses.append(
-            "(s.parent_session_id IS NULL"
-            " OR NOT EXISTS (SELECT 1 FROM sessions p WHERE p.id = s.parent_session_id)"
-            f" OR {_marker_sql('s', '_branched_from')} IS NOT NULL"
-            " OR EXISTS (SELECT 1 FROM sessions p WHERE p.id = s.parent_session_id"
-            " AND p.end_reason = 'branched' AND s.started_at >= p.ended_at))"
-        )
-        # Upstream v16: delegate sub-agent runs stay hidden, even once orphaned.
-        clauses.append(f"{_marker_sql('s', '_delegate_from')} IS NULL")
+        # UC-3: roots, orphans, branches and reset children; delegate runs never (they
+        # stay hidden even once orphaned, as upstream v16 keeps them).
+        clauses.append(rules.listed("s"))
     if source:
         clauses.append("s.source = ?")
         params.append(source)
@@ -2148,7 +2175,7 @@ _TIP_FIELDS = (
 )
 
 
-def _project_tip(conn: sqlite3.Connection, row: dict) -> dict:
+def _project_tip(conn: sqlite3.Connection, row: dict, rules: Rules) -> dict:
     """LI-5: show a compression root as its live tip."""
     if row.get("end_reason") != "compression":
         return row
@@ -2156,7 +2183,7 @@ def _project_tip(conn: sqlite3.Connection, row: dict) -> dict:
     if tip_id == row["id"]:
         return row
     tip = conn.execute(
-        f"SELECT s.*, {_PREVIEW_SQL} AS _preview_raw, {_LAST_ACTIVE_SQL} AS last_active "
+        f"SELECT s.*, {rules.preview_sql()} AS _preview_raw, {rules.last_active_sql()} AS last_active "
         "FROM sessions s WHERE s.id = ?",
         (tip_id,),
     ).fetchone()
@@ -2217,11 +2244,11 @@ def _compression_lineage(conn: sqlite3.Connection, session_id: str) -> list[str]
         "up(id) AS (SELECT id FROM sessions WHERE id = ? UNION "
         "  SELECT p.id FROM up JOIN sessions c ON c.id = up.id "
         "  JOIN sessions p ON p.id = c.parent_session_id "
-        "  WHERE p.end_reason = 'compression' AND c.started_at >= p.ended_at), "
+        f"  WHERE {continuation_sql('p', 'c')}), "
         "down(id) AS (SELECT id FROM sessions WHERE id = ? UNION "
         "  SELECT c.id FROM down JOIN sessions p ON p.id = down.id "
         "  JOIN sessions c ON c.parent_session_id = p.id "
-        "  WHERE p.end_reason = 'compression' AND c.started_at >= p.ended_at) "
+        f"  WHERE {continuation_sql('p', 'c')}) "
         "SELECT id FROM up UNION SELECT id FROM down",
         (session_id, session_id),
     ).fetchall()
@@ -2287,7 +2314,7 @@ def _marker_sql(alias: str, key: str) -> str:
 
 
 def _chain_list_sql(
-    where: str, params: list[Any], needle: str, by_activity: bool
+    where: str, params: list[Any], needle: str, by_activity: bool, rules: Rules
 ) -> tuple[str, list[Any]]:
     """The listing query walking each listed row's compression chain forward: for ordering
     by the chain's newest activity and for matching ``needle`` against any id along it."""
@@ -2298,14 +2325,13 @@ def _chain_list_sql(
         " SELECT chain.root_id, c.id, chain.depth + 1 FROM chain"
         " JOIN sessions p ON p.id = chain.cur_id"
         " JOIN sessions c ON c.parent_session_id = p.id"
-        " WHERE p.end_reason = 'compression' AND c.started_at >= p.ended_at AND chain.depth < 100),"
+        f" WHERE {continuation_sql('p', 'c')} AND chain.depth < 100),"
         " activity(root_id, last) AS ("
-        " SELECT chain.root_id, MAX(COALESCE("
-        "(SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = chain.cur_id), x.started_at))"
+        f" SELECT chain.root_id, MAX({rules.last_active_sql('x')})"
         " FROM chain JOIN sessions x ON x.id = chain.cur_id GROUP BY chain.root_id) "
     )
     select = (
-        f"SELECT s.*, {_PREVIEW_SQL} AS _preview_raw, {_LAST_ACTIVE_SQL} AS last_active, "
+        f"SELECT s.*, {rules.preview_sql()} AS _preview_raw, {rules.last_active_sql()} AS last_active, "
         "COALESCE(a.last, s.started_at) AS _chain_last_active "
         "FROM sessions s JOIN activity a ON a.root_id = s.id"
     )
@@ -2317,8 +2343,8 @@ def _chain_list_sql(
         )
         all_params.append("%" + escape_like(needle) + "%")
     order = (
-        " ORDER BY _chain_last_active DESC, s.started_at DESC, s.id DESC"
+        f" ORDER BY {rules.pinned_first()}_chain_last_active DESC, s.started_at DESC, s.id DESC"
         if by_activity
-        else " ORDER BY s.started_at DESC"
+        else f" ORDER BY {rules.pinned_first()}s.started_at DESC"
     )
     return chain + select + order, all_params

@@ -9,6 +9,7 @@ from __future__ import annotations
 import sqlite3
 
 from .models import EDGE_LABELS, EdgeKind, LineageNode
+from .visibility import RESET_REASONS, continuation_sql, marker_sql
 
 __all__ = ["EDGE_LABELS", "EdgeKind", "LineageNode"]
 
@@ -16,7 +17,21 @@ MAX_DEPTH = 100
 
 
 def classify_edge(parent: dict, child: dict) -> EdgeKind:
-    """LI-1: classify the edge ``parent → child`` from end reason and timing."""
+    """LI-1 and UC-3: classify the edge ``parent → child``.
+
+    Upstream's markers in ``model_config`` win (``_delegate_from``, a ``subagent`` source,
+    ``_branched_from``, ``_reset_from``), then a reset child by its gateway ``session_key``,
+    then end reason and timing.
+    """
+    if child.get("delegate_from") is not None or child.get("source") == "subagent":
+        return EdgeKind.DELEGATE
+    if child.get("branched_from") is not None:
+        return EdgeKind.BRANCH
+    key = child.get("session_key")
+    if child.get("reset_from") is not None or (
+        key and key == parent.get("session_key") and parent.get("end_reason") in RESET_REASONS
+    ):
+        return EdgeKind.RESET
     ended_at = parent.get("ended_at")
     started = child.get("started_at") or 0
     if ended_at is None or started < ended_at:
@@ -29,8 +44,15 @@ def classify_edge(parent: dict, child: dict) -> EdgeKind:
     return EdgeKind.OTHER
 
 
+_NEXT_SEGMENT_SQL = (
+    "SELECT c.id FROM sessions c JOIN sessions p ON p.id = c.parent_session_id "
+    f"WHERE p.id = ? AND {continuation_sql('p', 'c')} ORDER BY c.started_at DESC LIMIT 1"
+)
+
+
 def compression_tip(conn: sqlite3.Connection, session_id: str) -> str:
-    """LI-7: follow compression continuations (never delegates) to the newest tip."""
+    """LI-7, UC-3: follow compression continuations -- never a branch, a reset child or a
+    delegate run -- to the newest tip."""
     current = session_id
     seen = {current}
     for _ in range(MAX_DEPTH):
@@ -39,11 +61,7 @@ def compression_tip(conn: sqlite3.Connection, session_id: str) -> str:
         ).fetchone()
         if row is None or row[0] != "compression" or row[1] is None:
             return current
-        child = conn.execute(
-            "SELECT id FROM sessions WHERE parent_session_id = ? AND started_at >= ? "
-            "ORDER BY started_at DESC LIMIT 1",
-            (current, row[1]),
-        ).fetchone()
+        child = conn.execute(_NEXT_SEGMENT_SQL, (current,)).fetchone()
         if child is None or child[0] in seen:
             return current
         current = child[0]
@@ -137,7 +155,10 @@ def root_of(conn: sqlite3.Connection, session_id: str) -> str:
 
 _NODE_SQL = (
     "SELECT s.id, s.title, s.source, s.parent_session_id, s.started_at, s.ended_at, "
-    "s.end_reason, s.message_count, "
+    "s.end_reason, s.message_count, {session_key} AS session_key, "
+    f"{marker_sql('s', '_delegate_from')} AS delegate_from, "
+    f"{marker_sql('s', '_branched_from')} AS branched_from, "
+    f"{marker_sql('s', '_reset_from')} AS reset_from, "
     "COALESCE((SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = s.id), "
     "s.started_at) AS last_active FROM sessions s WHERE s.id IN ({marks})"
 )
@@ -158,10 +179,12 @@ def build_tree(conn: sqlite3.Connection, session_id: str):
     if session_id not in ids:  # a cycle above the node can make the "root" not reach it
         ids.append(session_id)
     rows: dict[str, dict] = {}
+    columns = {r[1] for r in conn.execute("PRAGMA table_info(sessions)")}
+    session_key = "s.session_key" if "session_key" in columns else "NULL"
     for start in range(0, len(ids), 500):
         chunk = ids[start : start + 500]
         marks = ",".join("?" for _ in chunk)
-        for row in conn.execute(_NODE_SQL.format(marks=marks), chunk):
+        for row in conn.execute(_NODE_SQL.format(marks=marks, session_key=session_key), chunk):
             rows[row["id"]] = dict(row)
     tips = {compression_tip(conn, sid) for sid, row in rows.items() if row["end_reason"] == "compression"}
 

@@ -10,15 +10,14 @@ import re
 import sqlite3
 from typing import TYPE_CHECKING, Any, Iterable
 
-from .db import _PREVIEW_SQL, compute_preview
+from .db import compute_preview
 from .models import SessionSummary
 from .query import escape_like
+from .visibility import INTERNAL_SOURCES
 
 if TYPE_CHECKING:
     from .db import SessionDB
 
-#: Sources of internal runs, hidden from the human list unless asked for by name (CLI-4).
-INTERNAL_SOURCES: tuple[str, ...] = ("tool",)
 
 #: SQLite binds only valid UTF-8: a lone surrogate (pasted, or decoded from bad bytes) would
 #: raise UnicodeEncodeError, and no title or id can contain one anyway.
@@ -154,10 +153,11 @@ def conversation_labels(db: "SessionDB", root_ids: list[str]) -> dict[str, str]:
     if not root_ids:
         return {}
     marks = ",".join("?" for _ in root_ids)
+    preview = db.rules.preview_sql()
 
     def read(conn: sqlite3.Connection) -> list[sqlite3.Row]:
         return conn.execute(
-            f"SELECT s.id, s.title, s.end_reason, {_PREVIEW_SQL} AS preview "
+            f"SELECT s.id, s.title, s.end_reason, {preview} AS preview "
             f"FROM sessions s WHERE s.id IN ({marks})",
             root_ids,
         ).fetchall()

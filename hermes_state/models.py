@@ -19,6 +19,7 @@ class EdgeKind(str, Enum):
     COMPRESSION = "compression"
     BRANCH = "branch"
     DELEGATE = "delegate"
+    RESET = "reset"
     OTHER = "other"
 
 
@@ -26,6 +27,7 @@ EDGE_LABELS = {
     EdgeKind.COMPRESSION: "continued after compression",
     EdgeKind.BRANCH: "branch",
     EdgeKind.DELEGATE: "delegate (subagent)",
+    EdgeKind.RESET: "new lane after a reset",
     EdgeKind.OTHER: "child",
 }
 
@@ -57,6 +59,17 @@ class SessionSummary(BaseModel):
     input_tokens: int = 0
     output_tokens: int = 0
     estimated_cost_usd: Optional[float] = None
+    #: UC-3 flags (False on stores without the columns).
+    archived: bool = False
+    pinned: bool = False
+    hidden: bool = False
+    #: ``title_source`` (UC-3): ``derived``/``llm``/``branch``/``branch_fallback`` mark a title
+    #: nobody chose; ``user`` or None a chosen one.
+    title_source: Optional[str] = None
+    #: The workspace (UC-3, BR-13), when known.
+    cwd: Optional[str] = None
+    git_branch: Optional[str] = None
+    git_repo_root: Optional[str] = None
 
     @classmethod
     def from_row(cls, row: dict) -> "SessionSummary":
@@ -78,7 +91,18 @@ class SessionSummary(BaseModel):
             input_tokens=row.get("input_tokens") or 0,
             output_tokens=row.get("output_tokens") or 0,
             estimated_cost_usd=row.get("estimated_cost_usd"),
+            archived=bool(row.get("archived") or 0),
+            pinned=bool(row.get("pinned") or 0),
+            hidden=bool(row.get("hidden") or 0),
+            title_source=row.get("title_source"),
+            cwd=row.get("cwd"),
+            git_branch=row.get("git_branch"),
+            git_repo_root=row.get("git_repo_root"),
         )
+
+    @property
+    def title_is_automatic(self) -> bool:
+        return self.title_source in ("derived", "llm", "branch", "branch_fallback")
 
     @property
     def label(self) -> str:
@@ -117,6 +141,10 @@ class Message(BaseModel):
     reasoning_details: Optional[str] = None
     codex_reasoning_items: Optional[str] = None
     codex_message_items: Optional[str] = None
+    #: UC-3: compaction history (v30: ``compacted = 1``), shown in a transcript as such.
+    compacted: bool = False
+    #: UC-3: ``'hidden'`` marks scaffolding (never a preview, a hit or a recap line).
+    display_kind: Optional[str] = None
 
     @property
     def tool_call_list(self) -> list[dict]:

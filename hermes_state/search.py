@@ -124,11 +124,12 @@ def _filter_sql(
     source_filter: Sequence[str] | None,
     exclude_sources: Sequence[str] | None,
     role_filter: Sequence[str] | None,
+    findable: str = "m.active = 1",
 ) -> tuple[list[str], list[Any]]:
-    """SR-4: the same source / exclude / role clauses on every path."""
-    # UC-3: rewound messages (active = 0) are never found. Every store has the column:
-    # v12+ on disk, older read-only stores through the compatibility views (default 1).
-    clauses: list[str] = ["m.active = 1"]
+    """SR-4: the same source / exclude / role clauses on every path, and UC-3's rule of what
+    can be found (``findable``, from :meth:`hermes_state.visibility.Rules.findable`: never a
+    rewound row or scaffolding; compacted history is found)."""
+    clauses: list[str] = [findable]
     params: list[Any] = []
     if source_filter is not None:
         values = list(source_filter)
@@ -243,7 +244,7 @@ def search_messages(
         return []
     if not q:
         return []
-    filters, filter_params = _filter_sql(source_filter, exclude_sources, role_filter)
+    filters, filter_params = _filter_sql(source_filter, exclude_sources, role_filter, db.rules.findable("m"))
     where_extra = _where(filters)
 
     def run(conn: sqlite3.Connection) -> list[dict]:

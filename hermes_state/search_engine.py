@@ -685,7 +685,7 @@ def search(
         q = ""
     if not q:
         return done(note="query had nothing searchable")
-    filters, params = _filter_sql(source_filter, exclude_sources, role_filter)
+    filters, params = _filter_sql(source_filter, exclude_sources, role_filter, db.rules.findable("m"))
 
     def run(conn: sqlite3.Connection) -> "SearchResult":
         ctx = _Ctx(conn, filters, params, limit, offset, sort, _Budget(budget_ms))

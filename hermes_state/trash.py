@@ -76,10 +76,6 @@ class DeletePreview:
         return self.title or self.preview or self.session_id
 
 
-_FIRST_USER_SQL = (
-    "(SELECT substr(m.content, 1, 80) FROM messages m WHERE m.session_id = s.id "
-    "AND m.role = 'user' AND m.content IS NOT NULL ORDER BY m.timestamp, m.id LIMIT 1)"
-)
 
 
 def _one_line(text: str | None) -> str:
@@ -91,10 +87,12 @@ def preview_delete(
 ) -> DeletePreview | None:
     """What deleting ``session_id`` would do; None if it does not exist."""
 
+    first_user = reader.rules.preview_sql(width=80)
+
     def read(conn: sqlite3.Connection) -> DeletePreview | None:
         row = conn.execute(
             f"SELECT s.id, s.title, s.source, s.started_at, s.ended_at, s.parent_session_id, "
-            f"{_FIRST_USER_SQL} AS first_user, "
+            f"{first_user} AS first_user, "
             "(SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id) AS n, "
             "(SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = s.id) AS last_ts "
             "FROM sessions s WHERE s.id = ?",
@@ -105,7 +103,7 @@ def preview_delete(
         children = [
             RelatedSession(r["id"], r["title"], _one_line(r["first_user"]))
             for r in conn.execute(
-                f"SELECT s.id, s.title, {_FIRST_USER_SQL} AS first_user FROM sessions s "
+                f"SELECT s.id, s.title, {first_user} AS first_user FROM sessions s "
                 "WHERE s.parent_session_id = ? AND s.id != ? ORDER BY s.started_at, s.id",
                 (session_id, session_id),
             )
@@ -114,7 +112,7 @@ def preview_delete(
         parent_id = row["parent_session_id"]
         if parent_id and parent_id != session_id:
             prow = conn.execute(
-                f"SELECT s.id, s.title, {_FIRST_USER_SQL} AS first_user FROM sessions s WHERE s.id = ?",
+                f"SELECT s.id, s.title, {first_user} AS first_user FROM sessions s WHERE s.id = ?",
                 (parent_id,),
             ).fetchone()
             if prow is not None:

@@ -19,6 +19,7 @@ from typing import Callable, TextIO
 from hermes_state import SessionDB
 from hermes_state.errors import DatabaseError, describe_db_error
 from hermes_state.timefmt import relative_time
+from hermes_state.visibility import INTERNAL_SOURCES
 
 
 def _err(text: str) -> None:
@@ -46,7 +47,7 @@ def plain_browse(
         _err(f"Warning: {_safe(warning)}")
     try:
         rows = db.list_sessions_rich(
-            source=source, exclude_sources=None if source else ["tool"], limit=limit
+            source=source, exclude_sources=None if source else list(INTERNAL_SOURCES), limit=limit
         )
     except Exception as exc:
         print(f"Error: Could not open session database: {_one_line(exc, db_path)}", file=stdout)

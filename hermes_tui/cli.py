@@ -59,10 +59,11 @@ from hermes_state.db import SessionDB
 from hermes_state.errors import DatabaseError, describe_db_error
 from hermes_state.paths import hermes_home
 from hermes_state.timefmt import relative_time
+from hermes_state.visibility import INTERNAL_SOURCES
 from hermes_state.titles import sanitize_title
 
-#: Sources hidden from ``list`` and ``browse`` unless ``--source`` is given (CLI-4).
-HIDDEN_SOURCES = ["tool"]
+#: Sources hidden from ``list`` and ``browse`` unless ``--source`` is given (CLI-4, UC-3).
+HIDDEN_SOURCES = list(INTERNAL_SOURCES)
 #: Sources ``stats`` prints first, in this order (CLI-12); others follow alphabetically.
 STATS_SOURCE_ORDER = ("cli", "telegram", "discord", "whatsapp", "slack")
 #: Environment variable overriding the write retry budget (attempts).

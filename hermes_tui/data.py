@@ -397,7 +397,8 @@ def _read_recap(reader: SessionDB, requested_id: str, config: RecapConfig) -> Re
     recap = None
     if config.mode != "minimal":
         conversation = [
-            m for m in reader.get_messages_as_conversation(target) if m.get("role") != "session_meta"
+            m for m in reader.get_messages_as_conversation(target, without_scaffolding=True)
+            if m.get("role") != "session_meta"
         ]
         recap = build_recap(conversation, config)
     tip = reader.get_compression_tip(target)

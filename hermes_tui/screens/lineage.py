@@ -59,7 +59,8 @@ def family_summary(family: LineageNode) -> Text:
     text.append(f"   {len(nodes)} session{'s' if len(nodes) != 1 else ''} · {messages:,} messages", style="dim")
     parts = []
     for kind, label in ((EdgeKind.COMPRESSION, "compression"), (EdgeKind.BRANCH, "branch"),
-                        (EdgeKind.DELEGATE, "delegate"), (EdgeKind.OTHER, "other")):
+                        (EdgeKind.DELEGATE, "delegate"), (EdgeKind.RESET, "reset"),
+                        (EdgeKind.OTHER, "other")):
         if kinds[kind]:
             parts.append(f"{kinds[kind]} {label}")
     if parts:

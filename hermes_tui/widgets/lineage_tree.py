@@ -29,6 +29,7 @@ EDGE_TAGS = {
     EdgeKind.COMPRESSION: "⟳ compression",
     EdgeKind.BRANCH: "↱ branch",
     EdgeKind.DELEGATE: "⇢ delegate",
+    EdgeKind.RESET: "↻ reset",
     EdgeKind.OTHER: "· child",
 }
 
@@ -97,6 +98,7 @@ class LineageTree(Tree[LineageNode]):
             EdgeKind.COMPRESSION: "edge-compression",
             EdgeKind.BRANCH: "edge-branch",
             EdgeKind.DELEGATE: "edge-delegate",
+            EdgeKind.RESET: "edge-branch",
         }.get(node.edge, "edge")
         text.append(f"{EDGE_TAGS.get(node.edge, '· child')}  ", style=self._part(edge_class))
         text.append(inert_line(node.title) or "(untitled)", style=self._part("title"))

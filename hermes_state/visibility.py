@@ -1,0 +1,191 @@
+"""What is part of a conversation (SPEC UC-3), as SQL every reader shares.
+
+Stores of every upstream version are read by capability (UC-1): a :class:`Rules` is made from
+what the store has and hands out the SQL fragments each reader uses, so a rule is written
+once and means the same in the list, the preview, search, the recap, the transcript, the
+lineage tree, export and stats.
+
+* A message is **visible** unless it was rewound (``active = 0``); a compacted row
+  (``compacted = 1``, v30) is compaction history: visible (and found) although not active.
+* A visible message is **findable** and may be a preview or a recap line unless it is
+  scaffolding (``display_kind = 'hidden'``).
+* A session is **listed on its own** when it is a root, an orphan (its parent row is gone), a
+  branch (``_branched_from``, or started after a parent that ended ``branched``) or a reset
+  child (``_reset_from``, or the same non-empty ``session_key`` as a parent that ended with a
+  reset reason); never when it is a delegate run (``_delegate_from`` or source ``subagent``).
+* Last activity is the newest of ``last_activity_at`` (only when it lies in 2000–2100) and the
+  newest visible message (LI-4; a stamp past 2100 -- milliseconds written as seconds -- is
+  ignored); else the start.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .db import SessionDB
+
+#: Sources of internal runs, hidden from the human list unless asked for by name (UC-3).
+INTERNAL_SOURCES: tuple[str, ...] = ("tool", "kanban", "oneshot")
+#: End reasons after which a child with the same ``session_key`` is a reset child (UC-3).
+RESET_REASONS: tuple[str, ...] = (
+    "session_reset", "session_switch", "idle", "daily", "suspended", "resume_pending_expired",
+)
+#: ``title_source`` values of titles nobody chose (UC-3).
+AUTOMATIC_TITLE_SOURCES: tuple[str, ...] = ("derived", "llm", "branch", "branch_fallback")
+#: Plausible timestamps: 2000-01-01 … 2100-01-01 (UTC). Anything else is ignored for activity.
+_EPOCH_2000 = 946684800.0
+_EPOCH_2100 = 4102444800.0
+#: Compaction summaries written into a continuation's first user message.
+_SUMMARY_PREFIXES = ("[CONTEXT COMPACTION]", "[Context compacted]")
+
+
+def marker_sql(alias: str, key: str) -> str:
+    """A ``model_config`` marker of session alias ``alias`` (NULL when absent or not JSON)."""
+    config = f"{alias}.model_config"
+    return f"json_extract(CASE WHEN json_valid({config}) THEN {config} END, '$.{key}')"
+
+
+def continuation_sql(p: str, c: str) -> str:
+    """``c`` continues ``p`` after a compression: ``p`` ended ``compression``, ``c`` started
+    at or after that, and ``c`` is not a branch, a reset child or a delegate run (UC-3: the
+    tip walk follows only compression continuations)."""
+    return (
+        f"({p}.end_reason = 'compression' AND {c}.started_at >= {p}.ended_at"
+        f" AND {marker_sql(c, '_branched_from')} IS NULL AND {marker_sql(c, '_reset_from')} IS NULL"
+        f" AND {marker_sql(c, '_delegate_from')} IS NULL AND {c}.source != 'subagent')"
+    )
+
+
+def _quoted(values: tuple[str, ...]) -> str:
+    return ",".join("'" + v.replace("'", "''") + "'" for v in values)
+
+
+@dataclass(frozen=True)
+class Rules:
+    """The UC-3 rules for one store, by what its schema has."""
+
+    compacted: bool = False
+    display_kind: bool = False
+    last_activity_at: bool = False
+    archived: bool = False
+    hidden: bool = False
+    pinned: bool = False
+    session_key: bool = False
+    system_prompts: bool = False
+
+    @classmethod
+    def of(cls, db: "SessionDB") -> "Rules":
+        caps = db.capabilities
+        return cls(
+            compacted=db._has_message_column("compacted"),
+            display_kind=db._has_message_column("display_kind"),
+            last_activity_at=db._has_session_column("last_activity_at"),
+            archived=db._has_session_column("archived"),
+            hidden=db._has_session_column("hidden"),
+            pinned=db._has_session_column("pinned"),
+            session_key=db._has_session_column("session_key"),
+            system_prompts=caps.has_table("system_prompts") and db._has_session_column("system_prompt_hash"),
+        )
+
+    # ------------------------------------------------------------------ messages
+
+    def visible(self, m: str = "m") -> str:
+        """Shown, counted and exported: not rewound (compacted history stays)."""
+        if self.compacted:
+            return f"({m}.active = 1 OR {m}.compacted = 1)"
+        return f"{m}.active = 1"
+
+    def findable(self, m: str = "m") -> str:
+        """A search hit, a preview or a recap line: visible and not scaffolding."""
+        if self.display_kind:
+            return f"{self.visible(m)} AND ({m}.display_kind IS NULL OR {m}.display_kind != 'hidden')"
+        return self.visible(m)
+
+    def preview_sql(self, s: str = "s", width: int = 63) -> str:
+        """The first ``width`` characters of the first findable user message that is not a
+        bare compaction summary (LI-3, UC-3)."""
+        summaries = " ".join(
+            f"AND substr(m.content, 1, {len(p)}) != '{p}'" for p in _SUMMARY_PREFIXES
+        )
+        compacted = " AND m.compacted = 0" if self.compacted else ""
+        return (
+            f"(SELECT substr(m.content, 1, {width}) FROM messages m WHERE m.session_id = {s}.id "
+            f"AND m.role = 'user' AND m.content IS NOT NULL AND {self.findable()}{compacted} "
+            f"{summaries} ORDER BY m.timestamp, m.id LIMIT 1)"
+        )
+
+    def newest_message_sql(self, s: str = "s") -> str:
+        return (
+            f"(SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = {s}.id AND {self.visible()} "
+            f"AND m.timestamp < {_EPOCH_2100})"
+        )
+
+    def last_active_sql(self, s: str = "s") -> str:
+        newest = self.newest_message_sql(s)
+        if self.last_activity_at:
+            stamp = (
+                f"(CASE WHEN {s}.last_activity_at BETWEEN {_EPOCH_2000} AND {_EPOCH_2100} "
+                f"THEN {s}.last_activity_at END)"
+            )
+            return f"COALESCE(NULLIF(MAX(COALESCE({stamp}, 0), COALESCE({newest}, 0)), 0), {s}.started_at)"
+        return f"COALESCE({newest}, {s}.started_at)"
+
+    def visible_count_sql(self, s: str = "s") -> str:
+        return f"(SELECT COUNT(*) FROM messages m WHERE m.session_id = {s}.id AND {self.visible()})"
+
+    # ------------------------------------------------------------------ sessions
+
+    def delegate(self, s: str = "s") -> str:
+        """A delegate (sub-agent) run: never listed on its own."""
+        return f"({s}.source = 'subagent' OR {marker_sql(s, '_delegate_from')} IS NOT NULL)"
+
+    def reset_child(self, s: str = "s") -> str:
+        clauses = [f"{marker_sql(s, '_reset_from')} IS NOT NULL"]
+        if self.session_key:
+            clauses.append(
+                f"(COALESCE({s}.session_key, '') != '' AND EXISTS (SELECT 1 FROM sessions rp "
+                f"WHERE rp.id = {s}.parent_session_id AND rp.session_key = {s}.session_key "
+                f"AND rp.end_reason IN ({_quoted(RESET_REASONS)})))"
+            )
+        return "(" + " OR ".join(clauses) + ")"
+
+    def branch_child(self, s: str = "s") -> str:
+        return (
+            f"({marker_sql(s, '_branched_from')} IS NOT NULL OR EXISTS (SELECT 1 FROM sessions bp "
+            f"WHERE bp.id = {s}.parent_session_id AND bp.end_reason = 'branched' "
+            f"AND {s}.started_at >= bp.ended_at))"
+        )
+
+    def listed(self, s: str = "s") -> str:
+        """Listed on its own (not folded into a parent): roots, orphans, branches, resets;
+        never a delegate run."""
+        return (
+            f"(({s}.parent_session_id IS NULL"
+            f" OR NOT EXISTS (SELECT 1 FROM sessions lp WHERE lp.id = {s}.parent_session_id)"
+            f" OR {self.branch_child(s)} OR {self.reset_child(s)})"
+            f" AND NOT {self.delegate(s)})"
+        )
+
+    def not_archived(self, s: str = "s") -> str:
+        return f"COALESCE({s}.archived, 0) = 0" if self.archived else "1"
+
+    def not_hidden(self, s: str = "s") -> str:
+        return f"COALESCE({s}.hidden, 0) = 0" if self.hidden else "1"
+
+    def pinned_first(self, s: str = "s") -> str:
+        """An ORDER BY term putting pinned sessions first (nothing without the column)."""
+        return f"COALESCE({s}.pinned, 0) DESC, " if self.pinned else ""
+
+    def system_prompt_sql(self, s: str = "s") -> str:
+        if self.system_prompts:
+            return (
+                f"COALESCE({s}.system_prompt, (SELECT sp.prompt FROM system_prompts sp "
+                f"WHERE sp.hash = {s}.system_prompt_hash))"
+            )
+        return f"{s}.system_prompt"
+
+
+def is_compaction_summary(text: str | None) -> bool:
+    return bool(text) and any(text.startswith(p) for p in _SUMMARY_PREFIXES)
