@@ -969,6 +969,14 @@ class SessionDB:
             owner = f"session {other[0]}" if other else "another session"
             raise ValueError(f"Title '{cleaned}' is already in use by {owner}") from exc
 
+    def get_system_prompt(self, session_id: str) -> str | None:
+        """UC-3: ``sessions.system_prompt``, else the prompt stored once in ``system_prompts``
+        (v30) under the session's ``system_prompt_hash``."""
+        row = self._fetchone(
+            f"SELECT {self.rules.system_prompt_sql('s')} FROM sessions s WHERE s.id = ?", (session_id,)
+        )
+        return row[0] if row else None
+
     def get_session_title(self, session_id: str) -> str | None:
         row = self._fetchone("SELECT title FROM sessions WHERE id = ?", (session_id,))
         return row[0] if row else None

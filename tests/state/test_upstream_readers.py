@@ -1,0 +1,188 @@
+"""UC-3/UC-4: what upstream shows, read from stores written by upstream v16 and v30 DDL.
+
+Answers are those of ``../shared/fixtures/README.md``; each reader (list, preview, search,
+recap, transcript, lineage, export, stats, typed API) is checked on the fixtures in place
+(read-only opens change nothing, UC-8).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from hermes_state import SessionDB, listing
+from hermes_state.models import EdgeKind
+from hermes_state.visibility import INTERNAL_SOURCES
+
+
+@pytest.fixture
+def open_fixture(shared_fixtures_dir: Path, tmp_path: Path):
+    opened: list[SessionDB] = []
+
+    def open_(name: str) -> SessionDB:
+        source = shared_fixtures_dir / name
+        if not source.exists():
+            pytest.skip(f"{source} not available")
+        target = tmp_path / name.replace(".db", "") / "state.db"
+        target.parent.mkdir()
+        shutil.copyfile(source, target)
+        db = SessionDB(target, read_only=True)
+        opened.append(db)
+        return db
+
+    yield open_
+    for db in opened:
+        db.close()
+
+
+def ids(rows) -> list[str]:
+    return [(r["id"] if isinstance(r, dict) else r.id).split("_")[-1] for r in rows]
+
+
+def human_list(db: SessionDB):
+    rows, total = listing.page(db, 0, 100, source=None, exclude_sources=list(INTERNAL_SOURCES))
+    assert total == len(rows)
+    return rows
+
+
+# ---------------------------------------------------------------------------- v16
+
+
+def test_uc3_v16_listing_has_the_chain_tip_and_the_branch_once_each(open_fixture):
+    db = open_fixture("upstream_v16.db")
+    assert ids(db.list_sessions_rich(limit=100)) == [
+        "hh0002", "hh0001", "gg0001", "ee0001", "cc0001", "bb0003", "aa0002", "aa0001"
+    ]
+    # The human list leaves out the internal tool run.
+    assert ids(human_list(db)) == ["hh0001", "gg0001", "ee0001", "cc0001", "bb0003", "aa0002", "aa0001"]
+
+
+def test_uc3_compression_tip_walk_follows_only_continuations(open_fixture):
+    db = open_fixture("upstream_v16.db")
+    assert db.get_compression_tip("20260528_110000_bb0001") == "20260528_114000_bb0003"
+    assert db.get_compression_tip("20260528_112000_bb0002") == "20260528_114000_bb0003"
+
+
+def test_uc3_v16_rewound_words_found_nowhere(open_fixture):
+    db = open_fixture("upstream_v16.db")
+    for word in ("REWOUNDWORD", "vault"):
+        assert db.search_messages(word) == []
+        assert db.search(word).hits == []
+    text = " ".join(m["content"] or "" for s in db.list_sessions_rich(limit=100, include_archived=True)
+                    for m in db.get_messages(s["id"]))
+    assert "REWOUNDWORD" not in text
+
+
+def test_uc3_v16_lineage_marks_delegates_and_the_branch(open_fixture):
+    db = open_fixture("upstream_v16.db")
+    root = db.lineage_tree("20260528_090000_aa0001")
+    (dd1,) = root.children
+    assert dd1.edge == EdgeKind.DELEGATE and dd1.children[0].edge == EdgeKind.DELEGATE
+    chain = db.lineage_tree("20260528_110000_bb0001")
+    bb2 = chain.children[0]
+    kinds = {c.id.split("_")[-1]: c.edge for c in bb2.children}
+    assert kinds == {"bb0003": EdgeKind.COMPRESSION, "cc0001": EdgeKind.BRANCH}
+
+
+# ---------------------------------------------------------------------------- v30
+
+
+def test_uc3_v30_human_list_pinned_first_and_nothing_hidden(open_fixture):
+    db = open_fixture("upstream_v30.db")
+    rows = human_list(db)
+    assert ids(rows) == ["r1", "cr", "k1", "b1", "c3", "g2", "g1", "s1"]
+    assert rows[0].pinned and not any(r.pinned for r in rows[1:])
+    assert not {"d1", "a1", "h1", "kb", "c1", "c2"} & set(ids(rows))
+    # The reset child is listed on its own; the chain is shown at its tip.
+    assert next(r for r in rows if r.id.endswith("_c3")).lineage_root_id == "20260921_120000_c1"
+
+
+def test_uc3_v30_archived_and_hidden_only_when_asked(open_fixture):
+    db = open_fixture("upstream_v30.db")
+    archived = db.list_sessions_rich(limit=100, archived_only=True)
+    assert ids(archived) == ["a1"]
+    everything = ids(db.list_sessions_rich(limit=100, include_archived=True, include_hidden=True))
+    assert {"a1", "h1"} <= set(everything) and "d1" not in everything
+
+
+def test_uc3_v30_preview_skips_scaffolding(open_fixture):
+    db = open_fixture("upstream_v30.db")
+    k1 = next(r for r in human_list(db) if r.id.endswith("_k1"))
+    assert k1.preview == "what is on the agenda today"
+    assert db.get_summary("20260921_150000_k1").preview == "what is on the agenda today"
+
+
+@pytest.mark.parametrize("name", ["upstream_v30.db", "upstream_v30_upgraded.db"])
+def test_uc4_v30_hits_on_both_fts_layouts(open_fixture, name):
+    db = open_fixture(name)
+    day = "20260921" if name == "upstream_v30.db" else "20260922"  # the upgraded file's own ids
+    assert [h["session_id"] for h in db.search_messages("COMPACTEDWORD")] == [f"{day}_121000_c2"]
+    assert [h.session_id for h in db.search("COMPACTEDWORD").hits] == [f"{day}_121000_c2"]
+    for word in ("REWOUNDWORD", "vault", "HIDDENKINDWORD"):
+        assert db.search_messages(word) == [], word
+        assert db.search(word).hits == [], word
+    assert len(db.search("docker").hits) >= 6
+    assert db.search("桂林").hits  # the trigram table, on either layout
+
+
+def test_uc4_v30_tool_tail_past_the_indexed_prefix_is_not_found(open_fixture):
+    db = open_fixture("upstream_v30.db")
+    assert db.search_messages("TAILWORD") == []  # as upstream: only 8,192 characters indexed
+
+
+def test_uc3_v30_transcript_hides_rewound_and_marks_compacted(open_fixture):
+    db = open_fixture("upstream_v30.db")
+    r1 = db.get_message_models("20260921_140000_r1")
+    assert len(r1) == 4 and all("REWOUNDWORD" not in (m.content or "") for m in r1)
+    c2 = db.get_message_models("20260921_121000_c2")
+    compacted = [m for m in c2 if m.compacted]
+    assert len(compacted) == 1 and "COMPACTEDWORD" in compacted[0].content
+    assert len(db.get_messages("20260921_140000_r1", include_inactive=True)) == 6
+
+
+def test_uc3_v30_recap_leaves_out_scaffolding_and_rewound(open_fixture):
+    db = open_fixture("upstream_v30.db")
+    k1 = db.get_messages_as_conversation("20260921_150000_k1", without_scaffolding=True)
+    assert all("HIDDENKINDWORD" not in (m["content"] or "") for m in k1) and len(k1) == 3
+    r1 = db.get_messages_as_conversation("20260921_140000_r1")
+    assert all("REWOUNDWORD" not in (m["content"] or "") for m in r1)
+
+
+def test_uc3_v30_system_prompt_from_its_own_table_and_workspace(open_fixture):
+    db = open_fixture("upstream_v30.db")
+    prompt = db.get_system_prompt("20260921_090000_s1")
+    assert prompt and prompt == db._fetchone(
+        "SELECT prompt FROM system_prompts WHERE hash = (SELECT system_prompt_hash FROM sessions "
+        "WHERE id = '20260921_090000_s1')")[0]
+    s1 = db.get_summary("20260921_090000_s1")
+    assert (s1.cwd, s1.git_branch, s1.git_repo_root) == ("/home/u/webapp", "feat/auth", "/home/u/webapp")
+    assert s1.title_source == "user" and not s1.title_is_automatic
+    assert db.get_summary("20260921_120000_c1").title_is_automatic
+
+
+def test_uc3_v30_last_activity_uses_last_activity_at(open_fixture):
+    db = open_fixture("upstream_v30.db")
+    assert db.get_summary("20260921_090000_s1").last_active == 1790009000.0
+
+
+def test_uc3_v30_lineage_delegate_and_reset_edges(open_fixture):
+    db = open_fixture("upstream_v30.db")
+    (d1,) = db.lineage_tree("20260921_090000_s1").children
+    assert d1.edge == EdgeKind.DELEGATE
+    (g2,) = db.lineage_tree("20260921_100000_g1").children
+    assert g2.edge == EdgeKind.RESET
+
+
+def test_uc3_v30_export_and_stats_leave_out_rewound(open_fixture):
+    db = open_fixture("upstream_v30.db")
+    exported = db.export_session("20260921_140000_r1")
+    assert len(exported["messages"]) == 4
+    assert db.stats()["total_messages"] == 44 - 2  # two rewound rows of r1
+
+
+def test_uc7_v30_cjk_extension_store_reads_without_its_tokenizer(open_fixture):
+    db = open_fixture("upstream_v30_cjkext.db")
+    assert ids(human_list(db))[0] == "r1"
+    assert db.search("桂林").hits and db.search_messages("docker")
