@@ -944,8 +944,12 @@ class SessionDB:
     # ------------------------------------------------------------------ titles
 
     def set_session_title(self, session_id: str, title: str | None) -> bool:
-        """Set (or clear, with an empty title) a session's title; titles are unique (TI-2)."""
+        """Set (or clear, with an empty title) a session's title; titles are unique (TI-2).
+
+        Where the store has ``title_source`` (UC-5), a title set here is a person's choice:
+        ``'user'`` (cleared with the title)."""
         cleaned = sanitize_title(title)
+        source = ", title_source = ?" if self._has_session_column("title_source") and not self.read_only else ""
 
         def do(conn: sqlite3.Connection) -> bool:
             if cleaned is not None:
@@ -954,9 +958,10 @@ class SessionDB:
                 ).fetchone()
                 if other:
                     raise ValueError(f"Title '{cleaned}' is already in use by session {other[0]}")
-            cursor = conn.execute(
-                "UPDATE sessions SET title = ? WHERE id = ?", (cleaned, session_id)
-            )
+            values: list[Any] = [cleaned]
+            if source:
+                values.append("user" if cleaned is not None else None)
+            cursor = conn.execute(f"UPDATE sessions SET title = ?{source} WHERE id = ?", (*values, session_id))
             return cursor.rowcount > 0
 
         try:
@@ -1155,6 +1160,8 @@ class SessionDB:
 
         def do(conn: sqlite3.Connection) -> list[str]:
             ids = [row[0] for row in conn.execute(sql, params).fetchall()]
+            held = {sid for sid, _what, _until in busy_sessions(conn, ids)}
+            ids = [sid for sid in ids if sid not in held]  # an agent's session waits for the next prune
             _delete_sessions(conn, ids)
             return ids
 
@@ -2206,17 +2213,129 @@ def _project_tip(conn: sqlite3.Connection, row: dict, rules: Rules) -> dict:
     return projected
 
 
+#: Tables whose rows belong to a session and go with it (UC-5): (table, column).
+DEPENDENT_TABLES: tuple[tuple[str, str], ...] = (
+    ("session_model_usage", "session_id"),
+    ("compression_locks", "session_id"),
+    ("session_turn_leases", "conversation_id"),
+    ("telegram_dm_topic_bindings", "session_id"),
+)
+
+
+def _table_columns(conn: sqlite3.Connection, table: str) -> set[str]:
+    return {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+
+
+def dependent_tables(conn: sqlite3.Connection) -> list[tuple[str, str]]:
+    """The :data:`DEPENDENT_TABLES` this store has."""
+    return [(t, c) for t, c in DEPENDENT_TABLES if c in _table_columns(conn, t)]
+
+
+def busy_sessions(conn: sqlite3.Connection, ids: list[str], now: float | None = None) -> list[tuple[str, str, float]]:
+    """``(session_id, what, until)`` for sessions an agent holds right now: an unexpired
+    ``compression_locks`` or ``session_turn_leases`` row (UC-5: never deleted under it)."""
+    now = time.time() if now is None else now
+    held: list[tuple[str, str, float]] = []
+    for table, column, what in (("compression_locks", "session_id", "a compression"),
+                                ("session_turn_leases", "conversation_id", "a turn")):
+        if column not in _table_columns(conn, table):
+            continue
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ",".join("?" for _ in chunk)
+            held += [
+                (row[0], what, float(row[1]))
+                for row in conn.execute(
+                    f"SELECT {column}, expires_at FROM {table} WHERE {column} IN ({marks}) AND expires_at > ?",
+                    chunk + [now],
+                )
+            ]
+    return held
+
+
+def unloadable_fts_tables(conn: sqlite3.Connection) -> list[str]:
+    """FTS5 tables over ``messages`` whose tokenizer this process cannot load (UC-7)."""
+    names = [
+        row[0] for row in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%fts5%'"
+        )
+    ]
+    broken = []
+    for name in names:
+        try:
+            conn.execute(f'SELECT 1 FROM "{name}" LIMIT 0').fetchall()
+        except sqlite3.OperationalError as exc:
+            if "tokenizer" in str(exc).lower():
+                broken.append(name)
+    return broken
+
+
+def stand_down_unloadable_fts(conn: sqlite3.Connection) -> list[str]:
+    """UC-7, as upstream does it: in the caller's write transaction, drop the triggers that
+    would feed an FTS table whose tokenizer cannot load here and mark that index stale
+    (``state_meta.fts_cjk_stale = '1'`` for the CJK table), so upstream rebuilds it where the
+    tokenizer is installed. Returns the triggers dropped."""
+    dropped: list[str] = []
+    for table in unloadable_fts_tables(conn):
+        triggers = [
+            row[0] for row in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'messages'"
+            )
+            if row[0].startswith(table + "_")
+        ]
+        for trigger in triggers:
+            conn.execute(f'DROP TRIGGER IF EXISTS "{trigger}"')
+            dropped.append(trigger)
+        key = "fts_cjk_stale" if table == "messages_fts_cjk" else f"{table}_stale"
+        conn.execute(
+            "INSERT INTO state_meta (key, value) VALUES (?, '1') "
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key,)
+        )
+    return dropped
+
+
+class SessionBusyError(DatabaseError):
+    """An agent holds the session right now (an unexpired compression lock or turn lease)."""
+
+
 def _delete_sessions(conn: sqlite3.Connection, ids: list[str]) -> None:
-    """Orphan children, delete messages (FTS follows via triggers), delete rows."""
+    """Orphan children, delete messages (FTS follows via triggers), the rows of dependent
+    tables and the sessions, then system prompts nobody uses any more (UC-5). Refuses, in
+    one line and before changing anything, while an agent holds one of the sessions."""
+    held = busy_sessions(conn, ids)
+    if held:
+        sid, what, until = held[0]
+        stamp = time.strftime("%H:%M:%S", time.localtime(until))
+        raise SessionBusyError(
+            f"session {sid} is in use: an agent holds it for {what} until {stamp}; nothing was deleted"
+        )
+    stand_down_unloadable_fts(conn)
+    dependents = dependent_tables(conn)
+    prompts = "system_prompt_hash" in _table_columns(conn, "sessions") and bool(
+        _table_columns(conn, "system_prompts")
+    )
     for start in range(0, len(ids), 500):
         chunk = ids[start : start + 500]
         marks = ",".join("?" for _ in chunk)
+        hashes = [
+            row[0] for row in conn.execute(
+                f"SELECT DISTINCT system_prompt_hash FROM sessions WHERE id IN ({marks}) "
+                "AND system_prompt_hash IS NOT NULL", chunk,
+            )
+        ] if prompts else []
         conn.execute(
             f"UPDATE sessions SET parent_session_id = NULL WHERE parent_session_id IN ({marks})",
             chunk,
         )
         conn.execute(f"DELETE FROM messages WHERE session_id IN ({marks})", chunk)
+        for table, column in dependents:
+            conn.execute(f"DELETE FROM {table} WHERE {column} IN ({marks})", chunk)
         conn.execute(f"DELETE FROM sessions WHERE id IN ({marks})", chunk)
+        for digest in hashes:
+            conn.execute(
+                "DELETE FROM system_prompts WHERE hash = ? AND NOT EXISTS "
+                "(SELECT 1 FROM sessions WHERE system_prompt_hash = ?)", (digest, digest),
+            )
 
 
 def _remove_session_files(directory: Path, ids: list[str]) -> None:
