@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from .db import SessionDB, _delete_sessions, _remove_session_files
+from .db import SessionDB, _delegate_descendants, _delete_sessions, _remove_session_files, dependent_tables
 from .errors import describe_write_error
 from .paths import write_atomic
 
@@ -168,6 +168,20 @@ class DeletedSession:
     #: The copy kept in the trash on disk (removed once the session is restored).
     trash_path: Path | None = None
     deleted_at: float = 0.0
+    #: Delegate runs deleted with it (UC-5), rows in ``session_columns`` order, parents first;
+    #: their messages are in ``message_rows`` too.
+    companion_rows: list[tuple] = field(default_factory=list)
+    #: ``(child, parent)``: every link the delete cleared (children of the session or of a
+    #: companion that were orphaned, not deleted).
+    child_links: list[tuple[str, str]] = field(default_factory=list)
+    #: Rows of other tables that went with the sessions: table -> (columns, rows). Includes
+    #: ``system_prompts`` rows nobody referenced any more.
+    other_rows: dict[str, tuple[list[str], list[tuple]]] = field(default_factory=dict)
+
+    @property
+    def session_ids(self) -> list[str]:
+        index = self.session_columns.index("id")
+        return [self.session_id] + [row[index] for row in self.companion_rows]
 
     def column(self, name: str) -> Any:
         try:
@@ -217,6 +231,32 @@ def _save_files(directory: Path | None, session_id: str) -> tuple[list[SavedFile
     return saved, unsaved
 
 
+def _dependent_rows(conn: sqlite3.Connection, ids: list[str]) -> dict[str, tuple[list[str], list[tuple]]]:
+    """The rows of other tables a delete of ``ids`` removes (UC-5), to put back on undo."""
+    marks = ",".join("?" for _ in ids)
+    found: dict[str, tuple[list[str], list[tuple]]] = {}
+    for table, column in dependent_tables(conn):
+        cur = conn.execute(f"SELECT * FROM {table} WHERE {column} IN ({marks})", ids)
+        rows = [tuple(r) for r in cur.fetchall()]
+        if rows:
+            found[table] = ([d[0] for d in cur.description], rows)
+    columns = {r[1] for r in conn.execute("PRAGMA table_info(sessions)")}
+    has_prompts = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'system_prompts'"
+    ).fetchone()
+    if has_prompts and "system_prompt_hash" in columns:
+        cur = conn.execute(
+            f"SELECT * FROM system_prompts WHERE hash IN (SELECT system_prompt_hash FROM sessions "
+            f"WHERE id IN ({marks})) AND NOT EXISTS (SELECT 1 FROM sessions o WHERE "
+            f"o.system_prompt_hash = system_prompts.hash AND o.id NOT IN ({marks}))",
+            ids + ids,
+        )
+        rows = [tuple(r) for r in cur.fetchall()]
+        if rows:
+            found["system_prompts"] = ([d[0] for d in cur.description], rows)
+    return found
+
+
 def delete_with_snapshot(
     writer: Callable[[], SessionDB],
     session_id: str,
@@ -240,16 +280,23 @@ def delete_with_snapshot(
         if row is None:
             return None
         session_columns = [d[0] for d in cur.description]
-        mcur = conn.execute("SELECT * FROM messages WHERE session_id = ? ORDER BY id", (session_id,))
+        # UC-5: delegate runs go with their parent; the snapshot holds them all.
+        companions = _delegate_descendants(conn, [session_id])
+        ids = [session_id] + companions
+        marks = ",".join("?" for _ in ids)
+        by_id = {r["id"]: tuple(r) for r in conn.execute(f"SELECT * FROM sessions WHERE id IN ({marks})", ids)}
+        mcur = conn.execute(f"SELECT * FROM messages WHERE session_id IN ({marks}) ORDER BY id", ids)
         message_rows = [tuple(r) for r in mcur.fetchall()]
         message_columns = [d[0] for d in mcur.description]
-        child_ids = [
-            r[0]
+        child_links = [
+            (r[0], r[1])
             for r in conn.execute(
-                "SELECT id FROM sessions WHERE parent_session_id = ? AND id != ? ORDER BY id",
-                (session_id, session_id),
+                f"SELECT id, parent_session_id FROM sessions WHERE parent_session_id IN ({marks}) "
+                f"AND id NOT IN ({marks}) ORDER BY id",
+                ids + ids,
             )
         ]
+        other_rows = _dependent_rows(conn, ids)
         title = row["title"]
         snapshot = DeletedSession(
             session_id=session_id,
@@ -258,14 +305,17 @@ def delete_with_snapshot(
             session_row=tuple(row),
             message_columns=message_columns,
             message_rows=message_rows,
-            child_ids=child_ids,
+            child_ids=[child for child, parent in child_links if parent == session_id],
             deleted_at=now(),
+            companion_rows=[by_id[sid] for sid in companions if sid in by_id],
+            child_links=child_links,
+            other_rows=other_rows,
         )
         if trash_path is not None:
             snapshot.files = files
             write_trash(trash_path, snapshot, database=db.db_path)
             snapshot.trash_path = trash_path
-        _delete_sessions(conn, [session_id])
+        _delete_sessions(conn, ids)
         return snapshot
 
     try:
@@ -278,7 +328,7 @@ def delete_with_snapshot(
     if deleted is None:
         return DeleteOutcome(False, error=f"Session {session_id} no longer exists.")
     if sessions_dir is not None:
-        _remove_session_files(sessions_dir, [session_id])
+        _remove_session_files(sessions_dir, deleted.session_ids)
         deleted.sessions_dir = sessions_dir
         deleted.files = files
         deleted.unsaved_files = unsaved
@@ -304,6 +354,9 @@ class UndoReport:
     parent_missing: str | None = None
     children_relinked: list[str] = field(default_factory=list)
     children_missing: list[str] = field(default_factory=list)
+    #: Delegate runs restored with it, and those whose id was taken meanwhile (left alone).
+    companions_restored: list[str] = field(default_factory=list)
+    companions_skipped: list[str] = field(default_factory=list)
     #: ``(child_id, new_parent_id)``: a child got another parent meanwhile; left alone.
     children_moved: list[tuple[str, str]] = field(default_factory=list)
     files_restored: list[Path] = field(default_factory=list)
@@ -328,6 +381,8 @@ class UndoReport:
             out.append(f"child session(s) {', '.join(self.children_missing)} no longer exist")
         for child, parent in self.children_moved:
             out.append(f"child {child} now belongs to {parent} and was left there")
+        for companion in self.companions_skipped:
+            out.append(f"delegate run {companion} exists again and was left as it is")
         for path, reason in self.files_failed:
             out.append(f"file {path.name} was not restored ({reason})")
         return out
@@ -337,6 +392,9 @@ class UndoReport:
             return self.error or "Nothing was restored."
         n = self.messages
         text = f"Restored '{self.label}' with {n} message{'s' if n != 1 else ''}"
+        if self.companions_restored:
+            d = len(self.companions_restored)
+            text += f", {d} delegate run{'s' if d != 1 else ''}"
         if self.children_relinked:
             k = len(self.children_relinked)
             text += f" and re-linked {k} child session{'s' if k != 1 else ''}"
@@ -367,6 +425,9 @@ def undo_delete(writer: Callable[[], SessionDB], snapshot: DeletedSession) -> Un
         sid = snapshot.session_id
         if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (sid,)).fetchone():
             raise _IdTaken(sid)
+        # Prompts first: sessions reference them (a foreign key).
+        if "system_prompts" in snapshot.other_rows:
+            _insert_rows(conn, "system_prompts", *snapshot.other_rows["system_prompts"])
         current = {r[1] for r in conn.execute("PRAGMA table_info(sessions)")}
         record = {
             name: value
@@ -392,6 +453,14 @@ def undo_delete(writer: Callable[[], SessionDB], snapshot: DeletedSession) -> Un
             f"VALUES ({', '.join('?' for _ in names)})",
             [record[n] for n in names],
         )
+        # Delegate runs deleted with it, parents before their own delegates.
+        id_at = snapshot.session_columns.index("id")
+        for row in snapshot.companion_rows:
+            if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (row[id_at],)).fetchone():
+                rep.companions_skipped.append(row[id_at])
+                continue
+            _insert_rows(conn, "sessions", snapshot.session_columns, [row], ignore=False)
+            rep.companions_restored.append(row[id_at])
 
         mcols = [c for c in snapshot.message_columns]
         mcurrent = {r[1] for r in conn.execute("PRAGMA table_info(messages)")}
@@ -416,14 +485,18 @@ def undo_delete(writer: Callable[[], SessionDB], snapshot: DeletedSession) -> Un
                 conn.execute(insert_with_id, [row[i] for i in keep])
             rep.messages += 1
 
-        for child in snapshot.child_ids:
+        for table, (columns, rows) in snapshot.other_rows.items():
+            if table != "system_prompts":
+                _insert_rows(conn, table, columns, rows)
+        links = snapshot.child_links or [(child, sid) for child in snapshot.child_ids]
+        for child, parent in links:
             crow = conn.execute(
                 "SELECT parent_session_id FROM sessions WHERE id = ?", (child,)
             ).fetchone()
             if crow is None:
                 rep.children_missing.append(child)
             elif crow[0] is None:
-                conn.execute("UPDATE sessions SET parent_session_id = ? WHERE id = ?", (sid, child))
+                conn.execute("UPDATE sessions SET parent_session_id = ? WHERE id = ?", (parent, child))
                 rep.children_relinked.append(child)
             else:
                 rep.children_moved.append((child, crow[0]))
@@ -463,6 +536,21 @@ def _restore_files(snapshot: DeletedSession, report: UndoReport) -> None:
         report.files_restored.append(saved.path)
     for path in snapshot.unsaved_files:
         report.files_failed.append((path, "too large to keep for undo"))
+
+
+def _insert_rows(
+    conn: sqlite3.Connection, table: str, columns: list[str], rows: list[tuple], *, ignore: bool = True
+) -> None:
+    """Insert ``rows`` (in ``columns`` order) with the columns the table still has."""
+    current = {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
+    keep = [i for i, name in enumerate(columns) if name in current]
+    if not keep:
+        return
+    names = ", ".join(_quote(columns[i]) for i in keep)
+    verb = "INSERT OR IGNORE" if ignore else "INSERT"
+    sql = f"{verb} INTO {table} ({names}) VALUES ({', '.join('?' for _ in keep)})"
+    for row in rows:
+        conn.execute(sql, [row[i] for i in keep])
 
 
 def _quote(name: str) -> str:
@@ -518,6 +606,12 @@ def write_trash(path: Path, snapshot: DeletedSession, *, database: Path) -> Path
             "rows": [[_encode(v) for v in row] for row in snapshot.message_rows],
         },
         "child_ids": snapshot.child_ids,
+        "companions": [[_encode(v) for v in row] for row in snapshot.companion_rows],
+        "child_links": [list(link) for link in snapshot.child_links],
+        "other_rows": {
+            table: {"columns": columns, "rows": [[_encode(v) for v in row] for row in rows]}
+            for table, (columns, rows) in snapshot.other_rows.items()
+        },
         "files": [
             {"path": str(f.path), "mode": f.mode, "mtime": f.mtime, "data": _encode(f.data)}
             for f in snapshot.files
@@ -552,6 +646,12 @@ def read_trash(path: Path) -> DeletedSession:
             ],
             trash_path=Path(path),
             deleted_at=float(document.get("deleted_at") or 0.0),
+            companion_rows=[tuple(_decode(v) for v in row) for row in document.get("companions") or []],
+            child_links=[(str(c), str(p)) for c, p in document.get("child_links") or []],
+            other_rows={
+                str(table): (list(part["columns"]), [tuple(_decode(v) for v in row) for row in part["rows"]])
+                for table, part in (document.get("other_rows") or {}).items()
+            },
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"{path} is a damaged trash entry ({exc})") from exc

@@ -186,3 +186,138 @@ def test_uc7_v30_cjk_extension_store_reads_without_its_tokenizer(open_fixture):
     db = open_fixture("upstream_v30_cjkext.db")
     assert ids(human_list(db))[0] == "r1"
     assert db.search("桂林").hits and db.search_messages("docker")
+
+
+# ---------------------------------------------------------------------------- UC-5 writes in place
+
+
+@pytest.fixture
+def writable_fixture(shared_fixtures_dir: Path, tmp_path: Path):
+    opened: list[SessionDB] = []
+
+    def open_(name: str) -> SessionDB:
+        source = shared_fixtures_dir / name
+        if not source.exists():
+            pytest.skip(f"{source} not available")
+        target = tmp_path / ("w-" + name.replace(".db", "")) / "state.db"
+        target.parent.mkdir()
+        shutil.copyfile(source, target)
+        db = SessionDB(target)
+        opened.append(db)
+        return db
+
+    yield open_
+    for db in opened:
+        db.close()
+
+
+def shape(db: SessionDB) -> tuple:
+    """Everything UC-5 says a write must not change: version and the schema's objects."""
+    return (
+        db._fetchone("SELECT version FROM schema_version")[0],
+        sorted(tuple(r) for r in db._fetchall("SELECT type, name, sql FROM sqlite_master")),
+    )
+
+
+def assert_intact(db: SessionDB) -> None:
+    assert db._fetchone("PRAGMA integrity_check")[0] == "ok"
+    for (table,) in db._fetchall(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%fts5%'"
+    ):
+        if table in db.capabilities.fts and not db.capabilities.fts[table].loads:
+            continue
+        db._execute_write(lambda c, t=table: c.execute(f"INSERT INTO {t}({t}) VALUES('integrity-check')"))
+
+
+def everything(db: SessionDB) -> dict:
+    tables = [r[0] for r in db._fetchall(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'messages_fts%' "
+        "AND name NOT LIKE 'sqlite_%'")]
+    return {t: sorted(map(tuple, db._fetchall(f"SELECT * FROM {t}")), key=repr) for t in tables}
+
+
+@pytest.mark.parametrize("name", ["upstream_v16.db", "upstream_v30.db", "upstream_v30_upgraded.db"])
+def test_uc5_rename_archive_pin_in_place(writable_fixture, name):
+    from hermes_state.trash import delete_with_snapshot  # noqa: F401  (import check)
+
+    db = writable_fixture(name)
+    before = shape(db)
+    session = db.list_sessions_rich(limit=1)[0]["id"]
+    assert db.set_session_title(session, "chosen by a person")
+    if db._has_session_column("title_source"):
+        assert db._fetchone("SELECT title_source FROM sessions WHERE id = ?", (session,))[0] == "user"
+    chain_tip = next(r for r in db.list_sessions_rich(limit=100) if r.get("_lineage_root_id"))
+    assert db.set_session_archived(chain_tip["id"], True)
+    archived = {r[0] for r in db._fetchall("SELECT id FROM sessions WHERE archived = 1")}
+    assert {chain_tip["id"], chain_tip["_lineage_root_id"]} <= archived  # the whole lineage
+    assert shape(db) == before
+    assert_intact(db)
+
+
+def test_uc5_delete_takes_delegates_dependents_and_prompts_and_undo_brings_all_back(writable_fixture):
+    from hermes_state.trash import delete_with_snapshot, undo_delete
+
+    db = writable_fixture("upstream_v30.db")
+    s1, d1 = "20260921_090000_s1", "20260921_090500_d1"
+    db._execute_write(lambda c: c.execute(
+        "INSERT INTO session_model_usage (session_id, model, api_call_count) VALUES (?, 'm', 3)", (s1,)))
+    before, shape_before = everything(db), shape(db)
+    outcome = delete_with_snapshot(lambda: db, s1, sessions_dir=None)
+    assert outcome.ok
+    left = {r[0] for r in db._fetchall("SELECT id FROM sessions")}
+    assert s1 not in left and d1 not in left  # the delegate run went with it
+    assert db._fetchone("SELECT COUNT(*) FROM system_prompts")[0] == 0  # nobody uses it now
+    assert db._fetchone("SELECT COUNT(*) FROM session_model_usage WHERE session_id = ?", (s1,))[0] == 0
+    assert shape(db) == shape_before
+    assert_intact(db)
+    report = undo_delete(lambda: db, outcome.deleted)
+    assert report.restored and report.companions_restored == [d1], report.summary()
+    assert everything(db) == before
+    assert_intact(db)
+
+
+def test_uc5_delete_refused_while_an_agent_holds_the_session(writable_fixture):
+    import time as _time
+
+    from hermes_state.errors import DatabaseError
+
+    db = writable_fixture("upstream_v30.db")
+    r1 = "20260921_140000_r1"
+    db._execute_write(lambda c: c.execute(
+        "INSERT INTO session_turn_leases (conversation_id, holder, acquired_at, expires_at) VALUES (?, 'agent', ?, ?)",
+        (r1, _time.time(), _time.time() + 600)))
+    before = everything(db)
+    with pytest.raises(DatabaseError, match="in use"):
+        db.delete_session(r1)
+    assert everything(db) == before
+    assert db.prune_sessions(older_than_days=0) >= 0 and db.get_session(r1) is not None
+
+
+def test_uc7_unloadable_tokenizer_writes_as_upstream_does(writable_fixture):
+    db = writable_fixture("upstream_v30_cjkext.db")
+    triggers = {r[0] for r in db._fetchall("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
+    assert {"messages_fts_cjk_insert", "messages_fts_cjk_delete"} <= triggers
+    assert db.delete_session("20260921_163000_cr")  # failed with 'no such tokenizer' before
+    triggers = {r[0] for r in db._fetchall("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
+    assert not any(t.startswith("messages_fts_cjk_") for t in triggers)
+    assert db.get_meta("fts_cjk_stale") == "1"
+    assert db._fetchone("SELECT version FROM schema_version")[0] == 30
+    assert_intact(db)
+
+
+def test_uc5_trash_file_keeps_every_row_exactly_and_restores_it(writable_fixture, tmp_path):
+    from hermes_state.trash import delete_with_snapshot, list_trash, read_trash, undo_delete
+
+    db = writable_fixture("upstream_v30.db")
+    db._execute_write(lambda c: c.execute(
+        "UPDATE messages SET display_identity = X'00FF10' WHERE session_id = '20260921_090000_s1'"))
+    before = everything(db)
+    outcome = delete_with_snapshot(lambda: db, "20260921_090000_s1", sessions_dir=None, trash=tmp_path / "trash")
+    (entry,) = list_trash(tmp_path / "trash")
+    kept = read_trash(entry.path)
+    assert kept.message_rows == outcome.deleted.message_rows  # BLOBs included, byte for byte
+    assert kept.companion_rows == outcome.deleted.companion_rows
+    assert kept.other_rows == outcome.deleted.other_rows
+    assert undo_delete(lambda: db, kept).restored
+    assert everything(db) == before
+    assert list_trash(tmp_path / "trash") == []
