@@ -166,6 +166,7 @@ class SessionDB:
         self._caps: Capabilities | None = None
         self._rules: Rules | None = None
         self._rules_for: Capabilities | None = None
+        self._extra_pins: frozenset[str] | None = None
 
         try:
             self._open(read_only)
@@ -317,6 +318,32 @@ class SessionDB:
             if caps is None or caps.schema_cookie != _schema_cookie(conn):
                 caps = self._caps = _detect_capabilities(conn)
             return caps
+
+    @property
+    def extra_pins(self) -> frozenset[str]:
+        """Pins kept in our settings file, for a store without ``sessions.pinned``."""
+        if self._extra_pins is None:
+            if self._has_session_column("pinned"):
+                self._extra_pins = frozenset()
+            else:
+                from .pins import pinned_in_file
+
+                self._extra_pins = pinned_in_file(self.db_path)
+        return self._extra_pins
+
+    @extra_pins.setter
+    def extra_pins(self, value: frozenset[str]) -> None:
+        self._extra_pins = frozenset(value)
+
+    def _pinned_first(self, alias: str = "s") -> str:
+        """ORDER BY term: pinned conversations first (the column, else the settings file)."""
+        if self._has_session_column("pinned"):
+            return self.rules.pinned_first(alias)
+        pins = self.extra_pins
+        if not pins:
+            return ""
+        quoted = ",".join("'" + p.replace("'", "''") + "'" for p in sorted(pins))
+        return f"({alias}.id IN ({quoted})) DESC, "
 
     @property
     def rules(self) -> Rules:
@@ -1049,21 +1076,26 @@ class SessionDB:
         )
         needle = (id_query or "").strip().lower()
         if order_by_last_active or needle:
-            sql, params = _chain_list_sql(where, params, needle, order_by_last_active, self.rules)
+            sql, params = _chain_list_sql(
+                where, params, needle, order_by_last_active, self.rules, self._pinned_first()
+            )
         else:
             sql = (
                 f"SELECT s.*, {self.rules.preview_sql()} AS _preview_raw, {self.rules.last_active_sql()} AS last_active "
-                f"FROM sessions s {where} ORDER BY {self.rules.pinned_first()}s.started_at DESC"
+                f"FROM sessions s {where} ORDER BY {self._pinned_first()}s.started_at DESC"
             )
         sql += " LIMIT ? OFFSET ?"
         params += [int(limit), int(offset)]
 
         rules = self.rules
+        file_pins = self.extra_pins
 
         def do(conn: sqlite3.Connection) -> list[dict]:
             rows = [_rich_row(row) for row in conn.execute(sql, params).fetchall()]
             for row in rows:
                 row.pop("_chain_last_active", None)
+                if file_pins and "pinned" not in row:
+                    row["pinned"] = int(row["id"] in file_pins)
             if project_compression_tips and not include_children:
                 rows = [_project_tip(conn, row, rules) for row in rows]
             return rows
@@ -1494,6 +1526,33 @@ class SessionDB:
         return row[0] if row else None
 
     # -------------------------------------------------- archive
+
+    def set_session_pinned(self, session_id: str, pinned: bool) -> bool:
+        """Pin or unpin a conversation (its whole compression lineage, so the row the list
+        shows agrees whichever segment is asked). Where the store has no ``pinned`` column
+        (before v30) the pin goes to our settings file instead (UC-5: never a new column).
+        True if the session exists."""
+        from .pins import set_pinned_in_file
+
+        def lineage(conn: sqlite3.Connection) -> list[str]:
+            return _compression_lineage(conn, session_id)
+
+        if not self._has_session_column("pinned"):
+            ids = self._read(lineage)
+            if not ids:
+                return False
+            self.extra_pins = set_pinned_in_file(self.db_path, ids, pinned)
+            return True
+
+        def do(conn: sqlite3.Connection) -> bool:
+            ids = lineage(conn)
+            if not ids:
+                return False
+            marks = ",".join("?" for _ in ids)
+            conn.execute(f"UPDATE sessions SET pinned = ? WHERE id IN ({marks})", [1 if pinned else 0, *ids])
+            return True
+
+        return bool(self._execute_write(do))
 
     def set_session_archived(self, session_id: str, archived: bool) -> bool:
         """Archive (hide from the default list) or unarchive a session and its whole
@@ -2441,7 +2500,7 @@ def _marker_sql(alias: str, key: str) -> str:
 
 
 def _chain_list_sql(
-    where: str, params: list[Any], needle: str, by_activity: bool, rules: Rules
+    where: str, params: list[Any], needle: str, by_activity: bool, rules: Rules, pinned_first: str
 ) -> tuple[str, list[Any]]:
     """The listing query walking each listed row's compression chain forward: for ordering
     by the chain's newest activity and for matching ``needle`` against any id along it."""
@@ -2470,8 +2529,8 @@ def _chain_list_sql(
         )
         all_params.append("%" + escape_like(needle) + "%")
     order = (
-        f" ORDER BY {rules.pinned_first()}_chain_last_active DESC, s.started_at DESC, s.id DESC"
+        f" ORDER BY {pinned_first}_chain_last_active DESC, s.started_at DESC, s.id DESC"
         if by_activity
-        else f" ORDER BY {rules.pinned_first()}s.started_at DESC"
+        else f" ORDER BY {pinned_first}s.started_at DESC"
     )
     return chain + select + order, all_params

@@ -269,13 +269,17 @@ def _add_list(sub) -> None:
     parser.add_argument(
         "--limit", type=_non_negative_int, default=20, help="how many sessions (default 20)"
     )
+    parser.add_argument("--archived", action="store_true", help="list archived sessions instead")
     parser.set_defaults(run=_cmd_list)
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
     exclude = None if args.source is not None else HIDDEN_SOURCES
     with open_store("read") as db:
-        rows = db.list_sessions_rich(source=args.source, exclude_sources=exclude, limit=args.limit)
+        rows = db.list_sessions_rich(
+            source=args.source, exclude_sources=exclude, limit=args.limit,
+            archived_only=getattr(args, "archived", False),
+        )
     if not rows:
         print("No sessions found.")
         return 0
@@ -402,6 +406,18 @@ def _cmd_delete(args: argparse.Namespace) -> int:
             raise CliExit(f"Session '{args.session_id}' not found.")
     print(f"Deleted session '{inert(session_id)}'.")
     return 0
+
+
+def _flag_command(name: str) -> None:
+    @session_action(name)
+    def _add(sub) -> None:
+        from .cli_flags import add_flag_command
+
+        add_flag_command(sub, name)
+
+
+for _name in ("archive", "unarchive", "pin", "unpin"):
+    _flag_command(_name)
 
 
 @session_action("trash")

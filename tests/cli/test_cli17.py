@@ -1,0 +1,99 @@
+"""CLI-17: archive / unarchive / pin / unpin; ambiguous prefixes and empty ids; list --archived."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from hermes_state import SessionDB
+from hermes_state.pins import pinned_in_file
+from hermes_tui.cli import main
+
+
+@pytest.fixture
+def home(shared_fixtures_dir: Path, tmp_path: Path, monkeypatch):
+    def make(name: str) -> Path:
+        home = tmp_path / name.replace(".db", "")
+        home.mkdir()
+        shutil.copyfile(shared_fixtures_dir / name, home / "state.db")
+        monkeypatch.setenv("HERMES_HOME", str(home))
+        return home
+
+    return make
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(["sessions", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def listed(capsys, *flags: str) -> list[str]:
+    code, out, _ = run(capsys, "list", "--limit", "100", *flags)
+    assert code == 0
+    return [line.split()[-1].split("_")[-1] for line in out.splitlines()[2:]]
+
+
+def test_cli17_archive_whole_lineage_then_unarchive(capsys, home):
+    path = home("upstream_v30.db") / "state.db"
+    code, out, err = run(capsys, "archive", "20260921_122000_c3")
+    assert (code, err) == (0, "") and "Archived '20260921_122000_c3'." in out
+    db = SessionDB(path, read_only=True)
+    try:
+        archived = {r[0][-2:] for r in db._fetchall("SELECT id FROM sessions WHERE archived = 1")}
+        assert archived == {"a1", "c1", "c2", "c3"}
+        assert db._fetchone("SELECT version FROM schema_version")[0] == 30
+    finally:
+        db.close()
+    assert "c3" not in listed(capsys) and "c3" in listed(capsys, "--archived")
+    assert run(capsys, "unarchive", "20260921_120000_c1")[0] == 0
+    assert "c3" in listed(capsys)
+
+
+def test_cli17_pinned_first_in_list_column_or_settings_file(capsys, home):
+    home("upstream_v30.db")
+    assert run(capsys, "pin", "20260921_163000_cr")[0] == 0
+    assert listed(capsys)[:2] == ["cr", "r1"]  # both pinned, newest first
+    assert run(capsys, "unpin", "20260921_140000_r1", "20260921_163000_cr")[0] == 0
+    assert listed(capsys)[0] == "cr" and "r1" in listed(capsys)[1:]
+    # A v16 store has no pinned column: the pin lives in our settings file, the store is untouched.
+    path = home("upstream_v16.db") / "state.db"
+    before = path.read_bytes()
+    assert run(capsys, "pin", "20260528_160000_gg0001")[0] == 0
+    assert path.read_bytes() == before
+    assert "20260528_160000_gg0001" in pinned_in_file(path)
+    assert listed(capsys)[0] == "gg0001"
+
+
+def test_cli17_ambiguous_prefix_says_how_many_and_changes_nothing(capsys, home):
+    path = home("upstream_v30.db") / "state.db"
+    before = path.read_bytes()
+    code, out, err = run(capsys, "archive", "20260921_12")
+    assert code == 1 and out == ""
+    assert "ambiguous" in err and "3 session ids" in err and "Nothing was changed." in err
+    code, _, err = run(capsys, "pin", "no_such_session")
+    assert code == 1 and "not found" in err
+    assert path.read_bytes() == before
+
+
+def test_cli17_empty_id_is_an_error_never_every_session(capsys, home):
+    path = home("upstream_v30.db") / "state.db"
+    before = path.read_bytes()
+    for verb in ("archive", "unarchive", "pin", "unpin"):
+        code, _, err = run(capsys, verb, "")
+        assert code == 1 and "empty session id" in err and "Traceback" not in err
+    assert path.read_bytes() == before
+
+
+def test_cli17_archive_brings_an_old_store_to_16_first(capsys, home):
+    path = home("upstream_v11.db") / "state.db"
+    code, out, err = run(capsys, "archive", "20260102_090000_a1a1a1")
+    assert code == 0 and "Archived" in out, err
+    db = SessionDB(path, read_only=True)
+    try:
+        assert db.opened_version == 16
+        assert db._fetchone("SELECT archived FROM sessions WHERE id = '20260102_090000_a1a1a1'")[0] == 1
+    finally:
+        db.close()
