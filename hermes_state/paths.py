@@ -190,3 +190,19 @@ def fsync_directory(directory: Path) -> None:
         pass
     finally:
         os.close(dir_fd)
+
+
+#: Overrides where this program keeps its own data (trash, pins): tests, or a person who
+#: wants it elsewhere.
+DATA_DIR_ENV = "HERMES_SESSIONS_DATA_DIR"
+
+
+def data_dir() -> Path:
+    """This program's own data directory (``$HERMES_SESSIONS_DATA_DIR``, else the user data
+    directory of the platform). Resolved on call, like the rest of this module."""
+    override = os.environ.get(DATA_DIR_ENV, "").strip()
+    if override:
+        return Path(override)
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("hermes-sessions"))

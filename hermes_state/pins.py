@@ -8,20 +8,13 @@ settings file, ``<user data dir>/pins.json``, keyed by the database's resolved p
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
-from .paths import write_atomic
-from .trash import DATA_DIR_ENV
+from .paths import data_dir, write_atomic
 
 
 def pins_path() -> Path:
-    override = os.environ.get(DATA_DIR_ENV, "").strip()
-    if override:
-        return Path(override) / "pins.json"
-    from platformdirs import user_data_dir
-
-    return Path(user_data_dir("hermes-sessions")) / "pins.json"
+    return data_dir() / "pins.json"
 
 
 def _key(db_path: Path) -> str:

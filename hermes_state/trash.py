@@ -25,15 +25,13 @@ from typing import Any, Callable, Iterator
 
 from .db import SessionDB, _delegate_descendants, _delete_sessions, _remove_session_files, dependent_tables
 from .errors import describe_write_error
-from .paths import write_atomic
+from .paths import data_dir, write_atomic
 
 #: Files kept in memory so that undo can put them back (larger ones are reported instead).
 MAX_SAVED_FILE_BYTES = 64 * 1024 * 1024
 #: How long a deleted session stays restorable from the trash on disk.
 TRASH_DAYS = 7
 TRASH_FORMAT = "hermes-sessions-trash/1"
-#: Overrides where the trash lives (tests, or a person who wants it elsewhere).
-DATA_DIR_ENV = "HERMES_SESSIONS_DATA_DIR"
 
 
 # ---------------------------------------------------------------------------- delete preview
@@ -562,12 +560,7 @@ def _quote(name: str) -> str:
 
 def default_trash_dir() -> Path:
     """``<user data dir>/trash`` (``$HERMES_SESSIONS_DATA_DIR/trash`` when that is set)."""
-    override = os.environ.get(DATA_DIR_ENV, "").strip()
-    if override:
-        return Path(override) / "trash"
-    from platformdirs import user_data_dir
-
-    return Path(user_data_dir("hermes-sessions")) / "trash"
+    return data_dir() / "trash"
 
 
 def _encode(value: Any) -> Any:
