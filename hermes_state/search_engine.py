@@ -638,6 +638,28 @@ def _hits(ctx: _Ctx, rows: list[_Row], path: str) -> list:
     return hits
 
 
+_INDEX_FLAGS = ("fts_stale", "fts_cjk_stale", "fts_rebuild_high_water", "fts_rebuild_progress")
+
+
+def index_warning(conn: sqlite3.Connection) -> str | None:
+    """UC-4: a word that the answer may be partial, when upstream marked an index stale or is
+    rebuilding it (read fresh: another process may set these at any time)."""
+    try:
+        flags = dict(conn.execute(
+            f"SELECT key, value FROM state_meta WHERE key IN ({','.join('?' for _ in _INDEX_FLAGS)})",
+            _INDEX_FLAGS,
+        ).fetchall())
+    except sqlite3.Error:
+        return None
+    if flags.get("fts_rebuild_high_water") is not None or flags.get("fts_rebuild_progress") is not None:
+        return "the search index is being rebuilt: results may be incomplete"
+    if str(flags.get("fts_stale") or "").strip() not in ("", "0"):
+        return "the search index is marked stale: results may be incomplete"
+    if str(flags.get("fts_cjk_stale") or "").strip() not in ("", "0"):
+        return "the CJK index is marked stale (upstream rebuilds it): its results may be incomplete"
+    return None
+
+
 def search(
     db: "SessionDB",
     query: str,
@@ -691,6 +713,9 @@ def search(
         ctx = _Ctx(conn, filters, params, limit, offset, sort, _Budget(budget_ms))
         if cut_note:
             ctx.notes.append(cut_note)
+        stale = index_warning(conn)
+        if stale:
+            ctx.notes.append(stale)
         if contains_cjk(q):
             outcome, effective = _cjk_search(ctx, q)
             if outcome is None:

@@ -321,3 +321,24 @@ def test_uc5_trash_file_keeps_every_row_exactly_and_restores_it(writable_fixture
     assert undo_delete(lambda: db, kept).restored
     assert everything(db) == before
     assert list_trash(tmp_path / "trash") == []
+
+
+@pytest.mark.parametrize("key,value,said", [
+    ("fts_stale", "1", "marked stale"),
+    ("fts_rebuild_high_water", "20", "being rebuilt"),
+    ("fts_rebuild_progress", "0.4", "being rebuilt"),
+])
+def test_uc4_stale_or_rebuilding_index_says_the_answer_may_be_partial(writable_fixture, key, value, said):
+    db = writable_fixture("upstream_v30.db")
+    assert db.search("docker").note is None or "incomplete" not in db.search("docker").note
+    db.set_meta(key, value)  # as upstream marks it, from another process or this one
+    result = db.search("docker")
+    assert result.hits and said in (result.note or "") and "incomplete" in result.note
+    assert db.search_messages("docker")  # the upstream API still answers
+
+
+def test_uc4_cjk_index_marked_stale_is_said_too(writable_fixture):
+    db = writable_fixture("upstream_v30_cjkext.db")
+    db.delete_session("20260921_163000_cr")  # stands the CJK triggers down, marks it stale
+    result = db.search("桂林")
+    assert result.hits and "CJK index is marked stale" in (result.note or "")
