@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterable, TypeVar
 from .capabilities import Capabilities, classify_version
 from .capabilities import detect as _detect_capabilities
 from .capabilities import schema_cookie as _schema_cookie
-from .errors import DatabaseError, ReadOnlyError, describe_db_error
+from .errors import DatabaseError, ReadOnlyError, TitleChangedError, describe_db_error
 from .errors import is_lock_error as _is_lock_error
 from .errors import needs_immutable as _needs_immutable
 from .lineage import (
@@ -108,6 +108,10 @@ def compute_preview(first_user_content: str | None) -> str:
     if not raw:
         return ""
     return raw[:60] + ("..." if len(raw) > 60 else "")
+
+
+#: "No condition" for :meth:`SessionDB.set_session_title`'s ``expected``.
+_ANY = object()
 
 
 class SessionDB:
@@ -970,15 +974,22 @@ class SessionDB:
 
     # ------------------------------------------------------------------ titles
 
-    def set_session_title(self, session_id: str, title: str | None) -> bool:
+    def set_session_title(self, session_id: str, title: str | None, *, expected: Any = _ANY) -> bool:
         """Set (or clear, with an empty title) a session's title; titles are unique (TI-2).
 
         Where the store has ``title_source`` (UC-5), a title set here is a person's choice:
-        ``'user'`` (cleared with the title)."""
+        ``'user'`` (cleared with the title). With ``expected`` (the title the person saw,
+        None for untitled) the rename happens only if that is still the title; otherwise
+        :class:`~hermes_state.errors.TitleChangedError` says what it is now and nothing
+        changes (two browsers renaming one session never silently lose a rename)."""
         cleaned = sanitize_title(title)
         source = ", title_source = ?" if self._has_session_column("title_source") and not self.read_only else ""
 
         def do(conn: sqlite3.Connection) -> bool:
+            if expected is not _ANY:
+                row = conn.execute("SELECT title FROM sessions WHERE id = ?", (session_id,)).fetchone()
+                if row is not None and row[0] != expected:
+                    raise TitleChangedError(session_id, row[0])
             if cleaned is not None:
                 other = conn.execute(
                     "SELECT id FROM sessions WHERE title = ? AND id != ?", (cleaned, session_id)

@@ -22,6 +22,15 @@ class ReadOnlyError(DatabaseError):
     """A mutating method was called on a store opened with ``read_only=True``."""
 
 
+class TitleChangedError(Exception):
+    """A conditional rename found another title than the one the person saw."""
+
+    def __init__(self, session_id: str, current: str | None) -> None:
+        super().__init__(f"the title of {session_id} changed meanwhile (it is now {current!r})")
+        self.session_id = session_id
+        self.current = current
+
+
 def is_lock_error(exc: BaseException | None) -> bool:
     """Another process holds a lock (``database is locked`` / ``busy``): worth retrying.
 

@@ -356,8 +356,9 @@ class BrowserData:
 
     # ------------------------------------------------------------------ writes
 
-    def rename(self, session_id: str, raw: str) -> operations.RenameOutcome:
-        return operations.rename_session(self.writer, session_id, raw)
+    def rename(self, session_id: str, raw: str, *, expected: str | None) -> operations.RenameOutcome:
+        """Rename, if the title is still ``expected`` (the one the person saw)."""
+        return operations.rename_session(self.writer, session_id, raw, expected=expected)
 
     def delete_preview(self, session_id: str, *, now: float, live_window_s: float) -> trash.DeletePreview | None:
         return self.read(

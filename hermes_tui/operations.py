@@ -17,7 +17,7 @@ from typing import Callable, Iterator
 from rich.filesize import decimal
 
 from hermes_state import SessionDB
-from hermes_state.errors import describe_write_error
+from hermes_state.errors import TitleChangedError, describe_write_error
 from hermes_state.export import iter_export, render_chunks
 from hermes_state.paths import write_atomic
 from hermes_state.titles import sanitize_title
@@ -35,11 +35,16 @@ EXPORT_SEARCH_LIMIT = 1000
 
 @dataclass(frozen=True)
 class RenameOutcome:
-    """What a rename did. ``ok`` with ``title`` None means the title was cleared."""
+    """What a rename did. ``ok`` with ``title`` None means the title was cleared.
+
+    ``changed``: nothing was written because the title was no longer the one the person saw;
+    ``current`` is what it is now."""
 
     ok: bool
     title: str | None = None
     error: str | None = None
+    changed: bool = False
+    current: str | None = None
 
 
 def check_title(raw: str) -> tuple[str | None, str | None]:
@@ -50,13 +55,30 @@ def check_title(raw: str) -> tuple[str | None, str | None]:
         return None, str(exc)
 
 
-def rename_session(writer: Callable[[], SessionDB], session_id: str, raw: str) -> RenameOutcome:
-    """Sanitise and store a title (TI-1, TI-2); every failure leaves the database unchanged."""
+_UNCONDITIONAL = object()
+
+
+def rename_session(
+    writer: Callable[[], SessionDB], session_id: str, raw: str, *, expected: object = _UNCONDITIONAL
+) -> RenameOutcome:
+    """Sanitise and store a title (TI-1, TI-2); every failure leaves the database unchanged.
+
+    ``expected``: the title the person saw (None: untitled); the rename is refused, with what
+    the title is now, if it changed meanwhile."""
     cleaned, error = check_title(raw)
     if error:
         return RenameOutcome(False, error=error)
     try:
-        updated = writer().set_session_title(session_id, raw)
+        if expected is _UNCONDITIONAL:
+            updated = writer().set_session_title(session_id, raw)
+        else:
+            updated = writer().set_session_title(session_id, raw, expected=expected)
+    except TitleChangedError as exc:
+        now = f"“{exc.current}”" if exc.current else "untitled"
+        return RenameOutcome(
+            False, changed=True, current=exc.current,
+            error=f"Someone else renamed it meanwhile: it is now {now}. Press Enter again to replace it.",
+        )
     except ValueError as exc:  # duplicate (TI-2), raised inside the rolled-back transaction
         return RenameOutcome(False, error=str(exc))
     except Exception as exc:  # locked, read-only, closing …: rolled back by _execute_write

@@ -41,11 +41,13 @@ class RenameModal(ModalScreen[str | None]):
         title: str | None,
         *,
         label: str | None = None,
-        save: Callable[[str], RenameOutcome],
+        save: Callable[[str, str | None], RenameOutcome],
     ) -> None:
         super().__init__()
         self.session_id = session_id
         self.current_title = title
+        #: The title the person has seen: the rename is conditional on it still being so.
+        self.seen_title = title
         self.label = label
         self.save = save
         self.saving = False
@@ -152,7 +154,7 @@ class RenameModal(ModalScreen[str | None]):
     @work(thread=True, group="rename-save", exclusive=True, exit_on_error=False)
     def _save(self, raw: str) -> None:
         try:
-            outcome = self.save(raw)
+            outcome = self.save(raw, self.seen_title)
         except Exception as exc:  # save reports its own failures; this is a last resort
             outcome = RenameOutcome(False, error=f"{type(exc).__name__}: {exc}. Nothing was changed.")
         self.post_message(self.Saved(outcome))
@@ -165,6 +167,9 @@ class RenameModal(ModalScreen[str | None]):
             self.dismiss(outcome.title or "")
             return
         self._set_saving(False)
+        if outcome.changed:
+            # Asked, not overwritten: the next Enter replaces the title now shown here.
+            self.seen_title = outcome.current
         self._show_error(outcome.error)
 
     def action_cancel(self) -> None:

@@ -79,7 +79,7 @@ class SessionFlows:
 
         self.app.push_screen(  # type: ignore[attr-defined]
             RenameModal(session_id, summary.title, label=summary.label,
-                        save=lambda raw: store.rename(session_id, raw)),
+                        save=lambda raw, expected: store.rename(session_id, raw, expected=expected)),
             done,
         )
 

@@ -216,3 +216,30 @@ def test_item2_trash_forgets_entries_after_seven_days_and_refuses_empty_ids(fixe
                            capture_output=True, text=True, env=env, timeout=60)
     assert empty.returncode == 1 and "empty id" in empty.stdout + empty.stderr
 
+
+
+# ---------------------------------------------------------------------------- item 5: conditional rename
+
+
+async def test_item5_rename_is_conditional_on_the_title_the_user_saw(fixed_db: Path) -> None:
+    from hermes_tui.modals.rename import RenameModal
+
+    from .test_rename import error_text
+
+    app = make_app(fixed_db)
+    async with app.run_test(size=SIZE) as pilot:
+        modal = await open_rename(pilot)  # sees "release checklist"
+        # Another browser (a real second process) renames it first.
+        script = (f"import sys; sys.path.insert(0, {str(REPO)!r}); from hermes_state import SessionDB; "
+                  f"db = SessionDB({str(fixed_db)!r}); db.set_session_title({RELEASE!r}, 'BETA'); db.close()")
+        subprocess.run([sys.executable, "-c", script], check=True, timeout=60)
+        await submit(pilot, modal, "ALPHA")
+        assert isinstance(app.screen, RenameModal)  # asked, not overwritten
+        assert "it is now “BETA”" in error_text(modal) and "Press Enter again" in error_text(modal)
+        assert title_of(fixed_db, RELEASE) == "BETA"
+        assert not any(n.startswith("Renamed") for n in notifications(app))
+        await pilot.press("enter")  # the person confirms: replace BETA
+        await settle(pilot)
+        assert not isinstance(app.screen, RenameModal)
+        assert title_of(fixed_db, RELEASE) == "ALPHA"
+        assert any("Renamed" in n and "ALPHA" in n for n in notifications(app))
