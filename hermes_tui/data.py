@@ -25,6 +25,7 @@ from hermes_state import listing, trash
 from hermes_state.connection import READ_WAIT_TEXT, WRITE_WAIT_TEXT, open_store, retry_read, write_problem
 from hermes_state.errors import DatabaseError, is_interrupted
 from hermes_state.models import LineageNode, Message, SearchHit, SessionSummary
+from hermes_state.query import limit_query
 from hermes_state.recap import Recap, RecapConfig, build_recap
 from hermes_state.retrieval import group_hits_by_conversation, lineage_roots
 
@@ -305,10 +306,14 @@ class BrowserData:
         if not query.strip():
             return view
         searcher = self._connection("searcher")
+        # Every path gets the query cut to what SQLite accepts (a 50,000-character paste made
+        # the title match fail with "LIKE or GLOB pattern too complex"); the search's note
+        # says it was cut.
+        cut_query, _cut = limit_query(query)
         # Title/id matching runs beside the full-text search on its own connection: SQLite
         # releases the GIL while a statement runs, so the two queries overlap on two cores.
         titles = self._pool.submit(
-            self.match_sessions, query, source=source, exclude_sources=exclude_sources
+            self.match_sessions, cut_query, source=source, exclude_sources=exclude_sources
         )
         try:
             result = self._retry(

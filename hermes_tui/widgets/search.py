@@ -13,6 +13,7 @@ from typing import Callable
 from rich.cells import cell_len
 from rich.text import Text
 from textual.binding import Binding
+from textual import events
 from textual.events import Click
 from textual.geometry import Size
 from textual.reactive import reactive
@@ -45,6 +46,18 @@ class SearchInput(Input):
         def __init__(self, widget, action: str) -> None:
             super().__init__(widget)
             self.action = action
+
+    def _on_paste(self, event: events.Paste) -> None:
+        """A pasted block is one query: its line breaks become spaces (Input keeps only the
+        first line of a paste)."""
+        if event.text:
+            text = " ".join(event.text.split())
+            selection = self.selection
+            if selection.is_empty:
+                self.insert_text_at_cursor(text)
+            else:
+                self.replace(text, *selection)
+        event.stop()
 
     def action_clear_search(self) -> None:
         self.value = ""

@@ -243,3 +243,76 @@ async def test_item5_rename_is_conditional_on_the_title_the_user_saw(fixed_db: P
         assert not isinstance(app.screen, RenameModal)
         assert title_of(fixed_db, RELEASE) == "ALPHA"
         assert any("Renamed" in n and "ALPHA" in n for n in notifications(app))
+
+
+# ---------------------------------------------------------------------------- item 3: one error path
+
+
+def break_messages_table(db_path: Path) -> None:
+    """Another process damages the store under the app: every message read fails now."""
+    script = (f"import sqlite3; c = sqlite3.connect({str(db_path)!r}); "
+              "c.execute('ALTER TABLE messages RENAME TO messages_gone'); c.commit(); c.close()")
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=60)
+
+
+def errors(app) -> list[str]:
+    return [n.message for n in app._notifications if n.severity == "error"]
+
+
+async def _fails_with_a_notice(pilot, app) -> None:
+    await wait_until(pilot, lambda: bool(errors(app)))
+    (first, *_rest) = errors(app)
+    assert "messages" in first and "\n" not in first and "Traceback" not in first
+    assert app.is_running
+
+
+async def test_item3_browser_search_worker_failure_is_a_notice(fixed_db: Path) -> None:
+    app = make_app(fixed_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        break_messages_table(fixed_db)
+        await pilot.press("/", *"docker")
+        await _fails_with_a_notice(pilot, app)
+
+
+async def _screen_worker_fails(fixed_db: Path, open_screen) -> None:
+    from hermes_tui.context import StoreChange
+
+    app = make_app(fixed_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await app.push_screen(open_screen(app))
+        await settle(pilot)
+        assert not errors(app)
+        break_messages_table(fixed_db)
+        app.ctx.signals.store_changed.publish(StoreChange(database=True))  # the screen reloads
+        await _fails_with_a_notice(pilot, app)
+
+
+async def test_item3_transcript_worker_failure_is_a_notice(fixed_db: Path) -> None:
+    await _screen_worker_fails(fixed_db, lambda app: app.ctx.screens.transcript(RELEASE))
+
+
+async def test_item3_recap_worker_failure_is_a_notice(fixed_db: Path) -> None:
+    await _screen_worker_fails(fixed_db, lambda app: app.ctx.screens.recap(RELEASE))
+
+
+async def test_item3_lineage_worker_failure_is_a_notice(fixed_db: Path) -> None:
+    await _screen_worker_fails(fixed_db, lambda app: app.ctx.screens.lineage(RELEASE))
+
+
+async def test_item3_a_huge_paste_is_cut_shown_and_one_line(fixed_db: Path) -> None:
+    from textual import events
+
+    from hermes_tui.widgets.search import SearchInput
+
+    app = make_app(fixed_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("/")
+        field = app.screen.query_one(SearchInput)
+        field.post_message(events.Paste("docker compose\nup -d\n" + "x" * 60_000))
+        await settle(pilot)
+        assert field.value.startswith("docker compose up -d x")  # newlines became spaces
+        await wait_until(pilot, lambda: "query cut" in str(app.screen.query_one("#main").border_subtitle))
+        assert not errors(app)
