@@ -1386,6 +1386,152 @@ def export_faults(work: Path, source_db: Path) -> tuple[list[str], str, int]:
     return problems, how, exported
 
 
+# ---------------------------------------------------------------------------- the browser's own faults (issue 14)
+
+
+@dataclass
+class FileFaultResult:
+    rounds: int = 0
+    replaced_seen: int = 0
+    writes_to_new_file: int = 0
+    writes_to_old_file: int = 0
+    deleted_seen: int = 0
+    writes_refused_after_delete: int = 0
+    databases_created: int = 0
+    undo_failed_first: int = 0
+    undo_restored_exactly: int = 0
+    disk_how: str = ""
+    problems: list[str] = field(default_factory=list)
+
+
+def _fixed_store(path: Path, sessions: int = 12) -> list[str]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    db = SessionDB(path)
+    ids = []
+    try:
+        for i in range(sessions):
+            sid = f"20261118_{i:06d}_ff{i:02d}"
+            db.create_session(sid, "cli")
+            db.append_message(sid, "user", f"question number {i} about the fault run")
+            db.append_message(sid, "assistant", f"answer number {i}")
+            db.set_session_title(sid, f"fault run {i}")
+            ids.append(sid)
+    finally:
+        db.close()
+    return ids
+
+
+def _title(path: Path, sid: str, *, moved_away: bool = False) -> Optional[str]:
+    """The title in the live file (its WAL included), or in a moved-away copy read as a plain
+    file (the -wal/-shm names beside it now belong to the file at the old path)."""
+    uri = f"file:{path}?immutable=1" if moved_away else f"file:{path}?mode=ro"
+    conn = sqlite3.connect(uri, uri=True)
+    try:
+        row = conn.execute("SELECT title FROM sessions WHERE id = ?", (sid,)).fetchone()
+        return row[0] if row else None
+    finally:
+        conn.close()
+
+
+async def _until(pilot: Any, condition: Callable[[], bool], timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        await pilot.pause(0.05)
+    return condition()
+
+
+async def run_file_faults(work: Path, rounds: int = 3) -> FileFaultResult:
+    """Replace the database under the open browser (mv + cp) and rename; delete it and try to
+    write; fill the disk between a delete and its undo. Everything through the real app."""
+    from hermes_tui.app import build_app
+    from hermes_tui.config import AppConfig
+    from hermes_tui.modals.rename import RenameModal
+
+    result = FileFaultResult()
+
+    def notices(app: Any) -> list[str]:
+        return [n.message for n in app._notifications]
+
+    for r in range(rounds):
+        home = work / f"replace-{r}"
+        db_path = home / "state.db"
+        ids = _fixed_store(db_path)
+        app = build_app(db_path, config=AppConfig(animations="none", search_debounce_s=0.0),
+                        watch=True, trash_dir=work / "trash")
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.pause(0.5)
+            result.rounds += 1
+            subprocess.run(["sh", "-c", f"mv '{db_path}' '{db_path}.bak' && cp '{db_path}.bak' '{db_path}'"],
+                           check=True)
+            if await _until(pilot, lambda: any("was replaced" in n for n in notices(app))):
+                result.replaced_seen += 1
+            await pilot.pause(0.3)
+            await pilot.press("r")
+            await _until(pilot, lambda: isinstance(app.screen, RenameModal))
+            if isinstance(app.screen, RenameModal):
+                field = app.screen.query_one("#rename-input")
+                field.value = f"renamed after restore {r}"
+                await pilot.press("enter")
+                await _until(pilot, lambda: not isinstance(app.screen, RenameModal))
+                await pilot.pause(0.3)
+            top = ids[-1]
+            if _title(db_path, top) == f"renamed after restore {r}":
+                result.writes_to_new_file += 1
+            if _title(Path(f"{db_path}.bak"), top, moved_away=True) == f"renamed after restore {r}":
+                result.writes_to_old_file += 1
+                result.problems.append(f"round {r}: a rename went to the moved-away file (missing from the database)")
+            # Now delete the file outright: writes refused, nothing created.
+            db_path.unlink()
+            if await _until(pilot, lambda: any("was deleted" in n for n in notices(app))):
+                result.deleted_seen += 1
+            await pilot.press("r")
+            await pilot.pause(0.5)
+            if any(n.startswith("Cannot rename") and "deleted" in n for n in notices(app)):
+                result.writes_refused_after_delete += 1
+            if db_path.exists():
+                result.databases_created += 1
+                result.problems.append(f"round {r}: the browser created a new database")
+    # Disk full between a delete and its undo.
+    with DiskFull(work / "full", size="16m") as disk:
+        if not disk.available:
+            result.disk_how = f"not run (tmpfs: {disk.reason})"
+            return result
+        db_path = disk.path / "state.db"
+        _fixed_store(db_path)
+        before = {r: table_rows(db_path, t) for r, t in (("s", "sessions"), ("m", "messages"))}
+        app = build_app(db_path, config=AppConfig(animations="none"), watch=False, trash_dir=work / "trash2")
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.pause(0.5)
+            await pilot.press("j", "d")
+            await pilot.pause(0.5)
+            await pilot.press("y")
+            await _until(pilot, lambda: any(n.startswith("Deleted") for n in notices(app)))
+            filler = disk.path / "filler"
+            fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
+            try:
+                while True:
+                    os.write(fd, b"\0" * 65536)
+            except OSError:
+                pass
+            finally:
+                os.close(fd)
+            await pilot.press("u")
+            if await _until(pilot, lambda: any(n.startswith("Undo failed") for n in notices(app))):
+                result.undo_failed_first += 1
+            filler.unlink()
+            await pilot.press("u")
+            await _until(pilot, lambda: any(n.startswith("Restored") for n in notices(app)))
+        after = {r: table_rows(db_path, t) for r, t in (("s", "sessions"), ("m", "messages"))}
+        if after == before:
+            result.undo_restored_exactly += 1
+        else:
+            result.problems.append("disk-full undo: the session vanished or messages changed")
+        result.disk_how = "16 MiB tmpfs filled between delete and undo"
+    return result
+
+
 #: Findings that mean data was lost (a logged or confirmed write is not in the store).
 LOSS_MARKERS = ("missing from the database", "no longer in the store", "vanished", "messages changed",
                 "message(s) without", "missing from messages_fts")
@@ -1405,7 +1551,8 @@ def print_table(rows: list[tuple[str, str, str]]) -> None:
 def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m bench.reliability",
-        description="Long reliability run: contention, kill -9 crashes, export faults (issue #7).",
+        description="Long reliability run: contention, kill -9 crashes, export faults, the browser's own "
+        "faults (issues #7, #14).",
     )
     parser.add_argument("--seconds", type=float, default=60.0, help="contention run length (default 60)")
     parser.add_argument("--writers", type=int, default=4, help="writer processes (default 4)")
@@ -1439,11 +1586,13 @@ def main(argv: Optional[list[str]] = None) -> int:
         export_problems, disk_how, exported = export_faults(work / "exports", work / "contention" / "state.db")
         say("hostile queries")
         hostile = _hostile_queries(work / "contention" / "state.db", args.hostile, args.seed)
+        say("the browser's own faults: file replaced / deleted under it, disk full before undo")
+        files = asyncio.run(run_file_faults(work / "file-faults"))
     finally:
         if owned:
             shutil.rmtree(work, ignore_errors=True)
 
-    problems = contention.problems + crashes.problems + export_problems + hostile.problems
+    problems = contention.problems + crashes.problems + export_problems + hostile.problems + files.problems
     waits = [w for w in contention.lock_waits if w >= 5.0]
     ui_times = [a.elapsed * 1000 for a in contention.ui_actions if a.kind in ("rename", "delete")]
     ui_writes = [a.confirm_elapsed * 1000 for a in contention.ui_actions if a.kind in ("rename", "delete")]
@@ -1476,6 +1625,12 @@ def main(argv: Optional[list[str]] = None) -> int:
         ("faults", "committed-but-unlogged writes at kills", f"{crashes.unlogged_messages} (allowed <= {crashes.kills})"),
         ("faults", "errors seen by the writer that survived a kill", str(crashes.survivor_errors)),
         ("faults", "disk-full export", disk_how),
+        ("faults", "state.db replaced under the browser: noticed / renames to the new file / to the old",
+         f"{files.replaced_seen} of {files.rounds} / {files.writes_to_new_file} / {files.writes_to_old_file}"),
+        ("faults", "state.db deleted under the browser: noticed / writes refused / databases created",
+         f"{files.deleted_seen} of {files.rounds} / {files.writes_refused_after_delete} / {files.databases_created}"),
+        ("faults", "disk-full undo: first try failed / retried and restored exactly",
+         f"{files.undo_failed_first} / {files.undo_restored_exactly} ({files.disk_how})"),
         ("inputs", "hostile queries tried / raised",
          f"{hostile.tried} / {hostile.raised}" if hostile.tried else "generator not available"),
         ("inputs", "slowest hostile query: search / search_messages",
