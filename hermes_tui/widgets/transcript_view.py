@@ -613,7 +613,10 @@ class TranscriptView(ScrollView, can_focus=True):
             match_style = self._style("match") if spans else None
             first = 0  # the first span that may still touch a later line
             for start, end in wrap_offsets(piece.text, width - GUTTER - piece.indent):
-                body = Text(piece.text[start:end], style=style, end="")
+                # The spaces after the last word belong to this line but may lie past the
+                # edge: drawn, they would make the row too long and its last letter would be
+                # cut for an ellipsis (item 3: "13 matche…"). The visible text always fits.
+                body = Text(piece.text[start:end].rstrip(" "), style=style, end="")
                 while first < len(spans) and spans[first][1] <= start:
                     first += 1
                 k = first
