@@ -72,11 +72,10 @@ def plain_browse(
     current = now()
     print("\n  Browse sessions  (enter number to resume, q to cancel)\n", file=menu)
     for i, row in enumerate(rows, start=1):
-        label = _safe(row.get("title") or row.get("preview") or row["id"])
-        if len(label) > 50:
-            label = label[:47] + "..."
+        label = fit_cells(_safe(row.get("title") or row.get("preview") or row["id"]), 50, 50, "...")
         when = relative_time(row.get("last_active"), now=current)
-        print(f"  {i:>3}. {label:<50}  {when:<10}  {_safe(row.get('source') or '')[:6]}", file=menu)
+        # The source in full ("discord", not "discor"), as ``list`` prints it (item 9).
+        print(f"  {i:>3}. {label}  {when:<10}  {_safe(row.get('source') or '')}", file=menu)
     n = len(rows)
     while True:
         print(f"\n  Select [1-{n}]: ", end="", file=menu, flush=True)
@@ -100,6 +99,12 @@ def plain_browse(
             print(f"  Invalid selection. Enter 1-{n} or q to cancel.", file=menu)
             continue
         return 0, rows[number - 1]["id"]
+
+
+def fit_cells(text: str, width: int, pad: int | None = None, ellipsis: str = "…") -> str:
+    from .cli import fit_cells as fit
+
+    return fit(text, width, pad, ellipsis)
 
 
 def _safe(text: str) -> str:
