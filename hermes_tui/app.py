@@ -32,9 +32,10 @@ from hermes_state.errors import DatabaseError
 from hermes_state.gateway import describe_lane, load_gateway_config, load_sessions_index
 from hermes_state.watch import ChangeWatcher
 
-from .config import AppConfig
+from .config import AppConfig, save_setting
 from .context import Access, AppContext, Screens, Signals, StoreChange, StoreStatus
 from .data import BrowserData
+from .legible import legible_variables
 from .screens.base import WorkerFailed
 from .screens.browser import BrowserScreen
 from .screens.help import HelpScreen
@@ -78,8 +79,11 @@ class HermesApp(App[str | None]):
         watch: bool = True,
         config_problems: Iterable[str] = (),
         db_label: str | None = None,
+        save_settings: bool = False,
     ) -> None:
         super().__init__()
+        #: Write settings the user changes in the app (the theme) to the config file.
+        self.save_settings = save_settings
         self.db_path = Path(db_path)
         self.initial_source = source
         self.watch_enabled = watch
@@ -106,6 +110,14 @@ class HermesApp(App[str | None]):
         if config.animations == "none":
             self.animation_level = "none"
 
+    def get_css_variables(self) -> dict[str, str]:
+        """The theme's variables plus the app's legible text colours ``$hs-*`` (BR-18)."""
+        variables = super().get_css_variables()
+        extra = legible_variables(variables)
+        variables.update(extra)
+        self.theme_variables = {**self.theme_variables, **extra}
+        return variables
+
     # ------------------------------------------------------------------ lifecycle
 
     def get_default_screen(self) -> Screen:
@@ -122,6 +134,7 @@ class HermesApp(App[str | None]):
             self.theme = self.ctx.config.theme
         except Exception:
             self.theme = "textual-dark"
+        self.theme_changed_signal.subscribe(self, self._keep_theme)
         if self.ctx.config.keymap:
             self.set_keymap(self.ctx.config.keymap)
         for problem in self.config_problems:
@@ -131,6 +144,16 @@ class HermesApp(App[str | None]):
         if self.watch_enabled:
             self.watch_store()
         self.call_after_refresh(self._check_size)
+
+    def _keep_theme(self, theme) -> None:
+        """The theme chosen (command palette) is kept for the next launch (BR-18)."""
+        name = getattr(theme, "name", None)
+        if not name or name == self.ctx.config.theme or not self.save_settings:
+            return
+        self.ctx.config.theme = name
+        problem = save_setting("theme", name)
+        if problem:
+            self.notify(problem, severity="warning", timeout=6, markup=False)
 
     def on_unmount(self) -> None:
         self.ctx.store.close()
@@ -302,6 +325,7 @@ def build_app(
     watch: bool = True,
     config_problems: Iterable[str] = (),
     db_label: str | None = None,
+    save_settings: bool = False,
 ) -> HermesApp:
     """The browser for ``db_path`` with an injected clock and config.
 
@@ -316,6 +340,7 @@ def build_app(
         watch=watch,
         config_problems=config_problems,
         db_label=db_label,
+        save_settings=save_settings,
     )
 
 

@@ -24,6 +24,8 @@ from hermes_state import SessionDB
 from hermes_state.errors import DatabaseError, describe_db_error
 from hermes_state.timefmt import relative_time
 
+from .textsafe import fit_cells
+
 #: Exit status of a cancelled browse (BR-17; 128 + SIGINT, as fzf uses).
 CANCELLED = 130
 
@@ -99,12 +101,6 @@ def plain_browse(
             print(f"  Invalid selection. Enter 1-{n} or q to cancel.", file=menu)
             continue
         return 0, rows[number - 1]["id"]
-
-
-def fit_cells(text: str, width: int, pad: int | None = None, ellipsis: str = "…") -> str:
-    from .cli import fit_cells as fit
-
-    return fit(text, width, pad, ellipsis)
 
 
 def _safe(text: str) -> str:
@@ -325,7 +321,8 @@ def run_browse(
                 demo_home.start_writer()
             from .app import build_app
 
-            app = build_app(db_path, config=config, source=source, config_problems=problems)
+            app = build_app(db_path, config=config, source=source, config_problems=problems,
+                            save_settings=True)
             with drawing_on(tty):
                 chosen = app.run()
             code = CANCELLED

@@ -61,6 +61,8 @@ from hermes_state.paths import hermes_home
 from hermes_state.timefmt import relative_time
 from hermes_state.titles import sanitize_title
 
+from .textsafe import fit_cells
+
 #: Sources hidden from ``list`` and ``browse`` unless ``--source`` is given (CLI-4).
 HIDDEN_SOURCES = ["tool"]
 #: Sources ``stats`` prints first, in this order (CLI-12); others follow alphabetically.
@@ -198,21 +200,6 @@ def _cancelled() -> CliExit:
 
 
 # ---------------------------------------------------------------------------- formatting
-
-
-def fit_cells(text: str, width: int, pad: int | None = None, ellipsis: str = "…") -> str:
-    """``text`` cut to ``width`` terminal cells (ending in ``ellipsis`` when cut), then padded
-    with spaces to ``pad`` cells. Cells, not code points: a CJK character takes two, so
-    columns line up whatever the script (item 9)."""
-    from rich.cells import cell_len, set_cell_size
-
-    if cell_len(text) > width:
-        text = set_cell_size(text, max(0, width - cell_len(ellipsis))).rstrip() + ellipsis
-        if cell_len(text) > width:  # a wide character could not be halved
-            text = set_cell_size(text, width)
-    if pad is not None:
-        text += " " * max(0, pad - cell_len(text))
-    return text
 
 
 def format_session_list(rows: list[dict], now: float | None = None) -> list[str]:

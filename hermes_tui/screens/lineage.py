@@ -27,6 +27,7 @@ from hermes_state.timefmt import stamp_and_relative as _when
 from ..context import AppContext, StoreChange
 from ..textsafe import inert_line
 from .base import HermesScreen
+from ..legible import muted
 from ..widgets.lineage_tree import (
     CAME_FROM,
     LIVE_TIP,
@@ -88,7 +89,7 @@ class LineageScreen(HermesScreen):
         self.loaded = False
 
     def compose(self) -> ComposeResult:
-        yield Static(Text("Loading lineage…", style="dim"), id="lineage-header")
+        yield Static(Text("Loading lineage…", style=muted(self)), id="lineage-header")
         with Vertical(id="lineage-panes"):
             yield LineageTree(clock=self.ctx.clock, id="lineage-tree")
             yield Static("", id="lineage-detail")
@@ -144,13 +145,13 @@ class LineageScreen(HermesScreen):
     def _show_detail(self, node: LineageNode | None) -> None:
         detail = self.query_one("#lineage-detail", Static)
         if node is None:
-            detail.update(Text("No session.", style="dim"))
+            detail.update(Text("No session.", style=muted(self)))
             return
         now = self.ctx.clock()
         grid = Table.grid(padding=(0, 1), expand=True)
-        grid.add_column(style="dim", no_wrap=True)
+        grid.add_column(style=muted(self), no_wrap=True)
         grid.add_column(overflow="fold", ratio=1)
-        grid.add_column(style="dim", no_wrap=True)
+        grid.add_column(style=muted(self), no_wrap=True)
         grid.add_column(overflow="fold", ratio=1)
         edge = EDGE_LABELS[node.edge] if node.edge is not None else "root"
         grid.add_row("id", Text(inert_line(node.id)), "source", Text(inert_line(node.source)))

@@ -25,6 +25,7 @@ from ..context import AppContext, StoreChange
 from ..textsafe import inert_line
 from .base import HermesScreen
 from ..widgets.transcript_view import Entry, TranscriptView, make_entry, match_pattern, query_terms
+from ..legible import muted
 
 
 class TranscriptLoaded(TextualMessage):
@@ -68,7 +69,7 @@ class TranscriptScreen(HermesScreen):
         self._shown: tuple[int, float | None] | None = None
 
     def compose(self) -> ComposeResult:
-        yield Static(Text("Loading…", style="dim"), id="transcript-header")
+        yield Static(Text("Loading…", style=muted(self)), id="transcript-header")
         yield TranscriptView(
             clock=self.ctx.clock,
             show_reasoning=self.ctx.config.show_reasoning,
@@ -157,33 +158,33 @@ class TranscriptScreen(HermesScreen):
         if summary is None:
             header.append(f"Transcript · {inert_line(self.session_id)}", style="bold")
             if self.loaded or view.entries is None:
-                header.append("  (not found)", style="dim")
+                header.append("  (not found)", style=muted(self))
             self.query_one("#transcript-header", Static).update(header)
             return
         header.append(inert_line(summary.title) or inert_line(summary.preview) or "(untitled)", style="bold")
         count = len(view.entries or [])
         header.append(
             f"   {inert_line(summary.id)} · {inert_line(summary.source)} · {count} message{'s' if count != 1 else ''}",
-            style="dim",
+            style=muted(self),
         )
         line2 = Text(no_wrap=True, overflow="ellipsis")
-        line2.append("reasoning " + ("shown" if view.show_reasoning else "hidden"), style="dim")
-        line2.append(" (r) · tool calls ", style="dim")
+        line2.append("reasoning " + ("shown" if view.show_reasoning else "hidden"), style=muted(self))
+        line2.append(" (r) · tool calls ", style=muted(self))
         collapsible = sum(1 for e in view.entries or [] if e.collapsible)
         expanded = len(view.expanded)
         state = "expanded" if collapsible and expanded == collapsible else (
             "collapsed" if not expanded else f"{expanded} of {collapsible} expanded")
-        line2.append(state + " (enter, a: all)", style="dim")
+        line2.append(state + " (enter, a: all)", style=muted(self))
         if self.search_query:
             matches = len(view.match_indices)
-            line2.append(" · ", style="dim")
+            line2.append(" · ", style=muted(self))
             line2.append(f"{matches} message{'s' if matches != 1 else ''} match ")
             line2.append(f"“{inert_line(self.search_query)}”", style="bold")
             position = view.match_position()
             if position is not None:
                 line2.append(f" — match {position} of {matches} (n/N)")
             elif matches:
-                line2.append(" (n/N)", style="dim")
+                line2.append(" (n/N)", style=muted(self))
         self.query_one("#transcript-header", Static).update(Text("\n", no_wrap=True, overflow="ellipsis").join([header, line2]))
 
     @on(TranscriptView.CursorMoved, "#transcript")
