@@ -73,3 +73,53 @@ def test_item5_snapshot_80x24_light(fixed_db: Path, snap_compare) -> None:
         await settle(pilot)
 
     assert snap_compare(make_app(fixed_db), terminal_size=(80, 24), run_before=run_before)
+
+
+# ----------------------------------------------------------------------------- item 6
+
+
+async def test_item6_help_groups_by_screen_with_keys_as_typed(fixed_db: Path, tmp_path, monkeypatch) -> None:
+    from hermes_tui.screens.help import HelpScreen
+
+    monkeypatch.setenv("HERMES_SESSIONS_CONFIG_DIR", str(tmp_path / "cfg"))
+    app = make_app(fixed_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("question_mark")
+        await settle(pilot)
+        help_screen = app.screen
+        assert isinstance(help_screen, HelpScreen)
+        sections = dict(help_screen.sections())
+        titles = [title for title, _rows in help_screen.sections()]
+        assert titles[0] == "Session list"  # the screen it was opened from comes first
+        assert {"Recap", "Transcript", "Lineage", "Search (after /)"} <= set(titles)
+        every = [row for rows in sections.values() for row in rows]
+        shown = " ".join(keys for keys, _what, _id in every)
+        for internal in ("slash", "question_mark", "escape", "pagedown", "enter"):
+            assert internal not in shown.split(), internal
+        assert ("/", "Search", "search") in sections["Session list"]
+        assert ("?", "Help", "help") in sections["Session list"]
+        assert ("Enter", "Resume", "resume") in sections["Recap"]
+        assert any(keys == "↑ / K" or keys == "↑ / k" for keys, _w, _i in sections["Session list"])
+        # Textual's own scrolling bindings are not listed
+        assert not any(what.lower().startswith("scroll") for _k, what, _i in every)
+        text = "\n".join(str(line) for line in app.screen.query_one("#help-table").render_lines(
+            app.screen.query_one("#help-table").region)) if False else ""
+        rendered = help_screen.render_help()
+        from rich.console import Console
+
+        console = Console(width=100, record=True)
+        console.print(rendered)
+        plain = console.export_text()
+        assert str(tmp_path / "cfg" / "config.yaml") in plain.replace("\n", "")
+
+
+def test_item6_snapshot_help_screen(fixed_db: Path, snap_compare, tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("HERMES_SESSIONS_CONFIG_DIR", "/home/you/.config/hermes-sessions")
+
+    async def run_before(pilot) -> None:
+        await settle(pilot)
+        await pilot.press("question_mark")
+        await settle(pilot)
+
+    assert snap_compare(make_app(fixed_db), terminal_size=(100, 40), run_before=run_before)
