@@ -32,7 +32,8 @@ from hermes_state.errors import DatabaseError
 from hermes_state.gateway import describe_lane, load_gateway_config, load_sessions_index
 from hermes_state.watch import ChangeWatcher
 
-from .config import AppConfig, save_setting
+from .config import AppConfig, config_path, save_setting
+from .keys import keymap_problems
 from .context import Access, AppContext, Screens, Signals, StoreChange, StoreStatus
 from .data import BrowserData
 from .legible import legible_variables
@@ -137,6 +138,8 @@ class HermesApp(App[str | None]):
         self.theme_changed_signal.subscribe(self, self._keep_theme)
         if self.ctx.config.keymap:
             self.set_keymap(self.ctx.config.keymap)
+            # Said once, here, naming the file and the key (item 7).
+            self.config_problems += keymap_problems(self.ctx.config.keymap, str(config_path()))
         for problem in self.config_problems:
             self.notify(problem, severity="warning", timeout=8, markup=False)
         self.check_access()

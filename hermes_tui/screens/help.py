@@ -20,55 +20,8 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
 from ..config import config_path
+from ..keys import keys_label, sections as _sections
 from ..legible import muted, text_style
-from ..modals.delete import ConfirmDeleteModal
-from ..modals.export import ExportModal
-from ..modals.rename import RenameModal
-from ..widgets.lineage_tree import LineageTree
-from ..widgets.search import SearchInput, SearchResults
-from ..widgets.session_list import SessionList
-from ..widgets.transcript_view import TranscriptView
-
-#: Names of keys as a person reads them on a keyboard.
-KEY_NAMES = {
-    "enter": "Enter", "escape": "Esc", "space": "Space", "tab": "Tab", "backspace": "Backspace",
-    "delete": "Del", "up": "↑", "down": "↓", "left": "←", "right": "→", "home": "Home",
-    "end": "End", "pageup": "PgUp", "pagedown": "PgDn", "slash": "/", "question_mark": "?",
-}
-
-
-def key_label(key: str) -> str:
-    """``ctrl+p`` → ``Ctrl+P``, ``question_mark`` → ``?``, ``N`` → ``N`` (shift is the case)."""
-    parts = key.split("+")
-    *mods, last = parts
-    name = KEY_NAMES.get(last)
-    if name is None:
-        name = last.upper() if mods and len(last) == 1 else last
-        if len(last) > 1 and last.startswith("f") and last[1:].isdigit():
-            name = last.upper()
-    return "+".join([m.capitalize() for m in mods] + [name])
-
-
-def keys_label(keys: str) -> str:
-    return " / ".join(key_label(k.strip()) for k in keys.split(",") if k.strip())
-
-
-def _sections() -> list[tuple[str, list[type]]]:
-    # Imported here: the screens' modules are not needed until help is opened, and the
-    # browser screen imports the modals (flows) that this module lists.
-    from .browser import BrowserScreen
-    from .lineage import LineageScreen
-    from .recap import RecapScreen
-    from .transcript import TranscriptScreen
-
-    return [
-        ("Session list", [BrowserScreen, SessionList]),
-        ("Search (after /)", [SearchInput, SearchResults]),
-        ("Recap", [RecapScreen]),
-        ("Transcript", [TranscriptScreen, TranscriptView]),
-        ("Lineage", [LineageScreen, LineageTree]),
-        ("Rename, delete and export dialogs", [RenameModal, ConfirmDeleteModal, ExportModal]),
-    ]
 
 
 class HelpScreen(ModalScreen[None]):

@@ -123,3 +123,34 @@ def test_item6_snapshot_help_screen(fixed_db: Path, snap_compare, tmp_path, monk
         await settle(pilot)
 
     assert snap_compare(make_app(fixed_db), terminal_size=(100, 40), run_before=run_before)
+
+
+# ----------------------------------------------------------------------------- item 7
+
+
+async def test_item7_keymap_conflict_and_unknown_id_are_reported_once(fixed_db: Path, tmp_path, monkeypatch) -> None:
+    from hermes_tui.config import AppConfig
+
+    monkeypatch.setenv("HERMES_SESSIONS_CONFIG_DIR", str(tmp_path / "cfg"))
+    path = str(tmp_path / "cfg" / "config.yaml")
+    config = AppConfig(animations="none", search_debounce_s=0.0, keymap={"copy_id": "d", "no_such_id": "x"})
+    app = make_app(fixed_db, config=config)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        messages = [n.message for n in app._notifications]
+        conflicts = [m for m in messages if "is given to both" in m]
+        unknown = [m for m in messages if "unknown binding id" in m]
+        assert len(conflicts) == 1 and len(unknown) == 1, messages
+        assert conflicts[0].startswith(path + ": keymap: d is given to both")
+        assert "(copy_id)" in conflicts[0] and "(delete)" in conflicts[0]
+        assert unknown[0] == f"{path}: keymap: unknown binding id 'no_such_id' (ignored); the help screen (?) lists the ids."
+
+
+async def test_item7_a_clean_keymap_reports_nothing(fixed_db: Path) -> None:
+    from hermes_tui.config import AppConfig
+
+    config = AppConfig(animations="none", search_debounce_s=0.0, keymap={"copy_id": "c", "quit": "q,ctrl+q"})
+    app = make_app(fixed_db, config=config)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert not [n.message for n in app._notifications if "keymap" in n.message]
