@@ -96,7 +96,7 @@ class HermesApp(App[str | None]):
             config=config,
             signals=Signals(self),
             screens=Screens(
-                recap=lambda session_id: RecapScreen(self.ctx, session_id),
+                recap=lambda session_id, **kw: RecapScreen(self.ctx, session_id, **kw),
                 transcript=lambda session_id, **kw: TranscriptScreen(self.ctx, session_id, **kw),
                 lineage=lambda session_id: LineageScreen(self.ctx, session_id),
                 help=HelpScreen,

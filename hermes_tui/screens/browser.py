@@ -461,7 +461,9 @@ class BrowserScreen(SessionFlows, HermesScreen):
     @on(SearchResults.Chosen, "#results")
     def _hit_chosen(self, event: SearchResults.Chosen) -> None:
         if event.message_id is None:
-            self.app.push_screen(self.ctx.screens.recap(event.session_id))
+            # A title or id match: the transcript opened from its recap still highlights the
+            # query's terms (BR-19).
+            self.app.push_screen(self.ctx.screens.recap(event.session_id, query=event.query))
         else:
             self.app.push_screen(
                 self.ctx.screens.transcript(event.session_id, message_id=event.message_id, query=event.query)
@@ -527,7 +529,9 @@ class BrowserScreen(SessionFlows, HermesScreen):
     def action_transcript(self) -> None:
         target = self._require_target()
         if target:
-            self.app.push_screen(self.ctx.screens.transcript(target))
+            showing_results = self.query_one(ContentSwitcher).current == "results"
+            query = self._search_query if showing_results else None
+            self.app.push_screen(self.ctx.screens.transcript(target, query=query))
 
     def action_rename(self) -> None:
         target = self._require_target()

@@ -413,6 +413,17 @@ class TranscriptView(ScrollView, can_focus=True):
         self.refresh()
         self.post_message(self.CursorMoved(self, self.cursor))
 
+    def set_query(self, query: str | None) -> None:
+        """Search this conversation for ``query`` (BR-19): every match is highlighted and
+        ``n``/``N`` move between the messages that have one."""
+        self.terms = query_terms(query)
+        self.pattern = match_pattern(self.terms)
+        if self.entries is None:
+            return
+        entries = [make_entry(entry.message, self.pattern) for entry in self.entries]
+        keep = self.current.id if self.current else None
+        self.set_entries(entries, keep=keep)
+
     def show_placeholder(self, text: str) -> None:
         self.entries = None
         self.placeholder = text

@@ -154,3 +154,80 @@ async def test_item7_a_clean_keymap_reports_nothing(fixed_db: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         assert not [n.message for n in app._notifications if "keymap" in n.message]
+
+
+# ----------------------------------------------------------------------------- item 8 (BR-19)
+
+
+async def test_br19_slash_searches_inside_the_transcript_and_n_moves(fixed_db: Path) -> None:
+    from hermes_tui.screens.transcript import TranscriptScreen
+
+    app = make_app(fixed_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("t")  # the Docker session: 4 messages, "compose" in 3 of them
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, TranscriptScreen)
+        await pilot.press("n")
+        await settle(pilot)
+        assert any("press / to search" in n.message for n in app._notifications)
+        await pilot.press("slash", *"compose", "enter")
+        await settle(pilot)
+        view = screen.view
+        assert screen.search_query == "compose"
+        assert len(view.match_indices) >= 2
+        assert view.cursor == view.match_indices[0]
+        first = view.cursor
+        await pilot.press("n")
+        await settle(pilot)
+        assert view.cursor == view.match_indices[1] != first
+        await pilot.press("N")
+        await settle(pilot)
+        assert view.cursor == first
+        # every occurrence is highlighted
+        match = view._style("match")
+        highlighted = [line.plain[s.start:s.end] for i in view.match_indices for line in view.block_lines(i)
+                       for s in line.spans if s.style == match]
+        assert highlighted and all(h.lower() == "compose" for h in highlighted)
+        await pilot.press("slash", "ctrl+u", *"zebra", "enter")
+        await settle(pilot)
+        assert view.match_indices == []
+        assert any("No message matches “zebra”" in n.message for n in app._notifications)
+        await pilot.press("n")
+        await settle(pilot)
+        assert sum("No message matches “zebra”" in n.message for n in app._notifications) == 2
+
+
+async def test_br19_transcript_opened_from_a_title_match_highlights_the_query(fixed_db: Path) -> None:
+    from hermes_tui.screens.recap import RecapScreen
+    from hermes_tui.screens.transcript import TranscriptScreen
+
+    app = make_app(fixed_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("slash", *"release checklist")
+        await settle(pilot)
+        results = app.screen.results
+        title_rows = [i for i, row in enumerate(results._rows) if row.target and row.target[1] is None]
+        assert title_rows, "a title match"
+        results.cursor = title_rows[0]
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, RecapScreen)
+        await pilot.press("t")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, TranscriptScreen) and screen.search_query == "release checklist"
+        assert screen.view.match_indices  # "release checklist" is in the first message
+
+
+def test_br19_snapshot_transcript_search(fixed_db: Path, snap_compare) -> None:
+    async def run_before(pilot) -> None:
+        await settle(pilot)
+        await pilot.press("t")
+        await settle(pilot)
+        await pilot.press("slash", *"compose", "enter")
+        await settle(pilot)
+
+    assert snap_compare(make_app(fixed_db), terminal_size=(100, 30), run_before=run_before)
