@@ -68,6 +68,8 @@ class HermesApp(App[str | None]):
     ENABLE_COMMAND_PALETTE = True
     BINDINGS = [
         Binding("ctrl+p", "command_palette", "Commands", id="command_palette", show=False),
+        # Ctrl+C cancels, like q (BR-17), instead of Textual's "Press ctrl+q to quit".
+        Binding("ctrl+c", "cancel", "Cancel", id="cancel", show=False, system=True),
     ]
 
     def __init__(
@@ -118,6 +120,10 @@ class HermesApp(App[str | None]):
         variables.update(extra)
         self.theme_variables = {**self.theme_variables, **extra}
         return variables
+
+    def action_cancel(self) -> None:
+        """Leave without choosing a session (the CLI exits 130)."""
+        self.exit(None)
 
     # ------------------------------------------------------------------ lifecycle
 

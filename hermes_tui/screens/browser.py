@@ -195,7 +195,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
         return hidden_sources(self.source_filter, self.ctx.config.show_tool_sessions)
 
     def _filter_label(self) -> str:
-        label = self.source_filter or ("all" if self.ctx.config.show_tool_sessions else "all but tool")
+        label = self.source_filter or ("all" if self.ctx.config.show_tool_sessions else "all (tool sessions hidden)")
         return f"{label} · live lanes" if self.lanes_only else label
 
     def _page(self, offset: int, size: int) -> tuple[list[SessionSummary], int]:
@@ -216,7 +216,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
             main.border_title = f"Sessions · {self._filter_label()}"
             main.border_subtitle = count
         self.query_one(StatusLine).set_info(
-            f" {self.ctx.db_label}  ·  {count}  ·  source: {self._filter_label()}"
+            f" {self.ctx.db_label}  ·  {count}  ·  source: {self._filter_label()}  ·  ● live  ○ ended"
             + (
                 ("  ·  read-only snapshot (changes by other processes are not shown)"
                  if self.ctx.access.immutable else "  ·  read-only")

@@ -59,10 +59,11 @@ def family_summary(family: LineageNode) -> Text:
     text.append(inert_line(family.title) or inert_line(family.id), style="bold")
     text.append(f"   {len(nodes)} session{'s' if len(nodes) != 1 else ''} · {messages:,} messages", style="dim")
     parts = []
-    for kind, label in ((EdgeKind.COMPRESSION, "compression"), (EdgeKind.BRANCH, "branch"),
-                        (EdgeKind.DELEGATE, "delegate"), (EdgeKind.OTHER, "other")):
+    for kind, one, many in ((EdgeKind.COMPRESSION, "compression", "compressions"),
+                            (EdgeKind.BRANCH, "branch", "branches"),
+                            (EdgeKind.DELEGATE, "delegate", "delegates"), (EdgeKind.OTHER, "other", "others")):
         if kinds[kind]:
-            parts.append(f"{kinds[kind]} {label}")
+            parts.append(f"{kinds[kind]} {one if kinds[kind] == 1 else many}")
     if parts:
         text.append(" · " + ", ".join(parts), style="dim")
     broken = [n for n in nodes if n.broken_parent or n.cycle]

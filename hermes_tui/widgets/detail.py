@@ -79,7 +79,8 @@ class DetailPane(Widget):
         row("status", Text(inert_line(summary.status), style=live))
         row("started", _when(summary.started_at, now))
         row("active", _when(summary.last_active, now))
-        row("messages", f"{summary.message_count}  ({summary.tool_call_count} tool calls)")
+        calls = summary.tool_call_count
+        row("messages", f"{summary.message_count}  ({calls} tool call{'' if calls == 1 else 's'})")
         if summary.input_tokens or summary.output_tokens:
             row("tokens", f"{_tokens(summary.input_tokens)} in / {_tokens(summary.output_tokens)} out")
         if summary.estimated_cost_usd:

@@ -50,7 +50,8 @@ class SessionHeader(Static):
         grid.add_column(overflow="fold")
 
         status = Text("live", style="bold") if summary.is_live else Text(inert_line(summary.status))
-        messages = f"{summary.message_count:,}  ({summary.tool_call_count:,} tool calls)"
+        calls = summary.tool_call_count
+        messages = f"{summary.message_count:,}  ({calls:,} tool call{'' if calls == 1 else 's'})"
         tokens = f"{summary.input_tokens:,} in / {summary.output_tokens:,} out"
         lineage = f"#{data.position} of {data.chain_length}"
         rows: list[tuple[str, Any, str, Any]] = [

@@ -478,6 +478,8 @@ class TranscriptView(ScrollView, can_focus=True):
                 pieces.append(Piece("body", entry.body, 3))
         else:
             if entry.reasoning and self.show_reasoning:
+                # Labelled, so shown reasoning is not read as the reply (item 10).
+                pieces.append(Piece("reasoning", "Reasoning:", 3, wrap=False, searchable=False))
                 pieces.append(Piece("reasoning", entry.reasoning, 3))
             if entry.body:
                 pieces.append(Piece("body", entry.body, 3))

@@ -231,3 +231,72 @@ def test_br19_snapshot_transcript_search(fixed_db: Path, snap_compare) -> None:
         await settle(pilot)
 
     assert snap_compare(make_app(fixed_db), terminal_size=(100, 30), run_before=run_before)
+
+
+# ----------------------------------------------------------------------------- item 10
+
+
+async def test_item10_ctrl_c_cancels_like_q(fixed_db: Path) -> None:
+    app = make_app(fixed_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+c")
+        await settle(pilot)
+    assert app.return_value is None and not app.is_running
+    assert not any("ctrl+q" in n.message for n in app._notifications)
+
+
+async def test_item10_words_legend_and_labels(fixed_db: Path) -> None:
+    from hermes_tui.widgets.status import StatusLine
+
+    app = make_app(fixed_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        status = str(app.screen.query_one(StatusLine).render())
+        assert "● live" in status and "○ ended" in status  # a legend for the row marks
+        assert "tool sessions hidden" in status and "all but tool" not in status
+        detail = app.screen.query_one(DetailPane)
+        from rich.console import Console
+
+        console = Console(width=60, record=True)
+        console.print(detail.build())
+        assert "(1 tool call)" in console.export_text()  # not "(1 tool calls)"
+
+
+async def test_item10_shown_reasoning_is_labelled(tmp_path: Path) -> None:
+    from hermes_state import SessionDB
+    from hermes_tui.config import AppConfig
+
+    from .dataset import build_fixed_db
+
+    path = build_fixed_db(tmp_path / "state.db")
+    db = SessionDB(path)
+    db.create_session("20261118_075000_abcdef", "cli")
+    db.append_message("20261118_075000_abcdef", "user", "why?")
+    db.append_message("20261118_075000_abcdef", "assistant", "Because.", reasoning="Think first.")
+    db.close()
+    app = make_app(path, config=AppConfig(animations="none", search_debounce_s=0.0, show_reasoning=True))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        pilot.app.push_screen(pilot.app.ctx.screens.transcript("20261118_075000_abcdef"))
+        await settle(pilot)
+        lines = [line.plain.strip() for line in app.screen.view.block_lines(1)]
+        assert lines[1:3] == ["Reasoning:", "Think first."]
+
+
+async def test_item10_export_dialog_names_the_keys_that_export(fixed_db: Path) -> None:
+    from hermes_tui.modals.export import ExportModal
+
+    app = make_app(fixed_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("e")
+        await settle(pilot)
+        assert isinstance(app.screen, ExportModal)
+        subtitle = app.screen.query_one("#export-box").border_subtitle
+        assert "Ctrl+S exports" in subtitle and "Enter exports" not in subtitle
+
+
+def test_item10_readme_says_resume_command_is_not_run_through_a_shell() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    assert "not run through a shell" in readme
