@@ -671,6 +671,17 @@ class SessionDB:
 
         return self._read(do)
 
+    def count_id_prefix(self, prefix: str) -> int:
+        """How many session ids start with ``prefix``, matched as :meth:`resolve_session_id`
+        matches a prefix (so callers can say "ambiguous: N sessions", CLI-17); blank → 0."""
+        if not prefix or not str(prefix).strip():
+            return 0
+        row = self._fetchone(
+            "SELECT COUNT(*) FROM sessions WHERE id LIKE ? ESCAPE '\\'",
+            (escape_like(str(prefix)) + "%",),
+        )
+        return int(row[0])
+
     def session_count(
         self,
         source: str | None = None,
@@ -1194,12 +1205,7 @@ class SessionDB:
         sessions_dir: Path | None = None,
     ) -> int:
         """Delete ended sessions started before the cutoff; children are orphaned (EX-5)."""
-        cutoff = time.time() - older_than_days * 86400
-        sql = "SELECT id FROM sessions WHERE started_at < ? AND ended_at IS NOT NULL"
-        params: list[Any] = [cutoff]
-        if source:
-            sql += " AND source = ?"
-            params.append(source)
+        sql, params = _prunable_sql(older_than_days, source)
 
         def do(conn: sqlite3.Connection) -> list[str]:
             ids = [row[0] for row in conn.execute(sql, params).fetchall()]
@@ -1212,6 +1218,11 @@ class SessionDB:
         if ids and sessions_dir is not None:
             _remove_session_files(Path(sessions_dir), ids)
         return len(ids)
+
+    def prunable_session_ids(self, older_than_days: float = 90, source: str | None = None) -> list[str]:
+        """The ids :meth:`prune_sessions` would delete now (for a count or a dry run)."""
+        sql, params = _prunable_sql(older_than_days, source)
+        return [row[0] for row in self._fetchall(sql, params)]
 
     # ------------------------------------------------------------------ export
 
@@ -2366,6 +2377,17 @@ def stand_down_unloadable_fts(conn: sqlite3.Connection) -> list[str]:
 
 class SessionBusyError(DatabaseError):
     """An agent holds the session right now (an unexpired compression lock or turn lease)."""
+
+
+def _prunable_sql(older_than_days: float, source: str | None) -> tuple[str, list[Any]]:
+    """Ended sessions started before the cutoff (EX-5), optionally of one source."""
+    cutoff = time.time() - older_than_days * 86400
+    sql = "SELECT id FROM sessions WHERE started_at < ? AND ended_at IS NOT NULL"
+    params: list[Any] = [cutoff]
+    if source:
+        sql += " AND source = ?"
+        params.append(source)
+    return sql, params
 
 
 def _delete_sessions(conn: sqlite3.Connection, ids: list[str]) -> None:

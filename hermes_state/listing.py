@@ -171,24 +171,3 @@ def conversation_labels(db: "SessionDB", root_ids: list[str]) -> dict[str, str]:
                 label = db.get_session_title(tip) or label
         labels[row["id"]] = label
     return labels
-
-
-def id_matches(db: "SessionDB", text: str, limit: int = 1000) -> list[str]:
-    """Sessions ``text`` names: its exact id, else every id it is a prefix of (CLI-5,
-    CLI-17). Blank text names nothing (never "every session")."""
-    value = (text or "").strip()
-    if not value:
-        return []
-
-    def read(conn: sqlite3.Connection) -> list[str]:
-        if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (value,)).fetchone():
-            return [value]
-        return [
-            row[0]
-            for row in conn.execute(
-                "SELECT id FROM sessions WHERE id >= ? AND id < ? ORDER BY id LIMIT ?",
-                (value, value + "\U0010ffff", limit),
-            )
-        ]
-
-    return db._read(read)

@@ -33,9 +33,11 @@ from hermes_state.trash import default_trash_dir
 from hermes_state.gateway import describe_lane, load_gateway_config, load_sessions_index
 from hermes_state.watch import ChangeWatcher
 
-from .config import AppConfig
+from .config import AppConfig, config_path, save_setting
+from .keys import keymap_problems
 from .context import Access, AppContext, Screens, Signals, StoreChange, StoreStatus
 from .data import BrowserData
+from .legible import legible_variables
 from .screens.base import WorkerFailed
 from .screens.browser import BrowserScreen
 from .screens.help import HelpScreen
@@ -67,6 +69,8 @@ class HermesApp(App[str | None]):
     ENABLE_COMMAND_PALETTE = True
     BINDINGS = [
         Binding("ctrl+p", "command_palette", "Commands", id="command_palette", show=False),
+        # Ctrl+C cancels, like q (BR-17), instead of Textual's "Press ctrl+q to quit".
+        Binding("ctrl+c", "cancel", "Cancel", id="cancel", show=False, system=True),
     ]
 
     def __init__(
@@ -80,8 +84,11 @@ class HermesApp(App[str | None]):
         config_problems: Iterable[str] = (),
         db_label: str | None = None,
         trash_dir: Path | None = None,
+        save_settings: bool = False,
     ) -> None:
         super().__init__()
+        #: Write settings the user changes in the app (the theme) to the config file.
+        self.save_settings = save_settings
         self.db_path = Path(db_path)
         self.initial_source = source
         self.watch_enabled = watch
@@ -98,7 +105,7 @@ class HermesApp(App[str | None]):
             config=config,
             signals=Signals(self),
             screens=Screens(
-                recap=lambda session_id: RecapScreen(self.ctx, session_id),
+                recap=lambda session_id, **kw: RecapScreen(self.ctx, session_id, **kw),
                 transcript=lambda session_id, **kw: TranscriptScreen(self.ctx, session_id, **kw),
                 lineage=lambda session_id: LineageScreen(self.ctx, session_id),
                 help=HelpScreen,
@@ -112,6 +119,18 @@ class HermesApp(App[str | None]):
         self._change_lock = threading.Lock()
         if config.animations == "none":
             self.animation_level = "none"
+
+    def get_css_variables(self) -> dict[str, str]:
+        """The theme's variables plus the app's legible text colours ``$hs-*`` (BR-18)."""
+        variables = super().get_css_variables()
+        extra = legible_variables(variables)
+        variables.update(extra)
+        self.theme_variables = {**self.theme_variables, **extra}
+        return variables
+
+    def action_cancel(self) -> None:
+        """Leave without choosing a session (the CLI exits 130)."""
+        self.exit(None)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -129,8 +148,11 @@ class HermesApp(App[str | None]):
             self.theme = self.ctx.config.theme
         except Exception:
             self.theme = "textual-dark"
+        self.theme_changed_signal.subscribe(self, self._keep_theme)
         if self.ctx.config.keymap:
             self.set_keymap(self.ctx.config.keymap)
+            # Said once, here, naming the file and the key (item 7).
+            self.config_problems += keymap_problems(self.ctx.config.keymap, str(config_path()))
         for problem in self.config_problems:
             self.notify(problem, severity="warning", timeout=8, markup=False)
         self.check_access()
@@ -138,6 +160,16 @@ class HermesApp(App[str | None]):
         if self.watch_enabled:
             self.watch_store()
         self.call_after_refresh(self._check_size)
+
+    def _keep_theme(self, theme) -> None:
+        """The theme chosen (command palette) is kept for the next launch (BR-18)."""
+        name = getattr(theme, "name", None)
+        if not name or name == self.ctx.config.theme or not self.save_settings:
+            return
+        self.ctx.config.theme = name
+        problem = save_setting("theme", name)
+        if problem:
+            self.notify(problem, severity="warning", timeout=6, markup=False)
 
     def on_unmount(self) -> None:
         self.ctx.store.close()
@@ -327,6 +359,7 @@ def build_app(
     config_problems: Iterable[str] = (),
     db_label: str | None = None,
     trash_dir: Path | None = None,
+    save_settings: bool = False,
 ) -> HermesApp:
     """The browser for ``db_path`` with an injected clock and config.
 
@@ -343,6 +376,7 @@ def build_app(
         config_problems=config_problems,
         db_label=db_label,
         trash_dir=trash_dir,
+        save_settings=save_settings,
     )
 
 

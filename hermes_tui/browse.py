@@ -1,7 +1,10 @@
 """``hermes sessions browse``: run the browser, its plain fallback, demo mode and the hand-off.
 
-The UI draws on stderr (Textual does), so stdout carries only the chosen session id:
-``id=$(hermes sessions browse)`` works (BR-7).
+Like fzf (BR-17), the UI draws on the controlling terminal (``/dev/tty``) whatever stdin,
+stdout and stderr are redirected to, so ``id=$(hermes sessions browse 2>/dev/null)`` works:
+stdout carries only the chosen id. The plain picker (BR-6) runs only without a controlling
+terminal or with ``--plain``, and writes its menu and prompt to stderr. A choice exits 0,
+a cancel exits 130.
 """
 
 from __future__ import annotations
@@ -13,13 +16,19 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, TextIO
+from typing import Callable, Iterator, TextIO
 
 from hermes_state import SessionDB
 from hermes_state.errors import DatabaseError, describe_db_error
 from hermes_state.timefmt import relative_time
 from hermes_state.visibility import INTERNAL_SOURCES
+
+from .textsafe import fit_cells
+
+#: Exit status of a cancelled browse (BR-17; 128 + SIGINT, as fzf uses).
+CANCELLED = 130
 
 
 def _err(text: str) -> None:
@@ -33,11 +42,17 @@ def plain_browse(
     limit: int,
     stdin: TextIO | None = None,
     stdout: TextIO | None = None,
+    menu: TextIO | None = None,
     now: Callable[[], float] = time.time,
 ) -> tuple[int, str | None]:
-    """BR-6: a numbered list and a prompt. Returns (exit code, chosen id or None)."""
+    """BR-6: a numbered list and a prompt. Returns (exit code, chosen id or None).
+
+    The list, the prompt and its messages go to ``menu`` (stderr, BR-17); errors opening the
+    store go to ``stdout`` (CLI-3). A cancel returns ``(CANCELLED, None)``.
+    """
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout
+    menu = menu or sys.stderr
     try:
         db = SessionDB(db_path, read_only=True)
     except (DatabaseError, Exception) as exc:
@@ -55,37 +70,36 @@ def plain_browse(
     finally:
         db.close()
     if not rows:
-        print("No sessions found.", file=stdout)
+        print("No sessions found.", file=menu)
         return 0, None
     current = now()
-    print("\n  Browse sessions  (enter number to resume, q to cancel)\n", file=stdout)
+    print("\n  Browse sessions  (enter number to resume, q to cancel)\n", file=menu)
     for i, row in enumerate(rows, start=1):
-        label = _safe(row.get("title") or row.get("preview") or row["id"])
-        if len(label) > 50:
-            label = label[:47] + "..."
+        label = fit_cells(_safe(row.get("title") or row.get("preview") or row["id"]), 50, 50, "...")
         when = relative_time(row.get("last_active"), now=current)
-        print(f"  {i:>3}. {label:<50}  {when:<10}  {_safe(row.get('source') or '')[:6]}", file=stdout)
+        # The source in full ("discord", not "discor"), as ``list`` prints it (item 9).
+        print(f"  {i:>3}. {label}  {when:<10}  {_safe(row.get('source') or '')}", file=menu)
     n = len(rows)
     while True:
-        print(f"\n  Select [1-{n}]: ", end="", file=stdout, flush=True)
+        print(f"\n  Select [1-{n}]: ", end="", file=menu, flush=True)
         try:
             line = stdin.readline()
         except KeyboardInterrupt:
-            print("", file=stdout)
-            return 0, None
+            print("", file=menu)
+            return CANCELLED, None
         if line == "":
-            print("", file=stdout)
-            return 0, None
+            print("", file=menu)
+            return CANCELLED, None
         answer = line.strip()
         if answer.lower() in ("", "q", "quit", "exit"):
-            return 0, None
+            return CANCELLED, None
         try:
             number = int(answer)
         except ValueError:
-            print("  Invalid input. Enter a number or q to cancel.", file=stdout)
+            print("  Invalid input. Enter a number or q to cancel.", file=menu)
             continue
         if not 1 <= number <= n:
-            print(f"  Invalid selection. Enter 1-{n} or q to cancel.", file=stdout)
+            print(f"  Invalid selection. Enter 1-{n} or q to cancel.", file=menu)
             continue
         return 0, rows[number - 1]["id"]
 
@@ -200,6 +214,71 @@ class Demo:
         shutil.rmtree(self.home, ignore_errors=True)
 
 
+def open_controlling_tty() -> int | None:
+    """A read-write descriptor of the controlling terminal, or None when there is none."""
+    if os.name != "posix":
+        return 0 if sys.stdin.isatty() and sys.stderr.isatty() else None
+    try:
+        fd = os.open("/dev/tty", os.O_RDWR | getattr(os, "O_NOCTTY", 0))
+    except OSError:
+        return None
+    if not os.isatty(fd):
+        os.close(fd)
+        return None
+    return fd
+
+
+@contextmanager
+def drawing_on(tty: int) -> Iterator[None]:
+    """While the app runs, standard streams that are not a terminal point at ``tty`` (BR-17).
+
+    Textual reads keys from fd 0, draws on fd 2 and takes the size from fd 1; with any of
+    them redirected (``id=$(…)``, ``2>/dev/null``, ``< file``) it would draw into the pipe
+    at a guessed size. The original descriptors come back before the id is printed, so
+    stdout still carries only the chosen id.
+    """
+    if os.name != "posix":
+        yield
+        return
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    saved: dict[int, int] = {}
+    try:
+        for fd in (0, 1, 2):
+            try:
+                if os.isatty(fd):
+                    continue
+            except OSError:
+                pass
+            try:
+                saved[fd] = os.dup(fd)
+            except OSError:
+                saved[fd] = -1  # fd was closed: close it again afterwards
+            os.dup2(tty, fd)
+        yield
+    finally:
+        for stream in (sys.__stdout__, sys.__stderr__):
+            try:
+                if stream is not None:
+                    stream.flush()
+            except (OSError, ValueError):
+                pass
+        for fd, copy in saved.items():
+            if copy >= 0:
+                os.dup2(copy, fd)
+                os.close(copy)
+            else:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        if tty > 2:
+            os.close(tty)
+
+
 def run_browse(
     db_path: Path | None,
     *,
@@ -235,27 +314,29 @@ def run_browse(
                 print(f"Error: Could not open session database: {_one_line(exc, db_path)}")
                 return 1
 
-        interactive = sys.stdin.isatty() and sys.stderr.isatty()
-        if plain or not interactive:
+        tty = None if plain else open_controlling_tty()
+        if tty is None:
             code, chosen = plain_browse(db_path, source=source, limit=limit)
         else:
             if demo_home is not None:
                 demo_home.start_writer()
             from .app import build_app
 
-            app = build_app(db_path, config=config, source=source, config_problems=problems)
-            chosen = app.run()
-            code = 0
+            app = build_app(db_path, config=config, source=source, config_problems=problems,
+                            save_settings=True)
+            with drawing_on(tty):
+                chosen = app.run()
+            code = CANCELLED
             if app.return_code not in (None, 0):
                 return app.return_code or 1
         if chosen is None:
-            if code == 0:
+            if code == CANCELLED:
                 _err("Cancelled.")
             return code
         return hand_off(chosen, None if demo else config.resume_command)
     except KeyboardInterrupt:
         _err("Cancelled.")
-        return 0
+        return CANCELLED
     finally:
         if demo_home is not None:
             demo_home.close()

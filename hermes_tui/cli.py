@@ -62,6 +62,8 @@ from hermes_state.timefmt import relative_time
 from hermes_state.visibility import INTERNAL_SOURCES
 from hermes_state.titles import sanitize_title
 
+from .textsafe import fit_cells
+
 #: Sources hidden from ``list`` and ``browse`` unless ``--source`` is given (CLI-4, UC-3).
 HIDDEN_SOURCES = list(INTERNAL_SOURCES)
 #: Sources ``stats`` prints first, in this order (CLI-12); others follow alphabetically.
@@ -160,12 +162,28 @@ def open_store(access: str = "read") -> Iterator[SessionDB]:
         db.close()
 
 
-def _resolve(db: SessionDB, arg: str) -> str:
-    """Full id or unique prefix (CLI-5), else ``Session '<arg>' not found.``"""
+def resolve_id(db: SessionDB, arg: str | None) -> str:
+    """The session an id argument names, for every command that takes one (CLI-5, CLI-17).
+
+    A full id or a unique prefix gives the full id. Otherwise the command stops:
+
+    * empty or blank → ``Error: empty session id.`` (exit 2, a usage error) — never "every
+      session";
+    * a prefix of several ids → ``Session '<arg>' is ambiguous: N sessions match.`` (exit 1);
+    * nothing → ``Session '<arg>' not found.`` (exit 1).
+    """
+    if arg is None or not str(arg).strip():
+        raise CliExit("Error: empty session id.", code=2)
     session_id = db.resolve_session_id(arg)
-    if session_id is None:
-        raise CliExit(f"Session '{arg}' not found.")
-    return session_id
+    if session_id is not None:
+        return session_id
+    matches = db.count_id_prefix(arg)
+    if matches > 1:
+        raise CliExit(
+            f"Session '{inert(arg)}' is ambiguous: {matches} sessions match. Give more of the id."
+        )
+    raise CliExit(f"Session '{inert(arg)}' not found.")
+
 
 
 def confirm(prompt: str) -> bool:
@@ -188,23 +206,24 @@ def _cancelled() -> CliExit:
 def format_session_list(rows: list[dict], now: float | None = None) -> list[str]:
     """The lines of ``hermes sessions list`` (CLI-7), header and rule included.
 
-    The titled layout is used when any row has a title. Widths count code points.
+    The titled layout is used when any row has a title. Widths count terminal cells, and a
+    cut text ends in "…" (item 9).
     """
     lines: list[str] = []
     if any(row.get("title") for row in rows):
         lines += [TITLED_HEADER, TITLED_RULE]
         for row in rows:
-            title = inert(row.get("title") or UNTITLED_MARK)[:30]
-            preview = inert(row.get("preview") or "")[:38]
+            title = fit_cells(inert(row.get("title") or UNTITLED_MARK), 30, 32)
+            preview = fit_cells(inert(row.get("preview") or ""), 38, 40)
             last = relative_time(row.get("last_active"), now)
-            lines.append(f"{title:<32} {preview:<40} {last:<13} {inert(row['id'])}")
+            lines.append(f"{title} {preview} {last:<13} {inert(row['id'])}")
     else:
         lines += [UNTITLED_HEADER, UNTITLED_RULE]
         for row in rows:
-            preview = inert(row.get("preview") or "")[:48]
+            preview = fit_cells(inert(row.get("preview") or ""), 48, 50)
             last = relative_time(row.get("last_active"), now)
             source = inert(row.get("source") or "")
-            lines.append(f"{preview:<50} {last:<13} {source:<6} {inert(row['id'])}")
+            lines.append(f"{preview} {last:<13} {fit_cells(source, 10**6, 6)} {inert(row['id'])}")
     return lines
 
 
@@ -215,12 +234,13 @@ def format_stats(stats: dict) -> list[str]:
         f"Total messages: {stats['total_messages']}",
     ]
     sources: dict[str, int] = stats.get("sources") or {}
-    for name in STATS_SOURCE_ORDER:
-        if sources.get(name, 0) > 0:
-            lines.append(f"  {name}: {sources[name]} sessions")
-    for name in sorted(k for k in sources if k not in STATS_SOURCE_ORDER):
-        if sources[name] > 0:
-            lines.append(f"  {inert(name)}: {sources[name]} sessions")
+    # Most sessions first (item 9); equal counts keep upstream's order, then alphabetical.
+    rank = {name: i for i, name in enumerate(STATS_SOURCE_ORDER)}
+    for name in sorted(
+        (k for k, n in sources.items() if n > 0),
+        key=lambda k: (-sources[k], rank.get(k, len(rank)), k),
+    ):
+        lines.append(f"  {inert(name)}: {sources[name]} sessions")
     size = stats.get("db_size_bytes")
     if size is not None:
         lines.append(f"Database size: {size / 1048576:.1f} MB")
@@ -359,7 +379,8 @@ def _cmd_export(args: argparse.Namespace) -> int:
     # stdout carries the data: every error of this run goes to stderr instead.
     args._errors_to_stderr = to_stdout
     with open_store("read") as db, _export_progress(to_stdout) as progress:
-        session_ids = [_resolve(db, args.session_id)] if args.session_id else None
+        # An empty --session-id is an error, never "every session" (CLI-17).
+        session_ids = [resolve_id(db, args.session_id)] if args.session_id is not None else None
         source = None if session_ids else args.source
         if to_stdout:
             count = export_to_stream(
@@ -396,7 +417,7 @@ def _add_delete(sub) -> None:
 
 def _cmd_delete(args: argparse.Namespace) -> int:
     with open_store("write") as db:
-        session_id = _resolve(db, args.session_id)
+        session_id = resolve_id(db, args.session_id)
         if not args.yes and not confirm(
             f"Delete session '{inert(session_id)}' and all its messages? [y/N] "
         ):
@@ -408,16 +429,44 @@ def _cmd_delete(args: argparse.Namespace) -> int:
     return 0
 
 
+#: ``archive``/``unarchive``/``pin``/``unpin`` (CLI-17): what they set, and their help.
+_FLAG_COMMANDS = {
+    "archive": ("archived", True, "archive sessions: hidden from the list (the whole compression lineage)"),
+    "unarchive": ("archived", False, "bring archived sessions back to the list"),
+    "pin": ("pinned", True, "pin sessions to the top of the list"),
+    "unpin": ("pinned", False, "unpin sessions"),
+}
+
+
 def _flag_command(name: str) -> None:
     @session_action(name)
     def _add(sub) -> None:
-        from .cli_flags import add_flag_command
+        parser = sub.add_parser(name, help=_FLAG_COMMANDS[name][2])
+        parser.add_argument("session_ids", metavar="SESSION_ID", nargs="+", help="full id or unique prefix")
+        parser.set_defaults(run=lambda args: _cmd_flag(args, name))
 
-        add_flag_command(sub, name)
 
-
-for _name in ("archive", "unarchive", "pin", "unpin"):
+for _name in _FLAG_COMMANDS:
     _flag_command(_name)
+
+
+def _cmd_flag(args: argparse.Namespace, name: str) -> int:
+    """Archive (UC-5: the whole compression lineage) or pin (``sessions.pinned`` where the
+    store has it, else our settings file -- never a new column). Every id must resolve
+    before anything changes."""
+    flag, value, _help = _FLAG_COMMANDS[name]
+    with open_store("write") as db:
+        ids = [resolve_id(db, arg) for arg in args.session_ids]
+        if flag == "archived" and not db.capabilities.has_archived:
+            raise CliExit(f"Error: this store (schema {db.opened_version}) cannot archive; nothing was changed.")
+        for session_id in ids:
+            if flag == "archived":
+                db.set_session_archived(session_id, value)
+            else:
+                db.set_session_pinned(session_id, value)
+            done = {"archive": "Archived", "unarchive": "Unarchived", "pin": "Pinned", "unpin": "Unpinned"}[name]
+            print(f"{done} '{inert(session_id)}'.")
+    return 0
 
 
 @session_action("trash")
@@ -448,7 +497,7 @@ def _add_rename(sub) -> None:
 def _cmd_rename(args: argparse.Namespace) -> int:
     title = " ".join(args.title)
     with open_store("write") as db:
-        session_id = _resolve(db, args.session_id)
+        session_id = resolve_id(db, args.session_id)
         try:
             updated = db.set_session_title(session_id, title)
         except ValueError as exc:
@@ -479,16 +528,33 @@ def _add_prune(sub) -> None:
     )
     parser.add_argument("--source", help="only sessions from this source")
     parser.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
+    parser.add_argument(
+        "--dry-run", "-n", action="store_true", help="list what would be deleted; delete nothing"
+    )
     parser.set_defaults(run=_cmd_prune)
 
 
 def _cmd_prune(args: argparse.Namespace) -> int:
     days = args.older_than
+    where = f" from '{inert(args.source)}'" if args.source else ""
+    if args.dry_run:
+        with open_store("read") as db:
+            ids = db.prunable_session_ids(older_than_days=days, source=args.source)
+            rows = [row for sid in ids if (row := db.get_session(sid)) is not None]
+        for row in rows:
+            title = fit_cells(inert(row.get("title") or UNTITLED_MARK), 40)
+            print(f"  {inert(row['id'])}  {inert(row.get('source') or '')}  {title}")
+        print(f"Would prune {len(ids)} session(s) ended and older than {days} days{where}; "
+              "nothing was deleted.")
+        return 0
     with open_store("write") as db:
-        if args.source:
-            prompt = f"Delete all ended sessions older than {days} days from '{inert(args.source)}'? [y/N] "
-        else:
-            prompt = f"Delete all ended sessions older than {days} days? [y/N] "
+        # Say how many before asking (item 9); the count is taken again by the delete itself.
+        count = len(db.prunable_session_ids(older_than_days=days, source=args.source))
+        if count == 0 and not args.yes:
+            print(f"No ended sessions older than {days} days{where}.")
+            return 0
+        noun = "session" if count == 1 else "sessions"
+        prompt = f"Delete {count} ended {noun} older than {days} days{where}? [y/N] "
         if not args.yes and not confirm(prompt):
             raise _cancelled()
         pruned = db.prune_sessions(

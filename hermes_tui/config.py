@@ -124,3 +124,35 @@ def default_export_dir(config: AppConfig) -> Path:
         if candidate and Path(candidate).is_dir():
             return Path(candidate)
     return Path.home()
+
+
+def save_setting(key: str, value: str, path: Path | None = None) -> str | None:
+    """Keep one top-level setting (e.g. the theme, BR-18) in the config file.
+
+    Only that line is replaced (or added); the rest of the file — other settings, comments —
+    is kept as written. Returns a one-line problem, or None when it was saved.
+    """
+    import json
+    import re
+
+    from hermes_state.paths import write_atomic
+
+    path = path or config_path()
+    line = f"{key}: {json.dumps(value)}"  # a JSON string is a valid YAML scalar
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        text = ""
+    except OSError as exc:
+        return f"cannot read {path}: {exc.strerror or exc}"
+    pattern = re.compile(rf"^{re.escape(key)}\s*:.*$", re.MULTILINE)
+    if pattern.search(text):
+        text = pattern.sub(lambda _m: line, text, count=1)
+    else:
+        text = text + ("" if not text or text.endswith("\n") else "\n") + line + "\n"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, [text], mode=0o644)
+    except OSError as exc:
+        return f"cannot save {key} to {path}: {exc.strerror or exc}"
+    return None

@@ -90,7 +90,7 @@ class Screens:
     """Factories of the screens a screen may open; built by the app, so screens do not import
     each other (recap ↔ lineage would be a cycle)."""
 
-    recap: Callable[[str], "Screen"]
+    recap: Callable[..., "Screen"]
     transcript: Callable[..., "Screen"]
     lineage: Callable[[str], "Screen"]
     help: Callable[["Screen"], "Screen"]

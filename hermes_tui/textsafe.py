@@ -69,3 +69,18 @@ class InertHighlighter:
         if has_unsafe(out.plain):
             out.plain = inert_line(out.plain)
         return out
+
+
+def fit_cells(text: str, width: int, pad: int | None = None, ellipsis: str = "…") -> str:
+    """``text`` cut to ``width`` terminal cells (ending in ``ellipsis`` when cut), then padded
+    with spaces to ``pad`` cells. Cells, not code points: a CJK character takes two, so
+    columns line up whatever the script (item 9)."""
+    from rich.cells import cell_len, set_cell_size
+
+    if cell_len(text) > width:
+        text = set_cell_size(text, max(0, width - cell_len(ellipsis))).rstrip() + ellipsis
+        if cell_len(text) > width:  # a wide character could not be halved
+            text = set_cell_size(text, width)
+    if pad is not None:
+        text += " " * max(0, pad - cell_len(text))
+    return text

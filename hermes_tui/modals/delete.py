@@ -20,6 +20,7 @@ from hermes_state.trash import DeletePreview, RelatedSession
 
 from ..render.lanes import lane_text
 from ..textsafe import inert_line
+from ..legible import muted
 
 #: Children listed by name; the rest are counted.
 MAX_LISTED_CHILDREN = 8
@@ -98,7 +99,7 @@ class ConfirmDeleteModal(ModalScreen[bool]):
         goes.append(" and the session's transcript files.")
         parts: list = [title, facts, Text(""), goes]
         if p.parent is not None:
-            parent = Text("Its parent stays: ", style="dim")
+            parent = Text("Its parent stays: ", style=muted(self))
             parent.append_text(_related(p.parent))
             parts.append(parent)
         return Group(*parts)
@@ -106,7 +107,7 @@ class ConfirmDeleteModal(ModalScreen[bool]):
     def _orphans(self) -> Text:
         children = self.preview.children
         if not children:
-            return Text("No child sessions.", style="dim")
+            return Text("No child sessions.", style=muted(self))
         orphan = Text()
         orphan.append(_plural(len(children), "child session"), style="bold")
         orphan.append(
@@ -120,7 +121,7 @@ class ConfirmDeleteModal(ModalScreen[bool]):
         children = self.preview.children
         lines = [Text("• ").append_text(_related(c)) for c in children[:MAX_LISTED_CHILDREN]]
         if len(children) > MAX_LISTED_CHILDREN:
-            lines.append(Text(f"… and {len(children) - MAX_LISTED_CHILDREN} more", style="dim"))
+            lines.append(Text(f"… and {len(children) - MAX_LISTED_CHILDREN} more", style=muted(self)))
         return Group(*lines)
 
     def _live_warning(self) -> Text:

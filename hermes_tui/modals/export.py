@@ -25,6 +25,7 @@ from ..operations import (
     resolve_export_path,
 )
 from ..textsafe import InertHighlighter, inert_line
+from ..legible import muted
 
 #: ``runner(scope, fmt, path, progress, cancelled) -> ExportOutcome`` (blocking).
 ExportRunner = Callable[
@@ -77,8 +78,8 @@ class ExportModal(ModalScreen[ExportOutcome | None]):
                 for index, scope in enumerate(self.scopes):
                     yield RadioButton(Text(inert_line(scope.label)), value=index == 0)
             for scope in self.unavailable:
-                note = Text(f"  {inert_line(scope.label)}: ", style="dim")
-                note.append(inert_line(scope.unavailable), style="dim italic")
+                note = Text(f"  {inert_line(scope.label)}: ", style=muted(self))
+                note.append(inert_line(scope.unavailable), style=muted(self, italic=True))
                 yield Static(note, classes="modal-note")
             yield Static("Format", classes="modal-label")
             with RadioSet(id="export-format"):
@@ -96,7 +97,8 @@ class ExportModal(ModalScreen[ExportOutcome | None]):
     def on_mount(self) -> None:
         box = self.query_one("#export-box")
         box.border_title = "Export"
-        box.border_subtitle = "Enter exports · Tab moves · Esc closes"
+        # Enter on a radio button only selects it: say which keys export (item 10).
+        box.border_subtitle = "Ctrl+S exports · Space selects · Tab moves · Esc closes"
         field = self.query_one("#export-path", Input)
         if self.app.animation_level == "none":
             field.cursor_blink = False

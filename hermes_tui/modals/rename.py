@@ -17,6 +17,7 @@ from hermes_state.titles import MAX_TITLE_LENGTH
 
 from ..operations import RenameOutcome, check_title
 from ..textsafe import InertHighlighter, inert_line
+from ..legible import muted
 
 
 class RenameModal(ModalScreen[str | None]):
@@ -81,10 +82,10 @@ class RenameModal(ModalScreen[str | None]):
 
     def _heading(self) -> Text:
         text = Text()
-        text.append("Session ", style="dim")
+        text.append("Session ", style=muted(self))
         text.append(inert_line(self.session_id), style="bold")
         if not self.current_title and self.label and self.label != self.session_id:
-            text.append("\nuntitled · ", style="dim")
+            text.append("\nuntitled · ", style=muted(self))
             text.append(inert_line(self.label), style="italic")
         return text
 
@@ -110,7 +111,7 @@ class RenameModal(ModalScreen[str | None]):
             else:
                 hint.append(f"{length}/{MAX_TITLE_LENGTH} characters")
                 if cleaned != value:
-                    hint.append(" · spaces and invisible characters are cleaned", style="dim")
+                    hint.append(" · spaces and invisible characters are cleaned", style=muted(self))
         self.query_one("#rename-hint", Static).update(hint)
 
     @on(Input.Changed, "#rename-input")

@@ -25,7 +25,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.timer import Timer
-from textual.widgets import ContentSwitcher, Footer, Input
+from textual.widgets import ContentSwitcher, Input
 
 from hermes_state.listing import INTERNAL_SOURCES, hidden_sources
 from hermes_state.models import SessionSummary
@@ -37,6 +37,7 @@ from ..textsafe import InertHighlighter, inert_line
 from .base import HermesScreen
 from .flows import SessionFlows
 from ..widgets.detail import DetailPane
+from ..widgets.footer import TieredFooter
 from ..widgets.search import SearchInput, SearchResults
 from ..widgets.session_list import SessionList
 from ..widgets.status import StatusLine
@@ -77,18 +78,29 @@ class BrowserScreen(SessionFlows, HermesScreen):
 
     BINDINGS = [
         Binding("slash", "focus_search", "Search", id="search"),
+        Binding("t", "transcript", "Transcript", id="transcript"),
         Binding("l", "lineage", "Lineage", id="lineage"),
-        Binding("t", "transcript", "Transcript", id="transcript", show=False),
         Binding("r", "rename", "Rename", id="rename"),
         Binding("d", "delete", "Delete", id="delete"),
-        Binding("u", "undo", "Undo delete", id="undo", show=False),
+        Binding("u", "undo", "Undo", id="undo"),
         Binding("e", "export", "Export", id="export"),
-        Binding("y", "copy_id", "Copy id", id="copy_id", show=False),
+        Binding("y", "copy_id", "Copy id", id="copy_id"),
         Binding("s", "cycle_source", "Source", id="cycle_source"),
-        Binding("L", "toggle_lanes", "Lanes only", id="lanes_only", show=False),
+        Binding("L", "toggle_lanes", "Lanes", id="lanes_only"),
+        Binding("i", "toggle_detail", "Details", id="toggle_detail"),
         Binding("question_mark", "help", "Help", id="help"),
         Binding("q", "quit", "Quit", id="quit"),
     ]
+
+    #: Below this many columns the detail pane folds away (``i`` shows it) (item 5).
+    NARROW = 110
+    #: Below this many columns only the footer's first two tiers are shown.
+    MEDIUM = 160
+    #: Footer tiers: 0 always, 1 from NARROW columns, 2 from MEDIUM columns.
+    FOOTER_TIERS = {
+        "lineage": 1, "rename": 1, "export": 1, "cycle_source": 1, "transcript": 1, "undo": 1,
+        "copy_id": 2, "toggle_lanes": 2,
+    }
 
     def __init__(
         self, ctx: AppContext, *, source: str | None = None, on_first_page: Callable[[], None] | None = None
@@ -130,7 +142,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
                     yield SearchResults(clock=clock, id="results")
                 yield DetailPane(clock=clock, id="detail")
             yield StatusLine(id="status")
-        yield Footer()
+        yield TieredFooter(self.FOOTER_TIERS, narrow_only={"toggle_detail"})
 
     def on_mount(self) -> None:
         if self.app.animation_level == "none":
@@ -140,7 +152,25 @@ class BrowserScreen(SessionFlows, HermesScreen):
         self.ctx.signals.status.subscribe(self, self._status)
         self.ctx.signals.access.subscribe(self, self._access)
         self._update_titles()
+        self._fit_width(self.app.size.width)
         self.load_window(0, None)
+
+    def on_resize(self, event) -> None:
+        self._fit_width(event.size.width)
+
+    def _fit_width(self, width: int) -> None:
+        """Small terminals: fold the detail pane, show the essential keys (item 5)."""
+        narrow = width < self.NARROW
+        self.set_class(narrow, "-narrow")
+        self.set_class(not narrow, "-wide")
+        self.set_class(width < self.MEDIUM, "-medium")
+
+    def action_toggle_detail(self) -> None:
+        """Show or hide the detail pane (it is folded away on narrow terminals)."""
+        if self.has_class("-narrow"):
+            self.toggle_class("-detail-shown")
+        else:
+            self.toggle_class("-detail-hidden")
 
     def _status(self, status: StoreStatus) -> None:
         self.query_one(StatusLine).set_warning(status.text, status.severity)
@@ -165,7 +195,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
         return hidden_sources(self.source_filter, self.ctx.config.show_tool_sessions)
 
     def _filter_label(self) -> str:
-        label = self.source_filter or ("all" if self.ctx.config.show_tool_sessions else "all but tool")
+        label = self.source_filter or ("all" if self.ctx.config.show_tool_sessions else "all (internal runs hidden)")
         return f"{label} · live lanes" if self.lanes_only else label
 
     def _page(self, offset: int, size: int) -> tuple[list[SessionSummary], int]:
@@ -186,7 +216,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
             main.border_title = f"Sessions · {self._filter_label()}"
             main.border_subtitle = count
         self.query_one(StatusLine).set_info(
-            f" {self.ctx.db_label}  ·  {count}  ·  source: {self._filter_label()}"
+            f" {self.ctx.db_label}  ·  {count}  ·  source: {self._filter_label()}  ·  ● live  ○ ended"
             + (
                 ("  ·  read-only snapshot (changes by other processes are not shown)"
                  if self.ctx.access.immutable else "  ·  read-only")
@@ -431,7 +461,9 @@ class BrowserScreen(SessionFlows, HermesScreen):
     @on(SearchResults.Chosen, "#results")
     def _hit_chosen(self, event: SearchResults.Chosen) -> None:
         if event.message_id is None:
-            self.app.push_screen(self.ctx.screens.recap(event.session_id))
+            # A title or id match: the transcript opened from its recap still highlights the
+            # query's terms (BR-19).
+            self.app.push_screen(self.ctx.screens.recap(event.session_id, query=event.query))
         else:
             self.app.push_screen(
                 self.ctx.screens.transcript(event.session_id, message_id=event.message_id, query=event.query)
@@ -497,7 +529,9 @@ class BrowserScreen(SessionFlows, HermesScreen):
     def action_transcript(self) -> None:
         target = self._require_target()
         if target:
-            self.app.push_screen(self.ctx.screens.transcript(target))
+            showing_results = self.query_one(ContentSwitcher).current == "results"
+            query = self._search_query if showing_results else None
+            self.app.push_screen(self.ctx.screens.transcript(target, query=query))
 
     def action_rename(self) -> None:
         target = self._require_target()

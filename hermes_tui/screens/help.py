@@ -1,7 +1,16 @@
-"""HelpScreen: every key of the screen it was opened from, with the binding ids to remap."""
+"""HelpScreen: every key of the browser, grouped by screen, as a person types them (item 6).
+
+The same key means different things on different screens (``enter`` opens a recap from the
+list, resumes from the recap, expands a tool call in a transcript), so the keys are listed
+per screen, the one the help was opened from first. Keys are shown as typed (``/``, ``?``,
+``Enter``, ``↑``), with the binding id to remap them and the real path of ``config.yaml``.
+Only this app's bindings are listed: Textual's own scrolling rows are not keys to learn.
+"""
 
 from __future__ import annotations
 
+from rich.console import Group
+from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -9,6 +18,10 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
+
+from ..config import config_path
+from ..keys import keys_label, sections as _sections
+from ..legible import muted, text_style
 
 
 class HelpScreen(ModalScreen[None]):
@@ -22,32 +35,52 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-box"):
-            yield Static(self._table(), id="help-table")
+            yield Static(self.render_help(), id="help-table")
 
-    def _table(self) -> Table:
-        table = Table(title="Keys", expand=True, show_edge=False, pad_edge=False)
-        table.add_column("key", style="bold", no_wrap=True)
-        table.add_column("action")
-        table.add_column("config id", style="dim", no_wrap=True)
-        seen: set[tuple[str, str]] = set()
-        rows: list[tuple[str, str, str]] = []
-        nodes = [self.origin, *self.origin.query("*")]
-        for node in nodes:
-            for binding in getattr(node, "BINDINGS", []):
-                if not isinstance(binding, Binding) or not binding.description:
-                    continue
-                key = (binding.action, binding.description)
-                if key in seen:
-                    continue
-                seen.add(key)
-                keys = self.app.get_key_display(binding)
-                current = self.app._keymap.get(binding.id) if binding.id else None
-                rows.append((current or binding.key, binding.description, binding.id or ""))
-        for keys, description, binding_id in rows:
-            table.add_row(Text(keys), Text(description), Text(binding_id))
-        table.add_row(Text("ctrl+p"), Text("Command palette (every action)"), Text("command_palette"))
-        table.caption = "Remap keys in config.yaml under `keymap:` (id: keys)."
-        return table
+    def sections(self) -> list[tuple[str, list[tuple[str, str, str]]]]:
+        """``(title, [(keys as typed, what it does, binding id)])`` per screen; the screen
+        help was opened from first."""
+        keymap = getattr(self.app, "_keymap", {}) or {}
+        out: list[tuple[str, list[tuple[str, str, str]]]] = []
+        for title, classes in _sections():
+            rows: list[tuple[str, str, str]] = []
+            seen: set[str] = set()
+            for cls in classes:
+                for binding in cls.BINDINGS:
+                    if not isinstance(binding, Binding) or not binding.description:
+                        continue
+                    if binding.action in seen:
+                        continue
+                    seen.add(binding.action)
+                    keys = keymap.get(binding.id) if binding.id else None
+                    rows.append((keys_label(keys or binding.key), binding.description, binding.id or ""))
+            first = type(self.origin) in classes
+            out.insert(0 if first else len(out), (title, rows))
+        out.append(("Everywhere", [("Ctrl+P", "Command palette (every action)", "command_palette")]))
+        return out
+
+    def render_help(self) -> Group:
+        parts: list = [Text("Keys", style="bold")]
+        muted_style = muted(self)
+        for title, rows in self.sections():
+            table = Table(
+                title=title, title_justify="left", title_style=text_style(self, "hs-accent") + Style(bold=True),
+                expand=True, show_edge=False, pad_edge=False, show_header=False, box=None,
+            )
+            table.add_column("key", style="bold", no_wrap=True, min_width=12)
+            table.add_column("action", ratio=1)
+            table.add_column("config id", style=muted_style, no_wrap=True)
+            for keys, description, binding_id in rows:
+                table.add_row(Text(keys), Text(description), Text(binding_id))
+            parts += [Text(""), table]
+        parts += [
+            Text(""),
+            Text.assemble(
+                ("Remap keys in ", muted_style), (str(config_path()), "bold"),
+                (" under keymap: — binding id: keys, e.g. ", muted_style), ('copy_id: "c"', "bold"),
+            ),
+        ]
+        return Group(*parts)
 
     async def action_dismiss(self, result=None) -> None:
         self.dismiss(None)

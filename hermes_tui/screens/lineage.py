@@ -27,6 +27,7 @@ from hermes_state.timefmt import stamp_and_relative as _when
 from ..context import AppContext, StoreChange
 from ..textsafe import inert_line
 from .base import HermesScreen
+from ..legible import muted
 from ..widgets.lineage_tree import (
     CAME_FROM,
     LIVE_TIP,
@@ -58,11 +59,12 @@ def family_summary(family: LineageNode) -> Text:
     text.append(inert_line(family.title) or inert_line(family.id), style="bold")
     text.append(f"   {len(nodes)} session{'s' if len(nodes) != 1 else ''} · {messages:,} messages", style="dim")
     parts = []
-    for kind, label in ((EdgeKind.COMPRESSION, "compression"), (EdgeKind.BRANCH, "branch"),
-                        (EdgeKind.DELEGATE, "delegate"), (EdgeKind.RESET, "reset"),
-                        (EdgeKind.OTHER, "other")):
+    for kind, one, many in ((EdgeKind.COMPRESSION, "compression", "compressions"),
+                            (EdgeKind.BRANCH, "branch", "branches"),
+                            (EdgeKind.DELEGATE, "delegate", "delegates"),
+                            (EdgeKind.RESET, "reset", "resets"), (EdgeKind.OTHER, "other", "others")):
         if kinds[kind]:
-            parts.append(f"{kinds[kind]} {label}")
+            parts.append(f"{kinds[kind]} {one if kinds[kind] == 1 else many}")
     if parts:
         text.append(" · " + ", ".join(parts), style="dim")
     broken = [n for n in nodes if n.broken_parent or n.cycle]
@@ -89,7 +91,7 @@ class LineageScreen(HermesScreen):
         self.loaded = False
 
     def compose(self) -> ComposeResult:
-        yield Static(Text("Loading lineage…", style="dim"), id="lineage-header")
+        yield Static(Text("Loading lineage…", style=muted(self)), id="lineage-header")
         with Vertical(id="lineage-panes"):
             yield LineageTree(clock=self.ctx.clock, id="lineage-tree")
             yield Static("", id="lineage-detail")
@@ -145,13 +147,13 @@ class LineageScreen(HermesScreen):
     def _show_detail(self, node: LineageNode | None) -> None:
         detail = self.query_one("#lineage-detail", Static)
         if node is None:
-            detail.update(Text("No session.", style="dim"))
+            detail.update(Text("No session.", style=muted(self)))
             return
         now = self.ctx.clock()
         grid = Table.grid(padding=(0, 1), expand=True)
-        grid.add_column(style="dim", no_wrap=True)
+        grid.add_column(style=muted(self), no_wrap=True)
         grid.add_column(overflow="fold", ratio=1)
-        grid.add_column(style="dim", no_wrap=True)
+        grid.add_column(style=muted(self), no_wrap=True)
         grid.add_column(overflow="fold", ratio=1)
         edge = EDGE_LABELS[node.edge] if node.edge is not None else "root"
         grid.add_row("id", Text(inert_line(node.id)), "source", Text(inert_line(node.source)))

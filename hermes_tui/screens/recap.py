@@ -53,9 +53,11 @@ class RecapScreen(HermesScreen):
         Binding("question_mark", "help", "Help", id="help"),
     ]
 
-    def __init__(self, ctx: AppContext, session_id: str) -> None:
+    def __init__(self, ctx: AppContext, session_id: str, *, query: str | None = None) -> None:
         super().__init__(ctx)
         self.session_id = session_id
+        #: The search that led here: the transcript opened from this recap highlights it (BR-19).
+        self.search_query = query
         self.data: RecapData | None = None
         self.generation = 0
 
@@ -116,7 +118,7 @@ class RecapScreen(HermesScreen):
     def action_transcript(self) -> None:
         target = self._target()
         if target:
-            self.app.push_screen(self.ctx.screens.transcript(target))
+            self.app.push_screen(self.ctx.screens.transcript(target, query=self.search_query))
 
     def action_lineage(self) -> None:
         target = self._target()

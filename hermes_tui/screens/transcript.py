@@ -17,14 +17,15 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message as TextualMessage
-from textual.widgets import Footer, Static
+from textual.widgets import Footer, Input, Static
 
 from hermes_state.models import SessionSummary
 
 from ..context import AppContext, StoreChange
-from ..textsafe import inert_line
+from ..textsafe import InertHighlighter, inert_line
 from .base import HermesScreen
 from ..widgets.transcript_view import Entry, TranscriptView, make_entry, match_pattern, query_terms
+from ..legible import muted
 
 
 class TranscriptLoaded(TextualMessage):
@@ -47,6 +48,7 @@ class TranscriptScreen(HermesScreen):
         Binding("enter,o", "toggle", "Expand/collapse", id="transcript_toggle"),
         Binding("a", "toggle_all", "Expand/collapse all", id="transcript_toggle_all"),
         Binding("r", "toggle_reasoning", "Reasoning", id="transcript_reasoning"),
+        Binding("slash", "search", "Search", id="transcript_search"),
         Binding("n", "next_match", "Next match", id="transcript_next_match"),
         Binding("N", "previous_match", "Previous match", id="transcript_previous_match"),
         Binding("question_mark", "help", "Help", id="help"),
@@ -68,13 +70,17 @@ class TranscriptScreen(HermesScreen):
         self._shown: tuple[int, float | None] | None = None
 
     def compose(self) -> ComposeResult:
-        yield Static(Text("Loading…", style="dim"), id="transcript-header")
+        yield Static(Text("Loading…", style=muted(self)), id="transcript-header")
         yield TranscriptView(
             clock=self.ctx.clock,
             show_reasoning=self.ctx.config.show_reasoning,
             query=self.search_query,
             id="transcript",
         )
+        find = Input(placeholder="search this conversation — Enter finds, Esc closes", id="transcript-find",
+                     highlighter=InertHighlighter())
+        find.display = False
+        yield find
         yield Footer()
 
     @property
@@ -157,33 +163,33 @@ class TranscriptScreen(HermesScreen):
         if summary is None:
             header.append(f"Transcript · {inert_line(self.session_id)}", style="bold")
             if self.loaded or view.entries is None:
-                header.append("  (not found)", style="dim")
+                header.append("  (not found)", style=muted(self))
             self.query_one("#transcript-header", Static).update(header)
             return
         header.append(inert_line(summary.title) or inert_line(summary.preview) or "(untitled)", style="bold")
         count = len(view.entries or [])
         header.append(
             f"   {inert_line(summary.id)} · {inert_line(summary.source)} · {count} message{'s' if count != 1 else ''}",
-            style="dim",
+            style=muted(self),
         )
         line2 = Text(no_wrap=True, overflow="ellipsis")
-        line2.append("reasoning " + ("shown" if view.show_reasoning else "hidden"), style="dim")
-        line2.append(" (r) · tool calls ", style="dim")
+        line2.append("reasoning " + ("shown" if view.show_reasoning else "hidden"), style=muted(self))
+        line2.append(" (r) · tool calls ", style=muted(self))
         collapsible = sum(1 for e in view.entries or [] if e.collapsible)
         expanded = len(view.expanded)
         state = "expanded" if collapsible and expanded == collapsible else (
             "collapsed" if not expanded else f"{expanded} of {collapsible} expanded")
-        line2.append(state + " (enter, a: all)", style="dim")
+        line2.append(state + " (enter, a: all)", style=muted(self))
         if self.search_query:
             matches = len(view.match_indices)
-            line2.append(" · ", style="dim")
+            line2.append(" · ", style=muted(self))
             line2.append(f"{matches} message{'s' if matches != 1 else ''} match ")
             line2.append(f"“{inert_line(self.search_query)}”", style="bold")
             position = view.match_position()
             if position is not None:
                 line2.append(f" — match {position} of {matches} (n/N)")
             elif matches:
-                line2.append(" (n/N)", style="dim")
+                line2.append(" (n/N)", style=muted(self))
         self.query_one("#transcript-header", Static).update(Text("\n", no_wrap=True, overflow="ellipsis").join([header, line2]))
 
     @on(TranscriptView.CursorMoved, "#transcript")
@@ -194,7 +200,45 @@ class TranscriptScreen(HermesScreen):
     # ------------------------------------------------------------------ actions
 
     def action_back(self) -> None:
+        find = self.query_one("#transcript-find", Input)
+        if find.display:
+            self._close_find()
+            return
         self.dismiss()
+
+    # ------------------------------------------------------------------ search (BR-19)
+
+    def action_search(self) -> None:
+        """``/``: search this conversation with the same query language as the browser."""
+        find = self.query_one("#transcript-find", Input)
+        find.value = self.search_query or ""
+        find.display = True
+        if self.app.animation_level == "none":
+            find.cursor_blink = False
+        find.focus()
+
+    def _close_find(self) -> None:
+        find = self.query_one("#transcript-find", Input)
+        find.display = False
+        self.view.focus()
+
+    @on(Input.Submitted, "#transcript-find")
+    def _find_submitted(self, event: Input.Submitted) -> None:
+        self._close_find()
+        self.find(event.value)
+
+    def find(self, query: str) -> None:
+        """Highlight ``query`` in this transcript and go to its first match after the cursor."""
+        self.search_query = query.strip() or None
+        self.pattern = match_pattern(query_terms(self.search_query))
+        view = self.view
+        view.set_query(self.search_query)
+        if self.search_query:
+            if view.match_indices:
+                self._jump(1, from_before=True)
+                return
+            self.notify(f"No message matches “{inert_line(self.search_query)}”.", timeout=3, markup=False)
+        self._update_header()
 
     def action_toggle(self) -> None:
         if not self.view.toggle():
@@ -209,11 +253,16 @@ class TranscriptScreen(HermesScreen):
         self.view.set_show_reasoning(not self.view.show_reasoning)
         self._update_header()
 
-    def _jump(self, direction: int) -> None:
+    def _jump(self, direction: int, *, from_before: bool = False) -> None:
         if not self.search_query:
-            self.notify("No search query: open the transcript from a search hit.", timeout=2)
+            self.notify("No search: press / to search this conversation.", timeout=3)
             return
-        result = self.view.jump_to_match(direction)
+        view = self.view
+        if from_before and view.entries and view.cursor in view.match_indices:
+            view.focus_match(view.cursor)  # the message at the cursor matches: stay on it
+            result = (view.match_indices.index(view.cursor) + 1, len(view.match_indices))
+        else:
+            result = view.jump_to_match(direction)
         if result is None:
             self.notify(f"No message matches “{inert_line(self.search_query)}”.", timeout=2, markup=False)
         self._update_header()

@@ -17,6 +17,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from ..textsafe import inert_line
+from ..legible import muted
 
 
 class UnavailableScreen(Screen[None]):
@@ -36,7 +37,7 @@ class UnavailableScreen(Screen[None]):
             yield Static(Text("Cannot open the session database", style="bold"), id="unavailable-title")
             yield Static(self._reason_text(), id="unavailable-reason")
             yield Static(
-                Text("r retries now · q quits · it is retried when the file changes", style="dim"),
+                Text("r retries now · q quits · it is retried when the file changes", style=muted(self)),
                 id="unavailable-hint",
             )
         yield Footer()

@@ -14,6 +14,7 @@ from hermes_state.timefmt import stamp_and_relative as _when
 
 from ..render.lanes import lane_rows
 from ..textsafe import inert_line
+from ..legible import muted, text_style
 
 
 
@@ -55,14 +56,14 @@ class DetailPane(Widget):
     def build(self):
         summary = self.summary
         if summary is None:
-            return Text("No session selected.", style="dim")
+            return Text("No session selected.", style=muted(self))
         now = self.clock()
         if summary.title:
             title = Text(inert_line(summary.title), style="bold")
         else:
-            title = Text("untitled", style="dim italic")
+            title = Text("untitled", style=muted(self, italic=True))
         grid = Table.grid(padding=(0, 1))
-        grid.add_column(style="dim", no_wrap=True)
+        grid.add_column(style=muted(self), no_wrap=True)
         grid.add_column(overflow="fold")
 
         def row(label: str, value: str | Text) -> None:
@@ -74,10 +75,12 @@ class DetailPane(Widget):
         row("source", inert_line(summary.source))
         if summary.model:
             row("model", inert_line(summary.model))
-        row("status", Text(inert_line(summary.status), style="green" if summary.is_live else ""))
+        live = text_style(self, "hs-success") if summary.is_live else ""
+        row("status", Text(inert_line(summary.status), style=live))
         row("started", _when(summary.started_at, now))
         row("active", _when(summary.last_active, now))
-        row("messages", f"{summary.message_count}  ({summary.tool_call_count} tool calls)")
+        calls = summary.tool_call_count
+        row("messages", f"{summary.message_count}  ({calls} tool call{'' if calls == 1 else 's'})")
         if summary.input_tokens or summary.output_tokens:
             row("tokens", f"{_tokens(summary.input_tokens)} in / {_tokens(summary.output_tokens)} out")
         if summary.estimated_cost_usd:
@@ -93,7 +96,7 @@ class DetailPane(Widget):
 
     def _lane_block(self, lane: Any):
         grid = Table.grid(padding=(0, 1))
-        grid.add_column(style="dim", no_wrap=True)
+        grid.add_column(style=muted(self), no_wrap=True)
         grid.add_column(overflow="fold")
         grid.add_row("lane", Text(inert_line(getattr(lane, "session_key", ""))))
         grid.add_row("current", Text("yes (the lane's live session)"))

@@ -22,6 +22,7 @@ from ..data import RecapData
 from ..render.lanes import lane_rows
 from ..render.recap import RecapTheme, render_recap_panel
 from ..textsafe import inert_line
+from ..legible import muted
 
 
 class SessionHeader(Static):
@@ -43,13 +44,14 @@ class SessionHeader(Static):
         now = self.clock()
         title = Text(inert_line(summary.title) or inert_line(summary.preview) or "(untitled)", style="bold")
         grid = Table.grid(padding=(0, 2))
-        grid.add_column(style="dim", no_wrap=True)
+        grid.add_column(style=muted(self), no_wrap=True)
         grid.add_column(overflow="fold")
-        grid.add_column(style="dim", no_wrap=True)
+        grid.add_column(style=muted(self), no_wrap=True)
         grid.add_column(overflow="fold")
 
         status = Text("live", style="bold") if summary.is_live else Text(inert_line(summary.status))
-        messages = f"{summary.message_count:,}  ({summary.tool_call_count:,} tool calls)"
+        calls = summary.tool_call_count
+        messages = f"{summary.message_count:,}  ({calls:,} tool call{'' if calls == 1 else 's'})"
         tokens = f"{summary.input_tokens:,} in / {summary.output_tokens:,} out"
         lineage = f"#{data.position} of {data.chain_length}"
         rows: list[tuple[str, Any, str, Any]] = [
@@ -60,7 +62,7 @@ class SessionHeader(Static):
         ]
         lineage_text = Text(lineage)
         if data.chain_length > 1:
-            lineage_text.append(f"  (root {inert_line(data.chain[0])})", style="dim")
+            lineage_text.append(f"  (root {inert_line(data.chain[0])})", style=muted(self))
         notes = Text()
         if data.target_id != data.requested_id:
             notes.append(
@@ -85,7 +87,7 @@ class SessionHeader(Static):
 
     def _lane(self, lane: Any) -> RenderableType:
         grid = Table.grid(padding=(0, 2))
-        grid.add_column(style="dim", no_wrap=True)
+        grid.add_column(style=muted(self), no_wrap=True)
         grid.add_column(overflow="fold")
         grid.add_row("gateway lane", Text(inert_line(getattr(lane, "session_key", "")), style="bold"))
         for label, value in lane_rows(lane):
@@ -131,7 +133,7 @@ class RecapView(Static):
             return
         self.display = True
         if recap is None:
-            self.update(Text("  No messages yet — nothing to recap.", style="dim italic"))
+            self.update(Text("  No messages yet — nothing to recap.", style=muted(self, italic=True)))
         else:
             self.update(render_recap_panel(bounded_for_card(recap), theme))
 

@@ -24,7 +24,7 @@ from hermes_state.timefmt import relative_time
 
 from ..textsafe import inert_line
 from .intent import WidgetMessage
-from .lines import text_strip
+from .lines import cursor_strip, text_strip
 
 
 class SessionList(ScrollView, can_focus=True):
@@ -248,13 +248,13 @@ class SessionList(ScrollView, can_focus=True):
             text = Text("  …", style=self._part("placeholder"))
             return self._strip(text, width, base)
         text = self.render_row(row, width)
-        style = base
         if index == self.cursor:
             cursor_style = self.get_component_rich_style("session-list--cursor")
             if not self.has_focus:
                 cursor_style = cursor_style + Style(dim=False)
             style = base + cursor_style
-        return self._strip(text, width, style)
+            return cursor_strip(self._strip(text, width, style), style)
+        return self._strip(text, width, base)
 
     def _strip(self, text: Text, width: int, style: Style) -> Strip:
         return text_strip(text, width, self.app.console, style)

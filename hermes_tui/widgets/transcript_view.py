@@ -413,6 +413,17 @@ class TranscriptView(ScrollView, can_focus=True):
         self.refresh()
         self.post_message(self.CursorMoved(self, self.cursor))
 
+    def set_query(self, query: str | None) -> None:
+        """Search this conversation for ``query`` (BR-19): every match is highlighted and
+        ``n``/``N`` move between the messages that have one."""
+        self.terms = query_terms(query)
+        self.pattern = match_pattern(self.terms)
+        if self.entries is None:
+            return
+        entries = [make_entry(entry.message, self.pattern) for entry in self.entries]
+        keep = self.current.id if self.current else None
+        self.set_entries(entries, keep=keep)
+
     def show_placeholder(self, text: str) -> None:
         self.entries = None
         self.placeholder = text
@@ -467,6 +478,8 @@ class TranscriptView(ScrollView, can_focus=True):
                 pieces.append(Piece("body", entry.body, 3))
         else:
             if entry.reasoning and self.show_reasoning:
+                # Labelled, so shown reasoning is not read as the reply (item 10).
+                pieces.append(Piece("reasoning", "Reasoning:", 3, wrap=False, searchable=False))
                 pieces.append(Piece("reasoning", entry.reasoning, 3))
             if entry.body:
                 pieces.append(Piece("body", entry.body, 3))
@@ -613,7 +626,10 @@ class TranscriptView(ScrollView, can_focus=True):
             match_style = self._style("match") if spans else None
             first = 0  # the first span that may still touch a later line
             for start, end in wrap_offsets(piece.text, width - GUTTER - piece.indent):
-                body = Text(piece.text[start:end], style=style, end="")
+                # The spaces after the last word belong to this line but may lie past the
+                # edge: drawn, they would make the row too long and its last letter would be
+                # cut for an ellipsis (item 3: "13 matche…"). The visible text always fits.
+                body = Text(piece.text[start:end].rstrip(" "), style=style, end="")
                 while first < len(spans) and spans[first][1] <= start:
                     first += 1
                 k = first

@@ -47,45 +47,45 @@ def test_br6_plain_list_layout_and_selection(home, monkeypatch, capsys) -> None:
     _fill(home)
     code, out, err = _browse(monkeypatch, capsys, "2\n")
     assert code == 0
-    lines = out.splitlines()
+    assert out == "20250305_091523_a1b2c3\n"  # BR-17: stdout carries only the id
+    lines = err.splitlines()
     assert lines[1] == "  Browse sessions  (enter number to resume, q to cancel)"
     # Newest first, tool hidden, long labels cut to 47 + "...".
     assert lines[3].startswith("    1. " + "x" * 47 + "...  ")
-    assert lines[3].endswith("  telegr")
+    assert lines[3].endswith("  telegram")  # the source in full (item 9)
     assert lines[4].startswith("    2. refactoring auth" + " " * 34 + "  ")
-    assert "tool" not in out
-    assert out.rstrip().endswith("20250305_091523_a1b2c3")
+    assert "tool" not in err
     assert "Run: hermes --resume 20250305_091523_a1b2c3" in err
 
 
 @pytest.mark.parametrize("answer", ["q\n", "\n", "quit\n", "exit\n", ""])
-def test_br6_cancel_prints_cancelled_on_stderr_exit_0(home, monkeypatch, capsys, answer) -> None:
+def test_br6_cancel_prints_cancelled_on_stderr_exit_130(home, monkeypatch, capsys, answer) -> None:
     _fill(home)
     code, out, err = _browse(monkeypatch, capsys, answer)
-    assert code == 0
+    assert code == 130  # BR-17, as fzf
     assert "Cancelled." in err
-    assert "20250305_091523_a1b2c3" not in out.split("Select")[-1]
+    assert out == ""
 
 
 def test_br6_invalid_input_asks_again(home, monkeypatch, capsys) -> None:
     _fill(home)
-    code, out, _ = _browse(monkeypatch, capsys, "9\nabc\n1\n")
+    code, out, err = _browse(monkeypatch, capsys, "9\nabc\n1\n")
     assert code == 0
-    assert "  Invalid selection. Enter 1-2 or q to cancel." in out
-    assert "  Invalid input. Enter a number or q to cancel." in out
-    assert out.rstrip().endswith("20250306_101500_f00d1234")
+    assert "  Invalid selection. Enter 1-2 or q to cancel." in err
+    assert "  Invalid input. Enter a number or q to cancel." in err
+    assert out == "20250306_101500_f00d1234\n"
 
 
 def test_cli13_source_flag_shows_tool_sessions(home, monkeypatch, capsys) -> None:
     _fill(home)
     code, out, _ = _browse(monkeypatch, capsys, "1\n", "--source", "tool")
-    assert code == 0 and out.rstrip().endswith("20250307_101500_7001")
+    assert code == 0 and out == "20250307_101500_7001\n"
 
 
 def test_cli13_empty_database_plain_prints_no_sessions(home, monkeypatch, capsys) -> None:
     SessionDB(home / "state.db").close()
-    code, out, _ = _browse(monkeypatch, capsys, "")
-    assert (code, out) == (0, "No sessions found.\n")
+    code, out, err = _browse(monkeypatch, capsys, "")
+    assert (code, out, err) == (0, "", "No sessions found.\n")
 
 
 def test_cli13_not_a_database_is_one_line(home, monkeypatch, capsys) -> None:
@@ -98,6 +98,7 @@ def _run_cli(args: list[str], env: dict, stdin: str) -> subprocess.CompletedProc
     return subprocess.run(
         [sys.executable, "-m", "hermes_tui.cli", *args],
         input=stdin, capture_output=True, text=True, env=env, cwd=REPO, timeout=60,
+        start_new_session=True,  # no controlling terminal: the plain picker (BR-17)
     )
 
 
@@ -115,9 +116,7 @@ def test_br7_resume_command_runs_in_place_with_id(home, tmp_path) -> None:
     (config / "config.yaml").write_text('resume_command: "echo resumed {id}"\n')
     proc = _run_cli(["sessions", "browse"], _env(home, config), "2\n")
     assert proc.returncode == 0, proc.stderr
-    out = proc.stdout.splitlines()
-    assert out[-2].endswith("20250305_091523_a1b2c3")
-    assert out[-1] == "resumed 20250305_091523_a1b2c3"
+    assert proc.stdout.splitlines() == ["20250305_091523_a1b2c3", "resumed 20250305_091523_a1b2c3"]
     assert "Traceback" not in proc.stderr
 
 
@@ -138,8 +137,9 @@ def test_cli13_resume_command_pointing_at_this_browser_is_refused(home, tmp_path
     assert "Traceback" not in proc.stderr
 
 
-def test_br7_non_tty_falls_back_to_plain_list(home, tmp_path) -> None:
+def test_br7_no_terminal_falls_back_to_plain_list(home, tmp_path) -> None:
     _fill(home)
     proc = _run_cli(["sessions", "browse"], _env(home, tmp_path / "none"), "q\n")
-    assert proc.returncode == 0
-    assert "Browse sessions" in proc.stdout and "Cancelled." in proc.stderr
+    assert proc.returncode == 130
+    assert proc.stdout == ""
+    assert "Browse sessions" in proc.stderr and "Cancelled." in proc.stderr

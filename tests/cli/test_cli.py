@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import json
 import sys
+import re
 import time
 import tomllib
 from datetime import datetime
@@ -132,7 +133,7 @@ def test_cli7_titled_layout_exact(run, store, make_session):
     assert out == (
         "Title                            Preview                                  Last Active   ID\n"
         "──────────────────────────────────────────────────────────────────────────────────────────────────────────────\n"
-        "refactoring auth                 Help me refactor the auth module pleas   2h ago        20250305_091523_a1b2c3\n"
+        "refactoring auth                 Help me refactor the auth module plea…   2h ago        20250305_091523_a1b2c3\n"
         "—                                What's the weather in Las Vegas?         3d ago        20250303_101500_f00d1234\n"
     )
     assert len(out.splitlines()[1]) == 110 and set(out.splitlines()[1]) == {"\u2500"}
@@ -168,12 +169,12 @@ def test_cli7_truncation_and_long_source(run, store, make_session):
     date = datetime.fromtimestamp(now - 9.5 * DAY).strftime("%Y-%m-%d")
     lines = out.splitlines()
     # Preview: LI-3 cuts at 60 + "...", the untitled layout shows 48 of it in 50 columns.
-    assert lines[2] == "Line one Line two " + "y" * 30 + "   2m ago        cli    20250305_110000_abcdef"
+    assert lines[2] == "Line one Line two " + "y" * 29 + "…   2m ago        cli    20250305_110000_abcdef"
     # A source longer than 6 pushes the id right; the id is printed in full (CLI-16).
-    assert lines[3] == "x" * 48 + "   " + f"{date:<13} whatsapp_business 20250305_100000_0a0b0c0d"
+    assert lines[3] == "x" * 47 + "…   " + f"{date:<13} whatsapp_business 20250305_100000_0a0b0c0d"
 
 
-def test_cli7_titled_truncates_title_30_and_preview_38(run, store, make_session):
+def test_item9_list_cuts_title_30_and_preview_38_with_ellipsis(run, store, make_session):
     now = time.time()
     make_session(store, "20250305_120000_123456", started_at=now - 50,
                  title="A very long session title that goes on and on",
@@ -181,19 +182,31 @@ def test_cli7_titled_truncates_title_30_and_preview_38(run, store, make_session)
     store.close()
     code, out, _ = run("list")
     assert out.splitlines()[2] == (
-        "A very long session title that   " + "P" * 38 + "   just now      20250305_120000_123456"
+        "A very long session title tha…   " + "P" * 37 + "…   just now      20250305_120000_123456"
     )
 
 
-def test_cli7_widths_count_code_points(run, store, make_session):
+def test_item9_list_widths_count_terminal_cells(run, store, make_session):
+    """CJK characters take two cells: the columns line up with ASCII rows, and a cut is "…"."""
+    from rich.cells import cell_len
+
     now = time.time()
     make_session(store, "20250305_130000_cafe01", started_at=now - 600, title="日本語のタイトル",
                  messages=[{"role": "user", "content": "東京の天気を教えて", "timestamp": now - 500}])
+    make_session(store, "20250305_120000_cafe02", started_at=now - 900, title="日本語" * 8,
+                 messages=[{"role": "user", "content": "天気" * 30, "timestamp": now - 800}])
+    make_session(store, "20250305_110000_cafe03", started_at=now - 1200, title="ascii title",
+                 messages=[{"role": "user", "content": "plain preview", "timestamp": now - 1100}])
     store.close()
     code, out, _ = run("list")
-    assert out.splitlines()[2] == (
-        "日本語のタイトル" + " " * 25 + "東京の天気を教えて" + " " * 32 + "8m ago        20250305_130000_cafe01"
+    lines = out.splitlines()
+    assert lines[2] == (
+        "日本語のタイトル" + " " * 17 + "東京の天気を教えて" + " " * 23 + "8m ago        20250305_130000_cafe01"
     )
+    assert lines[3].startswith("日本語日本語日本語日本語日本…    天気")  # 29 cells + "…", padded
+    for line in lines[2:]:
+        # the "Last Active" column starts at the same cell on every row
+        assert cell_len(line[: re.search(r"\d+m ago", line).start()]) == 32 + 1 + 40 + 1, line
 
 
 def test_cli7_empty_database_no_sessions_found(run, store):
@@ -287,15 +300,46 @@ def test_cli5_unique_prefix_resolves_for_rename_export_delete(run, three_session
     assert (code, out) == (0, "Deleted session '20250305_091523_a1ffff'.\n")
 
 
-def test_cli5_ambiguous_and_unknown_prefix_not_found(run, three_sessions, tmp_path):
-    for argv in (["rename", "20250305_091523_a1", "x"], ["delete", "20250305", "-y"],
-                 ["export", str(tmp_path / "x.jsonl"), "--session-id", "2025030"],
-                 ["rename", "nope", "x"], ["delete", "zzz", "--yes"],
+def test_cli5_unknown_prefix_not_found(run, three_sessions, tmp_path):
+    for argv in (["rename", "nope", "x"], ["delete", "zzz", "--yes"],
                  ["export", "-", "--session-id", "zzz"]):
         code, out, err = run(*argv)
         assert code == 1, argv
         assert (out + err) == f"Session '{argv[1] if argv[0] != 'export' else argv[3]}' not found.\n", argv
+
+
+def test_cli17_ambiguous_prefix_says_so_with_the_count_in_every_command(run, three_sessions, home, tmp_path):
+    for argv, prefix in ((["rename", "20250305_091523_a1", "x"], "20250305_091523_a1"),
+                         (["delete", "20250305", "-y"], "20250305"),
+                         (["export", str(tmp_path / "x.jsonl"), "--session-id", "2025030"], "2025030")):
+        db = SessionDB(home / "state.db", read_only=True)
+        try:
+            n = sum(1 for row in db.search_sessions(limit=100) if row["id"].startswith(prefix))
+        finally:
+            db.close()
+        assert n > 1
+        code, out, err = run(*argv)
+        assert code == 1, argv
+        assert (out + err) == (
+            f"Session '{prefix}' is ambiguous: {n} sessions match. Give more of the id.\n"), argv
     assert not (tmp_path / "x.jsonl").exists()
+
+
+@pytest.mark.parametrize("argv", [
+    ["export", "OUT", "--session-id", ""], ["export", "-", "--session-id", "  "],
+    ["delete", "", "-y"], ["rename", "", "title"],
+])
+def test_cli17_empty_id_is_an_error_never_every_session(run, three_sessions, home, tmp_path, argv):
+    argv = [str(tmp_path / "x.jsonl") if a == "OUT" else a for a in argv]
+    code, out, err = run(*argv)
+    assert code == 2
+    assert (out + err) == "Error: empty session id.\n"
+    assert not (tmp_path / "x.jsonl").exists()
+    db = SessionDB(home / "state.db", read_only=True)
+    try:
+        assert db.session_count() == 3 and all(row["title"] != "title" for row in db.search_sessions())
+    finally:
+        db.close()
 
 
 def test_cli5_like_wildcards_are_literal(run, store, make_session):
@@ -456,19 +500,19 @@ def _ids(home: Path) -> list[str]:
 
 def test_cli11_prune_prompt_and_result(run, prunable):
     code, out, _ = run("prune", stdin="y\n")
-    assert (code, out) == (0, "Delete all ended sessions older than 90 days? [y/N] Pruned 2 session(s).\n")
+    assert (code, out) == (0, "Delete 2 ended sessions older than 90 days? [y/N] Pruned 2 session(s).\n")
     assert _ids(prunable) == ["old_live", "recent_ended"]
 
 
 def test_cli11_prune_with_source_and_days(run, prunable):
     code, out, _ = run("prune", "--older-than", "30", "--source", "cli", stdin="yes\n")
-    assert out == "Delete all ended sessions older than 30 days from 'cli'? [y/N] Pruned 1 session(s).\n"
+    assert out == "Delete 1 ended session older than 30 days from 'cli'? [y/N] Pruned 1 session(s).\n"
     assert _ids(prunable) == ["old_live", "old_tg_ended", "recent_ended"]
 
 
 def test_cli11_prune_declined(run, prunable):
     assert run("prune", "--older-than", "5", stdin="n\n") == (
-        1, "Delete all ended sessions older than 5 days? [y/N] Cancelled.\n", "")
+        1, "Delete 3 ended sessions older than 5 days? [y/N] Cancelled.\n", "")
     assert len(_ids(prunable)) == 4
 
 
@@ -476,10 +520,24 @@ def test_cli11_prune_yes_flag_nothing_to_prune(run, prunable):
     assert run("prune", "--older-than", "1000", "-y") == (0, "Pruned 0 session(s).\n", "")
 
 
+def test_item9_prune_nothing_to_prune_does_not_ask(run, prunable):
+    assert run("prune", "--older-than", "1000", stdin="") == (
+        0, "No ended sessions older than 1000 days.\n", "")
+
+
+def test_item9_prune_dry_run_lists_and_deletes_nothing(run, prunable):
+    code, out, err = run("prune", "--dry-run")
+    assert code == 0 and err == ""
+    lines = out.splitlines()
+    assert [line.split()[0] for line in lines[:-1]] == ["old_cli_ended", "old_tg_ended"]
+    assert lines[-1] == "Would prune 2 session(s) ended and older than 90 days; nothing was deleted."
+    assert len(_ids(prunable)) == 4
+
+
 # ----------------------------------------------------------------------------- CLI-12 stats
 
 
-def test_cli12_stats_fixed_order_then_alphabetical(run, store, home):
+def test_item9_stats_sources_by_count(run, store, home):
     counts = {"discord": 2, "cli": 3, "zulip": 1, "tool": 2, "slack": 1, "matrix": 1, "telegram": 0}
     n = 0
     for source, count in counts.items():
@@ -497,9 +555,9 @@ def test_cli12_stats_fixed_order_then_alphabetical(run, store, home):
         "Total messages: 20\n"
         "  cli: 3 sessions\n"
         "  discord: 2 sessions\n"
+        "  tool: 2 sessions\n"
         "  slack: 1 sessions\n"
         "  matrix: 1 sessions\n"
-        "  tool: 2 sessions\n"
         "  zulip: 1 sessions\n"
         f"Database size: {size / 1048576:.1f} MB\n"
     )

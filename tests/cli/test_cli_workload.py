@@ -6,6 +6,7 @@ generators live in ``hermes_workload``; their options, messages and exit codes a
 
 from __future__ import annotations
 
+import os
 import signal
 import sqlite3
 import subprocess
@@ -131,3 +132,38 @@ def test_generate_progress_line_ends_with_a_newline(tmp_path, capsys):
     assert generate_main(["--size", "50", "--home", str(tmp_path)]) == 0
     err = capsys.readouterr().err
     assert "50/50" in err and err.endswith("\n")
+
+
+@pytest.mark.skipif(os.name != "posix", reason="pseudo-terminal")
+def test_item9_generate_ends_its_progress_line_on_a_terminal(tmp_path):
+    """The bar is drawn on a terminal's stderr; its line is ended, so the shell prompt (or
+    the next message) starts on a line of its own."""
+    import re
+    import select
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parents[2]
+    master, slave = os.openpty()
+    env = dict(os.environ, PYTHONPATH=str(repo), TERM="xterm-256color")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hermes_tui.cli", "sessions", "generate", "--size", "300",
+         "--home", str(tmp_path / "h")],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=slave, env=env, cwd=repo,
+    )
+    os.close(slave)
+    out, _ = proc.communicate(timeout=120)
+    seen = b""
+    while select.select([master], [], [], 0.2)[0]:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(master)
+    assert proc.returncode == 0 and out.startswith(b"Generated 300 messages")
+    text = re.sub(rb"\x1b\[[0-9;?]*[A-Za-z]", b"", seen)
+    assert b"generating" in text
+    assert text.rstrip(b" ").endswith(b"\n"), text[-200:]

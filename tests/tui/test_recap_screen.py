@@ -103,7 +103,7 @@ async def test_br3_enter_on_list_opens_recap_with_header(fixed_db: Path) -> None
         header = rendered(screen.query_one(SessionHeader))
         for expected in ("Docker deploy pipeline", DOCKER, "cli", "claude-sonnet-4",
                          "2026-11-18 07:40 (20m ago)", "2026-11-18 07:44 (16m ago)",
-                         "4  (1 tool calls)", "1,200 in / 340 out", "#1 of 1", "live"):
+                         "4  (1 tool call)", "1,200 in / 340 out", "#1 of 1", "live"):
             assert expected in header, expected
         card = rendered(screen.query_one(RecapView))
         assert "Previous Conversation" in card

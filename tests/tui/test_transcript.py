@@ -472,3 +472,32 @@ def test_snapshot_transcript_at_search_hit(fixed_db: Path, snap_compare) -> None
         await settle(pilot)
 
     assert snap_compare(make_app(fixed_db), terminal_size=(120, 32), run_before=run_before)
+
+
+# ----------------------------------------------------------------------------- item 3
+
+
+@pytest.mark.parametrize("query", [None, "matches"], ids=["plain", "highlighted"])
+async def test_item3_word_ending_at_the_right_edge_is_drawn_whole(tmp_path: Path, query) -> None:
+    """A word that ends exactly at the right edge keeps its last letter ("13 matche…" bug):
+    the space after it belongs to the line but must not push the line past the edge."""
+    from .dataset import build_fixed_db
+
+    path = build_fixed_db(tmp_path / "state.db")
+    # One message per left margin, so that in one of them "matches" ends on the last cell.
+    messages = [dict(role="user", content="x" * k + " 13 matches for the query in here") for k in range(30, 56)]
+    add_messages(path, DEPLOY, messages, title="edge", started=NOW - HOUR)
+    app = make_app(path)
+    async with app.run_test(size=(60, 120)) as pilot:
+        await settle(pilot)
+        pilot.app.push_screen(pilot.app.ctx.screens.transcript(DEPLOY, query=query))
+        await settle(pilot)
+        view = app.screen.view
+        drawn = [view.render_line(y).text.rstrip() for y in range(view.size.height)]
+        body = [line[4:] for line in drawn if line[1:4] == "   " and line.strip()]  # message text
+        assert any(line.endswith("13 matches") for line in body)  # the edge case is on screen
+        for line in body:
+            assert "…" not in line, line
+            assert "matche" not in line or "matches" in line, line
+        text = " ".join(body)
+        assert text.count("13 matches for the query in here") == len(messages)

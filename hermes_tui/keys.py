@@ -1,0 +1,120 @@
+"""The browser's keys as a person sees them: labels, per-screen groups, keymap problems.
+
+Used by the help screen (item 6) and by the app at start, which reports keymap problems
+from ``config.yaml`` once (item 7): an id that names no binding, and a key given to two
+bindings that are active at the same time (``copy_id: "d"`` silently took Delete's key).
+"""
+
+from __future__ import annotations
+
+from textual.binding import Binding
+
+#: Names of keys as a person reads them on a keyboard.
+KEY_NAMES = {
+    "enter": "Enter", "escape": "Esc", "space": "Space", "tab": "Tab", "backspace": "Backspace",
+    "delete": "Del", "up": "↑", "down": "↓", "left": "←", "right": "→", "home": "Home",
+    "end": "End", "pageup": "PgUp", "pagedown": "PgDn", "slash": "/", "question_mark": "?",
+}
+
+#: Ids that are not in a screen's BINDINGS but may be remapped.
+APP_BINDING_IDS = {"command_palette"}
+
+
+def key_label(key: str) -> str:
+    """``ctrl+p`` → ``Ctrl+P``, ``question_mark`` → ``?``, ``N`` → ``N`` (shift is the case)."""
+    *mods, last = key.split("+")
+    name = KEY_NAMES.get(last)
+    if name is None:
+        name = last.upper() if (mods and len(last) == 1) or (last[:1] == "f" and last[1:].isdigit()) else last
+    return "+".join([m.capitalize() for m in mods] + [name])
+
+
+def keys_label(keys: str) -> str:
+    return " / ".join(key_label(k.strip()) for k in keys.split(",") if k.strip())
+
+
+def sections() -> list[tuple[str, list[type]]]:
+    """Each screen's name and the classes whose bindings it offers (screen, then widgets)."""
+    # Imported here: this module is imported by the app and by the help screen; the screens
+    # it lists import neither.
+    from .modals.delete import ConfirmDeleteModal
+    from .modals.export import ExportModal
+    from .modals.rename import RenameModal
+    from .screens.browser import BrowserScreen
+    from .screens.lineage import LineageScreen
+    from .screens.recap import RecapScreen
+    from .screens.transcript import TranscriptScreen
+    from .widgets.lineage_tree import LineageTree
+    from .widgets.search import SearchInput, SearchResults
+    from .widgets.session_list import SessionList
+    from .widgets.transcript_view import TranscriptView
+
+    return [
+        ("Session list", [BrowserScreen, SessionList]),
+        ("Search (after /)", [SearchInput, SearchResults]),
+        ("Recap", [RecapScreen]),
+        ("Transcript", [TranscriptScreen, TranscriptView]),
+        ("Lineage", [LineageScreen, LineageTree]),
+        ("Rename, delete and export dialogs", [RenameModal, ConfirmDeleteModal, ExportModal]),
+    ]
+
+
+def _active_together() -> list[tuple[str, list[type]]]:
+    """Classes whose bindings answer the same key press (a screen and its focused widget)."""
+    from .screens.browser import BrowserScreen
+    from .widgets.search import SearchResults
+
+    groups = []
+    for title, classes in sections():
+        if title.startswith("Search"):
+            groups.append(("search results", [BrowserScreen, SearchResults]))
+        elif title.startswith("Rename"):
+            groups += [(cls.__name__, [cls]) for cls in classes]
+        else:
+            groups.append((title.lower(), classes))
+    return groups
+
+
+def bindings_of(classes: list[type]) -> list[Binding]:
+    return [b for cls in classes for b in cls.BINDINGS if isinstance(b, Binding)]
+
+
+def known_ids() -> set[str]:
+    ids = set(APP_BINDING_IDS)
+    for _title, classes in sections():
+        ids |= {b.id for b in bindings_of(classes) if b.id}
+    return ids
+
+
+def keymap_problems(keymap: dict[str, str], source: str) -> list[str]:
+    """One line per problem of ``keymap`` (read from ``source``, a path): unknown ids, and
+    keys that two bindings active at the same time would share."""
+    problems: list[str] = []
+    ids = known_ids()
+    for binding_id in keymap:
+        if binding_id not in ids:
+            problems.append(
+                f"{source}: keymap: unknown binding id '{binding_id}' (ignored); "
+                "the help screen (?) lists the ids."
+            )
+    reported: set[tuple[str, str]] = set()
+    for where, classes in _active_together():
+        owner: dict[str, Binding] = {}
+        for binding in bindings_of(classes):
+            keys = keymap.get(binding.id, binding.key) if binding.id else binding.key
+            for key in (k.strip() for k in keys.split(",") if k.strip()):
+                first = owner.setdefault(key, binding)
+                if first is binding or first.action == binding.action:
+                    continue
+                if binding.id not in keymap and first.id not in keymap:
+                    continue  # the app's own defaults: screen and widget keys by design
+                pair = tuple(sorted((first.id or first.action, binding.id or binding.action)))
+                if pair in reported:
+                    continue
+                reported.add(pair)
+                problems.append(
+                    f"{source}: keymap: {key_label(key)} is given to both {first.description} "
+                    f"({first.id}) and {binding.description} ({binding.id}) on the {where} "
+                    "screen; only one of them can work — change one."
+                )
+    return problems

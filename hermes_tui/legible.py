@@ -1,0 +1,137 @@
+"""Text colours that stay legible on every theme, light ones included (BR-18).
+
+Textual's ``$text-*`` colours are tuned for looks, not for contrast: on ``textual-light``
+``$text-warning`` is 2.6:1 against ``$surface``, and ``$text-muted`` is an "auto" colour that
+a component class (which has no background of its own) resolves against the wrong colour, so
+previews and dates came out near-white on light grey.
+
+:func:`legible_variables` derives the app's own text colours (``$hs-*``) from a theme's
+variables: each starts from the theme's colour and is blended toward the foreground just
+until its WCAG contrast reaches 4.5:1 against every background the app draws text on
+(``$background``, ``$surface``, ``$panel``). The stylesheets use only these for text.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.style import Style
+from textual.color import Color
+
+#: WCAG AA for body text.
+MINIMUM_CONTRAST = 4.5
+
+#: ``$hs-<name>`` → the theme variable it starts from.
+TEXT_COLOURS = {
+    "muted": "foreground-muted",
+    "faint": "foreground-disabled",
+    "user": "text-warning",
+    "assistant": "text-success",
+    "tool": "text-secondary",
+    "primary": "text-primary",
+    "secondary": "text-secondary",
+    "accent": "text-accent",
+    "success": "text-success",
+    "warning": "text-warning",
+    "error": "text-error",
+}
+
+BACKGROUNDS = ("background", "surface", "panel")
+
+
+def luminance(color: Color) -> float:
+    def channel(value: int) -> float:
+        v = value / 255
+        return v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4
+
+    return 0.2126 * channel(color.r) + 0.7152 * channel(color.g) + 0.0722 * channel(color.b)
+
+
+def contrast(a: Color, b: Color) -> float:
+    """WCAG 2 contrast ratio of two opaque colours (1 … 21)."""
+    la, lb = luminance(a), luminance(b)
+    return (max(la, lb) + 0.05) / (min(la, lb) + 0.05)
+
+
+def _parse(value: str | None, under: Color | None = None) -> Color | None:
+    if not value or value.startswith("auto"):
+        return None
+    try:
+        color = Color.parse(value)
+    except Exception:
+        return None
+    if color.a < 1 and under is not None:
+        color = under + color  # alpha colours are drawn over the background
+    return color
+
+
+def legible(start: Color, foreground: Color, backgrounds: list[Color], minimum: float = MINIMUM_CONTRAST) -> Color:
+    """``start`` blended toward ``foreground`` (or, if that cannot do it, toward black or
+    white) just until its contrast with every background is at least ``minimum``."""
+    black, white = Color(0, 0, 0), Color(255, 255, 255)
+    worst = lambda c: min(contrast(c, bg) for bg in backgrounds)  # noqa: E731
+    extreme = black if worst(black) >= worst(white) else white
+    for target in (foreground, extreme):
+        for step in range(0, 41):
+            color = start.blend(target, step / 40)
+            if all(contrast(color, bg) >= minimum for bg in backgrounds):
+                return color
+    return extreme
+
+
+def legible_variables(variables: dict[str, str]) -> dict[str, str]:
+    """The ``hs-*`` text colours for a theme's CSS variables (names without ``$``).
+
+    ANSI themes name the terminal's own colours (``ansi_default`` …), whose values only the
+    terminal knows: there every text colour is the terminal's foreground (its default
+    pairing with the background is legible by definition), on highlights Textual's "auto".
+    """
+    background = _parse(variables.get("background"))
+    if background is None or str(variables.get("background")).startswith("ansi_"):
+        plain = variables.get("foreground") or "ansi_default"
+        out = {f"hs-{name}": plain for name in TEXT_COLOURS}
+        out.update({"hs-text": plain, "hs-on-accent": "auto 100%", "hs-on-cursor": "auto 100%",
+                    "footer-key-foreground": plain, "footer-description-foreground": plain})
+        return out
+    backgrounds = [c for name in BACKGROUNDS if (c := _parse(variables.get(name), background))]
+    foreground = _parse(variables.get("foreground"), background) or background.get_contrast_text(1.0)
+    out: dict[str, str] = {}
+    for name, source in TEXT_COLOURS.items():
+        start = _parse(variables.get(source), backgrounds[1] if len(backgrounds) > 1 else background)
+        if start is None:
+            start = foreground
+        out[f"hs-{name}"] = legible(start, foreground, backgrounds).hex
+    out["hs-text"] = legible(foreground, foreground, backgrounds).hex
+    # Text on the highlighted row: the list's cursor is $accent when focused, else
+    # $secondary-muted.
+    for name, source in (("hs-on-accent", "accent"), ("hs-on-cursor", "secondary-muted")):
+        under = _parse(variables.get(source), background)
+        out[name] = legible(foreground, foreground, [under]).hex if under is not None else "auto 87%"
+    # Textual's footer draws its keys and descriptions in its own colours: same rule.
+    footer_bg = _parse(variables.get("footer-background"), background)
+    if footer_bg is not None:
+        for name in ("footer-key-foreground", "footer-description-foreground"):
+            start = _parse(variables.get(name), footer_bg)
+            if start is not None:
+                out[name] = legible(start, foreground, [footer_bg]).hex
+    return out
+
+
+def text_style(widget: Any, name: str = "hs-muted", *, italic: bool = False) -> Style:
+    """A style with the current theme's colour ``$<name>`` for text built in Python; plain
+    when the theme names a terminal colour Rich cannot draw by name (ANSI themes)."""
+    try:
+        value = widget.app.theme_variables.get(name)
+    except Exception:
+        value = None
+    try:
+        style = Style(color=value) if value else Style()
+    except Exception:
+        style = Style()
+    return style + Style(italic=True) if italic else style
+
+
+def muted(widget: Any, *, italic: bool = False) -> Style:
+    """Secondary text built in Python (labels, ids, hints): the legible muted colour of the
+    current theme, instead of Rich's ``dim`` (which halves the contrast, BR-18)."""
+    return text_style(widget, "hs-muted", italic=italic)

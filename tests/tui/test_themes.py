@@ -1,0 +1,130 @@
+"""BR-18: every built-in theme keeps all text legible, and the chosen theme is kept.
+
+Contrast is WCAG 2's (relative luminance), 4.5:1 for body text. It is checked three ways:
+
+* the app's own text colours (``$hs-*``), derived per theme from the theme's variables,
+  against every background the app draws text on;
+* the stylesheets use only those for text (no ``$text-muted`` and friends, which Textual
+  tunes for looks and which fail on light themes);
+* what is actually drawn: every text cell of the session list, detail pane, search field,
+  footer and transcript, in every built-in theme (box-drawing and block characters — borders,
+  scrollbars — are decoration, not text).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from rich.color import Color as RichColor
+from textual.color import Color
+from textual.theme import BUILTIN_THEMES
+
+from hermes_tui.legible import MINIMUM_CONTRAST, contrast, legible_variables
+
+from .conftest import SIZE, make_app, settle
+
+STYLES = Path(__file__).resolve().parents[2] / "hermes_tui" / "styles"
+THEMES = sorted(BUILTIN_THEMES)
+DECORATION = re.compile(r"^[\u2500-\u259f\s]*$")
+DIM_FACTOR = 0.66  # how much of the colour a terminal's "dim" keeps (Textual's factor)
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_br18_text_colours_reach_4_5_on_every_background(theme: str) -> None:
+    variables = BUILTIN_THEMES[theme].to_color_system().generate()
+    ours = legible_variables(variables)
+    if variables["background"].startswith("ansi"):
+        # The terminal's own colours: text is its default foreground (checked as drawn below).
+        assert {v for k, v in ours.items() if not k.startswith("hs-on-")} == {variables["foreground"]}
+        assert {ours["hs-on-accent"], ours["hs-on-cursor"]} == {"auto 100%"}
+        return
+    background = Color.parse(variables["background"])
+    grounds = {name: background + Color.parse(variables[name]) for name in ("background", "surface", "panel")}
+    for name, value in ours.items():
+        if name.startswith("footer-"):
+            grounds_for = {"footer": background + Color.parse(variables["footer-background"])}
+        elif name == "hs-on-accent":
+            grounds_for = {"accent": background + Color.parse(variables["accent"])}
+        elif name == "hs-on-cursor":
+            grounds_for = {"cursor": background + Color.parse(variables["secondary-muted"])}
+        else:
+            grounds_for = grounds
+        for ground, color in grounds_for.items():
+            ratio = contrast(Color.parse(value), color)
+            assert ratio >= MINIMUM_CONTRAST, f"{theme}: ${name} {value} on ${ground} {color.hex}: {ratio:.2f}"
+
+
+def test_br18_stylesheets_colour_text_only_with_legible_variables() -> None:
+    loose = re.compile(r"(?<![-\w])color:\s*\$(text-[a-z]+|success|error|warning|accent|primary|secondary)\b")
+    for sheet in STYLES.glob("*.tcss"):
+        for number, line in enumerate(sheet.read_text().splitlines(), 1):
+            assert not loose.search(line), f"{sheet.name}:{number}: {line.strip()}"
+
+
+def _truecolor(color: RichColor) -> Color:
+    triplet = color.get_truecolor()
+    return Color(triplet.red, triplet.green, triplet.blue)
+
+
+def _illegible(app) -> dict[str, float]:
+    """Text drawn on the current screen below 4.5:1: {text: ratio}."""
+    bad: dict[str, float] = {}
+    for strip in app.screen._compositor.render_strips():
+        for segment in strip:
+            style = segment.style
+            if style is None or DECORATION.match(segment.text) or style.color is None or style.bgcolor is None:
+                continue
+            if style.color.is_default:
+                continue  # the terminal's own foreground on its background (ANSI themes)
+            fg, bg = _truecolor(style.color), _truecolor(style.bgcolor)
+            if style.dim:
+                fg = bg.blend(fg, DIM_FACTOR)
+            ratio = contrast(fg, bg)
+            if ratio < MINIMUM_CONTRAST:
+                bad.setdefault(segment.text.strip()[:40], round(ratio, 2))
+    return bad
+
+
+@pytest.mark.parametrize("theme", THEMES)
+async def test_br18_every_drawn_text_is_legible_in_every_theme(fixed_db, theme: str) -> None:
+    app = make_app(fixed_db)
+    async with app.run_test(size=SIZE) as pilot:
+        app.theme = theme
+        await settle(pilot)
+        assert _illegible(app) == {}, f"{theme}: session list"
+        await pilot.press("t")
+        await settle(pilot)
+        assert _illegible(app) == {}, f"{theme}: transcript"
+
+
+async def test_br18_chosen_theme_is_kept_in_config_yaml(fixed_db, tmp_path, monkeypatch) -> None:
+    from hermes_tui.config import load_config
+
+    config_dir = tmp_path / "config"
+    config_dir.mkdir()
+    (config_dir / "config.yaml").write_text("# mine\nresume_command: \"hermes --resume {id}\"\ntheme: nord\n")
+    monkeypatch.setenv("HERMES_SESSIONS_CONFIG_DIR", str(config_dir))
+    config, problems = load_config()
+    assert problems == [] and config.theme == "nord"
+    app = make_app(fixed_db, config=config.model_copy(update={"animations": "none"}), save_settings=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app.theme == "nord"
+        app.theme = "textual-light"  # as the command palette's "Change theme" does
+        await settle(pilot)
+    text = (config_dir / "config.yaml").read_text()
+    assert text == '# mine\nresume_command: "hermes --resume {id}"\ntheme: "textual-light"\n'
+    again, problems = load_config()
+    assert problems == [] and again.theme == "textual-light" and again.resume_command == "hermes --resume {id}"
+
+
+async def test_br18_theme_is_added_to_a_config_without_one(fixed_db, tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("HERMES_SESSIONS_CONFIG_DIR", str(tmp_path / "new"))
+    app = make_app(fixed_db, save_settings=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.theme = "solarized-light"
+        await settle(pilot)
+    assert (tmp_path / "new" / "config.yaml").read_text() == 'theme: "solarized-light"\n'
