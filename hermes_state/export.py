@@ -673,23 +673,24 @@ def _import_session(
 
     reassigned = 0
     tool_calls_total = 0
-    placeholders = ", ".join("?" for _ in _MESSAGE_COLUMNS)
+    # UC-5: an imported message is active, said explicitly (some upgraded upstream stores
+    # added the column without a default, and a NULL is neither shown nor rewound).
+    has_active = "active" in {r[1] for r in conn.execute("PRAGMA table_info(messages)")}
+    columns = ", ".join(_MESSAGE_COLUMNS) + (", active" if has_active else "")
+    placeholders = ", ".join("?" for _ in _MESSAGE_COLUMNS) + (", 1" if has_active else "")
     for original_id, values, weight in rows:
         tool_calls_total += weight
         if original_id is not None and not conn.execute(
             "SELECT 1 FROM messages WHERE id = ?", (original_id,)
         ).fetchone():
             conn.execute(
-                f"INSERT INTO messages (id, {', '.join(_MESSAGE_COLUMNS)}) VALUES (?, {placeholders})",
+                f"INSERT INTO messages (id, {columns}) VALUES (?, {placeholders})",
                 [original_id, *values],
             )
         else:
             if original_id is not None:
                 reassigned += 1
-            conn.execute(
-                f"INSERT INTO messages ({', '.join(_MESSAGE_COLUMNS)}) VALUES ({placeholders})",
-                values,
-            )
+            conn.execute(f"INSERT INTO messages ({columns}) VALUES ({placeholders})", values)
     conn.execute(
         "UPDATE sessions SET message_count = ?, tool_call_count = ? WHERE id = ?",
         (len(rows), tool_calls_total, session_id),

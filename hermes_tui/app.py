@@ -317,6 +317,25 @@ class HermesApp(App[str | None]):
         first = message.splitlines()[0] if message else type(error).__name__
         self.notify(first, severity="error", timeout=6, markup=False)
 
+    # ------------------------------------------------------------------ screenshot
+
+    def action_screenshot(self, filename: str | None = None, path: str | None = None) -> None:
+        """The palette's Screenshot: saved where exports go (a folder that exists, else the
+        home directory -- Textual's default ~/Downloads failed silently where it is missing),
+        and the notice says where."""
+        from .config import default_export_dir
+
+        directory = Path(path).expanduser() if path else default_export_dir(self.ctx.config)
+        if not directory.is_dir():
+            directory = Path.home()
+        try:
+            saved = self.save_screenshot(filename, str(directory))
+        except OSError as exc:
+            self.notify(f"Screenshot not saved: {exc.strerror or exc} ({directory})",
+                        severity="error", timeout=8, markup=False)
+            return
+        self.notify(f"Screenshot saved to {saved}", timeout=8, markup=False)
+
     # ------------------------------------------------------------------ size guard
 
     def on_resize(self, event) -> None:

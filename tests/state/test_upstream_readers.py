@@ -342,3 +342,34 @@ def test_uc4_cjk_index_marked_stale_is_said_too(writable_fixture):
     db.delete_session("20260921_163000_cr")  # stands the CJK triggers down, marks it stale
     result = db.search("桂林")
     assert result.hits and "CJK index is marked stale" in (result.note or "")
+
+
+def test_uc5_import_writes_active_explicitly(open_fixture, shared_fixtures_dir, tmp_path):
+    import sqlite3
+
+    from hermes_state.export import export_to_path, import_jsonl
+
+    source = open_fixture("upstream_v30.db")
+    out = tmp_path / "k1.jsonl"
+    export_to_path(source, out, session_ids=["20260921_150000_k1"])
+    # A store whose messages.active was added without a default (as some upgrades did).
+    target_path = tmp_path / "nodefault" / "state.db"
+    target_path.parent.mkdir()
+    shutil.copyfile(shared_fixtures_dir / "upstream_v16.db", target_path)
+    conn = sqlite3.connect(target_path)
+    conn.executescript(
+        "PRAGMA writable_schema=ON;"
+        "UPDATE sqlite_master SET sql = replace(sql, 'active INTEGER NOT NULL DEFAULT 1', 'active INTEGER') "
+        "WHERE name = 'messages';"
+        "PRAGMA writable_schema=OFF;"
+    )
+    conn.close()
+    target = SessionDB(target_path)
+    try:
+        report = import_jsonl(target, out)
+        assert report.imported == ["20260921_150000_k1"]
+        rows = target._fetchall("SELECT active FROM messages WHERE session_id = '20260921_150000_k1'")
+        assert rows and all(r[0] == 1 for r in rows)
+        assert target._fetchone("PRAGMA integrity_check")[0] == "ok"
+    finally:
+        target.close()

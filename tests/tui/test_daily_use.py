@@ -300,3 +300,36 @@ async def test_item10_export_dialog_names_the_keys_that_export(fixed_db: Path) -
 def test_item10_readme_says_resume_command_is_not_run_through_a_shell() -> None:
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     assert "not run through a shell" in readme
+
+
+async def test_item10_screenshot_falls_back_like_export_and_says_where(fixed_db, tmp_path, monkeypatch):
+    from hermes_tui.config import AppConfig
+
+    missing = tmp_path / "no-such-dir"
+    monkeypatch.setenv("HOME", str(tmp_path))
+    app = make_app(fixed_db, config=AppConfig(animations="none", export_dir=str(missing)))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.action_screenshot()
+        await settle(pilot)
+        saved = [n.message for n in app._notifications if n.message.startswith("Screenshot saved to ")]
+        assert saved, [n.message for n in app._notifications]
+        path = Path(saved[0].removeprefix("Screenshot saved to "))
+        assert path.parent == tmp_path and path.suffix == ".svg" and path.read_text().startswith("<svg")
+        assert not missing.exists()
+
+
+def test_item10_compression_continuation_previews_its_first_real_user_message(tmp_path):
+    """The summary a continuation starts with is not its preview (issue 13 item 10, UC-3)."""
+    from hermes_state import SessionDB
+
+    db = SessionDB(tmp_path / "state.db")
+    try:
+        db.create_session("root", "cli")
+        db.end_session("root", "compression")
+        db.create_session("tip", "cli", parent_session_id="root")
+        db.append_message("tip", "user", "[Context compacted] Earlier in this conversation: we planned a trip")
+        db.append_message("tip", "user", "now book the hotel")
+        assert db.get_summary("tip").preview == "now book the hotel"
+    finally:
+        db.close()
