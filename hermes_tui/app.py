@@ -15,9 +15,7 @@ resume, or None when they cancelled (SPEC BR-7).
 from __future__ import annotations
 
 import gc
-import threading
 import time
-from datetime import datetime
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -30,12 +28,11 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from hermes_state.errors import DatabaseError
 from hermes_state.trash import default_trash_dir
-from hermes_state.gateway import describe_lane, load_gateway_config, load_sessions_index
-from hermes_state.watch import ChangeWatcher
 
 from .config import AppConfig, config_path, save_setting
 from .keys import keymap_problems
 from .context import Access, AppContext, Screens, Signals, StoreChange, StoreStatus
+from .live import LiveFeed
 from .data import BrowserData
 from .legible import legible_variables
 from .screens.base import WorkerFailed
@@ -115,8 +112,7 @@ class HermesApp(App[str | None]):
         )
         self._frozen = False
         self._gc_threshold = gc.get_threshold()
-        self._change_pending: StoreChange | None = None
-        self._change_lock = threading.Lock()
+        self.live = LiveFeed(self.ctx, self.call_from_thread, self._store_changed)
         if config.animations == "none":
             self.animation_level = "none"
 
@@ -218,62 +214,22 @@ class HermesApp(App[str | None]):
 
     @work(thread=True, group="watch", exclusive=True, exit_on_error=False)
     def watch_store(self) -> None:
-        """Poll ``PRAGMA data_version`` and ``sessions.json`` (BR-8); publish what changed."""
+        """The live feed's watch loop (BR-8), until the app ends."""
         worker = get_current_worker()
-        watcher = ChangeWatcher(self.db_path, self.ctx.sessions_dir)
-        try:
-            while not worker.is_cancelled:
-                change = watcher.poll()
-                self.ctx.store.check_file()  # replaced or deleted: reopen, or stop writing
-                if change.lanes:
-                    self._describe_lanes(watcher.lanes)
-                if change:
-                    self._post_change(StoreChange(database=bool(change.database or change.reopened), lanes=change.lanes))
-                deadline = time.monotonic() + self.ctx.config.poll_interval_s
-                while not worker.is_cancelled and time.monotonic() < deadline:
-                    time.sleep(0.02)
-        finally:
-            watcher.close()
-
-    def _post_change(self, change: StoreChange) -> None:
-        """From the watcher thread: one pending notice at a time, merged (coalesced)."""
-        with self._change_lock:
-            pending = self._change_pending
-            self._change_pending = StoreChange(
-                database=change.database or bool(pending and pending.database),
-                lanes=change.lanes or bool(pending and pending.lanes),
-            )
-        if pending is None:
-            try:
-                self.call_from_thread(self._publish_change)
-            except RuntimeError:
-                pass  # the app is closing
-
-    def _publish_change(self) -> None:
-        with self._change_lock:
-            change, self._change_pending = self._change_pending, None
-        if change is None:
-            return
-        if isinstance(self.screen, UnavailableScreen):
-            if change.database:
-                self.check_access()  # the file changed: try to open it again
-            return
-        self.ctx.signals.store_changed.publish(change)
+        self.live.run(lambda: worker.is_cancelled)
 
     @work(thread=True, group="lanes", exit_on_error=False)
     def load_lanes(self) -> None:
-        self._describe_lanes(load_sessions_index(self.ctx.sessions_dir))
-        self._post_change(StoreChange(lanes=True))
+        self.live.load_lanes()
 
-    def _describe_lanes(self, entries: dict) -> None:
-        """Describe each lane of the gateway index for the detail pane (tolerantly)."""
-        try:
-            config = load_gateway_config(self.ctx.hermes_home)
-            now = datetime.fromtimestamp(self.ctx.clock())
-            lanes = {entry.session_id: describe_lane(entry, config, now) for entry in entries.values()}
-        except Exception:
-            lanes = {}
-        self.ctx.lanes.replace(lanes)
+    def _store_changed(self, change: StoreChange) -> None:
+        """A coalesced change reaches the screens -- or, while the database cannot be opened,
+        is a reason to try again."""
+        if isinstance(self.screen, UnavailableScreen):
+            if change.database:
+                self.check_access()
+            return
+        self.ctx.signals.store_changed.publish(change)
 
     def _file_event(self, kind: str, text: str) -> None:
         """From a worker: the database file was replaced (reopened) or deleted. Said once."""
