@@ -1185,6 +1185,17 @@ def _workspace(rng: random.Random) -> tuple[str, str | None, str | None]:
     return cwd, branch, root
 
 
+def sample_workspace(rng: random.Random) -> tuple[str, str | None, str | None]:
+    """A working directory as upstream records it: ``(cwd, git_branch, git_repo_root)``, one
+    of a handful of repositories on a few branches (sometimes a directory outside any repo,
+    then both git values are None)."""
+    return _workspace(rng)
+
+
+#: Sub-directories a workspace's cwd may move to (for live writers).
+WORKSPACE_SUBDIRS = _REPO_SUBDIRS
+
+
 def _decorate(rng: random.Random, plans: list[_Plan], now: float) -> None:
     """Decide the current-upstream shapes of every planned session (in plan order).
 
@@ -1772,4 +1783,5 @@ __all__ = [
     "generate_demo",
     "sample_title",
     "sample_turn",
+    "sample_workspace",
 ]
