@@ -32,6 +32,17 @@ Shape (what the search benchmark relies on):
   gateway and others; the time part is UTC so the build does not depend on the local zone),
   timestamps spread over months before ``now``, token counts and costs.
 
+* Current-upstream shapes (SPEC §16, :data:`SHAPE_RATES`): archived conversations (one with a
+  compression pair at least), rewound rows (``active = 0``, ``rewind_count``), ``_delegate_from``
+  and ``_branched_from`` markers, ``cwd`` workspaces in a handful of repositories, and the
+  internal sources ``tool``, ``kanban``, ``oneshot`` and ``cron``. With ``schema=30`` the store is
+  born in upstream's v30 layout (:mod:`hermes_workload.schema_v30`) and also gets what only that
+  layout holds: pins, hidden sessions, ``display_kind = 'hidden'`` scaffolding rows, compaction
+  history (``compacted = 1``), reset children (``_reset_from``, the lane's ``session_key``),
+  ``source = 'subagent'`` delegates, ``git_branch``/``git_repo_root``, ``title_source``,
+  ``last_activity_at``, system prompts in ``system_prompts`` by hash and ``session_model_usage``.
+  Both layouts of one seed hold the same sessions and text.
+
 ``generate_demo`` builds a smaller, denser variant (a few hundred sessions, more lineage,
 recent activity) for ``hermes sessions browse --demo``. :func:`sample_turn` and
 :func:`sample_title` expose the message generator to live writers (the simulator).
