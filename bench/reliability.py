@@ -1015,12 +1015,25 @@ class UiDriver:
         return action
 
 
+def _rewound_rows(conn: sqlite3.Connection, session_id: str) -> int:
+    """Rows of the session rewound (``active = 0``) by now; 0 on a store without the flag."""
+    try:
+        return int(conn.execute(
+            "SELECT COUNT(*) FROM messages WHERE session_id = ? AND active = 0", (session_id,)
+        ).fetchone()[0])
+    except sqlite3.OperationalError:
+        return 0
+
+
 def export_file_problems(path: Path, fmt: str, db_path: Path, deleted: dict[str, list[tuple]]) -> list[str]:
     """An export written during the run must parse, and agree with the store afterwards.
 
     Messages are never edited by the workload, so every exported message must still exist
     with the same session, role, content and timestamp -- unless its session was deleted
-    from the UI, in which case it must equal the rows the session had.
+    from the UI, in which case it must equal the rows the session had. The workload does
+    rewind (``active = 0``, never undone): an export leaves rewound rows out (SPEC UC-3) while
+    ``message_count`` counts every row, so a session may carry fewer messages than its count
+    by at most the rows rewound by the end of the run.
     """
     problems: list[str] = []
     if not path.exists():
@@ -1044,10 +1057,12 @@ def export_file_problems(path: Path, fmt: str, db_path: Path, deleted: dict[str,
             if not isinstance(sid, str) or not isinstance(messages, list):
                 problems.append(f"{path.name}:{number}: not a session object")
                 continue
-            if obj.get("message_count") != len(messages):
+            count = obj.get("message_count")
+            rewound = _rewound_rows(conn, sid)
+            if not isinstance(count, int) or not count - rewound <= len(messages) <= count:
                 # counters move in the same transaction as the rows: a snapshot always agrees
-                problems.append(f"{path.name}: {sid} says message_count {obj.get('message_count')} "
-                                f"but carries {len(messages)} messages")
+                problems.append(f"{path.name}: {sid} says message_count {count} but carries "
+                                f"{len(messages)} messages ({rewound} rewound now)")
             if sid in deleted:
                 rows = {r[0]: r for r in deleted[sid]}
                 for m in messages:

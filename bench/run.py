@@ -3,6 +3,7 @@
     python -m bench --size 100k --runs 20
     python -m bench --size 1m --json /tmp/1m.json
     python -m bench --size 10k --classes selective_word,first_page
+    python -m bench --size 1m --schema 30      # the same corpus in a store born at v30
 
 The corpus is built once per (size, seed, generator version) under ``bench/.corpus/`` and
 reused afterwards; ``--db PATH`` names another file instead (built there if it does not exist,
@@ -82,8 +83,9 @@ def percentile(samples: list[float], q: float) -> float:
 # ------------------------------------------------------------------------------- corpus
 
 
-def corpus_path(label: str, seed: int) -> Path:
-    return CORPUS_DIR / f"corpus-{label}-seed{seed}-v{GENERATOR_VERSION}.db"
+def corpus_path(label: str, seed: int, schema: int = 16) -> Path:
+    layout = "" if schema == 16 else f"-schema{schema}"
+    return CORPUS_DIR / f"corpus-{label}-seed{seed}-v{GENERATOR_VERSION}{layout}.db"
 
 
 def _progress_printer(total_hint: int):
@@ -101,7 +103,8 @@ def _progress_printer(total_hint: int):
     return progress
 
 
-def ensure_corpus(path: Path, messages: int, seed: int, *, rebuild: bool = False, quiet: bool = False) -> dict[str, Any]:
+def ensure_corpus(path: Path, messages: int, seed: int, *, rebuild: bool = False, quiet: bool = False,
+                  schema: int = 16) -> dict[str, Any]:
     """Build the corpus at ``path`` unless it exists; return its metadata (sidecar JSON)."""
     meta_path = path.with_suffix(".json")
     if rebuild:
@@ -123,7 +126,7 @@ def ensure_corpus(path: Path, messages: int, seed: int, *, rebuild: bool = False
     if not quiet:
         print(f"Building a {messages:,}-message corpus at {path} (seed {seed}) ...", file=sys.stderr, flush=True)
     stats = generate_corpus(
-        building, messages=messages, seed=seed, now=BENCH_NOW,
+        building, messages=messages, seed=seed, now=BENCH_NOW, schema=schema,
         progress=None if quiet else _progress_printer(messages),
     )
     os.replace(building, path)  # only a complete build ever carries the final name
@@ -317,6 +320,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--size", default="10k", help="corpus size in messages: 10k, 100k, 1m, or a number (default 10k)")
     parser.add_argument("--runs", type=int, default=20, help="timed rounds per query after one warm-up call (default 20)")
     parser.add_argument("--seed", type=int, default=0, help="corpus seed (default 0)")
+    parser.add_argument("--schema", type=int, choices=(16, 30), default=16,
+                        help="layout of the built corpus: 16 (default) or 30 (born at upstream v30)")
     parser.add_argument("--db", type=Path, help="database to measure (built there if missing) instead of the cached corpus")
     parser.add_argument("--json", type=Path, help="where to write results (default bench/results/<size>.json)")
     parser.add_argument("--classes", help="comma-separated class ids or benchmark keys to run (default: all)")
@@ -348,9 +353,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{b.key:40} {b.target_note:24} {b.title}")
         return 0
 
-    db_path = args.db if args.db is not None else corpus_path(label, args.seed)
+    db_path = args.db if args.db is not None else corpus_path(label, args.seed, args.schema)
     try:
-        meta = ensure_corpus(db_path, messages, args.seed, rebuild=args.rebuild and args.db is None, quiet=args.quiet)
+        meta = ensure_corpus(db_path, messages, args.seed, rebuild=args.rebuild and args.db is None,
+                             quiet=args.quiet, schema=args.schema)
     except (OSError, ValueError, sqlite3.Error) as exc:
         print(f"Error: cannot prepare the corpus at {db_path}: {exc}", file=sys.stderr)
         return 2
@@ -394,7 +400,8 @@ def main(argv: list[str] | None = None) -> int:
         "corpus": corpus,
         "results": results,
     }
-    out = args.json if args.json is not None else RESULTS_DIR / f"{label}.json"
+    name = f"{label}.json" if args.schema == 16 else f"{label}-schema{args.schema}.json"
+    out = args.json if args.json is not None else RESULTS_DIR / name
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2, ensure_ascii=False))
     print(format_table(report))

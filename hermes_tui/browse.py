@@ -192,7 +192,9 @@ class Demo:
         from hermes_workload.corpus import generate_demo
 
         _err(f"Building demo data in {self.home} …")
-        generate_demo(self.db_path)
+        # The layout people run today (upstream v30): archive, pins, hidden and internal runs,
+        # delegates, resets, rewinds, workspaces -- everything the browser shows.
+        generate_demo(self.db_path, schema=30)
 
     def start_writer(self) -> None:
         """Keep appending like a gateway would, so live refresh is visible."""

@@ -52,6 +52,11 @@ def _non_negative_float(text: str) -> float:
     return value
 
 
+#: Store layouts the workload commands can create (hermes_workload.corpus.SCHEMAS; repeated
+#: here so that parsing arguments does not import the generator).
+_SCHEMAS = (16, 30)
+
+
 def _home_arg(value: Optional[str]) -> Path:
     return Path(value) if value else hermes_home()
 
@@ -113,6 +118,10 @@ def simulate_main(argv: Optional[Sequence[str]] = None, prog: Optional[str] = No
     parser.add_argument("--log-dir", help="write one JSON-lines log per writer here")
     parser.add_argument("--realtime", action="store_true",
                         help="no simulated quiet nights: lanes reset only after real idle time")
+    parser.add_argument("--schema", type=int, choices=_SCHEMAS, default=None,
+                        help="layout of a new state.db: 16 (what this program creates, the "
+                        "default) or 30 (a store born at upstream schema 30); an existing "
+                        "store keeps its own layout")
     args = parser.parse_args(argv)
 
     from hermes_workload.simulate import run_simulation  # noqa: PLC0415 - only this command
@@ -136,6 +145,7 @@ def simulate_main(argv: Optional[Sequence[str]] = None, prog: Optional[str] = No
             seed=args.seed,
             log_dir=Path(args.log_dir) if args.log_dir else None,
             age_lanes=not args.realtime,
+            schema=args.schema,
         )
     except KeyboardInterrupt:
         # Only reachable before the writers started (run_simulation handles it afterwards).
@@ -201,6 +211,9 @@ def generate_main(argv: Optional[Sequence[str]] = None, prog: Optional[str] = No
     parser.add_argument("--now", type=float, default=None, metavar="EPOCH",
                         help="anchor timestamps at this Unix time (default: now); the same "
                         "size, seed and --now give a byte-identical database")
+    parser.add_argument("--schema", type=int, choices=_SCHEMAS, default=16,
+                        help="store layout: 16 (what this program creates) or 30 (a store "
+                        "born at upstream schema 30) (default 16)")
     args = parser.parse_args(argv)
 
     home = _home_arg(args.home)
@@ -224,7 +237,7 @@ def generate_main(argv: Optional[Sequence[str]] = None, prog: Optional[str] = No
         # Not transient: the finished bar stays, and stopping it ends its line.
         with progress_bar("generating", "messages", args.size) as on_progress:
             stats = generate_corpus(db_path, messages=args.size, seed=args.seed,
-                                    now=args.now, progress=on_progress)
+                                    now=args.now, progress=on_progress, schema=args.schema)
             on_progress(args.size)
     except KeyboardInterrupt:
         print("Cancelled.", file=sys.stderr)
@@ -235,5 +248,6 @@ def generate_main(argv: Optional[Sequence[str]] = None, prog: Optional[str] = No
     elapsed = time.monotonic() - started
     sessions = getattr(stats, "sessions", None)
     detail = f" in {sessions} sessions" if sessions is not None else ""
-    print(f"Generated {args.size} messages{detail} in {db_path} ({elapsed:.1f} s, seed {args.seed}).")
+    print(f"Generated {args.size} messages{detail} in {db_path} "
+          f"({elapsed:.1f} s, seed {args.seed}, schema {args.schema}).")
     return 0

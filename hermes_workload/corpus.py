@@ -32,6 +32,17 @@ Shape (what the search benchmark relies on):
   gateway and others; the time part is UTC so the build does not depend on the local zone),
   timestamps spread over months before ``now``, token counts and costs.
 
+* Current-upstream shapes (SPEC §16, :data:`SHAPE_RATES`): archived conversations (one with a
+  compression pair at least), rewound rows (``active = 0``, ``rewind_count``), ``_delegate_from``
+  and ``_branched_from`` markers, ``cwd`` workspaces in a handful of repositories, and the
+  internal sources ``tool``, ``kanban``, ``oneshot`` and ``cron``. With ``schema=30`` the store is
+  born in upstream's v30 layout (:mod:`hermes_workload.schema_v30`) and also gets what only that
+  layout holds: pins, hidden sessions, ``display_kind = 'hidden'`` scaffolding rows, compaction
+  history (``compacted = 1``), reset children (``_reset_from``, the lane's ``session_key``),
+  ``source = 'subagent'`` delegates, ``git_branch``/``git_repo_root``, ``title_source``,
+  ``last_activity_at``, system prompts in ``system_prompts`` by hash and ``session_model_usage``.
+  Both layouts of one seed hold the same sessions and text.
+
 ``generate_demo`` builds a smaller, denser variant (a few hundred sessions, more lineage,
 recent activity) for ``hermes sessions browse --demo``. :func:`sample_turn` and
 :func:`sample_title` expose the message generator to live writers (the simulator).
@@ -39,6 +50,7 @@ recent activity) for ``hermes sessions browse --demo``. :func:`sample_turn` and
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import queue
@@ -52,7 +64,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 #: Bumped whenever the generator's output changes (the bench keys its corpus cache on it).
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2
 
 ProgressFn = Callable[[int, int], None]
 
@@ -892,6 +904,20 @@ class _Plan:
     title: str | None = None
     base_title: str | None = None
     has_children_after_end: bool = False
+    # Current-upstream shapes (decided by _decorate, from their own random stream, so the
+    # sessions, lineage and text above are the same whatever is decided here).
+    label: str = ""  # the source written (tool runs are relabelled kanban / oneshot)
+    archived: bool = False
+    pinned: bool = False  # v30 column
+    hidden: bool = False  # v30 column
+    rewind: bool = False  # a rewound span (active = 0) and rewind_count
+    scaffold: bool = False  # v30: a display_kind = 'hidden' first row
+    compacted: bool = False  # v30: a compacted summary row (compacted = 1, active = 0) last
+    reset_from: "_Plan | None" = None  # v30: a reset child of this gateway session
+    workspace: tuple[str, str | None, str | None] | None = None  # cwd, git_branch, repo root
+    title_source: str | None = None  # v30
+    prompt_inline: bool = False  # v30: system_prompt in the row instead of by hash
+    last_activity: bool = False  # v30: last_activity_at written
 
 
 def _timing(seed: int, ordinal: int, n: int, source: str) -> list[float]:
@@ -1085,7 +1111,218 @@ def _plan(
             plan.title = title
 
     plans.sort(key=lambda p: (p.start, p.ordinal))
+    _decorate(random.Random(f"{seed}:shapes"), plans, now)
     return plans
+
+
+# ---------------------------------------------------------------------------------------------
+# Current-upstream shapes (SPEC §16): archive, pin, hidden sessions, rewinds, scaffolding rows,
+# compaction history, delegate / branch / reset markers, workspaces, internal sources.
+# ---------------------------------------------------------------------------------------------
+
+#: How often each shape occurs (shares of the sessions or conversations it can apply to).
+#: Every shape also occurs at least once in any corpus that has a candidate for it.
+SHAPE_RATES: dict[str, float] = {
+    "archived": 0.04,  # ended conversations quiet for 14+ days (the whole compression lineage)
+    "pinned": 0.015,  # conversations (the compression tip is pinned)
+    "hidden": 0.01,  # gateway conversations (e.g. a bot chat)
+    "rewind": 0.05,  # sessions of 6+ messages: a rewound exchange or tail (active = 0)
+    "scaffold": 0.06,  # gateway / kanban sessions: a display_kind = 'hidden' first row
+    "compacted": 0.7,  # compression parents: a compacted summary row at the end
+    "reset_link": 0.85,  # gateway sessions ended by session_reset: linked to the lane's next one
+    "workspace": 0.8,  # CLI / TUI / kanban / oneshot conversations with a cwd
+    "no_git": 0.12,  # of those: a cwd outside any repository
+    "prompt_inline": 0.1,  # v30 rows that still carry the prompt inline (not by hash)
+    "last_activity": 0.85,  # v30 rows with last_activity_at
+}
+#: ``tool`` runs relabelled as the other internal sources (kanban worker runs, one-shots).
+_INTERNAL_RELABEL = (("kanban", 0.3), ("oneshot", 0.2))
+_GATEWAY_CHAT_TYPES = {
+    "telegram": "dm", "whatsapp": "dm", "signal": "dm", "email": "dm",
+    "discord": "group", "slack": "channel", "matrix": "group",
+}
+_WORKSPACE_SOURCES = frozenset({"cli", "tui", "kanban", "oneshot"})
+_HOME = "/home/maya"
+#: A handful of repositories (root, weight, branches with weights; "main" most of the time).
+_REPOS: tuple[tuple[str, float, tuple[tuple[str, float], ...]], ...] = (
+    (f"{_HOME}/src/webapp", 0.34, (("main", 0.5), ("feat/auth-refresh", 0.2), ("fix/session-timeout", 0.15),
+                                   ("feat/billing-page", 0.15))),
+    (f"{_HOME}/src/infra", 0.22, (("main", 0.6), ("staging", 0.25), ("chore/rotate-certs", 0.15))),
+    (f"{_HOME}/src/billing-api", 0.16, (("main", 0.55), ("feat/invoices-v2", 0.3), ("fix/rounding", 0.15))),
+    (f"{_HOME}/work/mobile-app", 0.12, (("develop", 0.6), ("release/2026.1", 0.25), ("feat/offline-sync", 0.15))),
+    (f"{_HOME}/src/dotfiles", 0.09, (("master", 1.0),)),
+    (f"{_HOME}/src/notes-site", 0.07, (("main", 0.8), ("draft/spring-essays", 0.2))),
+)
+_REPO_SUBDIRS = ("src", "tests", "scripts", "docs", "src/components", "migrations")
+_NO_GIT_DIRS = (_HOME, f"{_HOME}/Downloads", f"{_HOME}/tmp", "/tmp")
+_TITLE_SOURCES_ROOT = (("llm", 0.5), ("derived", 0.3), ("user", 0.2))
+_PROMPT_PLATFORM = {
+    "cli": "You are running in the user's terminal.", "tui": "You are running in the user's terminal.",
+    "telegram": "You are chatting over Telegram; keep replies short.",
+    "discord": "You are in a Discord server; mention people by name.",
+    "slack": "You are in a Slack workspace.", "whatsapp": "You are chatting over WhatsApp.",
+    "signal": "You are chatting over Signal.", "matrix": "You are in a Matrix room.",
+    "email": "You are answering email.", "api-server": "You are serving an API client.",
+    "cron": "You are running a scheduled job; report results.",
+    "tool": "You are running as a tool.", "kanban": "You are a kanban worker; finish your card.",
+    "oneshot": "You answer one request and exit.",
+}
+_SUBAGENT_PROMPT = "You are a focused subagent."
+_SUMMARY_PREFIX = "[CONTEXT COMPACTION] Summary of earlier turns: "
+_RESET_END_REASONS = frozenset({"session_reset"})
+
+
+def _system_prompt_for(plan: _Plan) -> str:
+    if plan.kind == "delegate":
+        return _SUBAGENT_PROMPT
+    return f"{_SYSTEM_PROMPT} {_PROMPT_PLATFORM.get(plan.label, '')}".rstrip()
+
+
+def _pick(rng: random.Random, pairs) -> str:
+    r = rng.random() * sum(w for _, w in pairs)
+    for name, weight in pairs:
+        r -= weight
+        if r < 0:
+            return name
+    return pairs[-1][0]
+
+
+def _workspace(rng: random.Random) -> tuple[str, str | None, str | None]:
+    if rng.random() < SHAPE_RATES["no_git"]:
+        return rng.choice(_NO_GIT_DIRS), None, None
+    root, _, branches = _REPOS[[r for r, *_ in _REPOS].index(_pick(rng, [(r, w) for r, w, _ in _REPOS]))]
+    branch = _pick(rng, branches)
+    cwd = root if rng.random() < 0.7 else f"{root}/{rng.choice(_REPO_SUBDIRS)}"
+    return cwd, branch, root
+
+
+def sample_workspace(rng: random.Random) -> tuple[str, str | None, str | None]:
+    """A working directory as upstream records it: ``(cwd, git_branch, git_repo_root)``, one
+    of a handful of repositories on a few branches (sometimes a directory outside any repo,
+    then both git values are None)."""
+    return _workspace(rng)
+
+
+#: Sub-directories a workspace's cwd may move to (for live writers).
+WORKSPACE_SUBDIRS = _REPO_SUBDIRS
+
+
+def _decorate(rng: random.Random, plans: list[_Plan], now: float) -> None:
+    """Decide the current-upstream shapes of every planned session (in plan order).
+
+    Decisions depend only on the plan and ``rng``, never on the schema being written: a
+    v16 and a v30 build of the same seed have the same sessions, text and shapes, and each
+    layout writes what it can hold (pins, hidden sessions, scaffolding rows, compaction
+    history, reset links, git columns, title sources and prompts by hash only at v30).
+    """
+    convs: dict[int, list[_Plan]] = {}
+    root_of: dict[int, _Plan] = {}
+    for plan in sorted(plans, key=lambda p: p.ordinal):  # parents come before children
+        root = plan if plan.parent is None else root_of[id(plan.parent)]
+        root_of[id(plan)] = root
+        convs.setdefault(id(root), []).append(plan)
+    ordered = sorted(convs.values(), key=lambda c: (c[0].start, c[0].ordinal))
+
+    def lineage(conv: list[_Plan]) -> list[_Plan]:
+        return [p for p in conv if p.kind in ("root", "compression")]
+
+    def forced(candidates: list, pred) -> set[int]:
+        first = next((c for c in candidates if pred(c)), None)
+        return {id(first)} if first is not None else set()
+
+    # Sources and workspaces, per conversation.
+    for conv in ordered:
+        label = conv[0].source
+        if label == "tool":
+            r = rng.random()
+            for name, share in _INTERNAL_RELABEL:
+                if r < share:
+                    label = name
+                    break
+                r -= share
+        workspace = None
+        if label in _WORKSPACE_SOURCES and rng.random() < SHAPE_RATES["workspace"]:
+            workspace = _workspace(rng)
+        for plan in conv:
+            plan.label = label
+            plan.workspace = workspace
+
+    # Archived conversations (whole compression lineage); one with a chain is guaranteed.
+    quiet = now - 14 * 86400
+
+    def archivable(conv: list[_Plan]) -> bool:
+        return all(p.ended_at is not None and p.ended_at < quiet for p in lineage(conv))
+
+    must = forced(ordered, lambda c: archivable(c) and len(lineage(c)) > 1)
+    must |= forced(ordered, archivable)
+    for conv in ordered:
+        if archivable(conv) and (rng.random() < SHAPE_RATES["archived"] or id(conv) in must):
+            for plan in lineage(conv):
+                plan.archived = True
+
+    # Pinned (the tip of a conversation) and hidden conversations.
+    open_convs = [c for c in ordered if not c[0].archived]
+    must = forced(open_convs, lambda c: c[0].n > 0)
+    for conv in open_convs:
+        if rng.random() < SHAPE_RATES["pinned"] or id(conv) in must:
+            lineage(conv)[-1].pinned = True
+    gateway = [c for c in open_convs if c[0].label in _GATEWAY_CHAT_TYPES and not any(p.pinned for p in c)]
+    must = forced(gateway, lambda c: c[0].n > 0)
+    for conv in gateway:
+        if rng.random() < SHAPE_RATES["hidden"] or id(conv) in must:
+            for plan in lineage(conv):
+                plan.hidden = True
+
+    # Per session: rewinds, scaffolding rows, compaction history, title sources, prompts.
+    def can_rewind(p: _Plan) -> bool:
+        return p.kind != "delegate" and p.n >= 6 and not p.has_children_after_end
+
+    def can_scaffold(p: _Plan) -> bool:
+        return p.kind != "delegate" and p.n >= 3 and (p.label in _GATEWAY_CHAT_TYPES or p.label == "kanban")
+
+    by_ordinal = sorted(plans, key=lambda p: p.ordinal)
+    compression_parents = {id(p.parent) for p in plans if p.kind == "compression"}
+    must_rewind = forced(by_ordinal, can_rewind)
+    must_scaffold = forced(by_ordinal, can_scaffold)
+    for plan in by_ordinal:
+        plan.rewind = can_rewind(plan) and (rng.random() < SHAPE_RATES["rewind"] or id(plan) in must_rewind)
+        plan.scaffold = can_scaffold(plan) and (
+            rng.random() < SHAPE_RATES["scaffold"] or id(plan) in must_scaffold)
+        plan.compacted = (id(plan) in compression_parents and plan.n >= 3
+                          and rng.random() < SHAPE_RATES["compacted"])
+        if plan.title is not None:
+            if plan.kind == "branch":
+                plan.title_source = "branch" if rng.random() < 0.85 else "branch_fallback"
+            elif plan.kind == "root":
+                plan.title_source = _pick(rng, _TITLE_SOURCES_ROOT)
+        plan.prompt_inline = rng.random() < SHAPE_RATES["prompt_inline"]
+        plan.last_activity = plan.n > 0 and rng.random() < SHAPE_RATES["last_activity"]
+
+    # Reset children: a gateway lane ended by session_reset continues in its next session.
+    lanes: dict[tuple[str, str | None], list[_Plan]] = {}
+    for plan in plans:  # in start order
+        if plan.label in _GATEWAY_CHAT_TYPES and plan.kind != "delegate":
+            lanes.setdefault((plan.label, plan.user_id), []).append(plan)
+    for lane in lanes.values():
+        for i, plan in enumerate(lane):
+            if plan.end_reason not in _RESET_END_REASONS or plan.ended_at is None:
+                continue
+            nxt = next((p for p in lane[i + 1:] if p.start >= plan.ended_at), None)
+            if (nxt is not None and nxt.kind == "root" and nxt.reset_from is None
+                    and rng.random() < SHAPE_RATES["reset_link"]):
+                nxt.reset_from = plan
+
+
+def _session_key(plan: _Plan) -> tuple[str | None, str | None, str | None]:
+    """``(session_key, chat_id, chat_type)`` of a gateway session (v30), as GW-7 builds them."""
+    chat_type = _GATEWAY_CHAT_TYPES.get(plan.label)
+    if chat_type is None or plan.user_id is None:
+        return None, None, None
+    if chat_type == "dm":
+        chat_id = plan.user_id
+        return f"agent:main:{plan.label}:dm:{chat_id}", chat_id, chat_type
+    chat_id = f"{int(plan.user_id) % 900000 + 100000}"
+    return f"agent:main:{plan.label}:{chat_type}:{chat_id}:{plan.user_id}", chat_id, chat_type
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1099,14 +1336,38 @@ _SESSION_COLUMNS = (
     "billing_provider", "billing_base_url", "billing_mode", "estimated_cost_usd",
     "actual_cost_usd", "cost_status", "cost_source", "pricing_version", "title", "api_call_count",
 )
-_INSERT_SESSION_SQL = (
-    f"INSERT INTO sessions ({', '.join(_SESSION_COLUMNS)}) "
-    f"VALUES ({', '.join('?' for _ in _SESSION_COLUMNS)})"
+#: Columns each layout adds to the row above (in this order).
+_SESSION_EXTRA = {
+    16: ("cwd", "rewind_count", "archived"),
+    30: ("cwd", "rewind_count", "archived", "system_prompt_hash", "session_key", "chat_id",
+         "chat_type", "git_branch", "git_repo_root", "title_source", "last_activity_at", "pinned",
+         "hidden"),
+}
+_MESSAGE_COLUMNS = (
+    "session_id", "role", "content", "tool_call_id", "tool_calls", "tool_name", "timestamp",
+    "token_count", "finish_reason", "reasoning",
 )
-_INSERT_MESSAGE_SQL = (
-    "INSERT INTO messages (session_id, role, content, tool_call_id, tool_calls, tool_name, "
-    "timestamp, token_count, finish_reason, reasoning) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_MESSAGE_EXTRA = {16: ("active",), 30: ("active", "compacted", "_compressed_summary", "display_kind")}
+_USAGE_COLUMNS = (
+    "session_id", "model", "billing_provider", "billing_base_url", "billing_mode", "api_call_count",
+    "input_tokens", "output_tokens", "cache_read_tokens", "reasoning_tokens", "estimated_cost_usd",
+    "cost_status", "cost_source", "first_seen", "last_seen",
 )
+#: The layouts a corpus can be written in: 16 (what ``hermes_state`` creates) and 30.
+SCHEMAS = (16, 30)
+
+
+def _insert_sql(table: str, columns: tuple[str, ...], verb: str = "INSERT") -> str:
+    return f"{verb} INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' for _ in columns)})"
+
+
+def _insert_statements(schema: int) -> dict[str, str]:
+    return {
+        "prompts": "INSERT OR IGNORE INTO system_prompts (hash, prompt) VALUES (?, ?)",
+        "sessions": _insert_sql("sessions", _SESSION_COLUMNS + _SESSION_EXTRA[schema]),
+        "messages": _insert_sql("messages", _MESSAGE_COLUMNS + _MESSAGE_EXTRA[schema]),
+        "usage": _insert_sql("session_model_usage", _USAGE_COLUMNS),
+    }
 
 
 @dataclass
@@ -1117,6 +1378,7 @@ class CorpusStats:
     seed: int
     now: float
     generator_version: int = GENERATOR_VERSION
+    schema: int = 16
     sessions: int = 0
     messages: int = 0
     tool_calls: int = 0
@@ -1128,6 +1390,15 @@ class CorpusStats:
     compression_children: int = 0
     branch_children: int = 0
     delegate_children: int = 0
+    reset_children: int = 0  # linked at v30 only (_reset_from, session_key)
+    archived_sessions: int = 0
+    pinned_sessions: int = 0  # v30
+    hidden_sessions: int = 0  # v30
+    rewound_sessions: int = 0
+    inactive_messages: int = 0  # rewound rows (active = 0, compacted = 0)
+    compacted_messages: int = 0  # v30
+    scaffold_messages: int = 0  # v30 display_kind = 'hidden'
+    workspace_sessions: int = 0
     sources: dict[str, int] = field(default_factory=dict)
     elapsed_s: float = 0.0
 
@@ -1145,17 +1416,65 @@ def _contains_cjk(text: str | None) -> bool:
     return bool(text) and any(_is_cjk_char(ch) for ch in text)
 
 
-def _session_rows(seed: int, plan: _Plan, stats: CorpusStats) -> tuple[tuple, list[tuple]]:
+def _prompt_hash(prompt: str) -> str:
+    return hashlib.sha256(prompt.encode("utf-8")).hexdigest()
+
+
+def _scaffold_text(rng: random.Random, plan: _Plan) -> str:
+    """An injected, never-shown user row (v30 ``display_kind = 'hidden'``)."""
+    if plan.label == "kanban":
+        return (f"[kanban card {rng.randint(100, 9999)}] {_ZIPF_VERBS.pick(rng).capitalize()} "
+                f"{_ZIPF_NOUNS.pick(rng)} in {_slot(rng, 'file')}; report when done.")
+    return (f"[{plan.label} context] sender {plan.user_id}; chat {_ZIPF_RARE.pick(rng)}; "
+            f"reply in plain text, no markdown tables.")
+
+
+def _summary_text(rng: random.Random) -> str:
+    """The compaction summary kept as history in a compression parent (v30)."""
+    text = _Text(rng, [], False)
+    return _SUMMARY_PREFIX + " ".join(text.sentences(_P_ASSISTANT, 2))
+
+
+def _rewind_span(rng: random.Random, msgs: list[dict[str, Any]]) -> tuple[int, int] | None:
+    """Rows ``[lo, hi)`` rewound from a user message: the tail, or one exchange redone after."""
+    users = [i for i, m in enumerate(msgs) if m["role"] == "user" and i >= 2]
+    if not users:
+        return None
+    lo = rng.choice(users)
+    later = [i for i in users if i > lo]
+    if later and rng.random() < 0.45:
+        return lo, later[0]
+    return lo, len(msgs)
+
+
+def _session_rows(seed: int, plan: _Plan, stats: CorpusStats, schema: int) -> dict[str, list]:
     rng = random.Random(f"{seed}:{plan.ordinal}:m")
+    xrng = random.Random(f"{seed}:{plan.ordinal}:x")  # shapes: drawn alike at every schema
+    v30 = schema == 30
+    scaffold = plan.scaffold and v30
+    compacted = plan.compacted and v30
+    normal = plan.n - scaffold - compacted
     writer = _SessionWriter(rng, _Chooser(plan.themes, plan.lang))
-    msgs = writer.messages(plan.n) if plan.n else []
+    msgs = writer.messages(normal) if normal else []
+    scaffold_text = _scaffold_text(xrng, plan)
+    summary_text = _summary_text(xrng)
+    span = _rewind_span(xrng, msgs) if plan.rewind else None
+    rewinds = 1 if xrng.random() < 0.85 else 2
+    last_activity_pad = xrng.uniform(0.0, 5.0)
     offsets = _timing(seed, plan.ordinal, plan.n, plan.source)
     rows = []
     calls = 0
     assistant_tokens = 0
     other_tokens = 0
     api_calls = 0
-    for msg, offset in zip(msgs, offsets):
+    lo, hi = span if span is not None else (-1, -1)
+    shaped: list[tuple[dict[str, Any], int, int, str | None]] = []  # msg, active, compacted, kind
+    if scaffold:
+        shaped.append(({"role": "user", "content": scaffold_text}, 1, 0, "hidden"))
+    shaped.extend((msg, 0 if lo <= i < hi else 1, 0, None) for i, msg in enumerate(msgs))
+    if compacted:
+        shaped.append(({"role": "user", "content": summary_text}, 0, 1, None))
+    for (msg, active, is_compacted, kind), offset in zip(shaped, offsets):
         tool_calls = msg.get("tool_calls")
         if tool_calls:
             calls += len(tool_calls)
@@ -1169,21 +1488,40 @@ def _session_rows(seed: int, plan: _Plan, stats: CorpusStats) -> tuple[tuple, li
             stats.tool_results += 1
         if plan.lang != "en" and _contains_cjk(content):
             stats.cjk_messages += 1
-        rows.append((
+        row = (
             plan.sid, msg["role"], content, msg.get("tool_call_id"),
             json.dumps(tool_calls) if tool_calls else None, msg.get("tool_name"),
             plan.start + offset, msg.get("token_count"), msg.get("finish_reason"), msg.get("reasoning"),
-        ))
+            active,
+        )
+        if v30:
+            row += (is_compacted, is_compacted, kind)
+        rows.append(row)
+        stats.inactive_messages += not active and not is_compacted
+        stats.compacted_messages += is_compacted
+        stats.scaffold_messages += kind == "hidden"
     # Every API call re-sends the conversation so far: input tokens grow with the transcript.
     input_tokens = other_tokens * max(1, api_calls // 2) + 1200 * api_calls
     cache_read = int(input_tokens * rng.uniform(0.3, 0.8)) if api_calls else 0
     output_tokens = assistant_tokens
     cost = round(input_tokens * 3e-6 + output_tokens * 15e-6, 6) if api_calls else None
+    config: dict[str, Any] = {"temperature": 0.7, "max_tokens": 8192} if rng.random() < 0.3 else {}
+    parent_id = plan.parent.sid if plan.parent is not None else None
+    if plan.kind == "delegate":  # upstream's delegate marker (v16 on)
+        config["_delegate_from"] = parent_id
+    elif plan.kind == "branch":  # /branch's marker
+        config["_branched_from"] = parent_id
+    elif plan.reset_from is not None and v30:  # a gateway lane's next session after a reset
+        config["_reset_from"] = plan.reset_from.sid
+        parent_id = plan.reset_from.sid
+    prompt = _system_prompt_for(plan)
+    by_hash = v30 and not plan.prompt_inline
+    source = "subagent" if v30 and plan.kind == "delegate" else plan.label
     session = (
-        plan.sid, plan.source, plan.user_id, plan.model,
-        json.dumps({"temperature": 0.7, "max_tokens": 8192}) if rng.random() < 0.3 else None,
-        _SYSTEM_PROMPT if plan.kind != "delegate" else "You are a focused subagent.",
-        plan.parent.sid if plan.parent is not None else None,
+        plan.sid, source, plan.user_id, plan.model,
+        json.dumps(config) if config else None,
+        None if by_hash else prompt,
+        parent_id,
         plan.start, plan.ended_at, plan.end_reason, len(rows), calls, input_tokens, output_tokens,
         cache_read, 0, int(output_tokens * 0.1),
         "openrouter" if api_calls else None,
@@ -1192,34 +1530,67 @@ def _session_rows(seed: int, plan: _Plan, stats: CorpusStats) -> tuple[tuple, li
         "pricing_table" if api_calls else None, "2025-10" if api_calls else None,
         plan.title, api_calls,
     )
+    cwd, git_branch, git_root = plan.workspace or (None, None, None)
+    rewind_count = rewinds if span is not None else 0
+    session += (cwd, rewind_count, int(plan.archived))
+    out: dict[str, list] = {"prompts": [], "sessions": [session], "messages": rows, "usage": []}
+    if v30:
+        key, chat_id, chat_type = _session_key(plan)
+        last_activity = None
+        if plan.last_activity and rows:
+            last_activity = min(rows[-1][6] + last_activity_pad, stats.now - 1.0)
+        digest = _prompt_hash(prompt) if by_hash else None
+        session += (digest, key, chat_id, chat_type, git_branch, git_root, plan.title_source,
+                    last_activity, int(plan.pinned), int(plan.hidden))
+        out["sessions"] = [session]
+        if by_hash:
+            out["prompts"].append((digest, prompt))
+        if api_calls:
+            out["usage"].append((
+                plan.sid, plan.model, "openrouter", "https://openrouter.ai/api/v1", "api", api_calls,
+                input_tokens, output_tokens, cache_read, int(output_tokens * 0.1), cost or 0.0,
+                "estimated", "pricing_table", rows[0][6], rows[-1][6],
+            ))
+        stats.reset_children += plan.reset_from is not None
+        stats.pinned_sessions += plan.pinned
+        stats.hidden_sessions += plan.hidden
     stats.sessions += 1
     stats.messages += len(rows)
     stats.tool_calls += calls
-    stats.sources[plan.source] = stats.sources.get(plan.source, 0) + 1
+    stats.sources[source] = stats.sources.get(source, 0) + 1
     stats.titled_sessions += plan.title is not None
     stats.live_sessions += plan.ended_at is None
     stats.empty_sessions += not rows
+    stats.archived_sessions += plan.archived
+    stats.rewound_sessions += span is not None
+    stats.workspace_sessions += cwd is not None
     if plan.kind == "compression":
         stats.compression_children += 1
     elif plan.kind == "branch":
         stats.branch_children += 1
     elif plan.kind == "delegate":
         stats.delegate_children += 1
-    return session, rows
+    return out
 
 
-def _batches(seed: int, plans: list[_Plan], stats: CorpusStats, batch_messages: int) -> Iterator[tuple[list, list]]:
-    sessions: list[tuple] = []
-    messages: list[tuple] = []
+def _batches(
+    seed: int, plans: list[_Plan], stats: CorpusStats, batch_messages: int, schema: int
+) -> Iterator[dict[str, list]]:
+    batch: dict[str, list] = {"prompts": [], "sessions": [], "messages": [], "usage": []}
+    seen_prompts: set[str] = set()
     for plan in plans:
-        session, rows = _session_rows(seed, plan, stats)
-        sessions.append(session)
-        messages.extend(rows)
-        if len(messages) >= batch_messages:
-            yield sessions, messages
-            sessions, messages = [], []
-    if sessions:
-        yield sessions, messages
+        out = _session_rows(seed, plan, stats, schema)
+        for digest, prompt in out.pop("prompts"):
+            if digest not in seen_prompts:
+                seen_prompts.add(digest)
+                batch["prompts"].append((digest, prompt))
+        for name, rows in out.items():
+            batch[name].extend(rows)
+        if len(batch["messages"]) >= batch_messages:
+            yield batch
+            batch = {"prompts": [], "sessions": [], "messages": [], "usage": []}
+    if batch["sessions"]:
+        yield batch
 
 
 def _build(
@@ -1231,21 +1602,30 @@ def _build(
     message_budget: int | None,
     session_budget: int | None,
     progress: ProgressFn | None,
+    schema: int = 16,
     batch_messages: int = 20000,
 ) -> CorpusStats:
     from hermes_state.db import SessionDB
 
+    if schema not in SCHEMAS:
+        raise ValueError(f"schema must be one of {', '.join(map(str, SCHEMAS))}, not {schema!r}")
     t0 = time.perf_counter()
     path = Path(db_path)
+    if schema == 30:
+        _prepare_v30(path)
     db = SessionDB(path)
     try:
         existing = db._fetchone("SELECT COUNT(*) FROM sessions")[0]
         if existing:
             raise ValueError(f"{path} already holds {existing} sessions; build a corpus into a new file")
+        found = db.opened_version
+        if schema == 30 and found != 30:
+            raise ValueError(f"{path} is a schema {found} store; a v30 corpus needs a new file")
         rng = random.Random(f"{seed}:plan")
         plans = _plan(rng, seed, shape, now, message_budget=message_budget, session_budget=session_budget)
         total = sum(p.n for p in plans)
-        stats = CorpusStats(path=str(path), seed=seed, now=now)
+        stats = CorpusStats(path=str(path), seed=seed, now=now, schema=schema)
+        sql = _insert_statements(schema)
         conn = db._require_conn()
         saved = {name: conn.execute(f"PRAGMA {name}").fetchone()[0]
                  for name in ("synchronous", "cache_size", "temp_store")}
@@ -1257,15 +1637,23 @@ def _build(
             done = 0
             if progress:
                 progress(0, total)
-            for count, (sessions, messages) in enumerate(
-                _prefetch(_batches(seed, plans, stats, batch_messages)), start=1
+            for count, batch in enumerate(
+                _prefetch(_batches(seed, plans, stats, batch_messages, schema)), start=1
             ):
-                def insert(c: sqlite3.Connection, s=sessions, m=messages) -> None:
-                    c.executemany(_INSERT_SESSION_SQL, s)
-                    c.executemany(_INSERT_MESSAGE_SQL, m)
+                # Plain INSERTs into sessions and messages only: the store's own triggers
+                # index every message (both FTS layouts), as in production. System prompts
+                # go first (sessions refer to them by hash), session rows before their
+                # messages (the v30 trigram trigger reads the session's source and markers).
+                def insert(c: sqlite3.Connection, b=batch) -> None:
+                    if b["prompts"]:
+                        c.executemany(sql["prompts"], b["prompts"])
+                    c.executemany(sql["sessions"], b["sessions"])
+                    c.executemany(sql["messages"], b["messages"])
+                    if b["usage"]:
+                        c.executemany(sql["usage"], b["usage"])
 
                 db._execute_write(insert, count=False)
-                done += len(messages)
+                done += len(batch["messages"])
                 if count % 10 == 0:  # keep the WAL from growing to the size of the database
                     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
                 if progress:
@@ -1278,6 +1666,21 @@ def _build(
         db.close()
     stats.elapsed_s = round(time.perf_counter() - t0, 3)
     return stats
+
+
+def _prepare_v30(path: Path) -> None:
+    """Create the v30 layout in a new file (an existing store is checked by the caller)."""
+    from .schema_v30 import create_v30_store
+
+    if path.exists() and path.stat().st_size > 0:
+        conn = sqlite3.connect(str(path))
+        try:
+            has_tables = conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0]
+        finally:
+            conn.close()
+        if has_tables:
+            return
+    create_v30_store(path)
 
 
 def _prefetch(batches: Iterator[tuple[list, list]], depth: int = 2) -> Iterator[tuple[list, list]]:
@@ -1332,8 +1735,14 @@ def generate_corpus(
     seed: int = 0,
     now: float | None = None,
     progress: ProgressFn | None = None,
+    schema: int = 16,
 ) -> CorpusStats:
     """Build a benchmark corpus of exactly ``messages`` messages into a new database.
+
+    ``schema`` is the layout written: 16 (what ``hermes_state`` creates; the default) or 30
+    (a store born at upstream schema 30: external-content FTS, system prompts by hash, pins,
+    hidden sessions, scaffolding rows, compaction history, reset children). Both hold the
+    same sessions and shapes as far as the layout can express them.
 
     ``now`` anchors every timestamp (sessions spread over the 180 days before it); None means
     the current time, so pass it for a reproducible build: the same ``(messages, seed, now)``
@@ -1344,7 +1753,7 @@ def generate_corpus(
         raise ValueError("messages must be at least 1")
     anchor = float(now) if now is not None else float(int(time.time()))
     return _build(db_path, seed=seed, now=anchor, shape=Shape(), message_budget=int(messages),
-                  session_budget=None, progress=progress)
+                  session_budget=None, progress=progress, schema=schema)
 
 
 def generate_demo(
@@ -1354,6 +1763,7 @@ def generate_demo(
     seed: int = 7,
     now: float | None = None,
     progress: ProgressFn | None = None,
+    schema: int = 16,
 ) -> CorpusStats:
     """A small, readable corpus for demo mode: ``sessions`` sessions over the last 60 days.
 
@@ -1364,7 +1774,7 @@ def generate_demo(
         raise ValueError("sessions must be at least 1")
     anchor = float(now) if now is not None else float(int(time.time()))
     return _build(db_path, seed=seed, now=anchor, shape=DEMO_SHAPE, message_budget=None,
-                  session_budget=int(sessions), progress=progress)
+                  session_budget=int(sessions), progress=progress, schema=schema)
 
 
 __all__ = [
@@ -1376,10 +1786,13 @@ __all__ = [
     "GENERATOR_VERSION",
     "NO_MATCH_WORDS",
     "RARE_WORDS",
+    "SCHEMAS",
+    "SHAPE_RATES",
     "Shape",
     "TOPIC_RATES",
     "generate_corpus",
     "generate_demo",
     "sample_title",
     "sample_turn",
+    "sample_workspace",
 ]

@@ -79,7 +79,8 @@ from hermes_state.gateway import (
 )
 from hermes_state.paths import sessions_dir as _sessions_dir
 
-from .corpus import TOPIC_RATES, sample_title, sample_turn
+from .corpus import TOPIC_RATES, WORKSPACE_SUBDIRS, sample_title, sample_turn, sample_workspace
+from .schema_v30 import V30_SCHEMA_VERSION, create_v30_store
 
 __all__ = [
     "Simulator",
@@ -88,6 +89,8 @@ __all__ = [
     "run_writer",
     "run_simulation",
     "verify_simulation",
+    "fts_integrity_problems",
+    "prepare_home",
     "read_log",
     "generate_cli_session_id",
     "SESSIONS_LOCK_FILENAME",
@@ -147,6 +150,7 @@ _THEMES = tuple(TOPIC_RATES)
 _MODELS = [
     "anthropic/claude-sonnet-4", "openai/gpt-4.1", "nousresearch/hermes-4-70b", "qwen/qwen3-coder",
 ]
+_SYSTEM_PROMPT = "You are Hermes, a helpful assistant."
 _USER_NAMES = ["Alice", "Bob", "Carol", "Dmitri", "王芳", "佐藤", "Ines", "Kofi"]
 #: Chat messages sometimes look like markup or escapes; every viewer must show them as data.
 _MARKUP_LOOKALIKES = (
@@ -200,6 +204,10 @@ _COUNTERS = (
     "delegates",
     "resets",
     "lanes",
+    "rewinds",
+    "archives",
+    "pins",
+    "workspace_moves",
     "errors",
 )
 
@@ -219,6 +227,10 @@ class WriterReport:
     delegates: int = 0
     resets: int = 0
     lanes: int = 0
+    rewinds: int = 0
+    archives: int = 0  # archive and unarchive calls
+    pins: int = 0  # pin and unpin (v30 stores only)
+    workspace_moves: int = 0
     errors: int = 0
     error_samples: list[str] = field(default_factory=list)
     elapsed: float = 0.0
@@ -249,6 +261,10 @@ class SimulationReport:
     delegates: int = 0
     resets: int = 0
     lanes: int = 0
+    rewinds: int = 0
+    archives: int = 0
+    pins: int = 0
+    workspace_moves: int = 0
     errors: int = 0
     error_samples: list[str] = field(default_factory=list)
     per_writer: list[WriterReport] = field(default_factory=list)
@@ -278,6 +294,8 @@ class SimulationReport:
             f"titles {self.titles}",
             f"  compressions {self.compressions}  branches {self.branches}  "
             f"delegates {self.delegates}  resets {self.resets}",
+            f"  rewinds {self.rewinds}  archive/unarchive {self.archives}  pin/unpin {self.pins}  "
+            f"cwd changes {self.workspace_moves}",
             f"  errors {self.errors}"
             + (f"  (title races lost: {self.title_conflicts})" if self.title_conflicts else ""),
         ]
@@ -332,6 +350,13 @@ class _Conv:
     # per turn, for the lane's sessions.json totals
     turn_input: int = 0
     turn_output: int = 0
+    # current-upstream shapes: lineage markers of the current row (``_delegate_from``,
+    # ``_branched_from``, ``_reset_from``), the workspace, the user messages of this row
+    # (rewind targets) and how its title came about (v30 ``title_source``)
+    markers: dict = field(default_factory=dict)
+    workspace: Optional[tuple] = None
+    user_message_ids: list = field(default_factory=list)
+    title_source: Optional[str] = None
 
 
 @dataclass
@@ -377,6 +402,19 @@ class Simulator:
         self.sessions_dir.mkdir(parents=True, exist_ok=True)
         self.config = config if config is not None else load_gateway_config(self.home)
         self.db = SessionDB(self.home / "state.db")
+        caps = self.db.capabilities
+        #: The store has upstream v30's columns (pins, prompts by hash, workspace, reset
+        #: keys, compaction history, scaffolding rows): rows are written in that layout.
+        self.v30 = all((caps.has_pinned, caps.has_hidden, caps.has_system_prompts,
+                        caps.has_session_key, caps.has_git_branch, caps.has_title_source,
+                        caps.has_last_activity_at, caps.has_compacted, caps.has_display_kind))
+        self.can_archive = caps.has_archived
+        self.can_rewind = caps.has_active
+        self.can_cwd = caps.has_cwd
+        #: Sessions whose whole lineage ended (CLI exits, reset lanes): archive candidates.
+        self._archivable: list[str] = []
+        self._archived: list[str] = []
+        self._pinned: list[str] = []
         self._lock_fd: Optional[int] = None
         self._log = open(log_path, "a", encoding="utf-8") if log_path is not None else None
         self.max_lanes = max_lanes
@@ -458,15 +496,20 @@ class Simulator:
     def _create_row(self, conv: _Conv, edge: str) -> None:
         if conv.row_created:
             return
-        self.db.create_session(
-            session_id=conv.session_id,
-            source=conv.source,
-            model=conv.model,
-            model_config={"temperature": 0.7, "max_tokens": 4096},
-            system_prompt="You are Hermes, a helpful assistant.",
-            user_id=conv.user_id,
-            parent_session_id=conv.parent_session_id,
-        )
+        config = {"temperature": 0.7, "max_tokens": 4096, **conv.markers}
+        if self.v30:
+            self._create_row_v30(conv, config)
+        else:
+            self.db.create_session(
+                session_id=conv.session_id,
+                source=conv.source,
+                model=conv.model,
+                model_config=config,
+                system_prompt=_SYSTEM_PROMPT,
+                user_id=conv.user_id,
+                parent_session_id=conv.parent_session_id,
+                cwd=conv.workspace[0] if conv.workspace and self.can_cwd else None,
+            )
         conv.row_created = True
         self.report.sessions += 1
         self._emit(
@@ -478,6 +521,34 @@ class Simulator:
                 "edge": edge,
             }
         )
+
+    def _create_row_v30(self, conv: _Conv, config: dict[str, Any]) -> None:
+        """A session row as upstream v30 writes it: the prompt in ``system_prompts`` by hash,
+        delegates as ``source = 'subagent'``, the lane's key for gateway sessions, the git
+        workspace for CLI ones. Sessions and prompts only; the FTS triggers are untouched."""
+        digest = hashlib.sha256(_SYSTEM_PROMPT.encode("utf-8")).hexdigest()
+        lane = conv.lane.source if conv.lane is not None else None
+        cwd, branch, root = conv.workspace or (None, None, None)
+        now = time.time()
+        values = (
+            conv.session_id, "subagent" if conv.kind == "delegate" else conv.source, conv.user_id,
+            conv.lane.key if conv.lane is not None else None,
+            lane.chat_id if lane is not None else None, lane.chat_type if lane is not None else None,
+            conv.model, json.dumps(config), digest, conv.parent_session_id, now, cwd, branch, root, now,
+        )
+
+        def do(c: sqlite3.Connection) -> None:
+            c.execute("INSERT OR IGNORE INTO system_prompts (hash, prompt) VALUES (?, ?)",
+                      (digest, _SYSTEM_PROMPT))
+            c.execute(
+                "INSERT OR IGNORE INTO sessions (id, source, user_id, session_key, chat_id, "
+                "chat_type, model, model_config, system_prompt_hash, parent_session_id, "
+                "started_at, cwd, git_branch, git_repo_root, last_activity_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                values,
+            )
+
+        self.db._execute_write(do)
 
     def _end(self, session_id: str, reason: str) -> None:
         self.db.end_session(session_id, reason)
@@ -518,6 +589,8 @@ class Simulator:
         )
         conv.message_count += 1
         conv.transcript.append(msg)
+        if msg["role"] == "user":
+            conv.user_message_ids.append(message_id)
         self.report.messages += 1
         self._emit(
             {
@@ -532,6 +605,38 @@ class Simulator:
         )
         return message_id
 
+    def _append_v30_row(self, conv: _Conv, content: str, *, compacted: bool = False,
+                        display_kind: Optional[str] = None) -> int:
+        """A v30-only user row no public method writes: a compaction summary kept as history
+        (``compacted = 1``, ``active = 0``) or hidden scaffolding (``display_kind``). One
+        transaction with the counters, as ``append_message``; the triggers index it."""
+        self._create_row(conv, "root")
+        values = (conv.session_id, "user", content, time.time(), 0 if compacted else 1,
+                  int(compacted), int(compacted), display_kind)
+
+        def do(c: sqlite3.Connection) -> int:
+            cursor = c.execute(
+                "INSERT INTO messages (session_id, role, content, timestamp, active, compacted, "
+                "_compressed_summary, display_kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                values,
+            )
+            c.execute("UPDATE sessions SET message_count = message_count + 1 WHERE id = ?",
+                      (conv.session_id,))
+            return int(cursor.lastrowid)
+
+        message_id = self.db._execute_write(do)
+        conv.message_count += 1
+        self.report.messages += 1
+        self._emit({
+            "kind": "message", "session_id": conv.session_id, "message_id": message_id,
+            "role": "user", "content_sha256": _content_hash(content), "tool_name": None,
+            "tool_call_id": None, "compacted": compacted, "display_kind": display_kind,
+        })
+        return message_id
+
+    def _write_v30(self, sql: str, params: tuple) -> None:
+        self.db._execute_write(lambda c: c.execute(sql, params))
+
     def _set_title(self, conv: _Conv, base: str) -> Optional[str]:
         """TI-6/TI-7: ask for the next free lineage title, retry once if another writer won."""
         for attempt in range(2):
@@ -545,6 +650,11 @@ class Simulator:
                 return None
             stored = self.db.get_session_title(conv.session_id)
             conv.title = stored
+            if self.v30:
+                # How the title came about (upstream v30): the auxiliary titler ("llm"),
+                # /branch ("branch"); a compression continuation keeps none.
+                self._write_v30("UPDATE sessions SET title_source = ? WHERE id = ?",
+                                (conv.title_source, conv.session_id))
             self.report.titles += 1
             self._emit({"kind": "title", "session_id": conv.session_id, "title": stored})
             return stored
@@ -579,6 +689,8 @@ class Simulator:
             themes=themes,
             base_title=self.text.title(lang, themes),
             compress_at=self.rng.randint(10, 22),
+            workspace=extra.pop("workspace", None) or (
+                sample_workspace(self.rng) if kind == "cli" and self.rng.random() < 0.8 else None),
             **extra,
         )
 
@@ -595,9 +707,15 @@ class Simulator:
             # Idle / daily / suspended reset: the gateway retires the previous incarnation.
             self.report.resets += 1
             self._end_or_defer(old_id, SESSION_RESET_END_REASON)
+            self._archivable.append(old_id)
             lane.conv = self._new_conv(
                 "gateway", new_id, platform, user_id=lane.source.user_id, lane=lane
             )
+            if self.v30:
+                # Upstream v30 links a lane's next session to the one its reset ended
+                # (same session_key, ``_reset_from``): a reset child, listed on its own.
+                lane.conv.parent_session_id = old_id
+                lane.conv.markers = {"_reset_from": old_id}
             self._create_or_defer(lane.conv, "reset")
         elif old_id is None or lane.conv is None or lane.conv.session_id != new_id:
             lane.conv = self._adopt_or_create(lane, new_id, fresh=old_id is None)
@@ -631,6 +749,16 @@ class Simulator:
             steps.append(_Step("compress", conv))
         if conv.kind == "cli" and conv.exchanges >= 1 and self.rng.random() < 0.15:
             steps.append(_Step("branch", conv))
+        elif (conv.kind == "cli" and self.can_rewind and len(conv.user_message_ids) >= 2
+              and self.rng.random() < 0.2):
+            # /undo: the last exchange is rewound (active = 0) and asked again differently.
+            steps.append(_Step("rewind", conv))
+        if conv.kind == "cli" and conv.workspace and conv.workspace[2] and self.can_cwd \
+                and self.rng.random() < 0.06:
+            steps.append(_Step("cwd", conv, {"subdir": self.rng.choice(WORKSPACE_SUBDIRS),
+                                              "checkout": self.rng.random() < 0.4}))
+        if self.v30 and conv.kind == "gateway" and conv.message_count == 0 and self.rng.random() < 0.15:
+            steps.append(_Step("scaffold", conv))
         turn = self.text.turn(conv.lang, conv.themes)
         steps.append(_Step("message", conv, turn[0]))
         if self.rng.random() < 0.12:
@@ -696,11 +824,21 @@ class Simulator:
             self._compress(conv, step)
         elif kind == "branch":
             self._branch(conv, step)
+        elif kind == "rewind":
+            self._rewind(conv, step)
+        elif kind == "cwd":
+            self._move_workspace(conv, step)
+        elif kind == "scaffold":
+            who = conv.lane.source.user_name if conv.lane is not None else "user"
+            self._append_v30_row(conv, f"[{conv.source} context] {who} writes from a "
+                                 f"{conv.lane.source.chat_type if conv.lane else 'dm'} chat; "
+                                 "reply in plain text.", display_kind="hidden")
         elif kind == "delegate_begin":
             parent: _Conv = step.data["parent"]
             if not conv.session_id:
                 conv.session_id = generate_cli_session_id(self.clock())
                 conv.parent_session_id = parent.session_id
+                conv.markers = {"_delegate_from": parent.session_id}
             self._create_row(conv, "delegate")
             if not step.data.get("counted"):
                 step.data["counted"] = True
@@ -763,7 +901,11 @@ class Simulator:
         if conv.title is None and conv.exchanges == 1:
             # Auto-title after the first exchange (TI-7); a separate event, as upstream's
             # auxiliary titler runs after the answer was stored.
+            conv.title_source = "llm"
             conv.pending.appendleft(_Step("title", conv))
+        if self.v30 and conv.row_created:
+            self._write_v30("UPDATE sessions SET last_activity_at = ? WHERE id = ?",
+                            (time.time(), conv.session_id))
         if conv.lane is not None:
             with self._index_lock():
                 store = self._store()
@@ -791,12 +933,22 @@ class Simulator:
             data["child"] = make_id(self.clock())
             self.report.compressions += 1
         parent_id, child_id = data["parent"], data["child"]
+        if self.v30 and not data.get("compacted") and conv.session_id == parent_id:
+            # v30 keeps the compaction summary in the parent as history (compacted = 1).
+            recent = [m.get("content") for m in conv.transcript if m.get("role") == "user"][-2:]
+            self._append_v30_row(conv, "[CONTEXT COMPACTION] Summary of earlier turns: "
+                                 + (" / ".join(c for c in recent if c) or "nothing kept"),
+                                 compacted=True)
+            data["compacted"] = True
         if not data.get("ended"):
             self._end(parent_id, "compression")
             data["ended"] = True
         if conv.session_id == parent_id:
             conv.session_id = child_id
             conv.parent_session_id = parent_id
+            conv.markers = {}
+            conv.user_message_ids = []
+            conv.title_source = None
             conv.row_created = False
             conv.title = None
             conv.message_count = 0
@@ -844,6 +996,9 @@ class Simulator:
         if conv.session_id == parent_id:
             conv.session_id = child_id
             conv.parent_session_id = parent_id
+            conv.markers = {"_branched_from": parent_id}  # /branch's marker (upstream v16)
+            conv.user_message_ids = []
+            conv.title_source = "branch"
             conv.row_created = False
             conv.title = None
             conv.message_count = 0
@@ -857,6 +1012,62 @@ class Simulator:
         copies = [_Step("copy", conv, dict(m)) for m in data["copy"]]
         data["copy"] = []
         conv.pending.extendleft(reversed(copies))
+
+    def _rewind(self, conv: _Conv, step: _Step) -> None:
+        """``/undo``: rewind to this row's last user message (``SessionDB.rewind_to_message``)."""
+        if len(conv.user_message_ids) < 2:
+            return
+        target = conv.user_message_ids[-1]
+        result = self.db.rewind_to_message(conv.session_id, target)
+        conv.user_message_ids.pop()
+        last_user = max((i for i, m in enumerate(conv.transcript) if m.get("role") == "user"),
+                        default=None)
+        if last_user is not None:
+            del conv.transcript[last_user:]
+        self.report.rewinds += 1
+        self._emit({"kind": "rewind", "session_id": conv.session_id, "message_id": target,
+                    "rewound": result["rewound_count"]})
+
+    def _move_workspace(self, conv: _Conv, step: _Step) -> None:
+        """``cd`` inside the repository (``SessionDB.update_session_cwd``); on a v30 store a
+        ``git checkout`` also moves ``git_branch``, as upstream records it."""
+        _, branch, root = conv.workspace
+        cwd = f"{root}/{step.data['subdir']}"
+        self.db.update_session_cwd(conv.session_id, cwd)
+        if self.v30 and step.data.get("checkout"):
+            branch = f"wip/{step.data['subdir'].split('/')[-1]}"
+            self._write_v30(
+                "UPDATE sessions SET git_branch = ?, git_metadata_generation = "
+                "git_metadata_generation + 1 WHERE id = ?", (branch, conv.session_id))
+        conv.workspace = (cwd, branch, root)
+        self.report.workspace_moves += 1
+        self._emit({"kind": "cwd", "session_id": conv.session_id, "cwd": cwd,
+                    "git_branch": branch if self.v30 else None})
+
+    def _archive_one(self, archive: bool) -> None:
+        """Archive a finished conversation, or unarchive one (``set_session_archived``: the
+        whole compression lineage)."""
+        pool = self._archivable if archive else self._archived
+        session_id = pool.pop(self.rng.randrange(len(pool)))
+        self.db.set_session_archived(session_id, archive)
+        (self._archived if archive else self._archivable).append(session_id)
+        self.report.archives += 1
+        self._emit({"kind": "archive", "session_id": session_id, "archived": archive})
+
+    def _pin_one(self) -> None:
+        """Pin a conversation someone keeps coming back to, or unpin one (v30 ``pinned``)."""
+        if self._pinned and self.rng.random() < 0.3:
+            session_id, value = self._pinned.pop(self.rng.randrange(len(self._pinned))), 0
+        else:
+            live = [c for c in [l.conv for l in self.lanes] + self.cli_convs
+                    if c is not None and c.row_created and c.session_id not in self._pinned]
+            if not live:
+                return
+            session_id, value = self.rng.choice(live).session_id, 1
+            self._pinned.append(session_id)
+        self.db.set_session_pinned(session_id, bool(value))  # the public pin: the whole lineage
+        self.report.pins += 1
+        self._emit({"kind": "pin", "session_id": session_id, "pinned": bool(value)})
 
     def _begin_turn(self, conv: _Conv) -> None:
         conv.pending.extend(self._plan_turn(conv))
@@ -901,6 +1112,7 @@ class Simulator:
             self.focus = None
         if conv.row_created and not conv.ended:
             self._end_or_defer(conv.session_id, CLI_EXIT_END_REASON)
+            self._archivable.append(conv.session_id)
         conv.ended = True
 
     def _choose(self) -> Optional[_Conv]:
@@ -923,7 +1135,19 @@ class Simulator:
             options.append(("new_cli", 1.0))
         if any(c.exchanges >= 2 for c in idle_cli):
             options.append(("end_cli", 0.4))
+        if self.can_archive and self._archivable:
+            options.append(("archive", 0.25))
+        if self.can_archive and self._archived:
+            options.append(("unarchive", 0.08))
+        if self.v30 and (self.lanes or self.cli_convs):
+            options.append(("pin", 0.1))
         action = self.rng.choices([o for o, _ in options], weights=[w for _, w in options])[0]
+        if action in ("archive", "unarchive"):
+            self._archive_one(action == "archive")
+            return None
+        if action == "pin":
+            self._pin_one()
+            return None
         if action == "continue":
             return self.rng.choice(busy)
         if action in ("lane", "new_lane"):
@@ -1131,6 +1355,7 @@ def run_simulation(
     max_events: Optional[int] = None,
     age_lanes: bool = True,
     stop_event: Any = None,
+    schema: Optional[int] = None,
 ) -> SimulationReport:
     """Run ``writers`` writer processes against ``home`` and return their combined report.
 
@@ -1139,10 +1364,16 @@ def run_simulation(
     or on Ctrl-C (``KeyboardInterrupt`` in this process): writers are told to stop, finish
     their current event, close their sessions and report; ``interrupted`` is then True.
     With ``log_dir``, writer *i* logs to ``log_dir / f"writer-{i}.jsonl"``.
+
+    ``schema`` is the layout of a home that has no ``state.db`` yet: 16 (what ``hermes_state``
+    creates; None means the same) or 30 (a store born at upstream schema 30). An existing
+    store is written in its own layout, detected by the writers; asking for another layout
+    than the existing store's raises ``ValueError`` before anything is written.
     """
     home = Path(home)
     home.mkdir(parents=True, exist_ok=True)
     _sessions_dir(home).mkdir(parents=True, exist_ok=True)
+    prepare_home(home, schema)
     # Create/migrate the schema once here, so N writers do not all race to initialise it.
     SessionDB(home / "state.db").close()
     if log_dir is not None:
@@ -1236,6 +1467,39 @@ def run_simulation(
     return report
 
 
+def _store_version(db_path: Path) -> Optional[int]:
+    """The schema version a ``state.db`` records (None: no file, an empty file or no row)."""
+    if not db_path.exists() or db_path.stat().st_size == 0:
+        return None
+    conn = sqlite3.connect(f"file:{db_path.resolve()}?mode=ro", uri=True)
+    try:
+        row = conn.execute("SELECT version FROM schema_version LIMIT 1").fetchone()
+    except sqlite3.OperationalError:
+        return None
+    finally:
+        conn.close()
+    return int(row[0]) if row else None
+
+
+def prepare_home(home: Path, schema: Optional[int]) -> None:
+    """Create ``<home>/state.db`` in the asked layout when it is missing (see run_simulation)."""
+    if schema not in (None, 16, V30_SCHEMA_VERSION):
+        raise ValueError(f"schema must be 16 or 30, not {schema!r}")
+    db_path = Path(home) / "state.db"
+    found = _store_version(db_path)
+    if found is None:
+        if schema == V30_SCHEMA_VERSION:
+            if db_path.exists():
+                db_path.unlink()  # an empty file left by an interrupted start
+            create_v30_store(db_path)
+        return
+    if schema is not None and found != schema and not (schema == 16 and found < 16):
+        raise ValueError(
+            f"{db_path} is a schema {found} store, not {schema}; writers keep a store's own "
+            f"layout (leave out --schema, or use a new home for schema {schema})"
+        )
+
+
 def _in_main_thread() -> bool:
     import threading
 
@@ -1263,12 +1527,31 @@ def read_log(paths: Iterable[Path]) -> list[dict[str, Any]]:
     return records
 
 
+def fts_integrity_problems(db_path: Path) -> list[str]:
+    """FTS5 ``integrity-check`` of every FTS table of the store (both layouts): [] when each
+    index matches its content (for the v30 external-content tables: their source views)."""
+    problems: list[str] = []
+    conn = sqlite3.connect(str(db_path), isolation_level=None, timeout=10.0)
+    try:
+        names = [row[0] for row in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%fts5%'")]
+        for name in names:
+            try:
+                conn.execute(f"INSERT INTO {name}({name}) VALUES ('integrity-check')")
+            except sqlite3.DatabaseError as exc:
+                problems.append(f"{name} integrity-check: {exc}")
+    finally:
+        conn.close()
+    return problems
+
+
 def verify_simulation(home: Path, log_paths: Iterable[Path]) -> list[str]:
     """Compare writer logs with ``<home>/state.db`` and ``sessions.json``; [] means consistent.
 
     Checks: every logged message exists exactly once with the logged session, role and
     content hash; logged sessions hold no unlogged messages; ``message_count`` equals the
-    real count for every session; both FTS tables hold one row per message;
+    real count for every session; every FTS table passes its ``integrity-check`` (inline
+    tables also hold one row per message);
     ``PRAGMA integrity_check`` is ok; every ``sessions.json`` lane names an existing row;
     logged titles and first end reasons are what the database holds.
     """
@@ -1314,9 +1597,18 @@ def verify_simulation(home: Path, log_paths: Iterable[Path]) -> list[str]:
                 problems.append(f"session {sid}: message_count {stored} but {actual} messages")
         total = conn.execute("SELECT COUNT(*) FROM messages").fetchone()[0]
         for table in ("messages_fts", "messages_fts_trigram"):
-            n = conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
-            if n != total:
-                problems.append(f"{table} has {n} rows for {total} messages")
+            ddl = conn.execute(
+                "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
+            ).fetchone()
+            if ddl is None:
+                problems.append(f"{table} is missing")
+                continue
+            if "content=" not in ddl[0].replace(" ", ""):
+                # Inline layout (v11-v22): one index row per message.
+                n = conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+                if n != total:
+                    problems.append(f"{table} has {n} rows for {total} messages")
+        problems.extend(fts_integrity_problems(Path(home) / "state.db"))
 
         existing = {row[0] for row in conn.execute("SELECT id FROM sessions")}
         for sid in logged_sessions - existing:

@@ -422,3 +422,264 @@ def test_bench_size_labels():
     assert run.parse_size("2500") == ("2500", 2500)
     with pytest.raises(Exception):
         run.parse_size("lots")
+
+
+# ----------------------------------------------------------------------------- current-upstream shapes (SPEC §16)
+
+
+@pytest.fixture(scope="module")
+def shaped30(tmp_path_factory):
+    """The same 10k corpus as ``shaped`` (seed 3) written in the v30 layout: ``(path, stats, conn)``."""
+    path = tmp_path_factory.mktemp("corpus30") / "state.db"
+    stats = C.generate_corpus(path, messages=SHAPE_SIZE, seed=3, now=NOW, schema=30)
+    conn = sqlite3.connect(path)
+    conn.row_factory = sqlite3.Row
+    yield path, stats, conn
+    conn.close()
+
+
+def _config(row) -> dict:
+    return json.loads(row["model_config"]) if row["model_config"] else {}
+
+
+def _edges(conn, kind: str) -> list[tuple[dict, dict]]:
+    """(parent, child) rows of the generated children of one kind, classified by marker."""
+    rows = {r["id"]: dict(r) for r in conn.execute("SELECT * FROM sessions")}
+    out = []
+    for child in rows.values():
+        parent = rows.get(child["parent_session_id"])
+        if parent is None:
+            continue
+        marker = _config(child)
+        found = ("delegate" if "_delegate_from" in marker else "branch" if "_branched_from" in marker
+                 else "reset" if "_reset_from" in marker else "compression")
+        if found == kind:
+            out.append((parent, child))
+    return out
+
+
+@pytest.mark.parametrize("schema", [16, 30])
+def test_corpus_shapes_archived_sessions_and_an_archived_compression_pair(shaped, shaped30, schema):
+    _, stats, conn = shaped if schema == 16 else shaped30
+    archived = conn.execute("SELECT COUNT(*) FROM sessions WHERE archived = 1").fetchone()[0]
+    assert archived == stats.archived_sessions
+    assert 0.005 * stats.sessions <= archived <= 0.1 * stats.sessions
+    pair = conn.execute(
+        "SELECT c.id FROM sessions c JOIN sessions p ON p.id = c.parent_session_id "
+        "WHERE p.end_reason = 'compression' AND p.archived = 1 AND c.archived = 1"
+    ).fetchall()
+    assert pair
+    # Archiving acts on the whole compression lineage: no chain is half archived.
+    split = conn.execute(
+        "SELECT COUNT(*) FROM sessions c JOIN sessions p ON p.id = c.parent_session_id "
+        "WHERE p.end_reason = 'compression' AND c.started_at >= p.ended_at AND c.archived != p.archived"
+    ).fetchone()[0]
+    assert split == 0
+    # Only finished conversations are archived.
+    assert conn.execute("SELECT COUNT(*) FROM sessions WHERE archived = 1 AND ended_at IS NULL").fetchone()[0] == 0
+
+
+@pytest.mark.parametrize("schema", [16, 30])
+def test_corpus_shapes_rewound_rows_are_inactive_and_counted(shaped, shaped30, schema):
+    _, stats, conn = shaped if schema == 16 else shaped30
+    rewound = conn.execute(
+        "SELECT session_id, COUNT(*) FROM messages WHERE active = 0 AND "
+        + ("compacted = 0" if schema == 30 else "1") + " GROUP BY session_id"
+    ).fetchall()
+    assert len(rewound) == stats.rewound_sessions > 0
+    assert sum(n for _, n in rewound) == stats.inactive_messages
+    for sid, _ in rewound:
+        row = conn.execute("SELECT rewind_count FROM sessions WHERE id = ?", (sid,)).fetchone()
+        assert row[0] >= 1, sid
+        roles = conn.execute(
+            "SELECT role, active FROM messages WHERE session_id = ? ORDER BY id", (sid,)
+        ).fetchall()
+        first_inactive = next(i for i, r in enumerate(roles) if not r["active"])
+        assert roles[first_inactive]["role"] == "user"  # rewound from a user message
+        assert roles[0]["active"] == 1  # the conversation's opening stays
+    assert conn.execute(
+        "SELECT COUNT(*) FROM sessions WHERE rewind_count > 0"
+    ).fetchone()[0] == stats.rewound_sessions
+
+
+@pytest.mark.parametrize("schema", [16, 30])
+def test_corpus_shapes_delegate_and_branch_markers_name_the_parent(shaped, shaped30, schema):
+    _, stats, conn = shaped if schema == 16 else shaped30
+    delegates = _edges(conn, "delegate")
+    branches = _edges(conn, "branch")
+    assert len(delegates) == stats.delegate_children > 0
+    assert len(branches) == stats.branch_children > 0
+    for parent, child in delegates:
+        assert _config(child)["_delegate_from"] == parent["id"]
+        assert (child["source"] == "subagent") == (schema == 30)
+    for parent, child in branches:
+        assert _config(child)["_branched_from"] == parent["id"]
+        assert parent["end_reason"] == "branched"
+
+
+@pytest.mark.parametrize("schema", [16, 30])
+def test_corpus_shapes_workspaces_and_internal_sources(shaped, shaped30, schema):
+    _, stats, conn = shaped if schema == 16 else shaped30
+    rows = conn.execute("SELECT * FROM sessions WHERE cwd IS NOT NULL").fetchall()
+    assert len(rows) == stats.workspace_sessions > 0.1 * stats.sessions
+    assert {r["source"] for r in rows} <= {"cli", "tui", "kanban", "oneshot", "subagent"}  # delegates share it
+    roots = {r["cwd"] for r in rows}
+    assert any(cwd.startswith("/home/maya/src/") for cwd in roots)
+    if schema == 30:
+        repos = {r["git_repo_root"] for r in rows if r["git_repo_root"]}
+        assert 3 <= len(repos) <= 6  # a handful of repositories
+        branches = {r["git_branch"] for r in rows if r["git_branch"]}
+        assert len(branches) >= 4
+        for r in rows:
+            if r["git_repo_root"]:
+                assert r["cwd"].startswith(r["git_repo_root"]) and r["git_branch"]
+            else:
+                assert r["git_branch"] is None
+    sources = {r[0] for r in conn.execute("SELECT DISTINCT source FROM sessions")}
+    assert {"tool", "kanban", "oneshot", "cron"} <= sources
+
+
+def test_corpus_v30_shapes_pins_hidden_sessions_and_title_sources(shaped30):
+    _, stats, conn = shaped30
+    pinned = conn.execute("SELECT * FROM sessions WHERE pinned = 1").fetchall()
+    hidden = conn.execute("SELECT * FROM sessions WHERE hidden = 1").fetchall()
+    assert len(pinned) == stats.pinned_sessions > 0
+    assert len(hidden) == stats.hidden_sessions > 0
+    assert all(r["archived"] == 0 for r in pinned + hidden)
+    assert {r["source"] for r in hidden} <= {"telegram", "discord", "slack", "whatsapp", "signal", "matrix", "email"}
+    counts = dict(conn.execute("SELECT title_source, COUNT(*) FROM sessions WHERE title IS NOT NULL GROUP BY 1"))
+    assert {"llm", "derived", "user", "branch"} <= set(counts)
+    assert conn.execute("SELECT COUNT(*) FROM sessions WHERE title IS NULL AND title_source IS NOT NULL").fetchone()[0] == 0
+    assert set(counts) <= {None, "llm", "derived", "user", "branch", "branch_fallback"}
+
+
+def test_corpus_v30_shapes_compacted_history_and_hidden_scaffolding_rows(shaped30):
+    _, stats, conn = shaped30
+    compacted = conn.execute(
+        "SELECT m.*, s.end_reason FROM messages m JOIN sessions s ON s.id = m.session_id WHERE m.compacted = 1"
+    ).fetchall()
+    assert len(compacted) == stats.compacted_messages > 0
+    for row in compacted:
+        assert (row["active"], row["_compressed_summary"], row["role"]) == (0, 1, "user")
+        assert row["content"].startswith("[CONTEXT COMPACTION]")
+        assert row["end_reason"] == "compression"  # kept in the compression parent
+        last = conn.execute("SELECT MAX(id) FROM messages WHERE session_id = ?", (row["session_id"],)).fetchone()[0]
+        assert last == row["id"]
+    scaffold = conn.execute("SELECT * FROM messages WHERE display_kind = 'hidden'").fetchall()
+    assert len(scaffold) == stats.scaffold_messages > 0
+    for row in scaffold:
+        first = conn.execute("SELECT MIN(id) FROM messages WHERE session_id = ?", (row["session_id"],)).fetchone()[0]
+        assert first == row["id"] and row["role"] == "user" and row["active"] == 1
+    # display_order is filled by the store's own trigger for every row.
+    assert conn.execute("SELECT COUNT(*) FROM messages WHERE display_order IS NULL").fetchone()[0] == 0
+
+
+def test_corpus_v30_shapes_reset_children_share_the_lane_key(shaped30):
+    _, stats, conn = shaped30
+    resets = _edges(conn, "reset")
+    assert len(resets) == stats.reset_children > 0
+    for parent, child in resets:
+        assert _config(child)["_reset_from"] == parent["id"]
+        assert parent["end_reason"] == "session_reset"
+        assert child["session_key"] and child["session_key"] == parent["session_key"]
+        assert child["started_at"] >= parent["ended_at"]
+        assert child["source"] == parent["source"]
+    gateway = conn.execute(
+        "SELECT session_key, chat_id, chat_type, source FROM sessions WHERE source IN ('telegram', 'discord')"
+    ).fetchall()
+    assert gateway and all(r["session_key"].startswith(f"agent:main:{r['source']}:{r['chat_type']}:{r['chat_id']}")
+                           for r in gateway)
+
+
+def test_corpus_v30_system_prompts_by_hash_and_last_activity(shaped30):
+    _, _, conn = shaped30
+    assert conn.execute(
+        "SELECT COUNT(*) FROM sessions s LEFT JOIN system_prompts p ON p.hash = s.system_prompt_hash "
+        "WHERE s.system_prompt_hash IS NOT NULL AND p.hash IS NULL"
+    ).fetchone()[0] == 0
+    by_hash = conn.execute("SELECT COUNT(*) FROM sessions WHERE system_prompt_hash IS NOT NULL").fetchone()[0]
+    inline = conn.execute("SELECT COUNT(*) FROM sessions WHERE system_prompt IS NOT NULL").fetchone()[0]
+    assert by_hash > 5 * inline > 0
+    for digest, prompt in conn.execute("SELECT hash, prompt FROM system_prompts"):
+        assert hashlib.sha256(prompt.encode()).hexdigest() == digest
+    assert conn.execute("SELECT COUNT(*) FROM system_prompts").fetchone()[0] >= 5
+    bad = conn.execute(
+        "SELECT COUNT(*) FROM sessions s WHERE s.last_activity_at IS NOT NULL AND (s.last_activity_at < "
+        "(SELECT MAX(timestamp) FROM messages m WHERE m.session_id = s.id) OR s.last_activity_at >= ?)",
+        (NOW,),
+    ).fetchone()[0]
+    assert bad == 0
+    assert conn.execute("SELECT COUNT(*) FROM sessions WHERE last_activity_at IS NOT NULL").fetchone()[0] > 0
+    assert conn.execute("SELECT COUNT(*) FROM session_model_usage").fetchone()[0] > 0
+
+
+def test_corpus_v30_store_passes_integrity_and_both_fts_integrity_checks(shaped30):
+    path, _, conn = shaped30
+    assert [tuple(r) for r in conn.execute("PRAGMA integrity_check")] == [("ok",)]
+    for table in ("messages_fts", "messages_fts_trigram"):
+        conn.execute(f"INSERT INTO {table}({table}) VALUES ('integrity-check')")
+    assert [tuple(r) for r in conn.execute("SELECT version FROM schema_version")] == [(30,)]
+    assert conn.execute("SELECT value FROM state_meta WHERE key = 'fts_storage_version'").fetchone()[0] == "3"
+    # The trigram index holds exactly the rows upstream's view selects (no tool rows, no
+    # cron / subagent / delegate sessions), fed by the triggers.
+    indexed = conn.execute("SELECT COUNT(*) FROM messages_fts_trigram_docsize").fetchone()[0]
+    assert indexed == conn.execute("SELECT COUNT(*) FROM messages_fts_trigram_src").fetchone()[0]
+    assert indexed < conn.execute("SELECT COUNT(*) FROM messages WHERE role != 'tool'").fetchone()[0]
+    assert conn.execute("SELECT COUNT(*) FROM messages_fts_docsize").fetchone()[0] == SHAPE_SIZE
+
+
+def test_corpus_v30_layout_is_the_v30_ddl(shaped30, tmp_path):
+    from hermes_workload.schema_v30 import create_v30_store
+
+    path, _, conn = shaped30
+    fresh = sqlite3.connect(create_v30_store(tmp_path / "fresh.db"))
+    try:
+        query = "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name"
+        assert [tuple(r) for r in conn.execute(query)] == fresh.execute(query).fetchall()
+    finally:
+        fresh.close()
+
+
+def test_corpus_v16_and_v30_hold_the_same_sessions_and_shapes(shaped, shaped30):
+    _, s16, c16 = shaped
+    _, s30, c30 = shaped30
+    q = "SELECT id, title, started_at, ended_at, end_reason, archived, rewind_count, cwd FROM sessions ORDER BY id"
+    assert [tuple(r) for r in c16.execute(q)] == [tuple(r) for r in c30.execute(q)]
+    assert (s16.messages, s16.sessions) == (s30.messages, s30.sessions) == (SHAPE_SIZE, s16.sessions)
+    # v16 has no column for the v30-only shapes, and links no reset child.
+    assert (s16.pinned_sessions, s16.hidden_sessions, s16.compacted_messages,
+            s16.scaffold_messages, s16.reset_children) == (0, 0, 0, 0, 0)
+
+
+def test_corpus_v30_same_seed_gives_a_byte_identical_file(tmp_path):
+    paths = [tmp_path / "a.db", tmp_path / "b.db"]
+    for path in paths:
+        C.generate_corpus(path, messages=800, seed=11, now=NOW, schema=30)
+    assert paths[0].read_bytes() == paths[1].read_bytes()
+    C.generate_corpus(tmp_path / "c.db", messages=800, seed=12, now=NOW, schema=30)
+    assert _digest(paths[0]) != _digest(tmp_path / "c.db")
+
+
+def test_corpus_unknown_schema_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="schema"):
+        C.generate_corpus(tmp_path / "x.db", messages=10, seed=1, now=NOW, schema=11)
+
+
+def test_corpus_v30_opens_read_only_without_migrating(shaped30):
+    path, stats, conn = shaped30
+    with SessionDB(path, read_only=True) as db:
+        assert db.opened_version == 30
+        assert db.capabilities.fts_layout == "external"
+        assert db.message_count() == SHAPE_SIZE
+
+
+def test_demo_corpus_at_v30(tmp_path):
+    stats = C.generate_demo(tmp_path / "demo.db", sessions=120, seed=5, now=NOW, schema=30)
+    assert stats.sessions == 120 and stats.schema == 30
+    assert stats.pinned_sessions > 0 and stats.rewound_sessions > 0 and stats.archived_sessions > 0
+    conn = sqlite3.connect(tmp_path / "demo.db")
+    try:
+        for table in ("messages_fts", "messages_fts_trigram"):
+            conn.execute(f"INSERT INTO {table}({table}) VALUES ('integrity-check')")
+    finally:
+        conn.close()

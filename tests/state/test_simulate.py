@@ -23,6 +23,7 @@ import pytest
 from hermes_state import SessionDB
 from hermes_state.gateway import load_sessions_index
 from hermes_workload.simulate import (
+    fts_integrity_problems,
     read_log,
     run_simulation,
     run_writer,
@@ -33,6 +34,8 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 GATEWAY_ID = re.compile(r"^\d{8}_\d{6}_[0-9a-f]{8}$")
 CLI_ID = re.compile(r"^\d{8}_\d{6}_[0-9a-f]{6}$")
 CJK = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]")
+#: The seed of the shared runs (see ``run``).
+SEED = 9
 
 
 def _sha(text):
@@ -46,15 +49,16 @@ def run(tmp_path_factory):
     """Two writer processes, 200 events each at 70/s (~3 s); returns (home, logs, report).
 
     The run stops on the event count rather than on a wall-clock duration: the workload is
-    fixed by the seed, so the lifecycle events asserted below (seed 3: every kind —
-    title, reset, compression, delegate, branch — by event 66 of one of the writers) happen
-    however loaded the machine is. ``duration`` is only a safety cap.
+    fixed by the seed, so the lifecycle events asserted below (seed 9: every kind — title,
+    reset, compression, delegate, branch, rewind, archive, cwd move — within the 200 events
+    of the two writers) happen however loaded the machine is. ``duration`` is only a
+    safety cap.
     """
     base = tmp_path_factory.mktemp("simulate")
     home = base / "home"
     logs = base / "logs"
     report = run_simulation(
-        home, writers=2, rate=70.0, max_events=200, duration=30.0, seed=3, log_dir=logs
+        home, writers=2, rate=70.0, max_events=200, duration=30.0, seed=SEED, log_dir=logs
     )
     log_paths = sorted(logs.glob("writer-*.jsonl"))
     return home, log_paths, report
@@ -319,3 +323,197 @@ def test_sim_writer_survives_lock_beyond_retry_budget(tmp_path, monkeypatch):
     before = [r for r in read_log([log]) if r["kind"] == "message"]
     assert len(before) == report.messages > 0
     assert verify_simulation(home, [log]) == []  # nothing lost, nothing written twice
+
+
+# --------------------------------------------------------------------- current-upstream events (SPEC §16)
+
+
+def _records(run, kind: str) -> list[dict]:
+    _, log_paths, _ = run
+    return [r for r in read_log(log_paths) if r["kind"] == kind]
+
+
+def _marker(conn, session_id: str) -> dict:
+    raw = conn.execute("SELECT model_config FROM sessions WHERE id = ?", (session_id,)).fetchone()[0]
+    return json.loads(raw) if raw else {}
+
+
+def test_sim_rewinds_leave_inactive_rows_and_bump_rewind_count(run, conn):
+    _, _, report = run
+    rewinds = _records(run, "rewind")
+    assert len(rewinds) == report.rewinds > 0
+    per_session = Counter(r["session_id"] for r in rewinds)
+    for sid, n in per_session.items():
+        assert conn.execute("SELECT rewind_count FROM sessions WHERE id = ?", (sid,)).fetchone()[0] == n
+        inactive = conn.execute(
+            "SELECT COUNT(*) FROM messages WHERE session_id = ? AND active = 0", (sid,)
+        ).fetchone()[0]
+        assert inactive == sum(r["rewound"] for r in rewinds if r["session_id"] == sid) > 0
+    for rec in rewinds:
+        row = conn.execute("SELECT role, active FROM messages WHERE id = ?", (rec["message_id"],)).fetchone()
+        assert (row["role"], row["active"]) == ("user", 0)
+    # the conversation goes on after a rewind: the turn asked again is active (a run may
+    # stop right after a rewind, so not necessarily in every session)
+    newest = [conn.execute(
+        "SELECT active FROM messages WHERE session_id = ? ORDER BY id DESC LIMIT 1", (sid,)
+    ).fetchone()["active"] for sid in per_session]
+    assert 1 in newest
+
+
+def test_sim_archive_and_unarchive_end_in_the_logged_state(run, conn):
+    _, _, report = run
+    records = _records(run, "archive")
+    assert len(records) == report.archives > 0
+    last: dict[str, bool] = {}
+    for rec in records:
+        last[rec["session_id"]] = rec["archived"]
+    for sid, archived in last.items():
+        row = conn.execute("SELECT archived, ended_at FROM sessions WHERE id = ?", (sid,)).fetchone()
+        assert row["archived"] == int(archived), sid
+        assert row["ended_at"] is not None  # only finished conversations are archived
+
+
+def test_sim_delegate_and_branch_children_carry_upstream_markers(run, conn):
+    _, log_paths, _ = run
+    sessions = [r for r in read_log(log_paths) if r["kind"] == "session"]
+    delegates = [r for r in sessions if r["edge"] == "delegate"]
+    branches = [r for r in sessions if r["edge"] == "branch"]
+    assert delegates and branches
+    for rec in delegates:
+        assert _marker(conn, rec["session_id"])["_delegate_from"] == rec["parent_session_id"]
+    for rec in branches:
+        assert _marker(conn, rec["session_id"])["_branched_from"] == rec["parent_session_id"]
+    # v16 has no reset link: a lane's next session starts on its own.
+    for rec in (r for r in sessions if r["edge"] == "reset"):
+        assert rec["parent_session_id"] is None and "_reset_from" not in _marker(conn, rec["session_id"])
+
+
+def test_sim_cli_sessions_record_their_workspace(run, conn):
+    _, _, report = run
+    cwds = [r[0] for r in conn.execute("SELECT cwd FROM sessions WHERE source = 'cli' AND cwd IS NOT NULL")]
+    assert cwds and all(c.startswith(("/home/maya", "/tmp")) for c in cwds)
+    moves = _records(run, "cwd")
+    assert len(moves) == report.workspace_moves > 0
+    last = {r["session_id"]: r["cwd"] for r in moves}
+    for sid, cwd in last.items():
+        assert conn.execute("SELECT cwd FROM sessions WHERE id = ?", (sid,)).fetchone()[0] == cwd
+
+
+# --------------------------------------------------------------------- a v30 home
+
+
+@pytest.fixture(scope="module")
+def run30(tmp_path_factory):
+    """Two writers on a home created in the v30 layout (``schema=30``): (home, logs, report)."""
+    base = tmp_path_factory.mktemp("simulate30")
+    home, logs = base / "home", base / "logs"
+    report = run_simulation(
+        home, writers=2, rate=0, max_events=200, duration=60.0, seed=SEED, log_dir=logs, schema=30
+    )
+    return home, sorted(logs.glob("writer-*.jsonl")), report
+
+
+@pytest.fixture(scope="module")
+def conn30(run30):
+    home, _, _ = run30
+    connection = sqlite3.connect(f"file:{home / 'state.db'}?mode=ro", uri=True)
+    connection.row_factory = sqlite3.Row
+    yield connection
+    connection.close()
+
+
+def test_sim_v30_run_is_consistent_and_keeps_the_v30_layout(run30, conn30, tmp_path):
+    from hermes_workload.schema_v30 import create_v30_store
+
+    home, log_paths, report = run30
+    assert report.errors == 0, report.error_samples
+    assert verify_simulation(home, log_paths) == []  # includes both FTS integrity-checks
+    assert [tuple(r) for r in conn30.execute("SELECT version FROM schema_version")] == [(30,)]
+    query = "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name"
+    fresh = sqlite3.connect(create_v30_store(tmp_path / "fresh.db"))
+    try:
+        assert [tuple(r) for r in conn30.execute(query)] == fresh.execute(query).fetchall()
+    finally:
+        fresh.close()
+    assert [tuple(r) for r in conn30.execute("PRAGMA integrity_check")] == [("ok",)]
+    assert fts_integrity_problems(home / "state.db") == []
+
+
+def test_sim_v30_delegates_are_subagents_and_prompts_are_stored_by_hash(run30, conn30):
+    _, log_paths, _ = run30
+    delegates = [r for r in read_log(log_paths) if r["kind"] == "session" and r["edge"] == "delegate"]
+    assert delegates
+    for rec in delegates:
+        row = conn30.execute("SELECT source, model_config FROM sessions WHERE id = ?",
+                             (rec["session_id"],)).fetchone()
+        assert row["source"] == "subagent"
+        assert json.loads(row["model_config"])["_delegate_from"] == rec["parent_session_id"]
+    rows = conn30.execute(
+        "SELECT s.system_prompt, p.prompt FROM sessions s LEFT JOIN system_prompts p "
+        "ON p.hash = s.system_prompt_hash"
+    ).fetchall()
+    assert rows and all(r["system_prompt"] is None and r["prompt"] for r in rows)
+
+
+def test_sim_v30_reset_children_share_the_lane_key(run30, conn30):
+    _, log_paths, report = run30
+    resets = [r for r in read_log(log_paths) if r["kind"] == "session" and r["edge"] == "reset"]
+    assert report.resets > 0 and resets
+    for rec in resets:
+        child = conn30.execute("SELECT * FROM sessions WHERE id = ?", (rec["session_id"],)).fetchone()
+        parent = conn30.execute("SELECT * FROM sessions WHERE id = ?", (child["parent_session_id"],)).fetchone()
+        assert parent["end_reason"] == "session_reset"
+        assert json.loads(child["model_config"])["_reset_from"] == parent["id"]
+        assert child["session_key"] and child["session_key"] == parent["session_key"]
+
+
+def test_sim_v30_pins_titles_activity_history_and_scaffolding(run30, conn30):
+    _, _, report = run30
+    pins = _records(run30, "pin")
+    assert len(pins) == report.pins > 0
+    last = {r["session_id"]: r["pinned"] for r in pins}
+    for sid, pinned in last.items():
+        assert conn30.execute("SELECT pinned FROM sessions WHERE id = ?", (sid,)).fetchone()[0] == int(pinned)
+    sources = {r[0] for r in conn30.execute("SELECT title_source FROM sessions WHERE title IS NOT NULL")}
+    assert {"llm", "branch"} <= sources
+    assert conn30.execute("SELECT COUNT(*) FROM sessions WHERE last_activity_at IS NOT NULL").fetchone()[0] > 0
+    compacted = conn30.execute(
+        "SELECT m.active, m._compressed_summary, s.end_reason FROM messages m "
+        "JOIN sessions s ON s.id = m.session_id WHERE m.compacted = 1"
+    ).fetchall()
+    assert report.compressions > 0 and compacted
+    assert all((r["active"], r["_compressed_summary"], r["end_reason"]) == (0, 1, "compression") for r in compacted)
+    scaffold = conn30.execute("SELECT session_id, id FROM messages WHERE display_kind = 'hidden'").fetchall()
+    assert scaffold
+    for row in scaffold:
+        first = conn30.execute("SELECT MIN(id) FROM messages WHERE session_id = ?", (row["session_id"],)).fetchone()[0]
+        assert first == row["id"]
+    git = conn30.execute("SELECT cwd, git_branch, git_repo_root FROM sessions WHERE git_repo_root IS NOT NULL").fetchall()
+    assert git and all(r["cwd"].startswith(r["git_repo_root"]) and r["git_branch"] for r in git)
+
+
+def test_sim_schema_of_an_existing_store_is_kept_and_another_refused(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    SessionDB(home / "state.db").close()  # a v16 store
+    with pytest.raises(ValueError, match="schema 16 store, not 30"):
+        run_simulation(home, writers=1, rate=0, max_events=5, schema=30)
+    conn = sqlite3.connect(home / "state.db")
+    try:
+        assert conn.execute("SELECT version FROM schema_version").fetchone()[0] == 16
+        assert conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0] == 0
+    finally:
+        conn.close()
+    # Without --schema a v30 store is written in its own layout (the writers detect it).
+    home30 = tmp_path / "home30"
+    report = run_simulation(home30, writers=1, rate=0, max_events=60, seed=SEED, schema=30)
+    assert report.errors == 0
+    report = run_simulation(home30, writers=1, rate=0, max_events=60, seed=SEED + 1)
+    assert report.errors == 0
+    conn = sqlite3.connect(home30 / "state.db")
+    try:
+        assert conn.execute("SELECT version FROM schema_version").fetchone()[0] == 30
+        assert conn.execute("SELECT COUNT(*) FROM sessions WHERE system_prompt IS NOT NULL").fetchone()[0] == 0
+    finally:
+        conn.close()
+    assert fts_integrity_problems(home30 / "state.db") == []
