@@ -48,8 +48,11 @@ class RecapTheme(BaseModel):
     assistant: str = "#8FBC8F"  # dark sea green
     border: str = "#8B8682"
     text: str = "#FFF8DC"
+    #: Earlier messages: RC-8's ``dim`` on dark themes; on light ones a colour that keeps
+    #: 4.5:1 (``dim`` halves the contrast there, BR-18).
+    earlier: str = "dim"
 
-    @field_validator("user", "assistant", "border", "text")
+    @field_validator("user", "assistant", "border", "text", "earlier")
     @classmethod
     def _valid_style(cls, value: str) -> str:
         # Fail at configuration time, not in the middle of drawing a screen.
@@ -133,7 +136,7 @@ def render_recap_text(
     out = Text(style=theme.text, end="")
 
     if recap.skipped > 0:
-        out.append(f"  ... {recap.skipped} earlier messages ...\n\n", style="dim italic")
+        out.append(f"  ... {recap.skipped} earlier messages ...\n\n", style=f"{theme.earlier} italic")
 
     for position, entry in enumerate(recap.entries):
         if position:
@@ -143,8 +146,8 @@ def render_recap_text(
         else:
             label, indent, colour = _ASSISTANT_LABEL, _ASSISTANT_INDENT, theme.assistant
         last = entry.kind == "assistant_last"
-        out.append(label, style=f"bold {colour}" if last else f"dim {colour}")
-        body_style = "" if last else "dim"
+        out.append(label, style=f"bold {colour}" if last else (f"dim {colour}" if theme.earlier == "dim" else colour))
+        body_style = "" if last else theme.earlier
         body = Text(_make_inert(entry.text), style=body_style, end="")
         rows = _wrapped_rows(body, None if width is None else width - len(indent))
         for row_no, row in enumerate(rows):

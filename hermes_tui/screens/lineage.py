@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from rich.console import Group
 from rich.table import Table
+from rich.style import Style
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -46,8 +47,9 @@ class LineageLoaded(Message):
 
 
 
-def family_summary(family: LineageNode) -> Text:
-    """One line about the whole family: sizes, edge kinds, and whether a chain is broken."""
+def family_summary(family: LineageNode, secondary: Style | str = "dim") -> Text:
+    """One line about the whole family: sizes, edge kinds, and whether a chain is broken.
+    ``secondary`` styles the figures (the screen passes the theme's legible muted colour)."""
     nodes = list(family.walk())
     kinds = {kind: 0 for kind in EdgeKind}
     for node in nodes:
@@ -55,9 +57,9 @@ def family_summary(family: LineageNode) -> Text:
             kinds[node.edge] += 1
     messages = sum(n.message_count for n in nodes)
     text = Text(no_wrap=True, overflow="ellipsis")
-    text.append("Lineage of ", style="dim")
+    text.append("Lineage of ", style=secondary)
     text.append(inert_line(family.title) or inert_line(family.id), style="bold")
-    text.append(f"   {len(nodes)} session{'s' if len(nodes) != 1 else ''} · {messages:,} messages", style="dim")
+    text.append(f"   {len(nodes)} session{'s' if len(nodes) != 1 else ''} · {messages:,} messages", style=secondary)
     parts = []
     for kind, one, many in ((EdgeKind.COMPRESSION, "compression", "compressions"),
                             (EdgeKind.BRANCH, "branch", "branches"),
@@ -66,7 +68,7 @@ def family_summary(family: LineageNode) -> Text:
         if kinds[kind]:
             parts.append(f"{kinds[kind]} {one if kinds[kind] == 1 else many}")
     if parts:
-        text.append(" · " + ", ".join(parts), style="dim")
+        text.append(" · " + ", ".join(parts), style=secondary)
     broken = [n for n in nodes if n.broken_parent or n.cycle]
     if broken:
         text.append(f"   ⚠ broken chain ({len(broken)} node{'s' if len(broken) != 1 else ''})", style="bold")
@@ -130,7 +132,7 @@ class LineageScreen(HermesScreen):
         self.family = event.family
         self.loaded = True
         tree.show_family(event.family, select=keep)
-        header.update(family_summary(event.family))
+        header.update(family_summary(event.family, muted(self)))
         self._show_detail(tree.highlighted)
 
     def store_changed(self, change: StoreChange) -> None:

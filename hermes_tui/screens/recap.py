@@ -92,7 +92,7 @@ class RecapScreen(HermesScreen):
         if event.data.summary is None:
             card.display = False
             return
-        card.show(event.data.recap, minimal=self.minimal, theme=recap_theme_for(self.app.current_theme))
+        card.show(event.data.recap, minimal=self.minimal, theme=recap_theme_for(self.app.current_theme, self.app.theme_variables))
 
     def store_changed(self, change: StoreChange) -> None:
         self.generation += 1

@@ -91,6 +91,16 @@ class LineageTree(Tree[LineageNode]):
     def _part(self, name: str) -> Style:
         return self.get_component_rich_style(f"lineage-tree--{name}", partial=True)
 
+    def render_label(self, node, base_style: Style, style: Style) -> Text:
+        """The cursor row is drawn in the cursor's own text colour: the label's edge, meta and
+        marker colours would otherwise sit on the cursor background below 4.5:1 (BR-18)."""
+        text = super().render_label(node, base_style, style)
+        if node is self.cursor_node:
+            cursor = self.get_component_rich_style("tree--cursor")
+            if cursor.color is not None:
+                text.stylize(Style(color=cursor.color))
+        return text
+
     def node_label(self, node: LineageNode) -> Text:
         now = self.clock()
         text = Text(no_wrap=True, end="")

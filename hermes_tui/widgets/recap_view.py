@@ -29,7 +29,7 @@ class SessionHeader(Static):
     """Title, id, source, model, times, counts, lineage position and gateway lane."""
 
     def __init__(self, *, clock: Callable[[], float], id: str | None = None) -> None:
-        super().__init__(Text("Loading…", style="dim"), id=id)
+        super().__init__(Text("Loading…"), id=id)
         self.clock = clock
         self.data: RecapData | None = None
 
@@ -138,16 +138,25 @@ class RecapView(Static):
             self.update(render_recap_panel(bounded_for_card(recap), theme))
 
 
-def recap_theme_for(app_theme: Any) -> RecapTheme:
-    """The RC-8 palette on dark themes; the Textual theme's colours on light ones."""
+def recap_theme_for(app_theme: Any, variables: dict[str, str] | None = None) -> RecapTheme:
+    """The RC-8 palette on dark themes; the Textual theme's colours on light ones, with the
+    legible ``$hs-*`` colours (BR-18) for user, assistant and earlier messages."""
+    legible = {k: ("default" if str(v).startswith("ansi_") else v) for k, v in (variables or {}).items()}
+    if getattr(app_theme, "name", "").startswith("ansi"):
+        # The terminal's own colours: no hex palette is legible on a background we cannot see.
+        return RecapTheme(user="default", assistant="default", border="default", text="default",
+                          earlier="default")
     if app_theme is None or getattr(app_theme, "dark", True):
-        return RecapTheme()
+        # RC-8's palette, but earlier messages in a legible muted colour rather than
+        # ``dim``, which takes goldenrod under 4.5:1 on dark grey (BR-18).
+        return RecapTheme(earlier=legible.get("hs-muted") or "dim")
     try:
         return RecapTheme(
-            user=app_theme.warning or RecapTheme().user,
-            assistant=app_theme.success or RecapTheme().assistant,
+            user=legible.get("hs-user") or app_theme.warning or RecapTheme().user,
+            assistant=legible.get("hs-assistant") or app_theme.success or RecapTheme().assistant,
             border=app_theme.secondary or app_theme.primary,
             text=app_theme.foreground or "default",
+            earlier=legible.get("hs-muted") or "dim",
         )
     except Exception:  # a theme colour Rich cannot parse: keep the spec's palette
         return RecapTheme()

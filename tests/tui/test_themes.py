@@ -99,6 +99,20 @@ async def test_br18_every_drawn_text_is_legible_in_every_theme(fixed_db, theme: 
         assert _illegible(app) == {}, f"{theme}: transcript"
 
 
+@pytest.mark.parametrize("theme", THEMES)
+async def test_br18_recap_and_lineage_text_is_legible_in_every_theme(fixed_db, theme: str) -> None:
+    app = make_app(fixed_db)
+    async with app.run_test(size=SIZE) as pilot:
+        app.theme = theme
+        await settle(pilot)
+        await pilot.press("enter")  # the recap of the first conversation
+        await settle(pilot)
+        assert _illegible(app) == {}, f"{theme}: recap"
+        await pilot.press("l")
+        await settle(pilot)
+        assert _illegible(app) == {}, f"{theme}: lineage"
+
+
 async def test_br18_chosen_theme_is_kept_in_config_yaml(fixed_db, tmp_path, monkeypatch) -> None:
     from hermes_tui.config import load_config
 
