@@ -64,7 +64,9 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 #: Bumped whenever the generator's output changes (the bench keys its corpus cache on it).
-GENERATOR_VERSION = 2
+GENERATOR_VERSION = 3
+#: Conversations pinned at most, at any size (a person pins a few, not 1.5% of 50,000).
+MAX_PINNED = 12
 
 ProgressFn = Callable[[int, int], None]
 
@@ -1260,12 +1262,16 @@ def _decorate(rng: random.Random, plans: list[_Plan], now: float) -> None:
             for plan in lineage(conv):
                 plan.archived = True
 
-    # Pinned (the tip of a conversation) and hidden conversations.
+    # Pinned (the whole lineage, as SessionDB.set_session_pinned does) and hidden
+    # conversations. People pin a handful, whatever the size of their history.
     open_convs = [c for c in ordered if not c[0].archived]
     must = forced(open_convs, lambda c: c[0].n > 0)
+    pins = 0
     for conv in open_convs:
-        if rng.random() < SHAPE_RATES["pinned"] or id(conv) in must:
-            lineage(conv)[-1].pinned = True
+        if (rng.random() < SHAPE_RATES["pinned"] and pins < MAX_PINNED) or id(conv) in must:
+            for plan in lineage(conv):
+                plan.pinned = True
+            pins += 1
     gateway = [c for c in open_convs if c[0].label in _GATEWAY_CHAT_TYPES and not any(p.pinned for p in c)]
     must = forced(gateway, lambda c: c[0].n > 0)
     for conv in gateway:
