@@ -33,6 +33,7 @@ from hermes_state.models import SessionSummary
 from ..context import Access, AppContext, StoreChange, StoreStatus
 from ..data import SearchView
 from ..messages import SearchFinished
+from ..modals.source_picker import SourcePicker
 from ..textsafe import InertHighlighter, inert_line
 from .base import HermesScreen
 from .flows import SessionFlows
@@ -487,19 +488,15 @@ class BrowserScreen(SessionFlows, HermesScreen):
         return target
 
     def action_cycle_source(self) -> None:
-        hidden = set(INTERNAL_SOURCES)
-        sources = sorted(
-            (s for s in self.source_counts if s not in hidden),
-            key=lambda s: (-self.source_counts[s], s),
-        )
-        sources += [s for s in INTERNAL_SOURCES if s in self.source_counts]
-        cycle: list[str | None] = [None] + sources
-        try:
-            index = cycle.index(self.source_filter)
-        except ValueError:
-            index = 0
-        self.source_filter = cycle[(index + 1) % len(cycle)]
-        self._reload_from_top()
+        """``s``: pick the source from a list (busiest first, internal runs last)."""
+
+        def chosen(source: str | None) -> None:
+            if source is None or (source or None) == self.source_filter:
+                return
+            self.source_filter = source or None
+            self._reload_from_top()
+
+        self.app.push_screen(SourcePicker(self.source_counts, self.source_filter, INTERNAL_SOURCES), chosen)
 
     def action_toggle_lanes(self) -> None:
         """Show only sessions that are live in some gateway lane (or everything again)."""

@@ -53,23 +53,37 @@ async def test_br1_detail_pane_follows_cursor(fixed_db: Path) -> None:
         assert detail.summary.id == "20261118_074000_a1b2c3"
 
 
-async def test_br3_source_filter_cycles_and_tool_last(fixed_db: Path) -> None:
+async def test_item10_s_picks_the_source_from_a_list_busiest_first_internal_last(fixed_db: Path) -> None:
+    from textual.widgets import OptionList
+
+    from hermes_tui.modals.source_picker import SourcePicker
+
     app = make_app(fixed_db)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         screen = app.screen
-        seen = []
-        for _ in range(8):
-            await pilot.press("s")
-            await settle(pilot)
-            seen.append(screen.source_filter)
-            lst = screen.query_one(SessionList)
-            if screen.source_filter:
-                assert all(lst.row(i).source == screen.source_filter for i in range(lst.total))
-        # cli has the most sessions, so it comes first; tool comes last; then back to all.
-        assert seen[0] == "cli"
-        assert seen.index("tool") == len(set(s for s in seen if s)) - 1
-        assert None in seen
+        await pilot.press("s")
+        await settle(pilot)
+        picker = app.screen
+        assert isinstance(picker, SourcePicker)
+        ids = [option.id for option in picker.query_one(OptionList).options]
+        # All first; cli has the most sessions; the internal tool runs come last.
+        assert ids[0] == "" and ids[1] == "cli" and ids[-1] == "tool"
+        await pilot.press("down", "enter")
+        await settle(pilot)
+        assert screen.source_filter == "cli"
+        lst = screen.query_one(SessionList)
+        assert lst.total and all(lst.row(i).source == "cli" for i in range(lst.total))
+        await pilot.press("s")
+        await settle(pilot)
+        await pilot.press("escape")  # cancel keeps the filter
+        await settle(pilot)
+        assert screen.source_filter == "cli"
+        await pilot.press("s")
+        await settle(pilot)
+        await pilot.press("home", "enter")  # all sources
+        await settle(pilot)
+        assert screen.source_filter is None
 
 
 async def test_cli13_source_flag_shows_exactly_that_source(fixed_db: Path) -> None:

@@ -27,10 +27,13 @@ async def test_br3_palette_command_runs_its_action(fixed_db: Path) -> None:
     app = make_app(fixed_db)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
+        browser = app.screen
         command = next(c for c in app.get_system_commands(app.screen) if c.title == "Source")
         command.callback()
         await settle(pilot)
-        assert app.screen.source_filter == "cli"
+        await pilot.press("down", "enter")  # the picker the command opened
+        await settle(pilot)
+        assert browser.source_filter == "cli"
 
 
 async def test_br3_help_lists_keys_and_binding_ids(fixed_db: Path) -> None:
@@ -58,7 +61,9 @@ async def test_br3_keys_are_remappable_from_config(fixed_db: Path) -> None:
         await pilot.press("s")  # no longer bound
         await settle(pilot)
         assert app.screen.source_filter is None
-        await pilot.press("f5")
+        await pilot.press("f5")  # opens the source picker
+        await settle(pilot)
+        await pilot.press("down", "enter")
         await settle(pilot)
         assert app.screen.source_filter == "cli"
         await pilot.press("q")

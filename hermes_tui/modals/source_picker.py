@@ -1,0 +1,71 @@
+"""SourcePicker: choose which source the list shows (``s``), each with its count.
+
+Thirteen sources were a long way round with a key that only went forward; a list of them,
+busiest first and internal runs last, is one key and a pick. Returns the chosen source, ``""``
+for every source, or None when cancelled.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+from ..textsafe import inert_line
+
+
+class SourcePicker(ModalScreen[str | None]):
+    BINDINGS = [Binding("escape,q", "cancel", "Cancel", id="source_cancel")]
+
+    def __init__(self, counts: dict[str, int], current: str | None, internal: tuple[str, ...]) -> None:
+        super().__init__()
+        self.counts = counts
+        self.current = current
+        self.internal = internal
+
+    def _options(self) -> list[Option]:
+        people = sorted((s for s in self.counts if s not in self.internal), key=lambda s: (-self.counts[s], s))
+        runs = [s for s in self.internal if s in self.counts]
+        total = sum(self.counts[s] for s in people)
+        options = [Option(self._label("all sources", total, self.current is None, "internal runs hidden"), id="")]
+        for source in people + runs:
+            note = "internal runs" if source in self.internal else ""
+            options.append(Option(self._label(source, self.counts[source], source == self.current, note), id=source))
+        return options
+
+    @staticmethod
+    def _label(name: str, count: int, chosen: bool, note: str) -> Text:
+        text = Text("● " if chosen else "  ")
+        text.append(f"{inert_line(name):<20}", style="bold" if chosen else "")
+        text.append(f"{count:>8,}")
+        if note:
+            text.append(f"  {note}", style="italic")
+        return text
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="source-box", classes="modal-box"):
+            yield Static(Text("Show sessions from"), classes="modal-heading")
+            yield OptionList(*self._options(), id="source-options")
+
+    def on_mount(self) -> None:
+        box = self.query_one("#source-box")
+        box.border_title = "Source"
+        box.border_subtitle = "Enter chooses · Esc cancels"
+        options = self.query_one(OptionList)
+        wanted = self.current or ""
+        for index, option in enumerate(options.options):
+            if option.id == wanted:
+                options.highlighted = index
+        options.focus()
+
+    @on(OptionList.OptionSelected, "#source-options")
+    def _chosen(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(event.option.id or "")
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
