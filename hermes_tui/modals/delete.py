@@ -6,6 +6,7 @@ from datetime import datetime
 from typing import Callable
 
 from rich.console import Group
+from rich.style import Style
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -30,7 +31,7 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def _related(item: RelatedSession) -> Text:
+def _related(item: RelatedSession, secondary: Style | str = "italic") -> Text:
     line = Text(no_wrap=True, overflow="ellipsis")
     line.append(inert_line(item.id), style="bold")
     line.append("  ")
@@ -39,7 +40,7 @@ def _related(item: RelatedSession) -> Text:
     elif item.preview:
         line.append(inert_line(item.preview), style="italic")
     else:
-        line.append("untitled", style="dim italic")
+        line.append("untitled", style=secondary)
     return line
 
 
@@ -100,7 +101,7 @@ class ConfirmDeleteModal(ModalScreen[bool]):
         parts: list = [title, facts, Text(""), goes]
         if p.parent is not None:
             parent = Text("Its parent stays: ", style=muted(self))
-            parent.append_text(_related(p.parent))
+            parent.append_text(_related(p.parent, muted(self, italic=True)))
             parts.append(parent)
         return Group(*parts)
 
@@ -119,7 +120,7 @@ class ConfirmDeleteModal(ModalScreen[bool]):
 
     def _children(self) -> Group:
         children = self.preview.children
-        lines = [Text("• ").append_text(_related(c)) for c in children[:MAX_LISTED_CHILDREN]]
+        lines = [Text("• ").append_text(_related(c, muted(self, italic=True))) for c in children[:MAX_LISTED_CHILDREN]]
         if len(children) > MAX_LISTED_CHILDREN:
             lines.append(Text(f"… and {len(children) - MAX_LISTED_CHILDREN} more", style=muted(self)))
         return Group(*lines)
