@@ -1206,11 +1206,18 @@ class SessionDB:
     ) -> int:
         """Delete ended sessions started before the cutoff; children are orphaned (EX-5)."""
         sql, params = _prunable_sql(older_than_days, source)
+        return self._sweep(sql, params, sessions_dir)
+
+    def _sweep(self, select_sql: str, params: Iterable[Any], sessions_dir: Path | None) -> int:
+        """The one bulk delete of the cleanups (prune, empty and ghost sessions): the ids
+        ``select_sql`` finds, in one transaction, leaving out sessions an agent holds right now
+        (they wait for the next sweep instead of failing all of it). Returns how many went."""
+        params = list(params)
 
         def do(conn: sqlite3.Connection) -> list[str]:
-            ids = [row[0] for row in conn.execute(sql, params).fetchall()]
+            ids = [row[0] for row in conn.execute(select_sql, params).fetchall()]
             held = {sid for sid, _what, _until in busy_sessions(conn, ids)}
-            ids = [sid for sid in ids if sid not in held]  # an agent's session waits for the next prune
+            ids = [sid for sid in ids if sid not in held]
             _delete_sessions(conn, ids)
             return ids
 
@@ -1861,39 +1868,17 @@ class SessionDB:
 
     def delete_empty_sessions(self, sessions_dir: Path | None = None) -> int:
         """Delete every ended, unarchived session with no messages; children are orphaned."""
-        sql = self._empty_sessions_sql()
-
-        def do(conn: sqlite3.Connection) -> list[str]:
-            ids = [row[0] for row in conn.execute(sql)]
-            _delete_sessions(conn, ids)
-            return ids
-
-        ids = self._execute_write(do)
-        if ids and sessions_dir is not None:
-            _remove_session_files(Path(sessions_dir), ids)
-        return len(ids)
+        return self._sweep(self._empty_sessions_sql(), (), sessions_dir)
 
     def prune_empty_ghost_sessions(self, sessions_dir: Path | None = None) -> int:
         """Delete ended ``tui`` sessions older than a day with no title and no messages."""
-        cutoff = time.time() - 86400
-
-        def do(conn: sqlite3.Connection) -> list[str]:
-            ids = [
-                row[0]
-                for row in conn.execute(
-                    "SELECT id FROM sessions WHERE source = 'tui' AND title IS NULL "
-                    "AND ended_at IS NOT NULL AND started_at < ? "
-                    "AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.session_id = sessions.id)",
-                    (cutoff,),
-                )
-            ]
-            _delete_sessions(conn, ids)
-            return ids
-
-        ids = self._execute_write(do)
-        if ids and sessions_dir is not None:
-            _remove_session_files(Path(sessions_dir), ids)
-        return len(ids)
+        return self._sweep(
+            "SELECT id FROM sessions WHERE source = 'tui' AND title IS NULL "
+            "AND ended_at IS NOT NULL AND started_at < ? "
+            "AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.session_id = sessions.id)",
+            (time.time() - 86400,),
+            sessions_dir,
+        )
 
     def finalize_orphaned_compression_sessions(self) -> int:
         """End (``orphaned_compression``) compression continuations older than a week that
