@@ -1416,7 +1416,12 @@ class SessionDB:
             "FROM sessions s WHERE s.id = ?",
             (session_id,),
         )
-        return SessionSummary.from_row(_rich_row(row)) if row else None
+        if not row:
+            return None
+        data = _rich_row(row)
+        if "pinned" not in data:
+            data["pinned"] = int(data["id"] in self.extra_pins)
+        return SessionSummary.from_row(data)
 
     def get_message_models(self, session_id: str):
         """Typed messages of one session, ordered by ``(timestamp, id)``."""

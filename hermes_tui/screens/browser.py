@@ -27,7 +27,7 @@ from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import ContentSwitcher, Input
 
-from hermes_state.listing import INTERNAL_SOURCES, hidden_sources
+from hermes_state.listing import INTERNAL_SOURCES, VIEWS, hidden_sources
 from hermes_state.models import SessionSummary
 
 from ..context import Access, AppContext, StoreChange, StoreStatus
@@ -84,6 +84,8 @@ class BrowserScreen(SessionFlows, HermesScreen):
         Binding("d", "delete", "Delete", id="delete"),
         Binding("u", "undo", "Undo", id="undo"),
         Binding("e", "export", "Export", id="export"),
+        Binding("a", "archive", "Archive", id="archive"),
+        Binding("v", "cycle_view", "View", id="cycle_view"),
         Binding("y", "copy_id", "Copy id", id="copy_id"),
         Binding("s", "cycle_source", "Source", id="cycle_source"),
         Binding("L", "toggle_lanes", "Lanes", id="lanes_only"),
@@ -99,7 +101,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
     #: Footer tiers: 0 always, 1 from NARROW columns, 2 from MEDIUM columns.
     FOOTER_TIERS = {
         "lineage": 1, "rename": 1, "export": 1, "cycle_source": 1, "transcript": 1, "undo": 1,
-        "copy_id": 2, "toggle_lanes": 2,
+        "copy_id": 2, "toggle_lanes": 2, "archive": 2, "cycle_view": 2,
     }
 
     def __init__(
@@ -110,6 +112,8 @@ class BrowserScreen(SessionFlows, HermesScreen):
         self.source_filter: str | None = source
         #: Show only sessions that are the current session of some gateway lane.
         self.lanes_only = False
+        #: Which conversations by archive state: ``active``, ``archived`` or ``all`` (BR-11).
+        self.view = "active"
         self.generation = 0
         self.source_counts: dict[str, int] = {}
         self._search_timer: Timer | None = None
@@ -198,6 +202,10 @@ class BrowserScreen(SessionFlows, HermesScreen):
         label = self.source_filter or ("all" if self.ctx.config.show_tool_sessions else "all (internal runs hidden)")
         return f"{label} · live lanes" if self.lanes_only else label
 
+    def _view_label(self) -> str:
+        """The filters other than the source, as the status line shows them (BR-13)."""
+        return {"active": "active", "archived": "archived only", "all": "active + archived"}[self.view]
+
     def _page(self, offset: int, size: int) -> tuple[list[SessionSummary], int]:
         data = self.ctx.store
         if self.lanes_only:
@@ -205,7 +213,10 @@ class BrowserScreen(SessionFlows, HermesScreen):
                 self.ctx.lanes.live_ids(), offset, size,
                 source=self.source_filter, exclude_sources=self.exclude_sources,
             )
-        return data.page(offset, size, source=self.source_filter, exclude_sources=self.exclude_sources)
+        return data.page(
+            offset, size, source=self.source_filter, exclude_sources=self.exclude_sources,
+            view=self.view,
+        )
 
     def _update_titles(self) -> None:
         lst = self.session_list
@@ -213,10 +224,11 @@ class BrowserScreen(SessionFlows, HermesScreen):
         main = self.query_one("#main")
         if self.query_one(ContentSwitcher).current == "sessions":
             # While results are shown the pane's titles describe the search instead.
-            main.border_title = f"Sessions · {self._filter_label()}"
+            main.border_title = f"Sessions · {self._filter_label()} · {self._view_label()}"
             main.border_subtitle = count
         self.query_one(StatusLine).set_info(
-            f" {self.ctx.db_label}  ·  {count}  ·  source: {self._filter_label()}  ·  ● live  ○ ended"
+            f" {self.ctx.db_label}  ·  {count}  ·  source: {self._filter_label()}  ·  view: {self._view_label()}"
+            "  ·  ● live  ○ ended"
             + (
                 ("  ·  read-only snapshot (changes by other processes are not shown)"
                  if self.ctx.access.immutable else "  ·  read-only")
@@ -500,6 +512,17 @@ class BrowserScreen(SessionFlows, HermesScreen):
             index = 0
         self.source_filter = cycle[(index + 1) % len(cycle)]
         self._reload_from_top()
+
+    def action_cycle_view(self) -> None:
+        """Active, archived only, all (BR-11)."""
+        self.view = VIEWS[(VIEWS.index(self.view) + 1) % len(VIEWS)]
+        self._reload_from_top()
+
+    def action_archive(self) -> None:
+        """Archive or unarchive the highlighted conversation (its whole lineage), with undo."""
+        target = self._require_target()
+        if target:
+            self.start_archive([target])
 
     def action_toggle_lanes(self) -> None:
         """Show only sessions that are live in some gateway lane (or everything again)."""

@@ -48,6 +48,8 @@ class SessionList(ScrollView, can_focus=True):
         "session-list--live",
         "session-list--ended",
         "session-list--placeholder",
+        "session-list--pin",
+        "session-list--tag",
     }
 
     DEFAULT_CSS = """
@@ -263,6 +265,16 @@ class SessionList(ScrollView, can_focus=True):
         """A component's own style only, so the row background (cursor) shows through."""
         return self.get_component_rich_style(f"session-list--{name}", partial=True)
 
+    @staticmethod
+    def row_tags(row: SessionSummary) -> list[str]:
+        """Words marking a row that is not an ordinary active conversation (BR-11, BR-15)."""
+        tags = []
+        if row.archived:
+            tags.append("[archived]")
+        if row.hidden:
+            tags.append("[hidden]")
+        return tags
+
     def render_row(self, row: SessionSummary, width: int) -> Text:
         """One row: status, label (title or preview) with the preview, meta columns."""
         now = self.clock()
@@ -283,9 +295,16 @@ class SessionList(ScrollView, can_focus=True):
                 inert_line(row.preview) or inert_line(row.id),
                 style=self._part("preview"),
             )
-        body.truncate(label_width, overflow="ellipsis", pad=True)
+        tags = self.row_tags(row)
+        tag_text = Text(no_wrap=True)
+        if row.pinned:
+            tag_text.append("★ ", style=self._part("pin"))
+        for tag in tags:
+            tag_text.append(f"{tag} ", style=self._part("tag"))
+        body.truncate(max(8, label_width - tag_text.cell_len), overflow="ellipsis", pad=True)
         line = Text(" ", no_wrap=True)
         line.append_text(glyph)
+        line.append_text(tag_text)
         line.append_text(body)
         line.append(meta, style=self._part("meta"))
         return line
