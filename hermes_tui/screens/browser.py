@@ -86,6 +86,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
         Binding("e", "export", "Export", id="export"),
         Binding("a", "archive", "Archive", id="archive"),
         Binding("v", "cycle_view", "View", id="cycle_view"),
+        Binding("p", "pin", "Pin", id="pin"),
         Binding("y", "copy_id", "Copy id", id="copy_id"),
         Binding("s", "cycle_source", "Source", id="cycle_source"),
         Binding("L", "toggle_lanes", "Lanes", id="lanes_only"),
@@ -101,7 +102,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
     #: Footer tiers: 0 always, 1 from NARROW columns, 2 from MEDIUM columns.
     FOOTER_TIERS = {
         "lineage": 1, "rename": 1, "export": 1, "cycle_source": 1, "transcript": 1, "undo": 1,
-        "copy_id": 2, "toggle_lanes": 2, "archive": 2, "cycle_view": 2,
+        "copy_id": 2, "toggle_lanes": 2, "archive": 2, "cycle_view": 2, "pin": 2,
     }
 
     def __init__(
@@ -228,7 +229,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
             main.border_subtitle = count
         self.query_one(StatusLine).set_info(
             f" {self.ctx.db_label}  ·  {count}  ·  source: {self._filter_label()}  ·  view: {self._view_label()}"
-            "  ·  ● live  ○ ended"
+            "  ·  ● live  ○ ended  ★ pinned"
             + (
                 ("  ·  read-only snapshot (changes by other processes are not shown)"
                  if self.ctx.access.immutable else "  ·  read-only")
@@ -523,6 +524,12 @@ class BrowserScreen(SessionFlows, HermesScreen):
         target = self._require_target()
         if target:
             self.start_archive([target])
+
+    def action_pin(self) -> None:
+        """Pin or unpin the highlighted conversation: pinned ones come first (BR-12)."""
+        target = self._require_target()
+        if target:
+            self.start_pin(target)
 
     def action_toggle_lanes(self) -> None:
         """Show only sessions that are live in some gateway lane (or everything again)."""

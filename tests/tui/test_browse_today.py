@@ -153,3 +153,63 @@ async def test_br11_store_without_archived_column_says_why(upstream_copy):
         await settle(pilot)
         assert any("no archived column" in n and "schema 11" in n for n in notes(app))
     assert Path(path).read_bytes() == before, "nothing was written (and nothing migrated)"
+
+
+# ---------------------------------------------------------------------------- BR-12
+
+
+def pinned_column(path: Path, ids: list[str]) -> dict[str, int]:
+    with _store(path) as conn:
+        marks = ",".join("?" for _ in ids)
+        rows = conn.execute(f"SELECT id, pinned FROM sessions WHERE id IN ({marks})", ids).fetchall()
+    return {sid: int(value or 0) for sid, value in rows}
+
+
+def session_columns(path: Path) -> list[str]:
+    with _store(path) as conn:
+        return [row[1] for row in conn.execute("PRAGMA table_info(sessions)")]
+
+
+@pytest.mark.parametrize("version", [30, 16])
+async def test_br12_pin_comes_first_marked_and_unpins(upstream_copy, version):
+    path = upstream_copy(version)
+    columns = session_columns(path)
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        lst = screen.session_list
+        index = compressed_row(lst)
+        assert index is not None and index > 0
+        lst.move_to(index)
+        await settle(pilot)
+        row = lst.current
+        chain = lineage_of(path, row.id)
+
+        await pilot.press("p")
+        await settle(pilot)
+        if version >= 30:
+            assert set(pinned_column(path, chain).values()) == {1}, "v30: the pinned column, whole lineage"
+        else:
+            assert "pinned" not in session_columns(path)
+            assert set(chain) <= pinned_in_file(path), "older stores: our settings file"
+        assert session_columns(path) == columns, "never a new column"
+        assert_store_sound(path, version)
+        rows = [lst.row(i) for i in range(lst.total)]
+        head = [r for r in rows[: next(i for i, r in enumerate(rows) if not r.pinned)]]
+        assert row.id in {r.id for r in head}, "pinned conversations come first"
+        mine = next(r for r in head if r.id == row.id)
+        assert "★" in lst.render_row(mine, 100).plain
+        assert lst.current.id == row.id, "the cursor follows the pinned conversation"
+        assert any("Pinned" in n for n in notes(app))
+
+        # Pinned first in the archived view's order too, and after a reload of the page.
+        await pilot.press("p")
+        await settle(pilot)
+        if version >= 30:
+            assert set(pinned_column(path, chain).values()) == {0}
+        else:
+            assert not (set(chain) & pinned_in_file(path))
+        assert_store_sound(path, version)
+        assert not any(lst.row(i).pinned for i in range(lst.total) if lst.row(i) and lst.row(i).id == row.id)
+        assert any("Unpinned" in n for n in notes(app))
