@@ -1097,7 +1097,26 @@ class SessionDB:
             include_archived, archived_only, include_hidden,
         )
         needle = (id_query or "").strip().lower()
-        if order_by_last_active or needle:
+        fast = None
+        if (
+            order_by_last_active and not needle and not include_children
+            and 0 <= offset and offset + limit <= _ACTIVITY_WALK_ROWS
+        ):
+            # The first pages by last activity without computing it for every session
+            # (BR-10): only the conversations that can be on the page are ranked.
+            fast = self._read(
+                lambda conn: _activity_candidates(conn, where, params, offset + limit, self.rules)
+            )
+        if fast is not None:
+            if not self._has_session_column("pinned"):
+                fast |= set(self.extra_pins)
+            if not fast:
+                return []
+            ids = sorted(fast)
+            marks = ",".join("?" for _ in ids)
+            narrowed = f"{where} AND s.id IN ({marks})" if where else f"WHERE s.id IN ({marks})"
+            sql, params = _chain_list_sql(narrowed, list(params) + ids, "", True, self.rules, self._pinned_first())
+        elif order_by_last_active or needle:
             sql, params = _chain_list_sql(
                 where, params, needle, order_by_last_active, self.rules, self._pinned_first()
             )
@@ -2535,6 +2554,123 @@ def _marker_sql(alias: str, key: str) -> str:
     """A ``model_config`` marker of session alias ``alias`` (NULL when absent or not JSON)."""
     config = f"{alias}.model_config"
     return f"json_extract(CASE WHEN json_valid({config}) THEN {config} END, '$.{key}')"
+
+
+#: The fast last-activity path serves pages ending within this many conversations; deeper
+#: pages use the general query (BR-10).
+_ACTIVITY_WALK_ROWS = 1000
+#: Messages read by the first step of the newest-first walk (each later step reads twice as
+#: many): a page of 50 conversations usually needs a few hundred messages.
+_ACTIVITY_WALK_STEP = 128
+#: A walk that reads this many messages without filling the page gives up (general query).
+_ACTIVITY_WALK_MAX = 400_000
+
+
+def _activity_candidates(
+    conn: sqlite3.Connection, where: str, params: list[Any], wanted: int, rules: Rules
+) -> set[str] | None:
+    """The listed conversations (compression roots passing ``where``) that can be among the
+    ``wanted`` most recently active, without ranking every session (BR-10).
+
+    Message ids grow with time, so reading ``messages`` newest-first by id and collecting the
+    distinct conversations they belong to finds the active ones after a few thousand rows.
+    Once ``wanted`` are collected, ``floor`` is the oldest timestamp read: a conversation not
+    seen has no message newer than it, so it can only rank higher through a start or a
+    ``last_activity_at`` after ``floor`` -- both looked up by index and added. Pinned
+    conversations are added by the caller. None: the walk did not converge (use the general
+    query).
+    """
+    filters = where[len("WHERE "):] if where else "1"
+    found: set[str] = set()
+    seen_sessions: set[str] = set()
+    before: int | None = None
+    #: None when every message was read (then every session's start is looked at).
+    floor: float | None = None
+    read = 0
+    step = max(_ACTIVITY_WALK_STEP, wanted * 2)
+    while len(found) < wanted:
+        # Only the columns before ``content``: reading ``timestamp`` would follow every long
+        # message's overflow pages.
+        rows = conn.execute(
+            "SELECT id, session_id FROM messages"
+            + (" WHERE id < ?" if before is not None else "")
+            + " ORDER BY id DESC LIMIT ?",
+            ([before] if before is not None else []) + [step],
+        ).fetchall()
+        if not rows:
+            break
+        read += len(rows)
+        step *= 2
+        before = rows[-1][0]
+        new = []
+        for _mid, sid in rows:
+            if sid not in seen_sessions:
+                seen_sessions.add(sid)
+                new.append(sid)
+        if new:
+            found |= _listed_roots(conn, new, filters, params)
+        if read >= _ACTIVITY_WALK_MAX and len(found) < wanted:
+            return None
+    if before is not None:
+        # Ids grow with time: the oldest message read bounds what was not read.
+        stamp = conn.execute("SELECT timestamp FROM messages WHERE id = ?", (before,)).fetchone()
+        if stamp and stamp[0] is not None and len(found) >= wanted:
+            floor = float(stamp[0])
+    if rules.pinned:
+        # Pinned conversations come first whatever their activity.
+        pinned = [r[0] for r in conn.execute("SELECT id FROM sessions WHERE pinned = 1")]
+        if pinned:
+            found |= _listed_roots(conn, pinned, filters, params)
+    return found | _roots_started_after(conn, floor, filters, params, rules, wanted + len(seen_sessions))
+
+
+def _listed_roots(conn: sqlite3.Connection, session_ids: list[str], filters: str, params: list[Any]) -> set[str]:
+    """The listed conversation each session belongs to (following compression continuations
+    back to their root), kept when it passes ``filters`` (alias ``s``)."""
+    roots: set[str] = set()
+    for start in range(0, len(session_ids), 400):
+        batch = session_ids[start:start + 400]
+        marks = ",".join("?" for _ in batch)
+        rows = conn.execute(
+            "WITH RECURSIVE up(cur, depth) AS ("
+            f" SELECT id, 0 FROM sessions WHERE id IN ({marks})"
+            " UNION ALL"
+            " SELECT p.id, up.depth + 1 FROM up JOIN sessions c ON c.id = up.cur"
+            " JOIN sessions p ON p.id = c.parent_session_id"
+            f" WHERE {continuation_sql('p', 'c')} AND up.depth < 100)"
+            f" SELECT DISTINCT s.id FROM sessions s WHERE s.id IN (SELECT cur FROM up) AND {filters}",
+            batch + list(params),
+        ).fetchall()
+        roots.update(row[0] for row in rows)
+    return roots
+
+
+def _roots_started_after(
+    conn: sqlite3.Connection, floor: float | None, filters: str, params: list[Any], rules: Rules, newest: int
+) -> set[str]:
+    """Conversations with a start or a ``last_activity_at`` after ``floor`` (by index).
+
+    ``floor`` None: every message was read, so the sessions left are those without any, ranked
+    by their start: the ``newest`` started sessions hold every one that can be on the page.
+    """
+    if floor is None:
+        ids = [r[0] for r in conn.execute("SELECT id FROM sessions ORDER BY started_at DESC LIMIT ?", (newest,))]
+        if rules.last_activity_at:
+            ids += [
+                r[0] for r in conn.execute(
+                    "SELECT id FROM sessions ORDER BY COALESCE(last_activity_at, started_at) DESC, "
+                    "started_at DESC LIMIT ?", (newest,),
+                )
+            ]
+    else:
+        ids = [r[0] for r in conn.execute("SELECT id FROM sessions WHERE started_at > ?", (floor,))]
+        if rules.last_activity_at:
+            ids += [
+                r[0] for r in conn.execute(
+                    "SELECT id FROM sessions WHERE COALESCE(last_activity_at, started_at) > ?", (floor,)
+                )
+            ]
+    return _listed_roots(conn, list(dict.fromkeys(ids)), filters, params) if ids else set()
 
 
 def _chain_list_sql(

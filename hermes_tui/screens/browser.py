@@ -84,9 +84,10 @@ class BrowserScreen(SessionFlows, HermesScreen):
         Binding("d", "delete", "Delete", id="delete"),
         Binding("u", "undo", "Undo", id="undo"),
         Binding("e", "export", "Export", id="export"),
-        Binding("a", "archive", "Archive", id="archive"),
-        Binding("v", "cycle_view", "View", id="cycle_view"),
-        Binding("p", "pin", "Pin", id="pin"),
+        Binding("a", "archive", "Archive / unarchive", id="archive", show=False),
+        Binding("v", "cycle_view", "View: active / archived / all", id="cycle_view", show=False),
+        Binding("p", "pin", "Pin / unpin", id="pin", show=False),
+        Binding("o", "toggle_order", "Order: last activity / start", id="toggle_order", show=False),
         Binding("y", "copy_id", "Copy id", id="copy_id"),
         Binding("s", "cycle_source", "Source", id="cycle_source"),
         Binding("L", "toggle_lanes", "Lanes", id="lanes_only"),
@@ -102,7 +103,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
     #: Footer tiers: 0 always, 1 from NARROW columns, 2 from MEDIUM columns.
     FOOTER_TIERS = {
         "lineage": 1, "rename": 1, "export": 1, "cycle_source": 1, "transcript": 1, "undo": 1,
-        "copy_id": 2, "toggle_lanes": 2, "archive": 2, "cycle_view": 2, "pin": 2,
+        "copy_id": 2, "toggle_lanes": 2,
     }
 
     def __init__(
@@ -115,6 +116,8 @@ class BrowserScreen(SessionFlows, HermesScreen):
         self.lanes_only = False
         #: Which conversations by archive state: ``active``, ``archived`` or ``all`` (BR-11).
         self.view = "active"
+        #: Newest activity first (BR-10); False: newest start first.
+        self.by_activity = True
         self.generation = 0
         self.source_counts: dict[str, int] = {}
         self._search_timer: Timer | None = None
@@ -205,7 +208,8 @@ class BrowserScreen(SessionFlows, HermesScreen):
 
     def _view_label(self) -> str:
         """The filters other than the source, as the status line shows them (BR-13)."""
-        return {"active": "active", "archived": "archived only", "all": "active + archived"}[self.view]
+        view = {"active": "active", "archived": "archived only", "all": "active + archived"}[self.view]
+        return f"{view} · by {'last activity' if self.by_activity else 'start'}"
 
     def _page(self, offset: int, size: int) -> tuple[list[SessionSummary], int]:
         data = self.ctx.store
@@ -216,7 +220,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
             )
         return data.page(
             offset, size, source=self.source_filter, exclude_sources=self.exclude_sources,
-            view=self.view,
+            view=self.view, by_activity=self.by_activity,
         )
 
     def _update_titles(self) -> None:
@@ -517,6 +521,12 @@ class BrowserScreen(SessionFlows, HermesScreen):
     def action_cycle_view(self) -> None:
         """Active, archived only, all (BR-11)."""
         self.view = VIEWS[(VIEWS.index(self.view) + 1) % len(VIEWS)]
+        self._reload_from_top()
+
+    def action_toggle_order(self) -> None:
+        """Last activity first, or start first (BR-10); the time column shows the one sorted on."""
+        self.by_activity = not self.by_activity
+        self.session_list.time_field = "last_active" if self.by_activity else "started_at"
         self._reload_from_top()
 
     def action_archive(self) -> None:

@@ -92,6 +92,8 @@ class SessionList(ScrollView, can_focus=True):
         self._rows: dict[int, SessionSummary] = {}
         self._requested: set[int] = set()
         self._last_highlighted: SessionSummary | None = None
+        #: The time each row shows: the one the list is sorted on (BR-10).
+        self.time_field = "last_active"
 
     # ------------------------------------------------------------------ data
 
@@ -278,7 +280,8 @@ class SessionList(ScrollView, can_focus=True):
     def render_row(self, row: SessionSummary, width: int) -> Text:
         """One row: status, label (title or preview) with the preview, meta columns."""
         now = self.clock()
-        when = relative_time(row.last_active or row.started_at, now=now)
+        stamp = row.started_at if self.time_field == "started_at" else (row.last_active or row.started_at)
+        when = relative_time(stamp, now=now)
         count = f"{row.message_count} msg" if row.message_count == 1 else f"{row.message_count} msgs"
         meta = f" {inert_line(row.source)[:10]:<10} {count:>9} {when:>10} "
         live = row.is_live

@@ -213,3 +213,84 @@ async def test_br12_pin_comes_first_marked_and_unpins(upstream_copy, version):
         assert_store_sound(path, version)
         assert not any(lst.row(i).pinned for i in range(lst.total) if lst.row(i) and lst.row(i).id == row.id)
         assert any("Unpinned" in n for n in notes(app))
+
+
+# ---------------------------------------------------------------------------- BR-10
+
+
+def ranked(path: Path, **kw) -> list[str]:
+    from hermes_state.visibility import INTERNAL_SOURCES
+
+    db = SessionDB(path, read_only=True)
+    try:
+        return [r.id for r in db.list_summaries(exclude_sources=list(INTERNAL_SOURCES), limit=100, **kw)]
+    finally:
+        db.close()
+
+
+@pytest.mark.parametrize("version", [30, 16])
+async def test_br10_last_activity_first_and_start_order_toggle(upstream_copy, version):
+    from hermes_state.timefmt import relative_time
+
+    from .conftest import frozen_clock
+
+    path = upstream_copy(version)
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        lst = screen.session_list
+        rows = [lst.row(i) for i in range(lst.total)]
+        assert [r.id for r in rows] == ranked(path, order_by_last_active=True)
+        unpinned = [r for r in rows if not r.pinned]
+        stamps = [r.last_active or r.started_at for r in unpinned]
+        assert stamps == sorted(stamps, reverse=True), "newest activity first"
+        assert relative_time(rows[0].last_active or rows[0].started_at, now=frozen_clock()) in lst.render_row(rows[0], 120).plain
+        assert "by last activity" in str(screen.query_one("#status").render())
+
+        await pilot.press("o")
+        await settle(pilot)
+        rows = [lst.row(i) for i in range(lst.total)]
+        assert [r.id for r in rows] == ranked(path, order_by_last_active=False)
+        assert "by start" in str(screen.query_one("#status").render())
+        assert lst.time_field == "started_at"
+        assert relative_time(rows[0].started_at, now=frozen_clock()) in lst.render_row(rows[0], 120).plain
+        await pilot.press("o")
+        await settle(pilot)
+        assert [lst.row(i).id for i in range(lst.total)] == ranked(path, order_by_last_active=True)
+
+
+def _both_paths(path: Path, monkeypatch, **kw) -> tuple[list[str], list[str]]:
+    import hermes_state.db as db_module
+
+    db = SessionDB(path, read_only=True)
+    try:
+        fast = [r["id"] for r in db.list_sessions_rich(order_by_last_active=True, **kw)]
+        monkeypatch.setattr(db_module, "_ACTIVITY_WALK_ROWS", 0)
+        full = [r["id"] for r in db.list_sessions_rich(order_by_last_active=True, **kw)]
+        monkeypatch.undo()
+        return fast, full
+    finally:
+        db.close()
+
+
+@pytest.mark.parametrize("version", [30, 16, 11])
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"exclude_sources": ["tool", "kanban", "oneshot"]}, {"include_archived": True},
+     {"archived_only": True}, {"include_hidden": True}, {"offset": 2, "limit": 3}],
+)
+def test_br10_fast_first_page_ranks_as_the_full_query(upstream_copy, monkeypatch, version, options):
+    path = upstream_copy(version)
+    fast, full = _both_paths(path, monkeypatch, **{"limit": 50, **options})
+    assert fast == full
+
+
+def test_br10_fast_first_page_on_a_generated_corpus(tmp_path, monkeypatch):
+    from hermes_workload.corpus import generate_corpus
+
+    path = tmp_path / "corpus.db"
+    generate_corpus(path, messages=6000, seed=3, now=1767225600.0)
+    for offset in (0, 50, 150):
+        fast, full = _both_paths(path, monkeypatch, limit=50, offset=offset, exclude_sources=["tool"])
+        assert fast == full and len(fast) == 50
