@@ -708,9 +708,10 @@ class SessionDB:
         include_archived: bool = False,
         archived_only: bool = False,
         include_hidden: bool = False,
+        include_delegates: bool = False,
     ) -> tuple[str, list[Any]]:
         """WHERE clause (alias ``s``) shared by listing and counting."""
-        where, params = _list_filters(self.rules, source, exclude_sources, include_children)
+        where, params = _list_filters(self.rules, source, exclude_sources, include_children, include_delegates)
         clauses = [where[len("WHERE "):]] if where else []
         if min_message_count and min_message_count > 0:
             clauses.append("s.message_count >= ?")
@@ -1080,6 +1081,7 @@ class SessionDB:
         archived_only: bool = False,
         id_query: str | None = None,
         include_hidden: bool = False,
+        include_delegates: bool = False,
     ) -> list[dict]:
         """Sessions newest-started first with ``preview`` and ``last_active`` (LI-2 … LI-5).
 
@@ -1094,7 +1096,7 @@ class SessionDB:
         """
         where, params = self._rich_filters(
             source, exclude_sources, include_children, min_message_count,
-            include_archived, archived_only, include_hidden,
+            include_archived, archived_only, include_hidden, include_delegates,
         )
         needle = (id_query or "").strip().lower()
         fast = None
@@ -1139,6 +1141,16 @@ class SessionDB:
                     row["pinned"] = int(row["id"] in file_pins)
             if project_compression_tips and not include_children:
                 rows = [_project_tip(conn, row, rules) for row in rows]
+            if include_delegates and rows:
+                ids = [row["id"] for row in rows]
+                marks = ",".join("?" for _ in ids)
+                delegates = {
+                    r[0] for r in conn.execute(
+                        f"SELECT s.id FROM sessions s WHERE s.id IN ({marks}) AND {rules.delegate('s')}", ids
+                    )
+                }
+                for row in rows:
+                    row["_delegate"] = int(row["id"] in delegates)
             return rows
 
         return self._read(do)
@@ -1401,6 +1413,7 @@ class SessionDB:
         archived_only: bool = False,
         include_hidden: bool = False,
         order_by_last_active: bool = False,
+        include_delegates: bool = False,
     ):
         """Typed rows of :meth:`list_sessions_rich` (compression chains shown at their tip)."""
         from .models import SessionSummary
@@ -1408,7 +1421,7 @@ class SessionDB:
         rows = self.list_sessions_rich(
             source, exclude_sources, limit=limit, offset=offset, include_archived=include_archived,
             archived_only=archived_only, include_hidden=include_hidden,
-            order_by_last_active=order_by_last_active,
+            order_by_last_active=order_by_last_active, include_delegates=include_delegates,
         )
         return [SessionSummary.from_row(row) for row in rows]
 
@@ -1419,10 +1432,12 @@ class SessionDB:
         include_archived: bool = False,
         archived_only: bool = False,
         include_hidden: bool = False,
+        include_delegates: bool = False,
     ) -> int:
         """How many rows :meth:`list_sessions_rich` would list in total (for paging)."""
         where, params = self._rich_filters(
-            source, exclude_sources, False, 0, include_archived, archived_only, include_hidden
+            source, exclude_sources, False, 0, include_archived, archived_only, include_hidden,
+            include_delegates,
         )
         return int(self._fetchone(f"SELECT COUNT(*) FROM sessions s {where}", params)[0])
 
@@ -2259,14 +2274,16 @@ def _drop_replayed_prompts(messages: list[dict]) -> list[dict]:
 
 
 def _list_filters(
-    rules: Rules, source: str | None, exclude_sources: list[str] | None, include_children: bool
+    rules: Rules, source: str | None, exclude_sources: list[str] | None, include_children: bool,
+    include_delegates: bool = False,
 ) -> tuple[str, list[Any]]:
     clauses: list[str] = []
     params: list[Any] = []
     if not include_children:
         # UC-3: roots, orphans, branches and reset children; delegate runs never (they
-        # stay hidden even once orphaned, as upstream v16 keeps them).
-        clauses.append(rules.listed("s"))
+        # stay hidden even once orphaned, as upstream v16 keeps them) unless asked for (BR-15).
+        listed = rules.listed("s")
+        clauses.append(f"({listed} OR {rules.delegate('s')})" if include_delegates else listed)
     if source:
         clauses.append("s.source = ?")
         params.append(source)

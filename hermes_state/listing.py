@@ -64,6 +64,7 @@ def page(
     view: str = "active",
     include_hidden: bool = False,
     by_activity: bool = False,
+    include_delegates: bool = False,
 ) -> tuple[list[SessionSummary], int]:
     """One page of the human list (compression chains at their tip) and the list's length.
 
@@ -74,9 +75,11 @@ def page(
     options = view_options(view)
     rows = db.list_summaries(
         source, exclude_sources, limit=limit, offset=offset, include_hidden=include_hidden,
-        order_by_last_active=by_activity, **options,
+        order_by_last_active=by_activity, include_delegates=include_delegates, **options,
     )
-    return rows, db.count_listed(source, exclude_sources, include_hidden=include_hidden, **options)
+    return rows, db.count_listed(
+        source, exclude_sources, include_hidden=include_hidden, include_delegates=include_delegates, **options
+    )
 
 
 def page_of_ids(

@@ -258,11 +258,12 @@ class BrowserData:
         view: str = "active",
         include_hidden: bool = False,
         by_activity: bool = False,
+        include_delegates: bool = False,
     ) -> tuple[list[SessionSummary], int]:
         return self.read(
             lambda db: listing.page(
                 db, offset, limit, source=source, exclude_sources=exclude_sources, view=view,
-                include_hidden=include_hidden, by_activity=by_activity,
+                include_hidden=include_hidden, by_activity=by_activity, include_delegates=include_delegates,
             )
         )
 

@@ -20,6 +20,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from hermes_state.models import SessionSummary
+from hermes_state.visibility import INTERNAL_SOURCES
 from hermes_state.timefmt import relative_time
 
 from ..textsafe import inert_line
@@ -275,6 +276,10 @@ class SessionList(ScrollView, can_focus=True):
             tags.append("[archived]")
         if row.hidden:
             tags.append("[hidden]")
+        if row.delegate:
+            tags.append("[delegate]")
+        if row.source in INTERNAL_SOURCES:
+            tags.append("[internal]")
         return tags
 
     def render_row(self, row: SessionSummary, width: int) -> Text:

@@ -294,3 +294,34 @@ def test_br10_fast_first_page_on_a_generated_corpus(tmp_path, monkeypatch):
     for offset in (0, 50, 150):
         fast, full = _both_paths(path, monkeypatch, limit=50, offset=offset, exclude_sources=["tool"])
         assert fast == full and len(fast) == 50
+
+
+# ---------------------------------------------------------------------------- BR-15
+
+
+@pytest.mark.parametrize("version", [30, 16])
+async def test_br15_toggle_shows_hidden_internal_and_delegate_runs_marked(upstream_copy, version):
+    path = upstream_copy(version)
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        lst = screen.session_list
+        before = {lst.row(i).id for i in range(lst.total)}
+        assert not any(lst.row(i).delegate or lst.row(i).hidden for i in range(lst.total))
+        await pilot.press("H")
+        await settle(pilot)
+        rows = [lst.row(i) for i in range(lst.total)]
+        assert before < {r.id for r in rows}
+        delegates = [r for r in rows if r.delegate]
+        internal = [r for r in rows if r.source in ("tool", "kanban", "oneshot")]
+        assert delegates and internal
+        assert all("[delegate]" in lst.render_row(r, 140).plain for r in delegates)
+        assert all("[internal]" in lst.render_row(r, 140).plain for r in internal)
+        if version >= 30:
+            hidden = [r for r in rows if r.hidden]
+            assert hidden and all("[hidden]" in lst.render_row(r, 140).plain for r in hidden)
+        assert "delegate runs shown" in str(screen.query_one("#status").render())
+        await pilot.press("H")
+        await settle(pilot)
+        assert {lst.row(i).id for i in range(lst.total)} == before
