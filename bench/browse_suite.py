@@ -46,3 +46,33 @@ def first_page_typed(ctx: Context) -> list[Case]:
             lambda rows: {"hits": len(rows)},
         )
     ]
+
+
+@register(
+    "browse.first_page_by_activity",
+    klass="first_page_by_activity",
+    title="first page of 50 conversations by last activity (BR-10)",
+    api="hermes_state.listing.page(by_activity=True)",
+    target_ms=2.0,
+    group="browse",
+)
+def first_page_by_activity(ctx: Context) -> list[Case]:
+    """The browser's default list (BR-10): the 50 most recently active conversations, internal
+    runs left out, and the list's length -- as the browser asks for it."""
+    from hermes_state import listing
+    from hermes_state.visibility import INTERNAL_SOURCES
+
+    db = ctx.db
+    excluded = list(INTERNAL_SOURCES)
+    return [
+        Case(
+            "limit=50, exclude internal, by activity",
+            lambda: db.list_sessions_rich(limit=PAGE, exclude_sources=excluded, order_by_last_active=True),
+            lambda rows: {"hits": len(rows)},
+        ),
+        Case(
+            "page + count (listing.page)",
+            lambda: listing.page(db, 0, PAGE, exclude_sources=excluded, by_activity=True),
+            lambda result: {"hits": len(result[0])},
+        ),
+    ]

@@ -708,9 +708,10 @@ class SessionDB:
         include_archived: bool = False,
         archived_only: bool = False,
         include_hidden: bool = False,
+        include_delegates: bool = False,
     ) -> tuple[str, list[Any]]:
         """WHERE clause (alias ``s``) shared by listing and counting."""
-        where, params = _list_filters(self.rules, source, exclude_sources, include_children)
+        where, params = _list_filters(self.rules, source, exclude_sources, include_children, include_delegates)
         clauses = [where[len("WHERE "):]] if where else []
         if min_message_count and min_message_count > 0:
             clauses.append("s.message_count >= ?")
@@ -1080,6 +1081,7 @@ class SessionDB:
         archived_only: bool = False,
         id_query: str | None = None,
         include_hidden: bool = False,
+        include_delegates: bool = False,
     ) -> list[dict]:
         """Sessions newest-started first with ``preview`` and ``last_active`` (LI-2 … LI-5).
 
@@ -1094,10 +1096,29 @@ class SessionDB:
         """
         where, params = self._rich_filters(
             source, exclude_sources, include_children, min_message_count,
-            include_archived, archived_only, include_hidden,
+            include_archived, archived_only, include_hidden, include_delegates,
         )
         needle = (id_query or "").strip().lower()
-        if order_by_last_active or needle:
+        fast = None
+        if (
+            order_by_last_active and not needle and not include_children
+            and 0 <= offset and offset + limit <= _ACTIVITY_WALK_ROWS
+        ):
+            # The first pages by last activity without computing it for every session
+            # (BR-10): only the conversations that can be on the page are ranked.
+            fast = self._read(
+                lambda conn: _activity_candidates(conn, where, params, offset + limit, self.rules)
+            )
+        if fast is not None:
+            if not self._has_session_column("pinned"):
+                fast |= set(self.extra_pins)
+            if not fast:
+                return []
+            ids = sorted(fast)
+            marks = ",".join("?" for _ in ids)
+            narrowed = f"{where} AND s.id IN ({marks})" if where else f"WHERE s.id IN ({marks})"
+            sql, params = _chain_list_sql(narrowed, list(params) + ids, "", True, self.rules, self._pinned_first())
+        elif order_by_last_active or needle:
             sql, params = _chain_list_sql(
                 where, params, needle, order_by_last_active, self.rules, self._pinned_first()
             )
@@ -1120,6 +1141,16 @@ class SessionDB:
                     row["pinned"] = int(row["id"] in file_pins)
             if project_compression_tips and not include_children:
                 rows = [_project_tip(conn, row, rules) for row in rows]
+            if include_delegates and rows:
+                ids = [row["id"] for row in rows]
+                marks = ",".join("?" for _ in ids)
+                delegates = {
+                    r[0] for r in conn.execute(
+                        f"SELECT s.id FROM sessions s WHERE s.id IN ({marks}) AND {rules.delegate('s')}", ids
+                    )
+                }
+                for row in rows:
+                    row["_delegate"] = int(row["id"] in delegates)
             return rows
 
         return self._read(do)
@@ -1389,6 +1420,7 @@ class SessionDB:
         archived_only: bool = False,
         include_hidden: bool = False,
         order_by_last_active: bool = False,
+        include_delegates: bool = False,
     ):
         """Typed rows of :meth:`list_sessions_rich` (compression chains shown at their tip)."""
         from .models import SessionSummary
@@ -1396,7 +1428,7 @@ class SessionDB:
         rows = self.list_sessions_rich(
             source, exclude_sources, limit=limit, offset=offset, include_archived=include_archived,
             archived_only=archived_only, include_hidden=include_hidden,
-            order_by_last_active=order_by_last_active,
+            order_by_last_active=order_by_last_active, include_delegates=include_delegates,
         )
         return [SessionSummary.from_row(row) for row in rows]
 
@@ -1407,10 +1439,12 @@ class SessionDB:
         include_archived: bool = False,
         archived_only: bool = False,
         include_hidden: bool = False,
+        include_delegates: bool = False,
     ) -> int:
         """How many rows :meth:`list_sessions_rich` would list in total (for paging)."""
         where, params = self._rich_filters(
-            source, exclude_sources, False, 0, include_archived, archived_only, include_hidden
+            source, exclude_sources, False, 0, include_archived, archived_only, include_hidden,
+            include_delegates,
         )
         return int(self._fetchone(f"SELECT COUNT(*) FROM sessions s {where}", params)[0])
 
@@ -1423,7 +1457,12 @@ class SessionDB:
             "FROM sessions s WHERE s.id = ?",
             (session_id,),
         )
-        return SessionSummary.from_row(_rich_row(row)) if row else None
+        if not row:
+            return None
+        data = _rich_row(row)
+        if "pinned" not in data:
+            data["pinned"] = int(data["id"] in self.extra_pins)
+        return SessionSummary.from_row(data)
 
     def get_message_models(self, session_id: str):
         """Typed messages of one session, ordered by ``(timestamp, id)``."""
@@ -2220,14 +2259,16 @@ def _drop_replayed_prompts(messages: list[dict]) -> list[dict]:
 
 
 def _list_filters(
-    rules: Rules, source: str | None, exclude_sources: list[str] | None, include_children: bool
+    rules: Rules, source: str | None, exclude_sources: list[str] | None, include_children: bool,
+    include_delegates: bool = False,
 ) -> tuple[str, list[Any]]:
     clauses: list[str] = []
     params: list[Any] = []
     if not include_children:
         # UC-3: roots, orphans, branches and reset children; delegate runs never (they
-        # stay hidden even once orphaned, as upstream v16 keeps them).
-        clauses.append(rules.listed("s"))
+        # stay hidden even once orphaned, as upstream v16 keeps them) unless asked for (BR-15).
+        listed = rules.listed("s")
+        clauses.append(f"({listed} OR {rules.delegate('s')})" if include_delegates else listed)
     if source:
         clauses.append("s.source = ?")
         params.append(source)
@@ -2515,6 +2556,123 @@ def _marker_sql(alias: str, key: str) -> str:
     """A ``model_config`` marker of session alias ``alias`` (NULL when absent or not JSON)."""
     config = f"{alias}.model_config"
     return f"json_extract(CASE WHEN json_valid({config}) THEN {config} END, '$.{key}')"
+
+
+#: The fast last-activity path serves pages ending within this many conversations; deeper
+#: pages use the general query (BR-10).
+_ACTIVITY_WALK_ROWS = 1000
+#: Messages read by the first step of the newest-first walk (each later step reads twice as
+#: many): a page of 50 conversations usually needs a few hundred messages.
+_ACTIVITY_WALK_STEP = 128
+#: A walk that reads this many messages without filling the page gives up (general query).
+_ACTIVITY_WALK_MAX = 400_000
+
+
+def _activity_candidates(
+    conn: sqlite3.Connection, where: str, params: list[Any], wanted: int, rules: Rules
+) -> set[str] | None:
+    """The listed conversations (compression roots passing ``where``) that can be among the
+    ``wanted`` most recently active, without ranking every session (BR-10).
+
+    Message ids grow with time, so reading ``messages`` newest-first by id and collecting the
+    distinct conversations they belong to finds the active ones after a few thousand rows.
+    Once ``wanted`` are collected, ``floor`` is the oldest timestamp read: a conversation not
+    seen has no message newer than it, so it can only rank higher through a start or a
+    ``last_activity_at`` after ``floor`` -- both looked up by index and added. Pinned
+    conversations are added by the caller. None: the walk did not converge (use the general
+    query).
+    """
+    filters = where[len("WHERE "):] if where else "1"
+    found: set[str] = set()
+    seen_sessions: set[str] = set()
+    before: int | None = None
+    #: None when every message was read (then every session's start is looked at).
+    floor: float | None = None
+    read = 0
+    step = max(_ACTIVITY_WALK_STEP, wanted * 2)
+    while len(found) < wanted:
+        # Only the columns before ``content``: reading ``timestamp`` would follow every long
+        # message's overflow pages.
+        rows = conn.execute(
+            "SELECT id, session_id FROM messages"
+            + (" WHERE id < ?" if before is not None else "")
+            + " ORDER BY id DESC LIMIT ?",
+            ([before] if before is not None else []) + [step],
+        ).fetchall()
+        if not rows:
+            break
+        read += len(rows)
+        step *= 2
+        before = rows[-1][0]
+        new = []
+        for _mid, sid in rows:
+            if sid not in seen_sessions:
+                seen_sessions.add(sid)
+                new.append(sid)
+        if new:
+            found |= _listed_roots(conn, new, filters, params)
+        if read >= _ACTIVITY_WALK_MAX and len(found) < wanted:
+            return None
+    if before is not None:
+        # Ids grow with time: the oldest message read bounds what was not read.
+        stamp = conn.execute("SELECT timestamp FROM messages WHERE id = ?", (before,)).fetchone()
+        if stamp and stamp[0] is not None and len(found) >= wanted:
+            floor = float(stamp[0])
+    if rules.pinned:
+        # Pinned conversations come first whatever their activity.
+        pinned = [r[0] for r in conn.execute("SELECT id FROM sessions WHERE pinned = 1")]
+        if pinned:
+            found |= _listed_roots(conn, pinned, filters, params)
+    return found | _roots_started_after(conn, floor, filters, params, rules, wanted + len(seen_sessions))
+
+
+def _listed_roots(conn: sqlite3.Connection, session_ids: list[str], filters: str, params: list[Any]) -> set[str]:
+    """The listed conversation each session belongs to (following compression continuations
+    back to their root), kept when it passes ``filters`` (alias ``s``)."""
+    roots: set[str] = set()
+    for start in range(0, len(session_ids), 400):
+        batch = session_ids[start:start + 400]
+        marks = ",".join("?" for _ in batch)
+        rows = conn.execute(
+            "WITH RECURSIVE up(cur, depth) AS ("
+            f" SELECT id, 0 FROM sessions WHERE id IN ({marks})"
+            " UNION ALL"
+            " SELECT p.id, up.depth + 1 FROM up JOIN sessions c ON c.id = up.cur"
+            " JOIN sessions p ON p.id = c.parent_session_id"
+            f" WHERE {continuation_sql('p', 'c')} AND up.depth < 100)"
+            f" SELECT DISTINCT s.id FROM sessions s WHERE s.id IN (SELECT cur FROM up) AND {filters}",
+            batch + list(params),
+        ).fetchall()
+        roots.update(row[0] for row in rows)
+    return roots
+
+
+def _roots_started_after(
+    conn: sqlite3.Connection, floor: float | None, filters: str, params: list[Any], rules: Rules, newest: int
+) -> set[str]:
+    """Conversations with a start or a ``last_activity_at`` after ``floor`` (by index).
+
+    ``floor`` None: every message was read, so the sessions left are those without any, ranked
+    by their start: the ``newest`` started sessions hold every one that can be on the page.
+    """
+    if floor is None:
+        ids = [r[0] for r in conn.execute("SELECT id FROM sessions ORDER BY started_at DESC LIMIT ?", (newest,))]
+        if rules.last_activity_at:
+            ids += [
+                r[0] for r in conn.execute(
+                    "SELECT id FROM sessions ORDER BY COALESCE(last_activity_at, started_at) DESC, "
+                    "started_at DESC LIMIT ?", (newest,),
+                )
+            ]
+    else:
+        ids = [r[0] for r in conn.execute("SELECT id FROM sessions WHERE started_at > ?", (floor,))]
+        if rules.last_activity_at:
+            ids += [
+                r[0] for r in conn.execute(
+                    "SELECT id FROM sessions WHERE COALESCE(last_activity_at, started_at) > ?", (floor,)
+                )
+            ]
+    return _listed_roots(conn, list(dict.fromkeys(ids)), filters, params) if ids else set()
 
 
 def _chain_list_sql(

@@ -43,6 +43,17 @@ def _source_clause(source: str | None, exclude_sources: Iterable[str] | None) ->
     return "", []
 
 
+#: The browser's view filter over archived conversations (BR-11), in cycling order.
+VIEWS: tuple[str, ...] = ("active", "archived", "all")
+
+
+def view_options(view: str) -> dict[str, bool]:
+    """``include_archived`` / ``archived_only`` of a view filter (``active``, ``archived``, ``all``)."""
+    if view not in VIEWS:
+        raise ValueError(f"unknown view {view!r}; one of {', '.join(VIEWS)}")
+    return {"include_archived": view == "all", "archived_only": view == "archived"}
+
+
 def page(
     db: "SessionDB",
     offset: int,
@@ -50,10 +61,25 @@ def page(
     *,
     source: str | None = None,
     exclude_sources: list[str] | None = None,
+    view: str = "active",
+    include_hidden: bool = False,
+    by_activity: bool = False,
+    include_delegates: bool = False,
 ) -> tuple[list[SessionSummary], int]:
-    """One page of the human list (compression chains at their tip) and the list's length."""
-    rows = db.list_summaries(source, exclude_sources, limit=limit, offset=offset)
-    return rows, db.count_listed(source, exclude_sources)
+    """One page of the human list (compression chains at their tip) and the list's length.
+
+    ``view`` filters archived conversations (BR-11); ``include_hidden`` shows sessions marked
+    hidden (BR-15); ``by_activity`` orders by last activity instead of start (BR-10). Pinned
+    conversations come first in every order (BR-12).
+    """
+    options = view_options(view)
+    rows = db.list_summaries(
+        source, exclude_sources, limit=limit, offset=offset, include_hidden=include_hidden,
+        order_by_last_active=by_activity, include_delegates=include_delegates, **options,
+    )
+    return rows, db.count_listed(
+        source, exclude_sources, include_hidden=include_hidden, include_delegates=include_delegates, **options
+    )
 
 
 def page_of_ids(

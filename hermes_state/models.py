@@ -63,6 +63,8 @@ class SessionSummary(BaseModel):
     archived: bool = False
     pinned: bool = False
     hidden: bool = False
+    #: A delegate (sub-agent) run, listed only when asked for (BR-15).
+    delegate: bool = False
     #: ``title_source`` (UC-3): ``derived``/``llm``/``branch``/``branch_fallback`` mark a title
     #: nobody chose; ``user`` or None a chosen one.
     title_source: Optional[str] = None
@@ -94,6 +96,7 @@ class SessionSummary(BaseModel):
             archived=bool(row.get("archived") or 0),
             pinned=bool(row.get("pinned") or 0),
             hidden=bool(row.get("hidden") or 0),
+            delegate=bool(row.get("_delegate") or 0),
             title_source=row.get("title_source"),
             cwd=row.get("cwd"),
             git_branch=row.get("git_branch"),

@@ -249,10 +249,22 @@ class BrowserData:
     # ------------------------------------------------------------------ list
 
     def page(
-        self, offset: int, limit: int, *, source: str | None, exclude_sources: list[str] | None
+        self,
+        offset: int,
+        limit: int,
+        *,
+        source: str | None,
+        exclude_sources: list[str] | None,
+        view: str = "active",
+        include_hidden: bool = False,
+        by_activity: bool = False,
+        include_delegates: bool = False,
     ) -> tuple[list[SessionSummary], int]:
         return self.read(
-            lambda db: listing.page(db, offset, limit, source=source, exclude_sources=exclude_sources)
+            lambda db: listing.page(
+                db, offset, limit, source=source, exclude_sources=exclude_sources, view=view,
+                include_hidden=include_hidden, by_activity=by_activity, include_delegates=include_delegates,
+            )
         )
 
     def page_of_ids(
@@ -364,6 +376,35 @@ class BrowserData:
     def rename(self, session_id: str, raw: str, *, expected: str | None) -> operations.RenameOutcome:
         """Rename, if the title is still ``expected`` (the one the person saw)."""
         return operations.rename_session(self.writer, session_id, raw, expected=expected)
+
+    def archive_unavailable(self) -> str | None:
+        """Why this store cannot archive (no ``sessions.archived`` column), or None (BR-11)."""
+        caps = self.read(lambda db: db.capabilities)
+        if caps.has_archived:
+            return None
+        return (
+            f"this store (schema {caps.schema_version}) has no archived column; archiving needs "
+            "a store written by Hermes v16 or later"
+        )
+
+    def set_archived(self, session_id: str, archived: bool) -> bool:
+        """Archive or unarchive a conversation's whole compression lineage (UC-5)."""
+        return self.writer().set_session_archived(session_id, archived)
+
+    def set_pinned(self, session_id: str, pinned: bool) -> bool:
+        """Pin or unpin (``sessions.pinned``, else our settings file; UC-5)."""
+        if self.read(lambda db: db.capabilities.has_pinned):
+            return self.writer().set_session_pinned(session_id, pinned)
+        # No column: the pin goes to our settings file, so the store is not opened for
+        # writing (which could migrate an old store, UC-8). Pins are cached per connection:
+        # every open one learns the new set at once.
+        reader = self.reader
+        found = reader.set_session_pinned(session_id, pinned)
+        with self._open_lock:
+            for db in [*self._dbs.values(), self._writer]:
+                if db is not None:
+                    db.extra_pins = reader.extra_pins
+        return found
 
     def delete_preview(self, session_id: str, *, now: float, live_window_s: float) -> trash.DeletePreview | None:
         return self.read(

@@ -88,21 +88,46 @@ def rename_session(
     return RenameOutcome(True, title=cleaned)
 
 
+@dataclass(frozen=True)
+class ArchiveChange:
+    """Conversations archived (or unarchived) together; undo sets them back (BR-11, BR-14)."""
+
+    session_ids: tuple[str, ...]
+    #: The value written: True for an archive, False for an unarchive.
+    archived: bool
+    labels: tuple[str, ...] = ()
+
+    @property
+    def verb(self) -> str:
+        return "archived" if self.archived else "unarchived"
+
+
+@dataclass(frozen=True)
+class DeleteBatch:
+    """Several deletes made after one confirmation; one undo restores all (BR-14)."""
+
+    snapshots: tuple[DeletedSession, ...]
+
+
+#: What ``u`` can take back.
+Undoable = DeletedSession | ArchiveChange | DeleteBatch
+
+
 class UndoStack:
-    """Deletes made in this run of the app, newest last (bounded)."""
+    """Deletes and archive changes made in this run of the app, newest last (bounded)."""
 
     def __init__(self, limit: int = UNDO_DEPTH) -> None:
         self.limit = limit
-        self._items: list[DeletedSession] = []
+        self._items: list[Undoable] = []
 
-    def push(self, item: DeletedSession) -> None:
+    def push(self, item: Undoable) -> None:
         self._items.append(item)
         del self._items[: max(0, len(self._items) - self.limit)]
 
-    def pop(self) -> DeletedSession | None:
+    def pop(self) -> Undoable | None:
         return self._items.pop() if self._items else None
 
-    def peek(self) -> DeletedSession | None:
+    def peek(self) -> Undoable | None:
         return self._items[-1] if self._items else None
 
     def __len__(self) -> int:

@@ -27,7 +27,7 @@ from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import ContentSwitcher, Input
 
-from hermes_state.listing import INTERNAL_SOURCES, hidden_sources
+from hermes_state.listing import INTERNAL_SOURCES, VIEWS, hidden_sources
 from hermes_state.models import SessionSummary
 
 from ..context import Access, AppContext, StoreChange, StoreStatus
@@ -85,6 +85,11 @@ class BrowserScreen(SessionFlows, HermesScreen):
         Binding("d", "delete", "Delete", id="delete"),
         Binding("u", "undo", "Undo", id="undo"),
         Binding("e", "export", "Export", id="export"),
+        Binding("a", "archive", "Archive / unarchive", id="archive", show=False),
+        Binding("v", "cycle_view", "View: active / archived / all", id="cycle_view", show=False),
+        Binding("p", "pin", "Pin / unpin", id="pin", show=False),
+        Binding("o", "toggle_order", "Order: last activity / start", id="toggle_order", show=False),
+        Binding("H", "toggle_hidden", "Show hidden, internal and delegate runs", id="toggle_hidden", show=False),
         Binding("y", "copy_id", "Copy id", id="copy_id"),
         Binding("s", "cycle_source", "Source", id="cycle_source"),
         Binding("L", "toggle_lanes", "Lanes", id="lanes_only"),
@@ -111,6 +116,12 @@ class BrowserScreen(SessionFlows, HermesScreen):
         self.source_filter: str | None = source
         #: Show only sessions that are the current session of some gateway lane.
         self.lanes_only = False
+        #: Which conversations by archive state: ``active``, ``archived`` or ``all`` (BR-11).
+        self.view = "active"
+        #: Newest activity first (BR-10); False: newest start first.
+        self.by_activity = True
+        #: Also list hidden sessions, internal runs and delegate runs, each marked (BR-15).
+        self.show_hidden = False
         self.generation = 0
         self.source_counts: dict[str, int] = {}
         self._search_timer: Timer | None = None
@@ -193,11 +204,18 @@ class BrowserScreen(SessionFlows, HermesScreen):
 
     @property
     def exclude_sources(self) -> list[str] | None:
-        return hidden_sources(self.source_filter, self.ctx.config.show_tool_sessions)
+        return hidden_sources(self.source_filter, self.ctx.config.show_tool_sessions or self.show_hidden)
 
     def _filter_label(self) -> str:
-        label = self.source_filter or ("all" if self.ctx.config.show_tool_sessions else "all (internal runs hidden)")
+        shown = self.ctx.config.show_tool_sessions or self.show_hidden
+        label = self.source_filter or ("all" if shown else "all (internal runs hidden)")
         return f"{label} · live lanes" if self.lanes_only else label
+
+    def _view_label(self) -> str:
+        """The filters other than the source, as the status line shows them (BR-13)."""
+        view = {"active": "active", "archived": "archived only", "all": "active + archived"}[self.view]
+        extra = " · hidden, internal and delegate runs shown" if self.show_hidden else ""
+        return f"{view} · by {'last activity' if self.by_activity else 'start'}{extra}"
 
     def _page(self, offset: int, size: int) -> tuple[list[SessionSummary], int]:
         data = self.ctx.store
@@ -206,7 +224,11 @@ class BrowserScreen(SessionFlows, HermesScreen):
                 self.ctx.lanes.live_ids(), offset, size,
                 source=self.source_filter, exclude_sources=self.exclude_sources,
             )
-        return data.page(offset, size, source=self.source_filter, exclude_sources=self.exclude_sources)
+        return data.page(
+            offset, size, source=self.source_filter, exclude_sources=self.exclude_sources,
+            view=self.view, by_activity=self.by_activity,
+            include_hidden=self.show_hidden, include_delegates=self.show_hidden,
+        )
 
     def _update_titles(self) -> None:
         lst = self.session_list
@@ -214,15 +236,19 @@ class BrowserScreen(SessionFlows, HermesScreen):
         main = self.query_one("#main")
         if self.query_one(ContentSwitcher).current == "sessions":
             # While results are shown the pane's titles describe the search instead.
-            main.border_title = f"Sessions · {self._filter_label()}"
+            main.border_title = f"Sessions · {self._filter_label()} · {self._view_label()}"
             main.border_subtitle = count
-        self.query_one(StatusLine).set_info(
-            f" {self.ctx.db_label}  ·  {count}  ·  source: {self._filter_label()}  ·  ● live  ○ ended"
-            + (
-                ("  ·  read-only snapshot (changes by other processes are not shown)"
-                 if self.ctx.access.immutable else "  ·  read-only")
-                if self.ctx.access.read_only_reason else ""
+        access = ""
+        if self.ctx.access.read_only_reason:
+            access = (
+                "  ·  read-only snapshot (changes by other processes are not shown)"
+                if self.ctx.access.immutable else "  ·  read-only"
             )
+        # Conditions first, then the active filters (BR-13), then the legend: a narrow
+        # terminal cuts from the end.
+        self.query_one(StatusLine).set_info(
+            f" {self.ctx.db_label}  ·  {count}{access}  ·  source: {self._filter_label()}"
+            f"  ·  view: {self._view_label()}  ·  ● live  ○ ended  ★ pinned"
         )
 
     # ------------------------------------------------------------------ loading
@@ -497,6 +523,34 @@ class BrowserScreen(SessionFlows, HermesScreen):
             self._reload_from_top()
 
         self.app.push_screen(SourcePicker(self.source_counts, self.source_filter, INTERNAL_SOURCES), chosen)
+
+    def action_cycle_view(self) -> None:
+        """Active, archived only, all (BR-11)."""
+        self.view = VIEWS[(VIEWS.index(self.view) + 1) % len(VIEWS)]
+        self._reload_from_top()
+
+    def action_toggle_order(self) -> None:
+        """Last activity first, or start first (BR-10); the time column shows the one sorted on."""
+        self.by_activity = not self.by_activity
+        self.session_list.time_field = "last_active" if self.by_activity else "started_at"
+        self._reload_from_top()
+
+    def action_toggle_hidden(self) -> None:
+        """Show or hide hidden sessions, internal runs and delegate runs (BR-15)."""
+        self.show_hidden = not self.show_hidden
+        self._reload_from_top()
+
+    def action_archive(self) -> None:
+        """Archive or unarchive the highlighted conversation (its whole lineage), with undo."""
+        target = self._require_target()
+        if target:
+            self.start_archive([target])
+
+    def action_pin(self) -> None:
+        """Pin or unpin the highlighted conversation: pinned ones come first (BR-12)."""
+        target = self._require_target()
+        if target:
+            self.start_pin(target)
 
     def action_toggle_lanes(self) -> None:
         """Show only sessions that are live in some gateway lane (or everything again)."""

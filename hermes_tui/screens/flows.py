@@ -1,4 +1,4 @@
-"""Rename, delete, undo and export as flows a screen owns: ask, confirm, write, say.
+"""Rename, delete, archive, pin, undo and export as flows a screen owns: ask, confirm, write, say.
 
 A screen that mixes in :class:`SessionFlows` opens the modals itself, runs the store door in
 its own workers (so a failure takes the screen's error path) and tells the person what
@@ -19,7 +19,7 @@ from ..context import AppContext
 from ..modals.delete import ConfirmDeleteModal
 from ..modals.export import ExportModal
 from ..modals.rename import RenameModal
-from ..operations import ExportOutcome, ExportPlan, human_size
+from ..operations import ArchiveChange, DeleteBatch, ExportOutcome, ExportPlan, human_size
 from ..textsafe import inert_line
 
 
@@ -140,9 +140,13 @@ class SessionFlows:
             return
         if self.cannot_write("undo"):
             return
-        snapshot = self.ctx.undo.pop()
-        if snapshot is not None:
-            self._undo(snapshot)
+        item = self.ctx.undo.pop()
+        if isinstance(item, ArchiveChange):
+            self._undo_archive(item)
+        elif isinstance(item, DeleteBatch):
+            self._undo_batch(item)
+        elif item is not None:
+            self._undo(item)
 
     @work(thread=True, group="flow", exit_on_error=False)
     def _undo(self, snapshot: DeletedSession) -> None:
@@ -167,6 +171,121 @@ class SessionFlows:
             timeout=6 if report.exact else 12,
         )
         self.after_write(select=snapshot.session_id)
+
+    @work(thread=True, group="flow", exit_on_error=False)
+    def _undo_batch(self, batch: DeleteBatch) -> None:
+        """Restore every session of a batch delete, newest delete first."""
+        restored: list[DeletedSession] = []
+        failed: list[tuple[DeletedSession, str]] = []
+        for snapshot in reversed(batch.snapshots):
+            try:
+                report = self.ctx.store.undo(snapshot)
+            except Exception as exc:  # the rest are still tried; the failures stay undoable
+                failed.append((snapshot, str(exc)))
+                continue
+            if report.restored:
+                restored.append(snapshot)
+            else:
+                failed.append((snapshot, report.summary()))
+        self.app.call_from_thread(self._batch_undone, batch, restored, failed)  # type: ignore[attr-defined]
+
+    def _batch_undone(self, batch: DeleteBatch, restored: list, failed: list) -> None:
+        if failed:
+            self.ctx.undo.push(DeleteBatch(tuple(s for s, _ in failed)))
+            self.say(
+                f"Restored {len(restored)} of {len(batch.snapshots)} sessions; "
+                f"{len(failed)} failed ({failed[0][1]}). Press u to try again.",
+                severity="error", timeout=10,
+            )
+        else:
+            n = len(restored)
+            self.say(f"Restored {n} session{'s' if n != 1 else ''}.", timeout=6)
+        self.after_write(select=batch.snapshots[0].session_id if restored else None)
+
+    @work(thread=True, group="flow", exit_on_error=False)
+    def _undo_archive(self, change: ArchiveChange) -> None:
+        try:
+            for session_id in change.session_ids:
+                self.ctx.store.set_archived(session_id, not change.archived)
+        except BaseException:
+            self.app.call_from_thread(self.ctx.undo.push, change)  # type: ignore[attr-defined]
+            raise
+        self.app.call_from_thread(self._archive_undone, change)  # type: ignore[attr-defined]
+
+    def _archive_undone(self, change: ArchiveChange) -> None:
+        n = len(change.session_ids)
+        what = f"“{change.labels[0]}”" if n == 1 and change.labels else f"{n} conversations"
+        self.say(f"Undone: {what} {'unarchived' if change.archived else 'archived'} again.", timeout=5)
+        self.after_write(select=change.session_ids[0])
+
+    # -------------------------------------------------------------- archive, pin
+
+    def start_archive(self, session_ids: list[str]) -> None:
+        """Archive the conversations, or unarchive them when the first one is archived
+        (BR-11); several (marked) ones were confirmed by the caller (BR-14)."""
+        if session_ids and not self.cannot_write("archive"):
+            self._archive(list(session_ids))
+
+    @work(thread=True, group="flow", exit_on_error=False)
+    def _archive(self, session_ids: list[str]) -> None:
+        store = self.ctx.store
+        reason = store.archive_unavailable()
+        if reason:
+            self.app.call_from_thread(  # type: ignore[attr-defined]
+                self.say, f"Cannot archive: {reason}. Nothing was changed.", severity="warning", timeout=8
+            )
+            return
+        summaries = [s for sid in session_ids if (s := store.summary(sid)) is not None]
+        if not summaries:
+            self.app.call_from_thread(self._gone, session_ids[0])  # type: ignore[attr-defined]
+            return
+        archived = not summaries[0].archived
+        done = []
+        for summary in summaries:
+            store.set_archived(summary.id, archived)
+            done.append(summary)
+        change = ArchiveChange(
+            tuple(s.id for s in done), archived, tuple(s.label for s in done)
+        )
+        self.app.call_from_thread(self._archived, change)  # type: ignore[attr-defined]
+
+    def _gone(self, session_id: str) -> None:
+        self.say(f"Session {session_id} no longer exists.", severity="warning", timeout=4)
+        self.after_write()
+
+    def _archived(self, change: ArchiveChange) -> None:
+        self.ctx.undo.push(change)
+        n = len(change.session_ids)
+        what = f"“{change.labels[0]}”" if n == 1 and change.labels else f"{n} conversations"
+        self.say(f"{change.verb.capitalize()} {what}. Press u to undo.", timeout=5)
+        self.after_archive(change)
+
+    def after_archive(self, change: ArchiveChange) -> None:
+        """Re-read after an archive change (override to keep the cursor's place)."""
+        self.after_write()
+
+    def start_pin(self, session_id: str) -> None:
+        """Pin or unpin (BR-12); pins of stores without the column go to our settings file."""
+        self._pin(session_id)
+
+    @work(thread=True, group="flow", exit_on_error=False)
+    def _pin(self, session_id: str) -> None:
+        store = self.ctx.store
+        summary = store.summary(session_id)
+        if summary is None:
+            self.app.call_from_thread(self._gone, session_id)  # type: ignore[attr-defined]
+            return
+        pinned = not summary.pinned
+        if self.ctx.access.read_only_reason and store.read(lambda db: db.capabilities.has_pinned):
+            # The pin is a write to the store itself (v30 column); the settings file is not.
+            self.app.call_from_thread(self.cannot_write, "pin")  # type: ignore[attr-defined]
+            return
+        store.set_pinned(session_id, pinned)
+        self.app.call_from_thread(self._pinned, summary, pinned)  # type: ignore[attr-defined]
+
+    def _pinned(self, summary, pinned: bool) -> None:
+        self.say(f"{'Pinned' if pinned else 'Unpinned'} “{summary.label}”.", timeout=4)
+        self.after_write(select=summary.lineage_root_id or summary.id)
 
     # -------------------------------------------------------------- export
 

@@ -20,6 +20,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from hermes_state.models import SessionSummary
+from hermes_state.visibility import INTERNAL_SOURCES
 from hermes_state.timefmt import relative_time
 
 from ..textsafe import inert_line
@@ -48,6 +49,8 @@ class SessionList(ScrollView, can_focus=True):
         "session-list--live",
         "session-list--ended",
         "session-list--placeholder",
+        "session-list--pin",
+        "session-list--tag",
     }
 
     DEFAULT_CSS = """
@@ -90,6 +93,8 @@ class SessionList(ScrollView, can_focus=True):
         self._rows: dict[int, SessionSummary] = {}
         self._requested: set[int] = set()
         self._last_highlighted: SessionSummary | None = None
+        #: The time each row shows: the one the list is sorted on (BR-10).
+        self.time_field = "last_active"
 
     # ------------------------------------------------------------------ data
 
@@ -263,10 +268,25 @@ class SessionList(ScrollView, can_focus=True):
         """A component's own style only, so the row background (cursor) shows through."""
         return self.get_component_rich_style(f"session-list--{name}", partial=True)
 
+    @staticmethod
+    def row_tags(row: SessionSummary) -> list[str]:
+        """Words marking a row that is not an ordinary active conversation (BR-11, BR-15)."""
+        tags = []
+        if row.archived:
+            tags.append("[archived]")
+        if row.hidden:
+            tags.append("[hidden]")
+        if row.delegate:
+            tags.append("[delegate]")
+        if row.source in INTERNAL_SOURCES:
+            tags.append("[internal]")
+        return tags
+
     def render_row(self, row: SessionSummary, width: int) -> Text:
         """One row: status, label (title or preview) with the preview, meta columns."""
         now = self.clock()
-        when = relative_time(row.last_active or row.started_at, now=now)
+        stamp = row.started_at if self.time_field == "started_at" else (row.last_active or row.started_at)
+        when = relative_time(stamp, now=now)
         count = f"{row.message_count} msg" if row.message_count == 1 else f"{row.message_count} msgs"
         meta = f" {inert_line(row.source)[:10]:<10} {count:>9} {when:>10} "
         live = row.is_live
@@ -283,9 +303,16 @@ class SessionList(ScrollView, can_focus=True):
                 inert_line(row.preview) or inert_line(row.id),
                 style=self._part("preview"),
             )
-        body.truncate(label_width, overflow="ellipsis", pad=True)
+        tags = self.row_tags(row)
+        tag_text = Text(no_wrap=True)
+        if row.pinned:
+            tag_text.append("★ ", style=self._part("pin"))
+        for tag in tags:
+            tag_text.append(f"{tag} ", style=self._part("tag"))
+        body.truncate(max(8, label_width - tag_text.cell_len), overflow="ellipsis", pad=True)
         line = Text(" ", no_wrap=True)
         line.append_text(glyph)
+        line.append_text(tag_text)
         line.append_text(body)
         line.append(meta, style=self._part("meta"))
         return line

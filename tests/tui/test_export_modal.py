@@ -119,7 +119,7 @@ async def test_export_whole_lineage_as_markdown(fixed_db: Path, out: Path) -> No
 async def test_export_every_session_of_the_source_filter(fixed_db: Path, out: Path) -> None:
     app = export_app(fixed_db, out)
     async with app.run_test(size=SIZE) as pilot:
-        modal = await open_export(pilot, ("s",))  # filter: cli
+        modal = await open_export(pilot, ("s", "down", "enter"))  # filter: cli, from the source picker
         assert app.screen_stack[-2].source_filter == "cli"
         assert scope_labels(modal)[2] == "Every cli session — 3"
         await choose(pilot, modal, "#export-scope", 2)

@@ -24,7 +24,7 @@ REPO = Path(__file__).resolve().parents[2]
 def _listed(db_path: Path, limit: int) -> list[tuple[str, str | None]]:
     db = SessionDB(db_path, read_only=True)
     try:
-        return [(r["id"], r["title"]) for r in db.list_sessions_rich(exclude_sources=["tool"], limit=limit)]
+        return [(r["id"], r["title"]) for r in db.list_sessions_rich(exclude_sources=["tool"], limit=limit, order_by_last_active=True)]
     finally:
         db.close()
 

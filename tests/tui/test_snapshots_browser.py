@@ -29,7 +29,7 @@ def test_snapshot_session_list(snap_compare, snap_db: Path) -> None:
 def test_snapshot_list_filtered_by_source(snap_compare, snap_db: Path) -> None:
     async def run_before(pilot) -> None:
         await settle(pilot)
-        await pilot.press("s", "s")  # all → cli → discord
+        await pilot.press("s", "down", "down", "enter")  # the source picker: all, cli, discord
         await settle(pilot)
 
     assert snap_compare(make_app(snap_db), terminal_size=SIZE, run_before=run_before)
