@@ -1325,9 +1325,16 @@ class SessionDB:
             session = self.get_session(session_id)
             if session is None:
                 return None
-            return {**session, "messages": self.get_messages(session_id)}
+            return {**self._with_prompt(session), "messages": self.get_messages(session_id)}
 
         return self._read_snapshot(read)
+
+    def _with_prompt(self, session: dict) -> dict:
+        """UC-3 for exports: the system prompt travels with the session even where the store
+        keeps it once, by hash, in ``system_prompts`` (v30); import puts it back there."""
+        if session.get("system_prompt") is None and session.get("system_prompt_hash"):
+            return {**session, "system_prompt": self.get_system_prompt(session["id"])}
+        return session
 
     def export_all(self, source: str | None = None) -> list[dict]:
         """Every session, most recently used first, with its messages (EX-2: at most
@@ -1358,7 +1365,7 @@ class SessionDB:
             row = self._fetchone(one, (session_id,))
             if row is None:
                 return None
-            return {**dict(row), "messages": self.get_messages(session_id)}
+            return {**self._with_prompt(dict(row)), "messages": self.get_messages(session_id)}
 
         for session_id in ids:
             # one snapshot per session (row and messages agree), none held across the yield

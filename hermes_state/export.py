@@ -664,6 +664,22 @@ def _import_session(
     if title is not None and "title" in column_set:
         record["title"] = title
 
+    digest = record.get("system_prompt_hash")
+    if digest is not None:
+        # A store that keeps prompts by hash (v30): the prompt goes back into system_prompts
+        # (the session row references it) and the row keeps only the hash, as upstream does.
+        has_table = conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'system_prompts'"
+        ).fetchone()
+        prompt = obj.get("system_prompt")
+        if has_table and isinstance(prompt, str):
+            conn.execute("INSERT OR IGNORE INTO system_prompts (hash, prompt) VALUES (?, ?)", (digest, prompt))
+            record["system_prompt"] = None
+        elif not has_table or not conn.execute(
+            "SELECT 1 FROM system_prompts WHERE hash = ?", (digest,)
+        ).fetchone():
+            record["system_prompt_hash"] = None  # nothing to point at: keep the text instead
+
     names = list(record)
     quoted = ", ".join('"' + name.replace('"', '""') + '"' for name in names)
     conn.execute(

@@ -373,3 +373,32 @@ def test_uc5_import_writes_active_explicitly(open_fixture, shared_fixtures_dir, 
         assert target._fetchone("PRAGMA integrity_check")[0] == "ok"
     finally:
         target.close()
+
+
+@pytest.mark.parametrize("name", ["upstream_v16.db", "upstream_v30.db", "upstream_v30_upgraded.db"])
+def test_uc6_after_every_kind_of_write_the_store_is_as_upstream_expects(writable_fixture, name, tmp_path):
+    """UC-6 on the store's own terms (its DDL and rules): after rename, archive, pin, delete,
+    undo and import the version and every schema object are unchanged and SQLite's and each
+    FTS table's integrity checks pass. (Running upstream v16's own code on such stores is done
+    outside the repository -- upstream's code is not part of this project.)"""
+    from hermes_state.export import export_to_path, import_jsonl
+    from hermes_state.trash import delete_with_snapshot, undo_delete
+
+    db = writable_fixture(name)
+    before = shape(db)
+    rows = db.list_sessions_rich(limit=100)
+    first, second = rows[0]["id"], rows[-1]["id"]
+    db.set_session_title(first, "renamed for UC-6")
+    db.set_session_archived(second, True)
+    db.set_session_archived(second, False)
+    db.set_session_pinned(first, True)
+    prompt = db.get_system_prompt(second)
+    out = tmp_path / "one.jsonl"
+    export_to_path(db, out, session_ids=[second])
+    outcome = delete_with_snapshot(lambda: db, second, sessions_dir=None)
+    assert outcome.ok and undo_delete(lambda: db, outcome.deleted).restored
+    db.delete_session(second)
+    assert import_jsonl(db, out).imported == [second]
+    assert db.get_system_prompt(second) == prompt  # a v30 prompt kept by hash comes back there
+    assert shape(db) == before
+    assert_intact(db)
