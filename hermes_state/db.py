@@ -172,6 +172,7 @@ class SessionDB:
         self._rules_for: Capabilities | None = None
         self._extra_pins: frozenset[str] | None = None
         self._pins_cache: tuple[int, frozenset[str]] | None = None
+        self._count_cache: dict[tuple, tuple[int, int]] = {}
 
         try:
             self._open(read_only)
@@ -1482,12 +1483,26 @@ class SessionDB:
         include_hidden: bool = False,
         include_delegates: bool = False,
     ) -> int:
-        """How many rows :meth:`list_sessions_rich` would list in total (for paging)."""
+        """How many rows :meth:`list_sessions_rich` would list in total (for paging).
+
+        On a read-only store (a viewer) the answer is kept until another process commits
+        (``PRAGMA data_version``): a browser asks on every page load, and counting every
+        session took ~30 ms at 50k sessions."""
         where, params = self._rich_filters(
             source, exclude_sources, False, 0, include_archived, archived_only, include_hidden,
             include_delegates,
         )
-        return int(self._fetchone(f"SELECT COUNT(*) FROM sessions s {where}", params)[0])
+        key = (where, tuple(params))
+        version = self.data_version() if self.read_only else None
+        cached = self._count_cache.get(key)
+        if version is not None and cached is not None and cached[0] == version:
+            return cached[1]
+        count = int(self._fetchone(f"SELECT COUNT(*) FROM sessions s {where}", params)[0])
+        if version is not None:
+            if len(self._count_cache) > 64:
+                self._count_cache.clear()
+            self._count_cache[key] = (version, count)
+        return count
 
     def get_summary(self, session_id: str):
         """A :class:`~hermes_state.models.SessionSummary` of one session (no projection)."""
