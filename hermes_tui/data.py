@@ -65,6 +65,26 @@ class SearchView:
     note: str | None = None
     #: Superseded by a newer query and stopped (``Connection.interrupt``): drop it.
     interrupted: bool = False
+    #: Where this page of hits starts, and whether another page may follow (BR-20).
+    offset: int = 0
+    more: bool = False
+
+    def merged(self, page: "SearchView") -> "SearchView":
+        """This answer with the next page of the same query appended: hits of a conversation
+        already shown join its group; new conversations follow (rank order: a next page only
+        appends)."""
+        groups = {g.root_id: HitGroup(g.root_id, g.label, g.source, list(g.hits)) for g in self.groups}
+        for group in page.groups:
+            if group.root_id in groups:
+                groups[group.root_id].hits.extend(group.hits)
+            else:
+                groups[group.root_id] = group
+        return SearchView(
+            query=self.query, groups=list(groups.values()), title_matches=self.title_matches,
+            path=self.path, ranking=self.ranking, hit_count=self.hit_count + page.hit_count,
+            total_estimate=page.total_estimate or self.total_estimate, elapsed_ms=page.elapsed_ms,
+            note=self.note, offset=self.offset, more=page.more,
+        )
 
 
 @dataclass
@@ -311,10 +331,12 @@ class BrowserData:
         )
 
     def search(
-        self, query: str, *, source: str | None, exclude_sources: list[str] | None, limit: int = 40
+        self, query: str, *, source: str | None, exclude_sources: list[str] | None, limit: int = 40,
+        offset: int = 0,
     ) -> SearchView:
-        """Full-text search grouped by conversation (XR-2), plus title/id matches."""
-        view = SearchView(query=query)
+        """Full-text search grouped by conversation (XR-2), plus title/id matches (first page
+        only); ``offset`` asks for a later page of hits (BR-20)."""
+        view = SearchView(query=query, offset=offset)
         if not query.strip():
             return view
         searcher = self._connection("searcher")
@@ -326,12 +348,13 @@ class BrowserData:
         # releases the GIL while a statement runs, so the two queries overlap on two cores.
         titles = self._pool.submit(
             self.match_sessions, cut_query, source=source, exclude_sources=exclude_sources
-        )
+        ) if offset == 0 else None
         try:
             result = self._retry(
                 lambda: searcher.search(
                     query,
                     limit=limit,
+                    offset=offset,
                     source_filter=[source] if source else None,
                     exclude_sources=None if source else exclude_sources,
                     prefix_last=True,
@@ -339,7 +362,8 @@ class BrowserData:
             )
         except Exception as exc:
             if is_interrupted(exc):
-                titles.cancel()
+                if titles is not None:
+                    titles.cancel()
                 view.interrupted = True
                 return view
             raise
@@ -348,6 +372,7 @@ class BrowserData:
         view.elapsed_ms = result.elapsed_ms
         view.total_estimate = result.total_estimate
         view.hit_count = len(result.hits)
+        view.more = len(result.hits) >= limit
         view.note = getattr(result, "note", None) or getattr(result, "error", None)
         roots = self._roots_of({hit.session_id for hit in result.hits})
         conversations = group_hits_by_conversation(searcher, result.hits, roots)
@@ -361,7 +386,7 @@ class BrowserData:
             )
             for c in conversations
         ]
-        view.title_matches = titles.result()
+        view.title_matches = titles.result() if titles is not None else []
         return view
 
     def _roots_of(self, session_ids: set[str]) -> dict[str, str]:

@@ -19,8 +19,10 @@ class SearchFinished(Message):
     (BR-16) rather than shown from the top.
     """
 
-    def __init__(self, query: str, view: Any, *, keep: bool = False) -> None:
+    def __init__(self, query: str, view: Any, *, keep: bool = False, page: bool = False) -> None:
         super().__init__()
         self.query = query
         self.view = view
         self.keep = keep
+        #: A later page of hits of the same query, to append (BR-20).
+        self.page = page

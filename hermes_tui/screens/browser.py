@@ -408,11 +408,28 @@ class BrowserScreen(SessionFlows, HermesScreen):
         view = self.ctx.store.search(query, source=self.source_filter, exclude_sources=self.exclude_sources)
         self.post_message(SearchFinished(query, view, keep=keep))
 
+    @on(SearchResults.NeedMore, "#results")
+    def _need_more(self, event: SearchResults.NeedMore) -> None:
+        if event.query == self._search_query:
+            self.load_more(event.query, event.offset)
+
+    @work(thread=True, group="search-more", exclusive=True, exit_on_error=False)
+    def load_more(self, query: str, offset: int) -> None:
+        view = self.ctx.store.search(
+            query, source=self.source_filter, exclude_sources=self.exclude_sources, offset=offset
+        )
+        self.post_message(SearchFinished(query, view, page=True))
+
     @on(SearchFinished)
     def _search_finished(self, event: SearchFinished) -> None:
         view: SearchView = event.view
         if view.interrupted:
             return  # superseded; the newer search answers
+        if event.page:
+            if event.query == self._search_query:
+                self.results.append(view)
+                self._search_subtitle(self.results.view)
+            return
         if event.query == self._search_query:
             self._searching = False
         if event.query != self._search_query or not event.query.strip():
@@ -421,8 +438,21 @@ class BrowserScreen(SessionFlows, HermesScreen):
         keep = event.keep and switcher.current == "results"
         switcher.current = "results"
         self.results.show(view, keep=keep)
+        self.query_one("#main").border_title = f"Search · {self._filter_label()}"
+        self._search_subtitle(view)
+        if not view.groups and not view.title_matches:
+            self._show_detail(None)  # BR-20: nothing highlighted, nothing to describe
+        if not keep:
+            started = self._keystroke_at
+            self.call_after_refresh(
+                lambda: self.search_latencies.append((event.query, time.perf_counter() - started))
+            )
+
+    def _search_subtitle(self, view: SearchView | None) -> None:
+        """Path, ranking, hits shown of the estimated total, conversations, time, notes."""
+        if view is None:
+            return
         main = self.query_one("#main")
-        main.border_title = f"Search · {self._filter_label()}"
         hits = f"{view.hit_count} hit{'s' if view.hit_count != 1 else ''}"
         if view.total_estimate and view.total_estimate > view.hit_count:
             hits += f" of ~{view.total_estimate:,}"
@@ -434,11 +464,6 @@ class BrowserScreen(SessionFlows, HermesScreen):
         if view.note:
             parts.append(view.note)
         main.border_subtitle = " · ".join(parts)
-        if not keep:
-            started = self._keystroke_at
-            self.call_after_refresh(
-                lambda: self.search_latencies.append((event.query, time.perf_counter() - started))
-            )
 
     def _show_list(self) -> None:
         self.query_one(ContentSwitcher).current = "sessions"

@@ -168,11 +168,25 @@ class SearchResults(ScrollView, can_focus=True):
             super().__init__(widget)
             self.session_id = session_id
 
+    class NeedMore(WidgetMessage):
+        """The cursor is near the last hit and the answer may go on: load the next page
+        (BR-20); ``offset`` is how many hits are shown."""
+
+        def __init__(self, widget, query: str, offset: int) -> None:
+            super().__init__(widget)
+            self.query = query
+            self.offset = offset
+
+    #: Hits from the end at which the next page is asked for.
+    MORE_AHEAD = 3
+
     def __init__(self, *, clock: Callable[[], float], id: str | None = None) -> None:
         super().__init__(id=id)
         self.clock = clock
         self.view: SearchView | None = None
         self._rows: list[_Row] = []
+        #: A next page was asked for and has not arrived yet.
+        self.loading_more = False
 
     @property
     def option_count(self) -> int:
@@ -199,6 +213,8 @@ class SearchResults(ScrollView, can_focus=True):
         ``keep`` (a refresh of the same query, BR-16): the highlighted hit stays highlighted
         and on the same screen row; when it is gone, the cursor keeps its row.
         """
+        if not keep:
+            self.loading_more = False
         previous = self.target_of_highlighted() if keep else None
         screen_row = (self.cursor - self.scroll_offset.y) if (keep and self.cursor is not None) else 0
         old_cursor = self.cursor if keep else None
@@ -250,6 +266,15 @@ class SearchResults(ScrollView, can_focus=True):
                 room = width - line.cell_len
                 line.append_text(snippet_text(hit.snippet, hit.spans, match_style, room))
                 rows.append(_Row(line, (hit.session_id, hit.id)))
+        if not rows:
+            # BR-20: an empty answer says so in the pane, with the reason when there is one.
+            line = Text("   No message, title or id matches ", no_wrap=True, overflow="ellipsis")
+            line.append(f"“{inert_line(view.query)}”", style="bold")
+            if view.note:
+                line.append(f" — {inert_line(view.note)}", style=meta_style)
+            rows.append(_Row(line, None))
+        elif view.more:
+            rows.append(_Row(Text("   … more hits load as you move down", style=meta_style), None))
         return rows
 
     def _row_styles(self) -> tuple:
@@ -275,6 +300,20 @@ class SearchResults(ScrollView, can_focus=True):
         self.refresh()
         target = self.target_of_highlighted()
         self.post_message(self.HitHighlighted(self, target[0] if target else None))
+        view = self.view
+        if (
+            cursor is not None and view is not None and view.more and not self.loading_more
+            and cursor >= len(self._rows) - 1 - self.MORE_AHEAD
+        ):
+            self.loading_more = True
+            self.post_message(self.NeedMore(self, view.query, view.offset + view.hit_count))
+
+    def append(self, page: SearchView) -> None:
+        """The next page of the same answer: merged in place (cursor and scroll kept)."""
+        self.loading_more = False
+        if self.view is None or page.query != self.view.query:
+            return
+        self.show(self.view.merged(page), keep=True)
 
     def _step(self, delta: int) -> None:
         if self.cursor is None:

@@ -1,0 +1,63 @@
+"""BR-20: the search pane pages past the first screenful and says when an answer is empty."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hermes_tui.widgets.detail import DetailPane
+from hermes_tui.widgets.search import SearchResults
+
+from .conftest import SIZE, make_app, settle
+from .test_live_reader import WORD, build_many, wait_until
+
+
+def pane_text(results: SearchResults) -> str:
+    return "\n".join(row.text.plain for row in results._rows)
+
+
+async def test_br20_scrolling_past_the_last_hit_loads_the_next_page(tmp_path: Path) -> None:
+    db = build_many(tmp_path / "state.db", sessions=120)
+    app = make_app(db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("/", *WORD)
+        await settle(pilot)
+        results = app.screen.query_one(SearchResults)
+        first = results.view.hit_count
+        assert first == 40 and results.view.more
+        assert "more hits load as you move down" in pane_text(results)
+        subtitle = str(app.screen.query_one("#main").border_subtitle)
+        assert "40 hits" in subtitle
+        targets_before = [row.target for row in results._rows if row.target]
+        for _ in range(first + 5):
+            results.action_cursor_down()
+            await pilot.pause()
+        await settle(pilot)
+        await wait_until(pilot, lambda: results.view.hit_count > first)
+        # The first page is kept as it was, the next one follows it; the count in the title grows.
+        targets_after = [row.target for row in results._rows if row.target]
+        assert targets_after[: len(targets_before)] == targets_before
+        assert len(set(targets_after)) == len(targets_after)
+        assert f"{results.view.hit_count} hits" in str(app.screen.query_one("#main").border_subtitle)
+
+
+async def test_br20_an_empty_answer_says_so_in_the_pane_and_clears_the_detail(fixed_db: Path) -> None:
+    app = make_app(fixed_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app.screen.query_one(DetailPane).summary is not None
+        await pilot.press("/", *"zqxjkvbw")
+        await settle(pilot)
+        results = app.screen.query_one(SearchResults)
+        assert "No message, title or id matches “zqxjkvbw”" in pane_text(results)
+        assert app.screen.query_one(DetailPane).summary is None
+
+
+async def test_br20_a_query_with_nothing_searchable_gives_the_reason(fixed_db: Path) -> None:
+    app = make_app(fixed_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("/", *"***")
+        await settle(pilot)
+        text = pane_text(app.screen.query_one(SearchResults))
+        assert "No message, title or id matches “***”" in text and "nothing searchable" in text
