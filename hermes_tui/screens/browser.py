@@ -44,6 +44,9 @@ from ..widgets.session_list import SessionList
 from ..widgets.status import StatusLine
 
 
+#: Hits per page of the search pane (more than a screenful; the next page loads as you move).
+SEARCH_PAGE = 40
+
 @dataclass
 class Window:
     """Pages around a row, loaded together so a refresh lands in one step."""
@@ -401,11 +404,17 @@ class BrowserScreen(SessionFlows, HermesScreen):
         if self._searching:
             self.ctx.store.interrupt_search()
         self._searching = True
-        self.run_search(query, keep)
+        shown = self.results.view
+        # A refresh asks for as many hits as are shown, so pages already loaded (BR-20) stay.
+        limit = max(SEARCH_PAGE, shown.hit_count) if keep and shown is not None else SEARCH_PAGE
+        self.run_search(query, keep, limit)
 
     @work(thread=True, group="search", exclusive=True, exit_on_error=False)
-    def run_search(self, query: str, keep: bool = False) -> None:
-        view = self.ctx.store.search(query, source=self.source_filter, exclude_sources=self.exclude_sources)
+    def run_search(self, query: str, keep: bool = False, limit: int = 40) -> None:
+        view = self.ctx.store.search(
+            query, source=self.source_filter, exclude_sources=self.exclude_sources, limit=limit
+        )
+        view.more = view.more and view.hit_count >= SEARCH_PAGE
         self.post_message(SearchFinished(query, view, keep=keep))
 
     @on(SearchResults.NeedMore, "#results")
@@ -416,7 +425,8 @@ class BrowserScreen(SessionFlows, HermesScreen):
     @work(thread=True, group="search-more", exclusive=True, exit_on_error=False)
     def load_more(self, query: str, offset: int) -> None:
         view = self.ctx.store.search(
-            query, source=self.source_filter, exclude_sources=self.exclude_sources, offset=offset
+            query, source=self.source_filter, exclude_sources=self.exclude_sources,
+            limit=SEARCH_PAGE, offset=offset,
         )
         self.post_message(SearchFinished(query, view, page=True))
 

@@ -61,3 +61,28 @@ async def test_br20_a_query_with_nothing_searchable_gives_the_reason(fixed_db: P
         await settle(pilot)
         text = pane_text(app.screen.query_one(SearchResults))
         assert "No message, title or id matches “***”" in text and "nothing searchable" in text
+
+
+async def test_br20_br16_a_commit_keeps_the_pages_already_loaded(tmp_path: Path) -> None:
+    from .test_live_reader import start_writer
+
+    db = build_many(tmp_path / "state.db", sessions=120)
+    app = make_app(db, watch=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("/", *WORD)
+        await settle(pilot)
+        results = app.screen.query_one(SearchResults)
+        for _ in range(45):
+            results.action_cursor_down()
+            await pilot.pause()
+        await wait_until(pilot, lambda: results.view.hit_count > 40)
+        await settle(pilot)
+        target = results.target_of_highlighted()
+        shown = results.view.hit_count
+        writer = start_writer(db, "sessions", "fig", 2, 0.1)  # commits that do not match
+        writer.wait(timeout=30)
+        await pilot.pause(1.0)
+        await settle(pilot)
+        assert results.view.hit_count >= shown  # the second page was not dropped
+        assert results.target_of_highlighted() == target
