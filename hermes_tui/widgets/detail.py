@@ -85,6 +85,14 @@ class DetailPane(Widget):
             row("tokens", f"{_tokens(summary.input_tokens)} in / {_tokens(summary.output_tokens)} out")
         if summary.estimated_cost_usd:
             row("cost", f"${summary.estimated_cost_usd:.4f}")
+        # BR-13: the workspace, when the store knows it (v16 cwd; v30 git repository and branch).
+        if summary.cwd:
+            row("cwd", _home(summary.cwd))
+        if summary.git_repo_root:
+            repo = _home(summary.git_repo_root)
+            row("git", f"{repo} @ {inert_line(summary.git_branch)}" if summary.git_branch else repo)
+        elif summary.git_branch:
+            row("branch", inert_line(summary.git_branch))
         parts: list[Any] = [title, grid]
         if self.lane is not None:
             parts.append(Text(""))
@@ -103,3 +111,14 @@ class DetailPane(Widget):
         for label, value in lane_rows(lane):
             grid.add_row(label, Text(inert_line(value)))
         return Group(Text("Gateway lane", style="bold"), grid)
+
+
+def _home(path: str) -> str:
+    """A path as people read it: the home directory as ``~`` (the path is data: made inert)."""
+    import os
+
+    text = inert_line(path)
+    home = os.path.expanduser("~")
+    if home and home != "/" and (text == home or text.startswith(home + "/")):
+        return "~" + text[len(home):]
+    return text

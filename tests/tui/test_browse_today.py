@@ -325,3 +325,31 @@ async def test_br15_toggle_shows_hidden_internal_and_delegate_runs_marked(upstre
         await pilot.press("H")
         await settle(pilot)
         assert {lst.row(i).id for i in range(lst.total)} == before
+
+
+async def test_br13_detail_pane_shows_the_workspace(shared_fixtures_dir, tmp_path, monkeypatch) -> None:
+    """cwd, git repository and branch of the highlighted session (v30 columns), home as ~."""
+    import shutil
+
+    from hermes_tui.widgets.detail import DetailPane
+    from hermes_tui.widgets.session_list import SessionList
+
+    from .conftest import SIZE, make_app, settle
+
+    monkeypatch.setenv("HOME", "/home/u")
+    db = tmp_path / "state.db"
+    shutil.copyfile(shared_fixtures_dir / "upstream_v30.db", db)
+    app = make_app(db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        lst = app.screen.query_one(SessionList)
+        index = next(i for i in range(lst.total) if lst.row(i) and lst.row(i).id.endswith("_s1"))
+        lst.move_to(index)
+        await settle(pilot)
+        pane = app.screen.query_one(DetailPane)
+        assert pane.summary.id.endswith("_s1")
+        text = app.export_screenshot()
+        import html
+        import re
+        plain = html.unescape(" ".join(re.findall(r">([^<]*)</text>", text))).replace("\xa0", " ")
+        assert "~/webapp" in plain and "feat/auth" in plain
