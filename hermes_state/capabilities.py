@@ -105,6 +105,16 @@ class Capabilities:
         return "archived" in self.session_columns
 
     @property
+    def archive_problem(self) -> str | None:
+        """Why this store cannot archive (no ``sessions.archived`` column), or None (UC-5)."""
+        if self.has_archived:
+            return None
+        return (
+            f"this store (schema {self.schema_version}) has no archived column; archiving needs "
+            "a store written by Hermes v16 or later"
+        )
+
+    @property
     def has_pinned(self) -> bool:
         return "pinned" in self.session_columns
 

@@ -457,8 +457,9 @@ def _cmd_flag(args: argparse.Namespace, name: str) -> int:
     flag, value, _help = _FLAG_COMMANDS[name]
     with open_store("write") as db:
         ids = [resolve_id(db, arg) for arg in args.session_ids]
-        if flag == "archived" and not db.capabilities.has_archived:
-            raise CliExit(f"Error: this store (schema {db.opened_version}) cannot archive; nothing was changed.")
+        problem = db.capabilities.archive_problem if flag == "archived" else None
+        if problem:
+            raise CliExit(f"Error: {problem}; nothing was changed.")
         for session_id in ids:
             if flag == "archived":
                 db.set_session_archived(session_id, value)

@@ -404,13 +404,7 @@ class BrowserData:
 
     def archive_unavailable(self) -> str | None:
         """Why this store cannot archive (no ``sessions.archived`` column), or None (BR-11)."""
-        caps = self.read(lambda db: db.capabilities)
-        if caps.has_archived:
-            return None
-        return (
-            f"this store (schema {caps.schema_version}) has no archived column; archiving needs "
-            "a store written by Hermes v16 or later"
-        )
+        return self.read(lambda db: db.capabilities.archive_problem)
 
     def set_archived(self, session_id: str, archived: bool) -> bool:
         """Archive or unarchive a conversation's whole compression lineage (UC-5)."""
