@@ -711,6 +711,7 @@ class SessionDB:
         archived_only: bool = False,
         include_hidden: bool = False,
         include_delegates: bool = False,
+        workspace: str | None = None,
     ) -> tuple[str, list[Any]]:
         """WHERE clause (alias ``s``) shared by listing and counting."""
         where, params = _list_filters(self.rules, source, exclude_sources, include_children, include_delegates)
@@ -727,6 +728,10 @@ class SessionDB:
             clauses.append("0")
         if not include_hidden and self._has_session_column("hidden"):
             clauses.append("COALESCE(s.hidden, 0) = 0")  # UC-3: hidden unless asked for
+        narrow, narrow_params = self.rules.workspace_clause(workspace)
+        if narrow is not None:  # BR-13: one workspace
+            clauses.append(narrow)
+            params.extend(narrow_params)
         return ("WHERE " + " AND ".join(clauses)) if clauses else "", params
 
     def message_count(self, session_id: str | None = None) -> int:
@@ -1084,6 +1089,7 @@ class SessionDB:
         id_query: str | None = None,
         include_hidden: bool = False,
         include_delegates: bool = False,
+        workspace: str | None = None,
     ) -> list[dict]:
         """Sessions newest-started first with ``preview`` and ``last_active`` (LI-2 … LI-5).
 
@@ -1098,7 +1104,7 @@ class SessionDB:
         """
         where, params = self._rich_filters(
             source, exclude_sources, include_children, min_message_count,
-            include_archived, archived_only, include_hidden, include_delegates,
+            include_archived, archived_only, include_hidden, include_delegates, workspace,
         )
         needle = (id_query or "").strip().lower()
         fast = None
@@ -1428,6 +1434,7 @@ class SessionDB:
         exclude_sources: list[str] | None = None,
         role_filter: list[str] | None = None,
         prefix_last: bool = False,
+        workspace: str | None = None,
     ):
         """Structured, latency-bounded search for the UI → :class:`~hermes_state.models.SearchResult`.
 
@@ -1447,6 +1454,7 @@ class SessionDB:
             exclude_sources=exclude_sources,
             role_filter=role_filter,
             prefix_last=prefix_last,
+            workspace=workspace,
         )
 
     # ------------------------------------------------------------------ typed read API
@@ -1463,6 +1471,7 @@ class SessionDB:
         include_hidden: bool = False,
         order_by_last_active: bool = False,
         include_delegates: bool = False,
+        workspace: str | None = None,
     ):
         """Typed rows of :meth:`list_sessions_rich` (compression chains shown at their tip)."""
         from .models import SessionSummary
@@ -1471,6 +1480,7 @@ class SessionDB:
             source, exclude_sources, limit=limit, offset=offset, include_archived=include_archived,
             archived_only=archived_only, include_hidden=include_hidden,
             order_by_last_active=order_by_last_active, include_delegates=include_delegates,
+            workspace=workspace,
         )
         return [SessionSummary.from_row(row) for row in rows]
 
@@ -1482,6 +1492,7 @@ class SessionDB:
         archived_only: bool = False,
         include_hidden: bool = False,
         include_delegates: bool = False,
+        workspace: str | None = None,
     ) -> int:
         """How many rows :meth:`list_sessions_rich` would list in total (for paging).
 
@@ -1490,7 +1501,7 @@ class SessionDB:
         session took ~30 ms at 50k sessions."""
         where, params = self._rich_filters(
             source, exclude_sources, False, 0, include_archived, archived_only, include_hidden,
-            include_delegates,
+            include_delegates, workspace,
         )
         key = (where, tuple(params))
         version = self.data_version() if self.read_only else None

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable
 
 from .db import compute_preview
 from .models import SessionSummary
 from .query import escape_like
-from .visibility import INTERNAL_SOURCES
+from .visibility import INTERNAL_SOURCES, NO_WORKSPACE
 
 if TYPE_CHECKING:
     from .db import SessionDB
@@ -65,21 +66,78 @@ def page(
     include_hidden: bool = False,
     by_activity: bool = False,
     include_delegates: bool = False,
+    workspace: str | None = None,
 ) -> tuple[list[SessionSummary], int]:
     """One page of the human list (compression chains at their tip) and the list's length.
 
     ``view`` filters archived conversations (BR-11); ``include_hidden`` shows sessions marked
     hidden (BR-15); ``by_activity`` orders by last activity instead of start (BR-10). Pinned
-    conversations come first in every order (BR-12).
+    conversations come first in every order (BR-12). ``workspace`` narrows to one workspace
+    (BR-13; :data:`NO_WORKSPACE`: those without one).
     """
     options = view_options(view)
     rows = db.list_summaries(
         source, exclude_sources, limit=limit, offset=offset, include_hidden=include_hidden,
-        order_by_last_active=by_activity, include_delegates=include_delegates, **options,
+        order_by_last_active=by_activity, include_delegates=include_delegates, workspace=workspace,
+        **options,
     )
     return rows, db.count_listed(
-        source, exclude_sources, include_hidden=include_hidden, include_delegates=include_delegates, **options
+        source, exclude_sources, include_hidden=include_hidden, include_delegates=include_delegates,
+        workspace=workspace, **options,
     )
+
+
+@dataclass(frozen=True)
+class WorkspaceCount:
+    """One workspace of the picker (BR-13): its path (:data:`NO_WORKSPACE` for conversations
+    whose store row names none) and how many listed conversations it has."""
+
+    workspace: str
+    count: int
+
+
+def workspace_counts(
+    db: "SessionDB",
+    *,
+    source: str | None = None,
+    exclude_sources: list[str] | None = None,
+    view: str = "active",
+    include_hidden: bool = False,
+    include_delegates: bool = False,
+) -> list[WorkspaceCount]:
+    """Every workspace with the number of conversations the list would show in it under the
+    other filters, busiest first (one grouped scan of ``sessions``; none on stores before v16)."""
+    expr = db.rules.workspace_sql()
+    caps = db.capabilities
+    if expr is None or not (caps.has_cwd or caps.has_git_repo_root):
+        return []  # the store records no workspace (a read-only open shows NULL columns)
+    where, params = db._rich_filters(
+        source, exclude_sources, False, 0, include_hidden=include_hidden,
+        include_delegates=include_delegates, **view_options(view),
+    )
+    rows = db._fetchall(
+        f"SELECT {expr} AS w, COUNT(*) AS n FROM sessions s {where} GROUP BY w "
+        "ORDER BY n DESC, w IS NULL, w",
+        params,
+    )
+    return [WorkspaceCount(row[0] if row[0] is not None else NO_WORKSPACE, int(row[1])) for row in rows]
+
+
+def workspace_session_ids(
+    db: "SessionDB",
+    workspace: str,
+    source: str | None = None,
+    exclude_sources: list[str] | None = None,
+) -> list[str]:
+    """Every session in ``workspace`` (children included: an export takes whole lineages),
+    newest first, under the source filters (BR-13; :data:`NO_WORKSPACE`: those without one)."""
+    narrow, params = db.rules.workspace_clause(workspace)
+    extra, extra_params = _source_clause(source, exclude_sources)
+    rows = db._fetchall(
+        f"SELECT s.id FROM sessions s WHERE {narrow}{extra} ORDER BY s.started_at DESC",
+        [*params, *extra_params],
+    )
+    return [row[0] for row in rows]
 
 
 def page_of_ids(
@@ -122,6 +180,7 @@ def match_sessions(
     source: str | None = None,
     exclude_sources: list[str] | None = None,
     limit: int = 8,
+    workspace: str | None = None,
 ) -> list[SessionSummary]:
     """Sessions whose id starts with ``text`` or whose title contains it (BR-2 a).
 
@@ -134,6 +193,14 @@ def match_sessions(
     if not text:
         return []
     filters, fparams = _source_clause(source, exclude_sources)
+    narrow, narrow_params = db.rules.workspace_clause(workspace)
+    if narrow is not None:
+        filters += f" AND {narrow}"
+        fparams = fparams + narrow_params
+    recent_columns = "id, title, source, started_at" + "".join(
+        f", {column}" for column, present in (("cwd", db.rules.cwd), ("git_repo_root", db.rules.git_repo_root))
+        if present
+    )
 
     def read(conn: sqlite3.Connection) -> list[str]:
         found: list[str] = []
@@ -154,7 +221,7 @@ def match_sessions(
         if len(text) >= 3 and len(found) < limit:
             like = f"%{escape_like(text)}%"
             recent = add(conn.execute(
-                "SELECT s.id FROM (SELECT id, title, source, started_at FROM sessions "
+                f"SELECT s.id FROM (SELECT {recent_columns} FROM sessions "
                 f"ORDER BY started_at DESC LIMIT {RECENT_TITLE_WINDOW}) s "
                 f"WHERE s.title LIKE ? ESCAPE '\\'{filters} ORDER BY s.started_at DESC LIMIT ?",
                 [like, *fparams, limit],

@@ -672,6 +672,7 @@ def search(
     role_filter: Sequence[str] | None = None,
     prefix_last: bool = False,
     budget_ms: float = DEFAULT_BUDGET_MS,
+    workspace: str | None = None,
 ) -> "SearchResult":
     """Structured, latency-bounded search for the UI (see the module docstring).
 
@@ -680,7 +681,8 @@ def search(
     :func:`search_messages`; may be slow for very common words) or ``newest``.
     ``prefix_last=True`` treats the last plain word (≥ 3 characters) as a prefix, for
     search-as-you-type: ``dock`` finds ``docker``. Filters as in SR-4. Never raises on the
-    query text: failures are reported in ``error``.
+    query text: failures are reported in ``error``. ``workspace`` keeps the messages of
+    sessions in that workspace (BR-13, as :func:`hermes_state.listing.page`).
     """
     from .models import SearchResult
 
@@ -708,6 +710,10 @@ def search(
     if not q:
         return done(note="query had nothing searchable")
     filters, params = _filter_sql(source_filter, exclude_sources, role_filter, db.rules.findable("m"))
+    narrow, narrow_params = db.rules.workspace_clause(workspace)
+    if narrow is not None:
+        filters.append(narrow)
+        params.extend(narrow_params)
 
     def run(conn: sqlite3.Connection) -> "SearchResult":
         ctx = _Ctx(conn, filters, params, limit, offset, sort, _Budget(budget_ms))

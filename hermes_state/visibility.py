@@ -62,6 +62,10 @@ def _quoted(values: tuple[str, ...]) -> str:
     return ",".join("'" + v.replace("'", "''") + "'" for v in values)
 
 
+#: The workspace filter value that selects sessions with no known workspace (BR-13).
+NO_WORKSPACE = ""
+
+
 @dataclass(frozen=True)
 class Rules:
     """The UC-3 rules for one store, by what its schema has."""
@@ -74,6 +78,8 @@ class Rules:
     pinned: bool = False
     session_key: bool = False
     system_prompts: bool = False
+    cwd: bool = False
+    git_repo_root: bool = False
 
     @classmethod
     def of(cls, db: "SessionDB") -> "Rules":
@@ -87,6 +93,8 @@ class Rules:
             pinned=db._has_session_column("pinned"),
             session_key=db._has_session_column("session_key"),
             system_prompts=caps.has_table("system_prompts") and db._has_session_column("system_prompt_hash"),
+            cwd=db._has_session_column("cwd"),
+            git_repo_root=db._has_session_column("git_repo_root"),
         )
 
     # ------------------------------------------------------------------ messages
@@ -177,6 +185,29 @@ class Rules:
     def pinned_first(self, s: str = "s") -> str:
         """An ORDER BY term putting pinned sessions first (nothing without the column)."""
         return f"COALESCE({s}.pinned, 0) DESC, " if self.pinned else ""
+
+    def workspace_sql(self, s: str = "s") -> str | None:
+        """A session's workspace (BR-13): its git repository when known, else its working
+        directory; None on stores that record neither (before upstream v16)."""
+        parts = []
+        if self.git_repo_root:
+            parts.append(f"NULLIF({s}.git_repo_root, '')")
+        if self.cwd:
+            parts.append(f"NULLIF({s}.cwd, '')")
+        if not parts:
+            return None
+        return parts[0] if len(parts) == 1 else f"COALESCE({', '.join(parts)})"
+
+    def workspace_clause(self, workspace: str | None, s: str = "s") -> tuple[str | None, list[str]]:
+        """The filter to one workspace: ``None`` none, ``NO_WORKSPACE`` sessions without one."""
+        if workspace is None:
+            return None, []
+        expr = self.workspace_sql(s)
+        if expr is None:
+            return ("1" if workspace == NO_WORKSPACE else "0"), []
+        if workspace == NO_WORKSPACE:
+            return f"{expr} IS NULL", []
+        return f"{expr} = ?", [workspace]
 
     def system_prompt_sql(self, s: str = "s") -> str:
         if self.system_prompts:

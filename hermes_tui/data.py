@@ -279,11 +279,25 @@ class BrowserData:
         include_hidden: bool = False,
         by_activity: bool = False,
         include_delegates: bool = False,
+        workspace: str | None = None,
     ) -> tuple[list[SessionSummary], int]:
         return self.read(
             lambda db: listing.page(
                 db, offset, limit, source=source, exclude_sources=exclude_sources, view=view,
                 include_hidden=include_hidden, by_activity=by_activity, include_delegates=include_delegates,
+                workspace=workspace,
+            )
+        )
+
+    def workspace_counts(
+        self, *, source: str | None, exclude_sources: list[str] | None, view: str = "active",
+        include_hidden: bool = False,
+    ) -> list[listing.WorkspaceCount]:
+        """Each workspace with its conversation count under the other filters (BR-13)."""
+        return self.read(
+            lambda db: listing.workspace_counts(
+                db, source=source, exclude_sources=exclude_sources, view=view,
+                include_hidden=include_hidden, include_delegates=include_hidden,
             )
         )
 
@@ -322,17 +336,20 @@ class BrowserData:
     # ------------------------------------------------------------------ search
 
     def match_sessions(
-        self, text: str, *, source: str | None, exclude_sources: list[str] | None, limit: int = 8
+        self, text: str, *, source: str | None, exclude_sources: list[str] | None, limit: int = 8,
+        workspace: str | None = None,
     ) -> list[SessionSummary]:
         """Sessions whose title contains ``text`` or whose id starts with it (BR-2 a)."""
         aux = self._connection("aux")
         return self._retry(
-            lambda: listing.match_sessions(aux, text, source=source, exclude_sources=exclude_sources, limit=limit)
+            lambda: listing.match_sessions(
+                aux, text, source=source, exclude_sources=exclude_sources, limit=limit, workspace=workspace
+            )
         )
 
     def search(
         self, query: str, *, source: str | None, exclude_sources: list[str] | None, limit: int = 40,
-        offset: int = 0,
+        offset: int = 0, workspace: str | None = None,
     ) -> SearchView:
         """Full-text search grouped by conversation (XR-2), plus title/id matches (first page
         only); ``offset`` asks for a later page of hits (BR-20)."""
@@ -347,7 +364,8 @@ class BrowserData:
         # Title/id matching runs beside the full-text search on its own connection: SQLite
         # releases the GIL while a statement runs, so the two queries overlap on two cores.
         titles = self._pool.submit(
-            self.match_sessions, cut_query, source=source, exclude_sources=exclude_sources
+            self.match_sessions, cut_query, source=source, exclude_sources=exclude_sources,
+            workspace=workspace,
         ) if offset == 0 else None
         try:
             result = self._retry(
@@ -358,6 +376,7 @@ class BrowserData:
                     source_filter=[source] if source else None,
                     exclude_sources=None if source else exclude_sources,
                     prefix_last=True,
+                    workspace=workspace,
                 )
             )
         except Exception as exc:

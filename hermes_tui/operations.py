@@ -21,7 +21,10 @@ from hermes_state.errors import TitleChangedError, describe_write_error
 from hermes_state.export import iter_export, render_chunks
 from hermes_state.paths import write_atomic
 from hermes_state.titles import sanitize_title
+from hermes_state.listing import workspace_session_ids
 from hermes_state.trash import DeletedSession
+
+from .textsafe import home_path
 
 ProgressCallback = Callable[[int, int], None]
 
@@ -193,7 +196,9 @@ def file_stamp(now: float) -> str:
     return datetime.fromtimestamp(now).strftime("%Y%m%d-%H%M%S")
 
 
-def _hit_session_ids(reader: SessionDB, query: str, source: str | None, exclude: list[str] | None) -> list[str]:
+def _hit_session_ids(
+    reader: SessionDB, query: str, source: str | None, exclude: list[str] | None, workspace: str | None = None
+) -> list[str]:
     """Sessions of the messages matching ``query``, in hit order (first hit first)."""
     search = getattr(reader, "search", None)
     if search is not None:
@@ -203,6 +208,7 @@ def _hit_session_ids(reader: SessionDB, query: str, source: str | None, exclude:
             source_filter=[source] if source else None,
             exclude_sources=None if source else exclude,
             prefix_last=True,
+            workspace=workspace,
         )
         hits = [getattr(hit, "session_id", None) for hit in result.hits]
     else:
@@ -225,9 +231,34 @@ def plan_export(
     exclude_sources: list[str] | None,
     directory: Path,
     now: float,
+    marked: list[str] | None = None,
+    workspace: str | None = None,
 ) -> ExportPlan:
-    """The scopes offered for an export started on ``session_id`` with the screen's state."""
+    """The scopes offered for an export started on ``session_id`` with the screen's state.
+
+    ``marked`` conversations (BR-14) come first, each with its whole lineage; ``workspace``
+    narrows the "every session" scope to one workspace (BR-13).
+    """
     scopes: list[ExportScope] = []
+    if marked:
+        family: list[str] = []
+        for marked_id in marked:
+            if reader.get_session(marked_id) is None:
+                continue
+            for member in reader.get_descendants(reader.get_lineage_root(marked_id)):
+                if member not in family:
+                    family.append(member)
+        k = len(marked)
+        scopes.append(
+            ExportScope(
+                "marked",
+                f"Marked — {k} conversation{'s' if k != 1 else ''}, {len(family)} session{'s' if len(family) != 1 else ''}",
+                "marked",
+                len(family),
+                tuple(family),
+                unavailable=None if family else "the marked conversations no longer exist",
+            )
+        )
     if session_id and reader.get_session(session_id) is not None:
         summary = reader.get_summary(session_id)
         label = (summary.label if summary else None) or session_id
@@ -247,7 +278,7 @@ def plan_export(
         text = _one_line(query)
         where = f" in {source}" if source else ""
         try:
-            ids = _hit_session_ids(reader, query, source, exclude_sources)
+            ids = _hit_session_ids(reader, query, source, exclude_sources, workspace)
         except Exception as exc:  # the search path reports its own problems
             scopes.append(
                 ExportScope("search", f"Sessions matching “{text[:40]}”{where}", "search", 0, (),
@@ -265,6 +296,20 @@ def plan_export(
                     unavailable=None if n else "no session matches this search",
                 )
             )
+    elif workspace is not None:
+        ids = workspace_session_ids(reader, workspace, source, exclude_sources)
+        n = len(ids)
+        where = f"in {home_path(workspace)}" if workspace else "with no workspace"
+        scopes.append(
+            ExportScope(
+                "workspace",
+                f"Every session {where} — {n}",
+                f"workspace-{_slug(workspace) or 'none'}",
+                n,
+                tuple(ids),
+                unavailable=None if n else "no session in this workspace",
+            )
+        )
     elif source:
         n = reader.session_count(source)
         scopes.append(

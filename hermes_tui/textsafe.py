@@ -84,3 +84,14 @@ def fit_cells(text: str, width: int, pad: int | None = None, ellipsis: str = "â€
     if pad is not None:
         text += " " * max(0, pad - cell_len(text))
     return text
+
+
+def home_path(path: str) -> str:
+    """A path as people read it: the home directory as ``~`` (the path is data: made inert)."""
+    import os
+
+    text = inert_line(path)
+    home = os.path.expanduser("~")
+    if home and home != "/" and (text == home or text.startswith(home + "/")):
+        return "~" + text[len(home):]
+    return text

@@ -34,6 +34,7 @@ from ..context import Access, AppContext, StoreChange, StoreStatus
 from ..data import SearchView
 from ..messages import SearchFinished
 from ..modals.source_picker import SourcePicker
+from ..modals.workspace_picker import WorkspacePick, WorkspacePicker, workspace_label
 from ..textsafe import InertHighlighter, inert_line
 from .base import HermesScreen
 from .flows import SessionFlows
@@ -82,6 +83,8 @@ class BrowserScreen(SessionFlows, HermesScreen):
 
     BINDINGS = [
         Binding("slash", "focus_search", "Search", id="search"),
+        Binding("space", "toggle_mark", "Mark", id="toggle_mark", show=False),
+        Binding("escape", "clear_marks", "Clear marks", id="clear_marks", show=False),
         Binding("t", "transcript", "Transcript", id="transcript"),
         Binding("l", "lineage", "Lineage", id="lineage"),
         Binding("r", "rename", "Rename", id="rename"),
@@ -95,6 +98,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
         Binding("H", "toggle_hidden", "Show hidden, internal and delegate runs", id="toggle_hidden", show=False),
         Binding("y", "copy_id", "Copy id", id="copy_id"),
         Binding("s", "cycle_source", "Source", id="cycle_source"),
+        Binding("w", "pick_workspace", "Workspace", id="pick_workspace", show=False),
         Binding("L", "toggle_lanes", "Lanes", id="lanes_only"),
         Binding("i", "toggle_detail", "Details", id="toggle_detail"),
         Binding("question_mark", "help", "Help", id="help"),
@@ -125,6 +129,8 @@ class BrowserScreen(SessionFlows, HermesScreen):
         self.by_activity = True
         #: Also list hidden sessions, internal runs and delegate runs, each marked (BR-15).
         self.show_hidden = False
+        #: One workspace (BR-13): None every one, ``NO_WORKSPACE`` those without one.
+        self.workspace: str | None = None
         self.generation = 0
         self.source_counts: dict[str, int] = {}
         self._search_timer: Timer | None = None
@@ -212,7 +218,25 @@ class BrowserScreen(SessionFlows, HermesScreen):
     def _filter_label(self) -> str:
         shown = self.ctx.config.show_tool_sessions or self.show_hidden
         label = self.source_filter or ("all" if shown else "all (internal runs hidden)")
+        if self.workspace is not None:
+            label += f" · in {workspace_label(self.workspace)}"
         return f"{label} · live lanes" if self.lanes_only else label
+
+    def _active_filters(self) -> str:
+        """Every filter in force, short enough for an 80-column status line (BR-13)."""
+        parts = [f"source {self.source_filter}" if self.source_filter else "all sources"]
+        if self.lanes_only:
+            parts.append("live lanes only")
+        if self.workspace is not None:
+            parts.append(f"workspace {workspace_label(self.workspace)}")
+        parts.append({"active": "active", "archived": "archived only", "all": "active + archived"}[self.view])
+        if self.show_hidden:
+            parts.append("+ hidden/internal/delegates")
+        parts.append("by last activity" if self.by_activity else "by start")
+        n = len(self.session_list.marked)
+        if n:
+            parts.append(f"{n} marked (a/d/e act on them, Esc clears)")
+        return " · ".join(parts)
 
     def _view_label(self) -> str:
         """The filters other than the source, as the status line shows them (BR-13)."""
@@ -231,6 +255,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
             offset, size, source=self.source_filter, exclude_sources=self.exclude_sources,
             view=self.view, by_activity=self.by_activity,
             include_hidden=self.show_hidden, include_delegates=self.show_hidden,
+            workspace=self.workspace,
         )
 
     def _update_titles(self) -> None:
@@ -247,11 +272,10 @@ class BrowserScreen(SessionFlows, HermesScreen):
                 "  ·  read-only snapshot (changes by other processes are not shown)"
                 if self.ctx.access.immutable else "  ·  read-only"
             )
-        # Conditions first, then the active filters (BR-13), then the legend: a narrow
-        # terminal cuts from the end.
+        # Conditions first, then the active filters (BR-13), then the file and the legend: a
+        # narrow terminal cuts from the end, so the filters stay in view at 80 columns.
         self.query_one(StatusLine).set_info(
-            f" {self.ctx.db_label}  ·  {count}{access}  ·  source: {self._filter_label()}"
-            f"  ·  view: {self._view_label()}  ·  ● live  ○ ended  ★ pinned"
+            f" {count}{access}  ·  {self._active_filters()}  ·  {self.ctx.db_label}  ·  ● live  ○ ended  ★ pinned"
         )
 
     # ------------------------------------------------------------------ loading
@@ -348,6 +372,16 @@ class BrowserScreen(SessionFlows, HermesScreen):
     def export_filters(self) -> tuple[str | None, str | None, list[str] | None]:
         return self._search_query or None, self.source_filter, self.exclude_sources
 
+    def marked_ids(self) -> list[str]:
+        return list(self.session_list.marked)
+
+    def workspace_filter(self) -> str | None:
+        return self.workspace
+
+    def after_batch(self) -> None:
+        self.session_list.clear_marks()
+        self._update_titles()
+
     # ------------------------------------------------------------------ detail
 
     @on(SessionList.Highlighted, "#sessions")
@@ -412,7 +446,8 @@ class BrowserScreen(SessionFlows, HermesScreen):
     @work(thread=True, group="search", exclusive=True, exit_on_error=False)
     def run_search(self, query: str, keep: bool = False, limit: int = 40) -> None:
         view = self.ctx.store.search(
-            query, source=self.source_filter, exclude_sources=self.exclude_sources, limit=limit
+            query, source=self.source_filter, exclude_sources=self.exclude_sources, limit=limit,
+            workspace=self.workspace,
         )
         view.more = view.more and view.hit_count >= SEARCH_PAGE
         self.post_message(SearchFinished(query, view, keep=keep))
@@ -426,7 +461,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
     def load_more(self, query: str, offset: int) -> None:
         view = self.ctx.store.search(
             query, source=self.source_filter, exclude_sources=self.exclude_sources,
-            limit=SEARCH_PAGE, offset=offset,
+            limit=SEARCH_PAGE, offset=offset, workspace=self.workspace,
         )
         self.post_message(SearchFinished(query, view, page=True))
 
@@ -559,6 +594,27 @@ class BrowserScreen(SessionFlows, HermesScreen):
 
         self.app.push_screen(SourcePicker(self.source_counts, self.source_filter, INTERNAL_SOURCES), chosen)
 
+    def action_pick_workspace(self) -> None:
+        """``w``: narrow the list and the search to one workspace, picked with counts (BR-13)."""
+        self._load_workspaces()
+
+    @work(thread=True, group="workspaces", exclusive=True, exit_on_error=False)
+    def _load_workspaces(self) -> None:
+        counts = self.ctx.store.workspace_counts(
+            source=self.source_filter, exclude_sources=self.exclude_sources, view=self.view,
+            include_hidden=self.show_hidden,
+        )
+        self.app.call_from_thread(self._open_workspaces, counts)
+
+    def _open_workspaces(self, counts) -> None:
+        def chosen(pick: WorkspacePick | None) -> None:
+            if pick is None or pick.workspace == self.workspace:
+                return
+            self.workspace = pick.workspace
+            self._reload_from_top()
+
+        self.app.push_screen(WorkspacePicker(counts, self.workspace), chosen)
+
     def action_cycle_view(self) -> None:
         """Active, archived only, all (BR-11)."""
         self.view = VIEWS[(VIEWS.index(self.view) + 1) % len(VIEWS)]
@@ -575,8 +631,34 @@ class BrowserScreen(SessionFlows, HermesScreen):
         self.show_hidden = not self.show_hidden
         self._reload_from_top()
 
+    def _marked_rows(self) -> list[SessionSummary]:
+        return list(self.session_list.marked.values())
+
+    def action_toggle_mark(self) -> None:
+        """``space``: mark or unmark the highlighted conversation and move down (BR-14)."""
+        if self.query_one(ContentSwitcher).current != "sessions":
+            self.notify("Marks are made in the session list (Esc leaves the search).", timeout=3)
+            return
+        lst = self.session_list
+        if lst.toggle_mark() is None:
+            return
+        lst.action_cursor_down()
+        self._update_titles()
+
+    def action_clear_marks(self) -> None:
+        if self.session_list.marked:
+            n = len(self.session_list.marked)
+            self.session_list.clear_marks()
+            self._update_titles()
+            self.notify(f"Cleared {n} mark{'s' if n != 1 else ''}.", timeout=2)
+
     def action_archive(self) -> None:
-        """Archive or unarchive the highlighted conversation (its whole lineage), with undo."""
+        """Archive or unarchive the highlighted conversation (its whole lineage), with undo;
+        with marks, every marked one after one confirmation (BR-14)."""
+        marked = self._marked_rows()
+        if marked:
+            self.start_batch("unarchive" if marked[0].archived else "archive", marked)
+            return
         target = self._require_target()
         if target:
             self.start_archive([target])
@@ -625,6 +707,10 @@ class BrowserScreen(SessionFlows, HermesScreen):
             self.start_rename(target)
 
     def action_delete(self) -> None:
+        marked = self._marked_rows()
+        if marked:
+            self.start_batch("delete", marked)
+            return
         target = self._require_target()
         if target:
             self.start_delete(target)

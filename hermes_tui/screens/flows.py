@@ -16,6 +16,7 @@ from hermes_state.trash import DeleteOutcome, DeletePreview, DeletedSession, Und
 
 from ..config import default_export_dir
 from ..context import AppContext
+from ..modals.confirm_batch import ConfirmBatchModal
 from ..modals.delete import ConfirmDeleteModal
 from ..modals.export import ExportModal
 from ..modals.rename import RenameModal
@@ -36,6 +37,17 @@ class SessionFlows:
     def export_filters(self) -> tuple[str | None, str | None, list[str] | None]:
         """``(query, source, exclude_sources)`` the export's "matching" scope starts from."""
         return None, None, None
+
+    def marked_ids(self) -> list[str]:
+        """Conversations marked with ``space`` (BR-14); an export offers them first."""
+        return []
+
+    def workspace_filter(self) -> str | None:
+        """The workspace the screen is narrowed to (BR-13), for the export's scopes."""
+        return None
+
+    def after_batch(self) -> None:
+        """A batch action on the marked conversations was carried out: clear the marks."""
 
     # -------------------------------------------------------------- helpers
 
@@ -132,6 +144,62 @@ class SessionFlows:
         self.say(text, timeout=6)
         self.after_write()
 
+    # -------------------------------------------------------------- several at once (BR-14)
+
+    def start_batch(self, verb: str, rows: list) -> None:
+        """Archive, unarchive or delete every marked conversation after one confirmation."""
+        if not rows or self.cannot_write(verb):
+            return
+        note = ""
+        live = sum(1 for row in rows if row.is_live)
+        if verb == "delete":
+            messages = sum(row.message_count for row in rows)
+            note = f"Deletes {messages:,} message{'s' if messages != 1 else ''} and their transcript files"
+            note += "; their child sessions stay, as roots."
+            if live:
+                note += f" ⚠ {live} of them look{'s' if live == 1 else ''} live: an agent may still be writing."
+        else:
+            note = "Each conversation's whole compression lineage is " + ("archived." if verb == "archive" else "unarchived.")
+
+        def done(confirmed: bool | None) -> None:
+            if not confirmed:
+                return
+            self.after_batch()
+            ids = [row.id for row in rows]
+            if verb == "delete":
+                self._delete_many(ids)
+            else:
+                self._archive(ids, archived=(verb == "archive"))
+
+        self.app.push_screen(ConfirmBatchModal(verb, list(rows), note=note), done)  # type: ignore[attr-defined]
+
+    @work(thread=True, group="flow", exit_on_error=False)
+    def _delete_many(self, session_ids: list[str]) -> None:
+        store = self.ctx.store
+        snapshots: list[DeletedSession] = []
+        failed: list[tuple[str, str]] = []
+        for session_id in session_ids:
+            outcome = store.delete(session_id, sessions_dir=self.ctx.sessions_dir)
+            if outcome.ok and outcome.deleted is not None:
+                snapshots.append(outcome.deleted)
+            else:
+                failed.append((session_id, outcome.error or "not deleted"))
+        self.app.call_from_thread(self._deleted_many, snapshots, failed)  # type: ignore[attr-defined]
+
+    def _deleted_many(self, snapshots: list[DeletedSession], failed: list[tuple[str, str]]) -> None:
+        if snapshots:
+            self.ctx.undo.push(DeleteBatch(tuple(snapshots)))
+        n = len(snapshots)
+        messages = sum(len(s.message_rows) for s in snapshots)
+        text = f"Deleted {n} conversation{'s' if n != 1 else ''} ({messages:,} message{'s' if messages != 1 else ''})."
+        if failed:
+            text += f" {len(failed)} could not be deleted ({failed[0][0]}: {failed[0][1]})."
+        if snapshots:
+            text += " Press u to undo all."
+        self.say(text, severity="error" if failed and not snapshots else ("warning" if failed else "information"),
+                 timeout=8)
+        self.after_write()
+
     # -------------------------------------------------------------- undo
 
     def start_undo(self) -> None:
@@ -222,12 +290,12 @@ class SessionFlows:
 
     def start_archive(self, session_ids: list[str]) -> None:
         """Archive the conversations, or unarchive them when the first one is archived
-        (BR-11); several (marked) ones were confirmed by the caller (BR-14)."""
+        (BR-11); several (marked) ones go through :meth:`start_batch` (BR-14)."""
         if session_ids and not self.cannot_write("archive"):
             self._archive(list(session_ids))
 
     @work(thread=True, group="flow", exit_on_error=False)
-    def _archive(self, session_ids: list[str]) -> None:
+    def _archive(self, session_ids: list[str], archived: bool | None = None) -> None:
         store = self.ctx.store
         reason = store.archive_unavailable()
         if reason:
@@ -239,7 +307,8 @@ class SessionFlows:
         if not summaries:
             self.app.call_from_thread(self._gone, session_ids[0])  # type: ignore[attr-defined]
             return
-        archived = not summaries[0].archived
+        if archived is None:
+            archived = not summaries[0].archived
         done = []
         for summary in summaries:
             store.set_archived(summary.id, archived)
@@ -301,7 +370,8 @@ class SessionFlows:
         query, source, exclude = self.export_filters()
         plan = self.ctx.store.plan_export(
             session_id, query=query, source=source, exclude_sources=exclude,
-            directory=directory, now=self.ctx.clock(),
+            directory=directory, now=self.ctx.clock(), marked=self.marked_ids(),
+            workspace=self.workspace_filter(),
         )
         self.app.call_from_thread(self._open_export, plan)  # type: ignore[attr-defined]
 

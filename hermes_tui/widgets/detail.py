@@ -13,7 +13,7 @@ from hermes_state.models import SessionSummary
 from hermes_state.timefmt import stamp_and_relative as _when
 
 from ..render.lanes import lane_rows
-from ..textsafe import inert_line
+from ..textsafe import home_path, inert_line
 from ..legible import muted, text_style
 
 
@@ -87,9 +87,9 @@ class DetailPane(Widget):
             row("cost", f"${summary.estimated_cost_usd:.4f}")
         # BR-13: the workspace, when the store knows it (v16 cwd; v30 git repository and branch).
         if summary.cwd:
-            row("cwd", _home(summary.cwd))
+            row("cwd", home_path(summary.cwd))
         if summary.git_repo_root:
-            repo = _home(summary.git_repo_root)
+            repo = home_path(summary.git_repo_root)
             row("git", f"{repo} @ {inert_line(summary.git_branch)}" if summary.git_branch else repo)
         elif summary.git_branch:
             row("branch", inert_line(summary.git_branch))
@@ -111,14 +111,3 @@ class DetailPane(Widget):
         for label, value in lane_rows(lane):
             grid.add_row(label, Text(inert_line(value)))
         return Group(Text("Gateway lane", style="bold"), grid)
-
-
-def _home(path: str) -> str:
-    """A path as people read it: the home directory as ``~`` (the path is data: made inert)."""
-    import os
-
-    text = inert_line(path)
-    home = os.path.expanduser("~")
-    if home and home != "/" and (text == home or text.startswith(home + "/")):
-        return "~" + text[len(home):]
-    return text

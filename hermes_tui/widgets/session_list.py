@@ -51,6 +51,7 @@ class SessionList(ScrollView, can_focus=True):
         "session-list--placeholder",
         "session-list--pin",
         "session-list--tag",
+        "session-list--mark",
     }
 
     DEFAULT_CSS = """
@@ -95,6 +96,8 @@ class SessionList(ScrollView, can_focus=True):
         self._last_highlighted: SessionSummary | None = None
         #: The time each row shows: the one the list is sorted on (BR-10).
         self.time_field = "last_active"
+        #: Rows marked with ``space`` (BR-14), by session id, in the order they were marked.
+        self.marked: dict[str, SessionSummary] = {}
 
     # ------------------------------------------------------------------ data
 
@@ -168,6 +171,33 @@ class SessionList(ScrollView, can_focus=True):
         if offset not in self._requested:
             self._requested.add(offset)
             self.post_message(self.NeedPage(self, offset))
+
+    # ------------------------------------------------------------------ marks (BR-14)
+
+    def toggle_mark(self) -> bool | None:
+        """Mark or unmark the highlighted row; True when it is now marked (None: no row)."""
+        row = self.current
+        if row is None:
+            return None
+        if row.id in self.marked:
+            del self.marked[row.id]
+            marked = False
+        else:
+            self.marked[row.id] = row
+            marked = True
+        self.refresh()
+        return marked
+
+    def clear_marks(self) -> None:
+        if self.marked:
+            self.marked.clear()
+            self.refresh()
+
+    def forget_marks(self, session_ids) -> None:
+        """Drop marks of rows that are gone (deleted, or left the view)."""
+        for session_id in list(session_ids):
+            self.marked.pop(session_id, None)
+        self.refresh()
 
     # ------------------------------------------------------------------ cursor
 
@@ -252,7 +282,7 @@ class SessionList(ScrollView, can_focus=True):
             self._request(self.page_of(index))
             text = Text("  …", style=self._part("placeholder"))
             return self._strip(text, width, base)
-        text = self.render_row(row, width)
+        text = self.render_row(row, width, index == self.cursor)
         if index == self.cursor:
             cursor_style = self.get_component_rich_style("session-list--cursor")
             if not self.has_focus:
@@ -282,7 +312,7 @@ class SessionList(ScrollView, can_focus=True):
             tags.append("[internal]")
         return tags
 
-    def render_row(self, row: SessionSummary, width: int) -> Text:
+    def render_row(self, row: SessionSummary, width: int, under_cursor: bool = False) -> Text:
         """One row: status, label (title or preview) with the preview, meta columns."""
         now = self.clock()
         stamp = row.started_at if self.time_field == "started_at" else (row.last_active or row.started_at)
@@ -310,7 +340,11 @@ class SessionList(ScrollView, can_focus=True):
         for tag in tags:
             tag_text.append(f"{tag} ", style=self._part("tag"))
         body.truncate(max(8, label_width - tag_text.cell_len), overflow="ellipsis", pad=True)
-        line = Text(" ", no_wrap=True)
+        if row.id in self.marked:
+            # On the cursor row the mark takes the cursor's colours (accent on accent is invisible).
+            line = Text("✓", style=Style(bold=True) if under_cursor else self._part("mark"), no_wrap=True)
+        else:
+            line = Text(" ", no_wrap=True)
         line.append_text(glyph)
         line.append_text(tag_text)
         line.append_text(body)

@@ -104,7 +104,7 @@ async def test_br11_archive_whole_lineage_view_filter_and_undo(upstream_copy, ve
         assert row.id in {r.id for r in archived_rows}
         assert all(r.archived for r in archived_rows)
         assert "[archived]" in lst.render_row(archived_rows[0], 100).plain
-        assert "view: archived only" in str(screen.query_one("#status").render())
+        assert "archived only" in str(screen.query_one("#status").render())
         await pilot.press("v")
         await settle(pilot)
         assert screen.view == "all"
