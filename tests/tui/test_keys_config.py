@@ -12,6 +12,10 @@ from .conftest import SIZE, make_app, settle
 BROWSER_ACTIONS = {
     "Search", "Lineage", "Transcript", "Rename", "Delete", "Undo", "Export",
     "Copy id", "Source", "Lanes", "Details", "Help", "Quit", "Open",
+    # Issue 12: archive, view filter, pin, order, hidden rows, workspaces, marks.
+    "Archive / unarchive", "View: active / archived / all", "Pin / unpin",
+    "Order: last activity / start", "Show hidden, internal and delegate runs", "Workspace",
+    "Mark", "Clear marks",
 }
 
 
@@ -94,3 +98,57 @@ def test_config_missing_or_broken_file_gives_defaults(tmp_path: Path) -> None:
     listing.write_text("- a\n- b\n")
     config, problems = load_config(listing)
     assert config == AppConfig() and "mapping" in problems[0]
+
+
+async def test_issue12_keys_are_remappable(upstream_copy) -> None:
+    """a, v, p, o, H, w and space move to other keys; the old keys then do nothing."""
+    from hermes_tui.modals.workspace_picker import WorkspacePicker
+
+    path = upstream_copy(30)
+    keymap = {
+        "archive": "f2", "cycle_view": "f3", "pin": "f4", "toggle_order": "f6",
+        "toggle_hidden": "f7", "pick_workspace": "f8", "toggle_mark": "f9",
+    }
+    config = AppConfig(animations="none", search_debounce_s=0.0, keymap=keymap)
+    app = make_app(path, config=config)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        lst = screen.session_list
+        await pilot.press("v", "o", "H", "space", "w")
+        await settle(pilot)
+        assert (screen.view, screen.by_activity, screen.show_hidden) == ("active", True, False)
+        assert not lst.marked and app.screen is screen
+
+        await pilot.press("f3", "f6", "f7")
+        await settle(pilot)
+        assert (screen.view, screen.by_activity, screen.show_hidden) == ("archived", False, True)
+        await pilot.press("f3", "f3", "f6", "f7")
+        await settle(pilot)
+        assert (screen.view, screen.by_activity, screen.show_hidden) == ("active", True, False)
+
+        first = lst.current
+        was = first.pinned
+        await pilot.press("f4")  # pin or unpin
+        await settle(pilot)
+        now = screen.ctx.store.summary(first.id).pinned
+        assert now == (not was)
+        await pilot.press("p")  # no longer bound
+        await settle(pilot)
+        assert screen.ctx.store.summary(first.id).pinned == now
+
+        total = lst.total
+        lst.move_to(0)
+        await pilot.press("a")  # no longer bound
+        await settle(pilot)
+        assert lst.total == total
+        await pilot.press("f2")
+        await settle(pilot)
+        assert lst.total == total - 1
+
+        await pilot.press("f9")
+        await settle(pilot)
+        assert len(lst.marked) == 1
+        await pilot.press("f8")
+        await settle(pilot)
+        assert isinstance(app.screen, WorkspacePicker)
