@@ -224,7 +224,11 @@ class BrowserScreen(SessionFlows, HermesScreen):
 
     def _active_filters(self) -> str:
         """Every filter in force, short enough for an 80-column status line (BR-13)."""
-        parts = [f"source {self.source_filter}" if self.source_filter else "all sources"]
+        internal_shown = self.ctx.config.show_tool_sessions or self.show_hidden
+        parts = [
+            f"source {self.source_filter}" if self.source_filter
+            else ("all sources" if internal_shown else "all sources (internal runs hidden)")
+        ]
         if self.lanes_only:
             parts.append("live lanes only")
         if self.workspace is not None:
