@@ -54,11 +54,15 @@ class WorkspacePicker(ModalScreen[WorkspacePick | None]):
         Binding("pageup", "move(-10)", "Page up", show=False),
     ]
 
-    def __init__(self, counts: list[WorkspaceCount], current: str | None) -> None:
+    def __init__(self, counts: list[WorkspaceCount] | None, current: str | None) -> None:
+        """``counts`` None: still being read; :meth:`set_counts` fills the list (the picker
+        opens at once, so keys typed right after ``w`` land in it, not in the list below)."""
         super().__init__()
         self.counts = counts
         self.current = current
         self._by_id: dict[str, str | None] = {}
+        #: Enter was pressed before the counts arrived: choose once they do.
+        self._submit_pending = False
 
     def _options(self, needle: str) -> list[Option]:
         needle = needle.strip().lower()
@@ -99,24 +103,46 @@ class WorkspacePicker(ModalScreen[WorkspacePick | None]):
             yield Static(Text("Show conversations from one workspace (repository or directory)"),
                          classes="modal-heading")
             yield Input(placeholder="type to narrow…", id="workspace-filter")
-            if self.counts:
-                yield OptionList(*self._options(""), id="workspace-options")
-            else:
-                yield Static(
-                    Text("This store records no working directory (upstream added it at schema 16)."),
-                    id="workspace-none",
-                )
+            yield OptionList(*self._options("") if self.counts else [], id="workspace-options")
+            yield Static(Text("Counting conversations per workspace…"), id="workspace-none")
 
     def on_mount(self) -> None:
         box = self.query_one("#workspace-box")
         box.border_title = "Workspace"
         box.border_subtitle = "type to narrow · ↑↓ · Enter chooses · Esc cancels"
-        self._highlight_current()
         self.query_one("#workspace-filter", Input).focus()
+        self._show()
+
+    def set_counts(self, counts: list[WorkspaceCount]) -> None:
+        if not self.is_attached:
+            return  # closed before the counts arrived
+        self.counts = counts
+        self._show()
+        if self._submit_pending:
+            self._submit_pending = False
+            self._submitted()
+
+    def _show(self) -> None:
+        options = self.query_one(OptionList)
+        note = self.query_one("#workspace-none", Static)
+        if self.counts is None:
+            options.display = False
+            return
+        if not self.counts:
+            options.display = False
+            note.update(Text("This store records no working directory (upstream added it at schema 16)."))
+            return
+        note.display = False
+        options.display = True
+        options.clear_options()
+        options.add_options(self._options(self.query_one("#workspace-filter", Input).value))
+        self._highlight_current()
+
+    @property
+    def _ready(self) -> bool:
+        return bool(self.counts)
 
     def _highlight_current(self) -> None:
-        if not self.query("#workspace-options"):
-            return
         options = self.query_one(OptionList)
         wanted = self.current
         for index, option in enumerate(options.options):
@@ -128,7 +154,7 @@ class WorkspacePicker(ModalScreen[WorkspacePick | None]):
 
     @on(Input.Changed, "#workspace-filter")
     def _narrow(self, event: Input.Changed) -> None:
-        if not self.query("#workspace-options"):
+        if not self._ready:
             return
         options = self.query_one(OptionList)
         options.clear_options()
@@ -138,8 +164,11 @@ class WorkspacePicker(ModalScreen[WorkspacePick | None]):
 
     @on(Input.Submitted, "#workspace-filter")
     def _submitted(self) -> None:
-        if not self.query("#workspace-options"):
+        if self.counts is not None and not self.counts:
             self.dismiss(None)
+            return
+        if not self._ready:
+            self._submit_pending = self.counts is None
             return
         options = self.query_one(OptionList)
         if options.highlighted is not None and options.option_count:
@@ -154,7 +183,7 @@ class WorkspacePicker(ModalScreen[WorkspacePick | None]):
             self.dismiss(WorkspacePick(self._by_id[option_id]))
 
     def action_move(self, step: int) -> None:
-        if not self.query("#workspace-options"):
+        if not self._ready:
             return
         options = self.query_one(OptionList)
         if not options.option_count:

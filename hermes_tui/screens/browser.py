@@ -599,25 +599,28 @@ class BrowserScreen(SessionFlows, HermesScreen):
         self.app.push_screen(SourcePicker(self.source_counts, self.source_filter, INTERNAL_SOURCES), chosen)
 
     def action_pick_workspace(self) -> None:
-        """``w``: narrow the list and the search to one workspace, picked with counts (BR-13)."""
-        self._load_workspaces()
+        """``w``: narrow the list and the search to one workspace, picked with counts (BR-13).
 
-    @work(thread=True, group="workspaces", exclusive=True, exit_on_error=False)
-    def _load_workspaces(self) -> None:
-        counts = self.ctx.store.workspace_counts(
-            source=self.source_filter, exclude_sources=self.exclude_sources, view=self.view,
-            include_hidden=self.show_hidden,
-        )
-        self.app.call_from_thread(self._open_workspaces, counts)
+        The picker opens at once and is filled when the counts are read (a grouped scan of
+        every session), so what is typed after ``w`` goes into it."""
 
-    def _open_workspaces(self, counts) -> None:
         def chosen(pick: WorkspacePick | None) -> None:
             if pick is None or pick.workspace == self.workspace:
                 return
             self.workspace = pick.workspace
             self._reload_from_top()
 
-        self.app.push_screen(WorkspacePicker(counts, self.workspace), chosen)
+        picker = WorkspacePicker(None, self.workspace)
+        self.app.push_screen(picker, chosen)
+        self._load_workspaces(picker)
+
+    @work(thread=True, group="workspaces", exclusive=True, exit_on_error=False)
+    def _load_workspaces(self, picker: WorkspacePicker) -> None:
+        counts = self.ctx.store.workspace_counts(
+            source=self.source_filter, exclude_sources=self.exclude_sources, view=self.view,
+            include_hidden=self.show_hidden,
+        )
+        self.app.call_from_thread(picker.set_counts, counts)
 
     def action_cycle_view(self) -> None:
         """Active, archived only, all (BR-11)."""

@@ -334,3 +334,20 @@ def test_snapshot_br14_batch_delete_confirmation(upstream_copy, monkeypatch, sna
         await settle(pilot)
 
     assert snap_compare(make_app(path), terminal_size=SIZE, run_before=run_before)
+
+
+async def test_br13_keys_typed_right_after_w_go_to_the_picker(upstream_copy, monkeypatch):
+    """The picker opens before its counts are read: 'infra' + Enter typed at once after w
+    choose that workspace (they once went to the list: e exported, a archived)."""
+    monkeypatch.setenv("HOME", "/home/u")
+    path = upstream_copy(16)
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        await pilot.press("w", *"infra", "enter")
+        await settle(pilot)
+        assert app.screen is screen
+        assert screen.workspace == "/home/u/infra"
+        assert not any("rchived" in n for n in notes(app))
+    assert_store_sound(path, 16)
