@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
+from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -217,7 +218,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
 
     def _filter_label(self) -> str:
         shown = self.ctx.config.show_tool_sessions or self.show_hidden
-        label = self.source_filter or ("all" if shown else "all (internal runs hidden)")
+        label = inert_line(self.source_filter) or ("all" if shown else "all (internal runs hidden)")
         if self.workspace is not None:
             label += f" · in {workspace_label(self.workspace)}"
         return f"{label} · live lanes" if self.lanes_only else label
@@ -226,7 +227,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
         """Every filter in force, short enough for an 80-column status line (BR-13)."""
         internal_shown = self.ctx.config.show_tool_sessions or self.show_hidden
         parts = [
-            f"source {self.source_filter}" if self.source_filter
+            f"source {inert_line(self.source_filter)}" if self.source_filter
             else ("all sources" if internal_shown else "all sources (internal runs hidden)")
         ]
         if self.lanes_only:
@@ -235,7 +236,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
             parts.append(f"workspace {workspace_label(self.workspace)}")
         parts.append({"active": "active", "archived": "archived only", "all": "active + archived"}[self.view])
         if self.show_hidden:
-            parts.append("+ hidden/internal/delegates")
+            parts.append("hidden, internal and delegate runs shown")
         parts.append("by last activity" if self.by_activity else "by start")
         n = len(self.session_list.marked)
         if n:
@@ -268,8 +269,10 @@ class BrowserScreen(SessionFlows, HermesScreen):
         main = self.query_one("#main")
         if self.query_one(ContentSwitcher).current == "sessions":
             # While results are shown the pane's titles describe the search instead.
-            main.border_title = f"Sessions · {self._filter_label()} · {self._view_label()}"
-            main.border_subtitle = count
+            # Text, not a str: a str title is parsed as markup, and a source or a workspace path
+            # is data ("/home/u/[wip]" must show as it is).
+            main.border_title = Text(f"Sessions · {self._filter_label()} · {self._view_label()}")
+            main.border_subtitle = Text(count)
         access = ""
         if self.ctx.access.read_only_reason:
             access = (
@@ -487,7 +490,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
         keep = event.keep and switcher.current == "results"
         switcher.current = "results"
         self.results.show(view, keep=keep)
-        self.query_one("#main").border_title = f"Search · {self._filter_label()}"
+        self.query_one("#main").border_title = Text(f"Search · {self._filter_label()}")
         self._search_subtitle(view)
         if not view.groups and not view.title_matches:
             self._show_detail(None)  # BR-20: nothing highlighted, nothing to describe
@@ -512,7 +515,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
             parts.insert(1, view.ranking)
         if view.note:
             parts.append(view.note)
-        main.border_subtitle = " · ".join(parts)
+        main.border_subtitle = Text(" · ".join(parts))
 
     def _show_list(self) -> None:
         self.query_one(ContentSwitcher).current = "sessions"

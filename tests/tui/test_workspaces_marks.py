@@ -351,3 +351,22 @@ async def test_br13_keys_typed_right_after_w_go_to_the_picker(upstream_copy, mon
         assert screen.workspace == "/home/u/infra"
         assert not any("rchived" in n for n in notes(app))
     assert_store_sound(path, 16)
+
+
+async def test_br13_a_workspace_path_is_data_not_markup(upstream_copy, monkeypatch):
+    monkeypatch.setenv("HOME", "/home/u")
+    path = upstream_copy(16)
+    hostile = "/srv/[bold]x[/bold]/[@click=app.quit]/\x1b[31mred"
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE sessions SET cwd = ? WHERE cwd = '/home/u/infra'", (hostile,))
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        await pilot.press("w", *"bold", "enter")
+        await settle(pilot)
+        assert screen.workspace == hostile
+        shown = "/srv/[bold]x[/bold]/[@click=app.quit]/\u241b[31mred"
+        assert shown in status(screen)
+        assert shown in screen.query_one("#main")._border_title.plain
+        assert app.is_running
