@@ -729,7 +729,8 @@ def search(
         else:
             parsed = parse_fts_query(q)
             effective = parsed.render()
-            if not effective:
+            if not effective or not any(item.text.strip() for item in parsed.terms):
+                # Only empty phrases (`""`): FTS5 matches nothing, and the pane should say why.
                 return done(note="query had nothing searchable")
             effective, known_df = _expand_prefixes(ctx, parsed)
             outcome = _fts_engine(ctx, FTS_TABLE, effective, _unicode61_phrases(parsed, known_df), "fts5")

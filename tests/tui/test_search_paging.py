@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from hermes_tui.widgets.detail import DetailPane
 from hermes_tui.widgets.search import SearchResults
 
@@ -53,14 +55,15 @@ async def test_br20_an_empty_answer_says_so_in_the_pane_and_clears_the_detail(fi
         assert app.screen.query_one(DetailPane).summary is None
 
 
-async def test_br20_a_query_with_nothing_searchable_gives_the_reason(fixed_db: Path) -> None:
+@pytest.mark.parametrize("query", ["***", '""', '"  " ()'])
+async def test_br20_a_query_with_nothing_searchable_gives_the_reason(fixed_db: Path, query: str) -> None:
     app = make_app(fixed_db)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await pilot.press("/", *"***")
+        await pilot.press("/", *query)
         await settle(pilot)
         text = pane_text(app.screen.query_one(SearchResults))
-        assert "No message, title or id matches “***”" in text and "nothing searchable" in text
+        assert f"No message, title or id matches “{query}”" in text and "nothing searchable" in text
 
 
 async def test_br20_br16_a_commit_keeps_the_pages_already_loaded(tmp_path: Path) -> None:
