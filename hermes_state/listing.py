@@ -148,12 +148,17 @@ def page_of_ids(
     *,
     source: str | None = None,
     exclude_sources: list[str] | None = None,
+    workspace: str | None = None,
 ) -> tuple[list[SessionSummary], int]:
     """A page of just these sessions (e.g. those live in a gateway lane), newest first."""
     ids = sorted(set(session_ids))
     if not ids:
         return [], 0
     extra, extra_params = _source_clause(source, exclude_sources)
+    narrow, narrow_params = db.rules.workspace_clause(workspace)
+    if narrow is not None:
+        extra += f" AND {narrow}"
+        extra_params = extra_params + narrow_params
     where = f"s.id IN ({','.join('?' for _ in ids)}){extra}"
     params: list[Any] = ids + extra_params
 

@@ -309,11 +309,13 @@ class BrowserData:
         *,
         source: str | None,
         exclude_sources: list[str] | None,
+        workspace: str | None = None,
     ) -> tuple[list[SessionSummary], int]:
         """A page of just these sessions (e.g. the ones live in a gateway lane), newest first."""
         return self.read(
             lambda db: listing.page_of_ids(
-                db, session_ids, offset, limit, source=source, exclude_sources=exclude_sources
+                db, session_ids, offset, limit, source=source, exclude_sources=exclude_sources,
+                workspace=workspace,
             )
         )
 

@@ -254,7 +254,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
         if self.lanes_only:
             return data.page_of_ids(
                 self.ctx.lanes.live_ids(), offset, size,
-                source=self.source_filter, exclude_sources=self.exclude_sources,
+                source=self.source_filter, exclude_sources=self.exclude_sources, workspace=self.workspace,
             )
         return data.page(
             offset, size, source=self.source_filter, exclude_sources=self.exclude_sources,

@@ -131,3 +131,19 @@ def test_upstream_v16_fixture_counts(upstream_copy) -> None:
         assert sum(counts.values()) == total
     finally:
         db.close()
+
+
+def test_a_page_of_ids_is_narrowed_too(corpus: Path) -> None:
+    from hermes_state.listing import page_of_ids
+
+    db = SessionDB(corpus, read_only=True)
+    raw = sqlite3.connect(f"file:{corpus}?mode=ro", uri=True)
+    try:
+        ids = [r[0] for r in raw.execute("SELECT id FROM sessions ORDER BY id LIMIT 60")]
+        target = next(w for w in (workspace_of(raw, i) for i in ids) if w)
+        rows, total = page_of_ids(db, ids, 0, 100, workspace=target)
+        expected = {i for i in ids if workspace_of(raw, i) == target}
+        assert {r.id for r in rows} == expected and total == len(expected)
+    finally:
+        raw.close()
+        db.close()
