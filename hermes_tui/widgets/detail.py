@@ -43,15 +43,27 @@ class DetailPane(Widget):
 
     def update(self, renderable: Any) -> None:
         self._renderable = renderable
+        self._built_theme = self.app.theme
         self.refresh()
 
     def render(self) -> Any:
         return self._renderable
 
     def show(self, summary: SessionSummary | None, lane: Any = None) -> None:
+        if summary == self.summary and lane == self.lane and summary is not None:
+            # Typing a query highlights the same first hit answer after answer: rebuilding
+            # and repainting the same details cost ~5 ms of each keystroke.
+            return
         self.summary = summary
         self.lane = lane
         self.update(self.build())
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        # A theme change: the details were built in the old colours (other style updates,
+        # focus or hover, change nothing here and must not rebuild).
+        if self.is_mounted and getattr(self, "_built_theme", None) not in (None, self.app.theme):
+            self.update(self.build())
 
     def build(self):
         summary = self.summary

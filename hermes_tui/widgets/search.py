@@ -16,7 +16,7 @@ from textual.binding import Binding
 from textual import events
 from textual.events import Click
 from textual.geometry import Size
-from textual.reactive import reactive
+from textual.reactive import Reactive, reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widgets import Input
@@ -31,6 +31,12 @@ from .lines import cursor_strip, text_strip
 
 class SearchInput(Input):
     """The query field. Esc clears it and hands focus back to the list."""
+
+    #: Input sets its virtual size (the text's width, for horizontal scrolling) on every
+    #: keystroke, and Widget's reactive asks for a layout of the whole screen when it changes
+    #: (~10 ms at 160x48, once per key). The field's own size is fixed by CSS, so a repaint is
+    #: enough: the scroll limits are computed from the virtual size when they are needed.
+    virtual_size = Reactive(Size(0, 0), layout=False)
 
     BINDINGS = [
         Binding("escape", "clear_search", "Clear search", id="clear_search"),
@@ -222,7 +228,7 @@ class SearchResults(ScrollView, can_focus=True):
         width = self._width() - 1
         rows = self._build_rows(view, width)
         self._rows = rows
-        self.virtual_size = Size(width, len(rows))
+        self._set_virtual_size(Size(width, len(rows)))
         selectable = [i for i, row in enumerate(rows) if row.target]
         cursor = selectable[0] if selectable else None
         if keep and selectable:
@@ -234,6 +240,20 @@ class SearchResults(ScrollView, can_focus=True):
         top = max(0, cursor - screen_row) if (keep and cursor is not None) else 0
         self.scroll_to(y=top, animate=False, immediate=True)
         self.cursor = cursor  # announces the hit, so the detail pane re-reads it too
+        self.refresh()
+
+    def _set_virtual_size(self, size: Size) -> None:
+        """A new answer's size without a layout of the whole screen: a layout per answer cost
+        ~10 ms of every keystroke. The vertical scrollbar is always shown (CSS), so the pane's
+        geometry does not depend on the number of rows; only before the first layout (no
+        height yet) or at a new width is the reactive set the ordinary way."""
+        old = self.virtual_size
+        if not self.scrollable_content_region.height or old == size or old.width != size.width:
+            self.virtual_size = size
+            return
+        self.set_reactive(SearchResults.virtual_size, size)
+        # Textual 8.2.8 (pinned): what a layout would do for a scroll view whose size stayed.
+        self._scroll_update(size)
         self.refresh()
 
     def _build_rows(self, view: SearchView, width: int) -> list[_Row]:
@@ -283,7 +303,7 @@ class SearchResults(ScrollView, can_focus=True):
     def clear_results(self) -> None:
         self.view = None
         self._rows = []
-        self.virtual_size = Size(self._width(), 0)
+        self.virtual_size = Size(self._width() - 1, 0)
         self.cursor = None
         self.refresh()
 
