@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.cells import cell_len, set_cell_size
 from rich.console import Console
 from rich.segment import Segment
 from rich.style import Style
@@ -28,3 +29,40 @@ def cursor_strip(strip: Strip, style: Style) -> Strip:
         return strip
     over = Style(color=style.color)
     return Strip(Segment.apply_style(list(strip), post_style=over), strip.cell_length)
+
+
+def fast_text_strip(text: Text, width: int, console: Console) -> Strip:
+    """What :func:`text_strip` draws for a one-line ``text`` whose spans do not overlap, built
+    straight from its spans: Rich's ``Text.render`` combines every span's style per character
+    run and was most of a search answer's repaint (~0.05 ms a row, 44 rows a frame).
+    ``text`` is not changed. Overlapping spans (or a multi-line text) take the general path.
+    Cut and padded as ``Text.truncate(width, overflow="ellipsis", pad=True)`` does."""
+    plain = text.plain
+    if "\n" in plain:
+        return text_strip(text.copy(), width, console)
+    spans = sorted(text.spans, key=lambda span: span.start)
+    position = 0
+    for span in spans:
+        if span.start < position:
+            return text_strip(text.copy(), width, console)
+        position = span.end
+    cells = cell_len(plain)
+    if cells > width:
+        plain = set_cell_size(plain, max(0, width - 1)) + "…"
+    elif cells < width:
+        plain += " " * (width - cells)
+    get_style = console.get_style
+    base = get_style(text.style) if text.style else Style.null()
+    segments: list[Segment] = []
+    position = 0
+    end = len(plain)
+    for span in spans:
+        start, stop = min(span.start, end), min(span.end, end)
+        if start > position:
+            segments.append(Segment(plain[position:start], base))
+        if stop > start:
+            segments.append(Segment(plain[start:stop], base + get_style(span.style)))
+        position = max(position, stop)
+    if position < end:
+        segments.append(Segment(plain[position:], base))
+    return Strip(segments, width)

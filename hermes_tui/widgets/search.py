@@ -26,7 +26,7 @@ from hermes_state.timefmt import relative_time
 from ..data import SearchView
 from ..textsafe import inert_line
 from .intent import WidgetMessage
-from .lines import cursor_strip, text_strip
+from .lines import cursor_strip, fast_text_strip
 
 
 class SearchInput(Input):
@@ -394,7 +394,7 @@ class SearchResults(ScrollView, can_focus=True):
         key = (width, base)
         if row.strip_key != key:
             # Drawn once per answer and width; moving the cursor only restyles two rows.
-            row.strip = text_strip(row.text.copy(), width, self.app.console)
+            row.strip = fast_text_strip(row.text, width, self.app.console)
             row.strip_key = key
         if index == self.cursor and hasattr(self, "_cursor_style"):
             return cursor_strip(row.strip, self._cursor_style)
