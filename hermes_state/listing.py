@@ -67,8 +67,10 @@ def page(
     by_activity: bool = False,
     include_delegates: bool = False,
     workspace: str | None = None,
-) -> tuple[list[SessionSummary], int]:
-    """One page of the human list (compression chains at their tip) and the list's length.
+    count: bool = True,
+) -> tuple[list[SessionSummary], int | None]:
+    """One page of the human list (compression chains at their tip) and the list's length
+    (None with ``count=False``: counting a large store costs more than its first page).
 
     ``view`` filters archived conversations (BR-11); ``include_hidden`` shows sessions marked
     hidden (BR-15); ``by_activity`` orders by last activity instead of start (BR-10). Pinned
@@ -81,9 +83,28 @@ def page(
         order_by_last_active=by_activity, include_delegates=include_delegates, workspace=workspace,
         **options,
     )
+    if not count:
+        return rows, None
     return rows, db.count_listed(
         source, exclude_sources, include_hidden=include_hidden, include_delegates=include_delegates,
         workspace=workspace, **options,
+    )
+
+
+def count(
+    db: "SessionDB",
+    *,
+    source: str | None = None,
+    exclude_sources: list[str] | None = None,
+    view: str = "active",
+    include_hidden: bool = False,
+    include_delegates: bool = False,
+    workspace: str | None = None,
+) -> int:
+    """How many rows :func:`page` lists under these filters (a scan of ``sessions``)."""
+    return db.count_listed(
+        source, exclude_sources, include_hidden=include_hidden, include_delegates=include_delegates,
+        workspace=workspace, **view_options(view),
     )
 
 

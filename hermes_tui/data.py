@@ -280,12 +280,26 @@ class BrowserData:
         by_activity: bool = False,
         include_delegates: bool = False,
         workspace: str | None = None,
-    ) -> tuple[list[SessionSummary], int]:
+        count: bool = True,
+    ) -> tuple[list[SessionSummary], int | None]:
+        """A page of the list and its length (None with ``count=False``)."""
         return self.read(
             lambda db: listing.page(
                 db, offset, limit, source=source, exclude_sources=exclude_sources, view=view,
                 include_hidden=include_hidden, by_activity=by_activity, include_delegates=include_delegates,
-                workspace=workspace,
+                workspace=workspace, count=count,
+            )
+        )
+
+    def count(
+        self, *, source: str | None, exclude_sources: list[str] | None, view: str = "active",
+        include_hidden: bool = False, include_delegates: bool = False, workspace: str | None = None,
+    ) -> int:
+        """The list's length under these filters (paid apart from the first page)."""
+        return self.read(
+            lambda db: listing.count(
+                db, source=source, exclude_sources=exclude_sources, view=view,
+                include_hidden=include_hidden, include_delegates=include_delegates, workspace=workspace,
             )
         )
 

@@ -45,3 +45,39 @@ async def test_typing_a_query_lays_out_nothing(fixed_db: Path, monkeypatch) -> N
         assert layouts == [], f"{len(layouts)} layouts for {typed} keys"
         # The same first hit answer after answer: its details are not rebuilt each time.
         assert len(builds) <= 2, builds
+
+
+async def test_the_first_page_is_painted_before_the_list_is_counted(tmp_path: Path) -> None:
+    """Counting scans every session (0.3 s warm at 250k sessions, seconds cold): the first
+    page does not wait for it, the status says the count is coming, then shows it."""
+    import threading
+
+    from hermes_tui.config import AppConfig
+    from hermes_workload.corpus import generate_corpus
+
+    path = tmp_path / "state.db"
+    generate_corpus(path, messages=3000, seed=5, now=1767225600.0)
+    app = make_app(path, config=AppConfig(animations="none", search_debounce_s=0.0, page_size=10))
+    release = threading.Event()
+    real_count = app.ctx.store.count
+
+    def slow_count(**kwargs):
+        assert release.wait(10)
+        return real_count(**kwargs)
+
+    app.ctx.store.count = slow_count
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        lst = screen.session_list
+        for _ in range(200):
+            if lst.loaded and lst.row(0) is not None:
+                break
+            await pilot.pause(0.01)
+        assert lst.row(0) is not None, "the first page is shown while the count runs"
+        status = str(screen.query_one("#status").render())
+        assert "counting" in status
+        release.set()
+        await settle(pilot)
+        status = str(screen.query_one("#status").render())
+        assert "counting" not in status and f"{lst.total:,} conversations" in status
+        assert lst.total == real_count(source=None, exclude_sources=screen.exclude_sources)
