@@ -1101,26 +1101,18 @@ class SessionDB:
             include_archived, archived_only, include_hidden, include_delegates,
         )
         needle = (id_query or "").strip().lower()
-        fast = None
         if (
             order_by_last_active and not needle and not include_children
             and 0 <= offset and offset + limit <= _ACTIVITY_WALK_ROWS
         ):
             # The first pages by last activity without computing it for every session
             # (BR-10): only the conversations that can be on the page are ranked.
-            fast = self._read(
-                lambda conn: _activity_candidates(conn, where, params, offset + limit, self.rules)
+            rows = self._activity_first_pages(
+                where, params, limit, offset, project_compression_tips, include_delegates
             )
-        if fast is not None:
-            if not self._has_session_column("pinned"):
-                fast |= set(self.extra_pins)
-            if not fast:
-                return []
-            ids = sorted(fast)
-            marks = ",".join("?" for _ in ids)
-            narrowed = f"{where} AND s.id IN ({marks})" if where else f"WHERE s.id IN ({marks})"
-            sql, params = _chain_list_sql(narrowed, list(params) + ids, "", True, self.rules, self._pinned_first())
-        elif order_by_last_active or needle:
+            if rows is not None:
+                return rows
+        if order_by_last_active or needle:
             sql, params = _chain_list_sql(
                 where, params, needle, order_by_last_active, self.rules, self._pinned_first()
             )
@@ -1150,6 +1142,37 @@ class SessionDB:
                                    project_compression_tips and not include_children, include_delegates)
 
         return self._read(do)
+
+    def _activity_first_pages(
+        self, where: str, params: list[Any], limit: int, offset: int, project: bool,
+        include_delegates: bool,
+    ) -> list[dict] | None:
+        """A page near the top of the list by last activity (BR-10), or None when the fast
+        path cannot vouch for it (then the general query answers).
+
+        One read transaction, so the walk, the ranking and the rows see the same state: the
+        conversations that can be on the page are found from the newest messages
+        (:func:`_activity_candidates`), ranked by their chains' last activity, and only the
+        page's rows are read in full, previews and all (:func:`_activity_page`)."""
+        rules = self.rules
+        pinned_first = self._pinned_first()
+        file_pins = self.extra_pins
+
+        def do(conn: sqlite3.Connection, pins: frozenset[str]) -> list[dict] | None:
+            walked = _activity_candidates(conn, where, params, offset + limit, rules, pins)
+            if walked is None:
+                return None
+            found, floor = walked
+            rows = _activity_page(conn, found, floor, pins, limit, offset, rules, pinned_first)
+            if rows is None:
+                return None
+            return _finish_listing(conn, rows, rules, file_pins, project, include_delegates)
+
+        def snapshot() -> list[dict] | None:
+            pins = self._pinned_ids()
+            return self._read(lambda conn: do(conn, pins))
+
+        return self._read_snapshot(snapshot)
 
     def _pinned_ids(self) -> frozenset[str]:
         """Ids of pinned sessions: the v30 column (read once per change of the store, as the
@@ -2645,69 +2668,93 @@ def _marker_sql(alias: str, key: str) -> str:
 #: The fast last-activity path serves pages ending within this many conversations; deeper
 #: pages use the general query (BR-10).
 _ACTIVITY_WALK_ROWS = 1000
-#: Messages read by the first step of the newest-first walk (each later step reads twice as
-#: many): a page of 50 conversations usually needs a few hundred messages.
-_ACTIVITY_WALK_STEP = 128
+#: New sessions gathered by the newest-first walk before their conversations are looked up,
+#: at least (the walk stops as soon as the page can be filled, without reading ahead).
+_ACTIVITY_WALK_BATCH = 8
 #: A walk that reads this many messages without filling the page gives up (general query).
 _ACTIVITY_WALK_MAX = 400_000
+#: ... and so does one that met this many sessions per conversation wanted (plus a few
+#: hundred) without filling it: a selective filter (the archived view, one source) lists few
+#: conversations, which the general query ranks faster than the walk would find them.
+_ACTIVITY_WALK_SELECTIVE = 10
 
 
 def _activity_candidates(
-    conn: sqlite3.Connection, where: str, params: list[Any], wanted: int, rules: Rules
-) -> set[str] | None:
+    conn: sqlite3.Connection, where: str, params: list[Any], wanted: int, rules: Rules,
+    pinned: Iterable[str] = (),
+) -> tuple[set[str], float] | None:
     """The listed conversations (compression roots passing ``where``) that can be among the
-    ``wanted`` most recently active, without ranking every session (BR-10).
+    ``wanted`` most recently active, without ranking every session (BR-10), and ``floor``.
 
     Message ids grow with time, so reading ``messages`` newest-first by id and collecting the
-    distinct conversations they belong to finds the active ones after a few thousand rows.
-    Once ``wanted`` are collected, ``floor`` is the oldest timestamp read: a conversation not
-    seen has no message newer than it, so it can only rank higher through a start or a
-    ``last_activity_at`` after ``floor`` -- both looked up by index and added. Pinned
-    conversations are added by the caller. None: the walk did not converge (use the general
-    query).
+    distinct conversations they belong to finds the active ones after a few hundred rows.
+    The walk is one statement read lazily: it stops at the message that completes the set.
+    ``floor`` is the timestamp of the oldest message read: a conversation not seen has no
+    message newer than it, so it can only rank higher through a start or a
+    ``last_activity_at`` after ``floor`` -- both looked up by index and added, as are the
+    ``pinned`` sessions (pinned conversations come first whatever their activity). Every id
+    returned passes ``where``. A conversation seen may still rank below ``floor`` (all its
+    newest messages rewound): :func:`_activity_page` checks the page against ``floor``.
+
+    None: the walk read ``_ACTIVITY_WALK_MAX`` messages, or all of them, or met
+    ``_ACTIVITY_WALK_SELECTIVE`` sessions per conversation wanted, without finding ``wanted``
+    conversations (a small store, one of mostly empty sessions, a selective filter): the
+    general query answers.
     """
     filters = where[len("WHERE "):] if where else "1"
     found: set[str] = set()
-    seen_sessions: set[str] = set()
-    before: int | None = None
-    #: None when every message was read (then every session's start is looked at).
-    floor: float | None = None
+    seen: set[str] = set()
     read = 0
-    step = max(_ACTIVITY_WALK_STEP, wanted * 2)
-    while len(found) < wanted:
-        # Only the columns before ``content``: reading ``timestamp`` would follow every long
-        # message's overflow pages.
-        rows = conn.execute(
-            "SELECT id, session_id FROM messages"
-            + (" WHERE id < ?" if before is not None else "")
-            + " ORDER BY id DESC LIMIT ?",
-            ([before] if before is not None else []) + [step],
-        ).fetchall()
-        if not rows:
-            break
-        read += len(rows)
-        step *= 2
-        before = rows[-1][0]
-        new = []
-        for _mid, sid in rows:
-            if sid not in seen_sessions:
-                seen_sessions.add(sid)
-                new.append(sid)
-        if new:
-            found |= _listed_roots(conn, new, filters, params)
-        if read >= _ACTIVITY_WALK_MAX and len(found) < wanted:
-            return None
-    if before is not None:
-        # Ids grow with time: the oldest message read bounds what was not read.
-        stamp = conn.execute("SELECT timestamp FROM messages WHERE id = ?", (before,)).fetchone()
-        if stamp and stamp[0] is not None and len(found) >= wanted:
-            floor = float(stamp[0])
-    if rules.pinned:
-        # Pinned conversations come first whatever their activity.
-        pinned = [r[0] for r in conn.execute("SELECT id FROM sessions WHERE pinned = 1")]
-        if pinned:
-            found |= _listed_roots(conn, pinned, filters, params)
-    return found | _roots_started_after(conn, floor, filters, params, rules, wanted + len(seen_sessions))
+    last_id: int | None = None
+    most_seen = _ACTIVITY_WALK_SELECTIVE * wanted + 256
+    # Only the columns before ``content``: reading ``timestamp`` would follow every long
+    # message's overflow pages. Plain tuples: no Row object per message.
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    cursor.execute("SELECT id, session_id FROM messages ORDER BY id DESC")
+    try:
+        while len(found) < wanted:
+            # Ask for enough new sessions to fill the set at the rate seen so far (some are
+            # internal runs, continuations of a conversation already found, ...); while none
+            # was found, twice as many as seen (a selective filter: few rounds all the same).
+            if found:
+                need = int((wanted - len(found)) * 1.1 * len(seen) / len(found)) + 1
+            else:
+                need = max(wanted, len(seen))
+            need = max(_ACTIVITY_WALK_BATCH, min(need, most_seen + 1 - len(seen)))
+            batch: list[str] = []
+            for mid, sid in cursor:
+                read += 1
+                last_id = mid
+                if sid not in seen:
+                    seen.add(sid)
+                    batch.append(sid)
+                    if len(batch) >= need:
+                        break
+                if read >= _ACTIVITY_WALK_MAX:
+                    break
+            else:
+                if batch:
+                    found |= _listed_roots(conn, batch, filters, params)
+                break  # every message read
+            found |= _listed_roots(conn, batch, filters, params) if batch else set()
+            if read >= _ACTIVITY_WALK_MAX:
+                break
+            if len(found) < wanted and len(seen) > most_seen:
+                return None
+    finally:
+        cursor.close()
+    if len(found) < wanted or last_id is None:
+        return None
+    # Ids grow with time: the oldest message read bounds what was not read.
+    stamp = conn.execute("SELECT timestamp FROM messages WHERE id = ?", (last_id,)).fetchone()
+    if not stamp or not isinstance(stamp[0], (int, float)):
+        return None
+    floor = float(stamp[0])
+    extra = [sid for sid in dict.fromkeys([*pinned, *_started_after(conn, floor, rules)]) if sid not in seen]
+    if extra:
+        found |= _listed_roots(conn, extra, filters, params)
+    return found, floor
 
 
 def _listed_roots(conn: sqlite3.Connection, session_ids: list[str], filters: str, params: list[Any]) -> set[str]:
@@ -2731,40 +2778,59 @@ def _listed_roots(conn: sqlite3.Connection, session_ids: list[str], filters: str
     return roots
 
 
-def _roots_started_after(
-    conn: sqlite3.Connection, floor: float | None, filters: str, params: list[Any], rules: Rules, newest: int
-) -> set[str]:
-    """Conversations with a start or a ``last_activity_at`` after ``floor`` (by index).
-
-    ``floor`` None: every message was read, so the sessions left are those without any, ranked
-    by their start: the ``newest`` started sessions hold every one that can be on the page.
-    """
-    if floor is None:
-        ids = [r[0] for r in conn.execute("SELECT id FROM sessions ORDER BY started_at DESC LIMIT ?", (newest,))]
-        if rules.last_activity_at:
-            ids += [
-                r[0] for r in conn.execute(
-                    "SELECT id FROM sessions ORDER BY COALESCE(last_activity_at, started_at) DESC, "
-                    "started_at DESC LIMIT ?", (newest,),
-                )
-            ]
-    else:
-        ids = [r[0] for r in conn.execute("SELECT id FROM sessions WHERE started_at > ?", (floor,))]
-        if rules.last_activity_at:
-            ids += [
-                r[0] for r in conn.execute(
-                    "SELECT id FROM sessions WHERE COALESCE(last_activity_at, started_at) > ?", (floor,)
-                )
-            ]
-    return _listed_roots(conn, list(dict.fromkeys(ids)), filters, params) if ids else set()
+def _started_after(conn: sqlite3.Connection, floor: float, rules: Rules) -> list[str]:
+    """Sessions with a start or a ``last_activity_at`` after ``floor`` (by index)."""
+    ids = [r[0] for r in conn.execute("SELECT id FROM sessions WHERE started_at > ?", (floor,))]
+    if rules.last_activity_at:
+        ids += [
+            r[0] for r in conn.execute(
+                "SELECT id FROM sessions WHERE COALESCE(last_activity_at, started_at) > ?", (floor,)
+            )
+        ]
+    return ids
 
 
-def _chain_list_sql(
-    where: str, params: list[Any], needle: str, by_activity: bool, rules: Rules, pinned_first: str
-) -> tuple[str, list[Any]]:
-    """The listing query walking each listed row's compression chain forward: for ordering
-    by the chain's newest activity and for matching ``needle`` against any id along it."""
-    chain = (
+def _activity_page(
+    conn: sqlite3.Connection, candidates: set[str], floor: float, pins: frozenset[str], limit: int,
+    offset: int, rules: Rules, pinned_first: str,
+) -> list[dict] | None:
+    """Rows ``offset`` … ``offset + limit`` of ``candidates`` (listed conversations) ranked as
+    :func:`_chain_list_sql` ranks by activity: pinned first, then the newest activity along
+    the compression chain. Previews and rows are read for the page only.
+
+    None when the page cannot be vouched for: its last row is neither pinned nor active at
+    or after ``floor``, so a conversation the walk did not see might rank above it."""
+    ids = sorted(candidates)
+    marks = ",".join("?" for _ in ids)
+    ranked = conn.execute(
+        _chain_cte(f"WHERE s.id IN ({marks})", rules)
+        + "SELECT s.id, COALESCE(a.last, s.started_at) FROM sessions s JOIN activity a ON a.root_id = s.id"
+        + _activity_order(pinned_first) + " LIMIT ?",
+        [*ids, int(offset) + int(limit)],
+    ).fetchall()
+    if len(ranked) < offset + limit:
+        return None  # the walk found enough conversations, so this cannot be; be safe
+    last_id, last_active = ranked[-1]
+    if last_id not in pins and not (isinstance(last_active, (int, float)) and last_active >= floor):
+        return None
+    page = [row[0] for row in ranked[offset:]]
+    if not page:
+        return []
+    marks = ",".join("?" for _ in page)
+    rows = {
+        row["id"]: _rich_row(row) for row in conn.execute(
+            f"SELECT s.*, {rules.preview_sql()} AS _preview_raw, {rules.last_active_sql()} AS last_active "
+            f"FROM sessions s WHERE s.id IN ({marks})",
+            page,
+        )
+    }
+    return [rows[sid] for sid in page]
+
+
+def _chain_cte(where: str, rules: Rules) -> str:
+    """``chain`` (each listed row of ``where`` and its compression continuations, forward) and
+    ``activity`` (each listed row's newest activity along its chain)."""
+    return (
         "WITH RECURSIVE chain(root_id, cur_id, depth) AS ("
         f" SELECT s.id, s.id, 0 FROM sessions s {where}"
         " UNION ALL"
@@ -2776,6 +2842,18 @@ def _chain_list_sql(
         f" SELECT chain.root_id, MAX({rules.last_active_sql('x')})"
         " FROM chain JOIN sessions x ON x.id = chain.cur_id GROUP BY chain.root_id) "
     )
+
+
+def _activity_order(pinned_first: str) -> str:
+    """The order by last activity (BR-10): pinned first, newest chain activity, then start."""
+    return f" ORDER BY {pinned_first}COALESCE(a.last, s.started_at) DESC, s.started_at DESC, s.id DESC"
+
+
+def _chain_list_sql(
+    where: str, params: list[Any], needle: str, by_activity: bool, rules: Rules, pinned_first: str
+) -> tuple[str, list[Any]]:
+    """The listing query walking each listed row's compression chain forward: for ordering
+    by the chain's newest activity and for matching ``needle`` against any id along it."""
     select = (
         f"SELECT s.*, {rules.preview_sql()} AS _preview_raw, {rules.last_active_sql()} AS last_active, "
         "COALESCE(a.last, s.started_at) AS _chain_last_active "
@@ -2788,9 +2866,5 @@ def _chain_list_sql(
             " AND lower(q.cur_id) LIKE ? ESCAPE '\\')"
         )
         all_params.append("%" + escape_like(needle) + "%")
-    order = (
-        f" ORDER BY {pinned_first}_chain_last_active DESC, s.started_at DESC, s.id DESC"
-        if by_activity
-        else f" ORDER BY {pinned_first}s.started_at DESC"
-    )
-    return chain + select + order, all_params
+    order = _activity_order(pinned_first) if by_activity else f" ORDER BY {pinned_first}s.started_at DESC"
+    return _chain_cte(where, rules) + select + order, all_params

@@ -26,3 +26,222 @@ def test_count_is_kept_until_another_process_commits_and_then_read_again(tmp_pat
         viewer._conn.set_trace_callback(None)
         viewer.close()
         writer.close()
+
+
+# ---------------------------------------------------------------------------- BR-10 fast path
+#
+# The first pages by last activity come from a newest-first walk of the messages, not from
+# ranking every session (hermes_state.db._activity_candidates / _activity_page). They must be
+# the very rows of the general query -- same rows, same order, same fields.
+
+import random  # noqa: E402
+
+import pytest  # noqa: E402
+
+import hermes_state.db as db_module  # noqa: E402
+from hermes_state.visibility import INTERNAL_SOURCES  # noqa: E402
+
+WALK = "SELECT id, session_id FROM messages ORDER BY id DESC"
+
+
+def _general(db: SessionDB, monkeypatch, **kw) -> list[dict]:
+    """The general query's answer (the fast path switched off)."""
+    with monkeypatch.context() as m:
+        m.setattr(db_module, "_ACTIVITY_WALK_ROWS", 0)
+        return db.list_sessions_rich(order_by_last_active=True, **kw)
+
+
+def _fast(db: SessionDB, **kw) -> tuple[list[dict], bool]:
+    """The default answer and whether the walk served it (no fallback to the general query)."""
+    statements: list[str] = []
+    db._conn.set_trace_callback(statements.append)
+    try:
+        rows = db.list_sessions_rich(order_by_last_active=True, **kw)
+    finally:
+        db._conn.set_trace_callback(None)
+    walked = any(s.startswith(WALK) for s in statements)
+    general = any("_chain_last_active" in s for s in statements)
+    return rows, walked and not general
+
+
+def assert_same_pages(db: SessionDB, monkeypatch, **kw) -> bool:
+    rows, served = _fast(db, **kw)
+    assert rows == _general(db, monkeypatch, **kw), kw
+    return served
+
+
+@pytest.mark.parametrize("version", [30, 16, 11])
+def test_fast_pages_are_the_general_querys_rows_on_upstream_stores(upstream_copy, monkeypatch, version):
+    path = upstream_copy(version)
+    SessionDB(path).close()  # migrate the copy once, as the app would, then read it
+    db = SessionDB(path, read_only=True)
+    try:
+        served = []
+        for options in ({}, {"exclude_sources": list(INTERNAL_SOURCES)}, {"include_archived": True},
+                        {"include_hidden": True}, {"include_delegates": True},
+                        {"project_compression_tips": False}):
+            for offset, limit in ((0, 1), (0, 2), (1, 2), (2, 1), (0, 50)):
+                served.append(assert_same_pages(db, monkeypatch, offset=offset, limit=limit, **options))
+        assert any(served), "the walk served some of these pages"
+    finally:
+        db.close()
+
+
+@pytest.fixture(scope="module")
+def corpora(tmp_path_factory) -> dict[int, Path]:
+    """Generated corpora in both layouts (archived, hidden, pinned, rewound rows, chains)."""
+    from hermes_workload.corpus import generate_corpus
+
+    out = {}
+    for schema in (16, 30):
+        path = tmp_path_factory.mktemp(f"corpus{schema}") / "state.db"
+        generate_corpus(path, messages=8000, seed=5, now=1767225600.0, schema=schema)
+        out[schema] = path
+    return out
+
+
+OPTIONS = (
+    {"exclude_sources": list(INTERNAL_SOURCES)},
+    {"exclude_sources": ["tool"]},
+    {},
+    {"include_archived": True, "exclude_sources": list(INTERNAL_SOURCES)},
+    {"archived_only": True},
+    {"include_hidden": True},
+    {"include_delegates": True, "exclude_sources": list(INTERNAL_SOURCES)},
+    {"source": "telegram"},
+    {"project_compression_tips": False},
+    {"min_message_count": 25},
+)
+
+
+@pytest.mark.parametrize("schema", [16, 30])
+@pytest.mark.parametrize("options", OPTIONS, ids=lambda o: ",".join(o) or "default")
+def test_fast_pages_are_the_general_querys_rows_on_a_generated_corpus(corpora, monkeypatch, schema, options):
+    db = SessionDB(corpora[schema], read_only=True)
+    try:
+        if schema == 16:  # pins of a v16 store live in our settings file
+            ids = [r[0] for r in db._fetchall("SELECT id FROM sessions ORDER BY started_at LIMIT 3")]
+            db.extra_pins = frozenset(ids)
+        served = [
+            assert_same_pages(db, monkeypatch, offset=offset, limit=limit, **options)
+            for offset, limit in ((0, 50), (50, 50), (0, 1), (7, 13), (300, 25), (990, 10))
+        ]
+        if options in OPTIONS[:2]:
+            # (990 is past the corpus's ~400 conversations: the general query answers.)
+            assert all(served[:-1]), "the default list is served by the walk at every depth"
+    finally:
+        db.close()
+
+
+def test_the_corpus_has_what_the_fast_path_must_get_right(corpora):
+    db = SessionDB(corpora[30], read_only=True)
+    try:
+        one = lambda sql: db._fetchone(sql)[0]  # noqa: E731
+        assert one("SELECT COUNT(*) FROM sessions WHERE pinned = 1") > 0
+        assert one("SELECT COUNT(*) FROM sessions WHERE archived = 1") > 0
+        assert one("SELECT COUNT(*) FROM sessions WHERE hidden = 1") > 0
+        assert one("SELECT COUNT(*) FROM messages WHERE active = 0") > 0
+        assert one("SELECT COUNT(*) FROM sessions WHERE end_reason = 'compression'") > 0
+    finally:
+        db.close()
+
+
+def _add(db: SessionDB, sid: str, started: float, stamps: list[float], source: str = "cli") -> list[int]:
+    """A session started at ``started`` with one user message per stamp (ids in stamp order)."""
+    db.create_session(sid, source)
+    ids = []
+    for ts in stamps:
+        ids.append(db.append_message(sid, "user", f"message of {sid} at {ts}"))
+    db._execute_write(lambda conn: conn.executemany(
+        "UPDATE messages SET timestamp = ? WHERE id = ?", list(zip(stamps, ids))))
+    db._execute_write(lambda conn: conn.execute("UPDATE sessions SET started_at = ? WHERE id = ?", (started, sid)))
+    return ids
+
+
+def test_a_conversation_whose_newest_messages_were_rewound_does_not_hide_older_ones(db_path, monkeypatch):
+    """The walk meets ``rewound`` first (its messages are the newest) but every one of them is
+    rewound, so its last activity is its start, the oldest of all: it ranks last. Counting it
+    among the conversations found must not make the walk stop one short and leave the next
+    most active conversation off the page."""
+    db = SessionDB(db_path)
+    try:
+        base = 1767000000.0
+        for n in range(10):  # s0 … s9, twenty messages each, s9 the most recently active
+            _add(db, f"s{n}", base + 1000 * n, [base + 1000 * n + 10 + i for i in range(20)])
+        gone = _add(db, "rewound", base - 5000, [base + 20000 + i for i in range(20)])
+        db.rewind_to_message("rewound", gone[0])
+        expected = [r["id"] for r in _general(db, monkeypatch, limit=11)]
+        assert expected == [f"s{n}" for n in range(9, -1, -1)] + ["rewound"]
+        for limit in range(1, 12):
+            rows, _served = _fast(db, limit=limit)
+            assert [r["id"] for r in rows] == expected[:limit]
+        for offset, limit in ((3, 4), (6, 2), (9, 2)):
+            assert_same_pages(db, monkeypatch, offset=offset, limit=limit)
+    finally:
+        db.close()
+
+
+def test_a_selective_filter_gives_up_the_walk_for_the_general_query(corpora, monkeypatch):
+    db = SessionDB(corpora[30], read_only=True)
+    try:
+        with monkeypatch.context() as m:
+            m.setattr(db_module, "_ACTIVITY_WALK_SELECTIVE", 1)
+            rows, served = _fast(db, limit=50, archived_only=True)
+        assert not served, "archived conversations are too rare for the walk"
+        assert rows == _general(db, monkeypatch, limit=50, archived_only=True)
+    finally:
+        db.close()
+
+
+def test_fast_pages_follow_random_writes(db_path, monkeypatch):
+    """Sessions and messages added, rewound, archived, pinned and deleted in random order:
+    after every change the first pages equal the general query's (one reader throughout)."""
+    rng = random.Random(7)
+    writer = SessionDB(db_path)
+    reader = SessionDB(db_path, read_only=True)
+    try:
+        clock = [1767000000.0]
+
+        def tick() -> float:
+            clock[0] += rng.uniform(1, 50)
+            return clock[0]
+
+        sessions: list[str] = []
+        for step in range(120):
+            action = rng.random()
+            if action < 0.3 or len(sessions) < 5:
+                sid = f"s{step:03d}"
+                _add(writer, sid, tick(), [tick() for _ in range(rng.randint(0, 4))],
+                     source=rng.choice(["cli", "cli", "telegram", "tool"]))
+                sessions.append(sid)
+            elif action < 0.6:
+                sid = rng.choice(sessions)
+                ids = _add_messages(writer, sid, [tick() for _ in range(rng.randint(1, 3))])
+                assert ids
+            elif action < 0.7:
+                sid = rng.choice(sessions)
+                users = [r[0] for r in writer._fetchall(
+                    "SELECT id FROM messages WHERE session_id = ? AND role = 'user' AND active = 1", (sid,))]
+                if users:
+                    writer.rewind_to_message(sid, rng.choice(users))
+            elif action < 0.8:
+                writer.set_session_archived(rng.choice(sessions), rng.random() < 0.7)
+            elif action < 0.9:
+                writer.set_session_pinned(rng.choice(sessions), rng.random() < 0.6)
+                reader.extra_pins = writer.extra_pins  # a v16 store's pins: the settings file
+            else:
+                sid = sessions.pop(rng.randrange(len(sessions)))
+                writer.delete_session(sid)
+            for options in ({}, {"exclude_sources": list(INTERNAL_SOURCES)}, {"include_archived": True}):
+                for offset, limit in ((0, 3), (2, 4), (0, 10)):
+                    assert_same_pages(reader, monkeypatch, offset=offset, limit=limit, **options)
+    finally:
+        reader.close()
+        writer.close()
+
+
+def _add_messages(db: SessionDB, sid: str, stamps: list[float]) -> list[int]:
+    ids = [db.append_message(sid, "assistant", f"more of {sid}") for _ in stamps]
+    db._execute_write(lambda conn: conn.executemany(
+        "UPDATE messages SET timestamp = ? WHERE id = ?", list(zip(stamps, ids))))
+    return ids
