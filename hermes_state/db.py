@@ -20,7 +20,7 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterable, TypeVar
+from typing import Any, Callable, Iterable, Iterator, TypeVar
 
 from .capabilities import Capabilities, classify_version
 from .capabilities import detect as _detect_capabilities
@@ -173,6 +173,8 @@ class SessionDB:
         self._extra_pins: frozenset[str] | None = None
         self._pins_cache: tuple[int, frozenset[str]] | None = None
         self._count_cache: dict[tuple, tuple[int, int]] = {}
+        #: The sessions of the newest messages, kept between lists by last activity (BR-10).
+        self._recency = _RecencyWalk()
 
         try:
             self._open(read_only)
@@ -1159,7 +1161,12 @@ class SessionDB:
         file_pins = self.extra_pins
 
         def do(conn: sqlite3.Connection, pins: frozenset[str]) -> list[dict] | None:
-            walked = _activity_candidates(conn, where, params, offset + limit, rules, pins)
+            walk = self._recency
+            try:
+                walked = _activity_candidates(conn, walk, where, params, offset + limit, rules, pins)
+            except BaseException:
+                walk.reset()  # never keep a walk cut short by an error or an interrupt
+                raise
             if walked is None:
                 return None
             found, floor = walked
@@ -2361,7 +2368,11 @@ def _list_filters(
 def _rich_row(row: sqlite3.Row) -> dict:
     # Not dict(row): that looks every column up by name (quadratic in the ~60 columns of a
     # v30 row; 1.1 ms for a page of 50, against 0.15 ms this way).
-    data = dict(zip(row.keys(), row))
+    return _rich_tuple(row.keys(), row)
+
+
+def _rich_tuple(names: list[str], values: Iterable[Any]) -> dict:
+    data = dict(zip(names, values))
     data["preview"] = compute_preview(data.pop("_preview_raw", None))
     return data
 
@@ -2677,26 +2688,116 @@ _ACTIVITY_WALK_MAX = 400_000
 #: hundred) without filling it: a selective filter (the archived view, one source) lists few
 #: conversations, which the general query ranks faster than the walk would find them.
 _ACTIVITY_WALK_SELECTIVE = 10
+#: More candidates than this (bound parameters of one statement) go to the general query.
+_ACTIVITY_MAX_CANDIDATES = 16_384
+
+
+class _RecencyWalk:
+    """The distinct sessions of the newest messages, most recently written first, kept
+    between reads so that a page by last activity reads only what was written since (BR-10).
+
+    ``order`` holds ``(session_id, id)``: each session met and the largest message id it had
+    when met, newest first. Every message with an id at or above ``bottom`` has been read
+    (``bottom`` None: none yet). Facts only go stale one way: a message deleted since leaves
+    its session in ``order`` at a place it may no longer deserve (earlier, never later), which
+    only adds a candidate. Message ids are never reused while the newest one read exists, so
+    :meth:`refresh` reads the messages above ``top`` and starts over when ``top`` is gone.
+    """
+
+    #: More new messages than this since the last read: walk again from the top.
+    MAX_NEW = 20_000
+    #: Sessions kept at most (a viewer left open for weeks).
+    MAX_KEPT = 50_000
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        self.order: list[tuple[str, int]] = []
+        self.known: set[str] = set()
+        self.top: tuple[int, str] | None = None
+        self.bottom: int | None = None
+        self.complete = False  # every message has been read
+        self.read = 0  # messages read by the walk in progress
+
+    def refresh(self, conn: sqlite3.Connection) -> None:
+        """Bring ``order`` up to the newest message (in the caller's read snapshot)."""
+        self.read = 0
+        if self.top is None:
+            self.reset()  # nothing read yet, or an empty store: walk from the top
+            return
+        top_id, top_sid = self.top
+        row = conn.execute("SELECT session_id FROM messages WHERE id = ?", (top_id,)).fetchone()
+        if row is None or row[0] != top_sid or len(self.order) > self.MAX_KEPT:
+            self.reset()
+            return
+        cursor = conn.cursor()
+        cursor.row_factory = None
+        new = cursor.execute(
+            "SELECT id, session_id FROM messages WHERE id > ? ORDER BY id DESC LIMIT ?",
+            (top_id, self.MAX_NEW + 1),
+        ).fetchall()
+        if not new:
+            return
+        if len(new) > self.MAX_NEW:
+            self.reset()
+            return
+        fresh: dict[str, int] = {}
+        for mid, sid in new:
+            fresh.setdefault(sid, mid)
+        self.order = [*fresh.items(), *((sid, mid) for sid, mid in self.order if sid not in fresh)]
+        self.known.update(fresh)
+        self.top = (new[0][0], new[0][1])
+
+    def sessions(self, conn: sqlite3.Connection) -> Iterator[tuple[str, int]]:
+        """``order`` from the newest, read further down (lazily) past its end. Close the
+        iterator when done: it may hold a statement open."""
+        kept = len(self.order)
+        for index in range(kept):
+            yield self.order[index]
+        if self.complete:
+            return
+        # Only the columns before ``content``: reading ``timestamp`` would follow every long
+        # message's overflow pages. Plain tuples: no Row object per message.
+        cursor = conn.cursor()
+        cursor.row_factory = None
+        if self.bottom is None:
+            cursor.execute("SELECT id, session_id FROM messages ORDER BY id DESC")
+        else:
+            cursor.execute("SELECT id, session_id FROM messages WHERE id < ? ORDER BY id DESC", (self.bottom,))
+        try:
+            for mid, sid in cursor:
+                self.read += 1
+                self.bottom = mid
+                if self.top is None:
+                    self.top = (mid, sid)
+                if sid not in self.known:
+                    self.known.add(sid)
+                    self.order.append((sid, mid))
+                    yield sid, mid
+            self.complete = True
+        finally:
+            cursor.close()
 
 
 def _activity_candidates(
-    conn: sqlite3.Connection, where: str, params: list[Any], wanted: int, rules: Rules,
-    pinned: Iterable[str] = (),
+    conn: sqlite3.Connection, walk: _RecencyWalk, where: str, params: list[Any], wanted: int,
+    rules: Rules, pinned: Iterable[str] = (), *, again: bool = True,
 ) -> tuple[set[str], float] | None:
     """The listed conversations (compression roots passing ``where``) that can be among the
     ``wanted`` most recently active, without ranking every session (BR-10), and ``floor``.
 
-    Message ids grow with time, so reading ``messages`` newest-first by id and collecting the
-    distinct conversations they belong to finds the active ones after a few hundred rows.
-    The walk is one statement read lazily: it stops at the message that completes the set.
-    ``floor`` is the timestamp of the oldest message read: a conversation not seen has no
-    message newer than it, so it can only rank higher through a start or a
-    ``last_activity_at`` after ``floor`` -- both looked up by index and added, as are the
-    ``pinned`` sessions (pinned conversations come first whatever their activity). Every id
-    returned passes ``where``. A conversation seen may still rank below ``floor`` (all its
-    newest messages rewound): :func:`_activity_page` checks the page against ``floor``.
+    Message ids grow with time, so the sessions of the newest messages by id (``walk``,
+    newest first) are the active ones, a few dozen of them after a few hundred messages. They
+    are taken until ``wanted`` conversations are found. ``floor`` is the timestamp of the last
+    session's newest message: a conversation not taken has no message newer than it, so it
+    can only rank higher through a start or a ``last_activity_at`` after ``floor`` -- both
+    looked up by index and added, as are the ``pinned`` sessions (pinned conversations come
+    first whatever their activity; they count towards ``wanted``). Every id returned passes
+    ``where``. A conversation taken may still rank below ``floor`` (all its newest messages
+    rewound): :func:`_activity_page` checks the page against ``floor``.
 
-    None: the walk read ``_ACTIVITY_WALK_MAX`` messages, or all of them, or met
+    None: the walk read ``_ACTIVITY_WALK_MAX`` messages, or all of them, or took
     ``_ACTIVITY_WALK_SELECTIVE`` sessions per conversation wanted, without finding ``wanted``
     conversations (a small store, one of mostly empty sessions, a selective filter): the
     general query answers.
@@ -2704,54 +2805,53 @@ def _activity_candidates(
     filters = where[len("WHERE "):] if where else "1"
     found: set[str] = set()
     seen: set[str] = set()
-    read = 0
     last_id: int | None = None
     most_seen = _ACTIVITY_WALK_SELECTIVE * wanted + 256
-    # Only the columns before ``content``: reading ``timestamp`` would follow every long
-    # message's overflow pages. Plain tuples: no Row object per message.
-    cursor = conn.cursor()
-    cursor.row_factory = None
-    cursor.execute("SELECT id, session_id FROM messages ORDER BY id DESC")
+    # Pinned conversations come first whatever their activity: looked up with the first
+    # batch, they count towards the page (the page check in _activity_page holds either way).
+    pins = list(dict.fromkeys(pinned))
+    looked = set(pins)
+    walk.refresh(conn)
+    sessions = walk.sessions(conn)
     try:
-        while len(found) < wanted:
+        while len(found) < wanted or last_id is None:
             # Ask for enough new sessions to fill the set at the rate seen so far (some are
-            # internal runs, continuations of a conversation already found, ...); while none
-            # was found, twice as many as seen (a selective filter: few rounds all the same).
+            # internal runs, continuations of a conversation already found, ...); at first a
+            # quarter more than wanted (usually enough: one look-up), then while none was
+            # found twice as many as seen (a selective filter: few rounds all the same).
             if found:
                 need = int((wanted - len(found)) * 1.1 * len(seen) / len(found)) + 1
             else:
-                need = max(wanted, len(seen))
+                need = max(wanted + wanted // 4 + 4, len(seen))
             need = max(_ACTIVITY_WALK_BATCH, min(need, most_seen + 1 - len(seen)))
             batch: list[str] = []
-            for mid, sid in cursor:
-                read += 1
+            for sid, mid in sessions:
+                seen.add(sid)
+                batch.append(sid)
                 last_id = mid
-                if sid not in seen:
-                    seen.add(sid)
-                    batch.append(sid)
-                    if len(batch) >= need:
-                        break
-                if read >= _ACTIVITY_WALK_MAX:
+                if len(batch) >= need or walk.read >= _ACTIVITY_WALK_MAX:
                     break
-            else:
-                if batch:
-                    found |= _listed_roots(conn, batch, filters, params)
+            if batch or pins:
+                found |= _listed_roots(conn, batch + pins, filters, params)
+                pins = []
+            if len(batch) < need and walk.read < _ACTIVITY_WALK_MAX:
                 break  # every message read
-            found |= _listed_roots(conn, batch, filters, params) if batch else set()
-            if read >= _ACTIVITY_WALK_MAX:
+            if walk.read >= _ACTIVITY_WALK_MAX or len(seen) > most_seen:
                 break
-            if len(found) < wanted and len(seen) > most_seen:
-                return None
     finally:
-        cursor.close()
+        sessions.close()
     if len(found) < wanted or last_id is None:
         return None
-    # Ids grow with time: the oldest message read bounds what was not read.
+    # Ids grow with time: the last session's newest message bounds every one not taken.
     stamp = conn.execute("SELECT timestamp FROM messages WHERE id = ?", (last_id,)).fetchone()
-    if not stamp or not isinstance(stamp[0], (int, float)):
+    if not stamp:
+        # Deleted since it was read: walk again from the top, in this snapshot.
+        walk.reset()
+        return _activity_candidates(conn, walk, where, params, wanted, rules, pinned, again=False) if again else None
+    if not isinstance(stamp[0], (int, float)):
         return None
     floor = float(stamp[0])
-    extra = [sid for sid in dict.fromkeys([*pinned, *_started_after(conn, floor, rules)]) if sid not in seen]
+    extra = [sid for sid in dict.fromkeys(_started_after(conn, floor, rules)) if sid not in seen and sid not in looked]
     if extra:
         found |= _listed_roots(conn, extra, filters, params)
     return found, floor
@@ -2761,17 +2861,21 @@ def _listed_roots(conn: sqlite3.Connection, session_ids: list[str], filters: str
     """The listed conversation each session belongs to (following compression continuations
     back to their root), kept when it passes ``filters`` (alias ``s``)."""
     roots: set[str] = set()
+    cont = continuation_sql("p", "c")
     for start in range(0, len(session_ids), 400):
-        batch = session_ids[start:start + 400]
-        marks = ",".join("?" for _ in batch)
+        batch = _padded(session_ids[start:start + 400])
+        marks = ",".join(f"?{n}" for n in range(1, len(batch) + 1))
+        # The walk up starts at the parents (most sessions have none): cheaper than a
+        # recursive step for every session.
         rows = conn.execute(
             "WITH RECURSIVE up(cur, depth) AS ("
-            f" SELECT id, 0 FROM sessions WHERE id IN ({marks})"
+            " SELECT p.id, 1 FROM sessions c JOIN sessions p ON p.id = c.parent_session_id"
+            f" WHERE c.id IN ({marks}) AND {cont}"
             " UNION ALL"
             " SELECT p.id, up.depth + 1 FROM up JOIN sessions c ON c.id = up.cur"
             " JOIN sessions p ON p.id = c.parent_session_id"
-            f" WHERE {continuation_sql('p', 'c')} AND up.depth < 100)"
-            f" SELECT DISTINCT s.id FROM sessions s WHERE s.id IN (SELECT cur FROM up) AND {filters}",
+            f" WHERE {cont} AND up.depth < 100)"
+            f" SELECT s.id FROM sessions s WHERE (s.id IN ({marks}) OR s.id IN (SELECT cur FROM up)) AND {filters}",
             batch + list(params),
         ).fetchall()
         roots.update(row[0] for row in rows)
@@ -2796,35 +2900,64 @@ def _activity_page(
 ) -> list[dict] | None:
     """Rows ``offset`` … ``offset + limit`` of ``candidates`` (listed conversations) ranked as
     :func:`_chain_list_sql` ranks by activity: pinned first, then the newest activity along
-    the compression chain. Previews and rows are read for the page only.
+    the compression chain. Previews and rows are read for the page only (one statement with
+    both sorts wide rows: slower).
 
     None when the page cannot be vouched for: its last row is neither pinned nor active at
     or after ``floor``, so a conversation the walk did not see might rank above it."""
     ids = sorted(candidates)
-    marks = ",".join("?" for _ in ids)
+    if len(ids) > _ACTIVITY_MAX_CANDIDATES:
+        return None
+    # Only a compression root has a chain to walk (continuations follow a segment that ended
+    # with ``compression``); any other candidate's chain activity is its own last activity.
+    values = _padded(ids)
+    marks = ",".join(f"?{n}" for n in range(1, len(values) + 1))
     ranked = conn.execute(
-        _chain_cte(f"WHERE s.id IN ({marks})", rules)
-        + "SELECT s.id, COALESCE(a.last, s.started_at) FROM sessions s JOIN activity a ON a.root_id = s.id"
-        + _activity_order(pinned_first) + " LIMIT ?",
-        [*ids, int(offset) + int(limit)],
+        _chain_cte(f"WHERE s.id IN ({marks}) AND s.end_reason = 'compression'", rules)
+        + f"SELECT s.id, COALESCE(a.last, {rules.last_active_sql()}, s.started_at) AS chain_last"
+        f" FROM sessions s LEFT JOIN activity a ON a.root_id = s.id WHERE s.id IN ({marks})"
+        + _activity_order(pinned_first, "chain_last")
+        + f" LIMIT ?{len(values) + 1} OFFSET ?{len(values) + 2}",
+        [*values, int(limit), int(offset)],
     ).fetchall()
-    if len(ranked) < offset + limit:
+    if len(ranked) < limit:
         return None  # the walk found enough conversations, so this cannot be; be safe
     last_id, last_active = ranked[-1]
     if last_id not in pins and not (isinstance(last_active, (int, float)) and last_active >= floor):
         return None
-    page = [row[0] for row in ranked[offset:]]
-    if not page:
-        return []
-    marks = ",".join("?" for _ in page)
-    rows = {
-        row["id"]: _rich_row(row) for row in conn.execute(
-            f"SELECT s.*, {rules.preview_sql()} AS _preview_raw, {rules.last_active_sql()} AS last_active "
-            f"FROM sessions s WHERE s.id IN ({marks})",
-            page,
-        )
-    }
+    page = [row[0] for row in ranked]
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    cursor.execute(
+        f"SELECT s.*, {rules.preview_sql()} AS _preview_raw, {rules.last_active_sql()} AS last_active "
+        f"FROM sessions s WHERE s.id IN ({','.join('?' * len(page))})",
+        page,
+    )
+    names = [d[0] for d in cursor.description]
+    where = names.index("id")
+    rows = {row[where]: _rich_tuple(names, row) for row in cursor.fetchall()}
     return [rows[sid] for sid in page]
+
+
+def _marks(n: int) -> str:
+    """``?`` placeholders for an IN list of ``n`` values, padded (see :func:`_padded`)."""
+    return ",".join("?" * _padded_size(n))
+
+
+def _padded_size(n: int) -> int:
+    if n <= 256:
+        return max(16, -(-n // 16) * 16)
+    size = 512
+    while size < n:
+        size *= 2
+    return size
+
+
+def _padded(values: list[Any]) -> list[Any]:
+    """``values`` padded with NULLs (which no ``IN`` matches) to a multiple of 16 (a power of
+    two past 256): a few statement texts instead of one per length, so the connection's
+    prepared statements are reused (preparing the ranking query costs more than running it)."""
+    return values + [None] * (_padded_size(len(values)) - len(values))
 
 
 def _chain_cte(where: str, rules: Rules) -> str:
@@ -2844,9 +2977,9 @@ def _chain_cte(where: str, rules: Rules) -> str:
     )
 
 
-def _activity_order(pinned_first: str) -> str:
+def _activity_order(pinned_first: str, activity: str = "COALESCE(a.last, s.started_at)") -> str:
     """The order by last activity (BR-10): pinned first, newest chain activity, then start."""
-    return f" ORDER BY {pinned_first}COALESCE(a.last, s.started_at) DESC, s.started_at DESC, s.id DESC"
+    return f" ORDER BY {pinned_first}{activity} DESC, s.started_at DESC, s.id DESC"
 
 
 def _chain_list_sql(

@@ -41,9 +41,6 @@ import pytest  # noqa: E402
 import hermes_state.db as db_module  # noqa: E402
 from hermes_state.visibility import INTERNAL_SOURCES  # noqa: E402
 
-WALK = "SELECT id, session_id FROM messages ORDER BY id DESC"
-
-
 def _general(db: SessionDB, monkeypatch, **kw) -> list[dict]:
     """The general query's answer (the fast path switched off)."""
     with monkeypatch.context() as m:
@@ -52,16 +49,14 @@ def _general(db: SessionDB, monkeypatch, **kw) -> list[dict]:
 
 
 def _fast(db: SessionDB, **kw) -> tuple[list[dict], bool]:
-    """The default answer and whether the walk served it (no fallback to the general query)."""
+    """The default answer and whether the fast path served it (no general query ran)."""
     statements: list[str] = []
     db._conn.set_trace_callback(statements.append)
     try:
         rows = db.list_sessions_rich(order_by_last_active=True, **kw)
     finally:
         db._conn.set_trace_callback(None)
-    walked = any(s.startswith(WALK) for s in statements)
-    general = any("_chain_last_active" in s for s in statements)
-    return rows, walked and not general
+    return rows, not any("_chain_last_active" in s for s in statements)
 
 
 def assert_same_pages(db: SessionDB, monkeypatch, **kw) -> bool:
@@ -245,3 +240,100 @@ def _add_messages(db: SessionDB, sid: str, stamps: list[float]) -> list[int]:
     db._execute_write(lambda conn: conn.executemany(
         "UPDATE messages SET timestamp = ? WHERE id = ?", list(zip(stamps, ids))))
     return ids
+
+
+# ---------------------------------------------------------------------------- the kept walk
+#
+# A reader keeps the sessions of the newest messages between lists (db._RecencyWalk) and
+# reads only what was written since. Whatever happened in between, the page is the general
+# query's.
+
+
+def _many(db: SessionDB, n: int, base: float, per: int = 3) -> list[str]:
+    ids = []
+    for i in range(n):
+        sid = f"c{i:03d}"
+        _add(db, sid, base + 100 * i, [base + 100 * i + 1 + j for j in range(per)])
+        ids.append(sid)
+    return ids
+
+
+def test_the_kept_walk_reads_only_new_messages(db_path, monkeypatch):
+    writer = SessionDB(db_path)
+    reader = SessionDB(db_path, read_only=True)
+    try:
+        _many(writer, 30, 1767000000.0)
+        assert assert_same_pages(reader, monkeypatch, limit=5)
+        _add_messages(writer, "c003", [1767100000.0])  # an old conversation comes back
+        statements: list[str] = []
+        reader._conn.set_trace_callback(statements.append)
+        try:
+            rows = reader.list_sessions_rich(order_by_last_active=True, limit=5)
+        finally:
+            reader._conn.set_trace_callback(None)
+        assert rows[0]["id"] == "c003"
+        walks = [s for s in statements if "FROM messages" in s and "ORDER BY id DESC" in s]
+        assert walks and all("WHERE id > " in s for s in walks), "only the messages written since"
+        assert rows == _general(reader, monkeypatch, limit=5)
+    finally:
+        reader.close()
+        writer.close()
+
+
+def test_the_kept_walk_survives_deletions_at_the_top_and_at_the_floor(db_path, monkeypatch):
+    writer = SessionDB(db_path)
+    reader = SessionDB(db_path, read_only=True)
+    resets = []
+    original = db_module._RecencyWalk.reset
+
+    def counting(self):
+        resets.append(1)
+        original(self)
+
+    monkeypatch.setattr(db_module._RecencyWalk, "reset", counting)
+    try:
+        ids = _many(writer, 40, 1767000000.0)
+        assert assert_same_pages(reader, monkeypatch, limit=4)
+        # The newest message's session goes: the walk starts over from the top.
+        writer.delete_session(ids.pop())
+        before = len(resets)
+        assert assert_same_pages(reader, monkeypatch, limit=4)
+        assert len(resets) > before
+        # Delete, one by one, the conversation whose newest message bounded the last page
+        # (the walk's floor), and others below it: every page stays the general query's.
+        for _ in range(12):
+            order = [sid for sid, _mid in reader._recency.order if sid in ids]
+            victim = order[min(4, len(order) - 1)]
+            writer.delete_session(victim)
+            ids.remove(victim)
+            for offset, limit in ((0, 4), (2, 3), (0, 9)):
+                assert_same_pages(reader, monkeypatch, offset=offset, limit=limit)
+    finally:
+        reader.close()
+        writer.close()
+
+
+def test_the_kept_walk_starts_over_after_many_new_messages_or_an_empty_start(db_path, monkeypatch):
+    writer = SessionDB(db_path)
+    reader = SessionDB(db_path, read_only=True)
+    try:
+        assert reader.list_sessions_rich(order_by_last_active=True, limit=5) == []
+        _many(writer, 12, 1767000000.0)  # the store was empty when the walk last looked
+        assert assert_same_pages(reader, monkeypatch, limit=5)
+        monkeypatch.setattr(db_module._RecencyWalk, "MAX_NEW", 5)
+        for i in range(3):
+            _add_messages(writer, "c000", [1767200000.0 + 10 * i + j for j in range(4)])
+        assert assert_same_pages(reader, monkeypatch, limit=5)
+        _add_messages(writer, "c001", [1767300000.0 + j for j in range(9)])  # > MAX_NEW at once
+        rows, served = _fast(reader, limit=5)
+        assert served and rows[0]["id"] == "c001"
+        assert rows == _general(reader, monkeypatch, limit=5)
+    finally:
+        reader.close()
+        writer.close()
+
+
+def test_in_lists_are_padded_to_a_few_lengths():
+    assert [db_module._padded_size(n) for n in (0, 1, 16, 17, 66, 256, 257, 600)] == [
+        16, 16, 16, 32, 80, 256, 512, 1024]
+    assert db_module._padded(["a", "b"]) == ["a", "b"] + [None] * 14
