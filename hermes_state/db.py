@@ -175,6 +175,7 @@ class SessionDB:
         self._count_cache: dict[tuple, tuple[int, int]] = {}
         #: The sessions of the newest messages, kept between lists by last activity (BR-10).
         self._recency = _RecencyWalk()
+        self._summary_cols: tuple[Capabilities, str] | None = None
 
         try:
             self._open(read_only)
@@ -1086,6 +1087,7 @@ class SessionDB:
         id_query: str | None = None,
         include_hidden: bool = False,
         include_delegates: bool = False,
+        _columns: str | None = None,
     ) -> list[dict]:
         """Sessions newest-started first with ``preview`` and ``last_active`` (LI-2 … LI-5).
 
@@ -1096,8 +1098,10 @@ class SessionDB:
         ``include_archived`` (or only them, ``archived_only``); ``min_message_count``;
         ``order_by_last_active`` orders by the newest activity along each compression chain;
         ``id_query`` keeps rows whose id, or an id along their chain, contains it
-        (case-insensitive).
+        (case-insensitive). ``_columns`` (for :meth:`list_summaries`) reads only these
+        columns of each row (alias ``s``) instead of all of them.
         """
+        columns = _columns or "s.*"
         where, params = self._rich_filters(
             source, exclude_sources, include_children, min_message_count,
             include_archived, archived_only, include_hidden, include_delegates,
@@ -1110,17 +1114,17 @@ class SessionDB:
             # The first pages by last activity without computing it for every session
             # (BR-10): only the conversations that can be on the page are ranked.
             rows = self._activity_first_pages(
-                where, params, limit, offset, project_compression_tips, include_delegates
+                where, params, limit, offset, project_compression_tips, include_delegates, columns
             )
             if rows is not None:
                 return rows
         if order_by_last_active or needle:
             sql, params = _chain_list_sql(
-                where, params, needle, order_by_last_active, self.rules, self._pinned_first()
+                where, params, needle, order_by_last_active, self.rules, self._pinned_first(), columns
             )
         else:
             select = (
-                f"SELECT s.*, {self.rules.preview_sql()} AS _preview_raw, "
+                f"SELECT {columns}, {self.rules.preview_sql()} AS _preview_raw, "
                 f"{self.rules.last_active_sql()} AS last_active FROM sessions s"
             )
             pins = sorted(self._pinned_ids())
@@ -1130,7 +1134,7 @@ class SessionDB:
                 # "pinned" flag took 400 ms at 50k sessions).
                 return self._pinned_then_rest(select, where, params, pins, limit, offset,
                                               project_compression_tips and not include_children,
-                                              include_delegates)
+                                              include_delegates, columns)
             sql = f"{select} {where} ORDER BY s.started_at DESC"
         sql += " LIMIT ? OFFSET ?"
         params += [int(limit), int(offset)]
@@ -1141,13 +1145,14 @@ class SessionDB:
         def do(conn: sqlite3.Connection) -> list[dict]:
             rows = [_rich_row(row) for row in conn.execute(sql, params).fetchall()]
             return _finish_listing(conn, rows, rules, file_pins,
-                                   project_compression_tips and not include_children, include_delegates)
+                                   project_compression_tips and not include_children, include_delegates,
+                                   columns)
 
         return self._read(do)
 
     def _activity_first_pages(
         self, where: str, params: list[Any], limit: int, offset: int, project: bool,
-        include_delegates: bool,
+        include_delegates: bool, columns: str = "s.*",
     ) -> list[dict] | None:
         """A page near the top of the list by last activity (BR-10), or None when the fast
         path cannot vouch for it (then the general query answers).
@@ -1170,10 +1175,10 @@ class SessionDB:
             if walked is None:
                 return None
             found, floor = walked
-            rows = _activity_page(conn, found, floor, pins, limit, offset, rules, pinned_first)
+            rows = _activity_page(conn, found, floor, pins, limit, offset, rules, pinned_first, columns)
             if rows is None:
                 return None
-            return _finish_listing(conn, rows, rules, file_pins, project, include_delegates)
+            return _finish_listing(conn, rows, rules, file_pins, project, include_delegates, columns)
 
         def snapshot() -> list[dict] | None:
             pins = self._pinned_ids()
@@ -1196,7 +1201,7 @@ class SessionDB:
 
     def _pinned_then_rest(
         self, select: str, where: str, params: list[Any], pins: list[str], limit: int, offset: int,
-        project: bool, include_delegates: bool,
+        project: bool, include_delegates: bool, columns: str = "s.*",
     ) -> list[dict]:
         """A page of the start-ordered list with the pinned rows first (see list_sessions_rich)."""
         marks = ",".join("?" for _ in pins)
@@ -1216,7 +1221,7 @@ class SessionDB:
                     [*params, *pins, room, max(0, offset - len(pinned))],
                 ).fetchall()
             rows = [_rich_row(row) for row in page]
-            return _finish_listing(conn, rows, rules, file_pins, project, include_delegates)
+            return _finish_listing(conn, rows, rules, file_pins, project, include_delegates, columns)
 
         return self._read(do)
 
@@ -1501,8 +1506,19 @@ class SessionDB:
             source, exclude_sources, limit=limit, offset=offset, include_archived=include_archived,
             archived_only=archived_only, include_hidden=include_hidden,
             order_by_last_active=order_by_last_active, include_delegates=include_delegates,
+            _columns=self._summary_columns(),
         )
         return [SessionSummary.from_row(row) for row in rows]
+
+    def _summary_columns(self) -> str:
+        """The columns a :class:`~hermes_state.models.SessionSummary` is made of, as far as
+        this store has them (a v30 row has ~60: converting them all was a third of a page)."""
+        caps = self.capabilities
+        cached = self._summary_cols
+        if cached is None or cached[0] is not caps:
+            names = [name for name in _SUMMARY_COLUMNS if name == "id" or self._has_session_column(name)]
+            cached = self._summary_cols = (caps, ", ".join(f"s.{name}" for name in names))
+        return cached[1]
 
     def count_listed(
         self,
@@ -2377,6 +2393,13 @@ def _rich_tuple(names: list[str], values: Iterable[Any]) -> dict:
     return data
 
 
+#: What a :class:`~hermes_state.models.SessionSummary` reads of a session row.
+_SUMMARY_COLUMNS = (
+    "id", "source", "title", "started_at", "ended_at", "end_reason", "message_count", "tool_call_count",
+    "model", "user_id", "parent_session_id", "input_tokens", "output_tokens", "estimated_cost_usd",
+    "archived", "pinned", "hidden", "title_source", "cwd", "git_branch", "git_repo_root",
+)
+
 _TIP_FIELDS = (
     "id",
     "ended_at",
@@ -2392,7 +2415,7 @@ _TIP_FIELDS = (
 
 def _finish_listing(
     conn: sqlite3.Connection, rows: list[dict], rules: Rules, file_pins: frozenset[str],
-    project: bool, include_delegates: bool,
+    project: bool, include_delegates: bool, columns: str = "s.*",
 ) -> list[dict]:
     """What every listing does to its rows: pins from the settings file, compression roots
     shown at their tip (LI-5), delegate runs marked."""
@@ -2401,7 +2424,7 @@ def _finish_listing(
         if file_pins and "pinned" not in row:
             row["pinned"] = int(row["id"] in file_pins)
     if project:
-        rows = [_project_tip(conn, row, rules) for row in rows]
+        rows = [_project_tip(conn, row, rules, columns) for row in rows]
     if include_delegates and rows:
         ids = [row["id"] for row in rows]
         marks = ",".join("?" for _ in ids)
@@ -2415,7 +2438,7 @@ def _finish_listing(
     return rows
 
 
-def _project_tip(conn: sqlite3.Connection, row: dict, rules: Rules) -> dict:
+def _project_tip(conn: sqlite3.Connection, row: dict, rules: Rules, columns: str = "s.*") -> dict:
     """LI-5: show a compression root as its live tip."""
     if row.get("end_reason") != "compression":
         return row
@@ -2423,7 +2446,7 @@ def _project_tip(conn: sqlite3.Connection, row: dict, rules: Rules) -> dict:
     if tip_id == row["id"]:
         return row
     tip = conn.execute(
-        f"SELECT s.*, {rules.preview_sql()} AS _preview_raw, {rules.last_active_sql()} AS last_active "
+        f"SELECT {columns}, {rules.preview_sql()} AS _preview_raw, {rules.last_active_sql()} AS last_active "
         "FROM sessions s WHERE s.id = ?",
         (tip_id,),
     ).fetchone()
@@ -2896,7 +2919,7 @@ def _started_after(conn: sqlite3.Connection, floor: float, rules: Rules) -> list
 
 def _activity_page(
     conn: sqlite3.Connection, candidates: set[str], floor: float, pins: frozenset[str], limit: int,
-    offset: int, rules: Rules, pinned_first: str,
+    offset: int, rules: Rules, pinned_first: str, columns: str = "s.*",
 ) -> list[dict] | None:
     """Rows ``offset`` … ``offset + limit`` of ``candidates`` (listed conversations) ranked as
     :func:`_chain_list_sql` ranks by activity: pinned first, then the newest activity along
@@ -2929,7 +2952,7 @@ def _activity_page(
     cursor = conn.cursor()
     cursor.row_factory = None
     cursor.execute(
-        f"SELECT s.*, {rules.preview_sql()} AS _preview_raw, {rules.last_active_sql()} AS last_active "
+        f"SELECT {columns}, {rules.preview_sql()} AS _preview_raw, {rules.last_active_sql()} AS last_active "
         f"FROM sessions s WHERE s.id IN ({','.join('?' * len(page))})",
         page,
     )
@@ -2983,12 +3006,13 @@ def _activity_order(pinned_first: str, activity: str = "COALESCE(a.last, s.start
 
 
 def _chain_list_sql(
-    where: str, params: list[Any], needle: str, by_activity: bool, rules: Rules, pinned_first: str
+    where: str, params: list[Any], needle: str, by_activity: bool, rules: Rules, pinned_first: str,
+    columns: str = "s.*",
 ) -> tuple[str, list[Any]]:
     """The listing query walking each listed row's compression chain forward: for ordering
     by the chain's newest activity and for matching ``needle`` against any id along it."""
     select = (
-        f"SELECT s.*, {rules.preview_sql()} AS _preview_raw, {rules.last_active_sql()} AS last_active, "
+        f"SELECT {columns}, {rules.preview_sql()} AS _preview_raw, {rules.last_active_sql()} AS last_active, "
         "COALESCE(a.last, s.started_at) AS _chain_last_active "
         "FROM sessions s JOIN activity a ON a.root_id = s.id"
     )

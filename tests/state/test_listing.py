@@ -337,3 +337,50 @@ def test_in_lists_are_padded_to_a_few_lengths():
     assert [db_module._padded_size(n) for n in (0, 1, 16, 17, 66, 256, 257, 600)] == [
         16, 16, 16, 32, 80, 256, 512, 1024]
     assert db_module._padded(["a", "b"]) == ["a", "b"] + [None] * 14
+
+
+# ---------------------------------------------------------------------------- typed rows
+#
+# list_summaries reads only the columns a SessionSummary is made of (db._SUMMARY_COLUMNS):
+# its rows must be those made from list_sessions_rich's full rows, in every order and view.
+
+
+def _typed_both_ways(db: SessionDB, **kw):
+    from hermes_state.models import SessionSummary
+
+    rich = db.list_sessions_rich(limit=kw.pop("limit", 50), offset=kw.pop("offset", 0), **kw)
+    return [SessionSummary.from_row(row) for row in rich]
+
+
+@pytest.mark.parametrize("schema", [16, 30])
+@pytest.mark.parametrize("by_activity", [True, False])
+def test_summaries_are_the_rich_rows_typed(corpora, schema, by_activity):
+    db = SessionDB(corpora[schema], read_only=True)
+    try:
+        if schema == 16:
+            db.extra_pins = frozenset(r[0] for r in db._fetchall("SELECT id FROM sessions ORDER BY started_at LIMIT 3"))
+        for options in ({"exclude_sources": list(INTERNAL_SOURCES)}, {"include_archived": True},
+                        {"archived_only": True}, {"include_hidden": True, "include_delegates": True},
+                        {"source": "cli"}):
+            for offset, limit in ((0, 50), (40, 30), (990, 20)):
+                typed = db.list_summaries(limit=limit, offset=offset, order_by_last_active=by_activity, **options)
+                assert typed == _typed_both_ways(
+                    db, limit=limit, offset=offset, order_by_last_active=by_activity, **options), options
+                assert typed or offset > 0 or "archived_only" in options
+    finally:
+        db.close()
+
+
+@pytest.mark.parametrize("version", [30, 16, 11])
+def test_summaries_are_the_rich_rows_typed_on_upstream_stores(upstream_copy, version):
+    path = upstream_copy(version)
+    SessionDB(path).close()
+    for read_only in (True, False):
+        db = SessionDB(path, read_only=read_only)
+        try:
+            for by_activity in (True, False):
+                for options in ({}, {"include_archived": True}, {"include_hidden": True}):
+                    assert db.list_summaries(order_by_last_active=by_activity, **options) == _typed_both_ways(
+                        db, order_by_last_active=by_activity, **options)
+        finally:
+            db.close()
