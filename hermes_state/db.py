@@ -1175,10 +1175,11 @@ class SessionDB:
             if walked is None:
                 return None
             found, floor = walked
-            rows = _activity_page(conn, found, floor, pins, limit, offset, rules, pinned_first, columns)
-            if rows is None:
+            paged = _activity_page(conn, found, floor, pins, limit, offset, rules, pinned_first, columns)
+            if paged is None:
                 return None
-            return _finish_listing(conn, rows, rules, file_pins, project, include_delegates, columns)
+            rows, tips = paged
+            return _finish_listing(conn, rows, rules, file_pins, project, include_delegates, columns, tips)
 
         def snapshot() -> list[dict] | None:
             pins = self._pinned_ids()
@@ -2415,16 +2416,16 @@ _TIP_FIELDS = (
 
 def _finish_listing(
     conn: sqlite3.Connection, rows: list[dict], rules: Rules, file_pins: frozenset[str],
-    project: bool, include_delegates: bool, columns: str = "s.*",
+    project: bool, include_delegates: bool, columns: str = "s.*", tips: dict[str, str] | None = None,
 ) -> list[dict]:
     """What every listing does to its rows: pins from the settings file, compression roots
-    shown at their tip (LI-5), delegate runs marked."""
+    shown at their tip (LI-5; ``tips``: those already known), delegate runs marked."""
     for row in rows:
         row.pop("_chain_last_active", None)
         if file_pins and "pinned" not in row:
             row["pinned"] = int(row["id"] in file_pins)
     if project:
-        rows = [_project_tip(conn, row, rules, columns) for row in rows]
+        rows = [_project_tip(conn, row, rules, columns, (tips or {}).get(row["id"])) for row in rows]
     if include_delegates and rows:
         ids = [row["id"] for row in rows]
         marks = ",".join("?" for _ in ids)
@@ -2438,11 +2439,13 @@ def _finish_listing(
     return rows
 
 
-def _project_tip(conn: sqlite3.Connection, row: dict, rules: Rules, columns: str = "s.*") -> dict:
-    """LI-5: show a compression root as its live tip."""
+def _project_tip(
+    conn: sqlite3.Connection, row: dict, rules: Rules, columns: str = "s.*", tip_id: str | None = None,
+) -> dict:
+    """LI-5: show a compression root as its live tip (``tip_id``, when already known)."""
     if row.get("end_reason") != "compression":
         return row
-    tip_id = _lineage_compression_tip(conn, row["id"])
+    tip_id = tip_id or _lineage_compression_tip(conn, row["id"])
     if tip_id == row["id"]:
         return row
     tip = conn.execute(
@@ -2890,7 +2893,9 @@ def _listed_roots(conn: sqlite3.Connection, session_ids: list[str], filters: str
         marks = ",".join(f"?{n}" for n in range(1, len(batch) + 1))
         # The walk up starts at the parents (most sessions have none): cheaper than a
         # recursive step for every session.
-        rows = conn.execute(
+        cursor = conn.cursor()
+        cursor.row_factory = None
+        rows = cursor.execute(
             "WITH RECURSIVE up(cur, depth) AS ("
             " SELECT p.id, 1 FROM sessions c JOIN sessions p ON p.id = c.parent_session_id"
             f" WHERE c.id IN ({marks}) AND {cont}"
@@ -2907,37 +2912,45 @@ def _listed_roots(conn: sqlite3.Connection, session_ids: list[str], filters: str
 
 def _started_after(conn: sqlite3.Connection, floor: float, rules: Rules) -> list[str]:
     """Sessions with a start or a ``last_activity_at`` after ``floor`` (by index)."""
-    ids = [r[0] for r in conn.execute("SELECT id FROM sessions WHERE started_at > ?", (floor,))]
+    cursor = conn.cursor()
+    cursor.row_factory = None
     if rules.last_activity_at:
-        ids += [
-            r[0] for r in conn.execute(
-                "SELECT id FROM sessions WHERE COALESCE(last_activity_at, started_at) > ?", (floor,)
-            )
-        ]
-    return ids
+        # One statement (the two index ranges OR-ed), each row read once.
+        cursor.execute(
+            "SELECT id FROM sessions WHERE started_at > ?1 OR COALESCE(last_activity_at, started_at) > ?1",
+            (floor,),
+        )
+    else:
+        cursor.execute("SELECT id FROM sessions WHERE started_at > ?", (floor,))
+    return [row[0] for row in cursor.fetchall()]
 
 
 def _activity_page(
     conn: sqlite3.Connection, candidates: set[str], floor: float, pins: frozenset[str], limit: int,
     offset: int, rules: Rules, pinned_first: str, columns: str = "s.*",
-) -> list[dict] | None:
+) -> tuple[list[dict], dict[str, str]] | None:
     """Rows ``offset`` … ``offset + limit`` of ``candidates`` (listed conversations) ranked as
     :func:`_chain_list_sql` ranks by activity: pinned first, then the newest activity along
-    the compression chain. Previews and rows are read for the page only (one statement with
-    both sorts wide rows: slower).
+    the compression chain; and the compression tips the ranking already walked to.
+
+    Two statements: the ranking (ids only), then the page's rows with their previews (one
+    statement doing both sorts wide rows: slower). Only a compression root has a chain to walk
+    (continuations follow a segment that ended with ``compression``): any other candidate's
+    chain activity is its own last activity, so the rows need not compute it again. A chain
+    that goes straight (one continuation per segment, no cycle) ends at the tip
+    :func:`~hermes_state.lineage.compression_tip` would find; other chains are left to it.
 
     None when the page cannot be vouched for: its last row is neither pinned nor active at
     or after ``floor``, so a conversation the walk did not see might rank above it."""
     ids = sorted(candidates)
     if len(ids) > _ACTIVITY_MAX_CANDIDATES:
         return None
-    # Only a compression root has a chain to walk (continuations follow a segment that ended
-    # with ``compression``); any other candidate's chain activity is its own last activity.
     values = _padded(ids)
     marks = ",".join(f"?{n}" for n in range(1, len(values) + 1))
     ranked = conn.execute(
-        _chain_cte(f"WHERE s.id IN ({marks}) AND s.end_reason = 'compression'", rules)
-        + f"SELECT s.id, COALESCE(a.last, {rules.last_active_sql()}, s.started_at) AS chain_last"
+        _chain_cte(f"WHERE s.id IN ({marks}) AND s.end_reason = 'compression'", rules,
+                   "json_group_array(json_array(chain.depth, chain.cur_id))")
+        + f"SELECT s.id, COALESCE(a.last, {rules.last_active_sql()}, s.started_at) AS chain_last, a.members"
         f" FROM sessions s LEFT JOIN activity a ON a.root_id = s.id WHERE s.id IN ({marks})"
         + _activity_order(pinned_first, "chain_last")
         + f" LIMIT ?{len(values) + 1} OFFSET ?{len(values) + 2}",
@@ -2945,21 +2958,44 @@ def _activity_page(
     ).fetchall()
     if len(ranked) < limit:
         return None  # the walk found enough conversations, so this cannot be; be safe
-    last_id, last_active = ranked[-1]
+    last_id, last_active, _members = ranked[-1]
     if last_id not in pins and not (isinstance(last_active, (int, float)) and last_active >= floor):
         return None
     page = [row[0] for row in ranked]
     cursor = conn.cursor()
     cursor.row_factory = None
     cursor.execute(
-        f"SELECT {columns}, {rules.preview_sql()} AS _preview_raw, {rules.last_active_sql()} AS last_active "
-        f"FROM sessions s WHERE s.id IN ({','.join('?' * len(page))})",
+        f"SELECT {columns}, {rules.preview_sql()} AS _preview_raw, CASE WHEN s.end_reason = 'compression'"
+        f" THEN {rules.last_active_sql()} END AS last_active"
+        f" FROM sessions s WHERE s.id IN ({','.join('?' * len(page))})",
         page,
     )
     names = [d[0] for d in cursor.description]
     where = names.index("id")
     rows = {row[where]: _rich_tuple(names, row) for row in cursor.fetchall()}
-    return [rows[sid] for sid in page]
+    tips: dict[str, str] = {}
+    out = []
+    for sid, chain_last, members in ranked:
+        row = rows[sid]
+        if row.get("end_reason") != "compression":
+            row["last_active"] = chain_last
+        elif members is not None and (tip := _straight_tip(members)) is not None:
+            tips[sid] = tip
+        out.append(row)
+    return out, tips
+
+
+def _straight_tip(members: str) -> str | None:
+    """The last segment of a chain (a JSON array of ``[depth, id]``) that goes straight: one
+    segment at each depth, none twice. None otherwise (a fork, a cycle)."""
+    try:
+        pairs = json.loads(members)
+    except ValueError:
+        return None
+    by_depth = {depth: sid for depth, sid in pairs}
+    if sorted(by_depth) != list(range(len(pairs))) or len(set(by_depth.values())) != len(pairs):
+        return None
+    return by_depth[len(pairs) - 1]
 
 
 def _marks(n: int) -> str:
@@ -2983,9 +3019,10 @@ def _padded(values: list[Any]) -> list[Any]:
     return values + [None] * (_padded_size(len(values)) - len(values))
 
 
-def _chain_cte(where: str, rules: Rules) -> str:
+def _chain_cte(where: str, rules: Rules, members: str | None = None) -> str:
     """``chain`` (each listed row of ``where`` and its compression continuations, forward) and
-    ``activity`` (each listed row's newest activity along its chain)."""
+    ``activity`` (each listed row's newest activity along its chain, and ``members`` when
+    given: an aggregate over the chain's rows)."""
     return (
         "WITH RECURSIVE chain(root_id, cur_id, depth) AS ("
         f" SELECT s.id, s.id, 0 FROM sessions s {where}"
@@ -2994,8 +3031,8 @@ def _chain_cte(where: str, rules: Rules) -> str:
         " JOIN sessions p ON p.id = chain.cur_id"
         " JOIN sessions c ON c.parent_session_id = p.id"
         f" WHERE {continuation_sql('p', 'c')} AND chain.depth < 100),"
-        " activity(root_id, last) AS ("
-        f" SELECT chain.root_id, MAX({rules.last_active_sql('x')})"
+        f" activity(root_id, last{', members' if members else ''}) AS ("
+        f" SELECT chain.root_id, MAX({rules.last_active_sql('x')}){', ' + members if members else ''}"
         " FROM chain JOIN sessions x ON x.id = chain.cur_id GROUP BY chain.root_id) "
     )
 

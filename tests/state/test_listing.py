@@ -384,3 +384,53 @@ def test_summaries_are_the_rich_rows_typed_on_upstream_stores(upstream_copy, ver
                         db, order_by_last_active=by_activity, **options)
         finally:
             db.close()
+
+
+def _segment(db: SessionDB, sid: str, parent: str | None, started: float, ended: float | None,
+             reason: str | None, stamps: list[float]) -> None:
+    _add(db, sid, started, stamps)
+    db._execute_write(lambda conn: conn.execute(
+        "UPDATE sessions SET parent_session_id = ?, ended_at = ?, end_reason = ? WHERE id = ?",
+        (parent, ended, reason, sid)))
+
+
+def test_tips_of_straight_and_forked_chains(db_path, monkeypatch):
+    """The ranking walks each compression chain and hands its tip to the projection when the
+    chain goes straight; a fork (two continuations: the newest wins) is left to
+    compression_tip. Either way the rows are the general query's."""
+    from hermes_state.lineage import compression_tip
+
+    db = SessionDB(db_path)
+    try:
+        t = 1767000000.0
+        for n in range(12):  # plain conversations around the chains
+            _add(db, f"p{n}", t + 50 * n, [t + 50 * n + 5])
+        # straight: s0 -> s1 -> s2
+        _segment(db, "s0", None, t + 10, t + 100, "compression", [t + 20])
+        _segment(db, "s1", "s0", t + 100, t + 200, "compression", [t + 150])
+        _segment(db, "s2", "s1", t + 200, None, None, [t + 900])
+        # fork: f0 -> f1 and f0 -> f2 (f2 newer: the tip)
+        _segment(db, "f0", None, t + 30, t + 100, "compression", [t + 40])
+        _segment(db, "f1", "f0", t + 110, None, None, [t + 950])
+        _segment(db, "f2", "f0", t + 120, None, None, [t + 940])
+        expected_tips = {sid: compression_tip(db._conn, sid) for sid in ("s0", "f0")}
+        assert expected_tips["s0"] == "s2" and expected_tips["f0"] == "f2"
+        for offset, limit in ((0, 3), (0, 5), (2, 4), (0, 20)):
+            for options in ({}, {"project_compression_tips": False}):
+                assert_same_pages(db, monkeypatch, offset=offset, limit=limit, **options)
+        rows, served = _fast(db, limit=5)
+        assert served
+        by_root = {r.get("_lineage_root_id", r["id"]): r["id"] for r in rows}
+        assert by_root.get("s0", "s2") == "s2" and by_root.get("f0", "f2") == "f2"
+    finally:
+        db.close()
+
+
+def test_straight_tip_reads_only_straight_chains():
+    tip = db_module._straight_tip
+    assert tip('[[0,"a"],[1,"b"],[2,"c"]]') == "c"
+    assert tip('[[2,"c"],[0,"a"],[1,"b"]]') == "c"
+    assert tip('[[0,"a"]]') == "a"
+    assert tip('[[0,"a"],[1,"b"],[1,"c"]]') is None  # a fork
+    assert tip('[[0,"a"],[1,"b"],[2,"a"]]') is None  # a cycle
+    assert tip("not json") is None
