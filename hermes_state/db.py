@@ -2425,7 +2425,9 @@ def _finish_listing(
         if file_pins and "pinned" not in row:
             row["pinned"] = int(row["id"] in file_pins)
     if project:
-        rows = [_project_tip(conn, row, rules, columns, (tips or {}).get(row["id"])) for row in rows]
+        if tips is None:
+            tips = _straight_tips(conn, [row["id"] for row in rows if row.get("end_reason") == "compression"])
+        rows = [_project_tip(conn, row, rules, columns, tips.get(row["id"])) for row in rows]
     if include_delegates and rows:
         ids = [row["id"] for row in rows]
         marks = ",".join("?" for _ in ids)
@@ -2983,6 +2985,27 @@ def _activity_page(
             tips[sid] = tip
         out.append(row)
     return out, tips
+
+
+def _straight_tips(conn: sqlite3.Connection, roots: list[str]) -> dict[str, str]:
+    """The tip of each compression root whose chain goes straight (see :func:`_straight_tip`),
+    all walked by one statement instead of two look-ups per segment and root."""
+    if not roots:
+        return {}
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    cursor.execute(
+        "WITH RECURSIVE chain(root_id, cur_id, depth) AS ("
+        f" SELECT s.id, s.id, 0 FROM sessions s WHERE s.id IN ({_marks(len(roots))})"
+        " UNION ALL"
+        " SELECT chain.root_id, c.id, chain.depth + 1 FROM chain"
+        " JOIN sessions p ON p.id = chain.cur_id"
+        " JOIN sessions c ON c.parent_session_id = p.id"
+        f" WHERE {continuation_sql('p', 'c')} AND chain.depth < 100)"
+        " SELECT root_id, json_group_array(json_array(depth, cur_id)) FROM chain GROUP BY root_id",
+        _padded(roots),
+    )
+    return {root: tip for root, members in cursor.fetchall() if (tip := _straight_tip(members)) is not None}
 
 
 def _straight_tip(members: str) -> str | None:

@@ -434,3 +434,21 @@ def test_straight_tip_reads_only_straight_chains():
     assert tip('[[0,"a"],[1,"b"],[1,"c"]]') is None  # a fork
     assert tip('[[0,"a"],[1,"b"],[2,"a"]]') is None  # a cycle
     assert tip("not json") is None
+
+
+@pytest.mark.parametrize("schema", [16, 30])
+def test_straight_tips_are_compression_tips(corpora, schema):
+    """Every compression root of the corpus: the one-statement walk finds the tip
+    lineage.compression_tip finds, or leaves the chain to it."""
+    from hermes_state.lineage import compression_tip
+
+    db = SessionDB(corpora[schema], read_only=True)
+    try:
+        roots = [r[0] for r in db._fetchall("SELECT id FROM sessions WHERE end_reason = 'compression'")]
+        assert len(roots) > 5
+        tips = db._read(lambda conn: db_module._straight_tips(conn, roots))
+        assert tips, "the corpus's chains go straight"
+        for root, tip in tips.items():
+            assert tip == db._read(lambda conn, r=root: compression_tip(conn, r))
+    finally:
+        db.close()
