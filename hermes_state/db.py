@@ -1167,19 +1167,27 @@ class SessionDB:
 
         def do(conn: sqlite3.Connection, pins: frozenset[str]) -> list[dict] | None:
             walk = self._recency
-            try:
-                walked = _activity_candidates(conn, walk, where, params, offset + limit, rules, pins)
-            except BaseException:
-                walk.reset()  # never keep a walk cut short by an error or an interrupt
-                raise
-            if walked is None:
-                return None
-            found, floor = walked
-            paged = _activity_page(conn, found, floor, pins, limit, offset, rules, pinned_first, columns)
-            if paged is None:
-                return None
-            rows, tips = paged
-            return _finish_listing(conn, rows, rules, file_pins, project, include_delegates, columns, tips)
+            wanted = offset + limit
+            for _attempt in range(4):
+                try:
+                    walked = _activity_candidates(conn, walk, where, params, wanted, rules, pins)
+                except BaseException:
+                    walk.reset()  # never keep a walk cut short by an error or an interrupt
+                    raise
+                if walked is None:
+                    return None
+                found, floor = walked
+                paged = _activity_page(conn, found, floor, pins, limit, offset, rules, pinned_first, columns)
+                if isinstance(paged, int):
+                    # Conversations met in the walk that rank below its floor (their newest
+                    # messages rewound): walk on for as many more.
+                    wanted += paged
+                    continue
+                if paged is None:
+                    return None
+                rows, tips = paged
+                return _finish_listing(conn, rows, rules, file_pins, project, include_delegates, columns, tips)
+            return None
 
         def snapshot() -> list[dict] | None:
             pins = self._pinned_ids()
@@ -2930,7 +2938,7 @@ def _started_after(conn: sqlite3.Connection, floor: float, rules: Rules) -> list
 def _activity_page(
     conn: sqlite3.Connection, candidates: set[str], floor: float, pins: frozenset[str], limit: int,
     offset: int, rules: Rules, pinned_first: str, columns: str = "s.*",
-) -> tuple[list[dict], dict[str, str]] | None:
+) -> tuple[list[dict], dict[str, str]] | int | None:
     """Rows ``offset`` … ``offset + limit`` of ``candidates`` (listed conversations) ranked as
     :func:`_chain_list_sql` ranks by activity: pinned first, then the newest activity along
     the compression chain; and the compression tips the ranking already walked to.
@@ -2942,27 +2950,33 @@ def _activity_page(
     that goes straight (one continuation per segment, no cycle) ends at the tip
     :func:`~hermes_state.lineage.compression_tip` would find; other chains are left to it.
 
-    None when the page cannot be vouched for: its last row is neither pinned nor active at
-    or after ``floor``, so a conversation the walk did not see might rank above it."""
+    A number when the page cannot be vouched for: its last row is neither pinned nor active
+    at or after ``floor``, so a conversation the walk did not see might rank above it; the
+    number of candidates below the floor is how many more conversations the walk should
+    find. None: too many candidates for one statement."""
     ids = sorted(candidates)
     if len(ids) > _ACTIVITY_MAX_CANDIDATES:
         return None
     values = _padded(ids)
     marks = ",".join(f"?{n}" for n in range(1, len(values) + 1))
-    ranked = conn.execute(
+    ranking = conn.execute(
         _chain_cte(f"WHERE s.id IN ({marks}) AND s.end_reason = 'compression'", rules,
                    "json_group_array(json_array(chain.depth, chain.cur_id))")
         + f"SELECT s.id, COALESCE(a.last, {rules.last_active_sql()}, s.started_at) AS chain_last, a.members"
         f" FROM sessions s LEFT JOIN activity a ON a.root_id = s.id WHERE s.id IN ({marks})"
-        + _activity_order(pinned_first, "chain_last")
-        + f" LIMIT ?{len(values) + 1} OFFSET ?{len(values) + 2}",
-        [*values, int(limit), int(offset)],
+        + _activity_order(pinned_first, "chain_last"),
+        values,
     ).fetchall()
+    ranked = ranking[offset:offset + limit]
     if len(ranked) < limit:
         return None  # the walk found enough conversations, so this cannot be; be safe
-    last_id, last_active, _members = ranked[-1]
-    if last_id not in pins and not (isinstance(last_active, (int, float)) and last_active >= floor):
-        return None
+
+    def below(sid: str, act: Any) -> bool:
+        return sid not in pins and not (isinstance(act, (int, float)) and act >= floor)
+
+    if below(ranked[-1][0], ranked[-1][1]):
+        # Every candidate below the floor took the place of one the walk has not reached.
+        return sum(1 for sid, act, _members in ranking if below(sid, act))
     page = [row[0] for row in ranked]
     cursor = conn.cursor()
     cursor.row_factory = None

@@ -168,8 +168,10 @@ def test_a_conversation_whose_newest_messages_were_rewound_does_not_hide_older_o
         expected = [r["id"] for r in _general(db, monkeypatch, limit=11)]
         assert expected == [f"s{n}" for n in range(9, -1, -1)] + ["rewound"]
         for limit in range(1, 12):
-            rows, _served = _fast(db, limit=limit)
+            rows, served = _fast(db, limit=limit)
             assert [r["id"] for r in rows] == expected[:limit]
+            # (11: the whole store, whose last row no walk can vouch for: the general query.)
+            assert served or limit == 11, "the walk goes on past the rewound conversation"
         for offset, limit in ((3, 4), (6, 2), (9, 2)):
             assert_same_pages(db, monkeypatch, offset=offset, limit=limit)
     finally:
@@ -450,5 +452,50 @@ def test_straight_tips_are_compression_tips(corpora, schema):
         assert tips, "the corpus's chains go straight"
         for root, tip in tips.items():
             assert tip == db._read(lambda conn, r=root: compression_tip(conn, r))
+    finally:
+        db.close()
+
+
+@pytest.mark.parametrize("schema", [16, 30])
+def test_abandoned_rewinds_at_the_top_keep_the_fast_path(corpora, tmp_path, monkeypatch, schema):
+    """The twenty most recently written conversations are rewound to their first message and
+    left: they rank far below where the walk meets them. The walk goes on for as many more
+    (no fall back to ranking every session) and the page is the general query's."""
+    import shutil
+
+    path = tmp_path / "state.db"
+    shutil.copyfile(corpora[schema], path)
+    writer = SessionDB(path)
+    try:
+        newest = [r[0] for r in writer._fetchall(
+            "SELECT session_id FROM messages GROUP BY session_id ORDER BY MAX(id) DESC LIMIT 20")]
+        for sid in newest:
+            first = writer._fetchone(
+                "SELECT id FROM messages WHERE session_id = ? AND role = 'user' ORDER BY id LIMIT 1", (sid,))
+            writer.rewind_to_message(sid, first[0])
+            # ... and make them old: nothing else keeps them near the top.
+            stamp = ", last_activity_at = NULL" if schema == 30 else ""
+            writer._execute_write(lambda conn, sid=sid: conn.execute(
+                f"UPDATE sessions SET started_at = started_at - 90 * 86400{stamp} WHERE id = ?", (sid,)))
+    finally:
+        writer.close()
+    shortfalls: list[int] = []
+    page = db_module._activity_page
+
+    def watched(*args, **kwargs):
+        result = page(*args, **kwargs)
+        if isinstance(result, int):
+            shortfalls.append(result)
+        return result
+
+    monkeypatch.setattr(db_module, "_activity_page", watched)
+    db = SessionDB(path, read_only=True)
+    try:
+        for offset, limit in ((0, 50), (0, 5), (20, 30)):
+            rows, served = _fast(db, offset=offset, limit=limit, exclude_sources=list(INTERNAL_SOURCES))
+            assert served
+            assert rows == _general(db, monkeypatch, offset=offset, limit=limit,
+                                    exclude_sources=list(INTERNAL_SOURCES))
+        assert shortfalls, "the walk met the rewound conversations and went on"
     finally:
         db.close()
