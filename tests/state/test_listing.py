@@ -1,10 +1,16 @@
-"""The human list's count: kept on a viewer until another process commits."""
+"""The human list: its count (kept on a viewer until another process commits), the first
+pages by last activity (BR-10) against the general query, typed rows."""
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
+import pytest
+
+import hermes_state.db as db_module
 from hermes_state import SessionDB, listing
+from hermes_state.visibility import INTERNAL_SOURCES
 
 
 def test_count_is_kept_until_another_process_commits_and_then_read_again(tmp_path: Path) -> None:
@@ -34,12 +40,6 @@ def test_count_is_kept_until_another_process_commits_and_then_read_again(tmp_pat
 # ranking every session (hermes_state.db._activity_candidates / _activity_page). They must be
 # the very rows of the general query -- same rows, same order, same fields.
 
-import random  # noqa: E402
-
-import pytest  # noqa: E402
-
-import hermes_state.db as db_module  # noqa: E402
-from hermes_state.visibility import INTERNAL_SOURCES  # noqa: E402
 
 def _general(db: SessionDB, monkeypatch, **kw) -> list[dict]:
     """The general query's answer (the fast path switched off)."""
