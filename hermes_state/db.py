@@ -2819,9 +2819,10 @@ class _RecencyWalk:
 def _activity_candidates(
     conn: sqlite3.Connection, walk: _RecencyWalk, where: str, params: list[Any], wanted: int,
     rules: Rules, pinned: Iterable[str] = (), *, again: bool = True,
-) -> tuple[set[str], float] | None:
+) -> tuple[dict[str, bool], float] | None:
     """The listed conversations (compression roots passing ``where``) that can be among the
     ``wanted`` most recently active, without ranking every session (BR-10), and ``floor``.
+    Each conversation maps to whether its segment ended with ``compression`` (a chain to walk).
 
     Message ids grow with time, so the sessions of the newest messages by id (``walk``,
     newest first) are the active ones, a few dozen of them after a few hundred messages. They
@@ -2839,7 +2840,7 @@ def _activity_candidates(
     general query answers.
     """
     filters = where[len("WHERE "):] if where else "1"
-    found: set[str] = set()
+    found: dict[str, bool] = {}
     seen: set[str] = set()
     last_id: int | None = None
     most_seen = _ACTIVITY_WALK_SELECTIVE * wanted + 256
@@ -2868,7 +2869,7 @@ def _activity_candidates(
                 if len(batch) >= need or walk.read >= _ACTIVITY_WALK_MAX:
                     break
             if batch or pins:
-                found |= _listed_roots(conn, batch + pins, filters, params)
+                found.update(_listed_roots(conn, batch + pins, filters, params))
                 pins = []
             if len(batch) < need and walk.read < _ACTIVITY_WALK_MAX:
                 break  # every message read
@@ -2889,14 +2890,17 @@ def _activity_candidates(
     floor = float(stamp[0])
     extra = [sid for sid in dict.fromkeys(_started_after(conn, floor, rules)) if sid not in seen and sid not in looked]
     if extra:
-        found |= _listed_roots(conn, extra, filters, params)
+        found.update(_listed_roots(conn, extra, filters, params))
     return found, floor
 
 
-def _listed_roots(conn: sqlite3.Connection, session_ids: list[str], filters: str, params: list[Any]) -> set[str]:
+def _listed_roots(
+    conn: sqlite3.Connection, session_ids: list[str], filters: str, params: list[Any]
+) -> dict[str, bool]:
     """The listed conversation each session belongs to (following compression continuations
-    back to their root), kept when it passes ``filters`` (alias ``s``)."""
-    roots: set[str] = set()
+    back to their root), kept when it passes ``filters`` (alias ``s``), mapped to whether it
+    ended with ``compression``."""
+    roots: dict[str, bool] = {}
     cont = continuation_sql("p", "c")
     for start in range(0, len(session_ids), 400):
         batch = _padded(session_ids[start:start + 400])
@@ -2913,10 +2917,11 @@ def _listed_roots(conn: sqlite3.Connection, session_ids: list[str], filters: str
             " SELECT p.id, up.depth + 1 FROM up JOIN sessions c ON c.id = up.cur"
             " JOIN sessions p ON p.id = c.parent_session_id"
             f" WHERE {cont} AND up.depth < 100)"
-            f" SELECT s.id FROM sessions s WHERE (s.id IN ({marks}) OR s.id IN (SELECT cur FROM up)) AND {filters}",
+            f" SELECT s.id, s.end_reason = 'compression' FROM sessions s"
+            f" WHERE (s.id IN ({marks}) OR s.id IN (SELECT cur FROM up)) AND {filters}",
             batch + list(params),
         ).fetchall()
-        roots.update(row[0] for row in rows)
+        roots.update((sid, bool(compressed)) for sid, compressed in rows)
     return roots
 
 
@@ -2936,7 +2941,7 @@ def _started_after(conn: sqlite3.Connection, floor: float, rules: Rules) -> list
 
 
 def _activity_page(
-    conn: sqlite3.Connection, candidates: set[str], floor: float, pins: frozenset[str], limit: int,
+    conn: sqlite3.Connection, candidates: dict[str, bool], floor: float, pins: frozenset[str], limit: int,
     offset: int, rules: Rules, pinned_first: str, columns: str = "s.*",
 ) -> tuple[list[dict], dict[str, str]] | int | None:
     """Rows ``offset`` … ``offset + limit`` of ``candidates`` (listed conversations) ranked as
@@ -2959,14 +2964,20 @@ def _activity_page(
         return None
     values = _padded(ids)
     marks = ",".join(f"?{n}" for n in range(1, len(values) + 1))
-    ranking = conn.execute(
-        _chain_cte(f"WHERE s.id IN ({marks}) AND s.end_reason = 'compression'", rules,
-                   "json_group_array(json_array(chain.depth, chain.cur_id))")
-        + f"SELECT s.id, COALESCE(a.last, {rules.last_active_sql()}, s.started_at) AS chain_last, a.members"
-        f" FROM sessions s LEFT JOIN activity a ON a.root_id = s.id WHERE s.id IN ({marks})"
-        + _activity_order(pinned_first, "chain_last"),
-        values,
-    ).fetchall()
+    roots = [sid for sid in ids if candidates[sid]]  # the few with a chain to walk
+    if roots:
+        chained = _padded(roots)
+        seeds = ",".join(f"?{n}" for n in range(len(values) + 1, len(values) + len(chained) + 1))
+        sql = (
+            _chain_cte(f"WHERE s.id IN ({seeds}) AND s.end_reason = 'compression'", rules,
+                       "json_group_array(json_array(chain.depth, chain.cur_id))")
+            + f"SELECT s.id, COALESCE(a.last, {rules.last_active_sql()}, s.started_at) AS chain_last, a.members"
+            f" FROM sessions s LEFT JOIN activity a ON a.root_id = s.id WHERE s.id IN ({marks})"
+        )
+        values = [*values, *chained]
+    else:
+        sql = f"SELECT s.id, {rules.last_active_sql()} AS chain_last, NULL FROM sessions s WHERE s.id IN ({marks})"
+    ranking = conn.execute(sql + _activity_order(pinned_first, "chain_last"), values).fetchall()
     ranked = ranking[offset:offset + limit]
     if len(ranked) < limit:
         return None  # the walk found enough conversations, so this cannot be; be safe
