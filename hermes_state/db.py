@@ -2433,9 +2433,7 @@ def _finish_listing(
         if file_pins and "pinned" not in row:
             row["pinned"] = int(row["id"] in file_pins)
     if project:
-        if tips is None:
-            tips = _straight_tips(conn, [row["id"] for row in rows if row.get("end_reason") == "compression"])
-        rows = [_project_tip(conn, row, rules, columns, tips.get(row["id"])) for row in rows]
+        rows = _project_tips(conn, rows, rules, columns, tips)
     if include_delegates and rows:
         ids = [row["id"] for row in rows]
         marks = ",".join("?" for _ in ids)
@@ -2449,29 +2447,46 @@ def _finish_listing(
     return rows
 
 
-def _project_tip(
-    conn: sqlite3.Connection, row: dict, rules: Rules, columns: str = "s.*", tip_id: str | None = None,
-) -> dict:
-    """LI-5: show a compression root as its live tip (``tip_id``, when already known)."""
-    if row.get("end_reason") != "compression":
-        return row
-    tip_id = tip_id or _lineage_compression_tip(conn, row["id"])
-    if tip_id == row["id"]:
-        return row
-    tip = conn.execute(
+def _project_tips(
+    conn: sqlite3.Connection, rows: list[dict], rules: Rules, columns: str = "s.*",
+    tips: dict[str, str] | None = None,
+) -> list[dict]:
+    """LI-5: show each compression root as its live tip (``tips``: those already known; the
+    others found by :func:`_straight_tips`, a fork by compression_tip). The tips' rows are
+    read by one statement."""
+    roots = [row["id"] for row in rows if row.get("end_reason") == "compression"]
+    if not roots:
+        return rows
+    known = dict(tips) if tips is not None else _straight_tips(conn, roots)
+    for root in roots:
+        if root not in known:
+            known[root] = _lineage_compression_tip(conn, root)
+    wanted = sorted({known[root] for root in roots if known[root] != root})
+    if not wanted:
+        return rows
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    cursor.execute(
         f"SELECT {columns}, {rules.preview_sql()} AS _preview_raw, {rules.last_active_sql()} AS last_active "
-        "FROM sessions s WHERE s.id = ?",
-        (tip_id,),
-    ).fetchone()
-    if tip is None:
-        return row
-    tip_data = _rich_row(tip)
-    projected = dict(row)
-    for field in _TIP_FIELDS + ("last_active", "preview"):
-        if field in tip_data:
-            projected[field] = tip_data[field]
-    projected["_lineage_root_id"] = row["id"]
-    return projected
+        f"FROM sessions s WHERE s.id IN ({_marks(len(wanted))})",
+        _padded(wanted),
+    )
+    names = [d[0] for d in cursor.description]
+    where = names.index("id")
+    found = {row[where]: _rich_tuple(names, row) for row in cursor.fetchall()}
+    out = []
+    for row in rows:
+        tip_data = found.get(known.get(row["id"], row["id"])) if row.get("end_reason") == "compression" else None
+        if tip_data is None:
+            out.append(row)
+            continue
+        projected = dict(row)
+        for field in _TIP_FIELDS + ("last_active", "preview"):
+            if field in tip_data:
+                projected[field] = tip_data[field]
+        projected["_lineage_root_id"] = row["id"]
+        out.append(projected)
+    return out
 
 
 #: Tables whose rows belong to a session and go with it (UC-5): (table, column).
@@ -2859,7 +2874,8 @@ def _activity_candidates(
             if found:
                 need = int((wanted - len(found)) * 1.1 * len(seen) / len(found)) + 1
             else:
-                need = max(wanted + wanted // 4 + 4, len(seen))
+                first = max(wanted - len(pins), 0)  # pinned conversations fill the rest
+                need = max(first + first // 4 + 4, len(seen))
             need = max(_ACTIVITY_WALK_BATCH, min(need, most_seen + 1 - len(seen)))
             batch: list[str] = []
             for sid, mid in sessions:
