@@ -12,6 +12,7 @@ pydantic models of :mod:`hermes_state.models`.
 
 from __future__ import annotations
 
+import bisect
 import json
 import logging
 import random
@@ -20,7 +21,7 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, TypeVar
+from typing import Any, Callable, Iterable, TypeVar
 
 from .capabilities import Capabilities, classify_version
 from .capabilities import detect as _detect_capabilities
@@ -2730,183 +2731,173 @@ def _marker_sql(alias: str, key: str) -> str:
 #: The fast last-activity path serves pages ending within this many conversations; deeper
 #: pages use the general query (BR-10).
 _ACTIVITY_WALK_ROWS = 1000
-#: New sessions gathered by the newest-first walk before their conversations are looked up,
-#: at least (the walk stops as soon as the page can be filled, without reading ahead).
+#: New sessions gathered by the walk before their conversations are looked up, at least.
 _ACTIVITY_WALK_BATCH = 8
-#: A walk that reads this many messages without filling the page gives up (general query).
-_ACTIVITY_WALK_MAX = 400_000
-#: ... and so does one that met this many sessions per conversation wanted (plus a few
-#: hundred) without filling it: a selective filter (the archived view, one source) lists few
+#: A walk that took this many sessions per conversation wanted (plus a few hundred) without
+#: filling the page gives up: a selective filter (the archived view, one source) lists few
 #: conversations, which the general query ranks faster than the walk would find them.
 _ACTIVITY_WALK_SELECTIVE = 10
 #: More candidates than this (bound parameters of one statement) go to the general query.
 _ACTIVITY_MAX_CANDIDATES = 16_384
+#: Plausible timestamps end here (2100-01-01): later ones are ignored for activity (LI-4).
+_EPOCH_2100 = 4102444800.0
 
 
 class _RecencyWalk:
-    """The distinct sessions of the newest messages, most recently written first, kept
-    between reads so that a page by last activity reads only what was written since (BR-10).
+    """The sessions most recently written to, newest first, kept by a reader between lists
+    by last activity (BR-10).
 
-    ``order`` holds ``(session_id, id)``: each session met and the largest message id it had
-    when met, newest first. Every message with an id at or above ``bottom`` has been read
-    (``bottom`` None: none yet). Facts only go stale one way: a message deleted since leaves
-    its session in ``order`` at a place it may no longer deserve (earlier, never later), which
-    only adds a candidate. Message ids are never reused while the newest one read exists, so
-    :meth:`refresh` reads the messages above ``top`` and starts over when ``top`` is gone.
+    ``order`` holds ``(-newest, session_id)`` sorted: ``newest`` is the largest message
+    timestamp (before 2100) a session had when last read -- an upper bound of its last
+    activity through messages, visible or not. Only the ``KEEP`` highest are kept; every other
+    session's bound is at most ``bound``. :meth:`build` reads every session's bound once
+    (one index seek per session: ~0.1 s at 50k sessions); afterwards :meth:`refresh` reads
+    only the messages written since (``id`` above ``top``), so a list after a commit costs what
+    the commit wrote. Bounds never need to come down: a message rewound or deleted since
+    leaves its session's bound too high, which only adds a candidate that ranks lower. Message
+    ids are not reused while the newest one read exists; when it is gone, or too many new
+    messages came, the index is built again. Nothing here assumes that ids follow time (a
+    store imported session by session does not).
     """
 
-    #: More new messages than this since the last read: walk again from the top.
+    #: Sessions kept in ``order`` (enough for the deepest fast page and a selective filter).
+    KEEP = 12_000
+    #: More new messages than this since the last read: build again.
     MAX_NEW = 20_000
-    #: Sessions kept at most (a viewer left open for weeks).
-    MAX_KEPT = 50_000
 
     def __init__(self) -> None:
         self.reset()
 
     def reset(self) -> None:
-        self.order: list[tuple[str, int]] = []
-        self.known: set[str] = set()
+        self.order: list[tuple[float, str]] = []
+        self.newest: dict[str, float] = {}
+        self.bound: float | None = None  # None: not built
         self.top: tuple[int, str] | None = None
-        self.bottom: int | None = None
-        self.complete = False  # every message has been read
-        self.read = 0  # messages read by the walk in progress
+
+    def build(self, conn: sqlite3.Connection) -> None:
+        self.reset()
+        cursor = conn.cursor()
+        cursor.row_factory = None
+        # One index seek per session (the newest message before 2100), the highest kept.
+        rows = cursor.execute(
+            "SELECT id, newest FROM (SELECT s.id, (SELECT MAX(m.timestamp) FROM messages m"
+            f" WHERE m.session_id = s.id AND m.timestamp < {_EPOCH_2100}) AS newest FROM sessions s)"
+            " WHERE newest IS NOT NULL ORDER BY newest DESC LIMIT ?",
+            (self.KEEP + 1,),
+        ).fetchall()
+        kept = sorted((-float(ts), sid) for sid, ts in rows)
+        self.bound = -kept[self.KEEP][0] if len(kept) > self.KEEP else float("-inf")
+        self.order = kept[:self.KEEP]
+        self.newest = {sid: -negated for negated, sid in self.order}
+        top = cursor.execute("SELECT id, session_id FROM messages ORDER BY id DESC LIMIT 1").fetchone()
+        self.top = (top[0], top[1]) if top else None
 
     def refresh(self, conn: sqlite3.Connection) -> None:
-        """Bring ``order`` up to the newest message (in the caller's read snapshot)."""
-        self.read = 0
-        if self.top is None:
-            self.reset()  # nothing read yet, or an empty store: walk from the top
-            return
-        top_id, top_sid = self.top
-        row = conn.execute("SELECT session_id FROM messages WHERE id = ?", (top_id,)).fetchone()
-        if row is None or row[0] != top_sid or len(self.order) > self.MAX_KEPT:
-            self.reset()
+        """Bring the bounds up to the newest message (in the caller's read snapshot)."""
+        if self.bound is None:
+            self.build(conn)
             return
         cursor = conn.cursor()
         cursor.row_factory = None
+        if self.top is not None:
+            row = cursor.execute("SELECT session_id FROM messages WHERE id = ?", (self.top[0],)).fetchone()
+            if row is None or row[0] != self.top[1]:
+                self.build(conn)
+                return
         new = cursor.execute(
-            "SELECT id, session_id FROM messages WHERE id > ? ORDER BY id DESC LIMIT ?",
-            (top_id, self.MAX_NEW + 1),
+            "SELECT id, session_id, timestamp FROM messages WHERE id > ? ORDER BY id DESC LIMIT ?",
+            (self.top[0] if self.top is not None else -1, self.MAX_NEW + 1),
         ).fetchall()
         if not new:
             return
         if len(new) > self.MAX_NEW:
-            self.reset()
+            self.build(conn)
             return
-        fresh: dict[str, int] = {}
-        for mid, sid in new:
-            fresh.setdefault(sid, mid)
-        self.order = [*fresh.items(), *((sid, mid) for sid, mid in self.order if sid not in fresh)]
-        self.known.update(fresh)
         self.top = (new[0][0], new[0][1])
-
-    def sessions(self, conn: sqlite3.Connection) -> Iterator[tuple[str, int]]:
-        """``order`` from the newest, read further down (lazily) past its end. Close the
-        iterator when done: it may hold a statement open."""
-        kept = len(self.order)
-        for index in range(kept):
-            yield self.order[index]
-        if self.complete:
-            return
-        # Only the columns before ``content``: reading ``timestamp`` would follow every long
-        # message's overflow pages. Plain tuples: no Row object per message.
-        cursor = conn.cursor()
-        cursor.row_factory = None
-        if self.bottom is None:
-            cursor.execute("SELECT id, session_id FROM messages ORDER BY id DESC")
-        else:
-            cursor.execute("SELECT id, session_id FROM messages WHERE id < ? ORDER BY id DESC", (self.bottom,))
-        try:
-            for mid, sid in cursor:
-                self.read += 1
-                self.bottom = mid
-                if self.top is None:
-                    self.top = (mid, sid)
-                if sid not in self.known:
-                    self.known.add(sid)
-                    self.order.append((sid, mid))
-                    yield sid, mid
-            self.complete = True
-        finally:
-            cursor.close()
+        latest: dict[str, float] = {}
+        for _mid, sid, ts in new:
+            if isinstance(ts, (int, float)) and ts < _EPOCH_2100 and ts > latest.get(sid, float("-inf")):
+                latest[sid] = float(ts)
+        for sid, ts in latest.items():
+            old = self.newest.get(sid)
+            if old is not None:
+                if ts <= old:
+                    continue
+                del self.order[bisect.bisect_left(self.order, (-old, sid))]
+            elif ts <= self.bound:
+                continue  # still within the bound of the sessions not kept
+            bisect.insort(self.order, (-ts, sid))
+            self.newest[sid] = ts
+        while len(self.order) > self.KEEP:
+            negated, sid = self.order.pop()
+            del self.newest[sid]
+            self.bound = max(self.bound, -negated)
 
 
 def _activity_candidates(
     conn: sqlite3.Connection, walk: _RecencyWalk, where: str, params: list[Any], wanted: int,
-    rules: Rules, pinned: Iterable[str] = (), *, again: bool = True,
+    rules: Rules, pinned: Iterable[str] = (),
 ) -> tuple[dict[str, bool], float] | None:
     """The listed conversations (compression roots passing ``where``) that can be among the
     ``wanted`` most recently active, without ranking every session (BR-10), and ``floor``.
     Each conversation maps to whether its segment ended with ``compression`` (a chain to walk).
 
-    Message ids grow with time, so the sessions of the newest messages by id (``walk``,
-    newest first) are the active ones, a few dozen of them after a few hundred messages. They
-    are taken until ``wanted`` conversations are found. ``floor`` is the timestamp of the last
-    session's newest message: a conversation not taken has no message newer than it, so it
-    can only rank higher through a start or a ``last_activity_at`` after ``floor`` -- both
-    looked up by index and added, as are the ``pinned`` sessions (pinned conversations come
-    first whatever their activity; they count towards ``wanted``). Every id returned passes
-    ``where``. A conversation taken may still rank below ``floor`` (all its newest messages
-    rewound): :func:`_activity_page` checks the page against ``floor``.
+    Sessions are taken from ``walk`` (newest message first) until ``wanted`` conversations are
+    found, and then every session with the same bound. ``floor`` is the last one's bound: a
+    session not taken has no message newer than it, so its conversation can only rank higher
+    through a start or a ``last_activity_at`` at or after ``floor`` -- both looked up by index
+    and added, as are the ``pinned`` sessions (pinned conversations come first whatever their
+    activity; they count towards ``wanted``). Every id returned passes ``where``. A
+    conversation taken may still rank below ``floor`` (its newest messages rewound):
+    :func:`_activity_page` checks the page against ``floor``.
 
-    None: the walk read ``_ACTIVITY_WALK_MAX`` messages, or all of them, or took
-    ``_ACTIVITY_WALK_SELECTIVE`` sessions per conversation wanted, without finding ``wanted``
-    conversations (a small store, one of mostly empty sessions, a selective filter): the
-    general query answers.
+    None: the walk went through every session it keeps, or took ``_ACTIVITY_WALK_SELECTIVE``
+    sessions per conversation wanted, without finding ``wanted`` conversations (a small store,
+    one of mostly empty sessions, a selective filter): the general query answers.
     """
     filters = where[len("WHERE "):] if where else "1"
     found: dict[str, bool] = {}
-    seen: set[str] = set()
-    last_id: int | None = None
     most_seen = _ACTIVITY_WALK_SELECTIVE * wanted + 256
     # Pinned conversations come first whatever their activity: looked up with the first
     # batch, they count towards the page (the page check in _activity_page holds either way).
     pins = list(dict.fromkeys(pinned))
-    looked = set(pins)
     walk.refresh(conn)
-    sessions = walk.sessions(conn)
-    try:
-        while len(found) < wanted or last_id is None:
-            # Ask for enough new sessions to fill the set at the rate seen so far (some are
-            # internal runs, continuations of a conversation already found, ...); at first a
-            # quarter more than wanted (usually enough: one look-up), then while none was
-            # found twice as many as seen (a selective filter: few rounds all the same).
-            if found:
-                need = int((wanted - len(found)) * 1.1 * len(seen) / len(found)) + 1
-            else:
-                first = max(wanted - len(pins), 0)  # pinned conversations fill the rest
-                need = max(first + first // 4 + 4, len(seen))
-            need = max(_ACTIVITY_WALK_BATCH, min(need, most_seen + 1 - len(seen)))
-            batch: list[str] = []
-            for sid, mid in sessions:
-                seen.add(sid)
-                batch.append(sid)
-                last_id = mid
-                if len(batch) >= need or walk.read >= _ACTIVITY_WALK_MAX:
-                    break
-            if batch or pins:
-                found.update(_listed_roots(conn, batch + pins, filters, params))
-                pins = []
-            if len(batch) < need and walk.read < _ACTIVITY_WALK_MAX:
-                break  # every message read
-            if walk.read >= _ACTIVITY_WALK_MAX or len(seen) > most_seen:
-                break
-    finally:
-        sessions.close()
-    if len(found) < wanted or last_id is None:
+    order = walk.order
+    taken = 0
+    while len(found) < wanted or taken == 0:
+        # Ask for enough new sessions to fill the set at the rate seen so far (some are
+        # internal runs, continuations of a conversation already found, ...); at first the rest
+        # of the page after the pinned conversations plus a quarter (usually one look-up), then
+        # while none was found twice as many as taken (a selective filter: few rounds).
+        if found and taken:
+            need = int((wanted - len(found)) * 1.1 * taken / len(found)) + 1
+        else:
+            first = max(wanted - len(pins), 0)
+            need = max(first + first // 4 + 4, taken)
+        need = max(_ACTIVITY_WALK_BATCH, min(need, most_seen + 1 - taken))
+        batch = [sid for _negated, sid in order[taken:taken + need]]
+        taken += len(batch)
+        if batch or pins:
+            found.update(_listed_roots(conn, batch + pins, filters, params))
+            pins = []
+        if taken >= len(order) or taken > most_seen:
+            break
+    if len(found) < wanted or not taken:
         return None
-    # Ids grow with time: the last session's newest message bounds every one not taken.
-    stamp = conn.execute("SELECT timestamp FROM messages WHERE id = ?", (last_id,)).fetchone()
-    if not stamp:
-        # Deleted since it was read: walk again from the top, in this snapshot.
-        walk.reset()
-        return _activity_candidates(conn, walk, where, params, wanted, rules, pinned, again=False) if again else None
-    if not isinstance(stamp[0], (int, float)):
+    floor = -order[taken - 1][0]
+    looked = {sid for _negated, sid in order[:taken]} | set(pinned)
+    # Sessions tied with the last one taken are as recent: take them too. Then every session
+    # not taken has a bound below the floor -- those not kept too, unless the walk went
+    # through all it keeps with the floor still within their bound.
+    tied = []
+    while taken < len(order) and -order[taken][0] >= floor:
+        tied.append(order[taken][1])
+        taken += 1
+    if taken >= len(order) and walk.bound >= floor:
         return None
-    floor = float(stamp[0])
-    extra = [sid for sid in dict.fromkeys(_started_after(conn, floor, rules)) if sid not in seen and sid not in looked]
+    extra = tied + [sid for sid in dict.fromkeys(_started_after(conn, floor, rules)) if sid not in looked]
     if extra:
-        found.update(_listed_roots(conn, extra, filters, params))
+        found.update(_listed_roots(conn, list(dict.fromkeys(extra)), filters, params))
     return found, floor
 
 
@@ -2942,17 +2933,17 @@ def _listed_roots(
 
 
 def _started_after(conn: sqlite3.Connection, floor: float, rules: Rules) -> list[str]:
-    """Sessions with a start or a ``last_activity_at`` after ``floor`` (by index)."""
+    """Sessions with a start or a ``last_activity_at`` at or after ``floor`` (by index)."""
     cursor = conn.cursor()
     cursor.row_factory = None
     if rules.last_activity_at:
         # One statement (the two index ranges OR-ed), each row read once.
         cursor.execute(
-            "SELECT id FROM sessions WHERE started_at > ?1 OR COALESCE(last_activity_at, started_at) > ?1",
+            "SELECT id FROM sessions WHERE started_at >= ?1 OR COALESCE(last_activity_at, started_at) >= ?1",
             (floor,),
         )
     else:
-        cursor.execute("SELECT id FROM sessions WHERE started_at > ?", (floor,))
+        cursor.execute("SELECT id FROM sessions WHERE started_at >= ?", (floor,))
     return [row[0] for row in cursor.fetchall()]
 
 

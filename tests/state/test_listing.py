@@ -246,9 +246,9 @@ def _add_messages(db: SessionDB, sid: str, stamps: list[float]) -> list[int]:
 
 # ---------------------------------------------------------------------------- the kept walk
 #
-# A reader keeps the sessions of the newest messages between lists (db._RecencyWalk) and
-# reads only what was written since. Whatever happened in between, the page is the general
-# query's.
+# A reader keeps each session's newest message time (an upper bound of its activity) between
+# lists (db._RecencyWalk) and reads only what was written since. Whatever happened in between,
+# the page is the general query's.
 
 
 def _many(db: SessionDB, n: int, base: float, per: int = 3) -> list[str]:
@@ -301,10 +301,10 @@ def test_the_kept_walk_survives_deletions_at_the_top_and_at_the_floor(db_path, m
         before = len(resets)
         assert assert_same_pages(reader, monkeypatch, limit=4)
         assert len(resets) > before
-        # Delete, one by one, the conversation whose newest message bounded the last page
-        # (the walk's floor), and others below it: every page stays the general query's.
+        # Delete, one by one, the conversation at the page's edge (its bound was the walk's
+        # floor) and others around it: every page stays the general query's.
         for _ in range(12):
-            order = [sid for sid, _mid in reader._recency.order if sid in ids]
+            order = [sid for _newest, sid in reader._recency.order if sid in ids]
             victim = order[min(4, len(order) - 1)]
             writer.delete_session(victim)
             ids.remove(victim)
@@ -499,3 +499,49 @@ def test_abandoned_rewinds_at_the_top_keep_the_fast_path(corpora, tmp_path, monk
         assert shortfalls, "the walk met the rewound conversations and went on"
     finally:
         db.close()
+
+
+def test_a_store_imported_session_by_session_is_ranked_by_time_not_by_id(db_path, monkeypatch):
+    """Ids need not follow time: an importer writes each session's messages together, so a
+    long conversation written first holds the newest message under the lowest ids. It still
+    heads the list."""
+    db = SessionDB(db_path)
+    try:
+        t = 1767000000.0
+        _add(db, "long", t, [t + 10 * i for i in range(100)])  # ids 1-100, the last at t+990
+        for n in range(150):  # ids 101-400: all older than the long one's end
+            _add(db, f"short{n:03d}", t + 3 * n, [t + 3 * n + 1, t + 3 * n + 2])
+        expected = [r["id"] for r in _general(db, monkeypatch, limit=5)]
+        assert expected[0] == "long"
+        for offset, limit in ((0, 1), (0, 5), (3, 7), (0, 20)):
+            rows, served = _fast(db, offset=offset, limit=limit)
+            assert served
+            assert rows == _general(db, monkeypatch, offset=offset, limit=limit)
+    finally:
+        db.close()
+
+
+def test_the_kept_bounds_follow_new_messages_and_the_kept_limit(db_path, monkeypatch):
+    """Only ``KEEP`` sessions are kept; the others' bound rises as they are dropped. A session
+    written to again comes back with its new message."""
+    monkeypatch.setattr(db_module._RecencyWalk, "KEEP", 10)
+    writer = SessionDB(db_path)
+    reader = SessionDB(db_path, read_only=True)
+    try:
+        _many(writer, 25, 1767000000.0)
+        assert assert_same_pages(reader, monkeypatch, limit=4)
+        walk = reader._recency
+        newest = sorted((r[0] for r in writer._fetchall(
+            "SELECT MAX(timestamp) FROM messages GROUP BY session_id")), reverse=True)
+        assert [-n for n, _sid in walk.order] == newest[:10] and walk.bound == newest[10]
+        _add_messages(writer, "c000", [1767300000.0])  # the oldest conversation, written to again
+        rows, served = _fast(reader, limit=4)
+        assert served and rows[0]["id"] == "c000"
+        assert rows == _general(reader, monkeypatch, limit=4)
+        assert len(walk.order) == 10 and all(-n > walk.bound for n, _sid in walk.order)
+        # Pages reaching past what is kept go to the general query, still right.
+        for offset, limit in ((0, 9), (5, 10), (0, 30)):
+            assert_same_pages(reader, monkeypatch, offset=offset, limit=limit)
+    finally:
+        reader.close()
+        writer.close()
