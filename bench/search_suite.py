@@ -198,3 +198,46 @@ for _klass, (_title, _target, _upstream, _queries) in QUERY_CLASSES.items():
         target_ms=None,
         target_note=f"({_upstream:g} ms @1M in #3)",
     )(_upstream_cases(_queries))
+
+
+# --------------------------------------------------------------------------- paging (BR-20)
+#
+# The search pane loads the next page of hits when the reader scrolls past the last one
+# (SPEC BR-20): ``SessionDB.search(query, limit=20, offset=20)``, then ``offset=40``. A later
+# page is held to the first page's target of the query's class.
+
+#: Offsets of the pages timed: pages 2 and 3.
+PAGE_OFFSETS = (LIMIT, 2 * LIMIT)
+
+#: class id whose first-page target applies → the query paged.
+PAGED_QUERIES: dict[str, str] = {
+    "selective_word": "docker",
+    "common_word": "the",
+    "cjk_trigram": "数据库",
+    "cjk_short_frequent": "服务",
+}
+
+
+def _search_page_cases(query: str):
+    def make(ctx: Context) -> list[Case]:
+        db = ctx.db
+        if not callable(getattr(db, "search", None)):
+            raise Missing("SessionDB.search is not implemented yet")
+        return [
+            Case(f"{query} @{offset}", (lambda offset=offset: db.search(query, limit=LIMIT, offset=offset)),
+                 _describe_search_result)
+            for offset in PAGE_OFFSETS
+        ]
+
+    return make
+
+
+for _klass, _query in PAGED_QUERIES.items():
+    _title, _target, _upstream, _queries = QUERY_CLASSES[_klass]
+    register(
+        f"search_paging.{_klass}",
+        klass="search_paging",
+        title="pages 2 and 3 of search results (BR-20)",
+        api=f"SessionDB.search offset 20, 40: {_title}",
+        target_ms=_target,
+    )(_search_page_cases(_query))

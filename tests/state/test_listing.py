@@ -1,10 +1,16 @@
-"""The human list's count: kept on a viewer until another process commits."""
+"""The human list: its count (kept on a viewer until another process commits), the first
+pages by last activity (BR-10) against the general query, typed rows."""
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
+import pytest
+
+import hermes_state.db as db_module
 from hermes_state import SessionDB, listing
+from hermes_state.visibility import INTERNAL_SOURCES
 
 
 def test_count_is_kept_until_another_process_commits_and_then_read_again(tmp_path: Path) -> None:
@@ -25,4 +31,517 @@ def test_count_is_kept_until_another_process_commits_and_then_read_again(tmp_pat
     finally:
         viewer._conn.set_trace_callback(None)
         viewer.close()
+        writer.close()
+
+
+# ---------------------------------------------------------------------------- BR-10 fast path
+#
+# The first pages by last activity come from a newest-first walk of the messages, not from
+# ranking every session (hermes_state.db._activity_candidates / _activity_page). They must be
+# the very rows of the general query -- same rows, same order, same fields.
+
+
+def _general(db: SessionDB, monkeypatch, **kw) -> list[dict]:
+    """The general query's answer (the fast path switched off)."""
+    with monkeypatch.context() as m:
+        m.setattr(db_module, "_ACTIVITY_WALK_ROWS", 0)
+        return db.list_sessions_rich(order_by_last_active=True, **kw)
+
+
+def _fast(db: SessionDB, **kw) -> tuple[list[dict], bool]:
+    """The default answer and whether the fast path served it (no general query ran)."""
+    statements: list[str] = []
+    db._conn.set_trace_callback(statements.append)
+    try:
+        rows = db.list_sessions_rich(order_by_last_active=True, **kw)
+    finally:
+        db._conn.set_trace_callback(None)
+    return rows, not any("_chain_last_active" in s for s in statements)
+
+
+def assert_same_pages(db: SessionDB, monkeypatch, **kw) -> bool:
+    rows, served = _fast(db, **kw)
+    assert rows == _general(db, monkeypatch, **kw), kw
+    return served
+
+
+@pytest.mark.parametrize("version", [30, 16, 11])
+def test_fast_pages_are_the_general_querys_rows_on_upstream_stores(upstream_copy, monkeypatch, version):
+    path = upstream_copy(version)
+    SessionDB(path).close()  # migrate the copy once, as the app would, then read it
+    db = SessionDB(path, read_only=True)
+    try:
+        served = []
+        for options in ({}, {"exclude_sources": list(INTERNAL_SOURCES)}, {"include_archived": True},
+                        {"include_hidden": True}, {"include_delegates": True},
+                        {"project_compression_tips": False}):
+            for offset, limit in ((0, 1), (0, 2), (1, 2), (2, 1), (0, 50)):
+                served.append(assert_same_pages(db, monkeypatch, offset=offset, limit=limit, **options))
+        assert any(served), "the walk served some of these pages"
+    finally:
+        db.close()
+
+
+@pytest.fixture(scope="module")
+def corpora(tmp_path_factory) -> dict[int, Path]:
+    """Generated corpora in both layouts (archived, hidden, pinned, rewound rows, chains)."""
+    from hermes_workload.corpus import generate_corpus
+
+    out = {}
+    for schema in (16, 30):
+        path = tmp_path_factory.mktemp(f"corpus{schema}") / "state.db"
+        generate_corpus(path, messages=8000, seed=5, now=1767225600.0, schema=schema)
+        out[schema] = path
+    return out
+
+
+OPTIONS = (
+    {"exclude_sources": list(INTERNAL_SOURCES)},
+    {"exclude_sources": ["tool"]},
+    {},
+    {"include_archived": True, "exclude_sources": list(INTERNAL_SOURCES)},
+    {"archived_only": True},
+    {"include_hidden": True},
+    {"include_delegates": True, "exclude_sources": list(INTERNAL_SOURCES)},
+    {"source": "telegram"},
+    {"project_compression_tips": False},
+    {"min_message_count": 25},
+)
+
+
+@pytest.mark.parametrize("schema", [16, 30])
+@pytest.mark.parametrize("options", OPTIONS, ids=lambda o: ",".join(o) or "default")
+def test_fast_pages_are_the_general_querys_rows_on_a_generated_corpus(corpora, monkeypatch, schema, options):
+    db = SessionDB(corpora[schema], read_only=True)
+    try:
+        if schema == 16:  # pins of a v16 store live in our settings file
+            ids = [r[0] for r in db._fetchall("SELECT id FROM sessions ORDER BY started_at LIMIT 3")]
+            db.extra_pins = frozenset(ids)
+        served = [
+            assert_same_pages(db, monkeypatch, offset=offset, limit=limit, **options)
+            for offset, limit in ((0, 50), (50, 50), (0, 1), (7, 13), (300, 25), (990, 10))
+        ]
+        if options in OPTIONS[:2]:
+            # (990 is past the corpus's ~400 conversations: the general query answers.)
+            assert all(served[:-1]), "the default list is served by the walk at every depth"
+    finally:
+        db.close()
+
+
+def test_the_corpus_has_what_the_fast_path_must_get_right(corpora):
+    db = SessionDB(corpora[30], read_only=True)
+    try:
+        one = lambda sql: db._fetchone(sql)[0]  # noqa: E731
+        assert one("SELECT COUNT(*) FROM sessions WHERE pinned = 1") > 0
+        assert one("SELECT COUNT(*) FROM sessions WHERE archived = 1") > 0
+        assert one("SELECT COUNT(*) FROM sessions WHERE hidden = 1") > 0
+        assert one("SELECT COUNT(*) FROM messages WHERE active = 0") > 0
+        assert one("SELECT COUNT(*) FROM sessions WHERE end_reason = 'compression'") > 0
+    finally:
+        db.close()
+
+
+def _add(db: SessionDB, sid: str, started: float, stamps: list[float], source: str = "cli") -> list[int]:
+    """A session started at ``started`` with one user message per stamp (ids in stamp order)."""
+    db.create_session(sid, source)
+    ids = []
+    for ts in stamps:
+        ids.append(db.append_message(sid, "user", f"message of {sid} at {ts}"))
+    db._execute_write(lambda conn: conn.executemany(
+        "UPDATE messages SET timestamp = ? WHERE id = ?", list(zip(stamps, ids))))
+    db._execute_write(lambda conn: conn.execute("UPDATE sessions SET started_at = ? WHERE id = ?", (started, sid)))
+    return ids
+
+
+def test_a_conversation_whose_newest_messages_were_rewound_does_not_hide_older_ones(db_path, monkeypatch):
+    """The walk meets ``rewound`` first (its messages are the newest) but every one of them is
+    rewound, so its last activity is its start, the oldest of all: it ranks last. Counting it
+    among the conversations found must not make the walk stop one short and leave the next
+    most active conversation off the page."""
+    db = SessionDB(db_path)
+    try:
+        base = 1767000000.0
+        for n in range(10):  # s0 … s9, twenty messages each, s9 the most recently active
+            _add(db, f"s{n}", base + 1000 * n, [base + 1000 * n + 10 + i for i in range(20)])
+        gone = _add(db, "rewound", base - 5000, [base + 20000 + i for i in range(20)])
+        db.rewind_to_message("rewound", gone[0])
+        expected = [r["id"] for r in _general(db, monkeypatch, limit=11)]
+        assert expected == [f"s{n}" for n in range(9, -1, -1)] + ["rewound"]
+        for limit in range(1, 12):
+            rows, served = _fast(db, limit=limit)
+            assert [r["id"] for r in rows] == expected[:limit]
+            # (11: the whole store, whose last row no walk can vouch for: the general query.)
+            assert served or limit == 11, "the walk goes on past the rewound conversation"
+        for offset, limit in ((3, 4), (6, 2), (9, 2)):
+            assert_same_pages(db, monkeypatch, offset=offset, limit=limit)
+    finally:
+        db.close()
+
+
+def test_a_selective_filter_gives_up_the_walk_for_the_general_query(corpora, monkeypatch):
+    db = SessionDB(corpora[30], read_only=True)
+    try:
+        with monkeypatch.context() as m:
+            m.setattr(db_module, "_ACTIVITY_WALK_SELECTIVE", 1)
+            rows, served = _fast(db, limit=50, archived_only=True)
+        assert not served, "archived conversations are too rare for the walk"
+        assert rows == _general(db, monkeypatch, limit=50, archived_only=True)
+    finally:
+        db.close()
+
+
+def test_fast_pages_follow_random_writes(db_path, monkeypatch):
+    """Sessions and messages added, rewound, archived, pinned and deleted in random order:
+    after every change the first pages equal the general query's (one reader throughout)."""
+    rng = random.Random(7)
+    writer = SessionDB(db_path)
+    reader = SessionDB(db_path, read_only=True)
+    try:
+        clock = [1767000000.0]
+
+        def tick() -> float:
+            clock[0] += rng.uniform(1, 50)
+            return clock[0]
+
+        sessions: list[str] = []
+        for step in range(120):
+            action = rng.random()
+            if action < 0.3 or len(sessions) < 5:
+                sid = f"s{step:03d}"
+                _add(writer, sid, tick(), [tick() for _ in range(rng.randint(0, 4))],
+                     source=rng.choice(["cli", "cli", "telegram", "tool"]))
+                sessions.append(sid)
+            elif action < 0.6:
+                sid = rng.choice(sessions)
+                ids = _add_messages(writer, sid, [tick() for _ in range(rng.randint(1, 3))])
+                assert ids
+            elif action < 0.7:
+                sid = rng.choice(sessions)
+                users = [r[0] for r in writer._fetchall(
+                    "SELECT id FROM messages WHERE session_id = ? AND role = 'user' AND active = 1", (sid,))]
+                if users:
+                    writer.rewind_to_message(sid, rng.choice(users))
+            elif action < 0.8:
+                writer.set_session_archived(rng.choice(sessions), rng.random() < 0.7)
+            elif action < 0.9:
+                writer.set_session_pinned(rng.choice(sessions), rng.random() < 0.6)
+                reader.extra_pins = writer.extra_pins  # a v16 store's pins: the settings file
+            else:
+                sid = sessions.pop(rng.randrange(len(sessions)))
+                writer.delete_session(sid)
+            for options in ({}, {"exclude_sources": list(INTERNAL_SOURCES)}, {"include_archived": True}):
+                for offset, limit in ((0, 3), (2, 4), (0, 10)):
+                    assert_same_pages(reader, monkeypatch, offset=offset, limit=limit, **options)
+    finally:
+        reader.close()
+        writer.close()
+
+
+def _add_messages(db: SessionDB, sid: str, stamps: list[float]) -> list[int]:
+    ids = [db.append_message(sid, "assistant", f"more of {sid}") for _ in stamps]
+    db._execute_write(lambda conn: conn.executemany(
+        "UPDATE messages SET timestamp = ? WHERE id = ?", list(zip(stamps, ids))))
+    return ids
+
+
+# ---------------------------------------------------------------------------- the kept walk
+#
+# A reader keeps each session's newest message time (an upper bound of its activity) between
+# lists (db._RecencyWalk) and reads only what was written since. Whatever happened in between,
+# the page is the general query's.
+
+
+def _many(db: SessionDB, n: int, base: float, per: int = 3) -> list[str]:
+    ids = []
+    for i in range(n):
+        sid = f"c{i:03d}"
+        _add(db, sid, base + 100 * i, [base + 100 * i + 1 + j for j in range(per)])
+        ids.append(sid)
+    return ids
+
+
+def test_the_kept_walk_reads_only_new_messages(db_path, monkeypatch):
+    writer = SessionDB(db_path)
+    reader = SessionDB(db_path, read_only=True)
+    try:
+        _many(writer, 30, 1767000000.0)
+        assert assert_same_pages(reader, monkeypatch, limit=5)
+        _add_messages(writer, "c003", [1767100000.0])  # an old conversation comes back
+        statements: list[str] = []
+        reader._conn.set_trace_callback(statements.append)
+        try:
+            rows = reader.list_sessions_rich(order_by_last_active=True, limit=5)
+        finally:
+            reader._conn.set_trace_callback(None)
+        assert rows[0]["id"] == "c003"
+        walks = [s for s in statements if "FROM messages" in s and "ORDER BY id DESC" in s]
+        assert walks and all("WHERE id > " in s for s in walks), "only the messages written since"
+        assert rows == _general(reader, monkeypatch, limit=5)
+    finally:
+        reader.close()
+        writer.close()
+
+
+def test_the_kept_walk_survives_deletions_at_the_top_and_at_the_floor(db_path, monkeypatch):
+    writer = SessionDB(db_path)
+    reader = SessionDB(db_path, read_only=True)
+    resets = []
+    original = db_module._RecencyWalk.reset
+
+    def counting(self):
+        resets.append(1)
+        original(self)
+
+    monkeypatch.setattr(db_module._RecencyWalk, "reset", counting)
+    try:
+        ids = _many(writer, 40, 1767000000.0)
+        assert assert_same_pages(reader, monkeypatch, limit=4)
+        # The newest message's session goes: the walk starts over from the top.
+        writer.delete_session(ids.pop())
+        before = len(resets)
+        assert assert_same_pages(reader, monkeypatch, limit=4)
+        assert len(resets) > before
+        # Delete, one by one, the conversation at the page's edge (its bound was the walk's
+        # floor) and others around it: every page stays the general query's.
+        for _ in range(12):
+            order = [sid for _newest, sid in reader._recency.order if sid in ids]
+            victim = order[min(4, len(order) - 1)]
+            writer.delete_session(victim)
+            ids.remove(victim)
+            for offset, limit in ((0, 4), (2, 3), (0, 9)):
+                assert_same_pages(reader, monkeypatch, offset=offset, limit=limit)
+    finally:
+        reader.close()
+        writer.close()
+
+
+def test_the_kept_walk_starts_over_after_many_new_messages_or_an_empty_start(db_path, monkeypatch):
+    writer = SessionDB(db_path)
+    reader = SessionDB(db_path, read_only=True)
+    try:
+        assert reader.list_sessions_rich(order_by_last_active=True, limit=5) == []
+        _many(writer, 12, 1767000000.0)  # the store was empty when the walk last looked
+        assert assert_same_pages(reader, monkeypatch, limit=5)
+        monkeypatch.setattr(db_module._RecencyWalk, "MAX_NEW", 5)
+        for i in range(3):
+            _add_messages(writer, "c000", [1767200000.0 + 10 * i + j for j in range(4)])
+        assert assert_same_pages(reader, monkeypatch, limit=5)
+        _add_messages(writer, "c001", [1767300000.0 + j for j in range(9)])  # > MAX_NEW at once
+        rows, served = _fast(reader, limit=5)
+        assert served and rows[0]["id"] == "c001"
+        assert rows == _general(reader, monkeypatch, limit=5)
+    finally:
+        reader.close()
+        writer.close()
+
+
+def test_in_lists_are_padded_to_a_few_lengths():
+    assert [db_module._padded_size(n) for n in (0, 1, 16, 17, 66, 256, 257, 600)] == [
+        16, 16, 16, 32, 80, 256, 512, 1024]
+    assert db_module._padded(["a", "b"]) == ["a", "b"] + [None] * 14
+
+
+# ---------------------------------------------------------------------------- typed rows
+#
+# list_summaries reads only the columns a SessionSummary is made of (db._SUMMARY_COLUMNS):
+# its rows must be those made from list_sessions_rich's full rows, in every order and view.
+
+
+def _typed_both_ways(db: SessionDB, **kw):
+    from hermes_state.models import SessionSummary
+
+    rich = db.list_sessions_rich(limit=kw.pop("limit", 50), offset=kw.pop("offset", 0), **kw)
+    return [SessionSummary.from_row(row) for row in rich]
+
+
+@pytest.mark.parametrize("schema", [16, 30])
+@pytest.mark.parametrize("by_activity", [True, False])
+def test_summaries_are_the_rich_rows_typed(corpora, schema, by_activity):
+    db = SessionDB(corpora[schema], read_only=True)
+    try:
+        if schema == 16:
+            db.extra_pins = frozenset(r[0] for r in db._fetchall("SELECT id FROM sessions ORDER BY started_at LIMIT 3"))
+        for options in ({"exclude_sources": list(INTERNAL_SOURCES)}, {"include_archived": True},
+                        {"archived_only": True}, {"include_hidden": True, "include_delegates": True},
+                        {"source": "cli"}):
+            for offset, limit in ((0, 50), (40, 30), (990, 20)):
+                typed = db.list_summaries(limit=limit, offset=offset, order_by_last_active=by_activity, **options)
+                assert typed == _typed_both_ways(
+                    db, limit=limit, offset=offset, order_by_last_active=by_activity, **options), options
+                assert typed or offset > 0 or "archived_only" in options
+    finally:
+        db.close()
+
+
+@pytest.mark.parametrize("version", [30, 16, 11])
+def test_summaries_are_the_rich_rows_typed_on_upstream_stores(upstream_copy, version):
+    path = upstream_copy(version)
+    SessionDB(path).close()
+    for read_only in (True, False):
+        db = SessionDB(path, read_only=read_only)
+        try:
+            for by_activity in (True, False):
+                for options in ({}, {"include_archived": True}, {"include_hidden": True}):
+                    assert db.list_summaries(order_by_last_active=by_activity, **options) == _typed_both_ways(
+                        db, order_by_last_active=by_activity, **options)
+        finally:
+            db.close()
+
+
+def _segment(db: SessionDB, sid: str, parent: str | None, started: float, ended: float | None,
+             reason: str | None, stamps: list[float]) -> None:
+    _add(db, sid, started, stamps)
+    db._execute_write(lambda conn: conn.execute(
+        "UPDATE sessions SET parent_session_id = ?, ended_at = ?, end_reason = ? WHERE id = ?",
+        (parent, ended, reason, sid)))
+
+
+def test_tips_of_straight_and_forked_chains(db_path, monkeypatch):
+    """The ranking walks each compression chain and hands its tip to the projection when the
+    chain goes straight; a fork (two continuations: the newest wins) is left to
+    compression_tip. Either way the rows are the general query's."""
+    from hermes_state.lineage import compression_tip
+
+    db = SessionDB(db_path)
+    try:
+        t = 1767000000.0
+        for n in range(12):  # plain conversations around the chains
+            _add(db, f"p{n}", t + 50 * n, [t + 50 * n + 5])
+        # straight: s0 -> s1 -> s2
+        _segment(db, "s0", None, t + 10, t + 100, "compression", [t + 20])
+        _segment(db, "s1", "s0", t + 100, t + 200, "compression", [t + 150])
+        _segment(db, "s2", "s1", t + 200, None, None, [t + 900])
+        # fork: f0 -> f1 and f0 -> f2 (f2 newer: the tip)
+        _segment(db, "f0", None, t + 30, t + 100, "compression", [t + 40])
+        _segment(db, "f1", "f0", t + 110, None, None, [t + 950])
+        _segment(db, "f2", "f0", t + 120, None, None, [t + 940])
+        expected_tips = {sid: compression_tip(db._conn, sid) for sid in ("s0", "f0")}
+        assert expected_tips["s0"] == "s2" and expected_tips["f0"] == "f2"
+        for offset, limit in ((0, 3), (0, 5), (2, 4), (0, 20)):
+            for options in ({}, {"project_compression_tips": False}):
+                assert_same_pages(db, monkeypatch, offset=offset, limit=limit, **options)
+        rows, served = _fast(db, limit=5)
+        assert served
+        by_root = {r.get("_lineage_root_id", r["id"]): r["id"] for r in rows}
+        assert by_root.get("s0", "s2") == "s2" and by_root.get("f0", "f2") == "f2"
+    finally:
+        db.close()
+
+
+def test_straight_tip_reads_only_straight_chains():
+    tip = db_module._straight_tip
+    assert tip('[[0,"a"],[1,"b"],[2,"c"]]') == "c"
+    assert tip('[[2,"c"],[0,"a"],[1,"b"]]') == "c"
+    assert tip('[[0,"a"]]') == "a"
+    assert tip('[[0,"a"],[1,"b"],[1,"c"]]') is None  # a fork
+    assert tip('[[0,"a"],[1,"b"],[2,"a"]]') is None  # a cycle
+    assert tip("not json") is None
+
+
+@pytest.mark.parametrize("schema", [16, 30])
+def test_straight_tips_are_compression_tips(corpora, schema):
+    """Every compression root of the corpus: the one-statement walk finds the tip
+    lineage.compression_tip finds, or leaves the chain to it."""
+    from hermes_state.lineage import compression_tip
+
+    db = SessionDB(corpora[schema], read_only=True)
+    try:
+        roots = [r[0] for r in db._fetchall("SELECT id FROM sessions WHERE end_reason = 'compression'")]
+        assert len(roots) > 5
+        tips = db._read(lambda conn: db_module._straight_tips(conn, roots))
+        assert tips, "the corpus's chains go straight"
+        for root, tip in tips.items():
+            assert tip == db._read(lambda conn, r=root: compression_tip(conn, r))
+    finally:
+        db.close()
+
+
+@pytest.mark.parametrize("schema", [16, 30])
+def test_abandoned_rewinds_at_the_top_keep_the_fast_path(corpora, tmp_path, monkeypatch, schema):
+    """The twenty most recently written conversations are rewound to their first message and
+    left: they rank far below where the walk meets them. The walk goes on for as many more
+    (no fall back to ranking every session) and the page is the general query's."""
+    import shutil
+
+    path = tmp_path / "state.db"
+    shutil.copyfile(corpora[schema], path)
+    writer = SessionDB(path)
+    try:
+        newest = [r[0] for r in writer._fetchall(
+            "SELECT session_id FROM messages GROUP BY session_id ORDER BY MAX(id) DESC LIMIT 20")]
+        for sid in newest:
+            first = writer._fetchone(
+                "SELECT id FROM messages WHERE session_id = ? AND role = 'user' ORDER BY id LIMIT 1", (sid,))
+            writer.rewind_to_message(sid, first[0])
+            # ... and make them old: nothing else keeps them near the top.
+            stamp = ", last_activity_at = NULL" if schema == 30 else ""
+            writer._execute_write(lambda conn, sid=sid: conn.execute(
+                f"UPDATE sessions SET started_at = started_at - 90 * 86400{stamp} WHERE id = ?", (sid,)))
+    finally:
+        writer.close()
+    shortfalls: list[int] = []
+    page = db_module._activity_page
+
+    def watched(*args, **kwargs):
+        result = page(*args, **kwargs)
+        if isinstance(result, int):
+            shortfalls.append(result)
+        return result
+
+    monkeypatch.setattr(db_module, "_activity_page", watched)
+    db = SessionDB(path, read_only=True)
+    try:
+        for offset, limit in ((0, 50), (0, 5), (20, 30)):
+            rows, served = _fast(db, offset=offset, limit=limit, exclude_sources=list(INTERNAL_SOURCES))
+            assert served
+            assert rows == _general(db, monkeypatch, offset=offset, limit=limit,
+                                    exclude_sources=list(INTERNAL_SOURCES))
+        assert shortfalls, "the walk met the rewound conversations and went on"
+    finally:
+        db.close()
+
+
+def test_a_store_imported_session_by_session_is_ranked_by_time_not_by_id(db_path, monkeypatch):
+    """Ids need not follow time: an importer writes each session's messages together, so a
+    long conversation written first holds the newest message under the lowest ids. It still
+    heads the list."""
+    db = SessionDB(db_path)
+    try:
+        t = 1767000000.0
+        _add(db, "long", t, [t + 10 * i for i in range(100)])  # ids 1-100, the last at t+990
+        for n in range(150):  # ids 101-400: all older than the long one's end
+            _add(db, f"short{n:03d}", t + 3 * n, [t + 3 * n + 1, t + 3 * n + 2])
+        expected = [r["id"] for r in _general(db, monkeypatch, limit=5)]
+        assert expected[0] == "long"
+        for offset, limit in ((0, 1), (0, 5), (3, 7), (0, 20)):
+            rows, served = _fast(db, offset=offset, limit=limit)
+            assert served
+            assert rows == _general(db, monkeypatch, offset=offset, limit=limit)
+    finally:
+        db.close()
+
+
+def test_the_kept_bounds_follow_new_messages_and_the_kept_limit(db_path, monkeypatch):
+    """Only ``KEEP`` sessions are kept; the others' bound rises as they are dropped. A session
+    written to again comes back with its new message."""
+    monkeypatch.setattr(db_module._RecencyWalk, "KEEP", 10)
+    writer = SessionDB(db_path)
+    reader = SessionDB(db_path, read_only=True)
+    try:
+        _many(writer, 25, 1767000000.0)
+        assert assert_same_pages(reader, monkeypatch, limit=4)
+        walk = reader._recency
+        newest = sorted((r[0] for r in writer._fetchall(
+            "SELECT MAX(timestamp) FROM messages GROUP BY session_id")), reverse=True)
+        assert [-n for n, _sid in walk.order] == newest[:10] and walk.bound == newest[10]
+        _add_messages(writer, "c000", [1767300000.0])  # the oldest conversation, written to again
+        rows, served = _fast(reader, limit=4)
+        assert served and rows[0]["id"] == "c000"
+        assert rows == _general(reader, monkeypatch, limit=4)
+        assert len(walk.order) == 10 and all(-n > walk.bound for n, _sid in walk.order)
+        # Pages reaching past what is kept go to the general query, still right.
+        for offset, limit in ((0, 9), (5, 10), (0, 30)):
+            assert_same_pages(reader, monkeypatch, offset=offset, limit=limit)
+    finally:
+        reader.close()
         writer.close()
