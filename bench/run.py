@@ -132,11 +132,28 @@ def ensure_corpus(path: Path, messages: int, seed: int, *, rebuild: bool = False
     os.replace(building, path)  # only a complete build ever carries the final name
     meta = stats.as_dict()
     meta["path"] = str(path)
+    # What the build cost besides its time: the file, and the builder's memory (this
+    # process did nothing else before, so its high-water mark is the build's).
+    meta["file_bytes"] = path.stat().st_size
+    meta["builder_peak_rss_mb"] = round(_peak_rss_mb(), 1)
+    meta["build_loadavg"] = _loadavg()
+    t0 = time.perf_counter()
     meta["shares"] = corpus_shares(path)
+    meta["shares_s"] = round(time.perf_counter() - t0, 1)
     meta_path.write_text(json.dumps(meta, indent=2, ensure_ascii=False))
     if not quiet:
-        print(f"  built in {stats.elapsed_s:.1f} s", file=sys.stderr, flush=True)
+        print(f"  built in {stats.elapsed_s:.1f} s: {meta['file_bytes'] / 1e9:.2f} GB, "
+              f"builder peak RSS {meta['builder_peak_rss_mb']:.0f} MB", file=sys.stderr, flush=True)
     return meta
+
+
+def _peak_rss_mb() -> float:
+    try:
+        import resource
+
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    except (ImportError, OSError):
+        return float("nan")
 
 
 def corpus_shares(path: Path) -> dict[str, float]:
