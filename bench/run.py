@@ -450,6 +450,7 @@ def main(argv: list[str] | None = None) -> int:
     corpus = dict(meta)
     corpus.update(counts)
     report = {
+        "command": "python -m bench " + " ".join(sys.argv[1:] if argv is None else argv),
         "size": label,
         "seed": args.seed,
         "runs": args.runs,
