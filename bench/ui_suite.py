@@ -51,7 +51,7 @@ PHASES = (
     ("titles wait", "grouped", "done"),  # the title/id match, run beside the query
     ("handoff", "done", "show"),  # post_message → the UI thread handles SearchFinished
     ("build rows", "show", "built"),  # SearchResults.show: rows as Text, cursor
-    ("to render", "built", "render"),  # waiting for the next frame, layout
+    ("to render", "built", "render"),  # other UI work, layout, widgets repainted before it
     ("render", "render", "rendered"),  # the results widget's render_lines
     ("paint", "rendered", "painted"),  # the rest of the frame until call_after_refresh
 )

@@ -565,16 +565,16 @@ def _word_vocab(conn: sqlite3.Connection) -> str:
 
 
 class _PrefixCache:
-    """``word*`` expansions of one store connection: prefix → ``[(term, documents)]``, or
-    None when the prefix has more than ``MAX_PREFIX_TERMS`` terms. Valid until something is
-    committed (new messages bring new terms): by another connection (``PRAGMA data_version``
-    changes) or by this one (its ``total_changes`` grows)."""
+    """``word*`` expansions of one store connection: prefix → its vocabulary terms, or None
+    when it has more than ``MAX_PREFIX_TERMS``. Valid until something is committed (new
+    messages bring new terms): by another connection (``PRAGMA data_version`` changes) or by
+    this one (its ``total_changes`` grows)."""
 
     __slots__ = ("key", "terms", "__weakref__")
 
     def __init__(self) -> None:
         self.key: tuple[int, int, int] | None = None
-        self.terms: dict[str, list[tuple[str, int]] | None] = {}
+        self.terms: dict[str, list[str] | None] = {}
 
 
 _PREFIX_CACHES: "weakref.WeakKeyDictionary[Any, _PrefixCache]" = weakref.WeakKeyDictionary()
@@ -599,16 +599,24 @@ def _prefix_cache(db: Any, conn: sqlite3.Connection) -> _PrefixCache | None:
 _NO_ENTRY = object()
 
 
-def _prefix_terms(ctx: _Ctx, folded: str) -> list[tuple[str, int]] | None:
-    """Vocabulary terms that start with ``folded`` and their document frequencies; None when
-    there are more than ``MAX_PREFIX_TERMS``.
+def _word_terms_vocab(conn: sqlite3.Connection) -> str:
+    """A TEMP ``fts5vocab`` of type ``instance`` over ``messages_fts`` (never in ``main``)."""
+    name = "temp.hermes_search_word_terms"
+    conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {name} USING fts5vocab(main, {FTS_TABLE}, instance)")
+    return name
 
-    An ``fts5vocab`` row costs a walk of the term's whole doclist (~30 ns per document: 25 ms
-    for ``the`` at 1M messages, five times that at 5M), so the word typed so far is not read
-    from the vocabulary: its frequency comes from a bounded probe, like any word's, and the
-    vocabulary is read from the first longer term on (``word`` + ``\x01`` sorts before every
-    longer term and after the word). A longer prefix of one already expanded is that list
-    filtered, without SQL.
+
+def _prefix_terms(ctx: _Ctx, folded: str) -> list[str] | None:
+    """Vocabulary terms that start with ``folded``; None when there are more than
+    ``MAX_PREFIX_TERMS``.
+
+    Not from an ``fts5vocab`` *row* table: each of its rows walks the term's whole doclist to
+    count documents (~30 ns a document: 45 ms for ``the*`` at 1M messages, 10 ms for
+    ``doc*``, five times that at 5M), a cost that grows with the store. The terms are
+    enumerated instead by seeking an ``instance`` table one term at a time (``term >= t ||
+    x'01'`` seeks past ``t`` without reading its doclist): tens of microseconds a term
+    whatever its frequency. The frequency of the expansion is probed later like any phrase's.
+    A longer prefix of one already expanded on this connection is that list filtered.
     """
     cache = ctx.prefix_cache
     if cache is not None:
@@ -618,20 +626,24 @@ def _prefix_terms(ctx: _Ctx, folded: str) -> list[tuple[str, int]] | None:
         for cut in range(len(folded) - 1, 0, -1):
             wider = cache.terms.get(folded[:cut], _NO_ENTRY)
             if isinstance(wider, list):
-                narrowed = [(term, docs) for term, docs in wider if term.startswith(folded)]
+                narrowed = [term for term in wider if term.startswith(folded)]
                 cache.terms[folded] = narrowed
                 return narrowed
-    terms: list[tuple[str, int]] = []
-    estimate, _exact = _probe(ctx, FTS_TABLE, _quote(folded), PROBE_ROWS)
-    if estimate:
-        terms.append((folded, estimate))
-    vocab = _word_vocab(ctx.conn)
-    cursor = ctx.conn.execute(
-        f"SELECT term, doc FROM {vocab} WHERE term >= ? AND term < ?",
-        (folded + "\x01", _next_prefix_bound(folded)),
-    )
-    terms.extend((str(term), int(doc)) for term, doc in cursor.fetchmany(MAX_PREFIX_TERMS + 1 - len(terms)))
-    result = terms if len(terms) <= MAX_PREFIX_TERMS else None
+    vocab = _word_terms_vocab(ctx.conn)
+    sql = f"SELECT term FROM {vocab} WHERE term >= ? AND term < ? LIMIT 1"
+    bound = _next_prefix_bound(folded)
+    terms: list[str] = []
+    low = folded
+    result: list[str] | None = terms
+    while True:
+        row = ctx.conn.execute(sql, (low, bound)).fetchone()
+        if row is None:
+            break
+        if len(terms) == MAX_PREFIX_TERMS:
+            result = None
+            break
+        terms.append(str(row[0]))
+        low = terms[-1] + "\x01"
     if cache is not None:
         cache.terms[folded] = result
     return result
@@ -642,11 +654,10 @@ def _expand_prefixes(ctx: _Ctx, parsed: ParsedQuery) -> tuple[str, dict[int, int
 
     Without a prefix index FTS5 merges every doclist of a prefix up front, on *each*
     execution (~3–8 ms at 1M messages); an OR of the same terms is iterated lazily, so the
-    probes and scans that follow stay cheap, and the vocabulary walk gives the document
-    frequency too (see :func:`_prefix_terms`). Prefixes with more than ``MAX_PREFIX_TERMS``
-    terms, or non-ASCII ones (whose folding only SQLite knows), are left to FTS5.
+    probes and scans that follow stay cheap (the terms come from :func:`_prefix_terms`).
+    Prefixes with more than ``MAX_PREFIX_TERMS`` terms, or non-ASCII ones (whose folding
+    only SQLite knows), are left to FTS5.
     """
-    known: dict[int, int] = {}
     rendered: list[str] = []
     changed = False
     previous: QueryItem | None = None
@@ -659,13 +670,12 @@ def _expand_prefixes(ctx: _Ctx, parsed: ParsedQuery) -> tuple[str, dict[int, int
         if item.kind == "word" and item.prefix and item.text.isascii() and _WORD_RE.fullmatch(item.text):
             terms = _prefix_terms(ctx, item.text.lower())
             if terms:
-                text = "(" + " OR ".join(_quote(term) for term, _doc in terms) + ")"
-                known[id(item)] = min(ctx.row_count(FTS_TABLE), sum(doc for _t, doc in terms))
+                text = "(" + " OR ".join(_quote(term) for term in terms) + ")"
                 changed = True
         rendered.append(text)
     if not changed:
-        return parsed.render(), known
-    return " ".join(rendered), known
+        return parsed.render(), {}
+    return " ".join(rendered), {}
 
 
 def _hits(ctx: _Ctx, rows: list[_Row], path: str) -> list:

@@ -365,8 +365,8 @@ def test_prefix_expansion_inside_larger_queries(db):
 
 
 def test_prefix_expansion_keeps_the_typed_word_and_its_longer_terms(db):
-    """The word typed so far is counted by a probe, not read from the vocabulary (a vocab
-    row walks the word's whole doclist); the longer terms still come from the vocabulary."""
+    """The terms are enumerated by seeking the vocabulary term by term (a vocab *row* walks
+    each term's whole doclist); the typed word itself and every longer term are kept."""
     the = add(db, "s", "user", "the server")
     then = add(db, "s", "user", "then restart")
     theme = add(db, "s", "user", "dark theme")
