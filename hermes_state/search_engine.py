@@ -185,18 +185,42 @@ def _bm25(tfs: Sequence[float], idfs: Sequence[float], dl: float, avgdl: float) 
     return sum(idf * tf * (_BM25_K1 + 1) / (tf + norm) for tf, idf in zip(tfs, idfs) if tf > 0)
 
 
-def _tf_unicode61(spans_text: list[str], phrases: list[_Phrase]) -> list[float]:
-    counts = [0.0] * len(phrases)
-    for piece in spans_text:
-        for word in _WORD_RE.findall(piece):
-            folded = _fold(word)
-            for index, phrase in enumerate(phrases):
-                if not phrase.tokens or phrase.negated:
-                    continue
-                head = phrase.tokens[0]
-                if folded == head or (phrase.prefix and len(phrase.tokens) == 1 and folded.startswith(head)):
+class _TfMatcher:
+    """Which phrases a highlighted token counts for, decided once per query (not per row):
+    a token counts for a phrase when it equals the phrase's first token, or, for a one-word
+    prefix phrase, when it starts with it. Negated and empty phrases count nothing."""
+
+    __slots__ = ("size", "exact", "prefixes")
+
+    def __init__(self, phrases: list[_Phrase]) -> None:
+        self.size = len(phrases)
+        self.exact: dict[str, list[int]] = {}
+        self.prefixes: list[tuple[str, int]] = []
+        for index, phrase in enumerate(phrases):
+            if not phrase.tokens or phrase.negated:
+                continue
+            head = phrase.tokens[0]
+            if phrase.prefix and len(phrase.tokens) == 1:
+                self.prefixes.append((head, index))
+            else:
+                self.exact.setdefault(head, []).append(index)
+
+    def counts(self, spans_text: list[str]) -> list[float]:
+        counts = [0.0] * self.size
+        exact, prefixes = self.exact, self.prefixes
+        for piece in spans_text:
+            for word in _WORD_RE.findall(piece):
+                folded = _fold(word)
+                for index in exact.get(folded, ()):
                     counts[index] += 1
-    return counts
+                for head, index in prefixes:
+                    if folded.startswith(head):
+                        counts[index] += 1
+        return counts
+
+
+def _tf_unicode61(spans_text: list[str], phrases: list[_Phrase]) -> list[float]:
+    return _TfMatcher(phrases).counts(spans_text)
 
 
 def _tf_substring(plain_lower: str, phrases: list[_Phrase]) -> list[float]:
@@ -354,6 +378,7 @@ def _window(ctx, table, match, phrases, path, total, exact, to_row, plain, rows,
     idfs = [_idf(p.df, n_rows) for p in phrases]
     # Only tf and document length are needed here; the page's snippets are built later.
     single = len(phrases) == 1 and not phrases[0].negated and len(phrases[0].tokens) <= 1
+    matcher = _TfMatcher(phrases)
     parsed = []
     for rowid, text in rows:
         text = text or ""
@@ -363,7 +388,7 @@ def _window(ctx, table, match, phrases, path, total, exact, to_row, plain, rows,
             dl = float(len(lower))
         else:
             pieces = _MARKED_RE.findall(text)
-            tfs = [float(len(pieces))] if single else _tf_unicode61(pieces, phrases)
+            tfs = [float(len(pieces))] if single else matcher.counts(pieces)
             dl = float(text.count(" ") + 1)
         parsed.append((rowid, text, tfs, dl))
     avgdl = (sum(p[3] for p in parsed) / len(parsed)) if parsed else 1.0
