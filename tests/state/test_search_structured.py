@@ -403,3 +403,21 @@ def test_prefix_cache_sees_the_connections_own_writes(db):
     assert db.search("dock", prefix_last=True).effective_query == '("docker")'
     add(db, "s", "user", "dockerize the worker")
     assert db.search("dock", prefix_last=True).effective_query == '("docker" OR "dockerize")'
+
+
+def test_an_expanded_prefix_is_probed_as_its_expansion_never_as_word_star(db):
+    """FTS5 answers ``fai*`` by merging every doclist of the prefix first (tens of ms at 5M
+    messages): once expanded, every statement uses the OR of the terms instead."""
+    wanted = add(db, "s", "user", "deploy failed again")
+    add(db, "s", "user", "deploy fine")
+    add(db, "s", "user", "failing tests")
+    statements: list[str] = []
+    db._read(lambda conn: conn.set_trace_callback(statements.append))
+    try:
+        result = db.search("deploy fai", prefix_last=True)
+    finally:
+        db._read(lambda conn: conn.set_trace_callback(None))
+    assert hit_ids(result) == [wanted]
+    assert result.effective_query == 'deploy AND ("failed" OR "failing")'
+    matches = [sql for sql in statements if "MATCH" in sql]
+    assert matches and not [sql for sql in matches if "fai*" in sql]
