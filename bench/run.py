@@ -198,6 +198,9 @@ def run_benchmark(bench: Benchmark, ctx: Context) -> dict[str, Any]:
     except Missing as exc:
         row.update(status="missing", detail=str(exc), passed=None)
         return row
+    except Exception as exc:  # a class that measures itself failed: report it, run the rest
+        row.update(status="error", detail=f"{type(exc).__name__}: {exc}", passed=None)
+        return row
     if isinstance(cases, Samples):
         samples, details = cases.samples, cases.details
         if not any(samples.values()):

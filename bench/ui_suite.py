@@ -287,8 +287,9 @@ async def _watch_lag(db_path: Path, writers: int, count: int, gap: float, log: P
         deadline = time.monotonic() + count * gap + 30
         while time.monotonic() < deadline:
             now = time.time()
-            # New sessions land right after the pinned ones (at most a dozen in the corpus).
-            for index in range(min(lst.total, writers * 3 + 24)):
+            # New sessions land right after the pinned ones (at most a dozen in the corpus);
+            # a slow refresh may bring all of them at once, so look as far as they can reach.
+            for index in range(min(lst.total, writers * count + 24)):
                 row = lst.row(index)
                 if row is not None and row.id.startswith("lag_") and row.id not in seen:
                     seen[row.id] = now
