@@ -11,7 +11,7 @@ app, opens the browser headless on DB and prints one JSON line:
 * with ``--transcript``: that session's transcript is opened (``t`` on it, as the app does)
   and ``transcript_ms`` is the time until its messages are painted;
 * ``rss_mb`` — the process's peak RSS over all of that, and ``rss_first_page_mb`` /
-  ``rss_search_mb`` the peak at each earlier step (the kernel's high-water mark, VmHWM).
+  ``rss_search_mb`` the peak at each earlier step (the kernel's high-water mark, ``VmHWM``).
 """
 
 from __future__ import annotations
@@ -24,6 +24,16 @@ import time
 
 
 def _peak_rss_mb() -> float:
+    """This process's peak RSS: ``VmHWM`` of its memory map. Not ``ru_maxrss``: Linux carries
+    the parent's high-water mark across ``fork``/``exec`` into it, so a probe spawned by a
+    bench process that already holds 130 MB would report at least 130 MB."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
