@@ -78,6 +78,7 @@ async def _type_queries(
 
     samples: dict[str, list[float]] = {q: [] for q in queries}
     phases: dict[str, list[float]] = {name: [] for name, _a, _b in PHASES}
+    keys: list[tuple[float, str, str]] = []  # (ms, text typed so far, its longest phase)
     app = build_app(db_path, config=AppConfig(animations="none"), watch=False)
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot.pause(0.5)
@@ -102,11 +103,22 @@ async def _type_queries(
                         if typed.strip() and record:
                             samples[query].append(seconds * 1000)
                             stamps = _phase_stamps(screen, seconds)
+                            longest = ""
                             if stamps is not None:
-                                for name, a, b in PHASES:
-                                    phases[name].append(max(0.0, stamps[b] - stamps[a]) * 1000)
+                                split = {name: max(0.0, stamps[b] - stamps[a]) * 1000 for name, a, b in PHASES}
+                                for name, ms in split.items():
+                                    phases[name].append(ms)
+                                name, ms = max(split.items(), key=lambda item: item[1])
+                                longest = f"{name} {ms:.0f}"
+                            keys.append((seconds * 1000, typed, longest))
                     await asyncio.sleep(KEY_GAP_S)
+    _SLOWEST.clear()
+    _SLOWEST.extend(sorted(keys, reverse=True)[:5])
     return samples, phases
+
+
+#: The slowest keystrokes of the last ``_type_queries`` run, for the report's note.
+_SLOWEST: list[tuple[float, str, str]] = []
 
 
 @register(
@@ -121,7 +133,11 @@ async def _type_queries(
 def keystroke_to_paint(ctx: Context):
     rounds = max(1, min(ctx.runs, 3))
     samples, phases = asyncio.run(_type_queries(ctx.db_path, TYPED_QUERIES, rounds))
-    return Samples(samples, {q: {"hits": len(v)} for q, v in samples.items()}, breakdown=phases)
+    details = {q: {"hits": len(v)} for q, v in samples.items()}
+    if _SLOWEST and samples:
+        slowest = ", ".join(f"{typed!r} {ms:.0f} ms ({longest})" for ms, typed, longest in _SLOWEST)
+        details[next(iter(samples))]["note"] = f"slowest keystrokes: {slowest}"
+    return Samples(samples, details, breakdown=phases)
 
 
 def _longest_session(db_path: Path) -> str | None:
