@@ -432,6 +432,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
     load_before = _loadavg()
+    git = _git_state()  # the code measured: taken before the run, as later commits may land
     db = SessionDB(db_path, read_only=True)
     try:
         counts = {
@@ -462,7 +463,7 @@ def main(argv: list[str] | None = None) -> int:
         "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "sqlite_version": sqlite3.sqlite_version,
         "python": platform.python_version(),
-        "git": _git_state(),
+        "git": git,
         "machine": {
             "platform": platform.platform(),
             "cpus": os.cpu_count(),
