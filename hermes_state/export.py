@@ -309,15 +309,14 @@ def iter_export_all_batched(db: SessionDB, source: str | None = None) -> Iterato
     """Every session (of ``source``), most recently used first, exactly as
     :meth:`SessionDB.iter_export_all` yields them, read a batch of sessions per snapshot.
 
-    Memory stays bounded by a few batches (``EXPORT_BATCH_SESSIONS`` sessions each, fewer
-    when they are long); the order is read once, as ids, so sessions written meanwhile
-    neither repeat nor shift others, and a session deleted meanwhile is skipped. No snapshot
-    is held across a ``yield``. The next batches are read in a thread while the caller
-    encodes this one: SQLite releases the GIL while it steps, so reading and JSON encoding
-    overlap on two cores.
+    Memory stays bounded by one batch (``EXPORT_BATCH_SESSIONS`` sessions, fewer when they
+    are long); the order is read once, as ids, so sessions written meanwhile neither repeat
+    nor shift others, and a session deleted meanwhile is skipped. No snapshot is held across
+    a ``yield``. (Reading the next batch in a thread while this one is encoded was measured:
+    no gain, the GIL serialises the Python both sides do.)
     """
     ids = _export_order(db, source)
-    for batch, found in _prefetched(_batches(db, ids)):
+    for batch, found in _batches(db, ids):
         for session_id in batch:
             obj = found.get(session_id)
             if obj is not None:
@@ -338,51 +337,6 @@ def _batches(db: SessionDB, ids: list[str]) -> Iterator[tuple[list[str], dict[st
                 break
         start += len(batch)
         yield batch, _read_batch(db, batch)
-
-
-def _prefetched(items: Iterator[Any], depth: int = 2) -> Iterator[Any]:
-    """``items`` produced by a thread, at most ``depth`` ahead; the thread stops when the
-    consumer does (an error, a closed generator) and its errors are raised here."""
-    import queue
-    import threading
-
-    handoff: "queue.Queue[Any]" = queue.Queue(maxsize=depth)
-    stop = threading.Event()
-    end = object()
-
-    def produce() -> None:
-        try:
-            for item in items:
-                while not stop.is_set():
-                    try:
-                        handoff.put(item, timeout=0.1)
-                        break
-                    except queue.Full:
-                        continue
-                if stop.is_set():
-                    return
-            handoff.put(end)
-        except BaseException as exc:  # handed to the consumer, raised there
-            handoff.put(exc)
-
-    thread = threading.Thread(target=produce, name="hermes-export-reader", daemon=True)
-    thread.start()
-    try:
-        while True:
-            item = handoff.get()
-            if item is end:
-                return
-            if isinstance(item, BaseException):
-                raise item
-            yield item
-    finally:
-        stop.set()
-        while thread.is_alive():
-            try:
-                handoff.get_nowait()
-            except queue.Empty:
-                pass
-            thread.join(timeout=0.05)
 
 
 def _message_counts(db: SessionDB, ids: list[str]) -> dict[str, int]:

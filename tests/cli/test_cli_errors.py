@@ -486,7 +486,7 @@ def test_cli8_export_failure_keeps_previous_file(run, db_ready, tmp_path, monkey
             raise sqlite3.OperationalError("disk I/O error")
         return real(db, session_ids)
 
-    # One session per batch read, the second read fails (in the reader thread).
+    # One session per batch read, the second read fails.
     monkeypatch.setattr(export_mod, "EXPORT_BATCH_SESSIONS", 1)
     monkeypatch.setattr(export_mod, "_read_batch", flaky)
     code, out, _ = run("export", "OUT")

@@ -318,7 +318,7 @@ def test_export_to_path_failure_mid_export_keeps_previous_file(db, tmp_path, mon
     target.write_text("previous\n")
     from hermes_state import export as export_mod
 
-    # One session per batch; the third read fails (in the reader thread: raised here).
+    # One session per batch; the third read fails.
     monkeypatch.setattr(export_mod, "EXPORT_BATCH_SESSIONS", 1)
     real = export_mod._read_batch
     seen = []
@@ -691,7 +691,7 @@ def corpus_store(request, tmp_path_factory):
 
 @pytest.mark.parametrize("batch_sessions,batch_messages", [(200, 8000), (7, 60), (1, 1)])
 def test_batched_export_is_iter_export_all_byte_for_byte(corpus_store, monkeypatch, batch_sessions, batch_messages):
-    """The batched reader (a snapshot per batch, read ahead in a thread) writes exactly what
+    """The batched reader (a snapshot per batch) writes exactly what
     SessionDB.iter_export_all writes, session by session, whatever the batch sizes."""
     from hermes_state import export as export_mod
 
@@ -706,21 +706,6 @@ def test_batched_export_is_iter_export_all_byte_for_byte(corpus_store, monkeypat
         assert [session_to_jsonl(o) for o in export_mod.iter_export_all_batched(db, source)] == [
             session_to_jsonl(o) for o in db.iter_export_all(source)
         ]
-    finally:
-        db.close()
-
-
-def test_batched_export_stops_its_reader_when_the_consumer_stops(corpus_store):
-    import threading
-
-    from hermes_state.export import iter_export_all_batched
-
-    db = SessionDB(corpus_store, read_only=True)
-    try:
-        sessions = iter_export_all_batched(db)
-        next(sessions)
-        sessions.close()
-        assert not [t for t in threading.enumerate() if t.name == "hermes-export-reader"]
     finally:
         db.close()
 
