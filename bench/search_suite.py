@@ -8,6 +8,7 @@ Every query asks for the first page (``limit=20``), as the UI does.
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Any
 
 from hermes_workload.corpus import ABSENT_CJK_TERMS, NO_MATCH_WORDS
@@ -76,12 +77,108 @@ def _search_cases(queries: tuple[str, ...]):
         db = ctx.db
         if not callable(getattr(db, "search", None)):
             raise Missing("SessionDB.search is not implemented yet")
+
+        def describe(result: Any) -> dict[str, Any]:
+            found = _describe_search_result(result)
+            found.update(ranking_overlap(db, result))
+            return found
+
         return [
-            Case(q, (lambda q=q: db.search(q, limit=LIMIT)), _describe_search_result)
+            Case(q, (lambda q=q: db.search(q, limit=LIMIT)), describe)
             for q in queries
         ]
 
     return make
+
+
+# --------------------------------------------------------------------------- ranking quality
+#
+# ``search`` ranks common terms by bm25 over the newest WINDOW matches only (or newest first
+# for near-universal words), which is what keeps it fast. The price is measured here: how many
+# of its top 20 hits exact bm25 over the whole index would also rank in its top 20.
+
+
+def _reference_match(db: Any, result: Any) -> tuple[str, str] | None:
+    """(FTS table, MATCH text) whose exact bm25 order is the reference for ``result``."""
+    from hermes_state.search import FTS_TABLE, TRIGRAM_TABLE
+
+    path = getattr(result, "path", "") or ""
+    query = getattr(result, "effective_query", "") or ""
+    if not path or not query:
+        return None
+    if path == "like":
+        # A frequent 1–2 character CJK term served by the LIKE scan, newest first: exact bm25
+        # would rank its trigram expansion (every trigram that starts with the term).
+        return _like_reference(db, result.query)
+    return (TRIGRAM_TABLE if path.endswith("trigram") else FTS_TABLE), query
+
+
+def _like_reference(db: Any, query: str) -> tuple[str, str] | None:
+    from hermes_state.query import cjk_tokens
+    from hermes_state.search import TRIGRAM_TABLE, _trigram_vocab
+
+    tokens = [t for t in cjk_tokens(query) if t.upper() not in ("AND", "OR", "NOT")]
+    if len(tokens) != 1 or len(tokens[0]) >= 3:
+        return None  # the bench's short-CJK queries are single terms
+    term = tokens[0].lower()
+
+    def expand(conn) -> list[str]:
+        vocab = _trigram_vocab(conn)
+        return [r[0] for r in conn.execute(
+            f"SELECT term FROM {vocab} WHERE term >= ? AND term < ?", (term, term + "\U0010ffff"))]
+
+    found = db._read(expand)
+    if not found:
+        return None
+    return TRIGRAM_TABLE, " OR ".join('"' + t.replace('"', '""') + '"' for t in found)
+
+
+def exact_top(db: Any, table: str, match: str, limit: int = LIMIT) -> tuple[list[tuple[int, float]], float]:
+    """``(rowid, rank)`` of the exact bm25 top ``limit`` (FTS5 ``ORDER BY rank`` over every
+    match, the same findability rule as ``search``) and how long SQLite took for it (ms)."""
+    import time
+
+    findable = db.rules.findable("m")
+    sql = (f"SELECT {table}.rowid, {table}.rank FROM {table} JOIN messages m ON m.id = {table}.rowid "
+           f"WHERE {table} MATCH ? AND {findable} ORDER BY rank LIMIT ?")
+
+    def run(conn) -> list[tuple[int, float]]:
+        return [(int(r[0]), float(r[1])) for r in conn.execute(sql, (match, limit))]
+
+    t0 = time.perf_counter()
+    rows = db._read(run)
+    return rows, (time.perf_counter() - t0) * 1000
+
+
+def _ranks_of(db: Any, table: str, match: str, rowids: list[int]) -> dict[int, float]:
+    """Exact bm25 (FTS5 ``rank``) of the given rows of a MATCH (scores are global: the
+    rowid filter does not change them)."""
+    marks = ",".join("?" for _ in rowids)
+    sql = f"SELECT rowid, rank FROM {table} WHERE {table} MATCH ? AND rowid IN ({marks})"
+    return db._read(lambda conn: {int(r[0]): float(r[1]) for r in conn.execute(sql, [match, *rowids])})
+
+
+def ranking_overlap(db: Any, result: Any) -> dict[str, Any]:
+    """``overlap``: share of the exact bm25 top 20 that the top 20 of ``result`` holds (None
+    when there is nothing to compare: no hits, or no index to rank with).
+
+    Ties count: synthetic messages are short and often score exactly alike, so a hit whose
+    exact score equals the 20th best is as good as any hit in the exact top 20.
+    """
+    got = [hit.id for hit in getattr(result, "hits", [])][:LIMIT]
+    reference = _reference_match(db, result)
+    if reference is None or not got:
+        return {"overlap": None}
+    try:
+        exact, exact_ms = exact_top(db, *reference)
+        if not exact:
+            return {"overlap": None}
+        cutoff = exact[-1][1] if len(exact) >= LIMIT else float("inf")
+        ranks = _ranks_of(db, reference[0], reference[1], got)
+    except sqlite3.Error as exc:
+        return {"overlap": None, "overlap_error": str(exc)}
+    good = sum(1 for rowid in got if rowid in ranks and ranks[rowid] <= cutoff + 1e-9)
+    return {"overlap": round(min(good, len(exact)) / len(exact), 3), "exact_bm25_ms": round(exact_ms, 1)}
 
 
 # --------------------------------------------------------------------------- upstream reference

@@ -1,51 +1,105 @@
-"""Browser start-up probe, run as a fresh process by ``bench.ui_suite``.
+"""Browser probe, run as a fresh process by ``bench.ui_suite``.
 
-``python -m bench.ui_probe DB SPAWNED_AT`` imports the app, opens the browser headless on DB
-and prints one JSON line: seconds from SPAWNED_AT (the parent's ``time.time()`` just before
-it started this process, so interpreter start-up and imports count) to the first page of
-sessions painted, and the process's peak RSS in MB.
+``python -m bench.ui_probe DB SPAWNED_AT [--query Q] [--transcript SESSION_ID]`` imports the
+app, opens the browser headless on DB and prints one JSON line:
+
+* ``first_page_s`` — seconds from SPAWNED_AT (the parent's ``time.time()`` just before it
+  started this process, so interpreter start-up and imports count) to the first page of
+  sessions painted;
+* with ``--query``: the query is typed into the search field (set at once, as a paste) and
+  ``search_ms`` is the time until its results are painted;
+* with ``--transcript``: that session's transcript is opened (``t`` on it, as the app does)
+  and ``transcript_ms`` is the time until its messages are painted;
+* ``rss_mb`` — the process's peak RSS over all of that, and ``rss_first_page_mb`` /
+  ``rss_search_mb`` the peak at each earlier step (the kernel's high-water mark, ``VmHWM``).
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import resource
-import sys
 import time
 
 
-async def _probe(db_path: str, spawned_at: float) -> dict:
+def _peak_rss_mb() -> float:
+    """This process's peak RSS: ``VmHWM`` of its memory map. Not ``ru_maxrss``: Linux carries
+    the parent's high-water mark across ``fork``/``exec`` into it, so a probe spawned by a
+    bench process that already holds 130 MB would report at least 130 MB."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+async def _painted(app) -> float:
+    done = asyncio.get_running_loop().create_future()
+    app.call_after_refresh(lambda: done.set_result(time.time()))
+    return await done
+
+
+async def _probe(db_path: str, spawned_at: float, query: str | None, transcript: str | None) -> dict:
     from hermes_tui.app import build_app
     from hermes_tui.config import AppConfig
+    from hermes_tui.widgets.search import SearchInput
     from hermes_tui.widgets.session_list import SessionList
 
     app = build_app(db_path, config=AppConfig(animations="none"), watch=True)
-    painted = None
+    out: dict = {"first_page_s": None, "rows": 0}
     async with app.run_test(size=(160, 48)) as pilot:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 60
+        lists = None
         while time.monotonic() < deadline:
             screen = app.screen
             lists = screen.query(SessionList)
             if lists and lists.first().loaded and lists.first().row(0) is not None:
-                done = asyncio.get_running_loop().create_future()
-                app.call_after_refresh(lambda: done.set_result(time.time()))
-                painted = await done
+                out["first_page_s"] = await _painted(app) - spawned_at
                 break
             await asyncio.sleep(0.002)
-        rows = lists.first().total if lists else 0
+        out["rows"] = lists.first().total if lists else 0
+        out["rss_first_page_mb"] = _peak_rss_mb()
+        browser = app.screen
+        if query:
+            before = len(browser.search_latencies)
+            started = time.time()
+            browser.query_one(SearchInput).value = query
+            deadline = time.monotonic() + 60
+            while len(browser.search_latencies) == before and time.monotonic() < deadline:
+                await asyncio.sleep(0.002)
+            if len(browser.search_latencies) > before:
+                out["search_ms"] = (time.time() - started) * 1000
+                view = browser.results.view
+                out["search_hits"] = view.hit_count if view is not None else 0
+            out["rss_search_mb"] = _peak_rss_mb()
+        if transcript:
+            started = time.time()
+            app.push_screen(app.ctx.screens.transcript(transcript))
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                screen = app.screen
+                if getattr(screen, "session_id", None) == transcript and getattr(screen, "loaded", False):
+                    out["transcript_ms"] = (await _painted(app) - started) * 1000
+                    out["transcript_entries"] = len(screen.view.entries)
+                    break
+                await asyncio.sleep(0.002)
         await pilot.pause(0.2)
-    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {
-        "first_page_s": None if painted is None else painted - spawned_at,
-        "rss_mb": rss_mb,
-        "rows": rows,
-    }
+    out["rss_mb"] = _peak_rss_mb()
+    return out
 
 
 def main() -> None:
-    db_path, spawned_at = sys.argv[1], float(sys.argv[2])
-    print(json.dumps(asyncio.run(_probe(db_path, spawned_at))))
+    parser = argparse.ArgumentParser(prog="python -m bench.ui_probe")
+    parser.add_argument("db")
+    parser.add_argument("spawned_at", type=float)
+    parser.add_argument("--query")
+    parser.add_argument("--transcript")
+    args = parser.parse_args()
+    print(json.dumps(asyncio.run(_probe(args.db, args.spawned_at, args.query, args.transcript))))
 
 
 if __name__ == "__main__":

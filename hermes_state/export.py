@@ -1,8 +1,8 @@
 """Export and import of sessions: JSONL (EX-3), Markdown transcripts, atomic file writes.
 
-Everything here streams: sessions are read one at a time (``SessionDB.iter_export_all``) and
-written as they come, so exporting a large store needs memory for one session, not all of
-them. Files are written atomically (:func:`write_atomic`): a temporary file in the destination
+Everything here streams: sessions are read a batch at a time (:func:`iter_export_all_batched`,
+the order and content of ``SessionDB.iter_export_all``) and written as they come, so exporting
+a large store needs memory for one batch of sessions, not all of them. Files are written atomically (:func:`write_atomic`): a temporary file in the destination
 directory, ``fsync``, owner-only permissions, then ``os.replace`` -- a reader never sees a
 half-written export and a failure leaves no partial file behind.
 
@@ -231,6 +231,120 @@ def session_to_markdown(obj: dict) -> str:
 # ---------------------------------------------------------------------------- streaming export
 
 
+#: Sessions read per snapshot by :func:`iter_export_all_batched` (and at most this many
+#: messages): a few statements per batch instead of several per session.
+EXPORT_BATCH_SESSIONS = 200
+EXPORT_BATCH_MESSAGES = 8000
+_PROMPT_ALIAS = "__hermes_export_prompt"
+
+
+def _export_order(db: SessionDB, source: str | None) -> list[str]:
+    """Ids of every session (of ``source``), most recently used first: the order of
+    :meth:`SessionDB.iter_export_all` (a test holds the two to the same output)."""
+    where = "WHERE s.source = ?" if source else ""
+    sql = (
+        f"SELECT s.id FROM sessions s {where} "
+        f"ORDER BY {db.rules.last_active_sql()} DESC, s.started_at DESC, s.id DESC"
+    )
+    return [row[0] for row in db._fetchall(sql, [source] if source else [])]
+
+
+def _read_batch(db: SessionDB, ids: list[str]) -> dict[str, dict]:
+    """The export dicts of ``ids`` (those that still exist), read in one snapshot so each
+    session's row and messages agree. Rows are read as tuples and zipped with the column
+    names: ``sqlite3.Row`` → ``dict`` cost more than the query."""
+    marks = ",".join("?" for _ in ids)
+    sessions_sql = (
+        f"SELECT s.*, {db.rules.last_active_sql()} AS last_active, "
+        f"{db.rules.system_prompt_sql('s')} AS {_PROMPT_ALIAS} FROM sessions s WHERE s.id IN ({marks})"
+    )
+    messages_sql = (
+        f"SELECT * FROM messages WHERE session_id IN ({marks}){db._active_clause(False)} "
+        "ORDER BY session_id, timestamp, id"
+    )
+
+    def read() -> dict[str, dict]:
+        conn = db._require_conn()
+        cursor = conn.cursor()
+        cursor.row_factory = None
+        cursor.execute(sessions_sql, ids)
+        names = [d[0] for d in cursor.description]
+        found: dict[str, dict] = {}
+        for row in cursor.fetchall():
+            session = dict(zip(names, row))
+            prompt = session.pop(_PROMPT_ALIAS)
+            # As SessionDB._with_prompt: a v30 prompt kept once, by hash, travels inline.
+            if session.get("system_prompt") is None and session.get("system_prompt_hash"):
+                session["system_prompt"] = prompt
+            session["messages"] = []
+            found[session["id"]] = session
+        cursor.execute(messages_sql, ids)
+        names = [d[0] for d in cursor.description]
+        session_at = names.index("session_id")
+        calls_at = names.index("tool_calls") if "tool_calls" in names else None
+        for row in cursor:
+            message = dict(zip(names, row))
+            if calls_at is not None and row[calls_at]:
+                message["tool_calls"] = _decode_tool_calls(row[calls_at], message.get("id"))
+            owner = found.get(row[session_at])
+            if owner is not None:
+                owner["messages"].append(message)
+        return found
+
+    return db._read_snapshot(read)
+
+
+def _decode_tool_calls(raw: str, message_id: Any) -> Any:
+    """As ``SessionDB.get_messages``: JSON decoded, ``[]`` (with a warning) when it is not."""
+    try:
+        return json.loads(raw)
+    except (TypeError, ValueError):
+        import logging
+
+        logging.getLogger("hermes_state.db").warning("message %s has undecodable tool_calls", message_id)
+        return []
+
+
+def iter_export_all_batched(db: SessionDB, source: str | None = None) -> Iterator[dict]:
+    """Every session (of ``source``), most recently used first, exactly as
+    :meth:`SessionDB.iter_export_all` yields them, read a batch of sessions per snapshot.
+
+    Memory stays bounded by one batch (``EXPORT_BATCH_SESSIONS`` sessions, fewer when they
+    are long); the order is read once, as ids, so sessions written meanwhile neither repeat
+    nor shift others, and a session deleted meanwhile is skipped. No snapshot is held across
+    a ``yield``. (Reading the next batch in a thread while this one is encoded was measured:
+    no gain, the GIL serialises the Python both sides do.)
+    """
+    ids = _export_order(db, source)
+    for batch, found in _batches(db, ids):
+        for session_id in batch:
+            obj = found.get(session_id)
+            if obj is not None:
+                yield obj
+
+
+def _batches(db: SessionDB, ids: list[str]) -> Iterator[tuple[list[str], dict[str, dict]]]:
+    start = 0
+    while start < len(ids):
+        batch = ids[start : start + EXPORT_BATCH_SESSIONS]
+        # Long sessions make smaller batches (a 400-message session weighs 20 short ones).
+        sizes = _message_counts(db, batch)
+        total = 0
+        for i, session_id in enumerate(batch):
+            total += sizes.get(session_id, 0)
+            if total > EXPORT_BATCH_MESSAGES and i > 0:
+                batch = batch[:i]
+                break
+        start += len(batch)
+        yield batch, _read_batch(db, batch)
+
+
+def _message_counts(db: SessionDB, ids: list[str]) -> dict[str, int]:
+    marks = ",".join("?" for _ in ids)
+    rows = db._fetchall(f"SELECT id, message_count FROM sessions WHERE id IN ({marks})", ids)
+    return {row[0]: int(row[1] or 0) for row in rows}
+
+
 def iter_export(
     db: SessionDB,
     source: str | None = None,
@@ -257,7 +371,7 @@ def iter_export(
     if progress:
         progress(0, total)
     done = 0
-    for obj in db.iter_export_all(source):
+    for obj in iter_export_all_batched(db, source):
         yield obj
         done += 1
         if progress:

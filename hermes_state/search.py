@@ -45,8 +45,10 @@ therefore never lets the cost of a query grow with the number of its matches:
    while a probe is bounded by K. In ``auto`` mode the first scan of the window (below) is
    itself the probe, so a one-word query runs one FTS statement. ``word*`` prefixes are the
    exception: without a prefix index FTS5 merges every doclist of the prefix up front on each
-   execution, so a TEMP ``fts5vocab`` expands them once into ``("word1" OR "word2" …)``
-   (at most ``MAX_PREFIX_TERMS`` terms), which FTS5 iterates lazily.
+   execution, so a TEMP ``fts5vocab`` (type ``instance``, sought term by term: no doclist is
+   read) expands them once into ``("word1" OR "word2" …)`` (at most ``MAX_PREFIX_TERMS``
+   terms), which FTS5 iterates lazily; the expansion is kept per connection until a commit,
+   and a longer prefix typed next is the same list filtered.
 2. **Choose the ranking.** If the work bm25 would do (the sum of the phrases' frequencies plus
    the matches) is small (≤ ``EXACT_BM25_MAX_ROWS``), FTS5 ranks exactly: ``bm25``. If every
    phrase matches a large share of the corpus (> ``COMMON_SHARE``), relevance means little

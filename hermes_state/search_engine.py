@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import sqlite3
 import time
+import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Sequence
 
@@ -62,10 +63,16 @@ COMMON_SHARE = 0.30
 WINDOW = 400
 #: Most trigrams a 1–2 character token may expand to before the LIKE scan is used instead.
 MAX_EXPANSION = 300
-#: Most vocabulary terms a ``word*`` prefix is expanded to in :func:`search`.
-MAX_PREFIX_TERMS = 64
+#: Most vocabulary terms a ``word*`` prefix is expanded to in :func:`search`. Past it FTS5
+#: answers ``word*`` itself, merging every doclist of the prefix first: at 5M messages
+#: ``deploy fai*`` took 110-150 ms per statement that way (``fai`` has 79 terms there, glued
+#: CJK forms included), 8 ms as an OR of its terms. Enumerating a term costs ~0.1 ms.
+MAX_PREFIX_TERMS = 256
 #: Default time budget of scans whose length filters can stretch (LIKE, filtered windows).
 DEFAULT_BUDGET_MS = 300.0
+#: Prefix expansions remembered per store connection (search-as-you-type asks for ``dock*``,
+#: then ``docke*``, ``docker*``: each is the previous list filtered, no SQL).
+PREFIX_CACHE_SIZE = 256
 
 _BM25_K1 = 1.2
 _BM25_B = 0.75
@@ -95,6 +102,7 @@ class _Ctx:
     notes: list[str] = field(default_factory=list)
     _row_counts: dict[str, int] = field(default_factory=dict)
     _max_rowid: int | None = None
+    prefix_cache: "_PrefixCache | None" = None
 
     @property
     def filtered(self) -> bool:
@@ -166,8 +174,6 @@ class _Phrase:
     prefix: bool
     negated: bool
     df: int = 0
-    #: Document frequency already known (from the vocabulary): no probe needed.
-    df_known: bool = False
 
 
 def _idf(df: int, total: int) -> float:
@@ -180,18 +186,42 @@ def _bm25(tfs: Sequence[float], idfs: Sequence[float], dl: float, avgdl: float) 
     return sum(idf * tf * (_BM25_K1 + 1) / (tf + norm) for tf, idf in zip(tfs, idfs) if tf > 0)
 
 
-def _tf_unicode61(spans_text: list[str], phrases: list[_Phrase]) -> list[float]:
-    counts = [0.0] * len(phrases)
-    for piece in spans_text:
-        for word in _WORD_RE.findall(piece):
-            folded = _fold(word)
-            for index, phrase in enumerate(phrases):
-                if not phrase.tokens or phrase.negated:
-                    continue
-                head = phrase.tokens[0]
-                if folded == head or (phrase.prefix and len(phrase.tokens) == 1 and folded.startswith(head)):
+class _TfMatcher:
+    """Which phrases a highlighted token counts for, decided once per query (not per row):
+    a token counts for a phrase when it equals the phrase's first token, or, for a one-word
+    prefix phrase, when it starts with it. Negated and empty phrases count nothing."""
+
+    __slots__ = ("size", "exact", "prefixes")
+
+    def __init__(self, phrases: list[_Phrase]) -> None:
+        self.size = len(phrases)
+        self.exact: dict[str, list[int]] = {}
+        self.prefixes: list[tuple[str, int]] = []
+        for index, phrase in enumerate(phrases):
+            if not phrase.tokens or phrase.negated:
+                continue
+            head = phrase.tokens[0]
+            if phrase.prefix and len(phrase.tokens) == 1:
+                self.prefixes.append((head, index))
+            else:
+                self.exact.setdefault(head, []).append(index)
+
+    def counts(self, spans_text: list[str]) -> list[float]:
+        counts = [0.0] * self.size
+        exact, prefixes = self.exact, self.prefixes
+        for piece in spans_text:
+            for word in _WORD_RE.findall(piece):
+                folded = _fold(word)
+                for index in exact.get(folded, ()):
                     counts[index] += 1
-    return counts
+                for head, index in prefixes:
+                    if folded.startswith(head):
+                        counts[index] += 1
+        return counts
+
+
+def _tf_unicode61(spans_text: list[str], phrases: list[_Phrase]) -> list[float]:
+    return _TfMatcher(phrases).counts(spans_text)
 
 
 def _tf_substring(plain_lower: str, phrases: list[_Phrase]) -> list[float]:
@@ -305,8 +335,7 @@ def _fts_engine(
         phrases[0].df = total
     else:
         for phrase in phrases:
-            if not phrase.df_known:
-                phrase.df = _probe(ctx, table, phrase.match, PHRASE_PROBE_ROWS)[0]
+            phrase.df = _probe(ctx, table, phrase.match, PHRASE_PROBE_ROWS)[0]
     work = total + sum(p.df for p in phrases)
     if work <= EXACT_BM25_MAX_ROWS:
         return _exact_bm25(ctx, table, match, path, total, exact, to_row, plain)
@@ -349,6 +378,7 @@ def _window(ctx, table, match, phrases, path, total, exact, to_row, plain, rows,
     idfs = [_idf(p.df, n_rows) for p in phrases]
     # Only tf and document length are needed here; the page's snippets are built later.
     single = len(phrases) == 1 and not phrases[0].negated and len(phrases[0].tokens) <= 1
+    matcher = _TfMatcher(phrases)
     parsed = []
     for rowid, text in rows:
         text = text or ""
@@ -358,7 +388,7 @@ def _window(ctx, table, match, phrases, path, total, exact, to_row, plain, rows,
             dl = float(len(lower))
         else:
             pieces = _MARKED_RE.findall(text)
-            tfs = [float(len(pieces))] if single else _tf_unicode61(pieces, phrases)
+            tfs = [float(len(pieces))] if single else matcher.counts(pieces)
             dl = float(text.count(" ") + 1)
         parsed.append((rowid, text, tfs, dl))
     avgdl = (sum(p[3] for p in parsed) / len(parsed)) if parsed else 1.0
@@ -538,17 +568,18 @@ def _like_search(ctx: _Ctx, groups, terms: list[str], floor: int | None = None) 
 
 # ---------------------------------------------------------------------------- entry point
 
-def _unicode61_phrases(parsed: ParsedQuery, known_df: dict[int, int] | None = None) -> list[_Phrase]:
+def _unicode61_phrases(parsed: ParsedQuery, expansions: dict[int, str] | None = None) -> list[_Phrase]:
+    """The query's phrases for IDF and term frequencies. A ``word*`` expanded from the
+    vocabulary is probed as its expansion (an OR of terms, iterated lazily), never as
+    ``word*``, which FTS5 answers by merging every doclist of the prefix first (60-70 ms for
+    ``fail*`` at 5M messages)."""
     phrases = []
-    known_df = known_df or {}
+    expansions = expansions or {}
     for group in parsed.groups():
         for pos, negs in group:
             for item, negated in [(pos, False), *((n, True) for n in negs)]:
                 tokens = [_fold(w) for w in _WORD_RE.findall(item.text)]
-                phrase = _Phrase(item.render(), tokens, item.prefix, negated)
-                if id(item) in known_df:
-                    phrase.df, phrase.df_known = known_df[id(item)], True
-                phrases.append(phrase)
+                phrases.append(_Phrase(expansions.get(id(item), item.render()), tokens, item.prefix, negated))
     return phrases
 
 
@@ -559,18 +590,103 @@ def _word_vocab(conn: sqlite3.Connection) -> str:
     return name
 
 
-def _expand_prefixes(ctx: _Ctx, parsed: ParsedQuery) -> tuple[str, dict[int, int]]:
-    """Rewrite ``word*`` items as ``(word1 OR word2 …)`` from the vocabulary.
+class _PrefixCache:
+    """``word*`` expansions of one store connection: prefix → its vocabulary terms, or None
+    when it has more than ``MAX_PREFIX_TERMS``. Valid until something is committed (new
+    messages bring new terms): by another connection (``PRAGMA data_version`` changes) or by
+    this one (its ``total_changes`` grows)."""
+
+    __slots__ = ("key", "terms", "__weakref__")
+
+    def __init__(self) -> None:
+        self.key: tuple[int, int, int] | None = None
+        self.terms: dict[str, list[str] | None] = {}
+
+
+_PREFIX_CACHES: "weakref.WeakKeyDictionary[Any, _PrefixCache]" = weakref.WeakKeyDictionary()
+
+
+def _prefix_cache(db: Any, conn: sqlite3.Connection) -> _PrefixCache | None:
+    """The expansion cache of ``db``'s connection ``conn``, emptied when the data changed."""
+    try:
+        cache = _PREFIX_CACHES.get(db)
+        if cache is None:
+            cache = _PREFIX_CACHES[db] = _PrefixCache()
+        version = int(conn.execute("PRAGMA data_version").fetchone()[0])
+        key = (id(conn), version, conn.total_changes)
+    except (TypeError, sqlite3.Error):  # not weak-referenceable, or no answer: no cache
+        return None
+    if cache.key != key or len(cache.terms) >= PREFIX_CACHE_SIZE:
+        cache.key = key
+        cache.terms.clear()
+    return cache
+
+
+_NO_ENTRY = object()
+
+
+def _word_terms_vocab(conn: sqlite3.Connection) -> str:
+    """A TEMP ``fts5vocab`` of type ``instance`` over ``messages_fts`` (never in ``main``)."""
+    name = "temp.hermes_search_word_terms"
+    conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {name} USING fts5vocab(main, {FTS_TABLE}, instance)")
+    return name
+
+
+def _prefix_terms(ctx: _Ctx, folded: str) -> list[str] | None:
+    """Vocabulary terms that start with ``folded``; None when there are more than
+    ``MAX_PREFIX_TERMS``.
+
+    Not from an ``fts5vocab`` *row* table: each of its rows walks the term's whole doclist to
+    count documents (~30 ns a document: 45 ms for ``the*`` at 1M messages, 10 ms for
+    ``doc*``, five times that at 5M), a cost that grows with the store. The terms are
+    enumerated instead by seeking an ``instance`` table one term at a time (``term >= t ||
+    x'01'`` seeks past ``t`` without reading its doclist): tens of microseconds a term
+    whatever its frequency. The frequency of the expansion is probed later like any phrase's.
+    A longer prefix of one already expanded on this connection is that list filtered.
+    """
+    cache = ctx.prefix_cache
+    if cache is not None:
+        found = cache.terms.get(folded, _NO_ENTRY)
+        if found is not _NO_ENTRY:
+            return found  # type: ignore[return-value]
+        for cut in range(len(folded) - 1, 0, -1):
+            wider = cache.terms.get(folded[:cut], _NO_ENTRY)
+            if isinstance(wider, list):
+                narrowed = [term for term in wider if term.startswith(folded)]
+                cache.terms[folded] = narrowed
+                return narrowed
+    vocab = _word_terms_vocab(ctx.conn)
+    sql = f"SELECT term FROM {vocab} WHERE term >= ? AND term < ? LIMIT 1"
+    bound = _next_prefix_bound(folded)
+    terms: list[str] = []
+    low = folded
+    result: list[str] | None = terms
+    while True:
+        row = ctx.conn.execute(sql, (low, bound)).fetchone()
+        if row is None:
+            break
+        if len(terms) == MAX_PREFIX_TERMS:
+            result = None
+            break
+        terms.append(str(row[0]))
+        low = terms[-1] + "\x01"
+    if cache is not None:
+        cache.terms[folded] = result
+    return result
+
+
+def _expand_prefixes(ctx: _Ctx, parsed: ParsedQuery) -> tuple[str, dict[int, str]]:
+    """Rewrite ``word*`` items as ``(word1 OR word2 …)`` from the vocabulary; returns the
+    query and each expanded item's MATCH text (by ``id(item)``).
 
     Without a prefix index FTS5 merges every doclist of a prefix up front, on *each*
     execution (~3–8 ms at 1M messages); an OR of the same terms is iterated lazily, so the
-    probes and scans that follow stay cheap, and the vocabulary walk gives the document
-    frequency too. Prefixes with more than ``MAX_PREFIX_TERMS`` terms, or non-ASCII ones
-    (whose folding only SQLite knows), are left to FTS5.
+    probes and scans that follow stay cheap (the terms come from :func:`_prefix_terms`).
+    Prefixes with more than ``MAX_PREFIX_TERMS`` terms, or non-ASCII ones (whose folding
+    only SQLite knows), are left to FTS5.
     """
-    known: dict[int, int] = {}
     rendered: list[str] = []
-    changed = False
+    expansions: dict[int, str] = {}
     previous: QueryItem | None = None
     for item in parsed.items:
         # FTS5 accepts implicit AND between phrases only, not before a parenthesis.
@@ -579,21 +695,13 @@ def _expand_prefixes(ctx: _Ctx, parsed: ParsedQuery) -> tuple[str, dict[int, int
         previous = item
         text = item.render()
         if item.kind == "word" and item.prefix and item.text.isascii() and _WORD_RE.fullmatch(item.text):
-            folded = item.text.lower()
-            vocab = _word_vocab(ctx.conn)
-            cursor = ctx.conn.execute(
-                f"SELECT term, doc FROM {vocab} WHERE term >= ? AND term < ?",
-                (folded, _next_prefix_bound(folded)),
-            )
-            terms = cursor.fetchmany(MAX_PREFIX_TERMS + 1)
-            if terms and len(terms) <= MAX_PREFIX_TERMS:
-                text = "(" + " OR ".join(_quote(term) for term, _doc in terms) + ")"
-                known[id(item)] = min(ctx.row_count(FTS_TABLE), sum(int(doc) for _t, doc in terms))
-                changed = True
+            terms = _prefix_terms(ctx, item.text.lower())
+            if terms:
+                text = expansions[id(item)] = "(" + " OR ".join(_quote(term) for term in terms) + ")"
         rendered.append(text)
-    if not changed:
-        return parsed.render(), known
-    return " ".join(rendered), known
+    if not expansions:
+        return parsed.render(), expansions
+    return " ".join(rendered), expansions
 
 
 def _hits(ctx: _Ctx, rows: list[_Row], path: str) -> list:
@@ -716,7 +824,8 @@ def search(
         params.extend(narrow_params)
 
     def run(conn: sqlite3.Connection) -> "SearchResult":
-        ctx = _Ctx(conn, filters, params, limit, offset, sort, _Budget(budget_ms))
+        ctx = _Ctx(conn, filters, params, limit, offset, sort, _Budget(budget_ms),
+                   prefix_cache=_prefix_cache(db, conn))
         if cut_note:
             ctx.notes.append(cut_note)
         stale = index_warning(conn)
@@ -732,8 +841,8 @@ def search(
             if not effective or not any(item.text.strip() for item in parsed.terms):
                 # Only empty phrases (`""`): FTS5 matches nothing, and the pane should say why.
                 return done(note="query had nothing searchable")
-            effective, known_df = _expand_prefixes(ctx, parsed)
-            outcome = _fts_engine(ctx, FTS_TABLE, effective, _unicode61_phrases(parsed, known_df), "fts5")
+            effective, expansions = _expand_prefixes(ctx, parsed)
+            outcome = _fts_engine(ctx, FTS_TABLE, effective, _unicode61_phrases(parsed, expansions), "fts5")
             if (
                 outcome.total == 0
                 and len(text.strip()) >= 3

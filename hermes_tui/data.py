@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,6 +69,10 @@ class SearchView:
     #: Where this page of hits starts, and whether another page may follow (BR-20).
     offset: int = 0
     more: bool = False
+    #: ``time.perf_counter()`` when each phase of :meth:`BrowserData.search` ended (``start``,
+    #: ``query``: the full-text search, ``grouped``: conversations and labels, ``done``: the
+    #: title/id match joined), so the bench can split keystroke → painted into its phases.
+    stamps: dict[str, float] = field(default_factory=dict)
 
     def merged(self, page: "SearchView") -> "SearchView":
         """This answer with the next page of the same query appended: hits of a conversation
@@ -370,6 +375,7 @@ class BrowserData:
         """Full-text search grouped by conversation (XR-2), plus title/id matches (first page
         only); ``offset`` asks for a later page of hits (BR-20)."""
         view = SearchView(query=query, offset=offset)
+        view.stamps["start"] = time.perf_counter()
         if not query.strip():
             return view
         searcher = self._connection("searcher")
@@ -402,6 +408,7 @@ class BrowserData:
                 view.interrupted = True
                 return view
             raise
+        view.stamps["query"] = time.perf_counter()
         view.path = result.path
         view.ranking = result.ranking
         view.elapsed_ms = result.elapsed_ms
@@ -421,7 +428,9 @@ class BrowserData:
             )
             for c in conversations
         ]
+        view.stamps["grouped"] = time.perf_counter()
         view.title_matches = titles.result() if titles is not None else []
+        view.stamps["done"] = time.perf_counter()
         return view
 
     def _roots_of(self, session_ids: set[str]) -> dict[str, str]:

@@ -887,7 +887,7 @@ DEMO_SHAPE = Shape(
 )
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class _Plan:
     ordinal: int
     kind: str  # root | compression | branch | delegate

@@ -8,6 +8,7 @@ store as plain text plus match spans, so highlighting never parses markers or ma
 
 from __future__ import annotations
 
+import time
 from typing import Callable
 
 from rich.cells import cell_len
@@ -193,6 +194,10 @@ class SearchResults(ScrollView, can_focus=True):
         self._rows: list[_Row] = []
         #: A next page was asked for and has not arrived yet.
         self.loading_more = False
+        #: ``time.perf_counter()`` stamps of the last answer shown (bench: keystroke → painted
+        #: phases): ``show`` / ``built`` around :meth:`show`, ``render`` / ``rendered`` around
+        #: the first repaint of this widget after it.
+        self.stamps: dict[str, float] = {}
 
     @property
     def option_count(self) -> int:
@@ -219,6 +224,7 @@ class SearchResults(ScrollView, can_focus=True):
         ``keep`` (a refresh of the same query, BR-16): the highlighted hit stays highlighted
         and on the same screen row; when it is gone, the cursor keeps its row.
         """
+        stamps = {"show": time.perf_counter()}
         if not keep:
             self.loading_more = False
         previous = self.target_of_highlighted() if keep else None
@@ -241,6 +247,8 @@ class SearchResults(ScrollView, can_focus=True):
         self.scroll_to(y=top, animate=False, immediate=True)
         self.cursor = cursor  # announces the hit, so the detail pane re-reads it too
         self.refresh()
+        stamps["built"] = time.perf_counter()
+        self.stamps = stamps
 
     def _set_virtual_size(self, size: Size) -> None:
         """A new answer's size without a layout of the whole screen: a layout per answer cost
@@ -374,6 +382,9 @@ class SearchResults(ScrollView, can_focus=True):
     # ------------------------------------------------------------------ drawing
 
     def render_lines(self, crop):
+        first = "render" not in self.stamps and "built" in self.stamps
+        if first:
+            self.stamps["render"] = time.perf_counter()
         # The widget's style is resolved once per repaint, not once per line: computing it
         # walks the CSS cascade and showed up as a quarter of the repaint time.
         self._base_style = self.rich_style
@@ -382,7 +393,10 @@ class SearchResults(ScrollView, can_focus=True):
             # so the cursor and the scroll offset are untouched.
             self._rows = self._build_rows(self.view, self._width() - 1)
         self._cursor_style = self._base_style + self.get_component_rich_style("search-results--cursor")
-        return super().render_lines(crop)
+        lines = super().render_lines(crop)
+        if first:
+            self.stamps["rendered"] = time.perf_counter()
+        return lines
 
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width or self.size.width

@@ -475,16 +475,20 @@ def test_cli8_export_into_unwritable_directory(run, db_ready, tmp_path):
 def test_cli8_export_failure_keeps_previous_file(run, db_ready, tmp_path, monkeypatch):
     target = tmp_path / "export.jsonl"
     target.write_text("previous export\n")
-    calls = []
-    real = SessionDB.get_messages
+    from hermes_state import export as export_mod
 
-    def flaky(self, session_id):
-        calls.append(session_id)
+    calls = []
+    real = export_mod._read_batch
+
+    def flaky(db, session_ids):
+        calls.append(session_ids)
         if len(calls) == 2:
             raise sqlite3.OperationalError("disk I/O error")
-        return real(self, session_id)
+        return real(db, session_ids)
 
-    monkeypatch.setattr(SessionDB, "get_messages", flaky)
+    # One session per batch read, the second read fails.
+    monkeypatch.setattr(export_mod, "EXPORT_BATCH_SESSIONS", 1)
+    monkeypatch.setattr(export_mod, "_read_batch", flaky)
     code, out, _ = run("export", "OUT")
     assert code == 1 and one_error_line(out).endswith("disk I/O error")
     assert target.read_text() == "previous export\n"

@@ -316,16 +316,20 @@ def test_export_to_path_failure_mid_export_keeps_previous_file(db, tmp_path, mon
     build_realistic(db)
     target = tmp_path / "all.jsonl"
     target.write_text("previous\n")
-    real = db.get_messages
+    from hermes_state import export as export_mod
+
+    # One session per batch; the third read fails.
+    monkeypatch.setattr(export_mod, "EXPORT_BATCH_SESSIONS", 1)
+    real = export_mod._read_batch
     seen = []
 
-    def failing_get_messages(session_id):
-        seen.append(session_id)
+    def failing_read_batch(store, ids):
+        seen.append(ids)
         if len(seen) == 3:
             raise sqlite3.OperationalError("disk I/O error")
-        return real(session_id)
+        return real(store, ids)
 
-    monkeypatch.setattr(db, "get_messages", failing_get_messages)
+    monkeypatch.setattr(export_mod, "_read_batch", failing_read_batch)
     with pytest.raises(sqlite3.OperationalError):
         export_to_path(db, target)
     assert target.read_text() == "previous\n"
@@ -670,3 +674,50 @@ def test_hermes_state_export_does_not_import_ui():
     out = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True, text=True,
                          env={**os.environ, "PYTHONPATH": str(repo)}, check=True)
     assert out.stdout.strip() == "False"
+
+
+# ---------------------------------------------------------------------------- batched reader
+
+
+@pytest.fixture(scope="module", params=[16, 30])
+def corpus_store(request, tmp_path_factory):
+    """A generated store of each layout (v30: prompts by hash, scaffolding, rewinds, ...)."""
+    from hermes_workload.corpus import generate_corpus
+
+    path = tmp_path_factory.mktemp(f"corpus{request.param}") / "state.db"
+    generate_corpus(path, messages=4000, seed=5, now=1767225600.0, schema=request.param)
+    return path
+
+
+@pytest.mark.parametrize("batch_sessions,batch_messages", [(200, 8000), (7, 60), (1, 1)])
+def test_batched_export_is_iter_export_all_byte_for_byte(corpus_store, monkeypatch, batch_sessions, batch_messages):
+    """The batched reader (a snapshot per batch) writes exactly what
+    SessionDB.iter_export_all writes, session by session, whatever the batch sizes."""
+    from hermes_state import export as export_mod
+
+    monkeypatch.setattr(export_mod, "EXPORT_BATCH_SESSIONS", batch_sessions)
+    monkeypatch.setattr(export_mod, "EXPORT_BATCH_MESSAGES", batch_messages)
+    db = SessionDB(corpus_store, read_only=True)
+    try:
+        expected = [session_to_jsonl(obj) for obj in db.iter_export_all()]
+        got = [session_to_jsonl(obj) for obj in export_mod.iter_export_all_batched(db)]
+        assert got == expected
+        source = "telegram"
+        assert [session_to_jsonl(o) for o in export_mod.iter_export_all_batched(db, source)] == [
+            session_to_jsonl(o) for o in db.iter_export_all(source)
+        ]
+    finally:
+        db.close()
+
+
+def test_batched_export_skips_a_session_deleted_after_the_order_was_read(db):
+    from hermes_state import export as export_mod
+
+    for i in range(3):
+        db.create_session(f"s{i}", "cli")
+        db.append_message(f"s{i}", "user", f"hello {i}")
+    ids = export_mod._export_order(db, None)
+    db.delete_session(ids[1])
+    found = export_mod._read_batch(db, ids)
+    assert set(found) == {ids[0], ids[2]}
+    assert [m["content"] for m in found[ids[0]]["messages"]] == [db.get_messages(ids[0])[0]["content"]]

@@ -362,3 +362,62 @@ def test_prefix_expansion_inside_larger_queries(db):
     assert set(hit_ids(db.search("conf* NOT nginx"))) == {other}
     assert set(hit_ids(db.search("nginx OR conf*"))) == {both, both + 1, other}
     assert hit_ids(db.search('"nginx config" conf*')) == [both]
+
+
+def test_prefix_expansion_keeps_the_typed_word_and_its_longer_terms(db):
+    """The terms are enumerated by seeking the vocabulary term by term (a vocab *row* walks
+    each term's whole doclist); the typed word itself and every longer term are kept."""
+    the = add(db, "s", "user", "the server")
+    then = add(db, "s", "user", "then restart")
+    theme = add(db, "s", "user", "dark theme")
+    add(db, "s", "user", "nothing here")
+    result = db.search("the", prefix_last=True, sort="newest")
+    assert result.effective_query == '("the" OR "theme" OR "then")'
+    assert hit_ids(result) == [theme, then, the]
+    # A prefix that is no word of its own: only the longer terms.
+    assert db.search("them", prefix_last=True).effective_query == '("theme")'
+
+
+def test_prefix_expansions_narrow_from_the_cache_and_see_new_commits(db, tmp_path):
+    docker = add(db, "s", "user", "docker compose up")
+    add(db, "s", "user", "documented elsewhere")
+    reader = SessionDB(tmp_path / "state.db", read_only=True)
+    try:
+        assert reader.search("doc", prefix_last=True).effective_query == '("docker" OR "documented")'
+        # "dock" is "doc"'s expansion filtered (no vocabulary read): the same answer as a read.
+        result = reader.search("dock", prefix_last=True)
+        assert result.effective_query == '("docker")' and hit_ids(result) == [docker]
+        # Another connection commits a new term: the next search sees it (data_version).
+        dockerize = add(db, "s", "user", "dockerize the worker")
+        result = reader.search("dock", prefix_last=True, sort="newest")
+        assert result.effective_query == '("docker" OR "dockerize")'
+        assert hit_ids(result) == [dockerize, docker]
+    finally:
+        reader.close()
+
+
+def test_prefix_cache_sees_the_connections_own_writes(db):
+    """data_version does not change for a connection's own commits: a store that writes and
+    searches on one connection must not keep an old expansion either."""
+    add(db, "s", "user", "docker compose up")
+    assert db.search("dock", prefix_last=True).effective_query == '("docker")'
+    add(db, "s", "user", "dockerize the worker")
+    assert db.search("dock", prefix_last=True).effective_query == '("docker" OR "dockerize")'
+
+
+def test_an_expanded_prefix_is_probed_as_its_expansion_never_as_word_star(db):
+    """FTS5 answers ``fai*`` by merging every doclist of the prefix first (tens of ms at 5M
+    messages): once expanded, every statement uses the OR of the terms instead."""
+    wanted = add(db, "s", "user", "deploy failed again")
+    add(db, "s", "user", "deploy fine")
+    add(db, "s", "user", "failing tests")
+    statements: list[str] = []
+    db._read(lambda conn: conn.set_trace_callback(statements.append))
+    try:
+        result = db.search("deploy fai", prefix_last=True)
+    finally:
+        db._read(lambda conn: conn.set_trace_callback(None))
+    assert hit_ids(result) == [wanted]
+    assert result.effective_query == 'deploy AND ("failed" OR "failing")'
+    matches = [sql for sql in statements if "MATCH" in sql]
+    assert matches and not [sql for sql in matches if "fai*" in sql]

@@ -200,3 +200,25 @@ async def test_theme_change_repaints_cached_result_rows(fixed_db: Path) -> None:
         await settle(pilot)
         assert match_styles() != dark
         assert results.target_of_highlighted() == highlighted
+
+
+async def test_search_answer_records_its_phase_stamps_for_the_bench(fixed_db: Path) -> None:
+    """The bench splits keystroke → painted into phases from these stamps (issue 15): the
+    data layer stamps the query, grouping and title match; the results widget stamps its
+    rows being built and its first repaint after that, in that order."""
+    app = make_app(fixed_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("/", *"dock")
+        await settle(pilot)
+        results = app.screen.query_one(SearchResults)
+        view = results.view
+        assert view.query == "dock"
+        order = [view.stamps[k] for k in ("start", "query", "grouped", "done")]
+        order += [results.stamps[k] for k in ("show", "built", "render", "rendered")]
+        assert order == sorted(order)
+        # A later repaint (the cursor moving) leaves the first repaint's stamps alone.
+        first = dict(results.stamps)
+        await pilot.press("down")
+        await settle(pilot)
+        assert results.stamps == first

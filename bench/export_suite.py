@@ -1,0 +1,178 @@
+"""Export of every session to JSONL through the real CLI (issue 15).
+
+``hermes sessions export OUT`` runs in a fresh process on the corpus (``HERMES_HOME`` is a
+temporary directory whose ``state.db`` is a symbolic link to it: SQLite resolves the link, so
+the WAL and shared memory are the corpus's own). Its stderr is a pseudo-terminal, so the
+progress bar is drawn as a person at a terminal sees it and its cost counts. Reported:
+
+* ``export.throughput`` — messages written per second (wall clock of the process, from spawn
+  to exit: start-up, the session order, every session, the ``fsync`` and rename of the
+  atomic write), target ≥ 50,000/s;
+* ``export.rss`` — the process's peak RSS, target ≤ 150 MB: its ``VmHWM`` as it exits (written
+  by the few lines that call the CLI's ``main``). Not ``wait4``'s ``ru_maxrss``: Linux carries
+  the parent's high-water mark across ``fork``/``exec``, so a child of a bench process holding
+  130 MB would report 130 MB whatever it used.
+
+The file is checked (one line per session) and deleted at once: it is about as large as the
+text of the corpus (a few GB at 5M messages), in the system's temporary directory.
+"""
+
+from __future__ import annotations
+
+import os
+import pty
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from .registry import Context, Samples, register
+
+REPO = Path(__file__).resolve().parents[1]
+#: A run taking longer than this is not repeated (5M messages export in minutes).
+REPEAT_UNDER_S = 60.0
+
+#: The CLI as ``hermes`` runs it, plus its own peak RSS (kB) written on the way out.
+_RUN_CLI = """
+import os, sys
+from hermes_tui.cli import main
+try:
+    code = main()
+finally:
+    with open("/proc/self/status") as status:
+        peak = next(line.split()[1] for line in status if line.startswith("VmHWM:"))
+    with open(os.environ["HERMES_BENCH_PEAK_FILE"], "w") as out:
+        out.write(peak)
+sys.exit(code)
+"""
+
+
+def _expected(db_path: Path) -> tuple[int, int]:
+    """(sessions, messages) an export of everything writes: every session, its active rows."""
+    from hermes_state import SessionDB
+
+    db = SessionDB(db_path, read_only=True)
+    try:
+        sessions = int(db._fetchone("SELECT COUNT(*) FROM sessions")[0])
+        messages = int(db._fetchone(f"SELECT COUNT(*) FROM messages WHERE 1 = 1{db._active_clause(False)}")[0])
+    finally:
+        db.close()
+    return sessions, messages
+
+
+def _drain(fd: int, sink: list[bytes]) -> None:
+    while True:
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:
+            return
+        if not chunk:
+            return
+        if len(sink) < 64:
+            sink.append(chunk[-512:])
+
+
+def _export_once(db_path: Path, workdir: Path) -> dict[str, Any]:
+    home = workdir / "home"
+    home.mkdir(exist_ok=True)
+    link = home / "state.db"
+    if not link.exists():
+        link.symlink_to(Path(db_path).resolve())
+    out = workdir / "export.jsonl"
+    env = dict(os.environ, PYTHONPATH=str(REPO), HERMES_HOME=str(home), COLUMNS="120")
+    master, slave = pty.openpty()
+    tail: list[bytes] = []
+    reader = threading.Thread(target=_drain, args=(master, tail), daemon=True)
+    reader.start()
+    started = time.perf_counter()
+    peak_file = workdir / "peak-rss"
+    env["HERMES_BENCH_PEAK_FILE"] = str(peak_file)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _RUN_CLI, "sessions", "export", str(out)],
+        cwd=REPO, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=slave,
+    )
+    os.close(slave)
+    _pid, status, _usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - started
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    stdout = proc.stdout.read().decode(errors="replace") if proc.stdout else ""
+    reader.join(timeout=5)
+    os.close(master)
+    if proc.returncode != 0:
+        shown = b"".join(tail).decode(errors="replace").strip().splitlines()
+        raise RuntimeError(f"export exited {proc.returncode}: {(shown or [stdout.strip()])[-1]}")
+    lines = 0
+    size = out.stat().st_size
+    with open(out, "rb") as f:
+        while chunk := f.read(1 << 24):
+            lines += chunk.count(b"\n")
+    out.unlink()
+    rss_mb = int(peak_file.read_text()) / 1024
+    return {"elapsed_s": elapsed, "rss_mb": rss_mb, "lines": lines, "bytes": size,
+            "progress_drawn": any(b"exporting" in t for t in tail), "stdout": stdout.strip()}
+
+
+_CACHE: dict[str, dict[str, Any]] = {}
+
+
+def _runs(ctx: Context) -> dict[str, Any]:
+    key = str(ctx.db_path)
+    if key in _CACHE:
+        return _CACHE[key]
+    sessions, messages = _expected(ctx.db_path)
+    workdir = Path(tempfile.mkdtemp(prefix="hermes-bench-export-"))
+    runs = []
+    try:
+        for _ in range(max(1, min(ctx.runs, 3))):
+            run = _export_once(ctx.db_path, workdir)
+            if run["lines"] != sessions:
+                raise RuntimeError(f"export wrote {run['lines']} lines for {sessions} sessions")
+            runs.append(run)
+            if run["elapsed_s"] > REPEAT_UNDER_S:
+                break
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    _CACHE[key] = {"sessions": sessions, "messages": messages, "runs": runs}
+    return _CACHE[key]
+
+
+@register(
+    "export.throughput",
+    klass="export_jsonl",
+    title="export every session to JSONL (k messages/s, not ms)",
+    api="hermes sessions export",
+    target_ms=50.0,
+    target_note="≥ 50 k msg/s",
+    group="export",
+    higher_is_better=True,
+)
+def export_throughput(ctx: Context):
+    found = _runs(ctx)
+    label = "CLI, JSONL file, progress on a terminal"
+    rates = [found["messages"] / r["elapsed_s"] / 1000 for r in found["runs"]]
+    first = found["runs"][0]
+    note = (f"{found['messages']:,} messages in {found['sessions']:,} sessions, "
+            f"{first['bytes'] / 1e6:,.0f} MB of JSONL, "
+            f"{', '.join('%.1f' % r['elapsed_s'] for r in found['runs'])} s per run; "
+            f"progress bar drawn: {'yes' if first['progress_drawn'] else 'no'}")
+    return Samples({label: rates}, {label: {"hits": found["sessions"], "note": note}})
+
+
+@register(
+    "export.rss",
+    klass="export_jsonl",
+    title="export every session to JSONL (k messages/s, not ms)",
+    api="hermes sessions export (peak RSS, MB)",
+    target_ms=150.0,
+    target_note="≤ 150 MB",
+    group="export",
+)
+def export_rss(ctx: Context):
+    found = _runs(ctx)
+    label = "peak RSS, MB"
+    return Samples({label: [r["rss_mb"] for r in found["runs"]]}, {label: {"hits": found["sessions"]}})

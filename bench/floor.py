@@ -1,0 +1,189 @@
+"""Where a search's time goes: SQLite itself versus the Python around it.
+
+    python -m bench.floor --size 5m --schema 30 docker "the server" 服务器
+    python -m bench.floor --db state.db --ui dock kube
+
+For each query, ``SessionDB.search`` is timed (median of ``--runs`` warm calls: a typed
+prefix's expansion is then cached, as it is for the next keystrokes), then run
+again with the store's connection wrapped so that every ``execute`` and every row fetched is
+timed: the sum is the *floor*, what SQLite costs for the statements this search runs, with the
+rows it reads, on this machine; the rest is the engine's Python. Then once under ``cProfile``
+for the Python functions that cost most. ``--sql`` lists the statements with their time and
+rows. ``--ui`` searches as the browser does (40 hits, the last word a prefix, internal runs
+left out); the default is the bench's search classes (20 hits, nothing left out).
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import pstats
+import statistics
+import time
+from pathlib import Path
+
+class _TimedCursor:
+    """A cursor that adds the time of every call into SQLite to ``log[-1]``."""
+
+    def __init__(self, cursor, log: list) -> None:
+        self._cursor = cursor
+        self._log = log
+
+    def _timed(self, fn, *args):
+        t0 = time.perf_counter()
+        try:
+            return fn(*args)
+        finally:
+            self._log[-1][1] += time.perf_counter() - t0
+
+    def execute(self, sql, params=()):
+        self._log.append([sql, 0.0, 0])
+        self._timed(self._cursor.execute, sql, params)
+        return self
+
+    def fetchone(self):
+        row = self._timed(self._cursor.fetchone)
+        self._log[-1][2] += row is not None
+        return row
+
+    def fetchmany(self, size=None):
+        rows = self._timed(self._cursor.fetchmany, *(() if size is None else (size,)))
+        self._log[-1][2] += len(rows)
+        return rows
+
+    def fetchall(self):
+        rows = self._timed(self._cursor.fetchall)
+        self._log[-1][2] += len(rows)
+        return rows
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        row = self._timed(self._cursor.__next__)
+        self._log[-1][2] += 1
+        return row
+
+    def __getattr__(self, name):
+        return getattr(self._cursor, name)
+
+    def __setattr__(self, name, value):
+        if name in ("_cursor", "_log"):
+            object.__setattr__(self, name, value)
+        else:
+            setattr(self._cursor, name, value)
+
+
+class _TimedConnection:
+    """The connection with every statement's SQLite time recorded in ``log``."""
+
+    def __init__(self, conn, log: list) -> None:
+        self._conn = conn
+        self._log = log
+
+    def execute(self, sql, params=()):
+        return _TimedCursor(self._conn.cursor(), self._log).execute(sql, params)
+
+    def __setattr__(self, name, value):
+        object.__setattr__(self, name, value)
+
+    def cursor(self):
+        return _TimedCursor(self._conn.cursor(), self._log)
+
+    def __getattr__(self, name):
+        return getattr(self._conn, name)
+
+
+def measure(db, query: str, *, runs: int, ui: bool) -> dict:
+    from hermes_state.visibility import INTERNAL_SOURCES
+
+    kwargs = dict(limit=40, prefix_last=True, exclude_sources=list(INTERNAL_SOURCES)) if ui else dict(limit=20)
+    result = db.search(query, **kwargs)  # warm-up
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        db.search(query, **kwargs)
+        times.append((time.perf_counter() - t0) * 1000)
+    real = db._conn
+    logs: list[list] = []
+    floors = []
+    timed = _TimedConnection(real, [])
+    try:
+        db._conn = timed
+        db.search(query, **kwargs)  # warm-up on this connection object (its caches)
+        for _ in range(runs):
+            timed._log = log = []
+            db.search(query, **kwargs)
+            floors.append(sum(entry[1] for entry in log) * 1000)
+            logs.append(log)
+    finally:
+        db._conn = real
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(runs):
+        db.search(query, **kwargs)
+    profiler.disable()
+    stats = pstats.Stats(profiler)
+    top = sorted(
+        ((tt, f"{Path(fn).name}:{name}") for (fn, _l, name), (_cc, _nc, tt, _ct, _c) in stats.stats.items()  # type: ignore[attr-defined]
+         if fn != "~"),
+        reverse=True,
+    )[:6]
+    median_log = logs[floors.index(sorted(floors)[len(floors) // 2])]
+    return {
+        "query": query,
+        "path": f"{result.path}/{result.ranking}",
+        "hits": len(result.hits),
+        "p50_ms": statistics.median(times),
+        "sqlite_ms": statistics.median(floors),
+        "statements": [(sql, seconds * 1000, rows) for sql, seconds, rows in median_log],
+        "python_top": [(name, tt / runs * 1000) for tt, name in top],
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    from hermes_state import SessionDB
+
+    from .run import corpus_path, parse_size
+
+    parser = argparse.ArgumentParser(prog="python -m bench.floor", description=__doc__.split("\n\n")[0])
+    parser.add_argument("queries", nargs="+")
+    parser.add_argument("--size", default="1m")
+    parser.add_argument("--schema", type=int, choices=(16, 30), default=16)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--db", type=Path)
+    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--ui", action="store_true", help="search as the browser does (40 hits, prefix, no internal runs)")
+    parser.add_argument("--sql", action="store_true", help="print every statement the search ran")
+    parser.add_argument("--cold-prefix", action="store_true",
+                        help="also time the first search of each query on a fresh connection (no cached expansion)")
+    args = parser.parse_args(argv)
+    path = args.db or corpus_path(parse_size(args.size)[0], args.seed, args.schema)
+    db = SessionDB(path, read_only=True)
+    try:
+        for query in args.queries:
+            found = measure(db, query, runs=args.runs, ui=args.ui)
+            share = found["sqlite_ms"] / found["p50_ms"] if found["p50_ms"] else 0.0
+            print(f"{query!r}: {found['path']}, {found['hits']} hits — search p50 {found['p50_ms']:.2f} ms, "
+                  f"inside SQLite {found['sqlite_ms']:.2f} ms ({share:.0%}), {len(found['statements'])} statements")
+            print("    Python (tottime per search, profiled): "
+                  + ", ".join(f"{name} {ms:.2f}" for name, ms in found["python_top"]))
+            if args.cold_prefix:
+                fresh = SessionDB(path, read_only=True)
+                try:
+                    fresh.search("warm the connection up")
+                    t0 = time.perf_counter()
+                    fresh.search(query, **(dict(limit=40, prefix_last=True) if args.ui else dict(limit=20)))
+                    print(f"    first search on a fresh connection: {(time.perf_counter() - t0) * 1000:.2f} ms")
+                finally:
+                    fresh.close()
+            if args.sql:
+                for sql, ms, rows in found["statements"]:
+                    print(f"    {ms:7.2f} ms {rows:5d} rows  {' '.join(sql.split())[:260]}")
+    finally:
+        db.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
