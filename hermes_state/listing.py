@@ -77,21 +77,20 @@ def page(
     conversations come first in every order (BR-12). ``workspace`` narrows to one workspace
     (BR-13; :data:`NO_WORKSPACE`: those without one).
     """
-    options = view_options(view)
     rows = db.list_summaries(
         source, exclude_sources, limit=limit, offset=offset, include_hidden=include_hidden,
         order_by_last_active=by_activity, include_delegates=include_delegates, workspace=workspace,
-        **options,
+        **view_options(view),
     )
     if not count:
         return rows, None
-    return rows, db.count_listed(
-        source, exclude_sources, include_hidden=include_hidden, include_delegates=include_delegates,
-        workspace=workspace, **options,
+    return rows, count_listed(
+        db, source=source, exclude_sources=exclude_sources, view=view, include_hidden=include_hidden,
+        include_delegates=include_delegates, workspace=workspace,
     )
 
 
-def count(
+def count_listed(
     db: "SessionDB",
     *,
     source: str | None = None,

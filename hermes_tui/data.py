@@ -302,7 +302,7 @@ class BrowserData:
     ) -> int:
         """The list's length under these filters (paid apart from the first page)."""
         return self.read(
-            lambda db: listing.count(
+            lambda db: listing.count_listed(
                 db, source=source, exclude_sources=exclude_sources, view=view,
                 include_hidden=include_hidden, include_delegates=include_delegates, workspace=workspace,
             )

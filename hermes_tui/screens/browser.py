@@ -49,6 +49,9 @@ from ..widgets.status import StatusLine
 #: Hits per page of the search pane (more than a screenful; the next page loads as you move).
 SEARCH_PAGE = 40
 
+#: How the titles and the status line name each view filter (BR-11).
+VIEW_NAMES = {"active": "active", "archived": "archived only", "all": "active + archived"}
+
 @dataclass
 class Window:
     """Pages around a row, loaded together so a refresh lands in one step."""
@@ -226,28 +229,31 @@ class BrowserScreen(SessionFlows, HermesScreen):
         return self.query_one(SearchInput)
 
     @property
+    def internal_shown(self) -> bool:
+        """Internal runs are listed: by the config, or with hidden rows shown (BR-15)."""
+        return self.ctx.config.show_tool_sessions or self.show_hidden
+
+    @property
     def exclude_sources(self) -> list[str] | None:
-        return hidden_sources(self.source_filter, self.ctx.config.show_tool_sessions or self.show_hidden)
+        return hidden_sources(self.source_filter, self.internal_shown)
 
     def _filter_label(self) -> str:
-        shown = self.ctx.config.show_tool_sessions or self.show_hidden
-        label = inert_line(self.source_filter) or ("all" if shown else "all (internal runs hidden)")
+        label = inert_line(self.source_filter) or ("all" if self.internal_shown else "all (internal runs hidden)")
         if self.workspace is not None:
             label += f" · in {workspace_label(self.workspace)}"
         return f"{label} · live lanes" if self.lanes_only else label
 
     def _active_filters(self) -> str:
         """Every filter in force, short enough for an 80-column status line (BR-13)."""
-        internal_shown = self.ctx.config.show_tool_sessions or self.show_hidden
         parts = [
             f"source {inert_line(self.source_filter)}" if self.source_filter
-            else ("all sources" if internal_shown else "all sources (internal runs hidden)")
+            else ("all sources" if self.internal_shown else "all sources (internal runs hidden)")
         ]
         if self.lanes_only:
             parts.append("live lanes only")
         if self.workspace is not None:
             parts.append(f"workspace {workspace_label(self.workspace)}")
-        parts.append({"active": "active", "archived": "archived only", "all": "active + archived"}[self.view])
+        parts.append(VIEW_NAMES[self.view])
         if self.show_hidden:
             parts.append("hidden, internal and delegate runs shown")
         parts.append("by last activity" if self.by_activity else "by start")
@@ -257,10 +263,9 @@ class BrowserScreen(SessionFlows, HermesScreen):
         return " · ".join(parts)
 
     def _view_label(self) -> str:
-        """The filters other than the source, as the status line shows them (BR-13)."""
-        view = {"active": "active", "archived": "archived only", "all": "active + archived"}[self.view]
+        """The filters other than the source, as the list pane's title shows them."""
         extra = " · hidden, internal and delegate runs shown" if self.show_hidden else ""
-        return f"{view} · by {'last activity' if self.by_activity else 'start'}{extra}"
+        return f"{VIEW_NAMES[self.view]} · by {'last activity' if self.by_activity else 'start'}{extra}"
 
     def _filter_key(self) -> tuple:
         return (self.source_filter, self.lanes_only, self.view, self.by_activity, self.show_hidden,
