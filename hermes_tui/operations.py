@@ -104,6 +104,12 @@ class ArchiveChange:
     def verb(self) -> str:
         return "archived" if self.archived else "unarchived"
 
+    @property
+    def what(self) -> str:
+        """What was changed, as a message names it: the one conversation's label, or a count."""
+        n = len(self.session_ids)
+        return f"“{self.labels[0]}”" if n == 1 and self.labels else f"{n} conversations"
+
 
 @dataclass(frozen=True)
 class DeleteBatch:

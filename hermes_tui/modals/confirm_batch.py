@@ -8,23 +8,22 @@ from __future__ import annotations
 
 from rich.console import Group
 from rich.text import Text
-from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
 from hermes_state.models import SessionSummary
 
 from ..legible import muted
+from .delete import ConfirmModal
 from ..textsafe import inert_line
 
 #: Conversations named in the confirmation; the rest are counted.
 NAMED = 5
 
 
-class ConfirmBatchModal(ModalScreen[bool]):
+class ConfirmBatchModal(ConfirmModal):
     """True when the person confirms ``verb`` (``archive``, ``unarchive``, ``delete``)."""
 
     BINDINGS = [
@@ -76,17 +75,3 @@ class ConfirmBatchModal(ModalScreen[bool]):
         box.border_title = f"{self.verb.capitalize()} {n} marked conversation{'s' if n != 1 else ''}?"
         box.border_subtitle = f"y {self.verb} · n / Esc cancel"
         self.query_one("#batch-no", Button).focus()
-
-    @on(Button.Pressed, "#batch-yes")
-    def _yes(self) -> None:
-        self.action_confirm()
-
-    @on(Button.Pressed, "#batch-no")
-    def _no(self) -> None:
-        self.action_cancel()
-
-    def action_confirm(self) -> None:
-        self.dismiss(True)
-
-    def action_cancel(self) -> None:
-        self.dismiss(False)

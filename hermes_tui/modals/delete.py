@@ -44,7 +44,27 @@ def _related(item: RelatedSession, secondary: Style | str = "italic") -> Text:
     return line
 
 
-class ConfirmDeleteModal(ModalScreen[bool]):
+class ConfirmModal(ModalScreen[bool]):
+    """A yes/no question: True when confirmed. The subclass names its two buttons
+    ``…-yes`` and ``…-no`` and binds its own keys to ``confirm`` and ``cancel`` (their ids
+    are what a keymap remaps)."""
+
+    @on(Button.Pressed)
+    def _answered(self, event: Button.Pressed) -> None:
+        event.stop()
+        if (event.button.id or "").endswith("-yes"):
+            self.action_confirm()
+        elif (event.button.id or "").endswith("-no"):
+            self.action_cancel()
+
+    def action_confirm(self) -> None:
+        self.dismiss(True)
+
+    def action_cancel(self) -> None:
+        self.dismiss(False)
+
+
+class ConfirmDeleteModal(ConfirmModal):
     """True when the person confirms. Cancel has the focus, so Enter alone does not delete."""
 
     BINDINGS = [
@@ -153,19 +173,3 @@ class ConfirmDeleteModal(ModalScreen[bool]):
         except (OverflowError, OSError, ValueError):
             return "?"
         return f"{stamp} ({relative_time(ts, now=self.clock())})"
-
-    # ------------------------------------------------------------------ outcome
-
-    @on(Button.Pressed, "#delete-yes")
-    def _yes(self) -> None:
-        self.action_confirm()
-
-    @on(Button.Pressed, "#delete-no")
-    def _no(self) -> None:
-        self.action_cancel()
-
-    def action_confirm(self) -> None:
-        self.dismiss(True)
-
-    def action_cancel(self) -> None:
-        self.dismiss(False)

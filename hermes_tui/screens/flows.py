@@ -281,9 +281,7 @@ class SessionFlows:
         self.app.call_from_thread(self._archive_undone, change)  # type: ignore[attr-defined]
 
     def _archive_undone(self, change: ArchiveChange) -> None:
-        n = len(change.session_ids)
-        what = f"“{change.labels[0]}”" if n == 1 and change.labels else f"{n} conversations"
-        self.say(f"Undone: {what} {'unarchived' if change.archived else 'archived'} again.", timeout=5)
+        self.say(f"Undone: {change.what} {'unarchived' if change.archived else 'archived'} again.", timeout=5)
         self.after_write(select=change.session_ids[0])
 
     # -------------------------------------------------------------- archive, pin
@@ -324,9 +322,7 @@ class SessionFlows:
 
     def _archived(self, change: ArchiveChange) -> None:
         self.ctx.undo.push(change)
-        n = len(change.session_ids)
-        what = f"“{change.labels[0]}”" if n == 1 and change.labels else f"{n} conversations"
-        self.say(f"{change.verb.capitalize()} {what}. Press u to undo.", timeout=5)
+        self.say(f"{change.verb.capitalize()} {change.what}. Press u to undo.", timeout=5)
         self.after_archive(change)
 
     def after_archive(self, change: ArchiveChange) -> None:
