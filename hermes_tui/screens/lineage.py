@@ -19,12 +19,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
-from textual.widgets import Footer, Static, Tree
+from textual.widgets import Static, Tree
+
 
 from hermes_state.lineage import EDGE_LABELS, EdgeKind
 from hermes_state.models import LineageNode
 from hermes_state.timefmt import stamp_and_relative as _when
 
+from ..widgets.footer import KeyFooter
 from ..context import AppContext, StoreChange
 from ..textsafe import inert_line
 from .base import HermesScreen
@@ -97,7 +99,7 @@ class LineageScreen(HermesScreen):
         with Vertical(id="lineage-panes"):
             yield LineageTree(clock=self.ctx.clock, id="lineage-tree")
             yield Static("", id="lineage-detail")
-        yield Footer()
+        yield KeyFooter()
 
     @property
     def tree(self) -> LineageTree:

@@ -27,8 +27,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
-from textual.widgets import Footer
 
+
+from ..widgets.footer import KeyFooter
 from ..context import AppContext, StoreChange
 from ..data import RecapData
 from ..widgets.recap_view import RecapView, SessionHeader, recap_theme_for
@@ -65,7 +66,7 @@ class RecapScreen(HermesScreen):
         with VerticalScroll(id="recap-scroll"):
             yield SessionHeader(clock=self.ctx.clock, id="recap-header")
             yield RecapView(id="recap-card")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.query_one("#recap-scroll").focus()

@@ -17,10 +17,12 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message as TextualMessage
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
+
 
 from hermes_state.models import SessionSummary
 
+from ..widgets.footer import KeyFooter
 from ..context import AppContext, StoreChange
 from ..textsafe import InertHighlighter, inert_line
 from .base import HermesScreen
@@ -81,7 +83,7 @@ class TranscriptScreen(HermesScreen):
                      highlighter=InertHighlighter())
         find.display = False
         yield find
-        yield Footer()
+        yield KeyFooter()
 
     @property
     def view(self) -> TranscriptView:

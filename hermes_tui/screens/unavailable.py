@@ -14,7 +14,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
+
+from ..widgets.footer import KeyFooter
 
 from ..textsafe import inert_line
 from ..legible import muted
@@ -40,7 +42,7 @@ class UnavailableScreen(Screen[None]):
                 Text("r retries now · q quits · it is retried when the file changes", style=muted(self)),
                 id="unavailable-hint",
             )
-        yield Footer()
+        yield KeyFooter()
 
     def _reason_text(self) -> Text:
         return Text(inert_line(self.reason))
