@@ -12,7 +12,6 @@ pydantic models of :mod:`hermes_state.models`.
 
 from __future__ import annotations
 
-import bisect
 import json
 import logging
 import random
@@ -45,6 +44,7 @@ from .migrations import (
     reconcile_columns as _migrations_reconcile_columns,
 )
 from .paths import default_db_path
+from .recency import RecencyWalk as _RecencyWalk
 from .query import escape_like
 from .schema import MAX_KNOWN_VERSION, SCHEMA_SQL, SCHEMA_VERSION
 from .telegram_topics import (
@@ -115,6 +115,15 @@ def compute_preview(first_user_content: str | None) -> str:
 _ANY = object()
 
 
+class Listed(list):
+    """Rows of a list, and whether they are exactly what the store holds now (``exact``): a
+    provisional first page (see :meth:`SessionDB.list_sessions_rich`) may not be."""
+
+    def __init__(self, rows=(), *, exact: bool = True) -> None:
+        super().__init__(rows)
+        self.exact = exact
+
+
 class SessionDB:
     """The Hermes session store (``state.db``).
 
@@ -175,7 +184,7 @@ class SessionDB:
         self._pins_cache: tuple[int, frozenset[str]] | None = None
         self._count_cache: dict[tuple, tuple[int, int]] = {}
         #: The sessions of the newest messages, kept between lists by last activity (BR-10).
-        self._recency = _RecencyWalk()
+        self._recency = _RecencyWalk(self.db_path)
         self._summary_cols: tuple[Capabilities, str] | None = None
 
         try:
@@ -452,11 +461,13 @@ class SessionDB:
                 pass  # closed meanwhile
 
     def close(self) -> None:
-        """Checkpoint (best effort), close the connection and set ``_conn`` to None."""
+        """Checkpoint (best effort), keep the recency index for the next run when asked
+        (:attr:`recency_cache`), close the connection and set ``_conn`` to None."""
         with self._lock:
             conn = self._conn
             if conn is None:
                 return
+            self._recency.save()
             if not self.read_only:
                 self._checkpoint(self.checkpoint_mode)
             try:
@@ -469,6 +480,17 @@ class SessionDB:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    @property
+    def recency_cache(self) -> Path | None:
+        """A file that keeps this reader's recency index (which sessions hold the newest
+        messages, BR-10) between runs, or None (the default: kept in memory only). Set it
+        before the first list by last activity; see :mod:`hermes_state.recency`."""
+        return self._recency.cache
+
+    @recency_cache.setter
+    def recency_cache(self, path: Path | None) -> None:
+        self._recency.cache = Path(path) if path is not None else None
 
     def data_version(self) -> int:
         """``PRAGMA data_version``: changes when another connection commits (WR-8)."""
@@ -1095,6 +1117,7 @@ class SessionDB:
         include_delegates: bool = False,
         workspace: str | None = None,
         _columns: str | None = None,
+        provisional: bool = False,
     ) -> list[dict]:
         """Sessions newest-started first with ``preview`` and ``last_active`` (LI-2 … LI-5).
 
@@ -1107,6 +1130,11 @@ class SessionDB:
         ``id_query`` keeps rows whose id, or an id along their chain, contains it
         (case-insensitive). ``_columns`` (for :meth:`list_summaries`) reads only these
         columns of each row (alias ``s``) instead of all of them.
+
+        ``provisional`` (a first page that must be quick, BR-10): the pinned sessions may be
+        taken from the recency cache (:attr:`recency_cache`) instead of reading every session
+        row to find them; the list returned (a :class:`Listed`) then says ``exact = False``,
+        and the caller asks again without it once the page is shown.
         """
         columns = _columns or "s.*"
         where, params = self._rich_filters(
@@ -1121,7 +1149,8 @@ class SessionDB:
             # The first pages by last activity without computing it for every session
             # (BR-10): only the conversations that can be on the page are ranked.
             rows = self._activity_first_pages(
-                where, params, limit, offset, project_compression_tips, include_delegates, columns
+                where, params, limit, offset, project_compression_tips, include_delegates, columns,
+                provisional,
             )
             if rows is not None:
                 return rows
@@ -1159,8 +1188,8 @@ class SessionDB:
 
     def _activity_first_pages(
         self, where: str, params: list[Any], limit: int, offset: int, project: bool,
-        include_delegates: bool, columns: str = "s.*",
-    ) -> list[dict] | None:
+        include_delegates: bool, columns: str = "s.*", provisional: bool = False,
+    ) -> "Listed | None":
         """A page near the top of the list by last activity (BR-10), or None when the fast
         path cannot vouch for it (then the general query answers).
 
@@ -1196,23 +1225,34 @@ class SessionDB:
                 return _finish_listing(conn, rows, rules, file_pins, project, include_delegates, columns, tips)
             return None
 
-        def snapshot() -> list[dict] | None:
-            pins = self._pinned_ids()
-            return self._read(lambda conn: do(conn, pins))
+        def snapshot() -> Listed | None:
+            pins, exact = self._pinned_ids(provisional=provisional), True
+            if pins is None:
+                # The pins the recency cache kept (read with it): no scan of every row.
+                self._read(self._recency.refresh)
+                pins, exact = self._recency.pins, False
+                if pins is None:
+                    pins, exact = self._pinned_ids(), True
+            rows = self._read(lambda conn: do(conn, pins))
+            return None if rows is None else Listed(rows, exact=exact)
 
         return self._read_snapshot(snapshot)
 
-    def _pinned_ids(self) -> frozenset[str]:
+    def _pinned_ids(self, provisional: bool = False) -> frozenset[str] | None:
         """Ids of pinned sessions: the v30 column (read once per change of the store, as the
-        column has no index), else our settings file."""
+        column has no index: a scan of every session row), else our settings file.
+        ``provisional``: None rather than scanning (the caller may use the recency cache's)."""
         if not self._has_session_column("pinned"):
             return self.extra_pins
         version = self.data_version()
         cached = self._pins_cache
         if cached is not None and cached[0] == version:
             return cached[1]
+        if provisional:
+            return None
         pins = frozenset(r[0] for r in self._fetchall("SELECT id FROM sessions WHERE pinned = 1"))
         self._pins_cache = (version, pins)
+        self._recency.pins = pins  # kept with the recency index for the next run
         return pins
 
     def _pinned_then_rest(
@@ -1517,8 +1557,10 @@ class SessionDB:
         order_by_last_active: bool = False,
         include_delegates: bool = False,
         workspace: str | None = None,
-    ):
-        """Typed rows of :meth:`list_sessions_rich` (compression chains shown at their tip)."""
+        provisional: bool = False,
+    ) -> "Listed":
+        """Typed rows of :meth:`list_sessions_rich` (compression chains shown at their tip);
+        ``provisional`` as there (the answer's ``exact`` says whether it was)."""
         from .models import SessionSummary
 
         rows = self.list_sessions_rich(
@@ -1526,9 +1568,9 @@ class SessionDB:
             archived_only=archived_only, include_hidden=include_hidden,
             order_by_last_active=order_by_last_active, include_delegates=include_delegates,
             workspace=workspace,
-            _columns=self._summary_columns(),
+            _columns=self._summary_columns(), provisional=provisional,
         )
-        return [SessionSummary.from_row(row) for row in rows]
+        return Listed((SessionSummary.from_row(row) for row in rows), exact=getattr(rows, "exact", True))
 
     def _summary_columns(self) -> str:
         """The columns a :class:`~hermes_state.models.SessionSummary` is made of, as far as
@@ -2750,99 +2792,6 @@ _ACTIVITY_WALK_BATCH = 8
 _ACTIVITY_WALK_SELECTIVE = 10
 #: More candidates than this (bound parameters of one statement) go to the general query.
 _ACTIVITY_MAX_CANDIDATES = 16_384
-#: Plausible timestamps end here (2100-01-01): later ones are ignored for activity (LI-4).
-_EPOCH_2100 = 4102444800.0
-
-
-class _RecencyWalk:
-    """The sessions most recently written to, newest first, kept by a reader between lists
-    by last activity (BR-10).
-
-    ``order`` holds ``(-newest, session_id)`` sorted: ``newest`` is the largest message
-    timestamp (before 2100) a session had when last read -- an upper bound of its last
-    activity through messages, visible or not. Only the ``KEEP`` highest are kept; every other
-    session's bound is at most ``bound``. :meth:`build` reads every session's bound once
-    (one index seek per session: ~0.1 s at 50k sessions); afterwards :meth:`refresh` reads
-    only the messages written since (``id`` above ``top``), so a list after a commit costs what
-    the commit wrote. Bounds never need to come down: a message rewound or deleted since
-    leaves its session's bound too high, which only adds a candidate that ranks lower. Message
-    ids are not reused while the newest one read exists; when it is gone, or too many new
-    messages came, the index is built again. Nothing here assumes that ids follow time (a
-    store imported session by session does not).
-    """
-
-    #: Sessions kept in ``order`` (enough for the deepest fast page and a selective filter).
-    KEEP = 12_000
-    #: More new messages than this since the last read: build again.
-    MAX_NEW = 20_000
-
-    def __init__(self) -> None:
-        self.reset()
-
-    def reset(self) -> None:
-        self.order: list[tuple[float, str]] = []
-        self.newest: dict[str, float] = {}
-        self.bound: float | None = None  # None: not built
-        self.top: tuple[int, str] | None = None
-
-    def build(self, conn: sqlite3.Connection) -> None:
-        self.reset()
-        cursor = conn.cursor()
-        cursor.row_factory = None
-        # One index seek per session (the newest message before 2100), the highest kept.
-        rows = cursor.execute(
-            "SELECT id, newest FROM (SELECT s.id, (SELECT MAX(m.timestamp) FROM messages m"
-            f" WHERE m.session_id = s.id AND m.timestamp < {_EPOCH_2100}) AS newest FROM sessions s)"
-            " WHERE newest IS NOT NULL ORDER BY newest DESC LIMIT ?",
-            (self.KEEP + 1,),
-        ).fetchall()
-        kept = sorted((-float(ts), sid) for sid, ts in rows)
-        self.bound = -kept[self.KEEP][0] if len(kept) > self.KEEP else float("-inf")
-        self.order = kept[:self.KEEP]
-        self.newest = {sid: -negated for negated, sid in self.order}
-        top = cursor.execute("SELECT id, session_id FROM messages ORDER BY id DESC LIMIT 1").fetchone()
-        self.top = (top[0], top[1]) if top else None
-
-    def refresh(self, conn: sqlite3.Connection) -> None:
-        """Bring the bounds up to the newest message (in the caller's read snapshot)."""
-        if self.bound is None:
-            self.build(conn)
-            return
-        cursor = conn.cursor()
-        cursor.row_factory = None
-        if self.top is not None:
-            row = cursor.execute("SELECT session_id FROM messages WHERE id = ?", (self.top[0],)).fetchone()
-            if row is None or row[0] != self.top[1]:
-                self.build(conn)
-                return
-        new = cursor.execute(
-            "SELECT id, session_id, timestamp FROM messages WHERE id > ? ORDER BY id DESC LIMIT ?",
-            (self.top[0] if self.top is not None else -1, self.MAX_NEW + 1),
-        ).fetchall()
-        if not new:
-            return
-        if len(new) > self.MAX_NEW:
-            self.build(conn)
-            return
-        self.top = (new[0][0], new[0][1])
-        latest: dict[str, float] = {}
-        for _mid, sid, ts in new:
-            if isinstance(ts, (int, float)) and ts < _EPOCH_2100 and ts > latest.get(sid, float("-inf")):
-                latest[sid] = float(ts)
-        for sid, ts in latest.items():
-            old = self.newest.get(sid)
-            if old is not None:
-                if ts <= old:
-                    continue
-                del self.order[bisect.bisect_left(self.order, (-old, sid))]
-            elif ts <= self.bound:
-                continue  # still within the bound of the sessions not kept
-            bisect.insort(self.order, (-ts, sid))
-            self.newest[sid] = ts
-        while len(self.order) > self.KEEP:
-            negated, sid = self.order.pop()
-            del self.newest[sid]
-            self.bound = max(self.bound, -negated)
 
 
 def _activity_candidates(

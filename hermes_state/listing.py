@@ -68,9 +68,14 @@ def page(
     include_delegates: bool = False,
     workspace: str | None = None,
     count: bool = True,
+    provisional: bool = False,
 ) -> tuple[list[SessionSummary], int | None]:
     """One page of the human list (compression chains at their tip) and the list's length
     (None with ``count=False``: counting a large store costs more than its first page).
+
+    ``provisional``: a first page that must be quick may rest on what the recency cache knew
+    of the pinned sessions; the rows (a :class:`~hermes_state.db.Listed`) then say
+    ``exact = False`` and the page should be asked for again, exactly, once it is shown.
 
     ``view`` filters archived conversations (BR-11); ``include_hidden`` shows sessions marked
     hidden (BR-15); ``by_activity`` orders by last activity instead of start (BR-10). Pinned
@@ -80,7 +85,7 @@ def page(
     rows = db.list_summaries(
         source, exclude_sources, limit=limit, offset=offset, include_hidden=include_hidden,
         order_by_last_active=by_activity, include_delegates=include_delegates, workspace=workspace,
-        **view_options(view),
+        provisional=provisional, **view_options(view),
     )
     if not count:
         return rows, None

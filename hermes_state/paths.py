@@ -44,7 +44,9 @@ _TEMP_RE = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.[A-Za-z0-9_]+\.tmp$")
 _LEGACY_TEMP_AGE_S = 24 * 3600
 
 
-def write_atomic(path: "str | os.PathLike[str]", chunks: Iterable[str | bytes], mode: int = 0o600) -> int:
+def write_atomic(
+    path: "str | os.PathLike[str]", chunks: Iterable[str | bytes], mode: int = 0o600, *, sync: bool = True
+) -> int:
     """Write ``chunks`` to ``path`` atomically; return the number of bytes written.
 
     The one way this project replaces a file (exports, the gateway index, undo's files).
@@ -52,7 +54,8 @@ def write_atomic(path: "str | os.PathLike[str]", chunks: Iterable[str | bytes], 
     rename within one file system), is flushed and fsynced, gets ``mode`` (owner-only by
     default: transcripts are private), and only then replaces ``path``. On any error --
     including one raised by the ``chunks`` iterator half-way, or KeyboardInterrupt -- nothing
-    is left behind and ``path`` is as it was. ``str`` chunks are encoded as UTF-8.
+    is left behind and ``path`` is as it was. ``str`` chunks are encoded as UTF-8. ``sync=False``
+skips the fsyncs, for a cache that can be made again (a crash may then leave it empty).
 
     A kill cannot leave a temp file behind either: where the file system allows, the data is
     written to an unnamed file (``O_TMPFILE``) that gets a name only once it is complete;
@@ -75,7 +78,8 @@ def write_atomic(path: "str | os.PathLike[str]", chunks: Iterable[str | bytes], 
                 handle.write(data)
                 written += len(data)
             handle.flush()
-            os.fsync(fd_number)
+            if sync:
+                os.fsync(fd_number)
             os.fchmod(fd_number, mode)
             if named is None:
                 named = _temp_name(directory, target.name)
@@ -88,7 +92,8 @@ def write_atomic(path: "str | os.PathLike[str]", chunks: Iterable[str | bytes], 
             except OSError:
                 pass
         raise
-    fsync_directory(directory)
+    if sync:
+        fsync_directory(directory)
     return written
 
 
@@ -195,6 +200,21 @@ def fsync_directory(directory: Path) -> None:
 #: Overrides where this program keeps its own data (trash, pins): tests, or a person who
 #: wants it elsewhere.
 DATA_DIR_ENV = "HERMES_SESSIONS_DATA_DIR"
+
+
+#: Overrides where this program keeps what it can compute again (the recency index).
+CACHE_DIR_ENV = "HERMES_SESSIONS_CACHE_DIR"
+
+
+def cache_dir() -> Path:
+    """This program's cache directory (``$HERMES_SESSIONS_CACHE_DIR``, else the user cache
+    directory of the platform): files that only save time and may be deleted at any moment."""
+    override = os.environ.get(CACHE_DIR_ENV, "").strip()
+    if override:
+        return Path(override)
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("hermes-sessions"))
 
 
 def data_dir() -> Path:

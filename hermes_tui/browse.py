@@ -325,7 +325,9 @@ def run_browse(
             from .app import build_app
 
             app = build_app(db_path, config=config, source=source, config_problems=problems,
-                            save_settings=True)
+                            save_settings=True,
+                            # The demo's store goes when it ends: so does what was cached of it.
+                            cache_dir=demo_home.home / "cache" if demo_home is not None else None)
             with drawing_on(tty):
                 chosen = app.run()
             code = CANCELLED

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional, TypeVar
 
 from hermes_state import SessionDB
-from hermes_state import listing, trash
+from hermes_state import listing, recency, trash
 from hermes_state.connection import READ_WAIT_TEXT, WRITE_WAIT_TEXT, open_store, retry_read, write_problem
 from hermes_state.errors import DatabaseError, is_interrupted
 from hermes_state.models import LineageNode, Message, SearchHit, SessionSummary
@@ -121,10 +121,14 @@ class BrowserData:
         on_wait: Callable[[str | None], None] | None = None,
         on_file_event: Callable[[str, str], None] | None = None,
         trash_dir: Path | None = None,
+        cache_dir: Path | None = None,
     ) -> None:
         self.db_path = Path(db_path)
         #: Where deleted sessions are kept for ``hermes sessions restore`` (None: nowhere).
         self.trash_dir = trash_dir
+        #: Where the reader keeps its recency index between runs (None: not kept), so the
+        #: first page by last activity of the next run reads only what was written since.
+        self.cache_dir = cache_dir
         self._dbs: dict[str, SessionDB] = {}
         self._writer: SessionDB | None = None
         #: (device, inode) of the file the open connections read; None before the first open.
@@ -156,6 +160,8 @@ class BrowserData:
             if db is None:
                 identity = self._identity or _file_identity(self.db_path)
                 db = self._retry(lambda: SessionDB(self.db_path, read_only=True))
+                if name == "reader" and self.cache_dir is not None:
+                    db.recency_cache = recency.cache_file(self.db_path, self.cache_dir)
                 if not self._dbs:
                     self.warnings.extend(db.warnings)
                 self._dbs[name] = db
@@ -286,13 +292,15 @@ class BrowserData:
         include_delegates: bool = False,
         workspace: str | None = None,
         count: bool = True,
+        provisional: bool = False,
     ) -> tuple[list[SessionSummary], int | None]:
-        """A page of the list and its length (None with ``count=False``)."""
+        """A page of the list and its length (None with ``count=False``); ``provisional`` as
+        :func:`hermes_state.listing.page` (the rows' ``exact`` says whether it was)."""
         return self.read(
             lambda db: listing.page(
                 db, offset, limit, source=source, exclude_sources=exclude_sources, view=view,
                 include_hidden=include_hidden, by_activity=by_activity, include_delegates=include_delegates,
-                workspace=workspace, count=count,
+                workspace=workspace, count=count, provisional=provisional,
             )
         )
 

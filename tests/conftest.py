@@ -40,10 +40,11 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(autouse=True)
 def _private_user_dirs(tmp_path_factory, monkeypatch):
-    """Nothing a test runs may write the real user's trash or config."""
+    """Nothing a test runs may write the real user's trash, config or cache."""
     base = tmp_path_factory.mktemp("user-dirs")
     monkeypatch.setenv("HERMES_SESSIONS_DATA_DIR", str(base / "data"))
     monkeypatch.setenv("HERMES_SESSIONS_CONFIG_DIR", str(base / "config"))
+    monkeypatch.setenv("HERMES_SESSIONS_CACHE_DIR", str(base / "cache"))
 
 SHARED_FIXTURES = REPO_ROOT / ".." / "shared" / "fixtures"
 

@@ -61,6 +61,11 @@ class Window:
     total: int
     keep_key: str | None
     source_counts: dict[str, int] = field(default_factory=dict)
+    #: The exact pages after a provisional first window: keep the highlighted conversation
+    #: where it is if the reader has moved, else show the list from its top.
+    correction: bool = False
+    #: Every page is exactly what the store holds (False: a provisional first window).
+    exact_pages: bool = True
 
 
 class WindowLoaded(Message):
@@ -86,6 +91,10 @@ class PageLoaded(Message):
         self.generation = generation
         self.offset = offset
         self.rows = rows
+
+
+def _page_ids(pages: dict[int, list[SessionSummary]]) -> list[tuple[int, list[str]]]:
+    return [(offset, [row.id for row in rows]) for offset, rows in sorted(pages.items())]
 
 
 def row_key(row: SessionSummary) -> str:
@@ -148,6 +157,8 @@ class BrowserScreen(SessionFlows, HermesScreen):
         self.workspace: str | None = None
         #: The filters the list's length was last counted for (see :meth:`load_window`).
         self._counted_key: tuple | None = None
+        #: A window has been asked for (the first may be provisional, see load_window).
+        self._first_window_loaded = False
         self.generation = 0
         self.source_counts: dict[str, int] = {}
         self._search_timer: Timer | None = None
@@ -277,7 +288,9 @@ class BrowserScreen(SessionFlows, HermesScreen):
             include_hidden=self.show_hidden, include_delegates=self.show_hidden, workspace=self.workspace,
         )
 
-    def _page(self, offset: int, size: int, count: bool = True) -> tuple[list[SessionSummary], int | None]:
+    def _page(
+        self, offset: int, size: int, count: bool = True, provisional: bool = False
+    ) -> tuple[list[SessionSummary], int | None]:
         data = self.ctx.store
         if self.lanes_only:
             return data.page_of_ids(
@@ -288,7 +301,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
             offset, size, source=self.source_filter, exclude_sources=self.exclude_sources,
             view=self.view, by_activity=self.by_activity,
             include_hidden=self.show_hidden, include_delegates=self.show_hidden,
-            workspace=self.workspace, count=count,
+            workspace=self.workspace, count=count, provisional=provisional,
         )
 
     def _update_titles(self) -> None:
@@ -327,18 +340,40 @@ class BrowserScreen(SessionFlows, HermesScreen):
         Counting the list scans every session (~0.3 s at 250k sessions, seconds from a cold
         page cache) while a page is a few milliseconds: the pages are shown with the length
         known so far (the last count of these filters, or "at least this many"), and the
-        count follows (issue 15: the first page painted within a second at 5M messages)."""
+        count follows (issue 15: the first page painted within a second at 5M messages).
+        The very first window may rest on the pinned sessions the recency cache kept (finding
+        them is a scan of every session too): it is read again exactly right after it is
+        shown, and corrected if a pin changed meanwhile."""
         generation = self.generation
         data = self.ctx.store
-        size = self.ctx.config.page_size
         key = self._filter_key()
+        provisional = not self._first_window_loaded
+        self._first_window_loaded = True
+        window, exact = self._window(generation, center, keep_key, key, provisional)
+        self.post_message(WindowLoaded(window))
+        if provisional and not window.exact_pages:
+            corrected, exact = self._window(generation, center, None, key, False)
+            if _page_ids(corrected.pages) != _page_ids(window.pages):
+                corrected.correction = True
+                self.post_message(WindowLoaded(corrected))
+        if exact is None:
+            exact = self._count()
+        self.post_message(CountLoaded(generation, exact, data.source_counts()))
+
+    def _window(
+        self, generation: int, center: int, keep_key: str | None, key: tuple, provisional: bool
+    ) -> tuple[Window, int | None]:
+        """The pages around ``center`` and, when they reach the end, the list's length."""
+        size = self.ctx.config.page_size
         first_page = (center // size) * size
         offsets = sorted({max(0, first_page - size), first_page, first_page + size})
         pages: dict[int, list[SessionSummary]] = {}
         exact: int | None = None
         end = 0
+        all_exact = True
         for offset in offsets:
-            rows, counted = self._page(offset, size, count=self.lanes_only)
+            rows, counted = self._page(offset, size, count=self.lanes_only, provisional=provisional)
+            all_exact = all_exact and getattr(rows, "exact", True)
             pages[offset] = rows
             end = offset + len(rows)
             if counted is not None:
@@ -348,10 +383,9 @@ class BrowserScreen(SessionFlows, HermesScreen):
                 break
         known = self.session_list.total if self._counted_key == key else 0
         total = exact if exact is not None else max(end + 1, known)
-        self.post_message(WindowLoaded(Window(generation, pages, total, keep_key, self.source_counts)))
-        if exact is None:
-            exact = self._count()
-        self.post_message(CountLoaded(generation, exact, data.source_counts()))
+        window = Window(generation, pages, total, keep_key, self.source_counts)
+        window.exact_pages = all_exact
+        return window, exact
 
     @work(thread=True, group="pages", exit_on_error=False)
     def load_page(self, generation: int, offset: int) -> None:
@@ -384,6 +418,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
             return
         lst = self.session_list
         self.source_counts = window.source_counts
+        current = lst.current
         # BR-16: the highlighted conversation stays on the screen row it was on.
         screen_row = lst.cursor - lst.scroll_offset.y
         lst.clear_rows()
@@ -391,6 +426,8 @@ class BrowserScreen(SessionFlows, HermesScreen):
         for offset, rows in window.pages.items():
             lst.set_page(offset, rows)
         target = self._pending_select or window.keep_key
+        if window.correction and current is not None and lst.cursor > 0:
+            target = row_key(current)  # the reader has moved: keep their conversation
         if target:
             index = lst.index_of_key(target, key_of=row_key)
             if index is not None:

@@ -12,6 +12,8 @@ import hermes_state.db as db_module
 from hermes_state import SessionDB, listing
 from hermes_state.visibility import INTERNAL_SOURCES
 
+from listing_helpers import _add, _add_messages, _fast, _general, assert_same_pages
+
 
 def test_count_is_kept_until_another_process_commits_and_then_read_again(tmp_path: Path) -> None:
     path = tmp_path / "state.db"
@@ -39,30 +41,6 @@ def test_count_is_kept_until_another_process_commits_and_then_read_again(tmp_pat
 # The first pages by last activity come from a newest-first walk of the messages, not from
 # ranking every session (hermes_state.db._activity_candidates / _activity_page). They must be
 # the very rows of the general query -- same rows, same order, same fields.
-
-
-def _general(db: SessionDB, monkeypatch, **kw) -> list[dict]:
-    """The general query's answer (the fast path switched off)."""
-    with monkeypatch.context() as m:
-        m.setattr(db_module, "_ACTIVITY_WALK_ROWS", 0)
-        return db.list_sessions_rich(order_by_last_active=True, **kw)
-
-
-def _fast(db: SessionDB, **kw) -> tuple[list[dict], bool]:
-    """The default answer and whether the fast path served it (no general query ran)."""
-    statements: list[str] = []
-    db._conn.set_trace_callback(statements.append)
-    try:
-        rows = db.list_sessions_rich(order_by_last_active=True, **kw)
-    finally:
-        db._conn.set_trace_callback(None)
-    return rows, not any("_chain_last_active" in s for s in statements)
-
-
-def assert_same_pages(db: SessionDB, monkeypatch, **kw) -> bool:
-    rows, served = _fast(db, **kw)
-    assert rows == _general(db, monkeypatch, **kw), kw
-    return served
 
 
 @pytest.mark.parametrize("version", [30, 16, 11])
@@ -139,18 +117,6 @@ def test_the_corpus_has_what_the_fast_path_must_get_right(corpora):
         assert one("SELECT COUNT(*) FROM sessions WHERE end_reason = 'compression'") > 0
     finally:
         db.close()
-
-
-def _add(db: SessionDB, sid: str, started: float, stamps: list[float], source: str = "cli") -> list[int]:
-    """A session started at ``started`` with one user message per stamp (ids in stamp order)."""
-    db.create_session(sid, source)
-    ids = []
-    for ts in stamps:
-        ids.append(db.append_message(sid, "user", f"message of {sid} at {ts}"))
-    db._execute_write(lambda conn: conn.executemany(
-        "UPDATE messages SET timestamp = ? WHERE id = ?", list(zip(stamps, ids))))
-    db._execute_write(lambda conn: conn.execute("UPDATE sessions SET started_at = ? WHERE id = ?", (started, sid)))
-    return ids
 
 
 def test_a_conversation_whose_newest_messages_were_rewound_does_not_hide_older_ones(db_path, monkeypatch):
@@ -235,13 +201,6 @@ def test_fast_pages_follow_random_writes(db_path, monkeypatch):
     finally:
         reader.close()
         writer.close()
-
-
-def _add_messages(db: SessionDB, sid: str, stamps: list[float]) -> list[int]:
-    ids = [db.append_message(sid, "assistant", f"more of {sid}") for _ in stamps]
-    db._execute_write(lambda conn: conn.executemany(
-        "UPDATE messages SET timestamp = ? WHERE id = ?", list(zip(stamps, ids))))
-    return ids
 
 
 # ---------------------------------------------------------------------------- the kept walk

@@ -1,0 +1,334 @@
+"""The recency index kept between runs (hermes_state.recency): a reader with a cache file starts
+from what the last one knew and reads only what was written since -- and the first pages by
+last activity are still exactly the general query's, whatever happened in between. Any doubt
+about the file (another store at the path, its newest message gone, a damaged or foreign
+cache) means building the index again, never a wrong page."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import stat
+import time
+from pathlib import Path
+
+import pytest
+
+import hermes_state.db as db_module
+from hermes_state import SessionDB, recency
+from hermes_state.visibility import INTERNAL_SOURCES
+
+from listing_helpers import _add, _add_messages, _general
+
+#: The statement that builds the index (one seek per session); absent when the cache served.
+BUILD = "WHERE newest IS NOT NULL ORDER BY newest DESC"
+
+
+def _reader(path: Path, cache: Path) -> SessionDB:
+    db = SessionDB(path, read_only=True)
+    db.recency_cache = cache
+    return db
+
+
+def _first_pages(db: SessionDB, monkeypatch) -> list[str]:
+    """Lists a few pages (asserting each is the general query's); the statements run."""
+    statements: list[str] = []
+    db._conn.set_trace_callback(statements.append)
+    try:
+        for options in ({}, {"exclude_sources": list(INTERNAL_SOURCES)}, {"include_archived": True}):
+            for offset, limit in ((0, 3), (2, 4), (0, 10)):
+                rows = db.list_sessions_rich(order_by_last_active=True, offset=offset, limit=limit, **options)
+                db._conn.set_trace_callback(None)
+                assert rows == _general(db, monkeypatch, offset=offset, limit=limit, **options), options
+                db._conn.set_trace_callback(statements.append)
+    finally:
+        db._conn.set_trace_callback(None)
+    return statements
+
+
+def _built(statements: list[str]) -> bool:
+    return any(BUILD in s for s in statements)
+
+
+@pytest.fixture
+def store(db_path: Path) -> SessionDB:
+    writer = SessionDB(db_path)
+    base = 1767000000.0
+    for n in range(12):
+        _add(writer, f"s{n:02d}", base + 1000 * n, [base + 1000 * n + 10 + i for i in range(3)])
+    yield writer
+    writer.close()
+
+
+def test_the_next_reader_starts_from_the_cache_and_reads_only_what_is_new(store, db_path, tmp_path, monkeypatch):
+    cache = recency.cache_file(db_path, tmp_path / "cache")
+    first = _reader(db_path, cache)
+    assert _built(_first_pages(first, monkeypatch))
+    assert cache.exists(), "a build is kept at once, not only at close"
+    first.close()
+    assert stat.S_IMODE(cache.stat().st_mode) == 0o600
+    assert stat.S_IMODE(cache.parent.stat().st_mode) == 0o700
+
+    _add_messages(store, "s03", [1767100000.0])  # an old conversation comes back
+    second = _reader(db_path, cache)
+    try:
+        statements = _first_pages(second, monkeypatch)
+        assert not _built(statements), "the cache served"
+        assert any("WHERE id > " in s for s in statements), "only the messages written since"
+        assert second.list_sessions_rich(order_by_last_active=True, limit=1)[0]["id"] == "s03"
+    finally:
+        second.close()
+
+
+def test_what_a_reader_learnt_is_kept_when_it_closes(store, db_path, tmp_path, monkeypatch):
+    cache = recency.cache_file(db_path, tmp_path / "cache")
+    first = _reader(db_path, cache)
+    _first_pages(first, monkeypatch)
+    saved = json.loads(cache.read_text())
+    _add_messages(store, "s01", [1767200000.0])
+    _first_pages(first, monkeypatch)
+    first.close()
+    kept = json.loads(cache.read_text())
+    assert kept["top"][0] > saved["top"][0] and kept["ids"][0] == "s01"
+
+
+def test_changes_between_runs_never_give_a_wrong_page(db_path, tmp_path, monkeypatch):
+    """Random writes by other processes between runs of a reader that keeps its cache: messages
+    added (to old and new conversations), rewound, sessions archived, pinned, deleted, created
+    empty. Every run's pages are the general query's."""
+    rng = random.Random(11)
+    cache = recency.cache_file(db_path, tmp_path / "cache")
+    writer = SessionDB(db_path)
+    clock = [1767000000.0]
+
+    def tick() -> float:
+        clock[0] += rng.uniform(1, 50)
+        return clock[0]
+
+    sessions: list[str] = []
+    served = 0
+    try:
+        for run in range(25):
+            for step in range(rng.randint(1, 6)):
+                action = rng.random()
+                if action < 0.3 or len(sessions) < 5:
+                    sid = f"r{run:02d}s{step}"
+                    _add(writer, sid, tick(), [tick() for _ in range(rng.randint(0, 4))],
+                         source=rng.choice(["cli", "telegram", "tool"]))
+                    sessions.append(sid)
+                elif action < 0.55:
+                    _add_messages(writer, rng.choice(sessions), [tick() for _ in range(rng.randint(1, 3))])
+                elif action < 0.65:
+                    sid = rng.choice(sessions)
+                    users = [r[0] for r in writer._fetchall(
+                        "SELECT id FROM messages WHERE session_id = ? AND active = 1", (sid,))]
+                    if users:
+                        writer.rewind_to_message(sid, rng.choice(users))
+                elif action < 0.75:
+                    writer.set_session_archived(rng.choice(sessions), rng.random() < 0.7)
+                elif action < 0.85:
+                    writer.set_session_pinned(rng.choice(sessions), rng.random() < 0.6)
+                else:
+                    writer.delete_session(sessions.pop(rng.randrange(len(sessions))))
+            reader = _reader(db_path, cache)
+            reader.extra_pins = writer.extra_pins  # a v16 store's pins: the settings file
+            try:
+                served += not _built(_first_pages(reader, monkeypatch))
+            finally:
+                reader.close()
+        assert served >= 15, "most runs started from the cache"
+    finally:
+        writer.close()
+
+
+def test_the_cache_of_another_file_at_the_same_path_is_not_used(store, db_path, tmp_path, monkeypatch):
+    """A restore or a sync tool puts another file at the path: a new inode, a build."""
+    cache = recency.cache_file(db_path, tmp_path / "cache")
+    first = _reader(db_path, cache)
+    _first_pages(first, monkeypatch)
+    first.close()
+    store.close()
+    other = tmp_path / "other.db"
+    shutil.copy(db_path, other)
+    writer = SessionDB(other)
+    _add(writer, "newer", 1768000000.0, [1768000001.0])  # only in the other file
+    writer.close()
+    os.replace(other, db_path)
+    for suffix in ("-wal", "-shm"):
+        Path(f"{db_path}{suffix}").unlink(missing_ok=True)
+    second = _reader(db_path, cache)
+    try:
+        statements = _first_pages(second, monkeypatch)
+        assert _built(statements)
+        assert second.list_sessions_rich(order_by_last_active=True, limit=1)[0]["id"] == "newer"
+    finally:
+        second.close()
+
+
+def test_a_cache_whose_newest_message_is_gone_is_built_again(store, db_path, tmp_path, monkeypatch):
+    cache = recency.cache_file(db_path, tmp_path / "cache")
+    first = _reader(db_path, cache)
+    _first_pages(first, monkeypatch)
+    first.close()
+    top = json.loads(cache.read_text())["top"]
+    store.delete_session(top[1])  # the newest message's conversation goes
+    second = _reader(db_path, cache)
+    try:
+        assert _built(_first_pages(second, monkeypatch))
+    finally:
+        second.close()
+
+
+@pytest.mark.parametrize("damage", [
+    "garbage", "empty", "format", "keep", "lengths", "types", "nan", "unsorted-bound", "path",
+])
+def test_a_damaged_or_foreign_cache_is_ignored(store, db_path, tmp_path, monkeypatch, damage):
+    cache = recency.cache_file(db_path, tmp_path / "cache")
+    first = _reader(db_path, cache)
+    _first_pages(first, monkeypatch)
+    first.close()
+    data = json.loads(cache.read_text())
+    if damage == "garbage":
+        cache.write_bytes(b"\x00\xff not json")
+    elif damage == "empty":
+        cache.write_text("")
+    else:
+        if damage == "format":
+            data["format"] = 999
+        elif damage == "keep":
+            data["keep"] = 5
+        elif damage == "lengths":
+            data["ids"].append("extra")
+        elif damage == "types":
+            data["newest"][0] = "yesterday"
+        elif damage == "nan":
+            data["newest"][0] = float("nan")
+        elif damage == "unsorted-bound":
+            data["bound"] = data["newest"][0] + 1  # a kept session below the bound of the rest
+        elif damage == "path":
+            data["file"][0] = "/elsewhere/state.db"
+        cache.write_text(json.dumps(data))
+    second = _reader(db_path, cache)
+    try:
+        assert _built(_first_pages(second, monkeypatch))
+    finally:
+        second.close()
+
+
+def test_an_unwritable_cache_costs_only_the_build(store, db_path, tmp_path, monkeypatch):
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file where the cache directory should be")
+    reader = _reader(db_path, recency.cache_file(db_path, blocked))
+    try:
+        assert _built(_first_pages(reader, monkeypatch))
+    finally:
+        reader.close()
+    assert blocked.read_text().startswith("a file")
+
+
+def test_cache_files_of_stores_not_browsed_for_a_month_are_swept(store, db_path, tmp_path, monkeypatch):
+    directory = tmp_path / "cache"
+    directory.mkdir()
+    old = directory / "recency-0123456789abcdef01234567.json"
+    old.write_text("{}")
+    month_ago = time.time() - 31 * 86400
+    os.utime(old, (month_ago, month_ago))
+    recent = directory / "recency-fedcba9876543210fedcba98.json"
+    recent.write_text("{}")
+    reader = _reader(db_path, recency.cache_file(db_path, directory))
+    try:
+        _first_pages(reader, monkeypatch)
+    finally:
+        reader.close()
+    assert not old.exists() and recent.exists()
+    assert recency.cache_file(db_path, directory).exists()
+
+
+def test_the_cache_keeps_what_the_walk_keeps(store, db_path, tmp_path, monkeypatch):
+    """With fewer kept sessions than the store has, the bound of the rest survives the trip."""
+    monkeypatch.setattr(db_module._RecencyWalk, "KEEP", 5)
+    cache = recency.cache_file(db_path, tmp_path / "cache")
+    first = _reader(db_path, cache)
+    _first_pages(first, monkeypatch)
+    order, bound = list(first._recency.order), first._recency.bound
+    first.close()
+    second = _reader(db_path, cache)
+    try:
+        second._read(second._recency.refresh)
+        assert second._recency.order == order and second._recency.bound == bound
+        _first_pages(second, monkeypatch)
+    finally:
+        second.close()
+
+
+# ---------------------------------------------------------------------------- provisional pins
+#
+# Pinned sessions come first in every order (BR-12); on a v30 store finding them reads every
+# session row (no index on the column). A first page asked for ``provisional`` may start from
+# the pins the cache kept, and says so (``exact``); asked again without it, it is exact.
+
+
+@pytest.fixture
+def v30_store(tmp_path: Path):
+    from hermes_workload.corpus import generate_corpus
+
+    path = tmp_path / "v30" / "state.db"
+    path.parent.mkdir()
+    generate_corpus(path, messages=3000, seed=3, now=1767225600.0, schema=30)
+    return path
+
+
+def _ids(rows) -> list[str]:
+    return [row.id for row in rows]
+
+
+def test_a_provisional_first_page_takes_the_cached_pins_and_says_so(v30_store, tmp_path, monkeypatch):
+    cache = recency.cache_file(v30_store, tmp_path / "cache")
+    first = _reader(v30_store, cache)
+    exact = first.list_summaries(limit=20, order_by_last_active=True, provisional=True)
+    assert exact.exact, "no cache yet: the pins are read, the page is exact"
+    first.close()
+    assert json.loads(cache.read_text())["pins"], "the corpus has pins, kept with the index"
+
+    # Another process pins an old, quiet conversation between the runs.
+    writer = SessionDB(v30_store)
+    old = writer._fetchone(
+        "SELECT id FROM sessions WHERE pinned = 0 AND parent_session_id IS NULL AND archived = 0"
+        " AND hidden = 0 AND source = 'cli' ORDER BY started_at LIMIT 1")[0]
+    writer.set_session_pinned(old, True)
+    writer.close()
+
+    second = _reader(v30_store, cache)
+    try:
+        statements: list[str] = []
+        second._conn.set_trace_callback(statements.append)
+        quick = second.list_summaries(limit=20, order_by_last_active=True, provisional=True)
+        second._conn.set_trace_callback(None)
+        assert not quick.exact
+        assert not any("pinned = 1" in s for s in statements), "no scan of every session"
+        assert old not in _ids(quick), "the cache did not know that pin"
+        right = second.list_summaries(limit=20, order_by_last_active=True)
+        assert right.exact and old in _ids(right)
+        assert _ids(right) == [r["id"] for r in _general(second, monkeypatch, limit=20)]
+        # Once the pins are known exactly, a provisional ask is exact too.
+        again = second.list_summaries(limit=20, order_by_last_active=True, provisional=True)
+        assert again.exact and _ids(again) == _ids(right)
+    finally:
+        second.close()
+    assert old in json.loads(cache.read_text())["pins"], "the exact pins are kept for the next run"
+
+
+def test_a_provisional_page_without_a_cache_or_on_a_v16_store_is_exact(tmp_path, monkeypatch):
+    from hermes_workload.corpus import generate_corpus
+
+    path = tmp_path / "v16.db"
+    generate_corpus(path, messages=1500, seed=4, now=1767225600.0, schema=16)
+    db = SessionDB(path, read_only=True)  # no cache file, and a v16 store: pins in our own file
+    try:
+        rows = db.list_summaries(limit=10, order_by_last_active=True, provisional=True)
+        assert rows.exact
+        assert _ids(rows) == [r["id"] for r in _general(db, monkeypatch, limit=10)]
+    finally:
+        db.close()

@@ -1,0 +1,120 @@
+"""Start-up (issue 15): the browser keeps its recency index between runs in the cache directory,
+and its first window may rest on the pins that index kept -- corrected right after it is shown
+when another process pinned something meanwhile, without moving a reader who already moved."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from hermes_state import SessionDB, recency
+from hermes_tui.screens import browser as browser_module
+from hermes_tui.screens.browser import BrowserScreen
+from hermes_tui.widgets.session_list import SessionList
+
+from .conftest import make_app, settle
+
+
+@pytest.fixture
+def v30_store(tmp_path: Path) -> Path:
+    from hermes_workload.corpus import generate_corpus
+
+    path = tmp_path / "home" / "state.db"
+    path.parent.mkdir()
+    generate_corpus(path, messages=3000, seed=9, now=1767225600.0, schema=30)
+    return path
+
+
+def _pin_a_quiet_conversation(path: Path) -> str:
+    writer = SessionDB(path)
+    try:
+        sid = writer._fetchone(
+            "SELECT id FROM sessions WHERE pinned = 0 AND parent_session_id IS NULL AND archived = 0"
+            " AND hidden = 0 AND source = 'cli' ORDER BY started_at LIMIT 1")[0]
+        writer.set_session_pinned(sid, True)
+        return sid
+    finally:
+        writer.close()
+
+
+def _spy_windows(monkeypatch) -> list:
+    """Every window the browser's worker hands to the screen, in order."""
+    seen: list = []
+    original = browser_module.WindowLoaded.__init__
+
+    def spy(self, window):
+        seen.append(window)
+        original(self, window)
+
+    monkeypatch.setattr(browser_module.WindowLoaded, "__init__", spy)
+    return seen
+
+
+async def _first_run(path: Path, cache_dir: Path) -> None:
+    app = make_app(path, cache_dir=cache_dir)
+    async with app.run_test(size=(120, 32)) as pilot:
+        await settle(pilot)
+
+
+async def test_the_index_is_kept_between_runs_in_the_cache_directory(v30_store, tmp_path, monkeypatch):
+    cache_dir = tmp_path / "cache"
+    await _first_run(v30_store, cache_dir)
+    cache = recency.cache_file(v30_store, cache_dir)
+    assert cache.exists()
+    built = []
+    original = recency.RecencyWalk.build
+    monkeypatch.setattr(recency.RecencyWalk, "build", lambda self, conn: (built.append(1), original(self, conn)))
+    seen = _spy_windows(monkeypatch)
+    app = make_app(v30_store, cache_dir=cache_dir)
+    async with app.run_test(size=(120, 32)) as pilot:
+        await settle(pilot)
+        assert app.screen.query_one(SessionList).row(0) is not None
+    assert not built, "the second run started from the cache"
+    assert [w.correction for w in seen] == [False], "nothing changed in between: no correction"
+
+
+async def test_a_pin_made_between_runs_comes_first_after_the_first_window(v30_store, tmp_path, monkeypatch):
+    cache_dir = tmp_path / "cache"
+    await _first_run(v30_store, cache_dir)
+    pinned = _pin_a_quiet_conversation(v30_store)
+    seen = _spy_windows(monkeypatch)
+    app = make_app(v30_store, cache_dir=cache_dir)
+    async with app.run_test(size=(120, 32)) as pilot:
+        await settle(pilot)
+        lst = app.screen.query_one(SessionList)
+        assert [w.correction for w in seen] == [False, True]
+        assert pinned not in [row.id for row in seen[0].pages[0]], "the cached pins did not know it"
+        top = [lst.row(i) for i in range(20)]
+        pins_first = [row.id for row in top if row.pinned]
+        assert pinned in pins_first and [row.pinned for row in top[:len(pins_first)]] == [True] * len(pins_first)
+        assert lst.cursor == 0 and lst.scroll_offset.y == 0, "shown from the top, the pins first"
+
+
+async def test_the_correction_keeps_a_reader_who_has_moved_on_their_conversation(v30_store, tmp_path, monkeypatch):
+    cache_dir = tmp_path / "cache"
+    await _first_run(v30_store, cache_dir)
+    pinned = _pin_a_quiet_conversation(v30_store)
+    go_on = threading.Event()
+    original = BrowserScreen._window
+
+    def held(self, generation, center, keep_key, key, provisional):
+        if not provisional:
+            go_on.wait(10)  # the exact window waits until the reader has moved
+        return original(self, generation, center, keep_key, key, provisional)
+
+    monkeypatch.setattr(BrowserScreen, "_window", held)
+    app = make_app(v30_store, cache_dir=cache_dir)
+    async with app.run_test(size=(120, 32)) as pilot:
+        lst = app.screen.query_one(SessionList)
+        for _ in range(200):
+            if lst.row(0) is not None:
+                break
+            await pilot.pause(0.01)
+        await pilot.press("down", "down")
+        chosen = lst.current.id
+        go_on.set()
+        await settle(pilot)
+        assert lst.current.id == chosen and lst.cursor - lst.scroll_offset.y == 2
+        assert pinned in [lst.row(i).id for i in range(20)], "corrected all the same"
