@@ -105,6 +105,10 @@ def row_key(row: SessionSummary) -> str:
 class BrowserScreen(SessionFlows, HermesScreen):
     """The main screen of ``hermes sessions browse``."""
 
+    #: The list has the focus from the start (Textual's default, the first focusable widget,
+    #: is the search field: focusing it and then moving the focus cost two restyles).
+    AUTO_FOCUS = "#sessions"
+
     BINDINGS = [
         Binding("slash", "focus_search", "Search", id="search"),
         Binding("space", "toggle_mark", "Mark", id="toggle_mark", show=False),

@@ -30,6 +30,8 @@ class KeyFooter(Footer):
         super().__init__(**kwargs)
         #: What the keys composed last show (see :meth:`_shown`); None before the first.
         self._composed: tuple | None = None
+        #: A recompose is scheduled (it reads the bindings of its own moment).
+        self._recompose_due = False
 
     def _entries(self) -> list[tuple]:
         """``(binding, enabled, tooltip)`` of each key shown, in order (one per action; the
@@ -61,7 +63,11 @@ class KeyFooter(Footer):
         self._bindings_ready = True
         if not screen.app.app_focus:
             return
-        if self.is_attached and screen is self.screen and self._shown(self._entries()) != self._composed:
+        if (
+            self.is_attached and screen is self.screen and not self._recompose_due
+            and self._shown(self._entries()) != self._composed
+        ):
+            self._recompose_due = True
             self.call_after_refresh(self.recompose)
 
     def key_classes(self, binding) -> str:
@@ -69,6 +75,7 @@ class KeyFooter(Footer):
         return ""
 
     def compose(self) -> ComposeResult:
+        self._recompose_due = False
         entries = self._entries()
         self._composed = self._shown(entries) if self.is_attached else None
         app = self.app
