@@ -44,12 +44,20 @@ async def _painted(app) -> float:
 
 
 async def _probe(db_path: str, spawned_at: float, query: str | None, transcript: str | None) -> dict:
-    from hermes_tui.app import build_app
+    # As `hermes sessions browse` starts: the first pages are read ahead in a thread while
+    # the UI is imported.
+    from pathlib import Path
+
+    from hermes_tui.browse import start_first_window
     from hermes_tui.config import AppConfig
+
+    config = AppConfig(animations="none")
+    first = start_first_window(Path(db_path), config, source=None)
+    from hermes_tui.app import build_app
     from hermes_tui.widgets.search import SearchInput
     from hermes_tui.widgets.session_list import SessionList
 
-    app = build_app(db_path, config=AppConfig(animations="none"), watch=True)
+    app = build_app(db_path, config=config, watch=True, first_window=first)
     out: dict = {"first_page_s": None, "rows": 0}
     async with app.run_test(size=(160, 48)) as pilot:
         deadline = time.monotonic() + 60

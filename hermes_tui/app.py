@@ -34,7 +34,7 @@ from .config import AppConfig, config_path, save_setting
 from .keys import keymap_problems
 from .context import Access, AppContext, Screens, Signals, StoreChange, StoreStatus
 from .live import LiveFeed
-from .data import BrowserData
+from .data import BrowserData, FirstWindow
 from .legible import legible_variables
 from .screens.base import WorkerFailed
 from .screens.browser import BrowserScreen
@@ -84,6 +84,7 @@ class HermesApp(App[str | None]):
         trash_dir: Path | None = None,
         save_settings: bool = False,
         cache_dir: Path | None = None,
+        first_window: FirstWindow | None = None,
     ) -> None:
         super().__init__()
         #: Write settings the user changes in the app (the theme) to the config file.
@@ -100,6 +101,7 @@ class HermesApp(App[str | None]):
                 on_file_event=self._file_event,
                 trash_dir=trash_dir if trash_dir is not None else default_trash_dir(),
                 cache_dir=cache_dir if cache_dir is not None else default_cache_dir(),
+                first_window=first_window,
             ),
             clock=clock,
             config=config,
@@ -375,6 +377,7 @@ def build_app(
     trash_dir: Path | None = None,
     save_settings: bool = False,
     cache_dir: Path | None = None,
+    first_window: FirstWindow | None = None,
 ) -> HermesApp:
     """The browser for ``db_path`` with an injected clock and config.
 
@@ -382,7 +385,8 @@ def build_app(
     home directory shown as ``~``); tests pass a fixed label. ``trash_dir`` is where deleted
     sessions are kept for ``hermes sessions restore`` (default: the user data directory);
     ``cache_dir`` where the list's recency index is kept between runs (default: the user
-    cache directory).
+    cache directory); ``first_window`` the first pages read ahead while the UI was imported
+    (see :func:`hermes_tui.browse.start_first_window`).
     """
     return HermesApp(
         Path(db_path),
@@ -395,6 +399,7 @@ def build_app(
         trash_dir=trash_dir,
         save_settings=save_settings,
         cache_dir=cache_dir,
+        first_window=first_window,
     )
 
 

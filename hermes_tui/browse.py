@@ -281,6 +281,21 @@ def drawing_on(tty: int) -> Iterator[None]:
             os.close(tty)
 
 
+def start_first_window(db_path: Path, config, *, source: str | None, cache_dir: Path | None = None):
+    """Open the store and read the browser's first pages in a thread, now, while the UI is
+    imported (issue 15); hand the result to ``build_app(first_window=...)``."""
+    from hermes_state.listing import hidden_sources
+    from hermes_state.paths import cache_dir as default_cache_dir
+
+    from .data import FirstWindow
+
+    return FirstWindow(
+        db_path, page_size=config.page_size, source=source,
+        exclude_sources=hidden_sources(source, config.show_tool_sessions),
+        cache_dir=cache_dir if cache_dir is not None else default_cache_dir(),
+    )
+
+
 def run_browse(
     db_path: Path | None,
     *,
@@ -308,15 +323,27 @@ def run_browse(
         elif db_path.is_dir():
             print(f"Error: Could not open session database: {db_path} is a directory")
             return 1
-        else:
-            # Fail early, with one line, on a file that is not a usable database.
-            try:
-                SessionDB(db_path, read_only=True).close()
-            except Exception as exc:
-                print(f"Error: Could not open session database: {_one_line(exc, db_path)}")
-                return 1
-
         tty = None if plain else open_controlling_tty()
+        # The demo's store goes when it ends: so does what was cached of it.
+        cache_dir = demo_home.home / "cache" if demo_home is not None else None
+        first = None
+        if demo_home is None:
+            # Fail early, with one line, on a file that is not a usable database. For the
+            # browser the file is opened by the thread that goes on to read the first pages
+            # while the UI loads.
+            if tty is None:
+                try:
+                    SessionDB(db_path, read_only=True).close()
+                except Exception as exc:
+                    print(f"Error: Could not open session database: {_one_line(exc, db_path)}")
+                    return 1
+            else:
+                first = start_first_window(db_path, config, source=source, cache_dir=cache_dir)
+                first.opened.wait()
+                if first.error is not None and first.db is None:
+                    print(f"Error: Could not open session database: {_one_line(first.error, db_path)}")
+                    first.close()
+                    return 1
         if tty is None:
             code, chosen = plain_browse(db_path, source=source, limit=limit)
         else:
@@ -325,9 +352,7 @@ def run_browse(
             from .app import build_app
 
             app = build_app(db_path, config=config, source=source, config_problems=problems,
-                            save_settings=True,
-                            # The demo's store goes when it ends: so does what was cached of it.
-                            cache_dir=demo_home.home / "cache" if demo_home is not None else None)
+                            save_settings=True, cache_dir=cache_dir, first_window=first)
             with drawing_on(tty):
                 chosen = app.run()
             code = CANCELLED

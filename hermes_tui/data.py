@@ -34,7 +34,99 @@ from . import operations
 
 T = TypeVar("T")
 
-__all__ = ["BrowserData", "HitGroup", "SearchView", "RecapData", "READ_WAIT_TEXT", "WRITE_WAIT_TEXT"]
+__all__ = [
+    "BrowserData", "FirstWindow", "HitGroup", "SearchView", "RecapData", "READ_WAIT_TEXT", "WRITE_WAIT_TEXT",
+]
+
+
+def _page_key(offset: int, limit: int, **filters: Any) -> tuple:
+    return (offset, limit, *sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in filters.items()))
+
+
+class FirstWindow:
+    """The browser's first pages, read in a thread while the UI is still being imported and
+    started (issue 15): opening the store and reading its first window -- disk reads from a
+    cold page cache -- overlap ~0.5 s of Python imports instead of following them.
+
+    It opens the reader the browser will use (read-only, with the recency cache) and reads the
+    pages the browser's first window asks for, provisionally (see
+    :func:`hermes_state.listing.page`); :class:`BrowserData` adopts both. An error is kept,
+    not raised: the browser then opens the store itself and reports it its usual way.
+    """
+
+    def __init__(
+        self, db_path: Path, *, page_size: int, source: str | None, exclude_sources: list[str] | None,
+        cache_dir: Path | None,
+    ) -> None:
+        self.db_path = Path(db_path)
+        self.cache_dir = cache_dir
+        self.filters = dict(
+            source=source, exclude_sources=exclude_sources, view="active", include_hidden=False,
+            by_activity=True, include_delegates=False, workspace=None, count=False, provisional=True,
+        )
+        self.page_size = page_size
+        #: The reader, once opened (None: not yet, or the open failed: see ``error``).
+        self.db: SessionDB | None = None
+        self.error: BaseException | None = None
+        self.pages: dict[tuple, tuple[list[SessionSummary], int | None]] = {}
+        #: Set once the open is done (whether it worked), and once the pages are read.
+        self.opened = threading.Event()
+        self.done = threading.Event()
+        self._claimed = False
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._run, name="hermes-first-window", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            try:
+                db = SessionDB(self.db_path, read_only=True)
+                if self.cache_dir is not None:
+                    db.recency_cache = recency.cache_file(self.db_path, self.cache_dir)
+                with self._lock:
+                    if self._claimed:  # closed before it opened
+                        db.close()
+                        return
+                    self.db = db
+            except BaseException as exc:
+                self.error = exc
+                return
+            finally:
+                self.opened.set()
+            for offset in (0, self.page_size):
+                answer = listing.page(db, offset, self.page_size, **self.filters)
+                self.pages[_page_key(offset, self.page_size, **self.filters)] = answer
+                if len(answer[0]) < self.page_size:
+                    break
+        except BaseException as exc:  # a page failed: the browser reads it again itself
+            self.error = self.error or exc
+        finally:
+            self.opened.set()
+            self.done.set()
+
+    def claim(self) -> SessionDB | None:
+        """The opened reader, handed over once (None: it did not open)."""
+        self.opened.wait()
+        with self._lock:
+            if self._claimed:
+                return None
+            self._claimed = True
+            db, self.db = self.db, None
+            return db
+
+    def take(self, offset: int, limit: int, **filters: Any) -> tuple[list[SessionSummary], int | None] | None:
+        """The page read ahead for exactly these arguments, once (None: not read ahead)."""
+        self.done.wait()  # (the reader is busy with them until then anyway)
+        return self.pages.pop(_page_key(offset, limit, **filters), None)
+
+    def close(self) -> None:
+        """Nobody will use it (the plain picker runs instead, or the browser never started)."""
+        with self._lock:
+            self._claimed = True
+            db, self.db = self.db, None
+        self.done.wait()
+        if db is not None:
+            db.close()
 
 
 @dataclass
@@ -122,8 +214,11 @@ class BrowserData:
         on_file_event: Callable[[str, str], None] | None = None,
         trash_dir: Path | None = None,
         cache_dir: Path | None = None,
+        first_window: FirstWindow | None = None,
     ) -> None:
         self.db_path = Path(db_path)
+        #: The first pages and the reader, read ahead while the UI started (or None).
+        self._first_window = first_window
         #: Where deleted sessions are kept for ``hermes sessions restore`` (None: nowhere).
         self.trash_dir = trash_dir
         #: Where the reader keeps its recency index between runs (None: not kept), so the
@@ -159,8 +254,9 @@ class BrowserData:
             db = self._dbs.get(name)
             if db is None:
                 identity = self._identity or _file_identity(self.db_path)
-                db = self._retry(lambda: SessionDB(self.db_path, read_only=True))
-                if name == "reader" and self.cache_dir is not None:
+                ahead = self._first_window.claim() if name == "reader" and self._first_window else None
+                db = ahead or self._retry(lambda: SessionDB(self.db_path, read_only=True))
+                if name == "reader" and self.cache_dir is not None and ahead is None:
                     db.recency_cache = recency.cache_file(self.db_path, self.cache_dir)
                 if not self._dbs:
                     self.warnings.extend(db.warnings)
@@ -255,6 +351,8 @@ class BrowserData:
             db.interrupt()
 
     def close(self) -> None:
+        if self._first_window is not None:
+            self._first_window.close()  # a reader it opened that nobody claimed
         with self._open_lock:
             self._closed = True
             for db in [*self._dbs.values(), self._writer, *self._retired]:
@@ -296,6 +394,15 @@ class BrowserData:
     ) -> tuple[list[SessionSummary], int | None]:
         """A page of the list and its length (None with ``count=False``); ``provisional`` as
         :func:`hermes_state.listing.page` (the rows' ``exact`` says whether it was)."""
+        if self._first_window is not None:
+            self.reader  # adopts the reader read ahead (the pages came from it)
+            ahead = self._first_window.take(
+                offset, limit, source=source, exclude_sources=exclude_sources, view=view,
+                include_hidden=include_hidden, by_activity=by_activity, include_delegates=include_delegates,
+                workspace=workspace, count=count, provisional=provisional,
+            )
+            if ahead is not None:
+                return ahead
         return self.read(
             lambda db: listing.page(
                 db, offset, limit, source=source, exclude_sources=exclude_sources, view=view,

@@ -193,3 +193,16 @@ def test_br17_plain_picker_cancel_exits_130(home, tmp_path, answer) -> None:
     assert proc.returncode == 130
     assert proc.stdout == ""
     assert "Cancelled." in proc.stderr
+
+
+def test_cli13_not_a_database_on_a_terminal_is_one_line_before_any_drawing(home, tmp_path) -> None:
+    """The browser opens the file in a thread that then reads the first pages while the UI
+    loads (issue 15); a file it cannot open is still said in one line, before drawing."""
+    (home / "state.db").write_bytes(os.urandom(4096))
+    for suffix in ("-wal", "-shm"):
+        (home / f"state.db{suffix}").unlink(missing_ok=True)
+    term, stdout = _browse(home, tmp_path)
+    assert term.finish() == 1
+    out = stdout.read_text()
+    assert out.count("\n") == 1 and out.startswith("Error: Could not open session database:"), out
+    assert b"\x1b[?1049h" not in term.screen, "the UI never started"

@@ -118,3 +118,49 @@ async def test_the_correction_keeps_a_reader_who_has_moved_on_their_conversation
         await settle(pilot)
         assert lst.current.id == chosen and lst.cursor - lst.scroll_offset.y == 2
         assert pinned in [lst.row(i).id for i in range(20)], "corrected all the same"
+
+
+async def test_the_first_window_read_ahead_is_what_the_browser_shows(v30_store, tmp_path, monkeypatch):
+    """``start_first_window`` opens the store and reads the first pages while the UI loads; the
+    browser adopts its reader and its pages instead of reading them again."""
+    from hermes_state import listing
+    from hermes_tui.browse import start_first_window
+    from hermes_tui.config import AppConfig
+
+    cache_dir = tmp_path / "cache"
+    await _first_run(v30_store, cache_dir)
+    expected_app = make_app(v30_store, cache_dir=tmp_path / "other-cache")
+    async with expected_app.run_test(size=(120, 32)) as pilot:
+        await settle(pilot)
+        lst = expected_app.screen.query_one(SessionList)
+        expected = [lst.row(i).id for i in range(lst.total) if lst.row(i) is not None]
+
+    config = AppConfig(animations="none", search_debounce_s=0.0)
+    first = start_first_window(v30_store, config, source=None, cache_dir=cache_dir)
+    first.done.wait(30)
+    reads = []
+    original = listing.page
+    monkeypatch.setattr(listing, "page", lambda *a, **k: (reads.append(k.get("provisional")), original(*a, **k))[1])
+    app = make_app(v30_store, cache_dir=cache_dir, config=config, first_window=first)
+    async with app.run_test(size=(120, 32)) as pilot:
+        await settle(pilot)
+        assert app.ctx.store.reader is not None and first.db is None, "the browser took its reader"
+        lst = app.screen.query_one(SessionList)
+        assert [lst.row(i).id for i in range(lst.total) if lst.row(i) is not None] == expected
+    assert True not in reads, "the provisional first window was not read again"
+
+
+async def test_a_first_window_that_could_not_open_leaves_the_browser_to_say_why(tmp_path):
+    from hermes_tui.browse import start_first_window
+    from hermes_tui.config import AppConfig
+    from hermes_tui.screens.unavailable import UnavailableScreen
+
+    path = tmp_path / "state.db"
+    path.write_bytes(b"not a database at all" * 200)
+    first = start_first_window(path, AppConfig(), source=None, cache_dir=tmp_path / "cache")
+    first.opened.wait(10)
+    assert first.db is None and first.error is not None
+    app = make_app(path, cache_dir=tmp_path / "cache", first_window=first)
+    async with app.run_test(size=(120, 32)) as pilot:
+        await settle(pilot)
+        assert isinstance(app.screen, UnavailableScreen)
