@@ -354,6 +354,18 @@ class SessionDB:
     def extra_pins(self, value: frozenset[str]) -> None:
         self._extra_pins = frozenset(value)
 
+    def pinned_ids(self) -> frozenset[str]:
+        """Ids of the pinned sessions, exactly (on a v30 store: a scan of every session row,
+        kept until another connection commits)."""
+        return self._pinned_ids()
+
+    def assume_pins(self, pins: frozenset[str]) -> frozenset[str] | None:
+        """The pinned sessions as another connection found them exactly: what a provisional
+        page (see :meth:`list_sessions_rich`) rests on from now on. Returns what it rested on
+        before (None: nothing yet)."""
+        previous, self._recency.pins = self._recency.pins, frozenset(pins)
+        return previous
+
     def _pinned_first(self, alias: str = "s") -> str:
         """ORDER BY term: pinned conversations first (the column, else the settings file)."""
         if self._has_session_column("pinned"):

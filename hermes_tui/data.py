@@ -185,6 +185,18 @@ class SearchView:
 
 
 @dataclass
+class Census:
+    """What a list's window does not say and is costly to know (each a scan of every session
+    row): how long the list is, the sessions of each source, and whether the pins a
+    provisional window rested on were right."""
+
+    total: int | None
+    source_counts: dict[str, int]
+    #: The pinned sessions differ from those the reader's provisional pages assumed.
+    pins_changed: bool = False
+
+
+@dataclass
 class RecapData:
     """Everything the recap screen shows, read in one worker pass."""
 
@@ -411,18 +423,6 @@ class BrowserData:
             )
         )
 
-    def count(
-        self, *, source: str | None, exclude_sources: list[str] | None, view: str = "active",
-        include_hidden: bool = False, include_delegates: bool = False, workspace: str | None = None,
-    ) -> int:
-        """The list's length under these filters (paid apart from the first page)."""
-        return self.read(
-            lambda db: listing.count_listed(
-                db, source=source, exclude_sources=exclude_sources, view=view,
-                include_hidden=include_hidden, include_delegates=include_delegates, workspace=workspace,
-            )
-        )
-
     def workspace_counts(
         self, *, source: str | None, exclude_sources: list[str] | None, view: str = "active",
         include_hidden: bool = False,
@@ -455,6 +455,29 @@ class BrowserData:
 
     def source_counts(self) -> dict[str, int]:
         return self.read(lambda db: db.source_counts())
+
+    def census(
+        self, *, count: bool, source: str | None, exclude_sources: list[str] | None, view: str = "active",
+        include_hidden: bool = False, include_delegates: bool = False, workspace: str | None = None,
+    ) -> Census:
+        """The list's length (when ``count``), the per-source counts and the exact pins, read
+        on a connection of their own (``counter``): the scans take ~0.3 s at 250k sessions
+        and the list's pages must not wait for them. The reader learns the pins (its
+        provisional pages rest on them from now on); ``pins_changed`` says whether they
+        differ from what it assumed."""
+        counter = self._connection("counter")
+
+        def read(db: SessionDB) -> tuple[frozenset[str], int | None, dict[str, int]]:
+            pins = db.pinned_ids()
+            total = listing.count_listed(
+                db, source=source, exclude_sources=exclude_sources, view=view, include_hidden=include_hidden,
+                include_delegates=include_delegates, workspace=workspace,
+            ) if count else None
+            return pins, total, db.source_counts()
+
+        pins, total, sources = self._retry(lambda: read(counter))
+        assumed = self.reader.assume_pins(pins)
+        return Census(total, sources, pins_changed=assumed is not None and assumed != pins)
 
     def summary(self, session_id: str) -> SessionSummary | None:
         return self.read(lambda db: db.get_summary(session_id))

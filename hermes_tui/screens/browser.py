@@ -32,7 +32,7 @@ from hermes_state.listing import INTERNAL_SOURCES, VIEWS, hidden_sources
 from hermes_state.models import SessionSummary
 
 from ..context import Access, AppContext, StoreChange, StoreStatus
-from ..data import SearchView
+from ..data import Census, SearchView
 from ..messages import SearchFinished
 from ..modals.source_picker import SourcePicker
 from ..modals.workspace_picker import WorkspacePick, WorkspacePicker, workspace_label
@@ -61,11 +61,11 @@ class Window:
     total: int
     keep_key: str | None
     source_counts: dict[str, int] = field(default_factory=dict)
-    #: The exact pages after a provisional first window: keep the highlighted conversation
-    #: where it is if the reader has moved, else show the list from its top.
+    #: Keep the conversation highlighted when the window is shown on its screen row (BR-16).
+    keep_current: bool = False
+    #: Read again because the pins the shown window rested on were wrong: keep the reader's
+    #: place only if they have moved, else show the list from its top (see refresh_data).
     correction: bool = False
-    #: Every page is exactly what the store holds (False: a provisional first window).
-    exact_pages: bool = True
 
 
 class WindowLoaded(Message):
@@ -74,15 +74,14 @@ class WindowLoaded(Message):
         self.window = window
 
 
-class CountLoaded(Message):
-    """The list's length (and the per-source counts) under the filters of ``generation``,
-    counted after its first page was painted."""
+class CensusLoaded(Message):
+    """The census (see :meth:`BrowserScreen.load_window`) of the list under the filters
+    ``key``, taken after the window it follows was painted."""
 
-    def __init__(self, generation: int, total: int, source_counts: dict[str, int]) -> None:
+    def __init__(self, key: tuple, census: Census) -> None:
         super().__init__()
-        self.generation = generation
-        self.total = total
-        self.source_counts = source_counts
+        self.key = key
+        self.census = census
 
 
 class PageLoaded(Message):
@@ -91,10 +90,6 @@ class PageLoaded(Message):
         self.generation = generation
         self.offset = offset
         self.rows = rows
-
-
-def _page_ids(pages: dict[int, list[SessionSummary]]) -> list[tuple[int, list[str]]]:
-    return [(offset, [row.id for row in rows]) for offset, rows in sorted(pages.items())]
 
 
 def row_key(row: SessionSummary) -> str:
@@ -161,8 +156,9 @@ class BrowserScreen(SessionFlows, HermesScreen):
         self.workspace: str | None = None
         #: The filters the list's length was last counted for (see :meth:`load_window`).
         self._counted_key: tuple | None = None
-        #: A window has been asked for (the first may be provisional, see load_window).
-        self._first_window_loaded = False
+        #: A census is being taken / another is wanted after it (see _want_census).
+        self._census_running = False
+        self._census_due = False
         self.generation = 0
         self.source_counts: dict[str, int] = {}
         self._search_timer: Timer | None = None
@@ -286,12 +282,6 @@ class BrowserScreen(SessionFlows, HermesScreen):
         return (self.source_filter, self.lanes_only, self.view, self.by_activity, self.show_hidden,
                 self.workspace, self.ctx.config.show_tool_sessions)
 
-    def _count(self) -> int:
-        return self.ctx.store.count(
-            source=self.source_filter, exclude_sources=self.exclude_sources, view=self.view,
-            include_hidden=self.show_hidden, include_delegates=self.show_hidden, workspace=self.workspace,
-        )
-
     def _page(
         self, offset: int, size: int, count: bool = True, provisional: bool = False
     ) -> tuple[list[SessionSummary], int | None]:
@@ -338,31 +328,21 @@ class BrowserScreen(SessionFlows, HermesScreen):
     # ------------------------------------------------------------------ loading
 
     @work(thread=True, group="window", exclusive=True, exit_on_error=False)
-    def load_window(self, center: int, keep_key: str | None) -> None:
-        """The pages around ``center``, painted first; then the list's length.
+    def load_window(
+        self, center: int, keep_key: str | None, *, keep_current: bool = False, correction: bool = False
+    ) -> None:
+        """The pages around ``center``; the census (the list's length, the per-source counts,
+        the exact pins) follows on its own connection.
 
-        Counting the list scans every session (~0.3 s at 250k sessions, seconds from a cold
-        page cache) while a page is a few milliseconds: the pages are shown with the length
-        known so far (the last count of these filters, or "at least this many"), and the
-        count follows (issue 15: the first page painted within a second at 5M messages).
-        The very first window may rest on the pinned sessions the recency cache kept (finding
-        them is a scan of every session too): it is read again exactly right after it is
-        shown, and corrected if a pin changed meanwhile."""
-        generation = self.generation
-        data = self.ctx.store
-        key = self._filter_key()
-        provisional = not self._first_window_loaded
-        self._first_window_loaded = True
-        window, exact = self._window(generation, center, keep_key, key, provisional)
+        Counting the list and finding the pinned sessions each read every session row
+        (~0.3 s at 250k sessions, seconds from a cold page cache) while a page is a few
+        milliseconds: pages rest on the pins last found (at start-up, those the recency cache
+        kept), are shown with the length known so far ("at least this many" until counted),
+        and the census corrects them if a pin changed. So another process's commit is shown
+        in the time of a page, however large the store (issue 15)."""
+        window, _exact = self._window(self.generation, center, keep_key, self._filter_key(), True)
+        window.keep_current, window.correction = keep_current, correction
         self.post_message(WindowLoaded(window))
-        if provisional and not window.exact_pages:
-            corrected, exact = self._window(generation, center, None, key, False)
-            if _page_ids(corrected.pages) != _page_ids(window.pages):
-                corrected.correction = True
-                self.post_message(WindowLoaded(corrected))
-        if exact is None:
-            exact = self._count()
-        self.post_message(CountLoaded(generation, exact, data.source_counts()))
 
     def _window(
         self, generation: int, center: int, keep_key: str | None, key: tuple, provisional: bool
@@ -374,10 +354,8 @@ class BrowserScreen(SessionFlows, HermesScreen):
         pages: dict[int, list[SessionSummary]] = {}
         exact: int | None = None
         end = 0
-        all_exact = True
         for offset in offsets:
             rows, counted = self._page(offset, size, count=self.lanes_only, provisional=provisional)
-            all_exact = all_exact and getattr(rows, "exact", True)
             pages[offset] = rows
             end = offset + len(rows)
             if counted is not None:
@@ -387,28 +365,59 @@ class BrowserScreen(SessionFlows, HermesScreen):
                 break
         known = self.session_list.total if self._counted_key == key else 0
         total = exact if exact is not None else max(end + 1, known)
-        window = Window(generation, pages, total, keep_key, self.source_counts)
-        window.exact_pages = all_exact
-        return window, exact
+        return Window(generation, pages, total, keep_key, self.source_counts), exact
 
     @work(thread=True, group="pages", exit_on_error=False)
     def load_page(self, generation: int, offset: int) -> None:
-        rows, _total = self._page(offset, self.ctx.config.page_size, count=False)
+        rows, _total = self._page(offset, self.ctx.config.page_size, count=False, provisional=True)
         self.post_message(PageLoaded(generation, offset, rows))
 
     @on(SessionList.NeedPage, "#sessions")
     def _need_page(self, event: SessionList.NeedPage) -> None:
         self.load_page(self.generation, event.offset)
 
-    @on(CountLoaded)
-    def _count_loaded(self, event: CountLoaded) -> None:
-        if event.generation != self.generation:
+    def _want_census(self) -> None:
+        """Take a census after this window -- one at a time: while one is taken, the next
+        waits for it and serves every window shown meanwhile (writers commit many times a
+        second; each census reads every session row)."""
+        if self._census_running:
+            self._census_due = True
             return
-        self.source_counts = event.source_counts
-        self._counted_key = self._filter_key()
-        if event.total != self.session_list.total:
-            self.session_list.set_total(event.total)
-        self._update_titles()
+        self._census_running, self._census_due = True, False
+        key = self._filter_key()
+        self.take_census(key, count=not self.lanes_only)
+
+    @work(thread=True, group="census", exit_on_error=False)
+    def take_census(self, key: tuple, count: bool) -> None:
+        try:
+            census = self.ctx.store.census(
+                count=count, source=self.source_filter, exclude_sources=self.exclude_sources, view=self.view,
+                include_hidden=self.show_hidden, include_delegates=self.show_hidden, workspace=self.workspace,
+            )
+        except BaseException:
+            self.app.call_from_thread(self._census_failed)
+            raise
+        self.post_message(CensusLoaded(key, census))
+
+    def _census_failed(self) -> None:
+        self._census_running = False
+
+    @on(CensusLoaded)
+    def _census_loaded(self, event: CensusLoaded) -> None:
+        self._census_running = False
+        census = event.census
+        current = event.key == self._filter_key()
+        if current:
+            self.source_counts = census.source_counts
+            if census.total is not None:
+                self._counted_key = event.key
+                if census.total != self.session_list.total:
+                    self.session_list.set_total(census.total)
+            self._update_titles()
+        if census.pins_changed:
+            self.refresh_data(correction=True)  # (which wants a census again)
+        elif self._census_due or not current:
+            self._want_census()
 
     @on(PageLoaded)
     def _page_loaded(self, event: PageLoaded) -> None:
@@ -422,16 +431,18 @@ class BrowserScreen(SessionFlows, HermesScreen):
             return
         lst = self.session_list
         self.source_counts = window.source_counts
+        # BR-16: the highlighted conversation -- as it is now, the reader may have moved
+        # while the window was read -- stays on the screen row it is on.
         current = lst.current
-        # BR-16: the highlighted conversation stays on the screen row it was on.
+        moved = lst.cursor > 0 or lst.scroll_offset.y > 0
         screen_row = lst.cursor - lst.scroll_offset.y
         lst.clear_rows()
         lst.set_total(window.total)
         for offset, rows in window.pages.items():
             lst.set_page(offset, rows)
         target = self._pending_select or window.keep_key
-        if window.correction and current is not None and lst.cursor > 0:
-            target = row_key(current)  # the reader has moved: keep their conversation
+        if not target and window.keep_current and current is not None and (moved or not window.correction):
+            target = row_key(current)
         if target:
             index = lst.index_of_key(target, key_of=row_key)
             if index is not None:
@@ -445,14 +456,16 @@ class BrowserScreen(SessionFlows, HermesScreen):
         if self._on_first_page is not None:
             self.app.call_after_refresh(self._on_first_page)
             self._on_first_page = None
+        self._want_census()
 
-    def refresh_data(self) -> None:
-        """Reload what is visible, keeping the reader's place (BR-16)."""
+    def refresh_data(self, *, correction: bool = False) -> None:
+        """Reload what is visible, keeping the reader's place (BR-16). ``correction``: the
+        pins the shown window rested on were wrong -- a reader still at the top sees the
+        list from its top (the new pin first), one who has moved keeps their place."""
         self.generation += 1
         lst = self.session_list
-        current = lst.current
         lst.invalidate()
-        self.load_window(lst.cursor, row_key(current) if current else None)
+        self.load_window(lst.cursor, None, keep_current=True, correction=correction)
         if self._search_query:
             self.start_search(self._search_query, keep=True)
 
@@ -520,6 +533,11 @@ class BrowserScreen(SessionFlows, HermesScreen):
             self.ctx.store.interrupt_search()
             self._show_list()
             return
+        main = self.query_one("#main")
+        if self.query_one(ContentSwitcher).current != "results" and not str(main.border_title).startswith("Search"):
+            # Named while the first search runs, so its answer's frame need not redraw it.
+            main.border_title = Text(f"Search · {self._filter_label()}")
+            main.border_subtitle = Text("searching…")
         # Leading edge: the first keystroke after a pause searches at once (so one key
         # paints in the time of one query); keys typed in quick succession are coalesced
         # into one search after the debounce interval.
@@ -590,8 +608,9 @@ class BrowserScreen(SessionFlows, HermesScreen):
         keep = event.keep and switcher.current == "results"
         switcher.current = "results"
         self.results.show(view, keep=keep)
-        self.query_one("#main").border_title = Text(f"Search · {self._filter_label()}")
-        self._search_subtitle(view)
+        # The pane's border (how the answer was served, in how long) follows a frame after
+        # the hits: redrawing it redraws the whole pane, ~3 ms before the hits could show.
+        self.call_after_refresh(self._search_titles, view)
         if not view.groups and not view.title_matches:
             self._show_detail(None)  # BR-20: nothing highlighted, nothing to describe
         if not keep:
@@ -599,6 +618,11 @@ class BrowserScreen(SessionFlows, HermesScreen):
             self.call_after_refresh(
                 lambda: self.search_latencies.append((event.query, time.perf_counter() - started))
             )
+
+    def _search_titles(self, view: SearchView) -> None:
+        if self.results.view is view:  # (a newer answer has its own)
+            self.query_one("#main").border_title = Text(f"Search · {self._filter_label()}")
+            self._search_subtitle(view)
 
     def _search_subtitle(self, view: SearchView | None) -> None:
         """Path, ranking, hits shown of the estimated total, conversations, time, notes."""

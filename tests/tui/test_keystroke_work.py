@@ -59,13 +59,13 @@ async def test_the_first_page_is_painted_before_the_list_is_counted(tmp_path: Pa
     generate_corpus(path, messages=3000, seed=5, now=1767225600.0)
     app = make_app(path, config=AppConfig(animations="none", search_debounce_s=0.0, page_size=10))
     release = threading.Event()
-    real_count = app.ctx.store.count
+    real_census = app.ctx.store.census
 
-    def slow_count(**kwargs):
+    def slow_census(**kwargs):
         assert release.wait(10)
-        return real_count(**kwargs)
+        return real_census(**kwargs)
 
-    app.ctx.store.count = slow_count
+    app.ctx.store.census = slow_census
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
         lst = screen.session_list
@@ -80,4 +80,4 @@ async def test_the_first_page_is_painted_before_the_list_is_counted(tmp_path: Pa
         await settle(pilot)
         status = str(screen.query_one("#status").render())
         assert "counting" not in status and f"{lst.total:,} conversations" in status
-        assert lst.total == real_count(source=None, exclude_sources=screen.exclude_sources)
+        assert lst.total == real_census(count=True, source=None, exclude_sources=screen.exclude_sources).total

@@ -158,3 +158,39 @@ async def test_br16_detail_pane_shows_new_title_right_after_rename(fixed_db: Pat
         await wait_until(pilot, lambda: app.screen.query_one(DetailPane).summary.title == "shipping checklist")
         # Without moving the cursor: same row, new title in the pane and in the list.
         assert lst.current.id == sid and lst.current.title == "shipping checklist"
+
+
+async def test_a_commit_shows_while_the_census_is_still_counting(tmp_path: Path) -> None:
+    """Issue 15: counting the list and finding the pins read every session row (~0.3 s at
+    250k sessions); a commit by another process is shown without waiting for them."""
+    import threading
+
+    db = build_many(tmp_path / "state.db", sessions=20)
+    app = make_app(db, watch=True)
+    release = threading.Event()
+    real_census = app.ctx.store.census
+    censuses: list[float] = []
+
+    def slow_census(**kwargs):
+        censuses.append(time.monotonic())
+        if len(censuses) > 1:
+            assert release.wait(20)
+        return real_census(**kwargs)
+
+    app.ctx.store.census = slow_census
+    async with app.run_test(size=SIZE) as pilot:
+        lst = app.screen.query_one(SessionList)
+        await wait_until(pilot, lambda: len(censuses) == 1 and lst.row(0) is not None)
+        await settle(pilot)
+        writer = start_writer(db, "sessions", "fig", 6, 0.1)
+        writer.wait(timeout=30)
+        assert writer.returncode == 0, writer.stderr.read().decode()
+        # The six new conversations come to the top while the census after the first of
+        # them is held: one census at a time, the next waits for it.
+        await wait_until(pilot, lambda: all(
+            lst.row(i) is not None and lst.row(i).id.startswith("20261118_0900") for i in range(6)))
+        assert len(censuses) == 2, "one census running, none queued behind it per commit"
+        release.set()
+        await wait_until(pilot, lambda: lst.total == 26)
+        await settle(pilot)
+        assert len(censuses) <= 3, "the commits seen while it counted share one census"
