@@ -262,12 +262,15 @@ def delete_with_snapshot(
     sessions_dir: Path | None,
     trash: Path | None = None,
     now: Callable[[], float] = time.time,
+    reraise: bool = False,
 ) -> DeleteOutcome:
     """Delete a session (EX-4, LI-14) and return an exact snapshot for :func:`undo_delete`.
 
     With ``trash`` (a directory), the snapshot is also written there -- inside the deleting
     transaction, before it commits -- so ``hermes sessions restore`` can bring the session
     back for :data:`TRASH_DAYS` days even if this process dies right after the delete.
+    A failure is an outcome with a sentence for the browser; ``reraise``: the exception
+    itself (nothing deleted, no trash file left), for a caller that words errors its own way.
     """
     files, unsaved = _save_files(sessions_dir, session_id)
     trash_path = trash / f"{session_id}.{secrets.token_hex(4)}.json" if trash is not None else None
@@ -322,6 +325,8 @@ def delete_with_snapshot(
     except Exception as exc:
         if trash_path is not None:
             trash_path.unlink(missing_ok=True)  # the delete did not happen
+        if reraise:
+            raise
         return DeleteOutcome(False, error=describe_write_error(exc, "Nothing was deleted."))
     if deleted is None:
         return DeleteOutcome(False, error=f"Session {session_id} no longer exists.")

@@ -416,16 +416,27 @@ def _add_delete(sub) -> None:
 
 
 def _cmd_delete(args: argparse.Namespace) -> int:
+    """Delete a session (and its delegate runs); it goes to the trash first, as a delete in
+    the browser does, so ``hermes sessions restore`` can bring it back for a week."""
+    from hermes_state.trash import TRASH_DAYS, default_trash_dir, delete_with_snapshot
+
     with open_store("write") as db:
         session_id = resolve_id(db, args.session_id)
         if not args.yes and not confirm(
             f"Delete session '{inert(session_id)}' and all its messages? [y/N] "
         ):
             raise _cancelled()
-        sessions_dir = db.db_path.parent / "sessions"
-        if not db.delete_session(session_id, sessions_dir=sessions_dir):
-            raise CliExit(f"Session '{args.session_id}' not found.")
+        outcome = delete_with_snapshot(
+            lambda: db, session_id, sessions_dir=db.db_path.parent / "sessions", trash=default_trash_dir(),
+            reraise=True,
+        )
+        if not outcome.ok:
+            if db.get_session(session_id) is None:
+                raise CliExit(f"Session '{args.session_id}' not found.")
+            raise CliExit(f"Error: {inert(outcome.error or 'the session was not deleted')}")
     print(f"Deleted session '{inert(session_id)}'.")
+    # (stdout says only what CLI-9 says; the way back goes to stderr)
+    print(f"Kept {TRASH_DAYS} days in the trash: hermes sessions restore {inert(session_id)}", file=sys.stderr)
     return 0
 
 

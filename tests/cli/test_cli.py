@@ -428,6 +428,25 @@ def test_cli9_delete_removes_files_and_orphans_children(run, deletable, home):
         db.close()
 
 
+def test_cli9_a_deleted_session_goes_to_the_trash_and_restore_brings_it_back(run, deletable, home):
+    """A delete from the command line is as recoverable as one in the browser: the session,
+    its messages, its child link and its files come back with ``hermes sessions restore``."""
+    code, out, err = run("delete", "20250305_091523_a1b2c3", "-y")
+    assert (code, out) == (0, "Deleted session '20250305_091523_a1b2c3'.\n")
+    assert "hermes sessions restore 20250305_091523_a1b2c3" in err
+    code, out, _ = run("trash")
+    assert code == 0 and "20250305_091523_a1b2c3" in out
+    code, out, err = run("restore", "20250305_091523_a1b", stdin="")
+    assert code == 0, (out, err)
+    db = SessionDB(home / "state.db", read_only=True)
+    try:
+        assert db.message_count("20250305_091523_a1b2c3") == 2
+        assert db.get_session("20250305_091600_c0ffee")["parent_session_id"] == "20250305_091523_a1b2c3"
+    finally:
+        db.close()
+    assert (deletable / "20250305_091523_a1b2c3.jsonl").exists()
+
+
 # ----------------------------------------------------------------------------- CLI-10 rename
 
 
