@@ -359,6 +359,29 @@ class SessionDB:
         kept until another connection commits)."""
         return self._pinned_ids()
 
+    @property
+    def recency_guessed(self) -> bool:
+        """This reader's recency index is only a guess (see :meth:`RecencyWalk.guess`): its
+        provisional pages may rank otherwise than the store says."""
+        return self._recency.guessed
+
+    def build_recency(self) -> _RecencyWalk:
+        """A recency index built on this connection (one seek per session), for
+        :meth:`adopt_recency` by another: the build need not hold that one's lock."""
+        walk = _RecencyWalk(self.db_path)
+        self._read(walk.build)
+        return walk
+
+    def adopt_recency(self, walk: _RecencyWalk) -> None:
+        """Use ``walk`` (built by another connection to the same file) as this reader's
+        recency index; it is kept in this reader's cache file."""
+        with self._lock:
+            walk.cache = self._recency.cache
+            if walk.pins is None:
+                walk.pins = self._recency.pins
+            self._recency = walk
+            walk.save()
+
     def assume_pins(self, pins: frozenset[str]) -> frozenset[str] | None:
         """The pinned sessions as another connection found them exactly: what a provisional
         page (see :meth:`list_sessions_rich`) rests on from now on. Returns what it rested on
@@ -1218,7 +1241,7 @@ class SessionDB:
             wanted = offset + limit
             for _attempt in range(4):
                 try:
-                    walked = _activity_candidates(conn, walk, where, params, wanted, rules, pins)
+                    walked = _activity_candidates(conn, walk, where, params, wanted, rules, pins, provisional)
                 except BaseException:
                     walk.reset()  # never keep a walk cut short by an error or an interrupt
                     raise
@@ -1241,12 +1264,12 @@ class SessionDB:
             pins, exact = self._pinned_ids(provisional=provisional), True
             if pins is None:
                 # The pins the recency cache kept (read with it): no scan of every row.
-                self._read(self._recency.refresh)
+                self._read(lambda conn: self._recency.refresh(conn, guess_ok=True))
                 pins, exact = self._recency.pins, False
                 if pins is None:
                     pins, exact = self._pinned_ids(), True
             rows = self._read(lambda conn: do(conn, pins))
-            return None if rows is None else Listed(rows, exact=exact)
+            return None if rows is None else Listed(rows, exact=exact and not self._recency.guessed)
 
         return self._read_snapshot(snapshot)
 
@@ -2808,7 +2831,7 @@ _ACTIVITY_MAX_CANDIDATES = 16_384
 
 def _activity_candidates(
     conn: sqlite3.Connection, walk: _RecencyWalk, where: str, params: list[Any], wanted: int,
-    rules: Rules, pinned: Iterable[str] = (),
+    rules: Rules, pinned: Iterable[str] = (), guess_ok: bool = False,
 ) -> tuple[dict[str, bool], float] | None:
     """The listed conversations (compression roots passing ``where``) that can be among the
     ``wanted`` most recently active, without ranking every session (BR-10), and ``floor``.
@@ -2833,7 +2856,7 @@ def _activity_candidates(
     # Pinned conversations come first whatever their activity: looked up with the first
     # batch, they count towards the page (the page check in _activity_page holds either way).
     pins = list(dict.fromkeys(pinned))
-    walk.refresh(conn)
+    walk.refresh(conn, guess_ok=guess_ok)
     order = walk.order
     taken = 0
     while len(found) < wanted or taken == 0:

@@ -192,8 +192,9 @@ class Census:
 
     total: int | None
     source_counts: dict[str, int]
-    #: The pinned sessions differ from those the reader's provisional pages assumed.
-    pins_changed: bool = False
+    #: The reader's provisional pages may be wrong -- the pinned sessions differ from those it
+    #: assumed, or its recency index was a guess and is now built: read the window again.
+    revised: bool = False
 
 
 @dataclass
@@ -463,8 +464,9 @@ class BrowserData:
         """The list's length (when ``count``), the per-source counts and the exact pins, read
         on a connection of their own (``counter``): the scans take ~0.3 s at 250k sessions
         and the list's pages must not wait for them. The reader learns the pins (its
-        provisional pages rest on them from now on); ``pins_changed`` says whether they
-        differ from what it assumed."""
+        provisional pages rest on them from now on), and, when its recency index was only a
+        guess (no cache: a first run), gets one built here (1-2 s at 250k sessions);
+        ``revised`` says whether either changes what its pages would show."""
         counter = self._connection("counter")
 
         def read(db: SessionDB) -> tuple[frozenset[str], int | None, dict[str, int]]:
@@ -476,8 +478,13 @@ class BrowserData:
             return pins, total, db.source_counts()
 
         pins, total, sources = self._retry(lambda: read(counter))
-        assumed = self.reader.assume_pins(pins)
-        return Census(total, sources, pins_changed=assumed is not None and assumed != pins)
+        reader = self.reader
+        assumed = reader.assume_pins(pins)
+        revised = assumed is not None and assumed != pins
+        if reader.recency_guessed:
+            reader.adopt_recency(self._retry(counter.build_recency))
+            revised = True
+        return Census(total, sources, revised=revised)
 
     def summary(self, session_id: str) -> SessionSummary | None:
         return self.read(lambda db: db.get_summary(session_id))

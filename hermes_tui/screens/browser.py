@@ -63,8 +63,8 @@ class Window:
     source_counts: dict[str, int] = field(default_factory=dict)
     #: Keep the conversation highlighted when the window is shown on its screen row (BR-16).
     keep_current: bool = False
-    #: Read again because the pins the shown window rested on were wrong: keep the reader's
-    #: place only if they have moved, else show the list from its top (see refresh_data).
+    #: Read again because what the shown window rested on was wrong: keep the reader's place
+    #: only if they have moved, else show the list from its top (see refresh_data).
     correction: bool = False
 
 
@@ -337,9 +337,10 @@ class BrowserScreen(SessionFlows, HermesScreen):
         Counting the list and finding the pinned sessions each read every session row
         (~0.3 s at 250k sessions, seconds from a cold page cache) while a page is a few
         milliseconds: pages rest on the pins last found (at start-up, those the recency cache
-        kept), are shown with the length known so far ("at least this many" until counted),
-        and the census corrects them if a pin changed. So another process's commit is shown
-        in the time of a page, however large the store (issue 15)."""
+        kept; on a first run, a guess of the order too), are shown with the length known so
+        far ("at least this many" until counted), and the census corrects them if they were
+        wrong. So another process's commit is shown in the time of a page, however large the
+        store (issue 15)."""
         window, _exact = self._window(self.generation, center, keep_key, self._filter_key(), True)
         window.keep_current, window.correction = keep_current, correction
         self.post_message(WindowLoaded(window))
@@ -414,7 +415,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
                 if census.total != self.session_list.total:
                     self.session_list.set_total(census.total)
             self._update_titles()
-        if census.pins_changed:
+        if census.revised:
             self.refresh_data(correction=True)  # (which wants a census again)
         elif self._census_due or not current:
             self._want_census()
@@ -459,9 +460,10 @@ class BrowserScreen(SessionFlows, HermesScreen):
         self._want_census()
 
     def refresh_data(self, *, correction: bool = False) -> None:
-        """Reload what is visible, keeping the reader's place (BR-16). ``correction``: the
-        pins the shown window rested on were wrong -- a reader still at the top sees the
-        list from its top (the new pin first), one who has moved keeps their place."""
+        """Reload what is visible, keeping the reader's place (BR-16). ``correction``: what the
+        shown window rested on (the pins last known, a first run's guess of the order) was
+        wrong -- a reader still at the top sees the list from its top (a new pin first), one
+        who has moved keeps their place."""
         self.generation += 1
         lst = self.session_list
         lst.invalidate()

@@ -287,8 +287,8 @@ def _ids(rows) -> list[str]:
 def test_a_provisional_first_page_takes_the_cached_pins_and_says_so(v30_store, tmp_path, monkeypatch):
     cache = recency.cache_file(v30_store, tmp_path / "cache")
     first = _reader(v30_store, cache)
-    exact = first.list_summaries(limit=20, order_by_last_active=True, provisional=True)
-    assert exact.exact, "no cache yet: the pins are read, the page is exact"
+    exact = first.list_summaries(limit=20, order_by_last_active=True)
+    assert exact.exact
     first.close()
     assert json.loads(cache.read_text())["pins"], "the corpus has pins, kept with the index"
 
@@ -320,15 +320,80 @@ def test_a_provisional_first_page_takes_the_cached_pins_and_says_so(v30_store, t
     assert old in json.loads(cache.read_text())["pins"], "the exact pins are kept for the next run"
 
 
-def test_a_provisional_page_without_a_cache_or_on_a_v16_store_is_exact(tmp_path, monkeypatch):
+def test_on_a_v16_store_with_a_cache_a_provisional_page_is_exact(tmp_path, monkeypatch):
+    """A v16 store keeps its pins in our own file: nothing to scan, nothing to assume."""
     from hermes_workload.corpus import generate_corpus
 
     path = tmp_path / "v16.db"
     generate_corpus(path, messages=1500, seed=4, now=1767225600.0, schema=16)
-    db = SessionDB(path, read_only=True)  # no cache file, and a v16 store: pins in our own file
+    cache = recency.cache_file(path, tmp_path / "cache")
+    _reader(path, cache).close()
+    first = _reader(path, cache)
+    first.list_summaries(limit=10, order_by_last_active=True)
+    first.close()
+    db = _reader(path, cache)
     try:
         rows = db.list_summaries(limit=10, order_by_last_active=True, provisional=True)
         assert rows.exact
         assert _ids(rows) == [r["id"] for r in _general(db, monkeypatch, limit=10)]
     finally:
         db.close()
+
+
+# ---------------------------------------------------------------------------- a first run's guess
+#
+# With no cache (a first run, a cache of another file) a provisional page rests on a guess of
+# the order -- the sessions of the newest messages written -- while the index is built on
+# another connection and adopted.
+
+
+def _imported_out_of_order(path: Path) -> None:
+    """An import wrote the most recently active conversation first (its messages have the
+    lowest ids; it started long ago), then twelve quiet ones."""
+    db = SessionDB(path)
+    base = 1767000000.0
+    _add(db, "busy", base - 100000, [base + 100000, base + 100001])
+    for n in range(12):
+        _add(db, f"quiet{n:02d}", base + 1000 * n, [base + 1000 * n + 10 + i for i in range(2)])
+    db.close()
+
+
+def test_a_first_provisional_page_rests_on_a_guess_until_a_built_index_is_adopted(tmp_path, monkeypatch):
+    path = tmp_path / "imported.db"
+    _imported_out_of_order(path)
+    monkeypatch.setattr(recency.RecencyWalk, "GUESS_ROWS", 10)  # the five sessions written last
+    cache = recency.cache_file(path, tmp_path / "cache")
+    reader = _reader(path, cache)
+    helper = SessionDB(path, read_only=True)
+    try:
+        statements: list[str] = []
+        reader._conn.set_trace_callback(statements.append)
+        guessed = reader.list_summaries(limit=5, order_by_last_active=True, provisional=True)
+        reader._conn.set_trace_callback(None)
+        assert not guessed.exact and reader.recency_guessed
+        assert not _built(statements), "no seek per session on the first page"
+        assert not cache.exists(), "a guess is never kept"
+        expected = [r["id"] for r in _general(reader, monkeypatch, limit=5)]
+        assert expected[0] == "busy" and "busy" not in _ids(guessed), "the guess met only the last written"
+        reader.adopt_recency(helper.build_recency())
+        assert not reader.recency_guessed and cache.exists()
+        adopted = reader.list_summaries(limit=5, order_by_last_active=True, provisional=True)
+        assert adopted.exact and _ids(adopted) == expected
+    finally:
+        helper.close()
+        reader.close()
+
+
+def test_a_page_asked_for_exactly_replaces_a_guess_with_a_build(tmp_path, monkeypatch):
+    path = tmp_path / "imported.db"
+    _imported_out_of_order(path)
+    monkeypatch.setattr(recency.RecencyWalk, "GUESS_ROWS", 10)
+    reader = _reader(path, recency.cache_file(path, tmp_path / "cache"))
+    try:
+        reader.list_summaries(limit=5, order_by_last_active=True, provisional=True)
+        assert reader.recency_guessed
+        rows = reader.list_sessions_rich(order_by_last_active=True, limit=5)
+        assert not reader.recency_guessed
+        assert rows == _general(reader, monkeypatch, limit=5)
+    finally:
+        reader.close()

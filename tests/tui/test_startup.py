@@ -166,3 +166,38 @@ async def test_a_first_window_that_could_not_open_leaves_the_browser_to_say_why(
     async with app.run_test(size=(120, 32)) as pilot:
         await settle(pilot)
         assert isinstance(app.screen, UnavailableScreen)
+
+
+async def test_a_first_run_shows_a_guess_at_once_and_the_true_order_right_after(tmp_path, monkeypatch):
+    """No cache yet: the first window rests on the sessions of the newest messages written
+    (no seek per session before the first paint); the index is built beside it and the list
+    corrected -- here an import wrote the most recently active conversation first."""
+    from hermes_state.recency import RecencyWalk
+
+    path = tmp_path / "state.db"
+    db = SessionDB(path)
+    base = 1767000000.0
+
+    def add(sid: str, started: float, stamps: list[float]) -> None:
+        db.create_session(sid, "cli")
+        ids = [db.append_message(sid, "user", f"about {sid}") for _ in stamps]
+        db._execute_write(lambda c: (
+            c.executemany("UPDATE messages SET timestamp = ? WHERE id = ?", list(zip(stamps, ids))),
+            c.execute("UPDATE sessions SET started_at = ? WHERE id = ?", (started, sid))))
+
+    add("busy", base - 100000, [base + 100000, base + 100001])
+    for n in range(40):
+        add(f"quiet{n:02d}", base + 1000 * n, [base + 1000 * n + 10, base + 1000 * n + 11])
+    db.close()
+    monkeypatch.setattr(RecencyWalk, "GUESS_ROWS", 44)  # 22 sessions: the first two pages
+    seen = _spy_windows(monkeypatch)
+    from hermes_tui.config import AppConfig
+
+    app = make_app(path, cache_dir=tmp_path / "cache",
+                   config=AppConfig(animations="none", search_debounce_s=0.0, page_size=10))
+    async with app.run_test(size=(120, 32)) as pilot:
+        await settle(pilot)
+        lst = app.screen.query_one(SessionList)
+        assert "busy" not in [row.id for row in seen[0].pages[0]], "the guess"
+        assert seen[-1].correction and lst.row(0).id == "busy" and lst.cursor == 0
+    assert recency.cache_file(path, tmp_path / "cache").exists(), "the built index is kept"
