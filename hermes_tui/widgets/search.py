@@ -192,6 +192,11 @@ class SearchResults(ScrollView, can_focus=True):
         self.clock = clock
         self.view: SearchView | None = None
         self._rows: list[_Row] = []
+        #: The rows of the last answer by what they show: while a word is typed, the next
+        #: answer often holds the same hits (dock*, docke*, docker mark the same tokens), and
+        #: a row reused keeps the strip it was drawn as (half the answers' rows and strips).
+        self._reuse: dict[tuple, _Row] = {}
+        self._reuse_for: tuple | None = None
         #: A next page was asked for and has not arrived yet.
         self.loading_more = False
         #: ``time.perf_counter()`` stamps of the last answer shown (bench: keystroke → painted
@@ -266,7 +271,13 @@ class SearchResults(ScrollView, can_focus=True):
 
     def _build_rows(self, view: SearchView, width: int) -> list[_Row]:
         """The lines of ``view`` as ``Text``, in the theme's colours of now."""
-        match_style, group_style, meta_style = self._styles_key = self._row_styles()
+        styles = self._styles_key = self._row_styles()
+        match_style, group_style, meta_style = styles
+        if self._reuse_for != (styles, width):
+            self._reuse = {}
+            self._reuse_for = (styles, width)
+        previous, reuse = self._reuse, {}
+        self._reuse = reuse
         now = self.clock()
         rows: list[_Row] = []
         if view.title_matches:
@@ -288,12 +299,18 @@ class SearchResults(ScrollView, can_focus=True):
             header.append(f"  {inert_line(group.source)} · {group.count} {hits}", style=meta_style)
             rows.append(_Row(header, None))
             for hit in group.hits:
-                line = Text("   ", no_wrap=True, overflow="ellipsis")
-                line.append(f"{inert_line(hit.role)[:9]:<9} ", style=meta_style)
-                line.append(f"{relative_time(hit.timestamp, now=now):>10}  ", style=meta_style)
-                room = width - line.cell_len
-                line.append_text(snippet_text(hit.snippet, hit.spans, match_style, room))
-                rows.append(_Row(line, (hit.session_id, hit.id)))
+                when = relative_time(hit.timestamp, now=now)
+                key = (hit.session_id, hit.id, hit.role, when, hit.snippet, tuple(map(tuple, hit.spans or ())))
+                row = previous.get(key)
+                if row is None:
+                    line = Text("   ", no_wrap=True, overflow="ellipsis")
+                    line.append(f"{inert_line(hit.role)[:9]:<9} ", style=meta_style)
+                    line.append(f"{when:>10}  ", style=meta_style)
+                    room = width - line.cell_len
+                    line.append_text(snippet_text(hit.snippet, hit.spans, match_style, room))
+                    row = _Row(line, (hit.session_id, hit.id))
+                reuse[key] = row
+                rows.append(row)
         if not rows:
             # BR-20: an empty answer says so in the pane, with the reason when there is one.
             line = Text("   No message, title or id matches ", no_wrap=True, overflow="ellipsis")

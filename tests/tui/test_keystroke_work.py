@@ -81,3 +81,38 @@ async def test_the_first_page_is_painted_before_the_list_is_counted(tmp_path: Pa
         status = str(screen.query_one("#status").render())
         assert "counting" not in status and f"{lst.total:,} conversations" in status
         assert lst.total == real_census(count=True, source=None, exclude_sources=screen.exclude_sources).total
+
+
+async def test_a_hit_shown_again_by_the_next_keystroke_is_not_drawn_again(fixed_db: Path, monkeypatch) -> None:
+    """While a word is typed the answers often hold the same hits (``dock*``, ``docke*`` and
+    ``docker`` mark the same tokens): their rows and drawn strips are reused, not rebuilt --
+    and a theme change draws everything anew."""
+    from hermes_tui.widgets import search as search_module
+
+    drawn: list[str] = []
+    original = search_module.fast_text_strip
+
+    def counting(text, width, console):
+        drawn.append(text.plain)
+        return original(text, width, console)
+
+    monkeypatch.setattr(search_module, "fast_text_strip", counting)
+    app = make_app(fixed_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("/", *"docke")
+        await settle(pilot)
+        results = app.screen.results
+        before = {row.target: row for row in results._rows if row.target and row.target[1] is not None}
+        assert before, "the fixed data has hits for docke*"
+        drawn.clear()
+        await pilot.press("r")  # docker: the same hits
+        await settle(pilot)
+        after = {row.target: row for row in results._rows if row.target and row.target[1] is not None}
+        assert after.keys() == before.keys()
+        assert all(after[t] is before[t] for t in after), "the same rows, strips and all"
+        hit_lines = {row.text.plain for row in after.values()}
+        assert not hit_lines & set(drawn), "no hit line was drawn again"
+        app.theme = "textual-light"
+        await settle(pilot)
+        assert hit_lines <= set(drawn), "a new theme draws every line anew"
