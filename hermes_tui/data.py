@@ -29,6 +29,7 @@ from hermes_state.models import LineageNode, Message, SearchHit, SessionSummary
 from hermes_state.query import limit_query
 from hermes_state.recap import Recap, RecapConfig, build_recap
 from hermes_state.retrieval import group_hits_by_conversation, lineage_roots
+from hermes_state.title_index import TitleIndex
 
 from . import operations
 
@@ -255,6 +256,8 @@ class BrowserData:
         self._on_wait = on_wait or (lambda _text: None)
         self._roots: dict[str, str] = {}
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hermes-titles")
+        #: Every title of the store, for the title match on the ``aux`` connection.
+        self._titles = TitleIndex()
         self.warnings: list[str] = []
         self._closed = False
 
@@ -307,6 +310,7 @@ class BrowserData:
                 self._writer = None
                 self._identity = None
                 self._roots.clear()
+                self._titles = TitleIndex()
                 self.gone = None
                 event = ("replaced", f"{self.db_path} was replaced by another file; reopened it.")
         self._on_file_event(*event)
@@ -484,6 +488,7 @@ class BrowserData:
         if reader.recency_guessed:
             reader.adopt_recency(self._retry(counter.build_recency))
             revised = True
+        self.warm_titles()
         return Census(total, sources, revised=revised)
 
     def summary(self, session_id: str) -> SessionSummary | None:
@@ -507,11 +512,20 @@ class BrowserData:
     ) -> list[SessionSummary]:
         """Sessions whose title contains ``text`` or whose id starts with it (BR-2 a)."""
         aux = self._connection("aux")
+        titles = self._titles
         return self._retry(
             lambda: listing.match_sessions(
-                aux, text, source=source, exclude_sources=exclude_sources, limit=limit, workspace=workspace
+                aux, text, source=source, exclude_sources=exclude_sources, limit=limit, workspace=workspace,
+                index=titles,
             )
         )
+
+    def warm_titles(self) -> None:
+        """Read every title for the title match now (~0.1 s at 250k sessions), in the
+        census's time, rather than at the first search's keystroke."""
+        aux = self._connection("aux")
+        titles = self._titles
+        self._retry(lambda: listing.refresh_title_index(aux, titles))
 
     def search(
         self, query: str, *, source: str | None, exclude_sources: list[str] | None, limit: int = 40,

@@ -676,7 +676,14 @@ class BrowserScreen(SessionFlows, HermesScreen):
     @on(SearchResults.HitHighlighted, "#results")
     def _hit_highlighted(self, event: SearchResults.HitHighlighted) -> None:
         if event.session_id:
-            self.load_detail(event.session_id)
+            # After the frame that shows the hits: drawing the detail pane (~6 ms) in that
+            # frame made every answer that moved to another session paint that much later.
+            self.call_after_refresh(self._load_detail_of_highlighted, event.session_id)
+
+    def _load_detail_of_highlighted(self, session_id: str) -> None:
+        target = self.results.target_of_highlighted()
+        if target and target[0] == session_id:  # (still the one highlighted)
+            self.load_detail(session_id)
 
     @work(thread=True, group="detail", exclusive=True, exit_on_error=False)
     def load_detail(self, session_id: str) -> None:
