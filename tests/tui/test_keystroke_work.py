@@ -116,3 +116,35 @@ async def test_a_hit_shown_again_by_the_next_keystroke_is_not_drawn_again(fixed_
         app.theme = "textual-light"
         await settle(pilot)
         assert hit_lines <= set(drawn), "a new theme draws every line anew"
+
+
+async def test_older_garbage_is_collected_when_nobody_types(fixed_db: Path) -> None:
+    """A collection of the older generations walked Textual's caches for up to 250 ms in the
+    middle of typing: they are collected only once the person has paused, and what the app
+    changed about the collector is undone when it ends."""
+    import gc
+
+    before = gc.get_threshold()
+    app = make_app(fixed_db)
+    collections: list[int] = []
+
+    def record(phase, info):
+        if phase == "stop":
+            collections.append(info["generation"])
+
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert gc.get_freeze_count() > 0, "what the start made is out of the collector's way"
+        assert gc.get_threshold()[1:] == (200, 1_000_000)
+        gc.callbacks.append(record)
+        try:
+            for key in "/docker":
+                await pilot.press(key)
+                await pilot.pause(0.05)
+            typing = list(collections)
+            await pilot.pause(app.GC_IDLE_S + 1.2)
+        finally:
+            gc.callbacks.remove(record)
+        assert all(generation == 0 for generation in typing), "only young collections while typing"
+        assert any(generation >= 1 for generation in collections[len(typing):]), "older ones once idle"
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0
