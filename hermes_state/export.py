@@ -38,6 +38,7 @@ from datetime import datetime, timezone
 from typing import IO, Any, Callable, Iterable, Iterator
 
 from .db import SessionDB
+from .export_batch import IDS, PROMPT_ALIAS, decode_tool_calls, jsonl_line, read_batch
 from .paths import write_atomic
 
 ProgressCallback = Callable[[int, int], None]
@@ -52,7 +53,7 @@ FORMATS = ("jsonl", "md")
 
 def session_to_jsonl(obj: dict) -> str:
     """One EX-3 line: the session dict as JSON (non-ASCII kept as is) plus a newline."""
-    return json.dumps(obj, ensure_ascii=False) + "\n"
+    return jsonl_line(obj)
 
 
 # ---------------------------------------------------------------------------- Markdown
@@ -235,7 +236,6 @@ def session_to_markdown(obj: dict) -> str:
 #: messages): a few statements per batch instead of several per session.
 EXPORT_BATCH_SESSIONS = 200
 EXPORT_BATCH_MESSAGES = 8000
-_PROMPT_ALIAS = "__hermes_export_prompt"
 
 
 def _export_order(db: SessionDB, source: str | None) -> list[str]:
@@ -249,60 +249,25 @@ def _export_order(db: SessionDB, source: str | None) -> list[str]:
     return [row[0] for row in db._fetchall(sql, [source] if source else [])]
 
 
-def _read_batch(db: SessionDB, ids: list[str]) -> dict[str, dict]:
-    """The export dicts of ``ids`` (those that still exist), read in one snapshot so each
-    session's row and messages agree. Rows are read as tuples and zipped with the column
-    names: ``sqlite3.Row`` → ``dict`` cost more than the query."""
-    marks = ",".join("?" for _ in ids)
+def batch_statements(db: SessionDB) -> tuple[str, str]:
+    """The two statements that read a batch of sessions of ``db`` (sessions, then their
+    messages), with :data:`~hermes_state.export_batch.IDS` where the ids go."""
     sessions_sql = (
         f"SELECT s.*, {db.rules.last_active_sql()} AS last_active, "
-        f"{db.rules.system_prompt_sql('s')} AS {_PROMPT_ALIAS} FROM sessions s WHERE s.id IN ({marks})"
+        f"{db.rules.system_prompt_sql('s')} AS {PROMPT_ALIAS} FROM sessions s WHERE s.id IN ({IDS})"
     )
     messages_sql = (
-        f"SELECT * FROM messages WHERE session_id IN ({marks}){db._active_clause(False)} "
+        f"SELECT * FROM messages WHERE session_id IN ({IDS}){db._active_clause(False)} "
         "ORDER BY session_id, timestamp, id"
     )
-
-    def read() -> dict[str, dict]:
-        conn = db._require_conn()
-        cursor = conn.cursor()
-        cursor.row_factory = None
-        cursor.execute(sessions_sql, ids)
-        names = [d[0] for d in cursor.description]
-        found: dict[str, dict] = {}
-        for row in cursor.fetchall():
-            session = dict(zip(names, row))
-            prompt = session.pop(_PROMPT_ALIAS)
-            # As SessionDB._with_prompt: a v30 prompt kept once, by hash, travels inline.
-            if session.get("system_prompt") is None and session.get("system_prompt_hash"):
-                session["system_prompt"] = prompt
-            session["messages"] = []
-            found[session["id"]] = session
-        cursor.execute(messages_sql, ids)
-        names = [d[0] for d in cursor.description]
-        session_at = names.index("session_id")
-        calls_at = names.index("tool_calls") if "tool_calls" in names else None
-        for row in cursor:
-            message = dict(zip(names, row))
-            if calls_at is not None and row[calls_at]:
-                message["tool_calls"] = _decode_tool_calls(row[calls_at], message.get("id"))
-            owner = found.get(row[session_at])
-            if owner is not None:
-                owner["messages"].append(message)
-        return found
-
-    return db._read_snapshot(read)
+    return sessions_sql, messages_sql
 
 
-def _decode_tool_calls(raw: str, message_id: Any) -> Any:
-    """As ``SessionDB.get_messages``: JSON decoded, ``[]`` (with a warning) when it is not."""
-    try:
-        return json.loads(raw)
-    except (TypeError, ValueError):
-        import logging
-
-        logging.getLogger("hermes_state.db").warning("message %s has undecodable tool_calls", message_id)
-        return []
+def _read_batch(db: SessionDB, ids: list[str]) -> dict[str, dict]:
+    """The export dicts of ``ids`` (those that still exist), read in one snapshot so each
+    session's row and messages agree."""
+    sessions_sql, messages_sql = batch_statements(db)
+    return db._read_snapshot(lambda: read_batch(db._require_conn(), sessions_sql, messages_sql, ids))
 
 
 def iter_export_all_batched(db: SessionDB, source: str | None = None) -> Iterator[dict]:
@@ -324,6 +289,16 @@ def iter_export_all_batched(db: SessionDB, source: str | None = None) -> Iterato
 
 
 def _batches(db: SessionDB, ids: list[str]) -> Iterator[tuple[list[str], dict[str, dict]]]:
+    for batch in _plan_batches(db, ids):
+        yield batch, _read_batch(db, batch)
+
+
+def _plan_batches(
+    db: SessionDB, ids: list[str], max_messages: int | None = None
+) -> Iterator[list[str]]:
+    """``ids`` cut into batches of at most ``EXPORT_BATCH_SESSIONS`` sessions and, unless one
+    session is longer, ``max_messages`` messages (default ``EXPORT_BATCH_MESSAGES``)."""
+    max_messages = max_messages or EXPORT_BATCH_MESSAGES
     start = 0
     while start < len(ids):
         batch = ids[start : start + EXPORT_BATCH_SESSIONS]
@@ -332,11 +307,11 @@ def _batches(db: SessionDB, ids: list[str]) -> Iterator[tuple[list[str], dict[st
         total = 0
         for i, session_id in enumerate(batch):
             total += sizes.get(session_id, 0)
-            if total > EXPORT_BATCH_MESSAGES and i > 0:
+            if total > max_messages and i > 0:
                 batch = batch[:i]
                 break
         start += len(batch)
-        yield batch, _read_batch(db, batch)
+        yield batch
 
 
 def _message_counts(db: SessionDB, ids: list[str]) -> dict[str, int]:
@@ -414,11 +389,14 @@ def export_to_path(
     session_ids: list[str] | None = None,
     progress: ProgressCallback | None = None,
     mode: int = 0o600,
+    parallel: bool = False,
 ) -> int:
-    """Export to a file, atomically and owner-only; return the number of sessions written."""
-    counter = _Counter(iter_export(db, source, session_ids, progress))
-    write_atomic(path, render_chunks(counter, fmt), mode=mode)
-    return counter.count
+    """Export to a file, atomically and owner-only; return the number of sessions written.
+    ``parallel``: a large JSONL export of every session is encoded on several cores
+    (:mod:`hermes_state.export_parallel`; the same bytes)."""
+    chunks, counted = _chunks(db, fmt, source, session_ids, progress, parallel)
+    write_atomic(path, chunks, mode=mode)
+    return counted()
 
 
 def export_to_stream(
@@ -429,13 +407,47 @@ def export_to_stream(
     source: str | None = None,
     session_ids: list[str] | None = None,
     progress: ProgressCallback | None = None,
+    parallel: bool = False,
 ) -> int:
-    """Export to an open text stream (e.g. stdout); return the number of sessions written."""
-    counter = _Counter(iter_export(db, source, session_ids, progress))
-    for chunk in render_chunks(counter, fmt):
-        stream.write(chunk)
+    """Export to an open text stream (e.g. stdout); return the number of sessions written.
+    ``parallel`` as :func:`export_to_path`."""
+    chunks, counted = _chunks(db, fmt, source, session_ids, progress, parallel)
+    binary = getattr(stream, "buffer", None)
+    for chunk in chunks:
+        if isinstance(chunk, bytes):
+            if binary is None:
+                stream.write(chunk.decode("utf-8"))
+            else:
+                stream.flush()  # (what the text layer holds goes first)
+                binary.write(chunk)
+        else:
+            stream.write(chunk)
     stream.flush()
-    return counter.count
+    return counted()
+
+
+def _chunks(
+    db: SessionDB, fmt: str, source: str | None, session_ids: list[str] | None,
+    progress: ProgressCallback | None, parallel: bool,
+) -> tuple[Iterable[str | bytes], Callable[[], int]]:
+    """The chunks of an export (text, or UTF-8 from worker processes) and a way to know, once
+    they are consumed, how many sessions they held."""
+    from . import export_parallel
+
+    if parallel and fmt == "jsonl" and session_ids is None and export_parallel.suitable(db, source):
+        total = db.session_count(source)
+        done = [0]
+        if progress:
+            progress(0, total)
+
+        def on_batch(sessions: int) -> None:
+            done[0] += sessions
+            if progress:
+                progress(done[0], max(total, done[0]))
+
+        return export_parallel.iter_jsonl_parallel(db, source, on_batch=on_batch), lambda: done[0]
+    counter = _Counter(iter_export(db, source, session_ids, progress))
+    return render_chunks(counter, fmt), lambda: counter.count
 
 
 # ---------------------------------------------------------------------------- import

@@ -384,7 +384,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
         source = None if session_ids else args.source
         if to_stdout:
             count = export_to_stream(
-                db, sys.stdout, args.format, source=source, session_ids=session_ids
+                db, sys.stdout, args.format, source=source, session_ids=session_ids, parallel=True,
             )
         else:
             try:
@@ -395,6 +395,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
                     source=source,
                     session_ids=session_ids,
                     progress=progress,
+                    parallel=True,
                 )
             except OSError as exc:
                 reason = exc.strerror or str(exc)

@@ -1,0 +1,118 @@
+"""Reading and encoding one batch of an export -- and, run as a script, a worker process that
+does it for :mod:`hermes_state.export_parallel`.
+
+Only the standard library is imported here: a worker runs this file by its path (``python -I
+.../export_batch.py``), so it never imports the ``hermes_state`` package (pydantic and all:
+~20 MB a process), and a large export on two CPUs stays within 150 MB.
+
+Worker protocol, one line of JSON per request on stdin: first ``{"database": path,
+"sessions_sql": …, "messages_sql": …}`` (the statements as the store's rules make them, with
+``__IDS__`` where the ids' placeholders go), then one list of session ids per batch. For each batch, on stdout:
+``OK <bytes> <sessions>\\n`` and that many bytes of UTF-8 JSONL, or ``ERR <sentence>\\n``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+from typing import Any
+
+#: The column that carries a session's system prompt read by hash (dropped from the row).
+PROMPT_ALIAS = "__hermes_export_prompt"
+#: Where the statements of a batch take their ids' placeholders.
+IDS = "__IDS__"
+
+
+def read_batch(conn: sqlite3.Connection, sessions_sql: str, messages_sql: str, ids: list[str]) -> dict[str, dict]:
+    """The export dicts of ``ids`` (those that exist), from ``conn`` as it is now (the caller
+    holds the read snapshot). Rows are read as tuples and zipped with the column names:
+    ``sqlite3.Row`` → ``dict`` cost more than the query."""
+    marks = ",".join("?" for _ in ids)
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    cursor.execute(sessions_sql.replace(IDS, marks), ids)
+    names = [d[0] for d in cursor.description]
+    found: dict[str, dict] = {}
+    for row in cursor.fetchall():
+        session = dict(zip(names, row))
+        prompt = session.pop(PROMPT_ALIAS)
+        # As SessionDB._with_prompt: a v30 prompt kept once, by hash, travels inline.
+        if session.get("system_prompt") is None and session.get("system_prompt_hash"):
+            session["system_prompt"] = prompt
+        session["messages"] = []
+        found[session["id"]] = session
+    cursor.execute(messages_sql.replace(IDS, marks), ids)
+    names = [d[0] for d in cursor.description]
+    session_at = names.index("session_id")
+    calls_at = names.index("tool_calls") if "tool_calls" in names else None
+    for row in cursor:
+        message = dict(zip(names, row))
+        if calls_at is not None and row[calls_at]:
+            message["tool_calls"] = decode_tool_calls(row[calls_at], message.get("id"))
+        owner = found.get(row[session_at])
+        if owner is not None:
+            owner["messages"].append(message)
+    return found
+
+
+def decode_tool_calls(raw: str, message_id: Any) -> Any:
+    """As ``SessionDB.get_messages``: JSON decoded, ``[]`` (with a warning) when it is not."""
+    try:
+        return json.loads(raw)
+    except (TypeError, ValueError):
+        logging.getLogger("hermes_state.db").warning("message %s has undecodable tool_calls", message_id)
+        return []
+
+
+def jsonl_line(obj: dict) -> str:
+    """One EX-3 line: the session dict as JSON (non-ASCII kept as is) plus a newline."""
+    return json.dumps(obj, ensure_ascii=False) + "\n"
+
+
+def encode_batch(found: dict[str, dict], ids: list[str]) -> tuple[str, int]:
+    """The JSONL lines of the sessions of ``ids`` found, in the order of ``ids``."""
+    lines = [jsonl_line(found[sid]) for sid in ids if sid in found]
+    return "".join(lines), len(lines)
+
+
+def _serve() -> None:  # pragma: no cover - run in worker processes (tests drive it through them)
+    import signal
+    import sys
+    from urllib.parse import quote
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    requests, out = sys.stdin, sys.stdout.buffer
+    try:
+        config = json.loads(requests.readline())
+        conn = sqlite3.connect(
+            f"file:{quote(config['database'])}?mode=ro", uri=True, timeout=5.0, isolation_level=None
+        )
+    except Exception as exc:
+        out.write(f"ERR cannot open the store: {exc}\n".encode("utf-8", "replace"))
+        out.flush()
+        return
+    for line in requests:
+        try:
+            ids = json.loads(line)
+            conn.execute("BEGIN")  # one snapshot per batch, as the one-process export reads it
+            try:
+                found = read_batch(conn, config["sessions_sql"], config["messages_sql"], ids)
+            finally:
+                conn.execute("COMMIT")
+            text, sessions = encode_batch(found, ids)
+            del found
+            data = text.encode("utf-8")
+            del text
+        except Exception as exc:
+            message = " ".join(str(exc).split()) or type(exc).__name__
+            out.write(f"ERR {message}\n".encode("utf-8", "replace"))
+            out.flush()
+            return
+        out.write(f"OK {len(data)} {sessions}\n".encode())
+        out.write(data)
+        out.flush()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    _serve()

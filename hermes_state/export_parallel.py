@@ -1,0 +1,151 @@
+"""A large JSONL export on several cores: byte for byte what one process writes (EX-3).
+
+One process exports ~35-40k messages a second on a 2-CPU box: ~45% of it is encoding JSON (C,
+holding the GIL) and ~35% reading rows (SQLite plus building dicts) -- no thread helps. Here
+worker processes (:mod:`hermes_state.export_batch` run by its path: the standard library only,
+~12 MB each) open the store read-only, each read a batch of sessions in one snapshot -- as the
+one-process export does -- and encode it; this process computes the order, hands out the
+batches in turn and writes what comes back in order. Workers run in sessions of their own (a
+Ctrl-C at the terminal reaches this process only, which stops them) and end when their input
+closes, whatever becomes of this process.
+
+Used for exports of every session to JSONL of at least :data:`PARALLEL_MIN_MESSAGES` messages
+(starting a worker costs ~50 ms) on stores of schema 11 and later read normally (the statements
+are this process's; older stores are read through views a worker's connection lacks).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections import deque
+from pathlib import Path
+from typing import IO, Callable, Iterator
+
+from .db import SessionDB
+from .errors import DatabaseError
+
+#: Exports of fewer messages than this run in one process.
+PARALLEL_MIN_MESSAGES = 150_000
+#: Messages of a batch (at most): a worker holds one batch's rows and text at a time.
+BATCH_MESSAGES = 2000
+#: Batches handed to each worker ahead of the one being written.
+AHEAD_PER_WORKER = 2
+#: Overrides the number of worker processes (``0`` or ``1``: one process, no workers).
+WORKERS_ENV = "HERMES_SESSIONS_EXPORT_WORKERS"
+
+_WORKER = Path(__file__).with_name("export_batch.py")
+
+
+def default_workers() -> int:
+    """Worker processes for this machine: one per CPU the process may use, at most 4 (more
+    add memory, not speed, past the disk); ``$HERMES_SESSIONS_EXPORT_WORKERS`` overrides."""
+    override = os.environ.get(WORKERS_ENV, "").strip()
+    if override.isdigit():
+        return int(override)
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    return max(1, min(4, cpus))
+
+
+def suitable(db: SessionDB, source: str | None) -> bool:
+    """Whether an export of every session (of ``source``) of ``db`` is worth workers."""
+    if default_workers() < 2 or db.immutable or (db.opened_version or 0) < 11:
+        return False
+    where, params = ("WHERE source = ?", [source]) if source else ("", [])
+    row = db._fetchone(f"SELECT COALESCE(SUM(message_count), 0) FROM sessions {where}", params)
+    return int(row[0] or 0) >= PARALLEL_MIN_MESSAGES
+
+
+class _Worker:
+    def __init__(self, config: str) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-I", str(_WORKER)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        self.send(config)
+
+    def send(self, line: str) -> None:
+        stdin: IO[bytes] = self.proc.stdin  # type: ignore[assignment]
+        stdin.write(line.encode("utf-8") + b"\n")
+        stdin.flush()
+
+    def receive(self) -> tuple[bytes, int]:
+        stdout: IO[bytes] = self.proc.stdout  # type: ignore[assignment]
+        header = stdout.readline().decode("utf-8", "replace").rstrip("\n")
+        if header.startswith("OK "):
+            _ok, size, sessions = header.split(" ")
+            data = stdout.read(int(size))
+            if len(data) == int(size):
+                return data, int(sessions)
+            header = ""
+        if header.startswith("ERR "):
+            raise DatabaseError(header[4:])
+        code = self.proc.poll()
+        raise DatabaseError(f"an export worker stopped{'' if code is None else f' (exit status {code})'}")
+
+    def close(self) -> None:
+        try:
+            if self.proc.stdin is not None:
+                self.proc.stdin.close()
+        except OSError:
+            pass
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
+
+
+def iter_jsonl_parallel(
+    db: SessionDB,
+    source: str | None = None,
+    *,
+    workers: int | None = None,
+    on_batch: Callable[[int], None] | None = None,
+) -> Iterator[bytes]:
+    """JSONL chunks (UTF-8) of every session (of ``source``) in the order of
+    :func:`~hermes_state.export.iter_export_all_batched`, encoded by ``workers`` processes.
+    ``on_batch(sessions)`` is called as each chunk is handed out."""
+    from .export import _export_order, _plan_batches, batch_statements
+
+    count = workers if workers is not None else default_workers()
+    if count < 1:
+        raise ValueError("a parallel export needs at least one worker")
+    ids = _export_order(db, source)
+    sessions_sql, messages_sql = batch_statements(db)
+    config = json.dumps({
+        "database": str(Path(db.db_path).resolve()), "sessions_sql": sessions_sql, "messages_sql": messages_sql,
+    })
+    pool: list[_Worker] = []
+    try:
+        pool.extend(_Worker(config) for _ in range(count))
+        pending: deque[_Worker] = deque()
+        for n, batch in enumerate(_plan_batches(db, ids, BATCH_MESSAGES)):
+            worker = pool[n % count]
+            worker.send(json.dumps(batch))
+            pending.append(worker)
+            if len(pending) > count * AHEAD_PER_WORKER:
+                yield from _written(pending.popleft(), on_batch)
+        while pending:
+            yield from _written(pending.popleft(), on_batch)
+    except OSError as exc:  # a worker could not be started, or went away mid-request
+        raise DatabaseError(f"an export worker failed: {exc.strerror or exc}") from None
+    finally:
+        for worker in pool:
+            worker.close()
+
+
+def _written(worker: _Worker, on_batch: Callable[[int], None] | None) -> Iterator[bytes]:
+    text, sessions = worker.receive()
+    if on_batch is not None:
+        on_batch(sessions)
+    if text:
+        yield text

@@ -1,0 +1,141 @@
+"""A large JSONL export encoded by worker processes (hermes_state.export_parallel) writes the
+very bytes one process writes, says what went wrong in one line, and stops cleanly on Ctrl-C."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from hermes_state import SessionDB, export_parallel
+from hermes_state.errors import DatabaseError
+from hermes_state.export import export_to_path, export_to_stream
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def corpora(tmp_path_factory) -> dict[int, Path]:
+    from hermes_workload.corpus import generate_corpus
+
+    out = {}
+    for schema in (16, 30):
+        path = tmp_path_factory.mktemp(f"export{schema}") / "state.db"
+        generate_corpus(path, messages=6000, seed=8, now=1767225600.0, schema=schema)
+        out[schema] = path
+    return out
+
+
+@pytest.fixture
+def always_parallel(monkeypatch):
+    monkeypatch.setattr(export_parallel, "PARALLEL_MIN_MESSAGES", 0)
+    monkeypatch.setattr(export_parallel, "BATCH_MESSAGES", 300)  # many batches, every worker used
+    monkeypatch.setenv(export_parallel.WORKERS_ENV, "3")
+
+
+@pytest.mark.parametrize("schema", [16, 30])
+@pytest.mark.parametrize("source", [None, "telegram"])
+def test_the_workers_write_the_bytes_one_process_writes(corpora, tmp_path, always_parallel, schema, source):
+    db = SessionDB(corpora[schema], read_only=True)
+    try:
+        assert export_parallel.suitable(db, source)
+        one, many = tmp_path / "one.jsonl", tmp_path / "many.jsonl"
+        counted_one = export_to_path(db, one, source=source)
+        progress: list[tuple[int, int]] = []
+        counted_many = export_to_path(db, many, source=source, parallel=True,
+                                      progress=lambda done, total: progress.append((done, total)))
+        assert counted_many == counted_one > 0
+        assert many.read_bytes() == one.read_bytes()
+        assert progress[0][0] == 0 and progress[-1][0] == counted_one and len(progress) >= 3
+    finally:
+        db.close()
+
+
+def test_a_stream_export_by_workers_is_the_same_text(corpora, tmp_path, always_parallel):
+    import io
+
+    db = SessionDB(corpora[30], read_only=True)
+    try:
+        one, many = io.StringIO(), io.StringIO()
+        export_to_stream(db, one)
+        export_to_stream(db, many, parallel=True)
+        assert many.getvalue() == one.getvalue()
+    finally:
+        db.close()
+
+
+def test_small_exports_and_one_cpu_stay_in_one_process(corpora, monkeypatch):
+    db = SessionDB(corpora[30], read_only=True)
+    try:
+        assert not export_parallel.suitable(db, None), "6,000 messages: not worth a worker"
+        monkeypatch.setattr(export_parallel, "PARALLEL_MIN_MESSAGES", 0)
+        monkeypatch.setenv(export_parallel.WORKERS_ENV, "1")
+        assert not export_parallel.suitable(db, None)
+    finally:
+        db.close()
+
+
+def test_a_worker_that_cannot_read_says_why_in_one_line(tmp_path):
+    """A file that is not a database (a sync tool replaced the store meanwhile): the worker
+    answers with one sentence, which the export raises as a DatabaseError."""
+    broken = tmp_path / "junk.db"
+    broken.write_bytes(b"not a database" * 1000)
+    config = '{"database": "%s", "sessions_sql": "SELECT * FROM sessions s WHERE s.id IN (__IDS__)", ' \
+             '"messages_sql": "SELECT 1"}' % broken
+    worker = export_parallel._Worker(config)
+    try:
+        worker.send('["a"]')
+        with pytest.raises(DatabaseError) as caught:
+            worker.receive()
+    finally:
+        worker.close()
+    assert "\n" not in str(caught.value) and "database" in str(caught.value)
+    assert worker.proc.returncode is not None, "the worker ended"
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(c) for c in f.read().split()]
+    except OSError:
+        return []
+
+
+@pytest.mark.skipif(not Path("/proc/self").exists(), reason="reads /proc")
+def test_ctrl_c_stops_a_parallel_export_leaving_nothing_behind(corpora, tmp_path):
+    """The export of the CLI, interrupted while workers encode: exit 130, one line, no file,
+    no temp file, no worker left running."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "state.db").symlink_to(corpora[16])
+    target = tmp_path / "out.jsonl"
+    script = (
+        "import sys, time\n"
+        "from hermes_state import export_parallel, export_batch\n"
+        "export_parallel.PARALLEL_MIN_MESSAGES = 0\n"
+        "export_parallel.BATCH_MESSAGES = 50\n"
+        "from hermes_tui.cli import main\n"
+        "sys.exit(main(['sessions', 'export', sys.argv[1]]))\n"
+    )
+    env = dict(os.environ, HERMES_HOME=str(home), PYTHONPATH=str(REPO), **{export_parallel.WORKERS_ENV: "2"})
+    proc = subprocess.Popen([sys.executable, "-c", script, str(target)], env=env, cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and len(_children(proc.pid)) < 2:
+        time.sleep(0.01)
+    workers = _children(proc.pid)
+    assert len(workers) >= 2, "the workers started"
+    os.killpg(proc.pid, signal.SIGINT)  # what a terminal does on Ctrl-C
+    out, err = proc.communicate(timeout=30)
+    if proc.returncode == 0:
+        pytest.skip("the export finished before the interrupt arrived")
+    assert proc.returncode == 130, (out, err)
+    assert "Traceback" not in err and err.strip().splitlines()[-1] == "Interrupted."
+    assert not target.exists() and not any(p.name.startswith(".out.jsonl") for p in tmp_path.iterdir())
+    for pid in workers:
+        assert not Path(f"/proc/{pid}").exists() or "State:\tZ" in Path(f"/proc/{pid}/status").read_text()
