@@ -44,10 +44,12 @@ async def _painted(app) -> float:
 
 
 async def _probe(db_path: str, spawned_at: float, query: str | None, transcript: str | None) -> dict:
-    # As `hermes sessions browse` starts: the first pages are read ahead in a thread while
-    # the UI is imported.
+    # As `hermes sessions browse` starts: no garbage collection until the app is mounted,
+    # the first pages read ahead in a thread while the UI is imported.
+    import gc
     from pathlib import Path
 
+    gc.disable()
     from hermes_tui.browse import start_first_window
     from hermes_tui.config import AppConfig
 
@@ -95,6 +97,11 @@ async def _probe(db_path: str, spawned_at: float, query: str | None, transcript:
                     out["transcript_entries"] = len(screen.view.entries)
                     break
                 await asyncio.sleep(0.002)
+        # As a person who browses for a while: the census (which, on a first run, builds the
+        # recency index and keeps it for the next) is done before the browser closes.
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and getattr(browser, "_census_running", False):
+            await asyncio.sleep(0.05)
         await pilot.pause(0.2)
     out["rss_mb"] = _peak_rss_mb()
     return out

@@ -1263,11 +1263,11 @@ class SessionDB:
         def snapshot() -> Listed | None:
             pins, exact = self._pinned_ids(provisional=provisional), True
             if pins is None:
-                # The pins the recency cache kept (read with it): no scan of every row.
+                # The pins the recency cache kept (read with it), or none known yet (a first
+                # run): no scan of every row -- ~0.1 s at 250k sessions, ~0.75 s from a cold
+                # page cache -- before the first page. The caller reads the page again.
                 self._read(lambda conn: self._recency.refresh(conn, guess_ok=True))
-                pins, exact = self._recency.pins, False
-                if pins is None:
-                    pins, exact = self._pinned_ids(), True
+                pins, exact = self._recency.pins or frozenset(), False
             rows = self._read(lambda conn: do(conn, pins))
             return None if rows is None else Listed(rows, exact=exact and not self._recency.guessed)
 

@@ -38,7 +38,7 @@ from datetime import datetime, timezone
 from typing import IO, Any, Callable, Iterable, Iterator
 
 from .db import SessionDB
-from .export_batch import IDS, PROMPT_ALIAS, decode_tool_calls, jsonl_line, read_batch
+from .export_batch import IDS, PROMPT_ALIAS, jsonl_line, read_batch
 from .paths import write_atomic
 
 ProgressCallback = Callable[[int, int], None]
@@ -389,14 +389,12 @@ def export_to_path(
     session_ids: list[str] | None = None,
     progress: ProgressCallback | None = None,
     mode: int = 0o600,
-    parallel: bool = False,
 ) -> int:
     """Export to a file, atomically and owner-only; return the number of sessions written.
-    ``parallel``: a large JSONL export of every session is encoded on several cores
-    (:mod:`hermes_state.export_parallel`; the same bytes)."""
-    chunks, counted = _chunks(db, fmt, source, session_ids, progress, parallel)
-    write_atomic(path, chunks, mode=mode)
-    return counted()
+    (:func:`hermes_state.export_parallel.export_to_path` writes the same on several cores.)"""
+    counter = _Counter(iter_export(db, source, session_ids, progress))
+    write_atomic(path, render_chunks(counter, fmt), mode=mode)
+    return counter.count
 
 
 def export_to_stream(
@@ -407,47 +405,13 @@ def export_to_stream(
     source: str | None = None,
     session_ids: list[str] | None = None,
     progress: ProgressCallback | None = None,
-    parallel: bool = False,
 ) -> int:
-    """Export to an open text stream (e.g. stdout); return the number of sessions written.
-    ``parallel`` as :func:`export_to_path`."""
-    chunks, counted = _chunks(db, fmt, source, session_ids, progress, parallel)
-    binary = getattr(stream, "buffer", None)
-    for chunk in chunks:
-        if isinstance(chunk, bytes):
-            if binary is None:
-                stream.write(chunk.decode("utf-8"))
-            else:
-                stream.flush()  # (what the text layer holds goes first)
-                binary.write(chunk)
-        else:
-            stream.write(chunk)
-    stream.flush()
-    return counted()
-
-
-def _chunks(
-    db: SessionDB, fmt: str, source: str | None, session_ids: list[str] | None,
-    progress: ProgressCallback | None, parallel: bool,
-) -> tuple[Iterable[str | bytes], Callable[[], int]]:
-    """The chunks of an export (text, or UTF-8 from worker processes) and a way to know, once
-    they are consumed, how many sessions they held."""
-    from . import export_parallel
-
-    if parallel and fmt == "jsonl" and session_ids is None and export_parallel.suitable(db, source):
-        total = db.session_count(source)
-        done = [0]
-        if progress:
-            progress(0, total)
-
-        def on_batch(sessions: int) -> None:
-            done[0] += sessions
-            if progress:
-                progress(done[0], max(total, done[0]))
-
-        return export_parallel.iter_jsonl_parallel(db, source, on_batch=on_batch), lambda: done[0]
+    """Export to an open text stream (e.g. stdout); return the number of sessions written."""
     counter = _Counter(iter_export(db, source, session_ids, progress))
-    return render_chunks(counter, fmt), lambda: counter.count
+    for chunk in render_chunks(counter, fmt):
+        stream.write(chunk)
+    stream.flush()
+    return counter.count
 
 
 # ---------------------------------------------------------------------------- import

@@ -22,10 +22,13 @@ import subprocess
 import sys
 from collections import deque
 from pathlib import Path
-from typing import IO, Callable, Iterator
+from typing import IO, Callable, Iterable, Iterator
 
+from . import export
 from .db import SessionDB
 from .errors import DatabaseError
+from .export import ProgressCallback, batch_statements, _export_order, _plan_batches
+from .paths import write_atomic
 
 #: Exports of fewer messages than this run in one process.
 PARALLEL_MIN_MESSAGES = 150_000
@@ -114,8 +117,6 @@ def iter_jsonl_parallel(
     """JSONL chunks (UTF-8) of every session (of ``source``) in the order of
     :func:`~hermes_state.export.iter_export_all_batched`, encoded by ``workers`` processes.
     ``on_batch(sessions)`` is called as each chunk is handed out."""
-    from .export import _export_order, _plan_batches, batch_statements
-
     count = workers if workers is not None else default_workers()
     if count < 1:
         raise ValueError("a parallel export needs at least one worker")
@@ -149,3 +150,69 @@ def _written(worker: _Worker, on_batch: Callable[[int], None] | None) -> Iterato
         on_batch(sessions)
     if text:
         yield text
+
+
+# ---------------------------------------------------------------------------- the export's doors
+
+
+def export_to_path(
+    db: SessionDB,
+    path: str | os.PathLike[str],
+    fmt: str = "jsonl",
+    *,
+    source: str | None = None,
+    session_ids: list[str] | None = None,
+    progress: ProgressCallback | None = None,
+    mode: int = 0o600,
+) -> int:
+    """:func:`hermes_state.export.export_to_path`, on several cores when :func:`suitable`."""
+    if not (fmt == "jsonl" and session_ids is None and suitable(db, source)):
+        return export.export_to_path(db, path, fmt, source=source, session_ids=session_ids,
+                                     progress=progress, mode=mode)
+    chunks, counted = _counted_chunks(db, source, progress)
+    write_atomic(path, chunks, mode=mode)
+    return counted()
+
+
+def export_to_stream(
+    db: SessionDB,
+    stream: IO[str],
+    fmt: str = "jsonl",
+    *,
+    source: str | None = None,
+    session_ids: list[str] | None = None,
+    progress: ProgressCallback | None = None,
+) -> int:
+    """:func:`hermes_state.export.export_to_stream`, on several cores when :func:`suitable`
+    (the bytes go to the stream's binary buffer when it has one)."""
+    if not (fmt == "jsonl" and session_ids is None and suitable(db, source)):
+        return export.export_to_stream(db, stream, fmt, source=source, session_ids=session_ids,
+                                       progress=progress)
+    chunks, counted = _counted_chunks(db, source, progress)
+    binary = getattr(stream, "buffer", None)
+    stream.flush()  # (what the text layer holds goes first)
+    for chunk in chunks:
+        if binary is None:
+            stream.write(chunk.decode("utf-8"))
+        else:
+            binary.write(chunk)
+    stream.flush()
+    if binary is not None:
+        binary.flush()
+    return counted()
+
+
+def _counted_chunks(
+    db: SessionDB, source: str | None, progress: ProgressCallback | None
+) -> tuple[Iterable[bytes], Callable[[], int]]:
+    total = db.session_count(source)
+    done = [0]
+    if progress:
+        progress(0, total)
+
+    def on_batch(sessions: int) -> None:
+        done[0] += sessions
+        if progress:
+            progress(done[0], max(total, done[0]))
+
+    return iter_jsonl_parallel(db, source, on_batch=on_batch), lambda: done[0]

@@ -117,6 +117,7 @@ class HermesApp(App[str | None]):
         )
         self._frozen = False
         self._gc_threshold = gc.get_threshold()
+        self._gc_was_enabled = gc.isenabled()
         self.live = LiveFeed(self.ctx, self.call_from_thread, self._store_changed)
         if config.animations == "none":
             self.animation_level = "none"
@@ -172,6 +173,8 @@ class HermesApp(App[str | None]):
         # Hand frozen objects back to the collector (tests run many apps in one process).
         gc.unfreeze()
         gc.set_threshold(*self._gc_threshold)
+        if not self._gc_was_enabled:
+            gc.disable()
 
     # ------------------------------------------------------------------ garbage collection
 
@@ -191,8 +194,10 @@ class HermesApp(App[str | None]):
         someone who never pauses, after 200 young collections.
         """
         self._gc_threshold = gc.get_threshold()
+        self._gc_was_enabled = gc.isenabled()  # (the CLI pauses it while the app starts)
         gc.freeze()
         gc.set_threshold(10_000, 200, 1_000_000)
+        gc.enable()
         self._last_input = time.monotonic()
         self._gc_ticks = 0
         self.set_interval(0.5, self._collect_if_idle, name="gc-when-idle")

@@ -9,6 +9,7 @@ a cancel exits 130.
 
 from __future__ import annotations
 
+import gc
 import os
 import shlex
 import shutil
@@ -305,6 +306,10 @@ def run_browse(
     plain: bool,
 ) -> int:
     """The whole of ``hermes sessions browse`` (CLI-13, BR-5 … BR-7)."""
+    # No garbage collection until the app is mounted (it turns the collector back on with
+    # its own thresholds): see hermes_tui.startup.
+    collecting = gc.isenabled()
+    gc.disable()
     from .config import load_config
 
     config, problems = load_config()
@@ -367,5 +372,7 @@ def run_browse(
         _err("Cancelled.")
         return CANCELLED
     finally:
+        if collecting:
+            gc.enable()
         if demo_home is not None:
             demo_home.close()

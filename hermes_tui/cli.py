@@ -54,15 +54,20 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from hermes_state import connection
-from hermes_state.db import SessionDB
-from hermes_state.errors import DatabaseError, describe_db_error
-from hermes_state.paths import hermes_home
-from hermes_state.timefmt import relative_time
-from hermes_state.visibility import INTERNAL_SOURCES
-from hermes_state.titles import sanitize_title
+from .startup import collector_paused
 
-from .textsafe import fit_cells
+# Importing makes ~100k objects, and the collector, run as they come, walked them all again and
+# again: ~0.1 s of a start-up (issue 15). Paused while the store's modules load.
+with collector_paused():
+    from hermes_state import connection
+    from hermes_state.db import SessionDB
+    from hermes_state.errors import DatabaseError, describe_db_error
+    from hermes_state.paths import hermes_home
+    from hermes_state.timefmt import relative_time
+    from hermes_state.visibility import INTERNAL_SOURCES
+    from hermes_state.titles import sanitize_title
+
+    from .textsafe import fit_cells
 
 #: Sources hidden from ``list`` and ``browse`` unless ``--source`` is given (CLI-4, UC-3).
 HIDDEN_SOURCES = list(INTERNAL_SOURCES)
@@ -373,7 +378,8 @@ def _export_progress(to_stdout: bool) -> Iterator[Callable[..., None] | None]:
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
-    from hermes_state.export import export_to_path, export_to_stream
+    # (on several cores when the export is large: the same bytes, see export_parallel)
+    from hermes_state.export_parallel import export_to_path, export_to_stream
 
     to_stdout = args.output == "-"
     # stdout carries the data: every error of this run goes to stderr instead.
@@ -384,7 +390,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
         source = None if session_ids else args.source
         if to_stdout:
             count = export_to_stream(
-                db, sys.stdout, args.format, source=source, session_ids=session_ids, parallel=True,
+                db, sys.stdout, args.format, source=source, session_ids=session_ids
             )
         else:
             try:
@@ -395,7 +401,6 @@ def _cmd_export(args: argparse.Namespace) -> int:
                     source=source,
                     session_ids=session_ids,
                     progress=progress,
-                    parallel=True,
                 )
             except OSError as exc:
                 reason = exc.strerror or str(exc)

@@ -50,7 +50,7 @@ class FirstWindow:
     cold page cache -- overlap ~0.5 s of Python imports instead of following them.
 
     It opens the reader the browser will use (read-only, with the recency cache) and reads the
-    pages the browser's first window asks for, provisionally (see
+    page the browser's first window asks for, provisionally (see
     :func:`hermes_state.listing.page`); :class:`BrowserData` adopts both. An error is kept,
     not raised: the browser then opens the store itself and reports it its usual way.
     """
@@ -94,11 +94,8 @@ class FirstWindow:
                 return
             finally:
                 self.opened.set()
-            for offset in (0, self.page_size):
-                answer = listing.page(db, offset, self.page_size, **self.filters)
-                self.pages[_page_key(offset, self.page_size, **self.filters)] = answer
-                if len(answer[0]) < self.page_size:
-                    break
+            answer = listing.page(db, 0, self.page_size, **self.filters)
+            self.pages[_page_key(0, self.page_size, **self.filters)] = answer
         except BaseException as exc:  # a page failed: the browser reads it again itself
             self.error = self.error or exc
         finally:

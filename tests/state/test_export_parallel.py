@@ -15,6 +15,8 @@ import pytest
 from hermes_state import SessionDB, export_parallel
 from hermes_state.errors import DatabaseError
 from hermes_state.export import export_to_path, export_to_stream
+from hermes_state.export_parallel import export_to_path as export_to_path_fast
+from hermes_state.export_parallel import export_to_stream as export_to_stream_fast
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -47,8 +49,8 @@ def test_the_workers_write_the_bytes_one_process_writes(corpora, tmp_path, alway
         one, many = tmp_path / "one.jsonl", tmp_path / "many.jsonl"
         counted_one = export_to_path(db, one, source=source)
         progress: list[tuple[int, int]] = []
-        counted_many = export_to_path(db, many, source=source, parallel=True,
-                                      progress=lambda done, total: progress.append((done, total)))
+        counted_many = export_to_path_fast(db, many, source=source,
+                                           progress=lambda done, total: progress.append((done, total)))
         assert counted_many == counted_one > 0
         assert many.read_bytes() == one.read_bytes()
         assert progress[0][0] == 0 and progress[-1][0] == counted_one and len(progress) >= 3
@@ -63,7 +65,7 @@ def test_a_stream_export_by_workers_is_the_same_text(corpora, tmp_path, always_p
     try:
         one, many = io.StringIO(), io.StringIO()
         export_to_stream(db, one)
-        export_to_stream(db, many, parallel=True)
+        export_to_stream_fast(db, many)
         assert many.getvalue() == one.getvalue()
     finally:
         db.close()

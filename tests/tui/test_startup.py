@@ -100,11 +100,11 @@ async def test_the_correction_keeps_a_reader_who_has_moved_on_their_conversation
     original = BrowserScreen._window
     calls = []
 
-    def held(self, *args):
+    def held(self, *args, **kwargs):
         calls.append(1)
         if len(calls) == 2:
             go_on.wait(10)  # the corrected window waits until the reader has moved
-        return original(self, *args)
+        return original(self, *args, **kwargs)
 
     monkeypatch.setattr(BrowserScreen, "_window", held)
     app = make_app(v30_store, cache_dir=cache_dir)
@@ -135,7 +135,7 @@ async def test_the_first_window_read_ahead_is_what_the_browser_shows(v30_store, 
     async with expected_app.run_test(size=(120, 32)) as pilot:
         await settle(pilot)
         lst = expected_app.screen.query_one(SessionList)
-        expected = [lst.row(i).id for i in range(lst.total) if lst.row(i) is not None]
+        expected = [lst.row(i).id for i in range(min(lst.total, 100))]
 
     config = AppConfig(animations="none", search_debounce_s=0.0)
     first = start_first_window(v30_store, config, source=None, cache_dir=cache_dir)
@@ -148,7 +148,7 @@ async def test_the_first_window_read_ahead_is_what_the_browser_shows(v30_store, 
         await settle(pilot)
         assert app.ctx.store.reader is not None and first.db is None, "the browser took its reader"
         lst = app.screen.query_one(SessionList)
-        assert [lst.row(i).id for i in range(lst.total) if lst.row(i) is not None] == expected
+        assert [lst.row(i).id for i in range(min(lst.total, 100))] == expected
     assert True not in reads, "the provisional first window was not read again"
 
 
