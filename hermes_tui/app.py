@@ -37,6 +37,7 @@ from .live import LiveFeed
 from .data import BrowserData, FirstWindow
 from .legible import legible_variables
 from .screens.base import WorkerFailed
+from .collector import release_collection
 from .screens.browser import BrowserScreen
 from .screens.help import HelpScreen
 from .screens.lineage import LineageScreen
@@ -169,6 +170,7 @@ class HermesApp(App[str | None]):
             self.notify(problem, severity="warning", timeout=6, markup=False)
 
     def on_unmount(self) -> None:
+        release_collection()  # (a keystroke's hold, if the app ends before its answer)
         self.ctx.store.close()
         # Hand frozen objects back to the collector (tests run many apps in one process).
         gc.unfreeze()

@@ -307,7 +307,7 @@ def run_browse(
 ) -> int:
     """The whole of ``hermes sessions browse`` (CLI-13, BR-5 … BR-7)."""
     # No garbage collection until the app is mounted (it turns the collector back on with
-    # its own thresholds): see hermes_tui.startup.
+    # its own thresholds): see hermes_tui.collector.
     collecting = gc.isenabled()
     gc.disable()
     from .config import load_config

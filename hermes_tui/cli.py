@@ -54,7 +54,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from .startup import collector_paused
+from .collector import collector_paused
 
 # Importing makes ~100k objects, and the collector, run as they come, walked them all again and
 # again: ~0.1 s of a start-up (issue 15). Paused while the store's modules load.

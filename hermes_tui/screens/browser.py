@@ -34,6 +34,7 @@ from hermes_state.models import SessionSummary
 from ..context import Access, AppContext, StoreChange, StoreStatus
 from ..data import Census, SearchView
 from ..messages import SearchFinished
+from ..collector import hold_collection, release_collection
 from ..modals.source_picker import SourcePicker
 from ..modals.workspace_picker import WorkspacePick, WorkspacePicker, workspace_label
 from ..textsafe import InertHighlighter, inert_line
@@ -164,6 +165,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
         self.generation = 0
         self.source_counts: dict[str, int] = {}
         self._search_timer: Timer | None = None
+        self._collection_timer: Timer | None = None
         self._search_query = ""
         self._pending_select: str | None = None
         self._last_search_at = 0.0
@@ -542,6 +544,12 @@ class BrowserScreen(SessionFlows, HermesScreen):
             self.ctx.store.interrupt_search()
             self._show_list()
             return
+        # No garbage collection until this answer is painted (or a second has passed): see
+        # hermes_tui.collector.hold_collection.
+        hold_collection()
+        if self._collection_timer is not None:
+            self._collection_timer.stop()
+        self._collection_timer = self.set_timer(1.0, release_collection)
         main = self.query_one("#main")
         if self.query_one(ContentSwitcher).current != "results" and not str(main.border_title).startswith("Search"):
             # Named while the first search runs, so its answer's frame need not redraw it.
@@ -624,9 +632,12 @@ class BrowserScreen(SessionFlows, HermesScreen):
             self._show_detail(None)  # BR-20: nothing highlighted, nothing to describe
         if not keep:
             started = self._keystroke_at
-            self.call_after_refresh(
-                lambda: self.search_latencies.append((event.query, time.perf_counter() - started))
-            )
+
+            def painted() -> None:
+                self.search_latencies.append((event.query, time.perf_counter() - started))
+                release_collection()
+
+            self.call_after_refresh(painted)
 
     def _search_titles(self, view: SearchView) -> None:
         if self.results.view is view:  # (a newer answer has its own)

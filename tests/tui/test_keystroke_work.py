@@ -5,6 +5,7 @@ scrollbar coming and going), and the detail pane rebuilt the same details answer
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from textual.screen import Screen
@@ -148,3 +149,53 @@ async def test_older_garbage_is_collected_when_nobody_types(fixed_db: Path) -> N
         assert all(generation == 0 for generation in typing), "only young collections while typing"
         assert any(generation >= 1 for generation in collections[len(typing):]), "older ones once idle"
     assert gc.get_threshold() == before and gc.get_freeze_count() == 0
+
+
+async def test_no_collection_between_a_keystroke_and_its_answer_painted(fixed_db: Path) -> None:
+    """Young collections (~1.2 ms each, two a key) happened while the answer was built and
+    drawn: the collector is held off from the keystroke until the answer is painted, and
+    is on again after -- also when no answer comes (a second at most)."""
+    import gc
+
+    app = make_app(fixed_db)
+    collections: list[float] = []
+
+    def record(phase, info):
+        if phase == "start":
+            collections.append(time.perf_counter())
+
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        gc.callbacks.append(record)
+        try:
+            for key in "/docker":
+                before = len(screen.search_latencies)
+                await pilot.press(key)
+                if key == "/":
+                    continue
+                pressed = screen._keystroke_at
+                for _ in range(300):
+                    if len(screen.search_latencies) > before:
+                        break
+                    await pilot.pause(0.01)
+                painted = pressed + screen.search_latencies[-1][1]
+                assert gc.isenabled(), "on again once the answer is painted"
+                assert not [t for t in collections if pressed <= t <= painted]
+        finally:
+            gc.callbacks.remove(record)
+        # A keystroke whose answer never comes (a search stuck behind a lock): released
+        # after a second all the same.
+        import threading
+
+        stuck = threading.Event()
+        real_search = app.ctx.store.search
+        app.ctx.store.search = lambda *a, **k: (stuck.wait(5), real_search(*a, **k))[1]
+        try:
+            await pilot.press("s")
+            assert not gc.isenabled()
+            await pilot.pause(1.3)
+            assert gc.isenabled()
+        finally:
+            stuck.set()
+            app.ctx.store.search = real_search
