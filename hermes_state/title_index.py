@@ -51,32 +51,30 @@ class TitleIndex:
         return self._built_at is not None
 
     def build(self, conn: sqlite3.Connection) -> None:
+        """Read every title (streamed: holding 250k rows at once cost ~65 MB of peak memory
+        for an index of ~8 MB)."""
         cursor = conn.cursor()
         cursor.row_factory = None
-        rows = cursor.execute("SELECT rowid, title FROM sessions WHERE title IS NOT NULL ORDER BY rowid").fetchall()
-        self._set(rows)
+        cursor.execute("SELECT rowid, title FROM sessions WHERE title IS NOT NULL ORDER BY rowid")
+        blob = bytearray()
+        starts = array("q")
+        rowids = array("q")
+        last = 0
+        while rows := cursor.fetchmany(2048):
+            for rowid, title in rows:
+                if blob:
+                    blob += b"\n"
+                starts.append(len(blob))
+                rowids.append(rowid)
+                blob += _fold(title)
+            last = rows[-1][0]
+        self._blob, self._starts, self._rowids, self._last = bytes(blob), starts, rowids, None
         self._built_at = self._clock()
         # (New titled sessions are read by rowid from here: one created untitled, then
         # titled, after the newest titled one is read too.)
-        self._max_rowid = max((r[0] for r in rows), default=0)
+        self._max_rowid = last
         self._version = _data_version(conn)
         self._changed = False
-
-    def _set(self, rows: list[tuple[int, str]]) -> None:
-        self._last = None
-        parts: list[bytes] = []
-        starts = array("q")
-        rowids = array("q")
-        position = 0
-        for rowid, title in rows:
-            data = _fold(title)
-            starts.append(position)
-            rowids.append(rowid)
-            parts.append(data)
-            position += len(data) + 1
-        self._blob = b"\n".join(parts)
-        self._starts = starts
-        self._rowids = rowids
 
     def refresh(self, conn: sqlite3.Connection) -> None:
         """Up to date with the store as ``conn`` sees it (build, add new sessions, or rebuild)."""
