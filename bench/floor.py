@@ -11,6 +11,12 @@ rows it reads, on this machine; the rest is the engine's Python. Then once under
 for the Python functions that cost most. ``--sql`` lists the statements with their time and
 rows. ``--ui`` searches as the browser does (40 hits, the last word a prefix, internal runs
 left out); the default is the bench's search classes (20 hits, nothing left out).
+
+    python -m bench.floor --size 5m --schema 30 --listing
+
+``--listing`` measures the browser's default list instead (``first_page_by_activity``: the 50
+most recently active conversations, internal runs left out, as ``list_sessions_rich`` and as
+``listing.page`` with its count), the same way: whole call, the part inside SQLite, the Python.
 """
 
 from __future__ import annotations
@@ -95,14 +101,37 @@ class _TimedConnection:
 
 
 def measure(db, query: str, *, runs: int, ui: bool) -> dict:
+    """One search as the bench (or, ``ui``, the browser) runs it."""
     from hermes_state.visibility import INTERNAL_SOURCES
 
     kwargs = dict(limit=40, prefix_last=True, exclude_sources=list(INTERNAL_SOURCES)) if ui else dict(limit=20)
-    result = db.search(query, **kwargs)  # warm-up
+    result = db.search(query, **kwargs)
+    found = measure_call(db, lambda: db.search(query, **kwargs), runs=runs)
+    return {"query": query, "path": f"{result.path}/{result.ranking}", "hits": len(result.hits), **found}
+
+
+def listing_calls(db) -> dict:
+    """The calls of the bench's ``first_page_by_activity`` class, by label."""
+    from hermes_state import listing
+    from hermes_state.visibility import INTERNAL_SOURCES
+
+    excluded = list(INTERNAL_SOURCES)
+    return {
+        "list_sessions_rich(limit=50, by activity)": lambda: db.list_sessions_rich(
+            limit=50, exclude_sources=excluded, order_by_last_active=True),
+        "listing.page(0, 50, by_activity=True)": lambda: listing.page(
+            db, 0, 50, exclude_sources=excluded, by_activity=True),
+    }
+
+
+def measure_call(db, call, *, runs: int) -> dict:
+    """``call()`` (reading through ``db``) timed whole, then with every statement's time in
+    SQLite summed, then profiled: p50s in ms, the median run's statements, the top Python."""
+    call()  # warm-up
     times = []
     for _ in range(runs):
         t0 = time.perf_counter()
-        db.search(query, **kwargs)
+        call()
         times.append((time.perf_counter() - t0) * 1000)
     real = db._conn
     logs: list[list] = []
@@ -110,10 +139,10 @@ def measure(db, query: str, *, runs: int, ui: bool) -> dict:
     timed = _TimedConnection(real, [])
     try:
         db._conn = timed
-        db.search(query, **kwargs)  # warm-up on this connection object (its caches)
+        call()  # warm-up on this connection object (its caches)
         for _ in range(runs):
             timed._log = log = []
-            db.search(query, **kwargs)
+            call()
             floors.append(sum(entry[1] for entry in log) * 1000)
             logs.append(log)
     finally:
@@ -121,7 +150,7 @@ def measure(db, query: str, *, runs: int, ui: bool) -> dict:
     profiler = cProfile.Profile()
     profiler.enable()
     for _ in range(runs):
-        db.search(query, **kwargs)
+        call()
     profiler.disable()
     stats = pstats.Stats(profiler)
     top = sorted(
@@ -130,11 +159,10 @@ def measure(db, query: str, *, runs: int, ui: bool) -> dict:
         reverse=True,
     )[:6]
     median_log = logs[floors.index(sorted(floors)[len(floors) // 2])]
+    times.sort()
     return {
-        "query": query,
-        "path": f"{result.path}/{result.ranking}",
-        "hits": len(result.hits),
         "p50_ms": statistics.median(times),
+        "p95_ms": times[min(len(times) - 1, int(len(times) * 0.95))],
         "sqlite_ms": statistics.median(floors),
         "statements": [(sql, seconds * 1000, rows) for sql, seconds, rows in median_log],
         "python_top": [(name, tt / runs * 1000) for tt, name in top],
@@ -147,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     from .run import corpus_path, parse_size
 
     parser = argparse.ArgumentParser(prog="python -m bench.floor", description=__doc__.split("\n\n")[0])
-    parser.add_argument("queries", nargs="+")
+    parser.add_argument("queries", nargs="*")
     parser.add_argument("--size", default="1m")
     parser.add_argument("--schema", type=int, choices=(16, 30), default=16)
     parser.add_argument("--seed", type=int, default=0)
@@ -155,19 +183,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--ui", action="store_true", help="search as the browser does (40 hits, prefix, no internal runs)")
     parser.add_argument("--sql", action="store_true", help="print every statement the search ran")
+    parser.add_argument("--listing", action="store_true",
+                        help="measure the first page by last activity (BR-10) instead of searches")
     parser.add_argument("--cold-prefix", action="store_true",
                         help="also time the first search of each query on a fresh connection (no cached expansion)")
     args = parser.parse_args(argv)
+    if not args.queries and not args.listing:
+        parser.error("give queries to search, or --listing")
     path = args.db or corpus_path(parse_size(args.size)[0], args.seed, args.schema)
     db = SessionDB(path, read_only=True)
     try:
+        if args.listing:
+            for label, call in listing_calls(db).items():
+                found = measure_call(db, call, runs=args.runs)
+                _report(label, found, args.sql)
         for query in args.queries:
             found = measure(db, query, runs=args.runs, ui=args.ui)
-            share = found["sqlite_ms"] / found["p50_ms"] if found["p50_ms"] else 0.0
-            print(f"{query!r}: {found['path']}, {found['hits']} hits — search p50 {found['p50_ms']:.2f} ms, "
-                  f"inside SQLite {found['sqlite_ms']:.2f} ms ({share:.0%}), {len(found['statements'])} statements")
-            print("    Python (tottime per search, profiled): "
-                  + ", ".join(f"{name} {ms:.2f}" for name, ms in found["python_top"]))
+            _report(f"{query!r}: {found['path']}, {found['hits']} hits — search", found, False)
             if args.cold_prefix:
                 fresh = SessionDB(path, read_only=True)
                 try:
@@ -178,11 +210,25 @@ def main(argv: list[str] | None = None) -> int:
                 finally:
                     fresh.close()
             if args.sql:
-                for sql, ms, rows in found["statements"]:
-                    print(f"    {ms:7.2f} ms {rows:5d} rows  {' '.join(sql.split())[:260]}")
+                _print_statements(found)
     finally:
         db.close()
     return 0
+
+
+def _report(label: str, found: dict, sql: bool) -> None:
+    share = found["sqlite_ms"] / found["p50_ms"] if found["p50_ms"] else 0.0
+    print(f"{label} p50 {found['p50_ms']:.2f} ms (p95 {found['p95_ms']:.2f}), inside SQLite "
+          f"{found['sqlite_ms']:.2f} ms ({share:.0%}), {len(found['statements'])} statements")
+    print("    Python (tottime per call, profiled): "
+          + ", ".join(f"{name} {ms:.2f}" for name, ms in found["python_top"]))
+    if sql:
+        _print_statements(found)
+
+
+def _print_statements(found: dict) -> None:
+    for sql, ms, rows in found["statements"]:
+        print(f"    {ms:7.2f} ms {rows:5d} rows  {' '.join(sql.split())[:260]}")
 
 
 if __name__ == "__main__":
