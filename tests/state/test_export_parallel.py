@@ -40,6 +40,38 @@ def always_parallel(monkeypatch):
     monkeypatch.setenv(export_parallel.WORKERS_ENV, "3")
 
 
+
+def test_a_worker_encodes_each_session_as_its_messages_end(tmp_path):
+    """A worker's batch, encoded session by session, is line for line what the one-process
+    reader and encoder make: in the order asked (not the store's), non-ASCII kept, a session
+    without messages included, an id that is gone skipped."""
+    import sqlite3
+
+    from hermes_state.export import batch_statements
+    from hermes_state.export_batch import encode_batch_lines, jsonl_line, read_batch
+
+    db = SessionDB(tmp_path / "state.db")
+    try:
+        db.create_session("b-first", "cli")
+        db.append_message("b-first", "user", "数据库 migration — ünïcode")
+        db.append_message("b-first", "assistant", "done", tool_calls=[{"id": "c1", "type": "function"}])
+        db.create_session("a-empty", "telegram")
+        db.create_session("c-last", "cli")
+        db.append_message("c-last", "user", "hello")
+        ids = ["c-last", "gone", "a-empty", "b-first"]
+        sessions_sql, messages_sql = batch_statements(db)
+        conn = sqlite3.connect(db.db_path)
+        try:
+            lines, count = encode_batch_lines(conn, sessions_sql, messages_sql, ids)
+            found = read_batch(conn, sessions_sql, messages_sql, ids)
+        finally:
+            conn.close()
+    finally:
+        db.close()
+    assert count == 3
+    assert lines == [jsonl_line(found[sid]).encode("utf-8") for sid in ("c-last", "a-empty", "b-first")]
+    assert "数据库" in lines[2].decode("utf-8") and b'"messages": []' in lines[1]
+
 @pytest.mark.parametrize("schema", [16, 30])
 @pytest.mark.parametrize("source", [None, "telegram"])
 def test_the_workers_write_the_bytes_one_process_writes(corpora, tmp_path, always_parallel, schema, source):
@@ -81,6 +113,19 @@ def test_small_exports_and_one_cpu_stay_in_one_process(corpora, monkeypatch):
     finally:
         db.close()
 
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_getaffinity"), reason="Linux CPU affinity")
+def test_workers_follow_the_cpus_up_to_what_memory_allows(monkeypatch):
+    """One worker per CPU, never more than MAX_WORKERS (each ~25 MB: the 150 MB budget), and
+    the environment variable says otherwise when set."""
+    monkeypatch.delenv(export_parallel.WORKERS_ENV, raising=False)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: set(range(16)))
+    assert export_parallel.default_workers() == export_parallel.MAX_WORKERS == 3
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0, 1})
+    assert export_parallel.default_workers() == 2
+    monkeypatch.setenv(export_parallel.WORKERS_ENV, "6")
+    assert export_parallel.default_workers() == 6
 
 def test_a_worker_that_cannot_read_says_why_in_one_line(tmp_path):
     """A file that is not a database (a sync tool replaced the store meanwhile): the worker
