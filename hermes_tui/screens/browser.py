@@ -625,11 +625,6 @@ class BrowserScreen(SessionFlows, HermesScreen):
         keep = event.keep and switcher.current == "results"
         switcher.current = "results"
         self.results.show(view, keep=keep)
-        # The pane's border (how the answer was served, in how long) follows a frame after
-        # the hits: redrawing it redraws the whole pane, ~3 ms before the hits could show.
-        self.call_after_refresh(self._search_titles, view)
-        if not view.groups and not view.title_matches:
-            self._show_detail(None)  # BR-20: nothing highlighted, nothing to describe
         if not keep:
             started = self._keystroke_at
 
@@ -637,7 +632,12 @@ class BrowserScreen(SessionFlows, HermesScreen):
                 self.search_latencies.append((event.query, time.perf_counter() - started))
                 release_collection()
 
-            self.call_after_refresh(painted)
+            self.results.after_paint(painted)
+        # The pane's border (how the answer was served, in how long) follows a frame after
+        # the hits: redrawing it redraws the whole pane, ~3 ms before the hits could show.
+        self.results.after_paint(lambda: self._search_titles(view))
+        if not view.groups and not view.title_matches:
+            self._show_detail(None)  # BR-20: nothing highlighted, nothing to describe
 
     def _search_titles(self, view: SearchView) -> None:
         if self.results.view is view:  # (a newer answer has its own)
@@ -696,7 +696,8 @@ class BrowserScreen(SessionFlows, HermesScreen):
         if event.session_id:
             # After the frame that shows the hits: drawing the detail pane (~6 ms) in that
             # frame made every answer that moved to another session paint that much later.
-            self.call_after_refresh(self._load_detail_of_highlighted, event.session_id)
+            session_id = event.session_id
+            self.results.after_paint(lambda: self._load_detail_of_highlighted(session_id))
 
     def _load_detail_of_highlighted(self, session_id: str) -> None:
         target = self.results.target_of_highlighted()

@@ -203,6 +203,24 @@ class SearchResults(ScrollView, can_focus=True):
         #: phases): ``show`` / ``built`` around :meth:`show`, ``render`` / ``rendered`` around
         #: the first repaint of this widget after it.
         self.stamps: dict[str, float] = {}
+        #: Called once the frame that first draws the answer shown last is written.
+        self._after_paint: list[Callable[[], None]] = []
+
+    @property
+    def awaiting_paint(self) -> bool:
+        """The answer shown last has not been drawn yet."""
+        return "built" in self.stamps and "rendered" not in self.stamps
+
+    def after_paint(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` after the frame that first draws the answer just shown (the
+        frame this widget is next rendered in, once the screen has written it), or after the
+        next refresh when it is drawn already. Not ``call_after_refresh`` at :meth:`show`:
+        that may run before the screen has learnt that this widget changed, so before the
+        answer is drawn -- work meant for the next frame landed in the answer's."""
+        if self.awaiting_paint:
+            self._after_paint.append(callback)
+        else:
+            self.call_after_refresh(callback)
 
     @property
     def option_count(self) -> int:
@@ -230,6 +248,7 @@ class SearchResults(ScrollView, can_focus=True):
         and on the same screen row; when it is gone, the cursor keeps its row.
         """
         stamps = {"show": time.perf_counter()}
+        self._after_paint = []  # what waited for the previous answer's frame is moot
         if not keep:
             self.loading_more = False
         previous = self.target_of_highlighted() if keep else None
@@ -413,6 +432,9 @@ class SearchResults(ScrollView, can_focus=True):
         lines = super().render_lines(crop)
         if first:
             self.stamps["rendered"] = time.perf_counter()
+            callbacks, self._after_paint = self._after_paint, []
+            for callback in callbacks:
+                self.call_after_refresh(callback)  # runs once this frame is written
         return lines
 
     def render_line(self, y: int) -> Strip:

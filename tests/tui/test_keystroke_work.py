@@ -199,3 +199,58 @@ async def test_no_collection_between_a_keystroke_and_its_answer_painted(fixed_db
         finally:
             stuck.set()
             app.ctx.store.search = real_search
+
+
+async def test_an_answer_counts_as_painted_only_once_its_frame_is_written(fixed_db: Path, monkeypatch) -> None:
+    """The latency the bench reads ends after the frame that draws the hits, not before it
+    (``call_after_refresh`` at the answer could run before the screen knew the results had
+    changed); and the pane's border and the detail pane wait for that frame, not join it."""
+    from textual.app import App
+
+    from hermes_tui.widgets.search import SearchResults
+
+    app = make_app(fixed_db)
+    frames: list[tuple[float, set[str]]] = []  # (written at, widgets rendered in that frame)
+    rendering: set[str] = set()
+    original_display = App._display
+    original_render = SearchResults.render_lines
+    original_build = DetailPane.build
+
+    def display(self, screen, renderable):
+        frames.append((time.perf_counter(), set(rendering)))
+        rendering.clear()
+        return original_display(self, screen, renderable)
+
+    def render_lines(self, crop):
+        rendering.add("results")
+        return original_render(self, crop)
+
+    def build(self):
+        rendering.add("detail")
+        return original_build(self)
+
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("/", "d", "o")
+        await settle(pilot)
+        monkeypatch.setattr(App, "_display", display)
+        monkeypatch.setattr(SearchResults, "render_lines", render_lines)
+        monkeypatch.setattr(DetailPane, "build", build)
+        screen = app.screen
+        checked = 0
+        for key in "cker":
+            before = len(screen.search_latencies)
+            frames.clear()
+            await pilot.press(key)
+            await settle(pilot)
+            assert len(screen.search_latencies) == before + 1
+            _query, seconds = screen.search_latencies[-1]
+            painted_at = screen._keystroke_at + seconds
+            drawn = [(at, widgets) for at, widgets in frames if "results" in widgets]
+            assert drawn, "the answer was drawn"
+            first_at, first_widgets = drawn[0]
+            assert first_at <= painted_at, "counted as painted before the frame that drew it"
+            assert "detail" not in first_widgets, "the detail pane waits for the hits' frame"
+            checked += 1
+        assert checked == 4
+        assert str(app.screen.query_one("#main").border_subtitle).startswith("fts5")
