@@ -550,9 +550,15 @@ class BrowserScreen(SessionFlows, HermesScreen):
         if self._collection_timer is not None:
             self._collection_timer.stop()
         self._collection_timer = self.set_timer(1.0, release_collection)
-        main = self.query_one("#main")
-        if self.query_one(ContentSwitcher).current != "results" and not str(main.border_title).startswith("Search"):
-            # Named while the first search runs, so its answer's frame need not redraw it.
+        switcher = self.query_one(ContentSwitcher)
+        if switcher.current != "results":
+            # The search pane opens at the first key, empty (its rows were cleared with the
+            # last query) and named, while the first search runs: the switch lays the screen
+            # out in the frame that echoes the key, not in the one that draws the answer
+            # (~8 ms of the first key's answer), and that frame need not redraw the border.
+            self.results.clear_results()
+            switcher.current = "results"
+            main = self.query_one("#main")
             main.border_title = Text(f"Search · {self._filter_label()}")
             main.border_subtitle = Text("searching…")
         # Leading edge: the first keystroke after a pause searches at once (so one key
@@ -637,7 +643,12 @@ class BrowserScreen(SessionFlows, HermesScreen):
         # the hits: redrawing it redraws the whole pane, ~3 ms before the hits could show.
         self.results.after_paint(lambda: self._search_titles(view))
         if not view.groups and not view.title_matches:
-            self._show_detail(None)  # BR-20: nothing highlighted, nothing to describe
+            # BR-20: nothing highlighted, nothing to describe (after the frame, as above).
+            self.results.after_paint(lambda: self._describe_nothing_for(view))
+
+    def _describe_nothing_for(self, view: SearchView) -> None:
+        if self.results.view is view and self.query_one(ContentSwitcher).current == "results":
+            self._show_detail(None)
 
     def _search_titles(self, view: SearchView) -> None:
         if self.results.view is view:  # (a newer answer has its own)
