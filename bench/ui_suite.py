@@ -46,7 +46,8 @@ PROBE_QUERY = "docker"
 #: ``SessionDB.search`` returned (``query``), hits grouped by conversation with their labels
 #: (``grouped``), the title/id match joined (``done``), the screen showing the answer
 #: (widget ``show``), the rows built (``built``), the widget's first repaint after that
-#: (``render`` … ``rendered``), and the ``call_after_refresh`` that follows (painted).
+#: (``render`` … ``rendered``), and the callback the widget then queues, run once that frame is
+#: written (painted; see ``SearchResults.after_paint``).
 PHASES = (
     ("dispatch", "key", "start"),  # Input.Changed → start_search → thread worker running
     ("query", "start", "query"),  # SQL: SessionDB.search (FTS / trigram / LIKE)
@@ -56,7 +57,7 @@ PHASES = (
     ("build rows", "show", "built"),  # SearchResults.show: rows as Text, cursor
     ("to render", "built", "render"),  # other UI work, layout, widgets repainted before it
     ("render", "render", "rendered"),  # the results widget's render_lines
-    ("paint", "rendered", "painted"),  # the rest of the frame until call_after_refresh
+    ("paint", "rendered", "painted"),  # the rest of that frame, until it is written
 )
 
 
