@@ -539,7 +539,12 @@ class BrowserScreen(SessionFlows, HermesScreen):
             self._search_timer.stop()
             self._search_timer = None
         self._search_query = query
-        self._keystroke_at = time.perf_counter()
+        # The latency of this change starts when its key reached the field, before the frame
+        # that echoed it (~2 ms earlier); a change not made by a key (a paste, the program)
+        # starts now.
+        now = time.perf_counter()
+        key_at = self.search_input.key_at
+        self._keystroke_at = key_at if 0 <= now - key_at < 0.25 else now
         if not query.strip():
             self.ctx.store.interrupt_search()
             self._show_list()

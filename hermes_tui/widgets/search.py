@@ -54,6 +54,14 @@ class SearchInput(Input):
             super().__init__(widget)
             self.action = action
 
+    #: When the last key reached the field (``time.perf_counter()``), before the field handled
+    #: it and echoed it: where a keystroke's latency starts (BrowserScreen.search_latencies).
+    key_at = 0.0
+
+    def on_key(self, event: events.Key) -> None:
+        # Runs before Input's own key handler (a subclass's handler comes first).
+        self.key_at = time.perf_counter()
+
     def _on_paste(self, event: events.Paste) -> None:
         """A pasted block is one query: its line breaks become spaces (Input keeps only the
         first line of a paste)."""

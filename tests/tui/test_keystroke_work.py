@@ -202,7 +202,8 @@ async def test_no_collection_between_a_keystroke_and_its_answer_painted(fixed_db
 
 
 async def test_an_answer_counts_as_painted_only_once_its_frame_is_written(fixed_db: Path, monkeypatch) -> None:
-    """The latency the bench reads ends after the frame that draws the hits, not before it
+    """The latency the bench reads starts when the key reaches the field (before the frame that
+    echoes it) and ends after the frame that draws the hits, not before it
     (``call_after_refresh`` at the answer could run before the screen knew the results had
     changed); and the pane's border and the detail pane wait for that frame, not join it."""
     from textual.app import App
@@ -245,6 +246,7 @@ async def test_an_answer_counts_as_painted_only_once_its_frame_is_written(fixed_
             await settle(pilot)
             assert len(screen.search_latencies) == before + 1
             _query, seconds = screen.search_latencies[-1]
+            assert frames and screen._keystroke_at <= frames[0][0], "timed from the key, before its echo"
             painted_at = screen._keystroke_at + seconds
             drawn = [(at, widgets) for at, widgets in frames if "results" in widgets]
             assert drawn, "the answer was drawn"
