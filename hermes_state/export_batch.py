@@ -16,7 +16,9 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
-from typing import Any
+from itertools import groupby
+from operator import itemgetter
+from typing import Any, Iterator
 
 #: The column that carries a session's system prompt read by hash (dropped from the row).
 PROMPT_ALIAS = "__hermes_export_prompt"
@@ -28,31 +30,14 @@ def read_batch(conn: sqlite3.Connection, sessions_sql: str, messages_sql: str, i
     """The export dicts of ``ids`` (those that exist), from ``conn`` as it is now (the caller
     holds the read snapshot). Rows are read as tuples and zipped with the column names:
     ``sqlite3.Row`` → ``dict`` cost more than the query."""
-    marks = ",".join("?" for _ in ids)
-    cursor = conn.cursor()
-    cursor.row_factory = None
-    cursor.execute(sessions_sql.replace(IDS, marks), ids)
-    names = [d[0] for d in cursor.description]
-    found: dict[str, dict] = {}
-    for row in cursor.fetchall():
-        session = dict(zip(names, row))
-        prompt = session.pop(PROMPT_ALIAS)
-        # As SessionDB._with_prompt: a v30 prompt kept once, by hash, travels inline.
-        if session.get("system_prompt") is None and session.get("system_prompt_hash"):
-            session["system_prompt"] = prompt
+    cursor = _cursor(conn)
+    found = _sessions(cursor, sessions_sql, ids)
+    for session in found.values():
         session["messages"] = []
-        found[session["id"]] = session
-    cursor.execute(messages_sql.replace(IDS, marks), ids)
-    names = [d[0] for d in cursor.description]
-    session_at = names.index("session_id")
-    calls_at = names.index("tool_calls") if "tool_calls" in names else None
-    for row in cursor:
-        message = dict(zip(names, row))
-        if calls_at is not None and row[calls_at]:
-            message["tool_calls"] = decode_tool_calls(row[calls_at], message.get("id"))
-        owner = found.get(row[session_at])
-        if owner is not None:
-            owner["messages"].append(message)
+    for owner, message in _messages(cursor, messages_sql, ids):
+        session = found.get(owner)
+        if session is not None:
+            session["messages"].append(message)
     return found
 
 
@@ -63,47 +48,57 @@ def encode_batch_lines(
     the lines :func:`jsonl_line` makes of what :func:`read_batch` reads, but each session is encoded as
     soon as its last message is read (messages come ordered by session), so only one session's
     rows are held as dicts at a time -- a batch's dicts took ~25 MB in each worker process."""
-    marks = ",".join("?" for _ in ids)
-    cursor = conn.cursor()
-    cursor.row_factory = None
-    cursor.execute(sessions_sql.replace(IDS, marks), ids)
-    names = [d[0] for d in cursor.description]
-    rows = {}
-    for row in cursor.fetchall():
-        session = dict(zip(names, row))
-        prompt = session.pop(PROMPT_ALIAS)
-        if session.get("system_prompt") is None and session.get("system_prompt_hash"):
-            session["system_prompt"] = prompt
-        rows[session["id"]] = session
+    cursor = _cursor(conn)
+    waiting = _sessions(cursor, sessions_sql, ids)
     lines: dict[str, bytes] = {}
 
-    def done(session_id: str, messages: list[dict]) -> None:
-        session = rows.pop(session_id, None)
+    def encode(session_id: str, messages: list[dict]) -> None:
+        session = waiting.pop(session_id, None)
         if session is not None:
             session["messages"] = messages
             lines[session_id] = jsonl_line(session).encode("utf-8")
 
-    cursor.execute(messages_sql.replace(IDS, marks), ids)
+    for owner, group in groupby(_messages(cursor, messages_sql, ids), key=itemgetter(0)):
+        encode(owner, [message for _owner, message in group])
+    for session_id in list(waiting):  # sessions without messages
+        encode(session_id, [])
+    ordered = [lines[sid] for sid in ids if sid in lines]
+    return ordered, len(ordered)
+
+
+def _cursor(conn: sqlite3.Connection) -> sqlite3.Cursor:
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    return cursor
+
+
+def _sessions(cursor: sqlite3.Cursor, sessions_sql: str, ids: list[str]) -> dict[str, dict]:
+    """The session rows of ``ids`` that exist, by id, without their messages."""
+    cursor.execute(sessions_sql.replace(IDS, ",".join("?" for _ in ids)), ids)
+    names = [d[0] for d in cursor.description]
+    found: dict[str, dict] = {}
+    for row in cursor.fetchall():
+        session = dict(zip(names, row))
+        prompt = session.pop(PROMPT_ALIAS)
+        # As SessionDB._with_prompt: a v30 prompt kept once, by hash, travels inline.
+        if session.get("system_prompt") is None and session.get("system_prompt_hash"):
+            session["system_prompt"] = prompt
+        found[session["id"]] = session
+    return found
+
+
+def _messages(cursor: sqlite3.Cursor, messages_sql: str, ids: list[str]) -> Iterator[tuple[str, dict]]:
+    """``(session id, message)`` for the messages of ``ids``, in the statement's order (by
+    session), read one row at a time."""
+    cursor.execute(messages_sql.replace(IDS, ",".join("?" for _ in ids)), ids)
     names = [d[0] for d in cursor.description]
     session_at = names.index("session_id")
     calls_at = names.index("tool_calls") if "tool_calls" in names else None
-    current, messages = None, []
     for row in cursor:
-        owner = row[session_at]
-        if owner != current:
-            if current is not None:
-                done(current, messages)
-            current, messages = owner, []
         message = dict(zip(names, row))
         if calls_at is not None and row[calls_at]:
             message["tool_calls"] = decode_tool_calls(row[calls_at], message.get("id"))
-        messages.append(message)
-    if current is not None:
-        done(current, messages)
-    for session_id in list(rows):  # sessions without messages
-        done(session_id, [])
-    ordered = [lines[sid] for sid in ids if sid in lines]
-    return ordered, len(ordered)
+        yield row[session_at], message
 
 
 def decode_tool_calls(raw: str, message_id: Any) -> Any:
