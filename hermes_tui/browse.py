@@ -9,7 +9,6 @@ a cancel exits 130.
 
 from __future__ import annotations
 
-import gc
 import os
 import shlex
 import shutil
@@ -26,6 +25,7 @@ from hermes_state.errors import DatabaseError, describe_db_error
 from hermes_state.timefmt import relative_time
 from hermes_state.visibility import INTERNAL_SOURCES
 
+from .collector import collector_paused
 from .textsafe import fit_cells
 
 #: Exit status of a cancelled browse (BR-17; 128 + SIGINT, as fzf uses).
@@ -308,8 +308,11 @@ def run_browse(
     """The whole of ``hermes sessions browse`` (CLI-13, BR-5 … BR-7)."""
     # No garbage collection until the app is mounted (it turns the collector back on with
     # its own thresholds): see hermes_tui.collector.
-    collecting = gc.isenabled()
-    gc.disable()
+    with collector_paused():
+        return _run_browse(db_path, source=source, limit=limit, demo=demo, plain=plain)
+
+
+def _run_browse(db_path: Path | None, *, source: str | None, limit: int, demo: bool, plain: bool) -> int:
     from .config import load_config
 
     config, problems = load_config()
@@ -372,7 +375,5 @@ def run_browse(
         _err("Cancelled.")
         return CANCELLED
     finally:
-        if collecting:
-            gc.enable()
         if demo_home is not None:
             demo_home.close()
