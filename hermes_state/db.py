@@ -178,6 +178,9 @@ class SessionDB:
         #: ``_probe_fts5``).
         self._fts_enabled = True
         self._caps: Capabilities | None = None
+        #: Inside a read snapshot (``_read_snapshot``) whose schema cookie was checked: the
+        #: schema cannot change under a read transaction, so ``capabilities`` needs no check.
+        self._caps_in_snapshot = False
         self._rules: Rules | None = None
         self._rules_for: Capabilities | None = None
         self._extra_pins: frozenset[str] | None = None
@@ -334,8 +337,13 @@ class SessionDB:
         with self._lock:
             conn = self._require_conn()
             caps = self._caps
+            if caps is not None and self._caps_in_snapshot:
+                return caps
             if caps is None or caps.schema_cookie != _schema_cookie(conn):
                 caps = self._caps = _detect_capabilities(conn)
+            if self._caps_in_snapshot is None:
+                # The first check of a read snapshot: its cookie holds until it ends.
+                self._caps_in_snapshot = True
             return caps
 
     @property
@@ -1171,6 +1179,21 @@ class SessionDB:
         row to find them; the list returned (a :class:`Listed`) then says ``exact = False``,
         and the caller asks again without it once the page is shown.
         """
+        # One read snapshot: the filters, the walk and the rows see one state, and the
+        # schema is checked once for all of them (see ``capabilities``).
+        return self._read_snapshot(lambda: self._list_sessions_rich(
+            source, exclude_sources, limit, offset, include_children, min_message_count,
+            project_compression_tips, order_by_last_active, include_archived, archived_only, id_query,
+            include_hidden, include_delegates, workspace, _columns, provisional,
+        ))
+
+    def _list_sessions_rich(
+        self, source: str | None, exclude_sources: list[str] | None, limit: int, offset: int,
+        include_children: bool, min_message_count: int, project_compression_tips: bool,
+        order_by_last_active: bool, include_archived: bool, archived_only: bool, id_query: str | None,
+        include_hidden: bool, include_delegates: bool, workspace: str | None, _columns: str | None,
+        provisional: bool,
+    ) -> list[dict]:
         columns = _columns or "s.*"
         where, params = self._rich_filters(
             source, exclude_sources, include_children, min_message_count,
@@ -1433,9 +1456,11 @@ class SessionDB:
             if conn.in_transaction:
                 return fn()
             conn.execute("BEGIN")
+            self._caps_in_snapshot = None  # checked once, at the first look (see capabilities)
             try:
                 return fn()
             finally:
+                self._caps_in_snapshot = False
                 try:
                     conn.execute("COMMIT")  # ends the read snapshot; nothing was written
                 except sqlite3.Error:
@@ -1598,14 +1623,17 @@ class SessionDB:
         ``provisional`` as there (the answer's ``exact`` says whether it was)."""
         from .models import SessionSummary
 
-        rows = self.list_sessions_rich(
-            source, exclude_sources, limit=limit, offset=offset, include_archived=include_archived,
-            archived_only=archived_only, include_hidden=include_hidden,
-            order_by_last_active=order_by_last_active, include_delegates=include_delegates,
-            workspace=workspace,
-            _columns=self._summary_columns(), provisional=provisional,
-        )
-        return Listed((SessionSummary.from_row(row) for row in rows), exact=getattr(rows, "exact", True))
+        def read() -> Listed:
+            rows = self.list_sessions_rich(
+                source, exclude_sources, limit=limit, offset=offset, include_archived=include_archived,
+                archived_only=archived_only, include_hidden=include_hidden,
+                order_by_last_active=order_by_last_active, include_delegates=include_delegates,
+                workspace=workspace,
+                _columns=self._summary_columns(), provisional=provisional,
+            )
+            return Listed(SessionSummary.from_rows(rows), exact=getattr(rows, "exact", True))
+
+        return self._read_snapshot(read)
 
     def _summary_columns(self) -> str:
         """The columns a :class:`~hermes_state.models.SessionSummary` is made of, as far as

@@ -84,17 +84,21 @@ def page(
     conversations come first in every order (BR-12). ``workspace`` narrows to one workspace
     (BR-13; :data:`NO_WORKSPACE`: those without one).
     """
-    rows = db.list_summaries(
-        source, exclude_sources, limit=limit, offset=offset, include_hidden=include_hidden,
-        order_by_last_active=by_activity, include_delegates=include_delegates, workspace=workspace,
-        provisional=provisional, **view_options(view),
-    )
-    if not count:
-        return rows, None
-    return rows, count_listed(
-        db, source=source, exclude_sources=exclude_sources, view=view, include_hidden=include_hidden,
-        include_delegates=include_delegates, workspace=workspace,
-    )
+    def read() -> tuple[list[SessionSummary], int | None]:
+        rows = db.list_summaries(
+            source, exclude_sources, limit=limit, offset=offset, include_hidden=include_hidden,
+            order_by_last_active=by_activity, include_delegates=include_delegates, workspace=workspace,
+            provisional=provisional, **view_options(view),
+        )
+        if not count:
+            return rows, None
+        return rows, count_listed(
+            db, source=source, exclude_sources=exclude_sources, view=view, include_hidden=include_hidden,
+            include_delegates=include_delegates, workspace=workspace,
+        )
+
+    # One snapshot: the page and its count agree, even while other processes commit.
+    return db._read_snapshot(read)
 
 
 def count_listed(

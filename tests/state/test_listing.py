@@ -504,3 +504,29 @@ def test_the_kept_bounds_follow_new_messages_and_the_kept_limit(db_path, monkeyp
     finally:
         reader.close()
         writer.close()
+
+
+def test_summaries_from_rows_fill_defaults_and_refuse_what_from_row_refuses():
+    """A page is validated as one list (SessionSummary.from_rows): the same models as one
+    from_row per row, NULLs becoming defaults, and a value no field accepts still refused."""
+    import pydantic
+
+    from hermes_state.models import SessionSummary
+
+    rows = [
+        {"id": "a", "source": None, "started_at": None, "message_count": None, "archived": None,
+         "pinned": 1, "_lineage_root_id": "root", "_delegate": 1, "preview": None, "extra": "ignored"},
+        {"id": "b", "source": "cli", "started_at": 1.5, "message_count": 3, "hidden": 1, "last_active": 2.5},
+    ]
+    typed = SessionSummary.from_rows(rows)
+    assert typed == [SessionSummary.from_row(row) for row in rows]
+    first = typed[0]
+    assert (first.source, first.started_at, first.message_count, first.preview) == ("", 0.0, 0, "")
+    assert first.pinned and not first.archived and first.delegate and first.lineage_root_id == "root"
+    assert typed[1].hidden and typed[1].last_active == 2.5
+    assert SessionSummary.from_rows([]) == []
+    bad = {"id": "c", "started_at": "yesterday"}
+    with pytest.raises(pydantic.ValidationError):
+        SessionSummary.from_row(bad)
+    with pytest.raises(pydantic.ValidationError):
+        SessionSummary.from_rows([rows[1], bad])

@@ -97,6 +97,40 @@ def test_uc1_capabilities_see_a_change_by_another_connection(db_path: Path):
         db.close()
 
 
+def test_uc1_capabilities_checked_once_per_read_snapshot(db_path: Path):
+    """Inside one read transaction the schema cannot change: a list checks the schema cookie
+    once, not once per helper (there were ~15 checks per page); the next list checks again and
+    sees another connection's change."""
+    from hermes_state import listing
+
+    db = SessionDB(db_path)
+    try:
+        db.create_session("s1", "cli")
+        checks: list[str] = []
+        db._conn.set_trace_callback(lambda sql: checks.append(sql) if sql.startswith("PRAGMA main.schema_version") else None)
+        listing.page(db, 0, 50, by_activity=True)
+        assert len(checks) == 1
+        checks.clear()
+        db.list_sessions_rich(limit=10)
+        assert len(checks) == 1
+        other = sqlite3.connect(db_path)
+        other.execute("ALTER TABLE sessions ADD COLUMN title_source TEXT")
+        other.commit()
+        other.close()
+        rows, count = listing.page(db, 0, 50)
+        assert db.capabilities.has_title_source and count == 1 and rows[0].id == "s1"
+        db._conn.set_trace_callback(None)
+        # Outside a snapshot every look checks.
+        checks.clear()
+        db._conn.set_trace_callback(lambda sql: checks.append(sql) if sql.startswith("PRAGMA main.schema_version") else None)
+        db.capabilities
+        db.capabilities
+        assert len(checks) == 2
+    finally:
+        db._conn.set_trace_callback(None)
+        db.close()
+
+
 def test_uc1_v30_external_layout_and_columns_by_name(upstream_copy):
     db = SessionDB(upstream_copy(30), read_only=True)
     try:
