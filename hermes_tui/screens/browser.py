@@ -182,7 +182,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
         with Vertical(id="browser"):
             yield SearchInput(
                 placeholder="/ search every message, title or id…", id="search",
-                highlighter=InertHighlighter(),
+                highlighter=InertHighlighter(), hold_echo=True,
             )
             with Horizontal(id="panes"):
                 with ContentSwitcher(initial="sessions", id="main"):
@@ -548,6 +548,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
         if not query.strip():
             self.ctx.store.interrupt_search()
             self._show_list()
+            self.search_input.release_echo()
             return
         # No garbage collection until this answer is painted (or a second has passed): see
         # hermes_tui.collector.hold_collection.
@@ -573,8 +574,10 @@ class BrowserScreen(SessionFlows, HermesScreen):
         debounce = self.ctx.config.search_debounce_s
         if now - self._last_search_at >= debounce:
             self._last_search_at = now
+            # The key's echo waits for this answer (SearchInput.frame_hold): one frame for both.
             self.start_search(query)
         else:
+            self.search_input.release_echo()
             self._search_timer = self.set_timer(debounce, lambda: self._debounced_search(query))
 
     def _debounced_search(self, query: str) -> None:
@@ -636,6 +639,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
         keep = event.keep and switcher.current == "results"
         switcher.current = "results"
         self.results.show(view, keep=keep)
+        self.search_input.release_echo(self.results)  # the key's echo and this answer: one frame
         if not keep:
             started = self._keystroke_at
 

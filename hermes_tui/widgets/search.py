@@ -25,6 +25,7 @@ from textual.widgets import Input
 from hermes_state.timefmt import relative_time
 
 from ..data import SearchView
+from ..frames import FrameHold
 from ..textsafe import inert_line
 from .intent import WidgetMessage
 from .lines import cursor_strip, fast_text_strip
@@ -58,9 +59,28 @@ class SearchInput(Input):
     #: it and echoed it: where a keystroke's latency starts (BrowserScreen.search_latencies).
     key_at = 0.0
 
+    def __init__(self, *args, hold_echo: bool = False, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        #: With ``hold_echo``, a key that edits the text holds the screen's drawing (see
+        #: :mod:`hermes_tui.frames`) until whoever searches for the new text releases it with
+        #: its answer -- or says at once that no answer comes -- so that the key's echo and
+        #: its answer are drawn in one frame. Unreleased, the hold ends by itself.
+        self.frame_hold: FrameHold | None = FrameHold(self) if hold_echo else None
+
     def on_key(self, event: events.Key) -> None:
         # Runs before Input's own key handler (a subclass's handler comes first).
         self.key_at = time.perf_counter()
+        if self.frame_hold is not None and (event.is_printable or event.key in ("backspace", "delete")):
+            self.frame_hold.begin()
+
+    def release_echo(self, *changed) -> None:
+        """Let the screen draw the field's echo with whatever changed since the key (the
+        widgets ``changed`` just now: see :meth:`FrameHold.release`)."""
+        if self.frame_hold is not None:
+            self.frame_hold.release(*changed)
+
+    def on_unmount(self) -> None:
+        self.release_echo()
 
     def _on_paste(self, event: events.Paste) -> None:
         """A pasted block is one query: its line breaks become spaces (Input keeps only the
@@ -442,7 +462,11 @@ class SearchResults(ScrollView, can_focus=True):
             self.stamps["rendered"] = time.perf_counter()
             callbacks, self._after_paint = self._after_paint, []
             for callback in callbacks:
-                self.call_after_refresh(callback)  # runs once this frame is written
+                # Onto the screen's list of what runs after a refresh, now: the frame being
+                # drawn runs it once written. (call_after_refresh posts a message that reaches
+                # the screen after this frame -- the list then waits for the next refresh,
+                # which the results' scrollbar, resized by this frame, asks for a slot later.)
+                self.screen._invoke_later(callback, self)
         return lines
 
     def render_line(self, y: int) -> Strip:

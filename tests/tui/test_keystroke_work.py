@@ -256,3 +256,95 @@ async def test_an_answer_counts_as_painted_only_once_its_frame_is_written(fixed_
             checked += 1
         assert checked == 4
         assert str(app.screen.query_one("#main").border_subtitle).startswith("fts5")
+
+
+def _record_frames(monkeypatch) -> list[set[str]]:
+    """The widgets (class names) each frame the screen draws repaints, in order."""
+    from textual._compositor import Compositor
+
+    frames: list[set[str]] = []
+    original = Compositor.update_widgets
+
+    def update_widgets(self, widgets):
+        frames.append({type(widget).__name__ for widget in widgets})
+        return original(self, widgets)
+
+    monkeypatch.setattr(Compositor, "update_widgets", update_widgets)
+    return frames
+
+
+async def test_a_key_and_its_answer_are_drawn_in_one_frame(fixed_db: Path, monkeypatch) -> None:
+    """The field's echo waits for the answer (hermes_tui.frames): no frame shows the new text
+    with the old hits, and the answer does not wait for a 60 Hz slot after an echo frame."""
+    app = make_app(fixed_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("/", "d")
+        await settle(pilot)
+        frames = _record_frames(monkeypatch)
+        screen = app.screen
+        for key in "ock":
+            frames.clear()
+            before = len(screen.search_latencies)
+            await pilot.press(key)
+            await settle(pilot)
+            assert len(screen.search_latencies) == before + 1
+            echoed = [i for i, widgets in enumerate(frames) if "SearchInput" in widgets]
+            assert echoed, frames
+            assert "SearchResults" in frames[echoed[0]], f"the echo was drawn alone: {frames}"
+            assert not screen.search_input.frame_hold.held and app._batch_count == 0
+        assert screen.results.view.query == "dock"
+
+
+async def test_an_answer_late_past_the_hold_does_not_keep_the_echo_back(fixed_db: Path, monkeypatch) -> None:
+    """A slow search: the key's echo is drawn when the hold's limit passes, before the answer."""
+    import asyncio
+
+    from hermes_tui.frames import HOLD_LIMIT_S, FrameHold
+
+    expired: list[bool] = []
+    original_expired = FrameHold._expired
+
+    def recording_expired(self):
+        expired.append(self.held)
+        return original_expired(self)
+
+    monkeypatch.setattr(FrameHold, "_expired", recording_expired)
+    app = make_app(fixed_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("/", "d")
+        await settle(pilot)
+        store = app.screen.ctx.store
+        original = store.search
+
+        def slow_search(*args, **kwargs):
+            time.sleep(0.4)
+            return original(*args, **kwargs)
+
+        monkeypatch.setattr(store, "search", slow_search)
+        frames = _record_frames(monkeypatch)
+        screen = app.screen
+        before = len(screen.search_latencies)
+        started = time.monotonic()
+        await pilot.press("o")
+        await asyncio.sleep(max(0.0, HOLD_LIMIT_S + 0.1 - (time.monotonic() - started)))
+        assert len(screen.search_latencies) == before, "the answer is not in yet"
+        assert expired == [True], "the key held the screen, and the limit ended the hold"
+        assert not screen.search_input.frame_hold.held and app._batch_count == 0
+        assert any("SearchInput" in widgets for widgets in frames), "the echo is drawn"
+        await settle(pilot)
+        assert len(screen.search_latencies) == before + 1 and screen.results.view.query == "do"
+
+
+async def test_emptying_the_field_lets_the_screen_draw_at_once(fixed_db: Path) -> None:
+    app = make_app(fixed_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("/", "d")
+        await settle(pilot)
+        await pilot.press("backspace")
+        # No answer comes for an empty query: nothing is held for one.
+        assert not app.screen.search_input.frame_hold.held and app._batch_count == 0
+        await settle(pilot)
+        assert app.screen.query_one("#main").current == "sessions"
