@@ -639,7 +639,9 @@ class BrowserScreen(SessionFlows, HermesScreen):
         keep = event.keep and switcher.current == "results"
         switcher.current = "results"
         self.results.show(view, keep=keep)
-        self.search_input.release_echo(self.results)  # the key's echo and this answer: one frame
+        # The key's echo and this answer in one frame, the results' scrollbar (resized by the
+        # answer) with them.
+        self.search_input.release_echo(self.results, self.results.vertical_scrollbar)
         if not keep:
             started = self._keystroke_at
 

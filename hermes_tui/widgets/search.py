@@ -184,7 +184,8 @@ class SearchResults(ScrollView, can_focus=True):
     SearchResults { overflow-x: hidden; }
     """
 
-    cursor: reactive[int | None] = reactive(None, always_update=True)
+    #: The highlighted row; watch_cursor repaints (show: only the lines that changed).
+    cursor: reactive[int | None] = reactive(None, always_update=True, repaint=False)
 
     class Chosen(WidgetMessage):
         """A hit (``message_id`` set) or a session (title/id match) was chosen."""
@@ -233,6 +234,11 @@ class SearchResults(ScrollView, can_focus=True):
         self.stamps: dict[str, float] = {}
         #: Called once the frame that first draws the answer shown last is written.
         self._after_paint: list[Callable[[], None]] = []
+        #: While :meth:`show` replaces the rows it repaints what changed itself (the cursor and
+        #: the virtual size would each repaint every line).
+        self._showing = False
+        #: (row width, row styles, height) the rows on screen were drawn for.
+        self._drawn_for: tuple | None = None
 
     @property
     def awaiting_paint(self) -> bool:
@@ -282,39 +288,80 @@ class SearchResults(ScrollView, can_focus=True):
         previous = self.target_of_highlighted() if keep else None
         screen_row = (self.cursor - self.scroll_offset.y) if (keep and self.cursor is not None) else 0
         old_cursor = self.cursor if keep else None
+        drawn = (self._rows, self.scroll_offset.y, self.cursor)
         self.view = view
         width = self._width() - 1
-        rows = self._build_rows(view, width)
-        self._rows = rows
-        self._set_virtual_size(Size(width, len(rows)))
-        selectable = [i for i, row in enumerate(rows) if row.target]
-        cursor = selectable[0] if selectable else None
-        if keep and selectable:
-            same = next((i for i in selectable if rows[i].target == previous), None)
-            if same is not None:
-                cursor = same
-            elif old_cursor is not None:
-                cursor = min(selectable, key=lambda i: (abs(i - old_cursor), i))
-        top = max(0, cursor - screen_row) if (keep and cursor is not None) else 0
-        self.scroll_to(y=top, animate=False, immediate=True)
-        self.cursor = cursor  # announces the hit, so the detail pane re-reads it too
-        self.refresh()
+        self._showing = True
+        try:
+            rows = self._build_rows(view, width)
+            self._rows = rows
+            laid_out = self._set_virtual_size(Size(width, len(rows)))
+            selectable = [i for i, row in enumerate(rows) if row.target]
+            cursor = selectable[0] if selectable else None
+            if keep and selectable:
+                same = next((i for i in selectable if rows[i].target == previous), None)
+                if same is not None:
+                    cursor = same
+                elif old_cursor is not None:
+                    cursor = min(selectable, key=lambda i: (abs(i - old_cursor), i))
+            top = max(0, cursor - screen_row) if (keep and cursor is not None) else 0
+            self.scroll_to(y=top, animate=False, immediate=True)
+            self.cursor = cursor  # announces the hit, so the detail pane re-reads it too
+        finally:
+            self._showing = False
+        geometry = (width, self._styles_key, self.scrollable_content_region.height)
+        if laid_out or geometry != self._drawn_for:
+            self._drawn_for = geometry
+            self.refresh()
+        else:
+            self._refresh_changed_lines(*drawn)
         stamps["built"] = time.perf_counter()
         self.stamps = stamps
 
-    def _set_virtual_size(self, size: Size) -> None:
+    def _refresh_changed_lines(self, old_rows: list, old_top: int, old_cursor: int | None) -> None:
+        """Repaint only the lines on screen that the new rows change: while a word is typed
+        the next answer often shows the same hits (a frame then draws a few lines, not the
+        pane's ~45), and the lines it would repaint unchanged cost the most of the answer's
+        frame. At least one line is repainted, so that the answer has a frame of its own
+        (its stamps, :meth:`after_paint`)."""
+        rows, top, cursor = self._rows, self.scroll_offset.y, self.cursor
+        height = self.scrollable_content_region.height
+        changed: list[int] = []
+        for y in range(height):
+            old_index, new_index = old_top + y, top + y
+            old = old_rows[old_index] if old_index < len(old_rows) else None
+            new = rows[new_index] if new_index < len(rows) else None
+            if (old_index == old_cursor) != (new_index == cursor) or not (
+                old is new or (old is not None and new is not None and old.text == new.text)
+            ):
+                changed.append(y)
+        if not changed:
+            changed = [(cursor - top) if cursor is not None and 0 <= cursor - top < height else 0]
+        start = previous = changed[0]
+        for y in changed[1:] + [None]:
+            if y is not None and y == previous + 1:
+                previous = y
+                continue
+            self.refresh_lines(top + start, previous - start + 1)
+            if y is not None:
+                start = previous = y
+
+    def _set_virtual_size(self, size: Size) -> bool:
         """A new answer's size without a layout of the whole screen: a layout per answer cost
         ~10 ms of every keystroke. The vertical scrollbar is always shown (CSS), so the pane's
         geometry does not depend on the number of rows; only before the first layout (no
         height yet) or at a new width is the reactive set the ordinary way."""
         old = self.virtual_size
         if not self.scrollable_content_region.height or old == size or old.width != size.width:
+            changed = old != size
             self.virtual_size = size
-            return
+            return changed
         self.set_reactive(SearchResults.virtual_size, size)
         # Textual 8.2.8 (pinned): what a layout would do for a scroll view whose size stayed.
         self._scroll_update(size)
-        self.refresh()
+        if not self._showing:  # (show repaints what changed)
+            self.refresh()
+        return False
 
     def _build_rows(self, view: SearchView, width: int) -> list[_Row]:
         """The lines of ``view`` as ``Text``, in the theme's colours of now."""
@@ -389,7 +436,8 @@ class SearchResults(ScrollView, can_focus=True):
                 self.scroll_to(y=max(0, cursor - 1), animate=False)
             elif cursor >= top + height:
                 self.scroll_to(y=cursor - height + 1, animate=False)
-        self.refresh()
+        if not self._showing:  # (show repaints what changed)
+            self.refresh()
         target = self.target_of_highlighted()
         self.post_message(self.HitHighlighted(self, target[0] if target else None))
         view = self.view

@@ -348,3 +348,48 @@ async def test_emptying_the_field_lets_the_screen_draw_at_once(fixed_db: Path) -
         assert not app.screen.search_input.frame_hold.held and app._batch_count == 0
         await settle(pilot)
         assert app.screen.query_one("#main").current == "sessions"
+
+
+async def test_an_answer_repaints_only_the_lines_it_changes(fixed_db: Path, monkeypatch) -> None:
+    """While a word is typed the next answer often holds the same hits: only the lines that
+    differ are repainted (at least one, so the answer has its frame), and what is on screen is
+    what a repaint of the whole pane draws."""
+    from hermes_tui.widgets.search import SearchResults
+
+    app = make_app(fixed_db)
+    whole: list[bool] = []
+    lines: list[int] = []
+    original_refresh = SearchResults.refresh
+    original_lines = SearchResults.refresh_lines
+
+    def refresh(self, *regions, **kwargs):
+        if not regions and kwargs.get("repaint", True):
+            whole.append(True)
+        return original_refresh(self, *regions, **kwargs)
+
+    def refresh_lines(self, y_start, line_count=1):
+        lines.append(line_count)
+        return original_lines(self, y_start, line_count)
+
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("/", "d", "o", "c", "k")
+        await settle(pilot)
+        monkeypatch.setattr(SearchResults, "refresh", refresh)
+        monkeypatch.setattr(SearchResults, "refresh_lines", refresh_lines)
+        results = app.screen.results
+        shown = [row.text.plain for row in results._rows]
+        await pilot.press("e")  # docke*: the tokens dock* marked, the same hits
+        await settle(pilot)
+        assert [row.text.plain for row in results._rows] == shown
+        assert whole == [] and sum(lines) == 1, (whole, lines)
+        partial = app.export_screenshot()
+        await pilot.press("backspace", "backspace", "backspace")  # "do": other hits
+        await settle(pilot)
+        assert whole == [] and sum(lines) > 1
+        await pilot.press("c", "k", "e")
+        await settle(pilot)
+        partial = app.export_screenshot()
+        results.refresh()
+        await settle(pilot)
+        assert app.export_screenshot() == partial
