@@ -22,6 +22,8 @@ from .query import (
     _fold,
     limit_query,
     make_snippet,
+    MARK_CLOSE,
+    MARK_OPEN,
     _MARKED_RE,
     _OPERATORS,
     parse_fts_query,
@@ -184,6 +186,18 @@ def _idf(df: int, total: int) -> float:
 def _bm25(tfs: Sequence[float], idfs: Sequence[float], dl: float, avgdl: float) -> float:
     norm = _BM25_K1 * (1 - _BM25_B + _BM25_B * (dl / avgdl if avgdl > 0 else 1.0))
     return sum(idf * tf * (_BM25_K1 + 1) / (tf + norm) for tf, idf in zip(tfs, idfs) if tf > 0)
+
+
+def _marked_count(text: str) -> int:
+    """How many spans ``highlight()`` marked in ``text`` (what ``_MARKED_RE`` finds): the
+    number of opening markers when there are as many closing ones -- always, unless the
+    content itself carries marker characters (then the regex counts; content holding both
+    kinds out of order may be off by one, a ranking weight, never a hit). 400 rows a
+    keystroke: ~10x faster than ``findall``."""
+    opened = text.count(MARK_OPEN)
+    if opened == text.count(MARK_CLOSE):
+        return opened
+    return len(_MARKED_RE.findall(text))
 
 
 class _TfMatcher:
@@ -386,9 +400,11 @@ def _window(ctx, table, match, phrases, path, total, exact, to_row, plain, rows,
             lower = text.lower()
             tfs = _tf_substring(lower, phrases)
             dl = float(len(lower))
+        elif single:
+            tfs = [float(_marked_count(text))]
+            dl = float(text.count(" ") + 1)
         else:
-            pieces = _MARKED_RE.findall(text)
-            tfs = [float(len(pieces))] if single else matcher.counts(pieces)
+            tfs = matcher.counts(_MARKED_RE.findall(text))
             dl = float(text.count(" ") + 1)
         parsed.append((rowid, text, tfs, dl))
     avgdl = (sum(p[3] for p in parsed) / len(parsed)) if parsed else 1.0
