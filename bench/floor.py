@@ -14,6 +14,10 @@ left out); the default is the bench's search classes (20 hits, nothing left out)
 
     python -m bench.floor --size 5m --schema 30 --listing
 
+``--typed`` searches every prefix of the queries in order, as the browser does while they are
+typed, ``--gap`` seconds apart (0.15, as the bench types) and then back to back, and prints
+wall and CPU time of both: the query's floor in the keystroke row.
+
 ``--listing`` measures the browser's default list instead (``first_page_by_activity``: the 50
 most recently active conversations, internal runs left out, as ``list_sessions_rich`` and as
 ``listing.page`` with its count), the same way: whole call, the part inside SQLite, the Python.
@@ -124,6 +128,35 @@ def listing_calls(db) -> dict:
     }
 
 
+def typed(db, queries: list[str], *, gap: float, rounds: int = 3) -> None:
+    """Search every prefix of each query in order, as the browser does while they are typed
+    (40 hits, the last word a prefix, internal runs left out), ``gap`` seconds apart -- the
+    bench types ~0.15 s apart -- and back to back: p50 / p95 of the wall time and of the
+    searching thread's CPU time. A search after an idle gap costs more CPU than the same
+    search repeated at once (caches, the host waking the CPU): this is the query's floor in
+    the keystroke row."""
+    from hermes_state.visibility import INTERNAL_SOURCES
+
+    kwargs = dict(limit=40, prefix_last=True, exclude_sources=list(INTERNAL_SOURCES))
+    prefixes = [q[:i] for q in queries for i in range(1, len(q) + 1) if q[:i].strip()]
+    for label, pause in ((f"{gap:.2f} s apart", gap), ("back to back", 0.0)):
+        walls, cpus = [], []
+        for round_index in range(rounds + 1):
+            for prefix in prefixes:
+                if pause:
+                    time.sleep(pause)
+                w0, c0 = time.perf_counter(), time.thread_time()
+                db.search(prefix, **kwargs)
+                if round_index:  # the first round warms the page cache up
+                    walls.append((time.perf_counter() - w0) * 1000)
+                    cpus.append((time.thread_time() - c0) * 1000)
+        walls.sort()
+        cpus.sort()
+        n = len(walls)
+        print(f"typed, {label}: {n} searches, wall p50 {walls[n // 2]:.2f} p95 {walls[int(n * 0.95)]:.2f} ms, "
+              f"CPU p50 {cpus[n // 2]:.2f} p95 {cpus[int(n * 0.95)]:.2f} ms")
+
+
 def measure_call(db, call, *, runs: int) -> dict:
     """``call()`` (reading through ``db``) timed whole, then with every statement's time in
     SQLite summed, then profiled: p50s in ms, the median run's statements, the top Python."""
@@ -185,6 +218,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sql", action="store_true", help="print every statement the search ran")
     parser.add_argument("--listing", action="store_true",
                         help="measure the first page by last activity (BR-10) instead of searches")
+    parser.add_argument("--typed", action="store_true",
+                        help="search every prefix of the queries as typed, --gap seconds apart and back to back")
+    parser.add_argument("--gap", type=float, default=0.15, help="seconds between typed searches (default 0.15)")
     parser.add_argument("--cold-prefix", action="store_true",
                         help="also time the first search of each query on a fresh connection (no cached expansion)")
     args = parser.parse_args(argv)
@@ -197,6 +233,9 @@ def main(argv: list[str] | None = None) -> int:
             for label, call in listing_calls(db).items():
                 found = measure_call(db, call, runs=args.runs)
                 _report(label, found, args.sql)
+        if args.typed:
+            typed(db, args.queries, gap=args.gap, rounds=max(1, min(args.runs, 5)))
+            return 0
         for query in args.queries:
             found = measure(db, query, runs=args.runs, ui=args.ui)
             _report(f"{query!r}: {found['path']}, {found['hits']} hits — search", found, False)
