@@ -205,12 +205,15 @@ class _TfMatcher:
     a token counts for a phrase when it equals the phrase's first token, or, for a one-word
     prefix phrase, when it starts with it. Negated and empty phrases count nothing."""
 
-    __slots__ = ("size", "exact", "prefixes")
+    __slots__ = ("size", "exact", "prefixes", "_seen")
 
     def __init__(self, phrases: list[_Phrase]) -> None:
         self.size = len(phrases)
         self.exact: dict[str, list[int]] = {}
         self.prefixes: list[tuple[str, int]] = []
+        #: The phrases each marked piece counts for, by the piece's text: the same few tokens
+        #: are marked in row after row of a window (400 rows a keystroke).
+        self._seen: dict[str, tuple[int, ...]] = {}
         for index, phrase in enumerate(phrases):
             if not phrase.tokens or phrase.negated:
                 continue
@@ -222,16 +225,26 @@ class _TfMatcher:
 
     def counts(self, spans_text: list[str]) -> list[float]:
         counts = [0.0] * self.size
-        exact, prefixes = self.exact, self.prefixes
+        seen = self._seen
         for piece in spans_text:
-            for word in _WORD_RE.findall(piece):
-                folded = _fold(word)
-                for index in exact.get(folded, ()):
-                    counts[index] += 1
-                for head, index in prefixes:
-                    if folded.startswith(head):
-                        counts[index] += 1
+            indices = seen.get(piece)
+            if indices is None:
+                indices = seen[piece] = self._indices(piece)
+            for index in indices:
+                counts[index] += 1
         return counts
+
+    def _indices(self, piece: str) -> tuple[int, ...]:
+        """The phrase of each count one marked piece adds (an index once per count)."""
+        out: list[int] = []
+        exact, prefixes = self.exact, self.prefixes
+        for word in _WORD_RE.findall(piece):
+            folded = _fold(word)
+            out.extend(exact.get(folded, ()))
+            for head, index in prefixes:
+                if folded.startswith(head):
+                    out.append(index)
+        return tuple(out)
 
 
 def _tf_unicode61(spans_text: list[str], phrases: list[_Phrase]) -> list[float]:
