@@ -559,9 +559,10 @@ class BrowserScreen(SessionFlows, HermesScreen):
         switcher = self.query_one(ContentSwitcher)
         if switcher.current != "results":
             # The search pane opens at the first key, empty (its rows were cleared with the
-            # last query) and named, while the first search runs: the switch lays the screen
-            # out in the frame that echoes the key, not in the one that draws the answer
-            # (~8 ms of the first key's answer), and that frame need not redraw the border.
+            # last query) and named. The key's echo is held for the answer (SearchInput's
+            # frame_hold), so the switch's layout is drawn in the answer's frame: drawn
+            # beside the first search instead, it shared the interpreter with it and first
+            # keys took longer (1M, held: p50 45.6 ms, drawn at once: 55.2).
             self.results.clear_results()
             switcher.current = "results"
             main = self.query_one("#main")
