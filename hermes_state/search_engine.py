@@ -8,6 +8,7 @@ language of :mod:`hermes_state.query` and the SQL fragments of the upstream path
 from __future__ import annotations
 
 import math
+import re
 import sqlite3
 import time
 import weakref
@@ -733,6 +734,56 @@ def _expand_prefixes(ctx: _Ctx, parsed: ParsedQuery) -> tuple[str, dict[int, str
     return " ".join(rendered), expansions
 
 
+def _snippets_from_other_columns(ctx: _Ctx, table: str, phrases: list[_Phrase], rows: list[_Row]) -> None:
+    """Rows of the page that matched outside their text -- a v30 store also indexes each
+    message's tool name and tool calls -- take their snippet from what matched: the tool calls'
+    text, or the tool's name before the text (such a hit showed no snippet and nothing
+    highlighted: ``d`` at 1M v30 matched 40 tool calls). The query's words are found in those
+    columns here, as unicode61 splits words (``highlight()`` over them cost 2-4 ms a page)."""
+    bare = [row for row in rows if not row.spans]
+    if not bare:
+        return
+    columns = [r[1] for r in ctx.conn.execute(f"PRAGMA table_info({table})")]
+    wanted = [name for name in ("tool_name", "tool_calls") if name in columns]
+    words = _words_pattern(phrases)
+    if not wanted or words is None:
+        return
+    found = {
+        int(r[0]): r[1:]
+        for r in ctx.conn.execute(
+            f"SELECT id, {', '.join(wanted)} FROM messages WHERE id IN ({','.join('?' for _ in bare)})",
+            [row.rowid for row in bare],
+        )
+    }
+    for row in bare:
+        for name, value in zip(wanted, found.get(row.rowid, ())):
+            text = value if isinstance(value, str) else ("" if value is None else str(value))
+            spans = [(m.start(), m.end()) for m in words.finditer(text)]
+            if not spans:
+                continue
+            if name == "tool_name":
+                row.plain = f"{text}: {row.plain}" if row.plain else text
+            else:
+                row.plain = text
+            row.spans = spans
+            break
+
+
+def _words_pattern(phrases: list[_Phrase]) -> "re.Pattern[str] | None":
+    """The words of the query's positive phrases as whole words (a prefix: the word's start),
+    case-insensitive; None when there are none."""
+    parts = []
+    for phrase in phrases:
+        if phrase.negated:
+            continue
+        for index, token in enumerate(phrase.tokens):
+            tail = r"[^\W_]*" if phrase.prefix and index == len(phrase.tokens) - 1 else r"(?![^\W_])"
+            parts.append(r"(?<![^\W_])" + re.escape(token) + tail)
+    if not parts:
+        return None
+    return re.compile("|".join(sorted(set(parts), key=len, reverse=True)), re.IGNORECASE)
+
+
 def _hits(ctx: _Ctx, rows: list[_Row], path: str) -> list:
     from .models import SearchHit
 
@@ -860,6 +911,7 @@ def search(
         stale = index_warning(conn)
         if stale:
             ctx.notes.append(stale)
+        phrases: list[_Phrase] = []
         if contains_cjk(q):
             outcome, effective = _cjk_search(ctx, q)
             if outcome is None:
@@ -871,7 +923,8 @@ def search(
                 # Only empty phrases (`""`): FTS5 matches nothing, and the pane should say why.
                 return done(note="query had nothing searchable")
             effective, expansions = _expand_prefixes(ctx, parsed)
-            outcome = _fts_engine(ctx, FTS_TABLE, effective, _unicode61_phrases(parsed, expansions), "fts5")
+            phrases = _unicode61_phrases(parsed, expansions)
+            outcome = _fts_engine(ctx, FTS_TABLE, effective, phrases, "fts5")
             if (
                 outcome.total == 0
                 and len(text.strip()) >= 3
@@ -885,6 +938,8 @@ def search(
                 )
                 effective = retry
         hit_path = outcome.path.split("+")[-1]
+        if hit_path == "fts5" and phrases:
+            _snippets_from_other_columns(ctx, FTS_TABLE, phrases, outcome.rows)
         hits = _hits(ctx, outcome.rows, hit_path)
         return done(
             effective_query=effective,

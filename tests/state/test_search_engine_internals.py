@@ -31,3 +31,31 @@ def test_term_counts_of_marked_pieces_are_the_same_read_again():
     for pieces, want in zip(rows + rows, expected + expected):
         assert shared.counts(pieces) == [float(n) for n in want], pieces
         assert _TfMatcher(phrases).counts(pieces) == [float(n) for n in want]
+
+
+def test_a_hit_only_in_tool_calls_or_the_tool_name_has_a_highlighted_snippet(tmp_path):
+    """A v30 store also indexes each message's tool name and tool calls: a message found only
+    there is shown with the text that matched (it had an empty snippet), and a hit in its text
+    keeps its text's snippet."""
+    from hermes_state import SessionDB
+    from hermes_workload.schema_v30 import create_v30_store
+
+    path = create_v30_store(tmp_path / "state.db")
+    db = SessionDB(path)
+    try:
+        db.create_session("s1", "cli")
+        call = {"id": "c1", "type": "function",
+                "function": {"name": "terminal", "arguments": '{"command": "kubectl rollout status"}'}}
+        asked = db.append_message("s1", "assistant", "Let me look.", tool_calls=[call])
+        answered = db.append_message("s1", "tool", "deployment ready", tool_name="terminal", tool_call_id="c1")
+        said = db.append_message("s1", "user", "is kubectl installed? rollout went fine")
+        by_id = {hit.id: hit for hit in db.search("kubectl").hits}
+        assert set(by_id) == {asked, said}
+        hit = by_id[asked]
+        assert [hit.snippet[a:b] for a, b in hit.spans] == ["kubectl"]
+        assert by_id[said].snippet.startswith("is kubectl installed")
+        tool = {hit.id: hit for hit in db.search("terminal").hits}[answered]
+        assert tool.snippet.startswith("terminal: deployment ready")
+        assert [tool.snippet[a:b] for a, b in tool.spans] == ["terminal"]
+    finally:
+        db.close()
