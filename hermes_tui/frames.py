@@ -65,6 +65,7 @@ class FrameHold:
         self._timer = None
         app = self._node.app
         app._end_batch()
-        if not app._batch_count:
-            # Wake the screen so that it draws now (from a timer, nothing else would).
+        if not app._batch_count and app.screen_stack:
+            # Wake the screen so that it draws now (from a timer, nothing else would). No
+            # screen: the app is closing (the field is unmounted while it holds).
             app.screen.check_idle()

@@ -393,3 +393,17 @@ async def test_an_answer_repaints_only_the_lines_it_changes(fixed_db: Path, monk
         results.refresh()
         await settle(pilot)
         assert app.export_screenshot() == partial
+
+
+async def test_quitting_while_a_key_holds_the_screen_is_clean(fixed_db: Path) -> None:
+    """A key's hold still running when the app exits ends with the field, without an error."""
+    app = make_app(fixed_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("/")
+        hold = app.screen.search_input.frame_hold
+        hold.begin()
+        assert hold.held and app._batch_count == 1
+        app.exit()
+        await pilot.pause()
+    assert app._exception is None and not hold.held
