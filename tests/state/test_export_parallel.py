@@ -18,19 +18,14 @@ from hermes_state.export import export_to_path, export_to_stream
 from hermes_state.export_parallel import export_to_path as export_to_path_fast
 from hermes_state.export_parallel import export_to_stream as export_to_stream_fast
 
+from corpus_helpers import corpora_in_both_layouts
+
 REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
 def corpora(tmp_path_factory) -> dict[int, Path]:
-    from hermes_workload.corpus import generate_corpus
-
-    out = {}
-    for schema in (16, 30):
-        path = tmp_path_factory.mktemp(f"export{schema}") / "state.db"
-        generate_corpus(path, messages=6000, seed=8, now=1767225600.0, schema=schema)
-        out[schema] = path
-    return out
+    return corpora_in_both_layouts(tmp_path_factory, "export", messages=6000, seed=8)
 
 
 @pytest.fixture

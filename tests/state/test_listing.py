@@ -12,6 +12,7 @@ import hermes_state.db as db_module
 from hermes_state import SessionDB, listing
 from hermes_state.visibility import INTERNAL_SOURCES
 
+from corpus_helpers import corpora_in_both_layouts
 from listing_helpers import _add, _add_messages, _fast, _general, assert_same_pages
 
 
@@ -63,14 +64,7 @@ def test_fast_pages_are_the_general_querys_rows_on_upstream_stores(upstream_copy
 @pytest.fixture(scope="module")
 def corpora(tmp_path_factory) -> dict[int, Path]:
     """Generated corpora in both layouts (archived, hidden, pinned, rewound rows, chains)."""
-    from hermes_workload.corpus import generate_corpus
-
-    out = {}
-    for schema in (16, 30):
-        path = tmp_path_factory.mktemp(f"corpus{schema}") / "state.db"
-        generate_corpus(path, messages=8000, seed=5, now=1767225600.0, schema=schema)
-        out[schema] = path
-    return out
+    return corpora_in_both_layouts(tmp_path_factory, "corpus", messages=8000, seed=5)
 
 
 OPTIONS = (
