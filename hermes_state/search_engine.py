@@ -734,7 +734,9 @@ def _expand_prefixes(ctx: _Ctx, parsed: ParsedQuery) -> tuple[str, dict[int, str
     return " ".join(rendered), expansions
 
 
-def _snippets_from_other_columns(ctx: _Ctx, table: str, phrases: list[_Phrase], rows: list[_Row]) -> None:
+def _snippets_from_other_columns(
+    ctx: _Ctx, db: "SessionDB", table: str, phrases: list[_Phrase], rows: list[_Row]
+) -> None:
     """Rows of the page that matched outside their text -- a v30 store also indexes each
     message's tool name and tool calls -- take their snippet from what matched: the tool calls'
     text, or the tool's name before the text (such a hit showed no snippet and nothing
@@ -743,8 +745,8 @@ def _snippets_from_other_columns(ctx: _Ctx, table: str, phrases: list[_Phrase], 
     bare = [row for row in rows if not row.spans]
     if not bare:
         return
-    columns = [r[1] for r in ctx.conn.execute(f"PRAGMA table_info({table})")]
-    wanted = [name for name in ("tool_name", "tool_calls") if name in columns]
+    fts = db.capabilities.fts.get(table)
+    wanted = [name for name in ("tool_name", "tool_calls") if fts is not None and name in fts.columns]
     words = _words_pattern(phrases)
     if not wanted or words is None:
         return
@@ -939,7 +941,7 @@ def search(
                 effective = retry
         hit_path = outcome.path.split("+")[-1]
         if hit_path == "fts5" and phrases:
-            _snippets_from_other_columns(ctx, FTS_TABLE, phrases, outcome.rows)
+            _snippets_from_other_columns(ctx, db, FTS_TABLE, phrases, outcome.rows)
         hits = _hits(ctx, outcome.rows, hit_path)
         return done(
             effective_query=effective,
