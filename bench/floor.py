@@ -137,6 +137,8 @@ def typed(db, queries: list[str], *, gap: float, rounds: int = 3) -> None:
     the keystroke row."""
     from hermes_state.visibility import INTERNAL_SOURCES
 
+    from .run import percentile
+
     kwargs = dict(limit=40, prefix_last=True, exclude_sources=list(INTERNAL_SOURCES))
     prefixes = [q[:i] for q in queries for i in range(1, len(q) + 1) if q[:i].strip()]
     for label, pause in ((f"{gap:.2f} s apart", gap), ("back to back", 0.0)):
@@ -150,11 +152,9 @@ def typed(db, queries: list[str], *, gap: float, rounds: int = 3) -> None:
                 if round_index:  # the first round warms the page cache up
                     walls.append((time.perf_counter() - w0) * 1000)
                     cpus.append((time.thread_time() - c0) * 1000)
-        walls.sort()
-        cpus.sort()
-        n = len(walls)
-        print(f"typed, {label}: {n} searches, wall p50 {walls[n // 2]:.2f} p95 {walls[int(n * 0.95)]:.2f} ms, "
-              f"CPU p50 {cpus[n // 2]:.2f} p95 {cpus[int(n * 0.95)]:.2f} ms")
+        print(f"typed, {label}: {len(walls)} searches, wall p50 {percentile(walls, 0.5):.2f} "
+              f"p95 {percentile(walls, 0.95):.2f} ms, CPU p50 {percentile(cpus, 0.5):.2f} "
+              f"p95 {percentile(cpus, 0.95):.2f} ms")
 
 
 def measure_call(db, call, *, runs: int) -> dict:
