@@ -1,0 +1,210 @@
+"""Search-as-you-type narrows the previous scan (issue 15, keystroke): each key typed at the end
+of a word answers from the last answer's rows while nothing is committed -- and must answer
+exactly what a fresh search answers."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from hermes_state import SessionDB
+from hermes_state import search_engine as engine_mod
+from hermes_state.visibility import INTERNAL_SOURCES
+
+from corpus_helpers import corpora_in_both_layouts
+
+TYPED = ("docker", "kubernetes", "deploy fail", "the server", "nginx conf", "python error", "config ")
+
+
+@pytest.fixture(scope="module")
+def corpora(tmp_path_factory):
+    return corpora_in_both_layouts(tmp_path_factory, "narrow", messages=8000, seed=3)
+
+
+@pytest.fixture
+def small_window(monkeypatch):
+    """The window ranking and a window cut at its cap, on a corpus of thousands: what 1M
+    messages do with the real sizes (400 rows, exact bm25 up to 3,000)."""
+    monkeypatch.setattr(engine_mod, "WINDOW", 40)
+    monkeypatch.setattr(engine_mod, "EXACT_BM25_MAX_ROWS", 60)
+
+
+def forget(db: SessionDB) -> None:
+    """Drop what ``db``'s connection kept from earlier searches: the next one starts afresh."""
+    engine_mod._PREFIX_CACHES.pop(db, None)
+
+
+def answer(result):
+    return (
+        [(h.id, h.snippet, tuple(map(tuple, h.spans)), h.score) for h in result.hits],
+        result.total_estimate, result.total_exact, result.has_more, result.ranking, result.path,
+        result.effective_query,
+    )
+
+
+def search(db, text, **kw):
+    return db.search(text, limit=20, prefix_last=True, exclude_sources=list(INTERNAL_SOURCES), **kw)
+
+
+def traced(db, fn):
+    statements: list[str] = []
+    db._read(lambda conn: conn.set_trace_callback(statements.append))
+    try:
+        return fn(), statements
+    finally:
+        db._read(lambda conn: conn.set_trace_callback(None))
+
+
+def narrowings(statements):
+    """The index-only statements that find a narrower query's matches among the last rows."""
+    return [s for s in statements if re.search(r"MATCH .* AND rowid >= \d+$", s)]
+
+
+def window_scans(statements):
+    """The statements that read matches with their highlighted text newest first."""
+    return [s for s in statements if "highlight(" in s and "ORDER BY messages_fts.rowid DESC" in s]
+
+
+@pytest.mark.parametrize("schema", [16, 30])
+def test_every_key_typed_answers_as_a_fresh_search_does(corpora, small_window, schema):
+    typing = SessionDB(corpora[schema], read_only=True)
+    fresh = SessionDB(corpora[schema], read_only=True)
+    narrowed = 0
+    rankings = set()
+    try:
+        for text in TYPED:
+            for end in range(1, len(text) + 1):
+                typed = text[:end]
+                got, statements = traced(typing, lambda: search(typing, typed))
+                narrowed += bool(narrowings(statements))
+                forget(fresh)
+                expected = search(fresh, typed)
+                assert answer(got) == answer(expected), typed
+                rankings.add(got.ranking)
+    finally:
+        typing.close()
+        fresh.close()
+    # Not vacuous: keys were narrowed, over windows ranked and cut at their cap.
+    assert narrowed >= 15
+    assert {"bm25-recent-window", "bm25"} <= rankings
+
+
+def test_a_narrowed_key_reads_no_window_again(corpora, small_window):
+    """``docke`` after ``dock`` finds its rows among ``dock``'s: one index-only statement, and
+    older matches only to fill the window where ``dock*``'s had more than ``docke*``'s."""
+    db = SessionDB(corpora[30], read_only=True)
+    try:
+        search(db, "dock")
+        result, statements = traced(db, lambda: search(db, "docke"))
+        assert result.ranking == "bm25-recent-window" and result.hits
+        assert narrowings(statements)
+        # Any window scan is only the tail below the previous window's oldest row.
+        assert all(re.search(r"rowid < \d+", s) for s in window_scans(statements))
+        # The same query again (a page, a repaint) reads no window at all.
+        _again, statements = traced(db, lambda: search(db, "docke"))
+        assert window_scans(statements) == [] and narrowings(statements) == []
+    finally:
+        db.close()
+
+
+@pytest.fixture
+def db(tmp_path):
+    store = SessionDB(tmp_path / "state.db")
+    yield store
+    store.close()
+
+
+def add_many(db, sid, contents, source="cli"):
+    if db.get_session(sid) is None:
+        db.create_session(sid, source)
+    return [db.append_message(sid, "user", text) for text in contents]
+
+
+def test_a_commit_between_keys_is_seen(db, tmp_path, small_window):
+    add_many(db, "s", [f"docker build number {i}" for i in range(60)] + ["dockyard crane"] * 30)
+    reader = SessionDB(tmp_path / "state.db", read_only=True)
+    try:
+        search(reader, "dock")
+        newest = add_many(db, "t", ["dockerfile lint failed"])[0]
+        result, statements = traced(reader, lambda: search(reader, "docke"))
+        assert narrowings(statements) == [] and window_scans(statements)  # scanned afresh
+        assert newest in [hit.id for hit in result.hits]
+        forget(reader)
+        assert answer(search(reader, "docke")) == answer(result)
+    finally:
+        reader.close()
+
+
+def test_other_filters_are_not_narrowed_from(db, tmp_path, small_window):
+    add_many(db, "a", [f"docker on cli {i}" for i in range(50)], source="cli")
+    add_many(db, "b", [f"docker on telegram {i}" for i in range(50)], source="telegram")
+    reader = SessionDB(tmp_path / "state.db", read_only=True)
+    try:
+        reader.search("dock", limit=20, prefix_last=True, source_filter=["cli"])
+        got = reader.search("docke", limit=20, prefix_last=True, source_filter=["telegram"])
+        assert {hit.source for hit in got.hits} == {"telegram"}
+        forget(reader)
+        expected = reader.search("docke", limit=20, prefix_last=True, source_filter=["telegram"])
+        assert answer(got) == answer(expected)
+    finally:
+        reader.close()
+
+
+def test_highlights_are_trimmed_to_the_narrower_query(db, tmp_path, small_window):
+    """``dock*`` marks ``dockyard``; ``docker`` (typed with a space after it: an exact word) must
+    mark only ``docker``, as FTS5 would; glued CJK tokens (one unicode61 token) and words with
+    diacritics answer as a fresh search does, narrowed or not."""
+    texts = (
+        [f"docker and dockyard and dockers {i}" for i in range(40)]
+        + [f"nginxの設定 with docker {i}" for i in range(20)]
+        + [f"Dockér déploiement {i}" for i in range(10)]
+    )
+    add_many(db, "s", texts)
+    reader = SessionDB(tmp_path / "state.db", read_only=True)
+    fresh = SessionDB(tmp_path / "state.db", read_only=True)
+    try:
+        for typed in ("doc", "dock", "docke", "docker", "docker ", "docker n", "docker ngi", "docker nginx"):
+            got = search(reader, typed)
+            forget(fresh)
+            assert answer(got) == answer(search(fresh, typed)), typed
+        got = search(reader, "docker ")
+        marked = {hit.snippet[a:b] for hit in got.hits for a, b in hit.spans}
+        assert marked == {"docker", "Dockér"}  # unicode61 folds é to e: FTS5 marks it too
+    finally:
+        reader.close()
+        fresh.close()
+
+
+@pytest.mark.parametrize(
+    ("piece", "terms", "expected"),
+    [
+        ("Docker", (("dock", True),), True),
+        ("dockyard", (("docke", True),), False),
+        ("docker", (("docker", False),), True),
+        ("dockers", (("docker", False),), False),
+        ("nginxの設定", (("nginx", True),), True),  # one token: the prefix matches it
+        ("nginxの設定", (("nginx", False),), False),  # CJK never folds to ASCII
+        ("Dockér", (("docker", False),), None),  # only unicode61's folding can tell
+        ("Dóck", (("dock", True),), None),
+        ("Dockér", (("dock", True),), True),  # its ASCII head decides
+        ("deploy", (("deploy", False), ("depl", True)), True),
+    ],
+)
+def test_which_marked_pieces_a_narrower_query_keeps(piece, terms, expected):
+    assert engine_mod._piece_matches(piece, terms) is expected
+
+
+def test_only_words_anded_together_narrow():
+    from hermes_state.query import parse_fts_query
+
+    shape = engine_mod._query_shape
+    assert shape(parse_fts_query("deploy fai*")) == (("deploy", False), ("fai", True))
+    for text in ('"deploy fail"', "deploy OR fail", "deploy NOT fail", "déploie", "服务器"):
+        assert shape(parse_fts_query(text)) is None, text
+    narrows = engine_mod._narrows
+    assert narrows((("dock", True),), (("docke", True),))
+    assert narrows((("deploy", True),), (("deploy", False),))
+    assert not narrows((("do", False),), (("doc", True),))  # an exact word is not a prefix
+    assert not narrows((("docker", True),), (("dock", True),))  # deleting widens
+    assert not narrows((("deploy", False), ("fa", True)), (("deploy", True), ("fai", True)))
