@@ -72,6 +72,16 @@ def _describe_search_result(result: Any) -> dict[str, Any]:
     }
 
 
+def _searched(db, query: str, **kwargs):
+    """``db.search`` with nothing kept from the previous run: a connection keeps its last
+    window scan, ranking and probes for the next key typed (``forget_answers``), which would
+    answer a repeated query from memory. Prefix expansions stay cached, as while typing."""
+    from hermes_state.search_engine import forget_answers
+
+    forget_answers(db)
+    return db.search(query, **kwargs)
+
+
 def _search_cases(queries: tuple[str, ...]):
     def make(ctx: Context) -> list[Case]:
         db = ctx.db
@@ -84,7 +94,7 @@ def _search_cases(queries: tuple[str, ...]):
             return found
 
         return [
-            Case(q, (lambda q=q: db.search(q, limit=LIMIT)), describe)
+            Case(q, (lambda q=q: _searched(db, q, limit=LIMIT)), describe)
             for q in queries
         ]
 
@@ -321,7 +331,7 @@ def _search_page_cases(query: str):
         if not callable(getattr(db, "search", None)):
             raise Missing("SessionDB.search is not implemented yet")
         return [
-            Case(f"{query} @{offset}", (lambda offset=offset: db.search(query, limit=LIMIT, offset=offset)),
+            Case(f"{query} @{offset}", (lambda offset=offset: _searched(db, query, limit=LIMIT, offset=offset)),
                  _describe_search_result)
             for offset in PAGE_OFFSETS
         ]

@@ -208,3 +208,17 @@ def test_only_words_anded_together_narrow():
     assert not narrows((("do", False),), (("doc", True),))  # an exact word is not a prefix
     assert not narrows((("docker", True),), (("dock", True),))  # deleting widens
     assert not narrows((("deploy", False), ("fa", True)), (("deploy", True), ("fai", True)))
+
+
+def test_forget_answers_makes_a_repeated_query_do_its_work_again(corpora, small_window):
+    """What the bench calls before each timed search: the window is scanned again, while the
+    prefix expansions stay cached (as they do while typing)."""
+    db = SessionDB(corpora[30], read_only=True)
+    try:
+        first = search(db, "dock")
+        engine_mod.forget_answers(db)
+        again, statements = traced(db, lambda: search(db, "dock"))
+        assert answer(again) == answer(first)
+        assert window_scans(statements) and not [s for s in statements if "hermes_search_word_terms" in s]
+    finally:
+        db.close()
