@@ -73,6 +73,17 @@ def _phase_stamps(screen, seconds: float) -> dict[str, float] | None:
     return stamps
 
 
+def _forget_search_memos(app) -> None:
+    """Each query typed as if for the first time: what the search connection kept from the
+    last round's keys (window scans, rankings, probes) is dropped; only the prefix
+    expansions stay, as before (``forget_answers``). Within a query, each key may narrow
+    the previous key's answer, as it does for anybody typing."""
+    from hermes_state.search_engine import forget_answers
+
+    for db in list(app.ctx.store._dbs.values()):  # (the bench may look inside the door)
+        forget_answers(db)
+
+
 async def _type_queries(
     db_path: Path, queries: tuple[str, ...], rounds: int
 ) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
@@ -92,6 +103,7 @@ async def _type_queries(
         for round_index in range(rounds + 1):
             record = round_index > 0
             for query in queries:
+                _forget_search_memos(app)
                 field = screen.query_one(SearchInput)
                 field.value = ""
                 await pilot.pause(0.1)
