@@ -106,6 +106,10 @@ class _Ctx:
     _row_counts: dict[str, int] = field(default_factory=dict)
     _max_rowid: int | None = None
     prefix_cache: "_PrefixCache | None" = None
+    #: :func:`_others_empty_sql` of the word index (for narrowing), when known.
+    others_empty: str | None = None
+    #: Per FTS table: its columns after the text, when ``messages`` has them (for narrowing).
+    fts_columns: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def filtered(self) -> bool:
@@ -289,11 +293,16 @@ class _Outcome:
     path: str
 
 
-def _scan_sql(table: str, ctx: _Ctx, order: str, extra: str = "", plain: bool = False) -> str:
+def _scan_sql(
+    table: str, ctx: _Ctx, order: str, extra: str = "", plain: bool = False, flag: str | None = None
+) -> str:
     """Rowid + highlighted (or, with ``plain``, raw) text of ``table`` matches, joined to the
-    filter tables only when filters are set."""
+    filter tables only when filters are set; ``flag``: a third column (see
+    :func:`_others_empty_sql`)."""
     text = f"{table}.content" if plain else f"highlight({table}, 0, char(2), char(3))"
     select = f"SELECT {table}.rowid, {text}"
+    if flag:
+        select += f", {flag}"
     if order == "rank":
         select += f", {table}.rank"
     if ctx.filtered:
@@ -334,6 +343,8 @@ class _ScanMemo:
     #: The most rows the scan read (``WINDOW + 1``).
     cap: int
     rows: tuple[tuple[int, str], ...]
+    #: Per row: nothing in the index's other columns (True), something (False), unknown (None).
+    others_empty: tuple[bool | None, ...]
 
 
 def _query_shape(parsed: ParsedQuery) -> tuple[tuple[str, bool], ...] | None:
@@ -348,8 +359,8 @@ def _query_shape(parsed: ParsedQuery) -> tuple[tuple[str, bool], ...] | None:
     return tuple(shape) or None
 
 
-#: Tokenizers whose tokens fold as :func:`_piece_matches` assumes (None: FTS5's default).
-_FOLDING_TOKENIZERS = (None, "unicode61", "ascii")
+#: Tokenizers whose tokens fold as :func:`_piece_matches` assumes (none declared: unicode61).
+_FOLDING_TOKENIZERS = ("unicode61", "ascii")
 
 
 def _narrowable(db: "SessionDB", parsed: ParsedQuery) -> tuple[tuple[str, bool], ...] | None:
@@ -359,8 +370,16 @@ def _narrowable(db: "SessionDB", parsed: ParsedQuery) -> tuple[tuple[str, bool],
     if shape is None:
         return None
     fts = db.capabilities.fts.get(FTS_TABLE)
-    tokenizer = (fts.tokenizer or "").split()[0].strip("'\"").lower() if fts is not None and fts.tokenizer else None
-    return shape if fts is not None and tokenizer in _FOLDING_TOKENIZERS else None
+    if fts is None:
+        return None
+    words = (fts.tokenizer or "").replace("'", " ").replace('"', " ").lower().split()
+    # Options that change what a token is (tokenchars, separators, categories) are not folded
+    # as _piece_matches assumes; remove_diacritics only changes what Latin letters fold to.
+    if words and (words[0] not in _FOLDING_TOKENIZERS or any(
+        word in ("tokenchars", "separators", "categories") for word in words[1:]
+    )):
+        return None
+    return shape
 
 
 def _narrows(old: tuple[tuple[str, bool], ...], new: tuple[tuple[str, bool], ...]) -> bool:
@@ -373,46 +392,73 @@ def _narrows(old: tuple[tuple[str, bool], ...], new: tuple[tuple[str, bool], ...
     return was_prefix and now.startswith(was)
 
 
-def _piece_matches(piece: str, terms: tuple[tuple[str, bool], ...]) -> bool | None:
-    """Whether FTS5 would mark ``piece`` (one token of a highlighted text) for any of
-    ``terms``, ASCII ``(word, prefix)`` pairs; None when only unicode61's own folding could
+def _piece_matches(piece: str, terms: tuple[tuple[str, bool], ...]) -> tuple[bool | None, ...]:
+    """For each of ``terms`` (ASCII ``(word, prefix)`` pairs), whether FTS5 matches ``piece``
+    (one token of a highlighted text) with it; None where only unicode61's own folding could
     tell. A token is folded character by character, so an ASCII head folds to its lower case;
     CJK never folds to ASCII (``nginxの調子`` is one token that ``nginx*`` matches, ``nginx``
     does not)."""
-    undecided = False
+    out: list[bool | None] = []
     for term, prefix in terms:
         head = piece[: len(term)] if prefix else piece
         if head.isascii():
-            if head.lower() == term:
-                return True
-        elif not contains_cjk(head):
-            undecided = True  # Latin with diacritics, say: folding decides
-    return None if undecided else False
+            out.append(head.lower() == term)
+        else:
+            out.append(False if contains_cjk(head) else None)  # Latin with diacritics: folding decides
+    return tuple(out)
 
 
-def _remark(text: str, terms: tuple[tuple[str, bool], ...], seen: dict[str, bool | None]) -> str | None:
-    """``text``, highlighted for a wider query, highlighted for a narrower one: marked pieces
-    that no longer match any of its ``terms`` lose their markers. None when that cannot be
-    told for sure (see :func:`_piece_matches`); ``seen`` remembers each piece's answer."""
+def _remark(
+    text: str, terms: tuple[tuple[str, bool], ...], seen: dict[str, tuple[bool | None, ...]]
+) -> tuple[str, bool | None] | None:
+    """``text``, highlighted for a wider query, highlighted for a narrower one (its ``terms``):
+    marked pieces that no longer match any term lose their markers. With it, whether a marked
+    piece matches the last term (None: none does for sure, but one may). None when a marker
+    cannot be decided (see :func:`_piece_matches`); ``seen`` remembers each piece's answer."""
     if MARK_OPEN not in text:
-        return text
+        return text, False
     out: list[str] = []
     last = 0
+    last_term: bool | None = False
     for found in _MARKED_RE.finditer(text):
         piece = found.group(1)
-        keep = seen.get(piece, _NO_ENTRY)
-        if keep is _NO_ENTRY:
-            keep = seen[piece] = _piece_matches(piece, terms)
-        if keep is None:
+        answers = seen.get(piece)
+        if answers is None:
+            answers = seen[piece] = _piece_matches(piece, terms)
+        if True in answers:
+            keep = True
+        elif None in answers:
             return None
+        else:
+            keep = False
+        if answers[-1] is True:
+            last_term = True
+        elif answers[-1] is None and last_term is False:
+            last_term = None
         if not keep:
             out.append(text[last:found.start()])
             out.append(piece)
             last = found.end()
-    if not out:
-        return text
-    out.append(text[last:])
-    return "".join(out)
+    if out:
+        out.append(text[last:])
+        text = "".join(out)
+    return text, last_term
+
+
+def _others_empty_sql(db: "SessionDB", table: str) -> str | None:
+    """SQL true when a message has nothing in the word index's columns after its text (v30
+    also indexes ``tool_name`` and ``tool_calls``): its matches are all in the text, which
+    ``highlight()`` marks. ``1`` for a text-only index; None when those columns cannot be read
+    from ``messages m`` (no such column there)."""
+    fts = db.capabilities.fts.get(table)
+    if fts is None:
+        return None
+    others = fts.columns[1:]
+    if not others:
+        return "1"
+    if not all(name in db.capabilities.message_columns for name in others):
+        return None
+    return "(" + " AND ".join(f"COALESCE(m.{name}, '') = ''" for name in others) + ")"
 
 
 def _scan_window(
@@ -423,60 +469,135 @@ def _scan_window(
 
     Search-as-you-type asks for ``dock*``, then ``docke*``, ``docker*``: each narrows the one
     before (:func:`_narrows`). While nothing is committed, a narrower query's matches among the
-    previous scan's rows are those rows that FTS5 finds for it at or above the scan's oldest
-    rowid (one index-only statement), their highlights trimmed to its words; only when the
-    previous scan stopped at its cap are older matches read, as many as are missing. The same
-    rows as a fresh scan, without ``highlight()`` over 400 rows again (3-5 ms a key at 1M).
+    previous scan's rows are found there (:func:`_narrow`), their highlights trimmed to its
+    words; only when the previous scan stopped at its cap are older matches read, as many as
+    are missing. The same rows as a fresh scan, without ``highlight()`` over 400 rows again
+    (3-5 ms a key at 1M).
     """
-    def fresh() -> list[tuple[int, str]]:
-        sql = _scan_sql(table, ctx, "rowid", plain=plain)
-        return [(int(r[0]), r[1]) for r in _iter_rows(ctx, sql, [match, *ctx.params], WINDOW + 1, True)]
+    flag = ctx.others_empty if ctx.filtered or ctx.others_empty == "1" else None
+
+    def fresh() -> tuple[list[tuple[int, str]], tuple[bool | None, ...]]:
+        sql = _scan_sql(table, ctx, "rowid", plain=plain, flag=flag)
+        got = list(_iter_rows(ctx, sql, [match, *ctx.params], WINDOW + 1, True))
+        return [(int(r[0]), r[1]) for r in got], tuple(bool(r[2]) if flag else None for r in got)
 
     cache = ctx.prefix_cache
     if cache is None or shape is None or plain:
-        return fresh()
+        return fresh()[0]
     filters, params = tuple(ctx.filters), tuple(ctx.params)
     memo = cache.scan
-    rows: list[tuple[int, str]] | None = None
+    answer = None
     if memo is not None and (memo.table, memo.filters, memo.params, memo.cap) == (table, filters, params, WINDOW + 1):
         if memo.shape == shape:
-            rows = list(memo.rows)
+            answer = list(memo.rows), memo.others_empty
         elif _narrows(memo.shape, shape):
-            rows = _narrow(ctx, table, match, shape, list(memo.rows))
-    if rows is None:
-        rows = fresh()
-    cache.scan = None if ctx.budget.exhausted else _ScanMemo(table, filters, params, shape, WINDOW + 1, tuple(rows))
+            answer = _narrow(ctx, table, match, shape, list(memo.rows), memo.others_empty, flag)
+    if answer is None:
+        answer = fresh()
+    rows, others_empty = answer
+    cache.scan = None if ctx.budget.exhausted else _ScanMemo(
+        table, filters, params, shape, WINDOW + 1, tuple(rows), tuple(others_empty)
+    )
     return rows
+
+
+#: An ASCII text's unicode61 tokens: every other ASCII character separates them.
+_ASCII_TOKEN_RE = re.compile(r"[A-Za-z0-9]+")
+
+
+def _match_other_columns(
+    ctx: _Ctx, table: str, term: tuple[str, bool], rowids: list[int]
+) -> set[int] | None:
+    """Which of ``rowids`` hold ``term`` (an ASCII ``(word, prefix)``) in the word index's
+    columns after the text (v30: ``tool_name``, ``tool_calls``), read from ``messages``; None
+    when a value is not ASCII (its tokens are unicode61's to tell) or the columns are not
+    there. An ASCII text's tokens are its runs of letters and digits."""
+    fts = ctx.fts_columns.get(table)
+    if not fts:
+        return None
+    word, prefix = term
+    found: set[int] = set()
+    marks = ",".join("?" for _ in rowids)
+    rows = ctx.conn.execute(
+        f"SELECT id, {', '.join(fts)} FROM messages WHERE id IN ({marks})", rowids
+    ).fetchall()
+    for row in rows:
+        for value in row[1:]:
+            if value is None:
+                continue
+            text = value if isinstance(value, str) else str(value)
+            if not text.isascii():
+                return None
+            tokens = _ASCII_TOKEN_RE.findall(text.lower())
+            if any(token.startswith(word) if prefix else token == word for token in tokens):
+                found.add(int(row[0]))
+                break
+    return found
 
 
 def _narrow(
-    ctx: _Ctx, table: str, match: str, shape: tuple[tuple[str, bool], ...], previous: list[tuple[int, str]]
-) -> list[tuple[int, str]] | None:
-    """:func:`_scan_window` for a query that narrows the previous scan's (None: scan afresh)."""
+    ctx: _Ctx, table: str, match: str, shape: tuple[tuple[str, bool], ...], previous: list[tuple[int, str]],
+    others_empty: tuple[bool | None, ...], flag: str | None,
+) -> tuple[list[tuple[int, str]], tuple[bool | None, ...]] | None:
+    """:func:`_scan_window` for a query that narrows the previous scan's (None: scan afresh).
+
+    A previous row matches the narrower query when its highlighted text holds a token of the
+    lengthened last word (its other words matched already); it does not when none of its
+    marked tokens is one and it has nothing in the index's other columns (a word of the text
+    that matches the narrower query matched the wider one, so it is marked). Only when some
+    row cannot be told so does FTS5 say, for all of them, in one index-only statement: its
+    matches at or above the scan's oldest rowid."""
     if not previous:
-        return []  # the wider query matched nothing under these filters
+        return [], ()  # the wider query matched nothing under these filters
+    seen: dict[str, tuple[bool | None, ...]] = {}
+    kept: list[tuple[int, str, bool | None, bool | None]] = []
+    undecided = False
+    elsewhere: list[int] = []  # rows whose text has no such token: their other columns decide
+    for (rowid, text), empty in zip(previous, others_empty):
+        remarked = _remark(text or "", shape, seen)
+        if remarked is None:
+            return None
+        marked, last_term = remarked
+        if last_term is True:
+            verdict: bool | None = True
+        elif last_term is False and empty is True:
+            verdict = False
+        else:
+            verdict = None
+            if last_term is False:
+                elsewhere.append(rowid)
+            else:
+                undecided = True
+        kept.append((rowid, marked, empty, verdict))
+    if elsewhere and not undecided:
+        found_elsewhere = _match_other_columns(ctx, table, shape[-1], elsewhere)
+        if found_elsewhere is None:
+            undecided = True
+        else:
+            kept = [
+                (rowid, text, empty, rowid in found_elsewhere if verdict is None else verdict)
+                for rowid, text, empty, verdict in kept
+            ]
     oldest = previous[-1][0]
-    found = {
-        int(r[0])
-        for r in ctx.conn.execute(
-            f"SELECT rowid FROM {table} WHERE {table} MATCH ? AND rowid >= ?", (match, oldest)
-        )
-    }
-    seen: dict[str, bool | None] = {}
-    rows: list[tuple[int, str]] = []
-    for rowid, text in previous:
-        if rowid in found:
-            marked = _remark(text or "", shape, seen)
-            if marked is None:
-                return None
-            rows.append((rowid, marked))
+    if undecided:
+        found = {
+            int(r[0])
+            for r in ctx.conn.execute(
+                f"SELECT rowid FROM {table} WHERE {table} MATCH ? AND rowid >= ?", (match, oldest)
+            )
+        }
+        chosen = [(rowid, text, empty) for rowid, text, empty, _v in kept if rowid in found]
+    else:
+        chosen = [(rowid, text, empty) for rowid, text, empty, verdict in kept if verdict]
+    rows = [(rowid, text) for rowid, text, _e in chosen]
+    flags = [empty for _r, _t, empty in chosen]
     if len(previous) > WINDOW:  # that scan stopped at its cap: older matches may be missing
-        older_sql = _scan_sql(table, ctx, "rowid", extra=f" AND {table}.rowid < ?")
+        older_sql = _scan_sql(table, ctx, "rowid", extra=f" AND {table}.rowid < ?", flag=flag)
         need = WINDOW + 1 - len(rows)
-        rows.extend(
-            (int(r[0]), r[1]) for r in _iter_rows(ctx, older_sql, [match, oldest, *ctx.params], need, True)
-        )
-    return rows
+        for r in _iter_rows(ctx, older_sql, [match, oldest, *ctx.params], need, True):
+            rows.append((int(r[0]), r[1]))
+            flags.append(bool(r[2]) if flag else None)
+    return rows, tuple(flags)
 
 
 def _fts_engine(
@@ -1138,7 +1259,14 @@ def search(
                 return done(note="query had nothing searchable")
             effective, expansions = _expand_prefixes(ctx, parsed)
             phrases = _unicode61_phrases(parsed, expansions)
-            outcome = _fts_engine(ctx, FTS_TABLE, effective, phrases, "fts5", shape=_narrowable(db, parsed))
+            # (A stale index may hold words its text no longer has: FTS5 alone decides.)
+            shape = None if stale else _narrowable(db, parsed)
+            if shape is not None:
+                ctx.others_empty = _others_empty_sql(db, FTS_TABLE)
+                fts = db.capabilities.fts.get(FTS_TABLE)
+                if fts is not None and all(c in db.capabilities.message_columns for c in fts.columns[1:]):
+                    ctx.fts_columns[FTS_TABLE] = tuple(fts.columns[1:])
+            outcome = _fts_engine(ctx, FTS_TABLE, effective, phrases, "fts5", shape=shape)
             if (
                 outcome.total == 0
                 and len(text.strip()) >= 3
