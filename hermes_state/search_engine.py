@@ -64,6 +64,9 @@ PHRASE_PROBE_ROWS = 256
 COMMON_SHARE = 0.30
 #: Matches ranked by the window bm25 when exact bm25 would be too slow.
 WINDOW = 400
+#: Rows a narrowed scan reads past the window when it must read older matches anyway (each
+#: read is a MATCH statement: ~1-2 ms to seek the terms), for the next keys to drop.
+NARROW_SLACK = 64
 #: Most trigrams a 1–2 character token may expand to before the LIKE scan is used instead.
 MAX_EXPANSION = 300
 #: Most vocabulary terms a ``word*`` prefix is expanded to in :func:`search`. Past it FTS5
@@ -345,6 +348,8 @@ class _ScanMemo:
     rows: tuple[tuple[int, str], ...]
     #: Per row: nothing in the index's other columns (True), something (False), unknown (None).
     others_empty: tuple[bool | None, ...]
+    #: ``rows`` hold every match (the scan found no more), not only the newest ones.
+    exhaustive: bool
 
 
 def _query_shape(parsed: ParsedQuery) -> tuple[tuple[str, bool], ...] | None:
@@ -476,10 +481,11 @@ def _scan_window(
     """
     flag = ctx.others_empty if ctx.filtered or ctx.others_empty == "1" else None
 
-    def fresh() -> tuple[list[tuple[int, str]], tuple[bool | None, ...]]:
+    def fresh() -> tuple[list[tuple[int, str]], tuple[bool | None, ...], bool]:
         sql = _scan_sql(table, ctx, "rowid", plain=plain, flag=flag)
         got = list(_iter_rows(ctx, sql, [match, *ctx.params], WINDOW + 1, True))
-        return [(int(r[0]), r[1]) for r in got], tuple(bool(r[2]) if flag else None for r in got)
+        rows = [(int(r[0]), r[1]) for r in got]
+        return rows, tuple(bool(r[2]) if flag else None for r in got), len(got) <= WINDOW
 
     cache = ctx.prefix_cache
     if cache is None or shape is None or plain:
@@ -489,16 +495,16 @@ def _scan_window(
     answer = None
     if memo is not None and (memo.table, memo.filters, memo.params, memo.cap) == (table, filters, params, WINDOW + 1):
         if memo.shape == shape:
-            answer = list(memo.rows), memo.others_empty
+            answer = list(memo.rows), memo.others_empty, memo.exhaustive
         elif _narrows(memo.shape, shape):
-            answer = _narrow(ctx, table, match, shape, list(memo.rows), memo.others_empty, flag)
+            answer = _narrow(ctx, table, match, shape, memo, flag)
     if answer is None:
         answer = fresh()
-    rows, others_empty = answer
+    rows, others_empty, exhaustive = answer
     cache.scan = None if ctx.budget.exhausted else _ScanMemo(
-        table, filters, params, shape, WINDOW + 1, tuple(rows), tuple(others_empty)
+        table, filters, params, shape, WINDOW + 1, tuple(rows), tuple(others_empty), exhaustive
     )
-    return rows
+    return rows[: WINDOW + 1]
 
 
 #: An ASCII text's unicode61 tokens: every other ASCII character separates them.
@@ -536,9 +542,8 @@ def _match_other_columns(
 
 
 def _narrow(
-    ctx: _Ctx, table: str, match: str, shape: tuple[tuple[str, bool], ...], previous: list[tuple[int, str]],
-    others_empty: tuple[bool | None, ...], flag: str | None,
-) -> tuple[list[tuple[int, str]], tuple[bool | None, ...]] | None:
+    ctx: _Ctx, table: str, match: str, shape: tuple[tuple[str, bool], ...], memo: _ScanMemo, flag: str | None
+) -> tuple[list[tuple[int, str]], tuple[bool | None, ...], bool] | None:
     """:func:`_scan_window` for a query that narrows the previous scan's (None: scan afresh).
 
     A previous row matches the narrower query when its highlighted text holds a token of the
@@ -547,8 +552,9 @@ def _narrow(
     that matches the narrower query matched the wider one, so it is marked). Only when some
     row cannot be told so does FTS5 say, for all of them, in one index-only statement: its
     matches at or above the scan's oldest rowid."""
+    previous, others_empty = memo.rows, memo.others_empty
     if not previous:
-        return [], ()  # the wider query matched nothing under these filters
+        return [], (), True  # the wider query matched nothing under these filters
     seen: dict[str, tuple[bool | None, ...]] = {}
     kept: list[tuple[int, str, bool | None, bool | None]] = []
     undecided = False
@@ -591,13 +597,19 @@ def _narrow(
         chosen = [(rowid, text, empty) for rowid, text, empty, verdict in kept if verdict]
     rows = [(rowid, text) for rowid, text, _e in chosen]
     flags = [empty for _r, _t, empty in chosen]
-    if len(previous) > WINDOW:  # that scan stopped at its cap: older matches may be missing
+    exhaustive = memo.exhaustive
+    if not exhaustive and len(rows) <= WINDOW:
+        # That scan stopped short of the oldest match: read older ones, as many as are missing
+        # and NARROW_SLACK more, so that the next key may drop as many without reading again.
         older_sql = _scan_sql(table, ctx, "rowid", extra=f" AND {table}.rowid < ?", flag=flag)
-        need = WINDOW + 1 - len(rows)
+        need = WINDOW + 1 - len(rows) + NARROW_SLACK
+        got = 0
         for r in _iter_rows(ctx, older_sql, [match, oldest, *ctx.params], need, True):
             rows.append((int(r[0]), r[1]))
             flags.append(bool(r[2]) if flag else None)
-    return rows, tuple(flags)
+            got += 1
+        exhaustive = got < need
+    return rows, tuple(flags), exhaustive
 
 
 def _fts_engine(
