@@ -252,6 +252,10 @@ class BrowserData:
         self._writer_lock = threading.Lock()
         self._on_wait = on_wait or (lambda _text: None)
         self._roots: dict[str, str] = {}
+        #: Conversation names by root, valid while the reader's data_version stays (typing
+        #: shows the same conversations key after key; a rename is a commit).
+        self._labels: dict[str, str] = {}
+        self._labels_for: tuple[int, int] | None = None
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hermes-titles")
         #: Every title of the store, for the title match on the ``aux`` connection.
         self._titles = TitleIndex()
@@ -307,6 +311,7 @@ class BrowserData:
                 self._writer = None
                 self._identity = None
                 self._roots.clear()
+                self._labels, self._labels_for = {}, None
                 self._titles = TitleIndex()
                 self.gone = None
                 event = ("replaced", f"{self.db_path} was replaced by another file; reopened it.")
@@ -574,7 +579,7 @@ class BrowserData:
         view.note = getattr(result, "note", None) or getattr(result, "error", None)
         roots = self._roots_of({hit.session_id for hit in result.hits})
         conversations = group_hits_by_conversation(searcher, result.hits, roots)
-        labels = self.read(lambda db: listing.conversation_labels(db, [c.root_id for c in conversations]))
+        labels = self._conversation_labels([c.root_id for c in conversations])
         view.groups = [
             HitGroup(
                 root_id=c.root_id,
@@ -588,6 +593,22 @@ class BrowserData:
         view.title_matches = titles.result() if titles is not None else []
         view.stamps["done"] = time.perf_counter()
         return view
+
+    def _conversation_labels(self, root_ids: list[str]) -> dict[str, str]:
+        """Each conversation's name (:func:`listing.conversation_labels`), the ones read since
+        the last commit from memory."""
+
+        def read(db: SessionDB) -> dict[str, str]:
+            state = (id(db), db.data_version())  # (a reopened reader counts afresh)
+            if state != self._labels_for:
+                self._labels, self._labels_for = {}, state
+            known = self._labels
+            missing = [root for root in root_ids if root not in known]
+            if missing:
+                known.update(listing.conversation_labels(db, missing))
+            return {root: known[root] for root in root_ids if root in known}
+
+        return self.read(read)
 
     def _roots_of(self, session_ids: set[str]) -> dict[str, str]:
         """Lineage roots of many sessions: cached ones free, the rest in one query."""

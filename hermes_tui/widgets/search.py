@@ -386,12 +386,21 @@ class SearchResults(ScrollView, can_focus=True):
                             f"{relative_time(summary.last_active, now=now)}", style=meta_style)
                 rows.append(_Row(line, (summary.id, None)))
         for group in view.groups:
-            header = Text(no_wrap=True, overflow="ellipsis")
-            header.append(" ▌ ", style=group_style)
-            header.append(inert_line(group.label), style=group_style)
-            hits = "hit" if group.count == 1 else "hits"
-            header.append(f"  {inert_line(group.source)} · {group.count} {hits}", style=meta_style)
-            rows.append(_Row(header, None))
+            # A conversation's header, as its hits' lines, is built once while it stays the
+            # same (consecutive answers mostly show the same conversations).
+            head_key = ("group", group.label, group.source, group.count)
+            row = previous.get(head_key)
+            if row is None:
+                header = Text(no_wrap=True, overflow="ellipsis")
+                header.append(" ▌ ", style=group_style)
+                header.append(inert_line(group.label), style=group_style)
+                hits = "hit" if group.count == 1 else "hits"
+                header.append(f"  {inert_line(group.source)} · {group.count} {hits}", style=meta_style)
+                row = _Row(header, None)
+            elif row in rows:
+                row = _Row(row.text, None)  # (two groups with one label: a row each)
+            reuse[head_key] = row
+            rows.append(row)
             for hit in group.hits:
                 when = relative_time(hit.timestamp, now=now)
                 key = (hit.session_id, hit.id, hit.role, when, hit.snippet, tuple(map(tuple, hit.spans or ())))

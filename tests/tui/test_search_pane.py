@@ -222,3 +222,27 @@ async def test_search_answer_records_its_phase_stamps_for_the_bench(fixed_db: Pa
         await pilot.press("down")
         await settle(pilot)
         assert results.stamps == first
+
+
+def test_conversation_names_are_kept_between_keys_and_renames_are_seen(fixed_db: Path) -> None:
+    """The door keeps the conversations' names while nothing is committed (typing shows the
+    same conversations key after key); a rename is a commit, and the next answer names the
+    conversation anew."""
+    from hermes_tui.data import BrowserData
+
+    store = BrowserData(fixed_db)
+    try:
+        view = store.search("docker", source=None, exclude_sources=["tool"])
+        group = view.groups[0]
+        statements: list[str] = []
+        store.reader._read(lambda conn: conn.set_trace_callback(statements.append))
+        again = store.search("docker", source=None, exclude_sources=["tool"])
+        assert [g.label for g in again.groups] == [g.label for g in view.groups]
+        assert not [sql for sql in statements if "FROM sessions s WHERE s.id IN" in sql]  # no re-read
+        tip = store.reader.get_compression_tip(group.root_id)
+        outcome = store.rename(tip, "Renamed while searching", expected=store.reader.get_session_title(tip))
+        assert outcome.ok, outcome
+        renamed = store.search("docker", source=None, exclude_sources=["tool"])
+        assert {g.root_id: g.label for g in renamed.groups}[group.root_id] == "Renamed while searching"
+    finally:
+        store.close()
