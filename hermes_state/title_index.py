@@ -50,6 +50,12 @@ class TitleIndex:
     def built(self) -> bool:
         return self._built_at is not None
 
+    @property
+    def exact(self) -> bool:
+        """Nothing was committed since the build (as of the last :meth:`refresh`): every
+        title is as read, and :meth:`candidates` misses none."""
+        return self._built_at is not None and not self._changed
+
     def build(self, conn: sqlite3.Connection) -> None:
         """Read every title (streamed: holding 250k rows at once cost ~65 MB of peak memory
         for an index of ~8 MB)."""

@@ -524,3 +524,18 @@ def test_summaries_from_rows_fill_defaults_and_refuse_what_from_row_refuses():
         SessionSummary.from_row(bad)
     with pytest.raises(pydantic.ValidationError):
         SessionSummary.from_rows([rows[1], bad])
+
+
+def test_get_summaries_is_get_summary_of_each_in_the_order_given(tmp_path):
+    db = SessionDB(tmp_path / "state.db")
+    try:
+        for sid in ("a", "b", "c"):
+            db.create_session(sid, "cli")
+            db.append_message(sid, "user", f"first words of {sid}")
+        db.set_session_title("b", "Bee")
+        got = db.get_summaries(["c", "missing", "a", "b", "c"])
+        assert [s.id for s in got] == ["c", "a", "b"]
+        assert got == [db.get_summary(sid) for sid in ("c", "a", "b")]
+        assert db.get_summaries([]) == []
+    finally:
+        db.close()

@@ -116,3 +116,37 @@ def test_the_title_match_through_the_index_is_the_sql_one(tmp_path):
     finally:
         reader.close()
         writer.close()
+
+
+def test_an_index_nothing_was_committed_since_answers_without_the_newest_sessions_scan(db_path):
+    """The title match reads the 2,000 newest sessions again only to catch titles set since
+    the index read them: with nothing committed since its build it does not, and answers as
+    SQL does; once a session untitled at the build is titled, the scan is back and finds it."""
+    writer = SessionDB(db_path)
+    for n, title in enumerate(TITLES):
+        writer.create_session(f"s{n:02d}", "cli")
+        writer.set_session_title(f"s{n:02d}", title)
+    writer.create_session("untitled", "cli")
+    writer.create_session("newest", "cli")
+    writer.set_session_title("newest", "zebra crossing")
+    reader = SessionDB(db_path, read_only=True)
+    index = TitleIndex()
+    try:
+        statements: list[str] = []
+        reader._read(lambda conn: conn.set_trace_callback(statements.append))
+        for text in ("release", "the s", "数据", "server"):
+            statements.clear()
+            got = [s.id for s in listing.match_sessions(reader, text, index=index)]
+            newest_scan = [sql for sql in statements if "ORDER BY started_at DESC LIMIT 2000" in sql]
+            assert index.exact and newest_scan == [], text
+            assert got == [s.id for s in listing.match_sessions(reader, text)], text
+        # "untitled" (older than "newest", the last titled session the index read) is titled.
+        writer.set_session_title("untitled", "release of the zebras")
+        statements.clear()
+        got = [s.id for s in listing.match_sessions(reader, "release of", index=index)]
+        assert got == ["untitled"] and not index.exact
+        assert [sql for sql in statements if "ORDER BY started_at DESC LIMIT 2000" in sql]
+    finally:
+        reader._read(lambda conn: conn.set_trace_callback(None))
+        reader.close()
+        writer.close()
