@@ -28,6 +28,8 @@ _SURROGATES_RE = re.compile("[\ud800-\udfff]")
 
 #: A title substring is looked for among this many newest sessions first.
 RECENT_TITLE_WINDOW = 2000
+#: Candidates of an exact title index read directly, without that look (each is a row read).
+FEW_TITLE_CANDIDATES = 256
 
 
 def hidden_sources(source: str | None, show_internal: bool = False) -> list[str] | None:
@@ -266,9 +268,10 @@ def match_sessions(
                 if exact:
                     candidates = index.candidates(text)
             # The newest sessions are read again unless an index with nothing committed since
-            # its build found the candidates (a title set after a session was read is then
-            # among them); this scan of 2,000 rows was most of a title match (~2 ms).
-            if not (exact and candidates is not None):
+            # its build found few candidates (a title set after a session was read is then
+            # among them): this scan of 2,000 rows was most of a title match (~2 ms), but it
+            # is cheaper than reading a common text's hundreds of candidates for the newest.
+            if not (exact and candidates is not None and len(candidates) <= FEW_TITLE_CANDIDATES):
                 recent = add(conn.execute(
                     f"SELECT s.id FROM (SELECT {recent_columns} FROM sessions "
                     f"ORDER BY started_at DESC LIMIT {RECENT_TITLE_WINDOW}) s "
