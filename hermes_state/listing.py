@@ -266,12 +266,12 @@ def match_sessions(
                 index.refresh(conn)
                 exact = index.exact
                 if exact:
-                    candidates = index.candidates(text)
+                    candidates = index.candidates(text, most=FEW_TITLE_CANDIDATES)
             # The newest sessions are read again unless an index with nothing committed since
             # its build found few candidates (a title set after a session was read is then
             # among them): this scan of 2,000 rows was most of a title match (~2 ms), but it
             # is cheaper than reading a common text's hundreds of candidates for the newest.
-            if not (exact and candidates is not None and len(candidates) <= FEW_TITLE_CANDIDATES):
+            if not (exact and candidates is not None):
                 recent = add(conn.execute(
                     f"SELECT s.id FROM (SELECT {recent_columns} FROM sessions "
                     f"ORDER BY started_at DESC LIMIT {RECENT_TITLE_WINDOW}) s "
@@ -280,7 +280,7 @@ def match_sessions(
                 ))
                 if recent >= limit:
                     return found
-                if index is not None and not exact:
+                if index is not None:
                     candidates = index.candidates(text)
             if candidates is None:
                 add(conn.execute(

@@ -111,17 +111,22 @@ class TitleIndex:
             self._blob = self._blob + b"\n" + tail if self._blob else tail
             self._max_rowid = new[-1][0]
 
-    def candidates(self, text: str) -> list[int] | None:
+    def candidates(self, text: str, most: int | None = None) -> list[int] | None:
         """Rowids of the sessions whose title (as last read) contains ``text`` as ``LIKE``
-        would find it; None when there are more than :data:`MAX_CANDIDATES`."""
+        would find it; None when there are more than :data:`MAX_CANDIDATES`, or than ``most``
+        (a caller that wants only a few stops looking sooner: this runs beside a keystroke's
+        search and holds the interpreter while it loops)."""
         needle = _fold(text)
         if not needle:
             return []
         if b"\n" in needle:
             return None  # (titles are joined by line breaks: let SQL look)
+        cap = self.MAX_CANDIDATES if most is None else min(most, self.MAX_CANDIDATES)
         blob, starts, rowids = self._blob, self._starts, self._rowids
         last = self._last
         if last is not None and last[1] is not None and last[2] == len(blob) and last[0] in needle:
+            if len(last[1]) > cap:
+                return None  # (as many as the last text's may match: not few)
             end = len(blob)
             found = [
                 index for index in last[1]
@@ -133,8 +138,9 @@ class TitleIndex:
             while position != -1:
                 index = bisect_right(starts, position) - 1
                 found.append(index)
-                if len(found) > self.MAX_CANDIDATES:
-                    self._last = (needle, None, len(blob))
+                if len(found) > cap:
+                    if cap == self.MAX_CANDIDATES:
+                        self._last = (needle, None, len(blob))
                     return None
                 # The next match starts after this title: one candidate per session.
                 nxt = starts[index + 1] if index + 1 < len(starts) else len(blob)
