@@ -72,6 +72,15 @@ therefore never lets the cost of a query grow with the number of its matches:
    paths); :func:`search_messages` keeps upstream's OR of the terms (SR-11).
 4. **Bounded scans.** Scans that filters may make long (source/role filters, LIKE) stop at a
    time budget and say so in ``note``.
+5. **Typing narrows.** Each key typed at the end of a word asks for a subset of the last
+   query's matches (``dock*`` → ``docke*``). While nothing is committed, the connection keeps
+   its last window scan; a narrower query of plain ASCII words takes the rows among it that
+   still match (told by their highlighted tokens, by the v30 index's tool columns read from
+   ``messages``, or, when neither can tell, by FTS5 in one index-only statement), trims
+   their highlights, and reads older matches only when that scan stopped short of the
+   oldest. Phrase probes and the last window ranking are kept the same way. The answers are
+   a fresh search's (``search_engine._scan_window``); ``search_engine.forget_answers`` drops
+   what is kept (the bench does, to time a repeated query doing its work).
 
 Nothing is written to the database; the only objects created are TEMP ``fts5vocab`` tables
 on the connection doing the search.

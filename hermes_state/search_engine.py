@@ -470,9 +470,9 @@ def _scan_window(
     Search-as-you-type asks for ``dock*``, then ``docke*``, ``docker*``: each narrows the one
     before (:func:`_narrows`). While nothing is committed, a narrower query's matches among the
     previous scan's rows are found there (:func:`_narrow`), their highlights trimmed to its
-    words; only when the previous scan stopped at its cap are older matches read, as many as
-    are missing. The same rows as a fresh scan, without ``highlight()`` over 400 rows again
-    (3-5 ms a key at 1M).
+    words; only when the previous scan stopped short of the oldest match are older matches
+    read (those missing and ``NARROW_SLACK`` more, kept for the next key). The same rows as a
+    fresh scan, without ``highlight()`` over 400 rows again (3-5 ms a key at 1M).
     """
     flag = ctx.others_empty if ctx.filtered or ctx.others_empty == "1" else None
 
