@@ -526,9 +526,9 @@ def _match_other_columns(
         for value in row[1:]:
             if value is None:
                 continue
-            text = value if isinstance(value, str) else str(value)
-            if not text.isascii():
-                return None
+            if not isinstance(value, str) or not value.isascii():
+                return None  # (a number or a blob is indexed as SQLite renders it)
+            text = value
             low = text.lower()
             if word not in low:
                 continue  # (no token can hold it)

@@ -303,3 +303,35 @@ def test_a_narrowing_that_reads_older_rows_reads_some_more_for_the_next_key(db, 
     finally:
         reader.close()
         fresh.close()
+
+
+def test_a_tool_column_that_is_not_text_is_left_to_fts5(corpora, tmp_path, small_window):
+    """Another program may store a number or a blob where upstream stores JSON text: FTS5
+    indexes it as SQLite renders it, which Python's rendering need not match, so FTS5 says
+    whether such a row still matches (and the answer is a fresh search's)."""
+    import shutil
+    import sqlite3
+
+    path = tmp_path / "state.db"
+    shutil.copy(corpora[30], path)
+    conn = sqlite3.connect(path)
+    try:
+        sid = conn.execute("SELECT id FROM sessions LIMIT 1").fetchone()[0]
+        conn.execute(
+            "INSERT INTO messages (session_id, role, content, tool_calls, timestamp) "
+            "VALUES (?, 'assistant', 'the dockyard crane', ?, 1767225000.0)",
+            (sid, b"docker"),
+        )
+        conn.commit()
+    finally:
+        conn.close()
+    reader = SessionDB(path, read_only=True)
+    fresh = SessionDB(path, read_only=True)
+    try:
+        search(reader, "dock")
+        got, statements = traced(reader, lambda: search(reader, "docke"))
+        assert narrowings(statements) and not scanned_afresh(statements)
+        assert answer(got) == answer(search(fresh, "docke"))
+    finally:
+        reader.close()
+        fresh.close()
