@@ -445,19 +445,27 @@ def _remark(
     return text, last_term
 
 
-def _others_empty_sql(db: "SessionDB", table: str) -> str | None:
-    """SQL true when a message has nothing in the word index's columns after its text (v30
-    also indexes ``tool_name`` and ``tool_calls``): its matches are all in the text, which
-    ``highlight()`` marks. ``1`` for a text-only index; None when those columns cannot be read
-    from ``messages m`` (no such column there)."""
+def _other_fts_columns(db: "SessionDB", table: str) -> tuple[str, ...] | None:
+    """The word index's columns after the text (v30 also indexes ``tool_name`` and
+    ``tool_calls``; ``()`` for a text-only index), when ``messages`` has them all (they can be
+    read there); else None."""
     fts = db.capabilities.fts.get(table)
     if fts is None:
         return None
-    others = fts.columns[1:]
-    if not others:
-        return "1"
+    others = tuple(fts.columns[1:])
     if not all(name in db.capabilities.message_columns for name in others):
         return None
+    return others
+
+
+def _others_empty_sql(others: tuple[str, ...] | None) -> str | None:
+    """SQL true when a message has nothing in the index's ``others`` columns: its matches are
+    all in the text, which ``highlight()`` marks. ``1`` for a text-only index; None when those
+    columns cannot be read from ``messages m``."""
+    if others is None:
+        return None
+    if not others:
+        return "1"
     return "(" + " AND ".join(f"COALESCE(m.{name}, '') = ''" for name in others) + ")"
 
 
@@ -969,6 +977,10 @@ class _PrefixCache:
 
     def clear(self) -> None:
         self.terms.clear()
+        self.forget_answers()
+
+    def forget_answers(self) -> None:
+        """Everything but the prefix expansions (see :func:`forget_answers`)."""
         self.probes.clear()
         self.scan = None
         self.window = None
@@ -1003,9 +1015,7 @@ def forget_answers(db: Any) -> None:
     a repeated query would otherwise be answered from what the previous run kept."""
     cache = _PREFIX_CACHES.get(db)
     if cache is not None:
-        cache.probes.clear()
-        cache.scan = None
-        cache.window = None
+        cache.forget_answers()
 
 
 _NO_ENTRY = object()
@@ -1285,10 +1295,10 @@ def search(
             # (A stale index may hold words its text no longer has: FTS5 alone decides.)
             shape = None if stale else _narrowable(db, parsed)
             if shape is not None:
-                ctx.others_empty = _others_empty_sql(db, FTS_TABLE)
-                fts = db.capabilities.fts.get(FTS_TABLE)
-                if fts is not None and all(c in db.capabilities.message_columns for c in fts.columns[1:]):
-                    ctx.fts_columns[FTS_TABLE] = tuple(fts.columns[1:])
+                others = _other_fts_columns(db, FTS_TABLE)
+                ctx.others_empty = _others_empty_sql(others)
+                if others:
+                    ctx.fts_columns[FTS_TABLE] = others
             outcome = _fts_engine(ctx, FTS_TABLE, effective, phrases, "fts5", shape=shape)
             if (
                 outcome.total == 0
