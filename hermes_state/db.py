@@ -1678,19 +1678,8 @@ class SessionDB:
 
     def get_summary(self, session_id: str):
         """A :class:`~hermes_state.models.SessionSummary` of one session (no projection)."""
-        from .models import SessionSummary
-
-        row = self._fetchone(
-            f"SELECT s.*, {self.rules.preview_sql()} AS _preview_raw, {self.rules.last_active_sql()} AS last_active "
-            "FROM sessions s WHERE s.id = ?",
-            (session_id,),
-        )
-        if not row:
-            return None
-        data = _rich_row(row)
-        if "pinned" not in data:
-            data["pinned"] = int(data["id"] in self.extra_pins)
-        return SessionSummary.from_row(data)
+        found = self.get_summaries([session_id])
+        return found[0] if found else None
 
     def get_summaries(self, session_ids: "Iterable[str]") -> list:
         """:meth:`get_summary` of each id, in the order given, in one statement (a title
