@@ -71,6 +71,21 @@ def scanned_afresh(statements) -> bool:
     return any(not re.search(r"rowid < \d+", s) for s in window_scans(statements))
 
 
+def docke_after_dock(path):
+    """``docke`` typed after ``dock`` on one connection: its answer, its statements and the
+    rowids of its window; with the answer of a fresh search on another connection."""
+    reader = SessionDB(path, read_only=True)
+    fresh = SessionDB(path, read_only=True)
+    try:
+        search(reader, "dock")
+        got, statements = traced(reader, lambda: search(reader, "docke"))
+        window = {rowid for rowid, _text in engine_mod._PREFIX_CACHES[reader].scan.rows}
+        return got, statements, window, answer(search(fresh, "docke"))
+    finally:
+        reader.close()
+        fresh.close()
+
+
 @pytest.mark.parametrize("schema", [16, 30])
 def test_every_key_typed_answers_as_a_fresh_search_does(corpora, small_window, schema):
     typing = SessionDB(corpora[schema], read_only=True)
@@ -133,18 +148,10 @@ def test_rows_that_matched_in_their_tool_calls_are_told_apart(corpora, tmp_path,
                                        tool_calls=[{"name": "terminal", "arguments": {"cmd": "dockyard"}}])
     finally:
         store.close()
-    reader = SessionDB(path, read_only=True)
-    fresh = SessionDB(path, read_only=True)
-    try:
-        search(reader, "dock")
-        got, statements = traced(reader, lambda: search(reader, "docke"))
-        window = {rowid for rowid, _text in engine_mod._PREFIX_CACHES[reader].scan.rows}
-        assert kept in window and dropped not in window
-        assert not scanned_afresh(statements) and narrowings(statements) == []
-        assert answer(got) == answer(search(fresh, "docke"))
-    finally:
-        reader.close()
-        fresh.close()
+    got, statements, window, expected = docke_after_dock(path)
+    assert kept in window and dropped not in window
+    assert not scanned_afresh(statements) and narrowings(statements) == []
+    assert answer(got) == expected
     store = SessionDB(path)
     try:
         # (Tool calls are stored as JSON with ASCII escapes, as upstream does; a tool's name
@@ -325,13 +332,6 @@ def test_a_tool_column_that_is_not_text_is_left_to_fts5(corpora, tmp_path, small
         conn.commit()
     finally:
         conn.close()
-    reader = SessionDB(path, read_only=True)
-    fresh = SessionDB(path, read_only=True)
-    try:
-        search(reader, "dock")
-        got, statements = traced(reader, lambda: search(reader, "docke"))
-        assert narrowings(statements) and not scanned_afresh(statements)
-        assert answer(got) == answer(search(fresh, "docke"))
-    finally:
-        reader.close()
-        fresh.close()
+    got, statements, _window, expected = docke_after_dock(path)
+    assert narrowings(statements) and not scanned_afresh(statements)
+    assert answer(got) == expected
