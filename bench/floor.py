@@ -141,23 +141,27 @@ def typed(db, queries: list[str], *, gap: float, rounds: int = 3) -> None:
     searching thread's CPU time. A search after an idle gap costs more CPU than the same
     search repeated at once (caches, the host waking the CPU): this is the query's floor in
     the keystroke row."""
+    from hermes_state.search_engine import forget_answers
     from hermes_state.visibility import INTERNAL_SOURCES
 
     from .run import percentile
 
     kwargs = dict(limit=40, prefix_last=True, exclude_sources=list(INTERNAL_SOURCES))
-    prefixes = [q[:i] for q in queries for i in range(1, len(q) + 1) if q[:i].strip()]
     for label, pause in ((f"{gap:.2f} s apart", gap), ("back to back", 0.0)):
         walls, cpus = [], []
         for round_index in range(rounds + 1):
-            for prefix in prefixes:
-                if pause:
-                    time.sleep(pause)
-                w0, c0 = time.perf_counter(), time.thread_time()
-                db.search(prefix, **kwargs)
-                if round_index:  # the first round warms the page cache up
-                    walls.append((time.perf_counter() - w0) * 1000)
-                    cpus.append((time.thread_time() - c0) * 1000)
+            for query in queries:
+                # Each query typed as if for the first time, as the keystroke row types it:
+                # nothing kept from the last round's keys but the prefix expansions.
+                forget_answers(db)
+                for prefix in (query[:i] for i in range(1, len(query) + 1) if query[:i].strip()):
+                    if pause:
+                        time.sleep(pause)
+                    w0, c0 = time.perf_counter(), time.thread_time()
+                    db.search(prefix, **kwargs)
+                    if round_index:  # the first round warms the page cache up
+                        walls.append((time.perf_counter() - w0) * 1000)
+                        cpus.append((time.thread_time() - c0) * 1000)
         print(f"typed, {label}: {len(walls)} searches, wall p50 {percentile(walls, 0.5):.2f} "
               f"p95 {percentile(walls, 0.95):.2f} ms, CPU p50 {percentile(cpus, 0.5):.2f} "
               f"p95 {percentile(cpus, 0.95):.2f} ms")
