@@ -482,9 +482,7 @@ def _scan_window(
     read (those missing and ``NARROW_SLACK`` more, kept for the next key). The same rows as a
     fresh scan, without ``highlight()`` over 400 rows again (3-5 ms a key at 1M).
     """
-    flag = ctx.others_empty if ctx.filtered or ctx.others_empty == "1" else None
-
-    def fresh() -> tuple[list[tuple[int, str]], tuple[bool | None, ...], bool]:
+    def fresh(flag: str | None) -> tuple[list[tuple[int, str]], tuple[bool | None, ...], bool]:
         sql = _scan_sql(table, ctx, "rowid", plain=plain, flag=flag)
         got = list(_iter_rows(ctx, sql, [match, *ctx.params], WINDOW + 1, True))
         rows = [(int(r[0]), r[1]) for r in got]
@@ -492,7 +490,8 @@ def _scan_window(
 
     cache = ctx.prefix_cache
     if cache is None or shape is None or plain:
-        return fresh()[0]
+        return fresh(None)[0]  # (nothing kept: no flag column to read for each row)
+    flag = ctx.others_empty if ctx.filtered or ctx.others_empty == "1" else None
     filters, params = tuple(ctx.filters), tuple(ctx.params)
     memo = cache.scan
     answer = None
@@ -502,7 +501,7 @@ def _scan_window(
         elif _narrows(memo.shape, shape):
             answer = _narrow(ctx, table, match, shape, memo, flag)
     if answer is None:
-        answer = fresh()
+        answer = fresh(flag)
     rows, others_empty, exhaustive = answer
     cache.scan = None if ctx.budget.exhausted else _ScanMemo(
         table, filters, params, shape, WINDOW + 1, tuple(rows), tuple(others_empty), exhaustive
