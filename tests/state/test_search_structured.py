@@ -147,6 +147,50 @@ def test_near_universal_terms_rank_newest_first(db, monkeypatch):
     assert result.ranking == "bm25" and result.total_estimate == 30 and result.total_exact
 
 
+def test_whole_words_few_enough_for_bm25_are_ranked_without_a_window_scan(db, monkeypatch):
+    """A first key (``d``) or a finished word: its matches are counted from the index alone;
+    when FTS5 can rank them all, no text is highlighted for a window that would be thrown away
+    -- and the answer is the exact ranking of ``sort="rank"``. Words past the threshold still
+    take the window, and prefixes still scan it first."""
+    monkeypatch.setattr(engine_mod, "EXACT_BM25_MAX_ROWS", 80)
+    monkeypatch.setattr(engine_mod, "WINDOW", 10)
+    bulk(db, "s", [f"unrelated {i}" for i in range(200)] + [f"beta {'pad ' * (i % 7)} gamma" for i in range(15)]
+         + [f"gamma only {i}" for i in range(30)])
+
+    def run(text, **kw):
+        statements: list[str] = []
+        db._read(lambda conn: conn.set_trace_callback(statements.append))
+        try:
+            result = db.search(text, limit=5, **kw)
+        finally:
+            db._read(lambda conn: conn.set_trace_callback(None))
+        scans = [s for s in statements if "highlight(" in s and "ORDER BY messages_fts.rowid DESC" in s]
+        return result, scans
+
+    result, scans = run("beta")  # 15 matches: work 30 <= 80
+    assert result.ranking == "bm25" and not scans
+    ranked = db.search("beta", limit=5, sort="rank")
+    assert [(h.id, h.snippet, h.score) for h in result.hits] == [(h.id, h.snippet, h.score) for h in ranked.hits]
+    # (15 in the index; what the visibility rule hides is not counted, so not called exact)
+    assert (result.total_estimate, result.has_more) == (15, True)
+    for text in ("beta gamma", "beta -pad"):  # every phrase's frequency counts (15 + 15 + 45)
+        result, scans = run(text)
+        assert result.ranking == "bm25" and not scans
+        assert [h.id for h in result.hits] == [h.id for h in db.search(text, limit=5, sort="rank").hits]
+    result, scans = run("gamma")  # 45 matches: work 90, past the threshold: the window ranks
+    assert result.ranking in ("bm25-recent-window", "newest") and scans
+    result, scans = run("bet", prefix_last=True)  # a prefix: one scan serves as probe
+    assert result.hits and scans
+    result, scans = run("zeta")  # nothing matches: nothing scanned
+    assert (result.hits, result.total_estimate, result.total_exact) == ([], 0, True) and not scans
+    # A source filter: the index count bounds the answer; the ranking applies the filter.
+    db.create_session("tg", "telegram")
+    db.append_message("tg", "user", "beta from telegram")
+    result, scans = run("beta", source_filter=["telegram"])
+    assert [h.session_id for h in result.hits] == ["tg"] and not scans
+    assert (result.total_estimate, result.total_exact, result.has_more) == (1, True, False)
+
+
 def test_rank_mode_stays_exact_past_thresholds(db, monkeypatch):
     monkeypatch.setattr(engine_mod, "EXACT_BM25_MAX_ROWS", 5)
     bulk(db, "s", [f"beta {'pad ' * (i % 7)}" for i in range(30)])
