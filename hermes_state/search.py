@@ -43,10 +43,10 @@ therefore never lets the cost of a query grow with the number of its matches:
    frequency. This replaces ``fts5vocab`` lookups of whole words: a vocab row for a term
    has to walk the term's whole doclist (~2 ms for ``the`` at 100k messages, ~40 ms at 1M),
    while a probe is bounded by K. In ``auto`` mode the first scan of the window (below) is
-   itself the probe, so a one-word query runs one FTS statement -- unless every term is a
-   whole word (no ``*``: a first key, a 1-2 letter word): those are probed by rowid first
-   (up to ``EXACT_BM25_MAX_ROWS / 2`` rows, one doclist each), and when exact bm25 is
-   affordable FTS5 ranks at once, no window highlighted for nothing. ``word*`` prefixes are the
+   itself the probe, so a one-word query runs one FTS statement -- unless it is one whole
+   word (no ``*``: a first key, a 1-2 letter word): that is probed by rowid first (up to
+   ``EXACT_BM25_MAX_ROWS / 2`` rows of one doclist), and when exact bm25 is affordable FTS5
+   ranks at once, no window highlighted for nothing. ``word*`` prefixes are the
    exception: without a prefix index FTS5 merges every doclist of the prefix up front on each
    execution, so a TEMP ``fts5vocab`` (type ``instance``, sought term by term: no doclist is
    read) expands them once into ``("word1" OR "word2" …)`` (at most ``MAX_PREFIX_TERMS``

@@ -649,11 +649,13 @@ def _fts_engine(
             return _exact_bm25(ctx, table, match, path, total, exact, to_row, plain)
         return _newest(ctx, table, match, path, total, exact, to_row, plain, [])
 
-    if not plain and phrases and not any(p.prefix for p in phrases):
-        # Whole words only (a first key, a 1-2 letter word): their matches are counted by a
-        # rowid scan of one doclist per word (~0.3 ms for 1,500 rows) before any text is
-        # highlighted. When FTS5 can rank them all, the window scan would be thrown away
-        # (`d` at 1M v30: 401 rows highlighted, 3-4 ms, then the exact ranking anyway).
+    if (not plain and len(phrases) == 1 and len(phrases[0].tokens) == 1
+            and not phrases[0].prefix and not phrases[0].negated):
+        # One whole word (a first key, a 1-2 letter word): its matches are counted by a rowid
+        # scan of its doclist (~0.3 ms for 1,500 rows) before any text is highlighted. When
+        # FTS5 can rank them all, the window scan would be thrown away (`d` at 1M v30: 401
+        # rows highlighted, 3-4 ms, then the exact ranking anyway). Not for several words:
+        # the probe of an AND of common words (`the s`) reads far more than it returns.
         outcome = _exact_if_affordable(ctx, table, match, phrases, path, to_row, plain)
         if outcome is not None:
             return outcome
@@ -687,21 +689,18 @@ def _fts_engine(
 
 
 def _exact_if_affordable(ctx, table, match, phrases, path, to_row, plain) -> _Outcome | None:
-    """The exact bm25 answer when a rowid probe shows its work is within
-    ``EXACT_BM25_MAX_ROWS`` (the same choice as the window scan's, made from an exact
-    count of the unfiltered matches); None when it is not, or not known to be."""
+    """The exact bm25 answer of a one-phrase query when a rowid probe shows its work (its
+    matches, twice: the frequency and the ranking) is within ``EXACT_BM25_MAX_ROWS`` -- the
+    choice the window scan would make, from an exact count of the unfiltered matches; None
+    when it is not, or not known to be."""
     total, exact = _probe(ctx, table, match, EXACT_BM25_MAX_ROWS // 2)
     if total == 0:
         return _Outcome([], "", 0, True, False, path)
     if not exact:
         return None
-    positive = [p for p in phrases if not p.negated]
-    if len(phrases) == 1 and positive:
-        phrases[0].df = total
-    else:
-        for phrase in phrases:
-            phrase.df = _probe(ctx, table, phrase.match, PHRASE_PROBE_ROWS)[0]
-    if total + sum(p.df for p in phrases) > EXACT_BM25_MAX_ROWS:
+    (phrase,) = phrases
+    phrase.df = total
+    if 2 * total > EXACT_BM25_MAX_ROWS:
         return None
     # (Filters narrow the count: then it is an upper bound, not the answer's.)
     return _exact_bm25(ctx, table, match, path, total, not ctx.filtered, to_row, plain)
