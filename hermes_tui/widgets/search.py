@@ -8,11 +8,12 @@ store as plain text plus match spans, so highlighting never parses markers or ma
 
 from __future__ import annotations
 
+import functools
 import time
 from typing import Callable
 
 from rich.cells import cell_len
-from rich.text import Text
+from rich.text import Span, Text
 from textual.binding import Binding
 from textual import events
 from textual.events import Click
@@ -108,54 +109,99 @@ class SearchInput(Input):
         self.post_message(self.Navigate(self, "open"))
 
 
-def snippet_text(snippet: str, spans: list, match_style, width: int | None = None) -> Text:
-    """One line of ``snippet`` with ``spans`` highlighted (content is never markup).
-
-    When ``width`` is given and the first match would fall off the right edge, the start of
-    the snippet is replaced by ``…`` so the match stays in view.
-    """
+def _snippet_parts(snippet: str, spans: list, width: int | None) -> tuple[str, list[tuple[int, int]]]:
+    """``snippet`` as one line and its match spans in it (see :func:`snippet_text`)."""
     plain = inert_line(snippet).rstrip()
     pairs = []
     for span in spans or []:
         start, end = (span[0], span[1]) if not hasattr(span, "start") else (span.start, span.end)
         if 0 <= start < end <= len(plain):
             pairs.append((start, end))
-    cut = 0
-    if width and pairs and cell_len(plain[: pairs[0][1]]) > width - 4:
-        # Keep about a third of the line before the match (in cells: CJK is two wide).
-        start = pairs[0][0]
-        cut = start
-        budget = width // 3
-        while cut > 0 and budget > 0:
-            cut -= 1
-            budget -= cell_len(plain[cut])
-        space = plain.find(" ", cut, start)
-        if space != -1 and space - cut < 12:
-            cut = space + 1
-    text = Text(no_wrap=True, overflow="ellipsis")
-    if cut:
-        text.append("…")
-        offset = 1 - cut
-    else:
-        offset = 0
-    text.append(plain[cut:])
-    for start, end in pairs:
-        start, end = start + offset, end + offset
-        if start >= (1 if cut else 0):
-            text.stylize(match_style, start, end)
-    return text
+    if not (width and pairs and cell_len(plain[: pairs[0][1]]) > width - 4):
+        return plain, pairs
+    # Keep about a third of the line before the match (in cells: CJK is two wide).
+    start = pairs[0][0]
+    cut = start
+    budget = width // 3
+    while cut > 0 and budget > 0:
+        cut -= 1
+        budget -= cell_len(plain[cut])
+    space = plain.find(" ", cut, start)
+    if space != -1 and space - cut < 12:
+        cut = space + 1
+    if not cut:
+        return plain, pairs
+    offset = 1 - cut
+    return "…" + plain[cut:], [(a + offset, b + offset) for a, b in pairs if a + offset >= 1]
+
+
+def snippet_text(snippet: str, spans: list, match_style, width: int | None = None) -> Text:
+    """One line of ``snippet`` with ``spans`` highlighted (content is never markup).
+
+    When ``width`` is given and the first match would fall off the right edge, the start of
+    the snippet is replaced by ``…`` so the match stays in view.
+    """
+    body, marks = _snippet_parts(snippet, spans, width)
+    return Text(body, no_wrap=True, overflow="ellipsis", spans=[Span(a, b, match_style) for a, b in marks])
+
+
+def _hit_text(role: str, when: str, snippet: str, spans: list, width: int, meta_style, match_style) -> Text:
+    """A hit's line: role and time muted, then its snippet with the matches highlighted --
+    one ``Text`` made from its string and spans at once (appending piece by piece cleaned
+    and measured each piece again: most of the time of building an answer's rows)."""
+    head = f"   {inert_line(role)[:9]:<9} {when:>10}  "
+    body, marks = _snippet_parts(snippet, spans, width - cell_len(head))
+    n = len(head)
+    return Text(
+        head + body, no_wrap=True, overflow="ellipsis",
+        spans=[Span(3, n, meta_style), *(Span(n + a, n + b, match_style) for a, b in marks)],
+    )
+
+
+def _group_text(label: str, source: str, count: int, group_style, meta_style) -> Text:
+    """A conversation's header line: its name, its source and how many hits it holds."""
+    header = Text(no_wrap=True, overflow="ellipsis")
+    header.append(" ▌ ", style=group_style)
+    header.append(inert_line(label), style=group_style)
+    header.append(f"  {inert_line(source)} · {count} {'hit' if count == 1 else 'hits'}", style=meta_style)
+    return header
 
 
 class _Row:
-    """One line of the results: a header (no target) or a selectable hit / session."""
+    """One line of the results: a header (no target) or a selectable hit / session.
 
-    __slots__ = ("text", "target", "strip", "strip_key")
+    A row made with ``build`` makes its ``Text`` the first time it is asked for: an answer's
+    rows below the pane's height are drawn only if the cursor goes there. ``key`` says what
+    the row shows (rows with equal keys draw the same line at one width and theme)."""
 
-    def __init__(self, text: Text, target: tuple[str, int | None] | None) -> None:
-        self.text = text
+    __slots__ = ("_text", "_build", "key", "target", "strip", "drawn", "strip_key")
+
+    def __init__(
+        self, text: Text | None, target: tuple[str, int | None] | None,
+        key: tuple | None = None, build: Callable[[], Text] | None = None,
+    ) -> None:
+        self._text = text
+        self._build = build
+        self.key = key
         self.target = target
         self.strip: Strip | None = None
+        self.drawn: Strip | None = None  # (the strip on the widget's style)
         self.strip_key: tuple | None = None
+
+    @property
+    def text(self) -> Text:
+        if self._text is None:
+            self._text = self._build()
+            self._build = None
+        return self._text
+
+    def same_line(self, other: "_Row") -> bool:
+        """Whether ``other`` draws as this row does (same width and theme)."""
+        if self is other:
+            return True
+        if self.key is not None and other.key is not None:
+            return self.key == other.key
+        return self.text == other.text
 
 
 class SearchResults(ScrollView, can_focus=True):
@@ -239,6 +285,8 @@ class SearchResults(ScrollView, can_focus=True):
         self._showing = False
         #: (row width, row styles, height) the rows on screen were drawn for.
         self._drawn_for: tuple | None = None
+        #: (width, widget style, console) while render_lines runs.
+        self._drawing: tuple | None = None
 
     @property
     def awaiting_paint(self) -> bool:
@@ -332,7 +380,7 @@ class SearchResults(ScrollView, can_focus=True):
             old = old_rows[old_index] if old_index < len(old_rows) else None
             new = rows[new_index] if new_index < len(rows) else None
             if (old_index == old_cursor) != (new_index == cursor) or not (
-                old is new or (old is not None and new is not None and old.text == new.text)
+                old is new or (old is not None and new is not None and old.same_line(new))
             ):
                 changed.append(y)
         if not changed:
@@ -391,27 +439,20 @@ class SearchResults(ScrollView, can_focus=True):
             head_key = ("group", group.label, group.source, group.count)
             row = previous.get(head_key)
             if row is None:
-                header = Text(no_wrap=True, overflow="ellipsis")
-                header.append(" ▌ ", style=group_style)
-                header.append(inert_line(group.label), style=group_style)
-                hits = "hit" if group.count == 1 else "hits"
-                header.append(f"  {inert_line(group.source)} · {group.count} {hits}", style=meta_style)
-                row = _Row(header, None)
+                row = _Row(None, None, head_key, functools.partial(
+                    _group_text, group.label, group.source, group.count, group_style, meta_style))
             elif row in rows:
-                row = _Row(row.text, None)  # (two groups with one label: a row each)
+                row = _Row(None, None, head_key, row._build or (lambda text=row.text: text))  # (a row each)
             reuse[head_key] = row
             rows.append(row)
             for hit in group.hits:
                 when = relative_time(hit.timestamp, now=now)
-                key = (hit.session_id, hit.id, hit.role, when, hit.snippet, tuple(map(tuple, hit.spans or ())))
+                spans = tuple(map(tuple, hit.spans or ()))
+                key = (hit.session_id, hit.id, hit.role, when, hit.snippet, spans)
                 row = previous.get(key)
                 if row is None:
-                    line = Text("   ", no_wrap=True, overflow="ellipsis")
-                    line.append(f"{inert_line(hit.role)[:9]:<9} ", style=meta_style)
-                    line.append(f"{when:>10}  ", style=meta_style)
-                    room = width - line.cell_len
-                    line.append_text(snippet_text(hit.snippet, hit.spans, match_style, room))
-                    row = _Row(line, (hit.session_id, hit.id))
+                    row = _Row(None, (hit.session_id, hit.id), key, functools.partial(
+                        _hit_text, hit.role, when, hit.snippet, spans, width, meta_style, match_style))
                 reuse[key] = row
                 rows.append(row)
         if not rows:
@@ -506,15 +547,19 @@ class SearchResults(ScrollView, can_focus=True):
         first = "render" not in self.stamps and "built" in self.stamps
         if first:
             self.stamps["render"] = time.perf_counter()
-        # The widget's style is resolved once per repaint, not once per line: computing it
-        # walks the CSS cascade and showed up as a quarter of the repaint time.
+        # The widget's style (and width) is resolved once per repaint, not once per line:
+        # computing it walks the CSS cascade and showed up as a quarter of the repaint time.
         self._base_style = self.rich_style
+        self._drawing = (self.scrollable_content_region.width or self.size.width, self._base_style, self.app.console)
         if self.view is not None and self._row_styles() != self._styles_key:
             # The theme changed: the rows carry the old colours. Same answer, same rows,
             # so the cursor and the scroll offset are untouched.
             self._rows = self._build_rows(self.view, self._width() - 1)
         self._cursor_style = self._base_style + self.get_component_rich_style("search-results--cursor")
-        lines = super().render_lines(crop)
+        try:
+            lines = super().render_lines(crop)
+        finally:
+            self._drawing = None
         if first:
             self.stamps["rendered"] = time.perf_counter()
             callbacks, self._after_paint = self._after_paint, []
@@ -527,17 +572,22 @@ class SearchResults(ScrollView, can_focus=True):
         return lines
 
     def render_line(self, y: int) -> Strip:
-        width = self.scrollable_content_region.width or self.size.width
+        drawing = self._drawing
+        if drawing is None:  # (a line asked for outside render_lines)
+            self._drawing = drawing = (
+                self.scrollable_content_region.width or self.size.width, self.rich_style, self.app.console)
+        width, base, console = drawing
         index = self.scroll_offset.y + y
-        base = getattr(self, "_base_style", None) or self.rich_style
         if not 0 <= index < len(self._rows):
             return Strip.blank(width, base)
         row = self._rows[index]
         key = (width, base)
         if row.strip_key != key:
-            # Drawn once per answer and width; moving the cursor only restyles two rows.
-            row.strip = fast_text_strip(row.text, width, self.app.console)
+            # Drawn once per answer and width; moving the cursor only restyles two rows. The
+            # strip on the widget's style is kept too: the same strip each repaint.
+            row.strip = fast_text_strip(row.text, width, console)
+            row.drawn = row.strip.apply_style(base)
             row.strip_key = key
         if index == self.cursor and hasattr(self, "_cursor_style"):
             return cursor_strip(row.strip, self._cursor_style)
-        return row.strip.apply_style(base)
+        return row.drawn
