@@ -81,7 +81,9 @@ therefore never lets the cost of a query grow with the number of its matches:
    still match (told by their highlighted tokens, by the v30 index's tool columns read from
    ``messages``, or, when neither can tell, by FTS5 in one index-only statement), trims
    their highlights, and reads older matches only when that scan stopped short of the
-   oldest. Phrase probes and the last window ranking are kept the same way. The answers are
+   oldest. Phrase probes, the last window ranking, the tokens of the tool columns read
+   and the last answer's hits (a key that leaves the page as it was rebuilds none of them)
+   are kept the same way. The answers are
    a fresh search's (``search_engine._scan_window``); ``search_engine.forget_answers`` drops
    what is kept (the bench does, to time a repeated query doing its work).
 

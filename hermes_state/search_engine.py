@@ -7,6 +7,7 @@ language of :mod:`hermes_state.query` and the SQL fragments of the upstream path
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 import sqlite3
@@ -76,6 +77,8 @@ MAX_EXPANSION = 300
 MAX_PREFIX_TERMS = 256
 #: Default time budget of scans whose length filters can stretch (LIKE, filtered windows).
 DEFAULT_BUDGET_MS = 300.0
+#: Messages whose other indexed columns a connection keeps for narrowing (a few keys' worth).
+OTHER_COLUMNS_KEPT = 8192
 #: Prefix expansions remembered per store connection (search-as-you-type asks for ``dock*``,
 #: then ``docke*``, ``docker*``: each is the previous list filtered, no SQL).
 PREFIX_CACHE_SIZE = 256
@@ -524,25 +527,32 @@ def _match_other_columns(
     if not fts:
         return None
     word, prefix = term
+    # The columns of a message do not change while nothing is committed: each key typed
+    # reads only the messages the last keys did not (kept on the connection's cache).
+    cache = ctx.prefix_cache
+    known = cache.others if cache is not None else {}
+    missing = [rowid for rowid in rowids if (table, rowid) not in known]
+    if missing:
+        marks = ",".join("?" for _ in missing)
+        for row in ctx.conn.execute(f"SELECT id, {', '.join(fts)} FROM messages WHERE id IN ({marks})", missing):
+            values = [value for value in row[1:] if value is not None]
+            # (A number or a blob is indexed as SQLite renders it; non-ASCII text as
+            # unicode61 folds it: neither is told here.)
+            if all(isinstance(value, str) and value.isascii() for value in values):
+                tokens = {token for value in values for token in _ASCII_TOKEN_RE.findall(value.lower())}
+                known[(table, int(row[0]))] = tuple(sorted(tokens))
+            else:
+                known[(table, int(row[0]))] = None
     found: set[int] = set()
-    marks = ",".join("?" for _ in rowids)
-    rows = ctx.conn.execute(
-        f"SELECT id, {', '.join(fts)} FROM messages WHERE id IN ({marks})", rowids
-    ).fetchall()
-    for row in rows:
-        for value in row[1:]:
-            if value is None:
-                continue
-            if not isinstance(value, str) or not value.isascii():
-                return None  # (a number or a blob is indexed as SQLite renders it)
-            text = value
-            low = text.lower()
-            if word not in low:
-                continue  # (no token can hold it)
-            tokens = _ASCII_TOKEN_RE.findall(low)
-            if any(token.startswith(word) if prefix else token == word for token in tokens):
-                found.add(int(row[0]))
-                break
+    for rowid in rowids:
+        tokens = known.get((table, rowid), ())  # (a message deleted since: nothing to match)
+        if tokens is None:
+            return None
+        # Sorted: the first token not below the word is the word, or the first to start
+        # with it, if any is.
+        at = bisect.bisect_left(tokens, word)
+        if at < len(tokens) and (tokens[at].startswith(word) if prefix else tokens[at] == word):
+            found.add(rowid)
     return found
 
 
@@ -991,7 +1001,7 @@ class _PrefixCache:
     connection (``PRAGMA data_version`` changes) or by this one (its ``total_changes`` grows).
     Searches on one connection run one at a time (the store's lock)."""
 
-    __slots__ = ("key", "terms", "probes", "scan", "window", "__weakref__")
+    __slots__ = ("key", "terms", "probes", "scan", "window", "others", "hits", "__weakref__")
 
     def __init__(self) -> None:
         self.key: tuple[int, int, int] | None = None
@@ -1001,6 +1011,11 @@ class _PrefixCache:
         self.scan: _ScanMemo | None = None
         #: The last window ranking: ``((rows, IDFs, plain), scored rows)`` (see :func:`_window`).
         self.window: tuple[tuple, list] | None = None
+        #: ``(table, rowid)`` → the tokens of the word index's other columns of that message,
+        #: sorted (None: a value only unicode61 can tokenize), for :func:`_match_other_columns`.
+        self.others: dict[tuple[str, int], tuple[str, ...] | None] = {}
+        #: The last answer's hits by what they were made from (see :func:`_hits`).
+        self.hits: dict[tuple, Any] = {}
 
     def clear(self) -> None:
         self.terms.clear()
@@ -1011,6 +1026,8 @@ class _PrefixCache:
         self.probes.clear()
         self.scan = None
         self.window = None
+        self.others.clear()
+        self.hits = {}
 
 
 _PREFIX_CACHES: "weakref.WeakKeyDictionary[Any, _PrefixCache]" = weakref.WeakKeyDictionary()
@@ -1033,6 +1050,8 @@ def _prefix_cache(db: Any, conn: sqlite3.Connection) -> _PrefixCache | None:
         cache.terms.clear()
     if len(cache.probes) >= PREFIX_CACHE_SIZE:
         cache.probes.clear()
+    if len(cache.others) >= OTHER_COLUMNS_KEPT:
+        cache.others.clear()
     return cache
 
 
@@ -1184,18 +1203,32 @@ def _hits(ctx: _Ctx, rows: list[_Row], path: str) -> list:
 
     if not rows:
         return []
-    marks = ",".join("?" for _ in rows)
-    meta = {
-        int(r[0]): r
-        for r in ctx.conn.execute(
-            "SELECT m.id, m.session_id, m.role, m.timestamp, m.tool_name, s.source, s.model, "
-            "s.started_at, s.title FROM messages m LEFT JOIN sessions s ON s.id = m.session_id "
-            f"WHERE m.id IN ({marks})",
-            [r.rowid for r in rows],
-        )
-    }
+    # While nothing is committed a hit is what its row makes it: a key that leaves most of
+    # the page as it was (typing the rest of a word) reuses the last answer's hits.
+    cache = ctx.prefix_cache
+    before = cache.hits if cache is not None else {}
+    made: dict[tuple, Any] = {}
+    keys = [(row.rowid, row.plain, tuple(row.spans), row.score, path) for row in rows]
+    missing = [row.rowid for row, key in zip(rows, keys) if key not in before]
+    meta = {}
+    if missing:
+        marks = ",".join("?" for _ in missing)
+        meta = {
+            int(r[0]): r
+            for r in ctx.conn.execute(
+                "SELECT m.id, m.session_id, m.role, m.timestamp, m.tool_name, s.source, s.model, "
+                "s.started_at, s.title FROM messages m LEFT JOIN sessions s ON s.id = m.session_id "
+                f"WHERE m.id IN ({marks})",
+                missing,
+            )
+        }
     hits = []
-    for row in rows:
+    for row, key in zip(rows, keys):
+        hit = before.get(key)
+        if hit is not None:
+            hits.append(hit)
+            made[key] = hit
+            continue
         info = meta.get(row.rowid)
         if info is None:  # deleted between the scan and now
             continue
@@ -1218,6 +1251,9 @@ def _hits(ctx: _Ctx, rows: list[_Row], path: str) -> list:
                 path=path,
             )
         )
+        made[key] = hits[-1]
+    if cache is not None:
+        cache.hits = made
     return hits
 
 

@@ -312,6 +312,66 @@ def test_a_narrowing_that_reads_older_rows_reads_some_more_for_the_next_key(db, 
         fresh.close()
 
 
+def hit_reads(statements):
+    """The statements that read the hits' messages and sessions (see ``_hits``)."""
+    return [s for s in statements if "FROM messages m LEFT JOIN sessions s" in s]
+
+
+def tool_column_reads(statements):
+    """The statements that read the tool columns of rows a narrowing cannot tell by their text."""
+    return [s for s in statements if re.match(r"SELECT id, tool_name, tool_calls FROM messages WHERE id IN", s)]
+
+
+def test_a_key_that_keeps_the_page_reads_neither_its_hits_nor_tool_columns_again(corpora, tmp_path, small_window):
+    """Typing the rest of a word mostly leaves the page as it was: its hits are the last
+    answer's (no read of their messages and sessions), and a message whose tool calls were
+    tokenized for the last key is not read again -- until something is committed: a session
+    renamed between two keys shows its new title."""
+    import shutil
+
+    path = tmp_path / "state.db"
+    shutil.copy(corpora[30], path)
+    store = SessionDB(path)
+    try:
+        store.create_session("tools", "cli")
+        for i in range(3):
+            store.append_message("tools", "assistant", f"the dockyard crane {i}",
+                                 tool_calls=[{"name": "terminal", "arguments": {"cmd": f"docker ps {i}"}}])
+    finally:
+        store.close()
+    reader = SessionDB(path, read_only=True)
+    fresh = SessionDB(path, read_only=True)
+    try:
+        search(reader, "dock")
+        docke, statements = traced(reader, lambda: search(reader, "docke"))
+        read_before = {int(n) for s in tool_column_reads(statements) for n in re.findall(r"\d+", s)}
+        assert read_before, "rows told apart by their tool calls"
+        docker, statements = traced(reader, lambda: search(reader, "docker"))
+        assert answer(docker) == answer(search(fresh, "docker"))
+        assert [h.id for h in docker.hits] == [h.id for h in docke.hits]
+        assert hit_reads(statements) == []
+        assert all(h is k for h, k in zip(docker.hits, docke.hits))  # the same hits, not rebuilt
+        read_again = {int(n) for s in tool_column_reads(statements) for n in re.findall(r"\d+", s)}
+        assert not read_again & read_before
+        # A commit (a rename): what was kept is dropped, the hit shows the new title.
+        top = docker.hits[0]
+        writer = SessionDB(path)
+        try:
+            writer.set_session_title(top.session_id, "Renamed between two keys")
+        finally:
+            writer.close()
+        again, statements = traced(reader, lambda: search(reader, "docke"))
+        assert hit_reads(statements)
+        assert next(h for h in again.hits if h.id == top.id).session_title == "Renamed between two keys"
+        again = search(reader, "docker")
+        assert next(h for h in again.hits if h.id == top.id).session_title == "Renamed between two keys"
+        forget(fresh)
+        assert answer(again) == answer(search(fresh, "docker"))
+    finally:
+        reader.close()
+        fresh.close()
+
+
 def test_a_tool_column_that_is_not_text_is_left_to_fts5(corpora, tmp_path, small_window):
     """Another program may store a number or a blob where upstream stores JSON text: FTS5
     indexes it as SQLite renders it, which Python's rendering need not match, so FTS5 says
