@@ -573,9 +573,8 @@ class SearchResults(ScrollView, can_focus=True):
 
     def render_line(self, y: int) -> Strip:
         drawing = self._drawing
-        if drawing is None:  # (a line asked for outside render_lines)
-            self._drawing = drawing = (
-                self.scrollable_content_region.width or self.size.width, self.rich_style, self.app.console)
+        if drawing is None:  # (a line asked for outside render_lines: resolved for it alone)
+            drawing = (self.scrollable_content_region.width or self.size.width, self.rich_style, self.app.console)
         width, base, console = drawing
         index = self.scroll_offset.y + y
         if not 0 <= index < len(self._rows):

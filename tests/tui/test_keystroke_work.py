@@ -407,3 +407,35 @@ async def test_quitting_while_a_key_holds_the_screen_is_clean(fixed_db: Path) ->
         app.exit()
         await pilot.pause()
     assert app._exception is None and not hold.held
+
+
+async def test_rows_below_the_pane_are_made_only_when_reached(tmp_path: Path) -> None:
+    """An answer's rows below the pane's height make their text (and strip) only when they
+    come into view: a key's frame builds what it shows, not its 40 hits."""
+    from hermes_tui.config import AppConfig
+    from hermes_workload.corpus import generate_corpus
+
+    path = tmp_path / "state.db"
+    generate_corpus(path, messages=3000, seed=5, now=1767225600.0)
+    app = make_app(path, config=AppConfig(animations="none", search_debounce_s=0.0))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("/")
+        app.screen.search_input.value = "docker"  # one answer (keys typed before would have
+        await settle(pilot)  # drawn some of its rows higher up in their own answers)
+        results = app.screen.results
+        height = results.scrollable_content_region.height
+        rows = results._rows
+        assert len(rows) > height + 5, "an answer longer than the pane"
+        assert all(row._text is not None for row in rows[:height])
+        below = rows[height + 1:]
+        assert all(row._text is None for row in below if row.key is not None), "not made yet"
+        shown = [row.text.plain for row in rows]  # (made now, as a repaint would)
+        assert len(set(shown[height:])) > 1 and all(line.strip() for line in shown)
+        results.focus()
+        for _ in range(len(rows)):
+            await pilot.press("down")
+        await settle(pilot)
+        assert results.cursor is not None and results.cursor > height
+        last = results._rows[results.cursor]  # (more hits may have loaded meanwhile)
+        assert last.strip is not None, "a row reached is drawn"
