@@ -669,7 +669,7 @@ def _fts_engine(
         # FTS5 can rank them all, the window scan would be thrown away (`d` at 1M v30: 401
         # rows highlighted, 3-4 ms, then the exact ranking anyway). Not for several words:
         # the probe of an AND of common words (`the s`) reads far more than it returns.
-        outcome = _exact_if_affordable(ctx, table, match, phrases, path, to_row, plain)
+        outcome = _exact_if_affordable(ctx, table, match, phrases, path, to_row)
         if outcome is not None:
             return outcome
     # auto: one scan of the newest WINDOW + 1 matches serves as probe, as the candidates of
@@ -687,36 +687,39 @@ def _fts_engine(
     else:
         span = max(1, ctx.max_rowid() - int(rows[-1][0]) + 1)
         total, exact = max(len(rows), min(n_rows, int(round(len(rows) / span * n_rows)))), False
-    positive = [p for p in phrases if not p.negated]
-    if len(phrases) == 1 and positive:
-        phrases[0].df = total
-    else:
-        for phrase in phrases:
-            phrase.df = _probe(ctx, table, phrase.match, PHRASE_PROBE_ROWS)[0]
-    work = total + sum(p.df for p in phrases)
-    if work <= EXACT_BM25_MAX_ROWS:
+    if _bm25_work(ctx, table, phrases, total) <= EXACT_BM25_MAX_ROWS:
         return _exact_bm25(ctx, table, match, path, total, exact, to_row, plain)
+    positive = [p for p in phrases if not p.negated]
     if not complete and positive and all(p.df > COMMON_SHARE * n_rows for p in positive):
         return _newest(ctx, table, match, path, total, exact, to_row, plain, rows)
     return _window(ctx, table, match, phrases, path, total, exact, to_row, plain, rows, complete)
 
 
-def _exact_if_affordable(ctx, table, match, phrases, path, to_row, plain) -> _Outcome | None:
-    """The exact bm25 answer of a one-phrase query when a rowid probe shows its work (its
-    matches, twice: the frequency and the ranking) is within ``EXACT_BM25_MAX_ROWS`` -- the
-    choice the window scan would make, from an exact count of the unfiltered matches; None
-    when it is not, or not known to be."""
+def _bm25_work(ctx: _Ctx, table: str, phrases: list[_Phrase], total: int) -> int:
+    """What exact bm25 would read for a query of ``total`` matches: those, and every
+    phrase's matches for its frequency (each phrase's ``df`` is set: a lone positive phrase's
+    is ``total``, the others are probed)."""
+    if len(phrases) == 1 and not phrases[0].negated:
+        phrases[0].df = total
+    else:
+        for phrase in phrases:
+            phrase.df = _probe(ctx, table, phrase.match, PHRASE_PROBE_ROWS)[0]
+    return total + sum(p.df for p in phrases)
+
+
+def _exact_if_affordable(ctx, table, match, phrases, path, to_row) -> _Outcome | None:
+    """The exact bm25 answer of a one-word query (highlighted, not plain) when a rowid probe
+    shows its work within ``EXACT_BM25_MAX_ROWS`` -- the choice :func:`_fts_engine` makes
+    after the window scan, made from an exact count of the unfiltered matches; None when it
+    is not, or not known to be (the probe counts up to half the bound: one word's work is
+    twice its matches)."""
     total, exact = _probe(ctx, table, match, EXACT_BM25_MAX_ROWS // 2)
     if total == 0:
         return _Outcome([], "", 0, True, False, path)
-    if not exact:
-        return None
-    (phrase,) = phrases
-    phrase.df = total
-    if 2 * total > EXACT_BM25_MAX_ROWS:
+    if not exact or _bm25_work(ctx, table, phrases, total) > EXACT_BM25_MAX_ROWS:
         return None
     # (Filters narrow the count: then it is an upper bound, not the answer's.)
-    return _exact_bm25(ctx, table, match, path, total, not ctx.filtered, to_row, plain)
+    return _exact_bm25(ctx, table, match, path, total, not ctx.filtered, to_row, False)
 
 
 def _exact_bm25(ctx, table, match, path, total, exact, to_row, plain) -> _Outcome:

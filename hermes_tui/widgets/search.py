@@ -549,13 +549,13 @@ class SearchResults(ScrollView, can_focus=True):
             self.stamps["render"] = time.perf_counter()
         # The widget's style (and width) is resolved once per repaint, not once per line:
         # computing it walks the CSS cascade and showed up as a quarter of the repaint time.
-        self._base_style = self.rich_style
-        self._drawing = (self.scrollable_content_region.width or self.size.width, self._base_style, self.app.console)
+        base = self.rich_style
+        self._drawing = (self.scrollable_content_region.width or self.size.width, base, self.app.console)
         if self.view is not None and self._row_styles() != self._styles_key:
             # The theme changed: the rows carry the old colours. Same answer, same rows,
             # so the cursor and the scroll offset are untouched.
             self._rows = self._build_rows(self.view, self._width() - 1)
-        self._cursor_style = self._base_style + self.get_component_rich_style("search-results--cursor")
+        self._cursor_style = base + self.get_component_rich_style("search-results--cursor")
         try:
             lines = super().render_lines(crop)
         finally:
