@@ -10,6 +10,7 @@ import json
 import re
 import sqlite3
 from dataclasses import dataclass
+from itertools import islice
 from typing import TYPE_CHECKING, Any, Iterable
 
 from .db import compute_preview
@@ -28,8 +29,9 @@ _SURROGATES_RE = re.compile("[\ud800-\udfff]")
 
 #: A title substring is looked for among this many newest sessions first.
 RECENT_TITLE_WINDOW = 2000
-#: Candidates of an exact title index read directly, without that look (each is a row read).
-FEW_TITLE_CANDIDATES = 256
+#: The title index's candidates read through SQL at most: a text that many titles hold but the
+#: filters reject is left to SQLite's scan of every title.
+MAX_TITLE_CANDIDATES = 4000
 
 
 def hidden_sources(source: str | None, show_internal: bool = False) -> list[str] | None:
@@ -260,18 +262,13 @@ def match_sessions(
         ))
         if len(text) >= 3 and len(found) < limit:
             like = f"%{escape_like(text)}%"
-            candidates = None
             exact = False
             if index is not None:
                 index.refresh(conn)
                 exact = index.exact
-                if exact:
-                    candidates = index.candidates(text, most=FEW_TITLE_CANDIDATES)
-            # The newest sessions are read again unless an index with nothing committed since
-            # its build found few candidates (a title set after a session was read is then
-            # among them): this scan of 2,000 rows was most of a title match (~2 ms), but it
-            # is cheaper than reading a common text's hundreds of candidates for the newest.
-            if not (exact and candidates is not None):
+            # The newest sessions are read again unless the index has seen no commit since its
+            # build: a title set after the index read its session is among them.
+            if not exact:
                 recent = add(conn.execute(
                     f"SELECT s.id FROM (SELECT {recent_columns} FROM sessions "
                     f"ORDER BY started_at DESC LIMIT {RECENT_TITLE_WINDOW}) s "
@@ -280,26 +277,68 @@ def match_sessions(
                 ))
                 if recent >= limit:
                     return found
-                if index is not None:
-                    candidates = index.candidates(text)
-            if candidates is None:
+            titled = None
+            if index is not None:
+                titled = _titled_through_index(conn, index, text, like, filters, fparams, limit)
+            if titled is None:
                 add(conn.execute(
                     "SELECT s.id FROM sessions s WHERE s.rowid IN (SELECT rowid FROM sessions "
                     f"WHERE title IS NOT NULL AND title LIKE ? ESCAPE '\\'){filters} "
                     "ORDER BY s.started_at DESC LIMIT ?",
                     [like, *fparams, limit],
                 ))
-            elif candidates:
-                # The same condition, on the sessions whose titles contained it when the index
-                # read them (one titled since is among the newest, looked at above).
-                add(conn.execute(
-                    "SELECT s.id FROM sessions s WHERE s.rowid IN (SELECT value FROM json_each(?)) "
-                    f"AND s.title LIKE ? ESCAPE '\\'{filters} ORDER BY s.started_at DESC LIMIT ?",
-                    [json.dumps(candidates), like, *fparams, limit],
-                ))
+            else:
+                add((session_id,) for session_id in titled)
         return found
 
     return db.get_summaries(db._read(read))
+
+
+def _titled_through_index(
+    conn: sqlite3.Connection, index: "TitleIndex", text: str, like: str, filters: str,
+    fparams: list[Any], limit: int,
+) -> list[str] | None:
+    """The ids of the ``limit`` newest sessions whose title contains ``text`` (``like``) and
+    that pass ``filters``, newest first, from the index's candidates read again through SQL
+    (so a title changed or deleted since the index read it is never a wrong answer); None when
+    the index cannot say (a text with a line break, or too many candidates rejected)."""
+    fresh = index.fresh(text)
+    walk = index.newest(text)
+    if fresh is None or walk is None:
+        return None
+
+    def check(rowids: list[int]) -> list[tuple[Any, str]]:
+        if not rowids:
+            return []
+        return [
+            (row[1], row[0]) for row in conn.execute(
+                "SELECT s.id, s.started_at FROM sessions s WHERE s.rowid IN (SELECT value FROM json_each(?)) "
+                f"AND s.title LIKE ? ESCAPE '\\'{filters}",
+                [json.dumps(rowids), like, *fparams],
+            )
+        ]
+
+    # Sessions titled since the build are all looked at (they need not be the newest); the
+    # rest in the index's order, newest first, until ``limit`` of them pass: any later one
+    # started before those.
+    rows = check(fresh)
+    passed = 0
+    read = 0
+    size = max(limit, 8)
+    while passed < limit:
+        batch = list(islice(walk, size))
+        if not batch:
+            break
+        read += len(batch)
+        if read > MAX_TITLE_CANDIDATES:
+            return None
+        got = check(batch)
+        passed += len(got)
+        rows += got
+        size = min(size * 4, 1024)
+    # Newest first as SQL orders them (a missing start time last).
+    rows.sort(key=lambda row: (row[0] is not None, row[0] or 0), reverse=True)
+    return [session_id for _started, session_id in rows[:limit]]
 
 
 def refresh_title_index(db: "SessionDB", index: "TitleIndex") -> None:

@@ -4,14 +4,20 @@ No index in a store helps a substring (the title index is ordered by title), so 
 ``title LIKE '%text%'`` by reading every title: 26-50 ms at 250k sessions, waited for by the
 search pane whenever the newest sessions do not hold enough matches. :class:`TitleIndex` keeps
 every title of the store in one byte string, folded as ``LIKE`` folds (ASCII letters only),
-and finds the text in it at memory speed (~1-3 ms at 250k titles).
+**newest session first**, and finds the text in it at memory speed.
+
+The title match shows the few newest sessions whose title contains the text, so the search
+walks the titles newest first and stops as soon as the caller has enough (:meth:`newest`): a
+common text (``doc`` at 250k titles) is answered from the first few kilobytes; only a text
+that few titles hold reads them all (~4-6 ms at 250k titles, holding the interpreter).
 
 What it answers are *candidates*: the caller reads them again through SQL with the real
 condition, so a title changed or deleted since is never a wrong answer. Titled sessions newer
-than the newest one read are added by rowid whenever the store changed; the caller also reads
-again the newest sessions (titled since they were created); an older session renamed *into* a
-match could be missed, so an index that has seen changes is rebuilt once it is
-:data:`TitleIndex.MAX_AGE_S` old (a build reads the title index only: 0.1-0.4 s at 250k
+than the newest one read are added by rowid whenever the store changed, kept apart and always
+searched whole (:meth:`fresh`: a session imported with an old start time is still in order);
+the caller also reads again the newest sessions (titled since they were created); an older
+session renamed *into* a match could be missed, so an index that has seen changes is rebuilt
+once it is :data:`TitleIndex.MAX_AGE_S` old (a build reads every title: 0.2-0.4 s at 250k
 sessions).
 """
 
@@ -21,6 +27,43 @@ import sqlite3
 import time
 from array import array
 from bisect import bisect_right
+from typing import Iterator
+
+
+class _Titles:
+    """Folded titles joined by line breaks, with where each starts and its session's rowid."""
+
+    __slots__ = ("blob", "starts", "rowids")
+
+    def __init__(self, blob: bytes = b"", starts: array | None = None, rowids: array | None = None) -> None:
+        self.blob = blob
+        self.starts = starts if starts is not None else array("q")
+        self.rowids = rowids if rowids is not None else array("q")
+
+    def end_of(self, index: int) -> int:
+        """Where title ``index`` ends (its line break, or the blob's end)."""
+        return self.starts[index + 1] - 1 if index + 1 < len(self.starts) else len(self.blob)
+
+    def find(self, needle: bytes, position: int = 0) -> Iterator[int]:
+        """Indices of the titles containing ``needle`` from byte ``position`` on, in order."""
+        blob, starts = self.blob, self.starts
+        position = blob.find(needle, position)
+        while position != -1:
+            index = bisect_right(starts, position) - 1
+            yield index
+            # The next match starts after this title: one candidate per session.
+            position = blob.find(needle, starts[index + 1] if index + 1 < len(starts) else len(blob))
+
+
+def _join(rows: list[tuple[int, bytes]]) -> _Titles:
+    """Folded titles (rowid, folded) in the order given."""
+    titles = _Titles(b"\n".join(folded for _rowid, folded in rows))
+    position = 0
+    for rowid, folded in rows:
+        titles.starts.append(position)
+        titles.rowids.append(rowid)
+        position += len(folded) + 1
+    return titles
 
 
 class TitleIndex:
@@ -28,23 +71,23 @@ class TitleIndex:
 
     #: An index that has seen the store change is rebuilt after this many seconds.
     MAX_AGE_S = 30.0
-    #: More candidates than this: the caller scans with SQL instead (a text this common is
-    #: found among the newest sessions anyway).
-    MAX_CANDIDATES = 4000
 
     def __init__(self, clock=time.monotonic) -> None:
         self._clock = clock
-        self._blob = b""
-        self._starts = array("q")
-        self._rowids = array("q")
+        #: Every titled session at the build, newest (``started_at``) first.
+        self._main = _Titles()
+        #: Titled sessions added since the build (rowid order): few, searched whole.
+        self._fresh = _Titles()
+        self._fresh_rows: list[tuple[int, bytes]] = []
         self._built_at: float | None = None
         self._max_rowid = 0
         self._version: tuple[int, int] | None = None
         self._changed = False
-        #: The last search: its folded text, the indices it found (None: too many) and the
-        #: length of the blob it searched. The next keystroke usually extends the text, so
-        #: its titles are among these (3-4 ms to search 250k titles, microseconds these).
-        self._last: tuple[bytes, list[int] | None, int] | None = None
+        #: How far the last walk of :attr:`_main` went: its folded text, the titles it found
+        #: (indices, in order) and the byte where it stopped (every title before it was looked
+        #: at). The next keystroke usually extends the text: its titles before that byte are
+        #: among these (microseconds), only the rest of the blob is searched.
+        self._last: tuple[bytes, list[int], int, bytes] | None = None
 
     @property
     def built(self) -> bool:
@@ -57,24 +100,27 @@ class TitleIndex:
         return self._built_at is not None and not self._changed
 
     def build(self, conn: sqlite3.Connection) -> None:
-        """Read every title (streamed: holding 250k rows at once cost ~65 MB of peak memory
-        for an index of ~8 MB)."""
+        """Read every title, newest session first (streamed: holding 250k rows at once cost
+        ~65 MB of peak memory for an index of ~8 MB)."""
         cursor = conn.cursor()
         cursor.row_factory = None
-        cursor.execute("SELECT rowid, title FROM sessions WHERE title IS NOT NULL ORDER BY rowid")
+        cursor.execute(
+            "SELECT rowid, title FROM sessions WHERE title IS NOT NULL ORDER BY started_at DESC"
+        )
+        titles = _Titles()
         blob = bytearray()
-        starts = array("q")
-        rowids = array("q")
         last = 0
         while rows := cursor.fetchmany(2048):
             for rowid, title in rows:
-                if blob:
+                if titles.starts:
                     blob += b"\n"
-                starts.append(len(blob))
-                rowids.append(rowid)
+                titles.starts.append(len(blob))
+                titles.rowids.append(rowid)
                 blob += _fold(title)
-            last = rows[-1][0]
-        self._blob, self._starts, self._rowids, self._last = bytes(blob), starts, rowids, None
+                if rowid > last:
+                    last = rowid
+        titles.blob = bytes(blob)
+        self._main, self._fresh, self._fresh_rows, self._last = titles, _Titles(), [], None
         self._built_at = self._clock()
         # (New titled sessions are read by rowid from here: one created untitled, then
         # titled, after the newest titled one is read too.)
@@ -102,51 +148,64 @@ class TitleIndex:
             (self._max_rowid,),
         ).fetchall()
         if new:
-            tail = b"\n".join(_fold(title) for _rowid, title in new)
-            position = len(self._blob) + 1 if self._blob else 0
-            for rowid, title in new:
-                self._starts.append(position)
-                self._rowids.append(rowid)
-                position += len(_fold(title)) + 1
-            self._blob = self._blob + b"\n" + tail if self._blob else tail
+            self._fresh_rows += [(rowid, _fold(title)) for rowid, title in new]
+            self._fresh = _join(self._fresh_rows)
             self._max_rowid = new[-1][0]
 
-    def candidates(self, text: str, most: int | None = None) -> list[int] | None:
-        """Rowids of the sessions whose title (as last read) contains ``text`` as ``LIKE``
-        would find it; None when there are more than :data:`MAX_CANDIDATES`, or than ``most``
-        (a caller that wants only a few stops looking sooner: this runs beside a keystroke's
-        search and holds the interpreter while it loops)."""
+    def fresh(self, text: str) -> list[int] | None:
+        """Rowids of the sessions titled since the build whose title contains ``text``
+        (None: a text with a line break, which SQL must look for)."""
         needle = _fold(text)
+        if b"\n" in needle:
+            return None
         if not needle:
             return []
+        titles = self._fresh
+        return [titles.rowids[index] for index in titles.find(needle)]
+
+    def newest(self, text: str) -> Iterator[int] | None:
+        """Rowids of the sessions (as of the build) whose title contains ``text`` as ``LIKE``
+        would find it, newest first, found as they are asked for; None for a text with a line
+        break (titles are joined by line breaks: SQL must look)."""
+        needle = _fold(text)
         if b"\n" in needle:
-            return None  # (titles are joined by line breaks: let SQL look)
-        cap = self.MAX_CANDIDATES if most is None else min(most, self.MAX_CANDIDATES)
-        blob, starts, rowids = self._blob, self._starts, self._rowids
+            return None
+        if not needle:
+            return iter(())
+        return self._walk(needle)
+
+    def candidates(self, text: str) -> list[int] | None:
+        """Every rowid :meth:`fresh` and :meth:`newest` give for ``text``."""
+        fresh = self.fresh(text)
+        walk = self.newest(text)
+        if fresh is None or walk is None:
+            return None
+        return fresh + list(walk)
+
+    def _walk(self, needle: bytes) -> Iterator[int]:
+        titles = self._main
+        blob, starts, rowids = titles.blob, titles.starts, titles.rowids
         last = self._last
-        if last is not None and last[1] is not None and last[2] == len(blob) and last[0] in needle:
-            if len(last[1]) > cap:
-                return None  # (as many as the last text's may match: not few)
-            end = len(blob)
-            found = [
-                index for index in last[1]
-                if needle in blob[starts[index]:(starts[index + 1] - 1 if index + 1 < len(starts) else end)]
-            ]
+        found: list[int] = []
+        if last is not None and last[3] is blob and last[0] in needle:
+            # Before the byte the last walk reached, only the titles it found can hold this
+            # text (it contains the last one).
+            _text, before, reached, _blob = last
+            for index in before:
+                self._last = (needle, found, starts[index], blob)
+                if needle in blob[starts[index]:titles.end_of(index)]:
+                    found.append(index)
+                    self._last = (needle, found, titles.end_of(index) + 1, blob)
+                    yield rowids[index]
+            position = reached
         else:
-            found = []
-            position = blob.find(needle)
-            while position != -1:
-                index = bisect_right(starts, position) - 1
-                found.append(index)
-                if len(found) > cap:
-                    if cap == self.MAX_CANDIDATES:
-                        self._last = (needle, None, len(blob))
-                    return None
-                # The next match starts after this title: one candidate per session.
-                nxt = starts[index + 1] if index + 1 < len(starts) else len(blob)
-                position = blob.find(needle, nxt)
-        self._last = (needle, found, len(blob))
-        return [rowids[index] for index in found]
+            position = 0
+        self._last = (needle, found, position, blob)
+        for index in titles.find(needle, position):
+            found.append(index)
+            self._last = (needle, found, titles.end_of(index) + 1, blob)
+            yield rowids[index]
+        self._last = (needle, found, len(blob) + 1, blob)
 
 
 def _fold(text: str) -> bytes:

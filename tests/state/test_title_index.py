@@ -64,12 +64,92 @@ def test_a_text_typed_key_by_key_narrows_to_the_same_answers(store):
             assert set(index.candidates(word[:end])) == _like(store, word[:end])
 
 
-def test_too_many_candidates_are_left_to_sql(store, monkeypatch):
-    monkeypatch.setattr(TitleIndex, "MAX_CANDIDATES", 2)
+def test_titles_are_walked_newest_first(store):
+    """The index gives a text's titles in the order the title match shows them: newest first."""
+    store._conn.execute("UPDATE sessions SET started_at = 1000.0 + ((rowid * 7919) % 97)")
+    store._conn.commit()
     index = TitleIndex()
     listing.refresh_title_index(store, index)
-    assert index.candidates("e") is None
-    assert set(index.candidates("release n")) == _like(store, "release n")
+    for text in ("e", "release", "the", "数据"):
+        newest = list(index.newest(text))
+        rows = store._fetchall(
+            "SELECT rowid FROM sessions WHERE title LIKE ? ESCAPE '\\' ORDER BY started_at DESC",
+            (f"%{escape_like(text)}%",),
+        )
+        assert newest == [r[0] for r in rows], text
+
+
+def test_a_walk_cut_short_then_extended_misses_nothing(store):
+    """The title match stops walking once it has enough; the next, longer text starts from
+    what that walk saw and goes on from where it stopped, with the same answer as a fresh
+    walk (and a shorter text starts again)."""
+    rng = random.Random(11)
+    index = TitleIndex()
+    listing.refresh_title_index(store, index)
+    words = ["release notes", "docker on", "the server", "数据库迁移", "under_score vs", "e"]
+    for _ in range(60):
+        word = rng.choice(words)
+        for end in range(1, len(word) + 1):
+            text = word[:end]
+            walk = index.newest(text)
+            taken = [rowid for _, rowid in zip(range(rng.randint(0, 3)), walk)]
+            # a new walk of the same text, after a cut one, gives every title in order
+            expected = [r for r in index.newest(text)]
+            assert set(expected) == _like(store, text), text
+            assert taken == expected[:len(taken)], text
+    # A fresh index walking the whole text at once gives the same lists.
+    fresh = TitleIndex()
+    listing.refresh_title_index(store, fresh)
+    for word in words:
+        assert list(index.newest(word)) == list(fresh.newest(word))
+
+
+def test_a_common_text_reads_only_the_newest_titles(tmp_path, monkeypatch):
+    """A text most titles hold is answered from the newest of them: the walk stops once the
+    match has its sessions, rather than reading every title."""
+    path = tmp_path / "state.db"
+    db = SessionDB(path)
+    for n in range(300):
+        db.create_session(f"r{n:03d}", "telegram" if n % 7 == 0 else "cli")
+        db.set_session_title(f"r{n:03d}", f"release {n}")
+    index = TitleIndex()
+    walked: list[int] = []
+    real = TitleIndex.newest
+
+    def counting(self, text):
+        for rowid in real(self, text):
+            walked.append(rowid)
+            yield rowid
+
+    monkeypatch.setattr(TitleIndex, "newest", counting)
+    try:
+        got = [s.id for s in listing.match_sessions(db, "release", index=index, limit=8)]
+        assert got == [s.id for s in listing.match_sessions(db, "release", limit=8)]
+        assert got == [f"r{n:03d}" for n in range(299, 291, -1)]
+        assert 8 <= len(walked) <= 16
+        # A filter most of them fail: batch after batch until eight pass.
+        got = [s.id for s in listing.match_sessions(db, "release", index=index, limit=8, source="telegram")]
+        assert got == [s.id for s in listing.match_sessions(db, "release", limit=8, source="telegram")]
+        assert got == [f"r{n:03d}" for n in range(294, 244, -7)]
+    finally:
+        db.close()
+
+
+def test_candidates_the_filters_reject_are_left_to_sql(store, monkeypatch):
+    """Reading candidates that a filter turns away, one batch after another, stops at
+    MAX_TITLE_CANDIDATES: SQLite's scan of every title answers instead, the same answer."""
+    monkeypatch.setattr(listing, "MAX_TITLE_CANDIDATES", 2)
+    index = TitleIndex()
+    statements: list[str] = []
+    store._read(lambda conn: conn.set_trace_callback(statements.append))
+    try:
+        for text, source in (("release", "telegram"), ("the", "cli")):
+            statements.clear()
+            got = [s.id for s in listing.match_sessions(store, text, index=index, source=source)]
+            assert got == [s.id for s in listing.match_sessions(store, text, source=source)]
+            assert any("title IS NOT NULL AND title LIKE" in sql for sql in statements), text
+    finally:
+        store._read(lambda conn: conn.set_trace_callback(None))
 
 
 def test_new_sessions_are_added_and_renames_seen_after_a_rebuild(store, monkeypatch):
@@ -89,9 +169,12 @@ def test_new_sessions_are_added_and_renames_seen_after_a_rebuild(store, monkeypa
     assert set(index.candidates("kumquat")) == _like(store, "kumquat")
 
 
-def test_the_title_match_through_the_index_is_the_sql_one(tmp_path):
+@pytest.mark.parametrize("recent_window", [2000, 3])
+def test_the_title_match_through_the_index_is_the_sql_one(tmp_path, monkeypatch, recent_window):
     """listing.match_sessions with an index answers what it answers without one, with
-    filters, after deletions and renames (candidates are read again with the real condition)."""
+    filters, after deletions, renames and sessions added (candidates are read again with the
+    real condition); also when the newest sessions it reads again hold few of them."""
+    monkeypatch.setattr(listing, "RECENT_TITLE_WINDOW", recent_window)
     from hermes_workload.corpus import generate_corpus
 
     path = tmp_path / "state.db"
@@ -109,6 +192,15 @@ def test_the_title_match_through_the_index_is_the_sql_one(tmp_path):
                 sid = writer._fetchone("SELECT id FROM sessions WHERE title = ?", (victim,))
                 if sid is not None:
                     writer.delete_session(sid[0])
+                # a session added since the build, started at any time (an import): the
+                # index walks its titles newest first, but must not take this one's place
+                # in that order for granted
+                added = f"added{step}"
+                writer.create_session(added, rng.choice(["cli", "telegram"]))
+                writer.set_session_title(added, f"{text} {rng.choice(titles)}"[:100])
+                started = rng.choice([0.0, 1767225600.0 - rng.randint(0, 86400 * 400), 1767225600.0 + 10])
+                writer._conn.execute("UPDATE sessions SET started_at = ? WHERE id = ?", (started, added))
+                writer._conn.commit()
             for options in ({}, {"source": "telegram"}, {"exclude_sources": ["tool"]}):
                 with_index = [s.id for s in listing.match_sessions(reader, text, index=index, limit=20, **options)]
                 without = [s.id for s in listing.match_sessions(reader, text, limit=20, **options)]
