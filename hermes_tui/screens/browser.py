@@ -26,6 +26,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.timer import Timer
+from textual.widget import Widget
 from textual.widgets import ContentSwitcher, Input
 
 from hermes_state.listing import INTERNAL_SOURCES, VIEWS, hidden_sources
@@ -174,6 +175,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
         self._searching = False
         #: (query, seconds from keystroke to results painted) of recent searches (bench).
         self.search_latencies: list[tuple[str, float]] = []
+        self._widgets: dict[type, Widget] = {}
 
     # ------------------------------------------------------------------ layout
 
@@ -231,17 +233,30 @@ class BrowserScreen(SessionFlows, HermesScreen):
     def _access(self, _access: Access) -> None:
         self._update_titles()
 
+    def _one(self, kind: type[Widget]) -> Widget:
+        """The screen's one widget of ``kind``, looked up once: a DOM query matched CSS
+        selectors against every node (~0.1 ms), a dozen times per keystroke."""
+        widget = self._widgets.get(kind)
+        if widget is None:
+            widget = self._widgets[kind] = self.query_one(kind)
+        return widget
+
     @property
     def session_list(self) -> SessionList:
-        return self.query_one(SessionList)
+        return self._one(SessionList)
 
     @property
     def results(self) -> SearchResults:
-        return self.query_one(SearchResults)
+        return self._one(SearchResults)
 
     @property
     def search_input(self) -> SearchInput:
-        return self.query_one(SearchInput)
+        return self._one(SearchInput)
+
+    @property
+    def switcher(self) -> ContentSwitcher:
+        """``#main``: the list or the search pane."""
+        return self._one(ContentSwitcher)
 
     @property
     def internal_shown(self) -> bool:
@@ -310,8 +325,8 @@ class BrowserScreen(SessionFlows, HermesScreen):
             count = f"{lst.total - 1:,}+ conversations (counting…)"
         else:
             count = f"{lst.total:,} conversation{'s' if lst.total != 1 else ''}"
-        main = self.query_one("#main")
-        if self.query_one(ContentSwitcher).current == "sessions":
+        main = self.switcher
+        if self.switcher.current == "sessions":
             # While results are shown the pane's titles describe the search instead.
             # Text, not a str: a str title is parsed as markup, and a source or a workspace path
             # is data ("/home/u/[wip]" must show as it is).
@@ -325,7 +340,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
             )
         # Conditions first, then the active filters (BR-13), then the file and the legend: a
         # narrow terminal cuts from the end, so the filters stay in view at 80 columns.
-        self.query_one(StatusLine).set_info(
+        self._one(StatusLine).set_info(
             f" {count}{access}  ·  {self._active_filters()}  ·  {self.ctx.db_label}  ·  ● live  ○ ended  ★ pinned"
         )
 
@@ -521,7 +536,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
 
     def _show_detail(self, summary: SessionSummary | None) -> None:
         lane = self.ctx.lanes.lane_for(summary.id) if summary is not None else None
-        self.query_one(DetailPane).show(summary, lane)
+        self._one(DetailPane).show(summary, lane)
 
     @on(SessionList.Selected, "#sessions")
     def _selected(self, event: SessionList.Selected) -> None:
@@ -556,7 +571,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
         if self._collection_timer is not None:
             self._collection_timer.stop()
         self._collection_timer = self.set_timer(1.0, release_collection)
-        switcher = self.query_one(ContentSwitcher)
+        switcher = self.switcher
         if switcher.current != "results":
             # The search pane opens at the first key, empty (its rows were cleared with the
             # last query) and named. The key's echo is held for the answer (SearchInput's
@@ -565,7 +580,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
             # keys took longer (1M, held: p50 45.6 ms, drawn at once: 55.2).
             self.results.clear_results()
             switcher.current = "results"
-            main = self.query_one("#main")
+            main = self.switcher
             main.border_title = Text(f"Search · {self._filter_label()}")
             main.border_subtitle = Text("searching…")
         # Leading edge: the first keystroke after a pause searches at once (so one key
@@ -636,7 +651,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
             self._searching = False
         if event.query != self._search_query or not event.query.strip():
             return  # a stale answer: the query changed while it ran
-        switcher = self.query_one(ContentSwitcher)
+        switcher = self.switcher
         keep = event.keep and switcher.current == "results"
         switcher.current = "results"
         self.results.show(view, keep=keep)
@@ -659,19 +674,19 @@ class BrowserScreen(SessionFlows, HermesScreen):
             self.results.after_paint(lambda: self._describe_nothing_for(view))
 
     def _describe_nothing_for(self, view: SearchView) -> None:
-        if self.results.view is view and self.query_one(ContentSwitcher).current == "results":
+        if self.results.view is view and self.switcher.current == "results":
             self._show_detail(None)
 
     def _search_titles(self, view: SearchView) -> None:
         if self.results.view is view:  # (a newer answer has its own)
-            self.query_one("#main").border_title = Text(f"Search · {self._filter_label()}")
+            self.switcher.border_title = Text(f"Search · {self._filter_label()}")
             self._search_subtitle(view)
 
     def _search_subtitle(self, view: SearchView | None) -> None:
         """Path, ranking, hits shown of the estimated total, conversations, time, notes."""
         if view is None:
             return
-        main = self.query_one("#main")
+        main = self.switcher
         hits = f"{view.hit_count} hit{'s' if view.hit_count != 1 else ''}"
         if view.total_estimate and view.total_estimate > view.hit_count:
             hits += f" of ~{view.total_estimate:,}"
@@ -685,7 +700,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
         main.border_subtitle = Text(" · ".join(parts))
 
     def _show_list(self) -> None:
-        self.query_one(ContentSwitcher).current = "sessions"
+        self.switcher.current = "sessions"
         self.results.clear_results()
         self._update_titles()
         self._show_detail(self.session_list.current)
@@ -702,7 +717,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
 
     @on(SearchInput.Navigate, "#search")
     def _navigate(self, event: SearchInput.Navigate) -> None:
-        if self.query_one(ContentSwitcher).current != "results":
+        if self.switcher.current != "results":
             if event.action == "down":
                 self.session_list.focus()
             return
@@ -734,7 +749,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
 
     def _detail_loaded(self, session_id: str, summary: SessionSummary | None) -> None:
         target = self.results.target_of_highlighted()
-        if self.query_one(ContentSwitcher).current == "results" and target and target[0] == session_id:
+        if self.switcher.current == "results" and target and target[0] == session_id:
             self._show_detail(summary)
 
     @on(SearchResults.Chosen, "#results")
@@ -752,7 +767,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
 
     def _target(self) -> str | None:
         """The session an action applies to: the highlighted hit or list row."""
-        if self.query_one(ContentSwitcher).current == "results":
+        if self.switcher.current == "results":
             target = self.results.target_of_highlighted()
             if target:
                 return target[0]
@@ -821,7 +836,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
 
     def action_toggle_mark(self) -> None:
         """``space``: mark or unmark the highlighted conversation and move down (BR-14)."""
-        if self.query_one(ContentSwitcher).current != "sessions":
+        if self.switcher.current != "sessions":
             self.notify("Marks are made in the session list (Esc leaves the search).", timeout=3)
             return
         lst = self.session_list
@@ -882,7 +897,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
     def action_transcript(self) -> None:
         target = self._require_target()
         if target:
-            showing_results = self.query_one(ContentSwitcher).current == "results"
+            showing_results = self.switcher.current == "results"
             query = self._search_query if showing_results else None
             self.app.push_screen(self.ctx.screens.transcript(target, query=query))
 
