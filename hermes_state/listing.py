@@ -224,12 +224,13 @@ def match_sessions(
 ) -> list[SessionSummary]:
     """Sessions whose id starts with ``text`` or whose title contains it (BR-2 a).
 
-    An id prefix is a range on the primary key; a title substring first looks among the
-    newest sessions (enough when it is common), then through every title: with ``index``
-    (a :class:`~hermes_state.title_index.TitleIndex` kept for this connection) the titles
-    that contain it are found in memory and read again through SQL, else SQLite scans the
-    covering title index (26-50 ms at 250k sessions). Titles are matched from 3 characters
-    on, as prefixes are.
+    An id prefix is a range on the primary key. A title substring: with ``index`` (a
+    :class:`~hermes_state.title_index.TitleIndex` kept for this connection) the titles are
+    walked in memory newest first and each batch of candidates read again through SQL until
+    ``limit`` pass (the 2,000 newest sessions are read first when something was committed
+    since the index was built: a title set since); without one, the newest sessions, then
+    SQLite's scan of every title (26-50 ms at 250k sessions). Titles are matched from 3
+    characters on, as prefixes are.
     """
     text = _SURROGATES_RE.sub("", text).strip()
     if not text:
