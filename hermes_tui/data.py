@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional, TypeVar
@@ -258,7 +258,13 @@ class BrowserData:
         self._labels_for: tuple[int, int] | None = None
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hermes-titles")
         #: Every title of the store, for the title match on the ``aux`` connection.
-        self._titles = TitleIndex()
+        self._titles = TitleIndex(owner_rebuilds=True)
+        #: A stale index is rebuilt here, on the ``titles`` connection, and swapped in: on
+        #: the title match's own thread, the next keystroke would wait for it (0.3 s at 250k
+        #: sessions). ``_titles_generation`` changes when the file is replaced.
+        self._title_builder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hermes-titles-build")
+        self._title_build: Future | None = None
+        self._titles_generation = 0
         self.warnings: list[str] = []
         self._closed = False
 
@@ -312,7 +318,8 @@ class BrowserData:
                 self._identity = None
                 self._roots.clear()
                 self._labels, self._labels_for = {}, None
-                self._titles = TitleIndex()
+                self._titles = TitleIndex(owner_rebuilds=True)
+                self._titles_generation += 1
                 self.gone = None
                 event = ("replaced", f"{self.db_path} was replaced by another file; reopened it.")
         self._on_file_event(*event)
@@ -385,6 +392,7 @@ class BrowserData:
             self._retired.clear()
             self._writer = None
         self._pool.shutdown(wait=False, cancel_futures=True)
+        self._title_builder.shutdown(wait=False, cancel_futures=True)
 
     def _retry(self, fn: Callable[[], T]) -> T:
         return retry_read(fn, self.db_path, on_wait=self._on_wait)
@@ -515,12 +523,36 @@ class BrowserData:
         """Sessions whose title contains ``text`` or whose id starts with it (BR-2 a)."""
         aux = self._connection("aux")
         titles = self._titles
-        return self._retry(
+        found = self._retry(
             lambda: listing.match_sessions(
                 aux, text, source=source, exclude_sources=exclude_sources, limit=limit, workspace=workspace,
                 index=titles,
             )
         )
+        if titles.stale:
+            self._rebuild_titles()
+        return found
+
+    def _rebuild_titles(self) -> None:
+        """Build the title index afresh beside the searches and put it in place of the stale
+        one (which answers meanwhile, with the newest sessions read again)."""
+        with self._open_lock:
+            if self._closed or (self._title_build is not None and not self._title_build.done()):
+                return
+            generation = self._titles_generation
+
+            def build() -> None:
+                fresh = TitleIndex(owner_rebuilds=True)
+                builder = self._connection("titles")
+                self._retry(lambda: listing.refresh_title_index(builder, fresh))
+                with self._open_lock:
+                    if generation == self._titles_generation and not self._closed:
+                        self._titles = fresh
+
+            try:
+                self._title_build = self._title_builder.submit(build)
+            except RuntimeError:  # (shut down: the store is closing)
+                self._title_build = None
 
     def warm_titles(self) -> None:
         """Read every title for the title match now (~0.1 s at 250k sessions), in the

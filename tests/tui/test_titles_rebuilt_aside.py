@@ -1,0 +1,80 @@
+"""The title index is rebuilt beside the searches, never in a keystroke's time.
+
+An index that has seen commits is rebuilt once it is old (an older session renamed into a
+match is then found); at 250k sessions a build reads for 0.3 s, which the title match of the
+keystroke that noticed it -- and so that keystroke's answer -- used to wait for. The store
+now answers from the stale index (the newest sessions read again, new ones added) and builds
+the new one on a thread and connection of its own, then puts it in place.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from hermes_state import SessionDB, listing
+from hermes_state.title_index import TitleIndex
+from hermes_tui.data import BrowserData
+
+
+def test_a_stale_title_index_is_rebuilt_on_its_own_thread_and_swapped_in(tmp_path: Path, monkeypatch) -> None:
+    path = tmp_path / "state.db"
+    writer = SessionDB(path)
+    for n in range(12):
+        writer.create_session(f"s{n:02d}", "cli")
+        writer.set_session_title(f"s{n:02d}", f"topic {n}")
+    # Only the newest session is read again after a change: the renamed old one can be found
+    # through a rebuilt index only.
+    monkeypatch.setattr(listing, "RECENT_TITLE_WINDOW", 1)
+    monkeypatch.setattr(TitleIndex, "MAX_AGE_S", 0.0)
+    built_on: list[str] = []
+    real_build = TitleIndex.build
+
+    def recording_build(self, conn):
+        built_on.append(threading.current_thread().name)
+        return real_build(self, conn)
+
+    monkeypatch.setattr(TitleIndex, "build", recording_build)
+    store = BrowserData(path)
+    try:
+        assert [s.id for s in store.match_sessions("topic 3", source=None, exclude_sources=None)] == ["s03"]
+        first = store._titles
+        assert len(built_on) == 1  # the first build: nothing to answer from before it
+
+        writer.set_session_title("s01", "kumquat season")
+        found = [s.id for s in store.match_sessions("kumquat", source=None, exclude_sources=None)]
+        # Answered from the stale index, without waiting for a build (the rename is not in it)...
+        assert found == [] and first.stale
+        store._title_build.result(timeout=10)
+        # ...which was built on the builder's thread, and is in place now.
+        assert built_on[1:] == ["hermes-titles-build_0"]
+        assert store._titles is not first and not store._titles.stale
+        assert [s.id for s in store.match_sessions("kumquat", source=None, exclude_sources=None)] == ["s01"]
+        # A second change: stale again, one build at a time, the answer still the SQL one.
+        writer.set_session_title("s02", "kumquat jam")
+        assert [s.id for s in store.match_sessions("kumquat", source=None, exclude_sources=None)] == ["s01"]
+        store._title_build.result(timeout=10)
+        assert [s.id for s in store.match_sessions("kumquat", source=None, exclude_sources=None)] == ["s02", "s01"]
+    finally:
+        store.close()
+        writer.close()
+
+
+def test_an_index_without_an_owner_that_rebuilds_still_rebuilds_itself(tmp_path: Path) -> None:
+    """listing.match_sessions with a plain TitleIndex (no owner to rebuild it) keeps the old
+    behaviour: an old, changed index is rebuilt when refreshed."""
+    path = tmp_path / "state.db"
+    db = SessionDB(path)
+    now = [0.0]
+    index = TitleIndex(clock=lambda: now[0])
+    try:
+        db.create_session("a", "cli")
+        db.set_session_title("a", "alpha")
+        listing.refresh_title_index(db, index)
+        db.set_session_title("a", "omega")
+        now[0] += TitleIndex.MAX_AGE_S + 1
+        listing.refresh_title_index(db, index)
+        assert not index.stale and index.exact
+        assert index.candidates("omega") == [db._fetchone("SELECT rowid FROM sessions WHERE id = 'a'")[0]]
+    finally:
+        db.close()
