@@ -38,7 +38,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import Input, Static
 
-from .ui_suite import KEY_GAP_S, TYPED_QUERIES
+from .ui_suite import KEY_GAP_S, TYPED_QUERIES, empty_and_focus, press_and_wait
 
 LINES = 41
 ANSWERS = 8
@@ -138,18 +138,9 @@ async def measure(fresh: bool, rounds: int) -> list[float]:
         field = app.query_one(_Field)
         for round_index in range(rounds + 1):
             for query in TYPED_QUERIES:
-                field.value = ""
-                await pilot.pause(0.1)
-                field.focus()
-                await pilot.pause(KEY_GAP_S)  # (as the keystroke row: a key in the same instant as
-                # focus() waits for the focus's frame, 28-33 ms here instead of 7-8)
+                await empty_and_focus(pilot, field)
                 for ch in query:
-                    before = len(app.latencies)
-                    await pilot.press(ch if ch != " " else "space")
-                    deadline = time.monotonic() + 3
-                    while len(app.latencies) == before and time.monotonic() < deadline:
-                        await asyncio.sleep(0.001)
-                    if round_index and len(app.latencies) > before:
+                    if await press_and_wait(pilot, ch, app.latencies) and round_index:
                         samples.append(app.latencies[-1])
                     await asyncio.sleep(KEY_GAP_S)
     return samples

@@ -61,6 +61,27 @@ PHASES = (
 )
 
 
+async def empty_and_focus(pilot, field) -> None:
+    """Empty the field and focus it, a key gap before the first letter: a person's first
+    letter comes a while after the `/` that focused the field, and a key pressed in the same
+    instant as focus() waits for the focus's own frame (in a bare Textual app that made the
+    first key 28-33 ms instead of 7-8: bench.frame_floor)."""
+    field.value = ""
+    await pilot.pause(0.1)
+    field.focus()
+    await pilot.pause(KEY_GAP_S)
+
+
+async def press_and_wait(pilot, ch: str, latencies: list) -> bool:
+    """Type ``ch``; wait (up to 3 s) until ``latencies`` has a new entry. True if it has."""
+    before = len(latencies)
+    await pilot.press(ch if ch != " " else "space")
+    deadline = time.monotonic() + 3
+    while len(latencies) == before and time.monotonic() < deadline:
+        await asyncio.sleep(0.001)
+    return len(latencies) > before
+
+
 def _phase_stamps(screen, seconds: float) -> dict[str, float] | None:
     """The stamps of the answer just painted, or None if it is not the one measured."""
     view = screen.results.view
@@ -105,21 +126,9 @@ async def _type_queries(
             for query in queries:
                 _forget_search_memos(app)
                 field = screen.query_one(SearchInput)
-                field.value = ""
-                await pilot.pause(0.1)
-                field.focus()
-                # As a person's first letter comes a while after the `/` that focused the field:
-                # a key pressed in the same instant as focus() waits for the focus's own frame
-                # (in a bare Textual app that made the first key 28-33 ms instead of 7-8:
-                # bench.frame_floor).
-                await pilot.pause(KEY_GAP_S)
+                await empty_and_focus(pilot, field)
                 for ch in query:
-                    before = len(screen.search_latencies)
-                    await pilot.press(ch if ch != " " else "space")
-                    deadline = time.monotonic() + 3
-                    while len(screen.search_latencies) == before and time.monotonic() < deadline:
-                        await asyncio.sleep(0.001)
-                    if len(screen.search_latencies) > before:
+                    if await press_and_wait(pilot, ch, screen.search_latencies):
                         typed, seconds = screen.search_latencies[-1]
                         if typed.strip() and record:
                             samples[query].append(seconds * 1000)
