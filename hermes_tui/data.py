@@ -529,7 +529,7 @@ class BrowserData:
                 index=titles,
             )
         )
-        if titles.stale:
+        if titles.stale and titles is self._titles:  # (not one already replaced)
             self._rebuild_titles()
         return found
 
@@ -537,7 +537,9 @@ class BrowserData:
         """Build the title index afresh beside the searches and put it in place of the stale
         one (which answers meanwhile, with the newest sessions read again)."""
         with self._open_lock:
-            if self._closed or (self._title_build is not None and not self._title_build.done()):
+            if self._closed or not self._titles.stale or (
+                self._title_build is not None and not self._title_build.done()
+            ):
                 return
             generation = self._titles_generation
 
