@@ -27,7 +27,7 @@ import sqlite3
 import time
 from array import array
 from bisect import bisect_right
-from typing import Iterator
+from typing import Iterable, Iterator
 
 
 class _Titles:
@@ -39,6 +39,18 @@ class _Titles:
         self.blob = blob
         self.starts = starts if starts is not None else array("q")
         self.rowids = rowids if rowids is not None else array("q")
+
+    def extend(self, rows: Iterable[tuple[int, bytes]]) -> None:
+        """Add ``(rowid, folded title)`` rows after the ones held (streamed: ``rows`` may be a
+        generator over a cursor)."""
+        blob = bytearray(self.blob)
+        for rowid, folded in rows:
+            if self.starts:
+                blob += b"\n"
+            self.starts.append(len(blob))
+            self.rowids.append(rowid)
+            blob += folded
+        self.blob = bytes(blob)
 
     def end_of(self, index: int) -> int:
         """Where title ``index`` ends (its line break, or the blob's end)."""
@@ -53,17 +65,6 @@ class _Titles:
             yield index
             # The next match starts after this title: one candidate per session.
             position = blob.find(needle, starts[index + 1] if index + 1 < len(starts) else len(blob))
-
-
-def _join(rows: list[tuple[int, bytes]]) -> _Titles:
-    """Folded titles (rowid, folded) in the order given."""
-    titles = _Titles(b"\n".join(folded for _rowid, folded in rows))
-    position = 0
-    for rowid, folded in rows:
-        titles.starts.append(position)
-        titles.rowids.append(rowid)
-        position += len(folded) + 1
-    return titles
 
 
 class TitleIndex:
@@ -81,7 +82,6 @@ class TitleIndex:
         self._main = _Titles()
         #: Titled sessions added since the build (rowid order): few, searched whole.
         self._fresh = _Titles()
-        self._fresh_rows: list[tuple[int, bytes]] = []
         self._built_at: float | None = None
         self._max_rowid = 0
         self._version: tuple[int, int] | None = None
@@ -113,23 +113,14 @@ class TitleIndex:
             "SELECT rowid, title FROM sessions WHERE title IS NOT NULL ORDER BY started_at DESC"
         )
         titles = _Titles()
-        blob = bytearray()
-        last = 0
-        while rows := cursor.fetchmany(2048):
-            for rowid, title in rows:
-                if titles.starts:
-                    blob += b"\n"
-                titles.starts.append(len(blob))
-                titles.rowids.append(rowid)
-                blob += _fold(title)
-                if rowid > last:
-                    last = rowid
-        titles.blob = bytes(blob)
-        self._main, self._fresh, self._fresh_rows, self._last = titles, _Titles(), [], None
+        titles.extend(
+            (rowid, _fold(title)) for rows in iter(lambda: cursor.fetchmany(2048), []) for rowid, title in rows
+        )
+        self._main, self._fresh, self._last = titles, _Titles(), None
         self._built_at = self._clock()
         # (New titled sessions are read by rowid from here: one created untitled, then
         # titled, after the newest titled one is read too.)
-        self._max_rowid = last
+        self._max_rowid = max(titles.rowids, default=0)
         self._version = _data_version(conn)
         self._changed = False
         self.stale = False
@@ -160,8 +151,7 @@ class TitleIndex:
             (self._max_rowid,),
         ).fetchall()
         if new:
-            self._fresh_rows += [(rowid, _fold(title)) for rowid, title in new]
-            self._fresh = _join(self._fresh_rows)
+            self._fresh.extend((rowid, _fold(title)) for rowid, title in new)
             self._max_rowid = new[-1][0]
 
     def fresh(self, text: str) -> list[int] | None:

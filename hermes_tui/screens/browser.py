@@ -326,7 +326,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
         else:
             count = f"{lst.total:,} conversation{'s' if lst.total != 1 else ''}"
         main = self.switcher
-        if self.switcher.current == "sessions":
+        if main.current == "sessions":
             # While results are shown the pane's titles describe the search instead.
             # Text, not a str: a str title is parsed as markup, and a source or a workspace path
             # is data ("/home/u/[wip]" must show as it is).
@@ -580,9 +580,8 @@ class BrowserScreen(SessionFlows, HermesScreen):
             # keys took longer (1M, held: p50 45.6 ms, drawn at once: 55.2).
             self.results.clear_results()
             switcher.current = "results"
-            main = self.switcher
-            main.border_title = Text(f"Search · {self._filter_label()}")
-            main.border_subtitle = Text("searching…")
+            switcher.border_title = Text(f"Search · {self._filter_label()}")
+            switcher.border_subtitle = Text("searching…")
         # Leading edge: the first keystroke after a pause searches at once (so one key
         # paints in the time of one query); keys typed in quick succession are coalesced
         # into one search after the debounce interval.
