@@ -30,6 +30,7 @@ from ..frames import FrameHold
 from ..textsafe import inert_line
 from .intent import WidgetMessage
 from .lines import cursor_strip, fast_text_strip
+from .scrollbar import quick_vertical_scrollbar
 
 
 class SearchInput(Input):
@@ -314,6 +315,11 @@ class SearchResults(ScrollView, can_focus=True):
 
     def _style(self, name: str):
         return self.get_component_rich_style(f"search-results--{name}", partial=True)
+
+    @property
+    def vertical_scrollbar(self):
+        """Drawn straight to strips (a fresh answer's frame redraws it): see QuickScrollBar."""
+        return quick_vertical_scrollbar(self)
 
     def _width(self) -> int:
         # The pane may not be laid out yet (it was hidden): size from its container, less

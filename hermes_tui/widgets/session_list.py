@@ -26,6 +26,7 @@ from hermes_state.timefmt import relative_time
 from ..textsafe import inert_line
 from .intent import WidgetMessage
 from .lines import cursor_strip, text_strip
+from .scrollbar import quick_vertical_scrollbar
 
 
 class SessionList(ScrollView, can_focus=True):
@@ -98,6 +99,11 @@ class SessionList(ScrollView, can_focus=True):
         self.time_field = "last_active"
         #: Rows marked with ``space`` (BR-14), by session id, in the order they were marked.
         self.marked: dict[str, SessionSummary] = {}
+
+    @property
+    def vertical_scrollbar(self):
+        """Drawn straight to strips: see QuickScrollBar."""
+        return quick_vertical_scrollbar(self)
 
     # ------------------------------------------------------------------ data
 
