@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -34,6 +34,7 @@ from hermes_state.models import SessionSummary
 
 from ..context import Access, AppContext, StoreChange, StoreStatus
 from ..data import Census, SearchView
+from ..keys import keys_label
 from ..messages import SearchFinished
 from ..collector import hold_collection, release_collection
 from ..modals.source_picker import SourcePicker
@@ -547,6 +548,41 @@ class BrowserScreen(SessionFlows, HermesScreen):
     def action_focus_search(self) -> None:
         self.search_input.focus()
 
+    @on(events.DescendantFocus)
+    def _focus_arrived(self, event: events.DescendantFocus) -> None:
+        # The search pane opens when the field takes focus (`/`, a click, Tab), showing how
+        # to search until the first key: opened by the first key instead, its layout and
+        # the whole pane were drawn in that key's frame (~7 ms of every query's first key).
+        if event.widget is self.search_input and not self._search_query.strip():
+            self._show_guide()
+
+    @on(events.DescendantBlur)
+    def _focus_left(self, event: events.DescendantBlur) -> None:
+        # An empty query has nothing to show once the field lets go: the list again.
+        if event.widget is self.search_input and not self._search_query.strip():
+            if self.switcher.current == "results":
+                self._show_list()
+
+    def _show_guide(self) -> None:
+        """The search pane of an empty, focused field: the query language by example."""
+        keymap = getattr(self.app, "_keymap", {}) or {}
+
+        def key(binding_id: str, default: str) -> str:
+            return keys_label(keymap.get(binding_id) or default)
+
+        self.results.show_guide(
+            f"{key('previous_hit', 'up')} {key('next_hit', 'down')} move through the hits · "
+            f"{key('open_hit', 'enter')} opens one · {key('clear_search', 'escape')} goes back to the list"
+        )
+        switcher = self.switcher
+        switcher.current = "results"
+        switcher.border_title = Text(f"Search · {self._filter_label()}")
+        switcher.border_subtitle = Text("type to search")
+
+    def _still_searching(self, query: str) -> None:
+        if query == self._search_query and self.results.showing_guide:
+            self.switcher.border_subtitle = Text("searching…")
+
     @on(Input.Changed, "#search")
     def _query_changed(self, event: Input.Changed) -> None:
         query = event.value
@@ -562,8 +598,11 @@ class BrowserScreen(SessionFlows, HermesScreen):
         self._keystroke_at = key_at if 0 <= now - key_at < 0.25 else now
         if not query.strip():
             self.ctx.store.interrupt_search()
-            self._show_list()
-            self.search_input.release_echo()
+            if self.search_input.has_focus:
+                self._show_guide()
+            else:
+                self._show_list()
+            self.search_input.release_echo(self.results, self.switcher)
             return
         # No garbage collection until this answer is painted (or a second has passed): see
         # hermes_tui.collector.hold_collection.
@@ -582,6 +621,10 @@ class BrowserScreen(SessionFlows, HermesScreen):
             switcher.current = "results"
             switcher.border_title = Text(f"Search · {self._filter_label()}")
             switcher.border_subtitle = Text("searching…")
+        elif self.results.showing_guide:
+            # The pane is open already (the field took focus) and keeps its title; the answer's
+            # frame redraws only the hits. A search slower than that says so.
+            self.set_timer(0.1, lambda: self._still_searching(query))
         # Leading edge: the first keystroke after a pause searches at once (so one key
         # paints in the time of one query); keys typed in quick succession are coalesced
         # into one search after the debounce interval.
@@ -716,7 +759,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
 
     @on(SearchInput.Navigate, "#search")
     def _navigate(self, event: SearchInput.Navigate) -> None:
-        if self.switcher.current != "results":
+        if self.switcher.current != "results" or self.results.showing_guide:
             if event.action == "down":
                 self.session_list.focus()
             return
@@ -881,6 +924,8 @@ class BrowserScreen(SessionFlows, HermesScreen):
         self._update_titles()
         if self._search_query:
             self.start_search(self._search_query)
+        elif self.results.showing_guide:
+            self._show_guide()  # (its title names the filters)
 
     def action_copy_id(self) -> None:
         target = self._require_target()

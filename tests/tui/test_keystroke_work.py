@@ -347,7 +347,9 @@ async def test_emptying_the_field_lets_the_screen_draw_at_once(fixed_db: Path) -
         # No answer comes for an empty query: nothing is held for one.
         assert not app.screen.search_input.frame_hold.held and app._batch_count == 0
         await settle(pilot)
-        assert app.screen.query_one("#main").current == "sessions"
+        # The field still has focus: the pane shows how to search again, not the list.
+        assert app.screen.query_one("#main").current == "results"
+        assert app.screen.results.showing_guide and app.screen.results.view is None
 
 
 async def test_an_answer_repaints_only_the_lines_it_changes(fixed_db: Path, monkeypatch) -> None:

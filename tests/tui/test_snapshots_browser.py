@@ -50,3 +50,24 @@ def test_snapshot_terminal_too_small(snap_compare, snap_db: Path) -> None:
         await settle(pilot)
 
     assert snap_compare(make_app(snap_db), terminal_size=(36, 8), run_before=run_before)
+
+
+def test_snapshot_search_guide(snap_compare, snap_db: Path) -> None:
+    """`/` on the list: the search pane opens with how to search, before the first key."""
+
+    async def run_before(pilot) -> None:
+        await settle(pilot)
+        await pilot.press("/")
+        await settle(pilot)
+
+    assert snap_compare(make_app(snap_db), terminal_size=SIZE, run_before=run_before)
+
+
+def test_snapshot_search_guide_80x24_light(snap_compare, snap_db: Path) -> None:
+    async def run_before(pilot) -> None:
+        await settle(pilot)
+        pilot.app.theme = "textual-light"
+        await pilot.press("/")
+        await settle(pilot)
+
+    assert snap_compare(make_app(snap_db), terminal_size=(80, 24), run_before=run_before)
