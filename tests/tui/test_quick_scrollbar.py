@@ -85,14 +85,19 @@ async def test_same_cells_thick_hovered_and_grabbed():
         await _compare(pilot, lines, CASES[4:7])
 
 
+async def _tall_list(pilot) -> tuple[Lines, QuickScrollBar, Region]:
+    """300 rows in a 30-line view: the bar has a thumb. (lines, its bar, the bar's region)"""
+    lines = pilot.app.query_one(Lines)
+    lines.virtual_size = Size(20, 300)
+    await pilot.pause()
+    bar = lines.vertical_scrollbar
+    return lines, bar, Region(0, 0, *bar.size)
+
+
 async def test_redraws_when_the_bar_moves_and_keeps_lines_while_it_stays():
     app = Harness()
     async with app.run_test(size=(40, 30)) as pilot:
-        lines = app.query_one(Lines)
-        lines.virtual_size = Size(20, 300)
-        await pilot.pause()
-        bar = lines.vertical_scrollbar
-        full = Region(0, 0, *bar.size)
+        lines, bar, full = await _tall_list(pilot)
         first = bar.render_lines(full)
         assert bar.render_lines(full)[0] is first[0]  # kept while nothing changed
         lines.scroll_to(y=150, animate=False, immediate=True)
@@ -107,12 +112,8 @@ async def test_other_renderers_take_textuals_path():
 
     app = Harness()
     async with app.run_test(size=(40, 30)) as pilot:
-        lines = app.query_one(Lines)
-        lines.virtual_size = Size(20, 300)
-        await pilot.pause()
-        bar = lines.vertical_scrollbar
+        _lines, bar, full = await _tall_list(pilot)
         bar.renderer = Arrows
-        full = Region(0, 0, *bar.size)
         bar._quick_key = None
         drawn = bar.render_lines(full)
         assert bar._quick_key is None
