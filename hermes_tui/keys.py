@@ -9,28 +9,10 @@ from __future__ import annotations
 
 from textual.binding import Binding
 
-#: Names of keys as a person reads them on a keyboard.
-KEY_NAMES = {
-    "enter": "Enter", "escape": "Esc", "space": "Space", "tab": "Tab", "backspace": "Backspace",
-    "delete": "Del", "up": "↑", "down": "↓", "left": "←", "right": "→", "home": "Home",
-    "end": "End", "pageup": "PgUp", "pagedown": "PgDn", "slash": "/", "question_mark": "?",
-}
+from .keynames import KEY_NAMES, key_label, keys_label  # noqa: F401  (re-exported)
 
 #: Ids that are not in a screen's BINDINGS but may be remapped.
 APP_BINDING_IDS = {"command_palette"}
-
-
-def key_label(key: str) -> str:
-    """``ctrl+p`` → ``Ctrl+P``, ``question_mark`` → ``?``, ``N`` → ``N`` (shift is the case)."""
-    *mods, last = key.split("+")
-    name = KEY_NAMES.get(last)
-    if name is None:
-        name = last.upper() if (mods and len(last) == 1) or (last[:1] == "f" and last[1:].isdigit()) else last
-    return "+".join([m.capitalize() for m in mods] + [name])
-
-
-def keys_label(keys: str) -> str:
-    return " / ".join(key_label(k.strip()) for k in keys.split(",") if k.strip())
 
 
 def sections() -> list[tuple[str, list[type]]]:

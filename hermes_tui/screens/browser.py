@@ -34,7 +34,7 @@ from hermes_state.models import SessionSummary
 
 from ..context import Access, AppContext, StoreChange, StoreStatus
 from ..data import Census, SearchView
-from ..keys import keys_label
+from ..keynames import keys_label
 from ..messages import SearchFinished
 from ..collector import hold_collection, release_collection
 from ..modals.source_picker import SourcePicker

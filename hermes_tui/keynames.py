@@ -1,0 +1,24 @@
+"""Keys as a person reads them (``ctrl+p`` → ``Ctrl+P``): a leaf module, so that a screen can
+name its keys without importing :mod:`hermes_tui.keys`, which imports every screen."""
+
+from __future__ import annotations
+
+#: Names of keys as a person reads them on a keyboard.
+KEY_NAMES = {
+    "enter": "Enter", "escape": "Esc", "space": "Space", "tab": "Tab", "backspace": "Backspace",
+    "delete": "Del", "up": "↑", "down": "↓", "left": "←", "right": "→", "home": "Home",
+    "end": "End", "pageup": "PgUp", "pagedown": "PgDn", "slash": "/", "question_mark": "?",
+}
+
+
+def key_label(key: str) -> str:
+    """``ctrl+p`` → ``Ctrl+P``, ``question_mark`` → ``?``, ``N`` → ``N`` (shift is the case)."""
+    *mods, last = key.split("+")
+    name = KEY_NAMES.get(last)
+    if name is None:
+        name = last.upper() if (mods and len(last) == 1) or (last[:1] == "f" and last[1:].isdigit()) else last
+    return "+".join([m.capitalize() for m in mods] + [name])
+
+
+def keys_label(keys: str) -> str:
+    return " / ".join(key_label(k.strip()) for k in keys.split(",") if k.strip())
