@@ -329,8 +329,10 @@ import sys, time
 from hermes_state import SessionDB
 db = SessionDB(sys.argv[1])
 print("ready", flush=True)
-deadline = time.monotonic() + float(sys.argv[2])
-while time.monotonic() < deadline:
+stop = sys.argv[2]
+deadline = time.monotonic() + 60  # (a safety net: the test asks it to stop)
+import os
+while time.monotonic() < deadline and not os.path.exists(stop):
     db.append_message("hot", "user", "x" * 40)
     db.append_message("hot", "assistant", None,
                       tool_calls=[{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}])
@@ -345,8 +347,11 @@ def test_export_of_a_session_being_written_is_a_snapshot(tmp_path: Path) -> None
     db = SessionDB(path)
     db.create_session("hot", "cli")
     db.close()
+    # The writers append until the reader has exported enough times (a fixed duration gave a
+    # loaded machine as few as 30 exports, and the count was the test's condition).
+    stop = tmp_path / "stop"
     writers = [
-        subprocess.Popen([sys.executable, "-c", HOT_WRITER, str(path), "4"], stdout=subprocess.PIPE,
+        subprocess.Popen([sys.executable, "-c", HOT_WRITER, str(path), str(stop)], stdout=subprocess.PIPE,
                          text=True, env=dict(os.environ, PYTHONPATH=str(REPO)), cwd=str(REPO))
         for _ in range(2)
     ]
@@ -357,6 +362,8 @@ def test_export_of_a_session_being_written_is_a_snapshot(tmp_path: Path) -> None
         for writer in writers:
             assert writer.stdout.readline().strip() == "ready"
         while any(w.poll() is None for w in writers):
+            if exports >= 40:
+                stop.touch()
             objs = [reader.export_session("hot")] + list(iter_export(reader))
             for obj in objs:
                 calls = sum(len(m["tool_calls"] or []) for m in obj["messages"])
@@ -368,7 +375,8 @@ def test_export_of_a_session_being_written_is_a_snapshot(tmp_path: Path) -> None
         for writer in writers:
             writer.wait(timeout=60)
     assert all(w.returncode == 0 for w in writers)
-    assert exports > 30
+    assert stop.exists(), "the writers stopped before the reader had exported 40 times"
+    assert exports >= 40
     assert torn == [], f"{len(torn)} of {exports} exports were torn, e.g. {torn[:3]}"
 
 
