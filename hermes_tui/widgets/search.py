@@ -28,7 +28,7 @@ from hermes_state.timefmt import relative_time
 
 from ..data import SearchView
 from ..frames import FrameHold
-from ..textsafe import InertHighlighter, has_unsafe, inert_line
+from ..textsafe import InertHighlighter, inert_line
 from .intent import WidgetMessage
 from .lines import cursor_strip, fast_text_strip
 from .scrollbar import quick_vertical_scrollbar
@@ -81,9 +81,7 @@ class SearchInput(Input):
             or not self.selection.is_empty or (self._suggestion and self.has_focus)
         ):
             return super().render_line(y)
-        plain = inert_line(value) if has_unsafe(value) else value
-        if len(plain) != len(value) or "\t" in plain or "\n" in plain:
-            return super().render_line(y)
+        plain = inert_line(value)  # (what InertHighlighter draws: one code point for one)
         cursor = self.cursor_position
         segments: list[Segment] = []
         if self.has_focus and self._cursor_visible:
