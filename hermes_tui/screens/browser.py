@@ -576,7 +576,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
         )
         switcher = self.switcher
         switcher.current = "results"
-        switcher.border_title = Text(f"Search · {self._filter_label()}")
+        switcher.border_title = self._search_title()
         switcher.border_subtitle = Text("type to search")
 
     def _still_searching(self, query: str) -> None:
@@ -619,7 +619,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
             # keys took longer (1M, held: p50 45.6 ms, drawn at once: 55.2).
             self.results.clear_results()
             switcher.current = "results"
-            switcher.border_title = Text(f"Search · {self._filter_label()}")
+            switcher.border_title = self._search_title()
             switcher.border_subtitle = Text("searching…")
         elif self.results.showing_guide:
             # The pane is open already (the field took focus) and keeps its title; the answer's
@@ -721,8 +721,12 @@ class BrowserScreen(SessionFlows, HermesScreen):
 
     def _search_titles(self, view: SearchView) -> None:
         if self.results.view is view:  # (a newer answer has its own)
-            self.switcher.border_title = Text(f"Search · {self._filter_label()}")
+            self.switcher.border_title = self._search_title()
             self._search_subtitle(view)
+
+    def _search_title(self) -> Text:
+        """The search pane's title: what is searched (a Text: the filters are data)."""
+        return Text(f"Search · {self._filter_label()}")
 
     def _search_subtitle(self, view: SearchView | None) -> None:
         """Path, ranking, hits shown of the estimated total, conversations, time, notes."""
