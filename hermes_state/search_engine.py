@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Sequence
 
 from .query import (
+    PREFIX_MIN_CHARS,
     apply_prefix_last,
     cjk_tokens,
     contains_cjk,
@@ -32,6 +33,7 @@ from .query import (
     ParsedQuery,
     QueryItem,
     sanitize_fts5_query,
+    short_last_word,
     _split_marked,
     trigram_match,
     _WORD_RE,
@@ -1381,6 +1383,13 @@ def search(
                     [pos.text for pos, _ in _positive_terms(parsed)],
                 )
                 effective = retry
+        if prefix_last and not outcome.rows and outcome.total == 0:
+            short = short_last_word(q)
+            if short is not None:
+                # `ku` while `kubernetes` is typed: nothing has the word `ku`; say why the
+                # answer is empty and what the next letter will do.
+                ctx.notes.append(f"“{short}” counts as a whole word until it has {PREFIX_MIN_CHARS} letters: "
+                                 "keep typing")
         hit_path = outcome.path.split("+")[-1]
         if hit_path == "fts5" and phrases:
             _snippets_from_other_columns(ctx, db, FTS_TABLE, phrases, outcome.rows)

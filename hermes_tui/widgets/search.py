@@ -499,9 +499,11 @@ class SearchResults(ScrollView, can_focus=True):
             # BR-20: an empty answer says so in the pane, with the reason when there is one.
             line = Text("   No message, title or id matches ", no_wrap=True, overflow="ellipsis")
             line.append(f"“{inert_line(view.query)}”", style="bold")
-            if view.note:
-                line.append(f" — {inert_line(view.note)}", style=meta_style)
             rows.append(_Row(line, None))
+            if view.note:
+                # Its own line: the reason must not be the part an 80-column pane cuts off.
+                rows.append(_Row(Text(f"   {inert_line(view.note)}", style=meta_style, no_wrap=True,
+                                      overflow="ellipsis"), None))
         elif view.more:
             rows.append(_Row(Text("   … more hits load as you move down", style=meta_style), None))
         return rows

@@ -352,6 +352,37 @@ def test_apply_prefix_last_rules(query, expected):
     assert apply_prefix_last(query) == expected
 
 
+@pytest.mark.parametrize(
+    "query,expected",
+    [("ku", "ku"), ("deploy f", "f"), ("kub", None), ('"ku"', None), ("ku*", None), ("docker NOT", None),
+     ("服务", None)],
+)
+def test_short_last_word_is_the_word_prefix_last_leaves_whole(query, expected):
+    assert query_mod.short_last_word(query) == expected
+    if expected is not None:
+        assert apply_prefix_last(query) == query
+
+
+def test_an_empty_answer_to_a_short_last_word_says_longer_words_come_with_more_letters(db):
+    """`ku` while `kubernetes` is typed finds nothing (no message has the word `ku`): the
+    answer says why, and what the next letter does, instead of a bare "no match"."""
+    mid = add(db, "s", "user", "kubernetes rollout and a deploy that failed")
+    typing = db.search("ku", prefix_last=True)
+    assert typing.hits == [] and "“ku” counts as a whole word until it has 3 letters" in typing.note
+    assert hit_ids(db.search("kub", prefix_last=True)) == [mid]
+    # The last word is the short one, wherever the query started.
+    assert "“f”" in db.search("deploy f", prefix_last=True).note
+    assert hit_ids(db.search("deploy fai", prefix_last=True)) == [mid]
+    # A short word that is a word finds it, and nothing is said.
+    found = db.search("a deploy", prefix_last=True)
+    assert hit_ids(found) == [mid] and not (found.note or "")
+    assert hit_ids(db.search("deploy a", prefix_last=True)) == [mid]
+    # Without prefix_last (the CLI) a word is a word at any length: no such note.
+    assert "whole word" not in (db.search("ku").note or "")
+    # Quoted, it was never going to be a prefix.
+    assert "whole word" not in (db.search('"ku"', prefix_last=True).note or "")
+
+
 # ----------------------------------------------------------------------------- snippets
 
 

@@ -55,6 +55,20 @@ async def test_br20_an_empty_answer_says_so_in_the_pane_and_clears_the_detail(fi
         assert app.screen.query_one(DetailPane).summary is None
 
 
+async def test_br20_an_empty_answer_to_a_short_last_word_says_why_on_its_own_line(fixed_db: Path) -> None:
+    app = make_app(fixed_db)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("/", *"zq")
+        await settle(pilot)
+        results = app.screen.query_one(SearchResults)
+        lines = [row.text.plain for row in results._rows]
+        assert lines[0].strip() == "No message, title or id matches “zq”"
+        # The reason has a line of its own, whole at 80 columns.
+        assert lines[1].strip() == "“zq” counts as a whole word until it has 3 letters: keep typing"
+        assert len(lines[1]) < results.size.width
+
+
 @pytest.mark.parametrize("query", ["***", '""', '"  " ()'])
 async def test_br20_a_query_with_nothing_searchable_gives_the_reason(fixed_db: Path, query: str) -> None:
     app = make_app(fixed_db)
