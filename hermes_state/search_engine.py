@@ -1307,7 +1307,8 @@ def search(
     first for near-universal terms), ``rank`` (exact bm25 over every match, like
     :func:`search_messages`; may be slow for very common words) or ``newest``.
     ``prefix_last=True`` treats the last plain word (≥ 3 characters) as a prefix, for
-    search-as-you-type: ``dock`` finds ``docker``. Filters as in SR-4. Never raises on the
+    search-as-you-type: ``dock`` finds ``docker``; not once a space or punctuation follows it
+    (``dock `` is the word dock). Filters as in SR-4. Never raises on the
     query text: failures are reported in ``error``. ``workspace`` keeps the messages of
     sessions in that workspace (BR-13, as :func:`hermes_state.listing.page`).
     """
@@ -1328,9 +1329,12 @@ def search(
     if not text.strip():
         return done(note="empty query")
     text, cut_note = limit_query(text)
+    # The last word is being typed only while the text ends with it: a space (or a comma, a
+    # full stop) after it says it is whole (`deploy ` is the word deploy, not deployment).
+    typing_word = prefix_last and text[-1:].isalnum()
     try:
         q = sanitize_fts5_query(text)
-        if prefix_last and q:
+        if typing_word and q:
             q = apply_prefix_last(q)
     except Exception:  # pragma: no cover - pure string work
         q = ""
@@ -1383,7 +1387,7 @@ def search(
                     [pos.text for pos, _ in _positive_terms(parsed)],
                 )
                 effective = retry
-        if prefix_last and not outcome.rows and outcome.total == 0:
+        if typing_word and not outcome.rows and outcome.total == 0:
             short = short_last_word(q)
             if short is not None:
                 # `ku` while `kubernetes` is typed: nothing has the word `ku`; say why the

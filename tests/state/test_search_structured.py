@@ -381,6 +381,18 @@ def test_an_empty_answer_to_a_short_last_word_says_longer_words_come_with_more_l
     assert "whole word" not in (db.search("ku").note or "")
     # Quoted, it was never going to be a prefix.
     assert "whole word" not in (db.search('"ku"', prefix_last=True).note or "")
+    # Followed by a space it is finished: a whole word, and nothing to keep typing.
+    assert "whole word" not in (db.search("ku ", prefix_last=True).note or "")
+
+
+@pytest.mark.parametrize("typed", ["deploy ", "deploy  ", "deploy,", "deploy."])
+def test_a_space_or_punctuation_after_the_last_word_ends_it(db, typed):
+    """`deploy` while typing finds deployment too; `deploy ` is the word deploy (the next
+    word has not begun), as `deploy f` already searches `deploy` whole."""
+    whole = add(db, "s", "user", "the deploy went fine")
+    longer = add(db, "s", "user", "a deployment went wrong")
+    assert sorted(hit_ids(db.search("deploy", prefix_last=True))) == sorted([whole, longer])
+    assert hit_ids(db.search(typed, prefix_last=True)) == [whole]
 
 
 # ----------------------------------------------------------------------------- snippets
