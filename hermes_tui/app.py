@@ -154,7 +154,6 @@ class HermesApp(App[str | None]):
         for problem in self.config_problems:
             self.notify(problem, severity="warning", timeout=8, markup=False)
         self.check_access()
-        self.load_lanes()
         if self.watch_enabled:
             self.watch_store()
         self.call_after_refresh(self._check_size)
@@ -222,11 +221,14 @@ class HermesApp(App[str | None]):
             gc.collect(1)
 
     def _first_page_painted(self) -> None:
-        """Keep what the start made out of later collections (once)."""
+        """Keep what the start made out of later collections, and read the gateway's lanes
+        (once). The lanes (``sessions.json``, ``config.yaml``) only annotate the detail pane:
+        read beside the first page they took the interpreter from it."""
         if not self._frozen:
             self._frozen = True
             gc.collect(1)
             gc.freeze()
+            self.load_lanes()
 
     # ------------------------------------------------------------------ access
 
