@@ -43,7 +43,8 @@ def relative_time(ts, now: float | None = None) -> str:
 
 
 def stamp_and_relative(ts: float | None, now: float) -> str:
-    """``2026-11-18 07:40 (20m ago)``: a local date and time with its relative form.
+    """``2026-11-18 07:40 (20m ago)``: a local date and time with its relative form; a week
+    or more ago, when the relative form is the date itself, only ``2026-11-02 07:40``.
 
     ``—`` for a missing timestamp, ``?`` for one that is not a valid date.
     """
@@ -53,4 +54,11 @@ def stamp_and_relative(ts: float | None, now: float) -> str:
         stamp = datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M")
     except (OverflowError, OSError, ValueError):
         return "?"
-    return f"{stamp} ({relative_time(ts, now=now)})"
+    relative = relative_time(ts, now=now)
+    return stamp if repeats_date(relative, stamp) else f"{stamp} ({relative})"
+
+
+def repeats_date(relative: str, stamp: str) -> bool:
+    """Whether ``relative`` (a :func:`relative_time`) only repeats the date ``stamp`` (a local
+    ``YYYY-MM-DD …``) starts with: shown beside it, it would say the date twice."""
+    return relative == stamp[:10]

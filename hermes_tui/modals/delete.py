@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Callable
 
 from rich.console import Group
@@ -15,7 +14,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
-from hermes_state.timefmt import relative_time
+from hermes_state.timefmt import relative_time, stamp_and_relative
 
 from hermes_state.trash import DeletePreview, RelatedSession
 
@@ -168,8 +167,4 @@ class ConfirmDeleteModal(ConfirmModal):
         return Text("Press u afterwards to undo (while the browser stays open).")
 
     def _when(self, ts: float) -> str:
-        try:
-            stamp = datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M")
-        except (OverflowError, OSError, ValueError):
-            return "?"
-        return f"{stamp} ({relative_time(ts, now=self.clock())})"
+        return stamp_and_relative(ts, self.clock())

@@ -39,7 +39,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from hermes_state.models import Message, tool_call_name
-from hermes_state.timefmt import relative_time
+from hermes_state.timefmt import relative_time, repeats_date
 
 from .intent import WidgetMessage
 from ..textsafe import inert_block, inert_line
@@ -569,7 +569,8 @@ class TranscriptView(ScrollView, can_focus=True):
             name = f"{tool} result"
         text.append(name, style=role_style + Style(bold=True))
         when = _clock_time(message.timestamp)
-        details = [when, relative_time(message.timestamp, now=self.clock())]
+        relative = relative_time(message.timestamp, now=self.clock())
+        details = [when] if repeats_date(relative, when) else [when, relative]
         if message.token_count:
             details.append(f"{message.token_count:,} tokens")
         if role == "tool" and not expanded:

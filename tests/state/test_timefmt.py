@@ -81,3 +81,16 @@ def test_rt1_now_defaults_to_current_time():
 
 def test_rt1_integer_timestamps():
     assert relative_time(int(NOW) - 60, now=int(NOW)) == "1m ago"
+
+
+def test_a_stamp_says_its_date_once():
+    """`2025-02-26 09:15` beside its relative form: recent ones keep it (`(3d ago)`); a week
+    or more ago the relative form is the date itself, and is not said a second time."""
+    from hermes_state.timefmt import stamp_and_relative
+
+    recent = NOW - 3 * 86400
+    assert stamp_and_relative(recent, NOW) == datetime.fromtimestamp(recent).strftime("%Y-%m-%d %H:%M") + " (3d ago)"
+    old = NOW - 8 * 86400
+    assert stamp_and_relative(old, NOW) == datetime.fromtimestamp(old).strftime("%Y-%m-%d %H:%M")
+    assert stamp_and_relative(None, NOW) == "—"
+    assert stamp_and_relative(1e20, NOW) == "?"

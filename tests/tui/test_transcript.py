@@ -126,6 +126,26 @@ async def test_t_on_list_opens_every_message_of_the_session(fixed_db: Path) -> N
         assert isinstance(app.screen, BrowserScreen)
 
 
+async def test_a_message_header_says_its_date_once(deploy_db, tmp_path: Path) -> None:
+    """A recent message shows its time and how long ago (`· 1h ago`); one a week or more old,
+    whose relative form is its date, shows the date once, not `2026-11-01 … · 2026-11-01`."""
+    path, _ids = deploy_db
+    old = "20261101_090000_old001"
+    add_messages(path, old, [dict(role="user", content="an old question")], title="old", started=NOW - 20 * 86400)
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = await open_transcript(pilot, DEPLOY)
+        header = plain(screen.view, 0)[0]
+        assert " · 1h ago" in header
+        await pilot.press("escape")
+        await settle(pilot)
+        screen = await open_transcript(pilot, old)
+        header = plain(screen.view, 0)[0]
+        day = time.strftime("%Y-%m-%d", time.localtime(NOW - 20 * 86400 + 60))
+        assert header.count(day) == 1, header
+
+
 async def test_tool_calls_and_results_collapsed_by_default_and_toggle(fixed_db: Path) -> None:
     app = make_app(fixed_db)
     async with app.run_test(size=SIZE) as pilot:
