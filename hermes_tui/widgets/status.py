@@ -24,9 +24,12 @@ class StatusLine(Static):
         self._redraw()
 
     def _redraw(self) -> None:
+        # One line, cut with an ellipsis (app.tcss); a warning comes first, so that a narrow
+        # terminal cuts the counts and filters, never the lock wait or the read-only notice.
         line = Text(no_wrap=True, overflow="ellipsis")
-        line.append(self.left)
         if self.warning:
-            line.append("  ⚠ ", style="bold")
+            line.append("⚠ ", style="bold")
             line.append(self.warning, style="bold")
+            line.append("  ·  ")
+        line.append(self.left)
         self.update(line)

@@ -246,6 +246,22 @@ async def test_item10_ctrl_c_cancels_like_q(fixed_db: Path) -> None:
     assert not any("ctrl+q" in n.message for n in app._notifications)
 
 
+async def test_a_warning_leads_the_status_line_so_a_narrow_terminal_keeps_it(fixed_db: Path) -> None:
+    """At 80 columns the counts and filters already fill the status line: a warning (a lock
+    wait, a read-only store) comes first, and the line is cut with an ellipsis at its end."""
+    from hermes_tui.widgets.status import StatusLine
+
+    app = make_app(fixed_db)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        status = app.screen.query_one(StatusLine)
+        status.set_warning("waiting for a lock held by another process")
+        await pilot.pause()
+        drawn = "".join(segment.text for segment in status.render_line(0)).strip()
+        assert drawn.startswith("⚠ waiting for a lock held by another process  ·  ")
+        assert drawn.endswith("…") and "conversations" in drawn
+
+
 async def test_item10_words_legend_and_labels(fixed_db: Path) -> None:
     from hermes_tui.widgets.status import StatusLine
 
