@@ -99,10 +99,7 @@ def _forget_search_memos(app) -> None:
     last round's keys (window scans, rankings, probes) is dropped; only the prefix
     expansions stay, as before (``forget_answers``). Within a query, each key may narrow
     the previous key's answer, as it does for anybody typing."""
-    from hermes_state.search_engine import forget_answers
-
-    for db in list(app.ctx.store._dbs.values()):  # (the bench may look inside the door)
-        forget_answers(db)
+    app.ctx.store.forget_search_answers()
 
 
 async def _type_queries(

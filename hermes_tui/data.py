@@ -29,6 +29,7 @@ from hermes_state.models import LineageNode, Message, SearchHit, SessionSummary
 from hermes_state.query import limit_query
 from hermes_state.recap import Recap, RecapConfig, build_recap
 from hermes_state.retrieval import group_hits_by_conversation, lineage_roots
+from hermes_state.search_engine import forget_answers
 from hermes_state.title_index import TitleIndex
 
 from . import operations
@@ -369,6 +370,15 @@ class BrowserData:
 
     def _write_wait(self, waiting: bool) -> None:
         self._on_wait(WRITE_WAIT_TEXT if waiting else None)
+
+    def forget_search_answers(self) -> None:
+        """Drop what the search connection keeps from the last keys (window scans, rankings,
+        probes, hits), so that the next query does all of its own work; the prefix
+        expansions stay (:func:`~hermes_state.search_engine.forget_answers`). For measuring:
+        the bench types each query as if for the first time."""
+        db = self._dbs.get("searcher")
+        if db is not None:
+            forget_answers(db)
 
     def interrupt_search(self) -> None:
         """Stop the search that is running, if any (a newer query supersedes it)."""

@@ -246,3 +246,26 @@ def test_conversation_names_are_kept_between_keys_and_renames_are_seen(fixed_db:
         assert {g.root_id: g.label for g in renamed.groups}[group.root_id] == "Renamed while searching"
     finally:
         store.close()
+
+
+def test_the_door_forgets_what_the_search_kept_when_asked(fixed_db: Path) -> None:
+    """The bench types each query as if for the first time: the door drops what its search
+    connection kept from the last keys (the window scan a next key would narrow), not the
+    prefix expansions, and the same query then does its own work again, with the same answer."""
+    from hermes_state import search_engine
+    from hermes_tui.data import BrowserData
+
+    store = BrowserData(fixed_db)
+    try:
+        store.forget_search_answers()  # before any search: nothing to drop, no error
+        first = store.search("dock", source=None, exclude_sources=["tool"])
+        searcher = store._connection("searcher")
+        kept = search_engine._PREFIX_CACHES[searcher]
+        assert kept.scan is not None and kept.terms
+        store.forget_search_answers()
+        assert kept.scan is None and kept.terms  # the expansions stay
+        again = store.search("dock", source=None, exclude_sources=["tool"])
+        assert [(g.root_id, [h.id for h in g.hits]) for g in again.groups] == \
+            [(g.root_id, [h.id for h in g.hits]) for g in first.groups]
+    finally:
+        store.close()
