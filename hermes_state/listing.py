@@ -347,6 +347,14 @@ def refresh_title_index(db: "SessionDB", index: "TitleIndex") -> None:
     db._read(index.refresh)
 
 
+def title_index_version(db: "SessionDB") -> tuple[int, int]:
+    """``db``'s own count of the store's commits, for an index built on another connection
+    and refreshed on this one (:meth:`~hermes_state.title_index.TitleIndex.answer_on`)."""
+    from .title_index import store_version
+
+    return db._read(store_version)
+
+
 def conversation_labels(db: "SessionDB", root_ids: list[str]) -> dict[str, str]:
     """Each conversation's name: its live tip's title, else the root's title or preview.
 

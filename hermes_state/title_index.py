@@ -125,6 +125,15 @@ class TitleIndex:
         self._changed = False
         self.stale = False
 
+    def answer_on(self, version: tuple[int, int]) -> None:
+        """This index was built on one connection and will be refreshed on another, whose
+        :func:`store_version` was ``version`` before the build read anything. ``PRAGMA
+        data_version`` counts per connection, so the builder's own count means nothing to
+        the other: compared with it, a commit could go unseen whenever the two counts
+        happened to match. Compared with ``version``, any commit since then counts as a
+        change -- one the build already read only costs a look at the newest sessions."""
+        self._version = version
+
     def refresh(self, conn: sqlite3.Connection) -> None:
         """Up to date with the store as ``conn`` sees it (build, add new sessions, or rebuild)."""
         if not self.built:
@@ -213,6 +222,11 @@ class TitleIndex:
 def _fold(text: str) -> bytes:
     """``text`` as SQLite's ``LIKE`` compares it: UTF-8, ASCII letters case-folded."""
     return text.encode("utf-8", "surrogatepass").lower()
+
+
+def store_version(conn: sqlite3.Connection) -> tuple[int, int]:
+    """What :meth:`TitleIndex.refresh` compares on ``conn`` (see :meth:`TitleIndex.answer_on`)."""
+    return _data_version(conn)
 
 
 def _data_version(conn: sqlite3.Connection) -> tuple[int, int]:

@@ -540,12 +540,15 @@ class BrowserData:
             )
         )
         if titles.stale and titles is self._titles:  # (not one already replaced)
-            self._rebuild_titles()
+            self._rebuild_titles(aux)
         return found
 
-    def _rebuild_titles(self) -> None:
+    def _rebuild_titles(self, aux: SessionDB) -> None:
         """Build the title index afresh beside the searches and put it in place of the stale
-        one (which answers meanwhile, with the newest sessions read again)."""
+        one (which answers meanwhile, with the newest sessions read again). ``aux`` is the
+        connection the index is refreshed on: its count of commits before the build is what
+        the new index compares with (another connection's count cannot be)."""
+        seen = self._retry(lambda: listing.title_index_version(aux))
         with self._open_lock:
             if self._closed or not self._titles.stale or (
                 self._title_build is not None and not self._title_build.done()
@@ -557,6 +560,7 @@ class BrowserData:
                 fresh = TitleIndex(owner_rebuilds=True)
                 builder = self._connection("titles")
                 self._retry(lambda: listing.refresh_title_index(builder, fresh))
+                fresh.answer_on(seen)
                 with self._open_lock:
                     if generation == self._titles_generation and not self._closed:
                         self._titles = fresh

@@ -242,3 +242,40 @@ def test_an_index_nothing_was_committed_since_answers_without_the_newest_session
         reader._read(lambda conn: conn.set_trace_callback(None))
         reader.close()
         writer.close()
+
+
+def test_an_index_built_on_one_connection_sees_every_commit_on_the_one_it_answers_on(db_path):
+    """``PRAGMA data_version`` counts per connection, once per change a connection notices:
+    an index built on a builder connection and refreshed on another must compare with that
+    other's count, taken before the build read (``answer_on``). Here the builder notices two
+    commits one by one and the reader both at once, so after one more commit the reader's
+    count is the builder's: compared with the builder's, that rename would go unseen."""
+    writer = SessionDB(db_path)
+    writer.create_session("s1", "cli")
+    writer.set_session_title("s1", "first title")
+    reader = SessionDB(db_path, read_only=True)
+    builder = SessionDB(db_path, read_only=True)
+    try:
+        count = lambda db: listing.title_index_version(db)[0]  # noqa: E731
+        base = count(reader)
+        assert count(builder) == base
+        writer.set_session_title("s1", "second title")
+        assert count(builder) == base + 1
+        writer.set_session_title("s1", "third title")
+        assert count(builder) == base + 2
+        seen = listing.title_index_version(reader)  # before the build reads: both commits at once
+        assert seen[0] == base + 1
+        index = TitleIndex(owner_rebuilds=True)
+        listing.refresh_title_index(builder, index)  # the builder's count: base + 2
+        index.answer_on(seen)
+        reader._read(index.refresh)
+        assert index.exact  # nothing committed since the reader's count was taken
+        writer.set_session_title("s1", "renamed after the build")
+        assert count(reader) == base + 2  # the builder's count at the build: the trap
+        reader._read(index.refresh)
+        assert not index.exact  # the rename is a change to the index that answers here
+        assert [s.id for s in listing.match_sessions(reader, "renamed after", index=index)] == ["s1"]
+    finally:
+        builder.close()
+        reader.close()
+        writer.close()
