@@ -121,7 +121,7 @@ class TitleIndex:
         # (New titled sessions are read by rowid from here: one created untitled, then
         # titled, after the newest titled one is read too.)
         self._max_rowid = max(titles.rowids, default=0)
-        self._version = _data_version(conn)
+        self._version = store_version(conn)
         self._changed = False
         self.stale = False
 
@@ -139,7 +139,7 @@ class TitleIndex:
         if not self.built:
             self.build(conn)
             return
-        version = _data_version(conn)
+        version = store_version(conn)
         if version == self._version:
             return
         self._version = version
@@ -225,10 +225,6 @@ def _fold(text: str) -> bytes:
 
 
 def store_version(conn: sqlite3.Connection) -> tuple[int, int]:
-    """What :meth:`TitleIndex.refresh` compares on ``conn`` (see :meth:`TitleIndex.answer_on`)."""
-    return _data_version(conn)
-
-
-def _data_version(conn: sqlite3.Connection) -> tuple[int, int]:
-    """Changes by other connections (``PRAGMA data_version``) and by this one."""
+    """Changes by other connections (``PRAGMA data_version``) and by this one: what
+    :meth:`TitleIndex.refresh` compares on ``conn`` (see :meth:`TitleIndex.answer_on`)."""
     return int(conn.execute("PRAGMA data_version").fetchone()[0]), conn.total_changes
