@@ -22,3 +22,11 @@ def key_label(key: str) -> str:
 
 def keys_label(keys: str) -> str:
     return " / ".join(key_label(k.strip()) for k in keys.split(",") if k.strip())
+
+
+def bound_keys_label(app, binding_id: str | None, default: str) -> str:
+    """The keys of binding ``binding_id`` as the user's keymap has them (``default``, the
+    binding's own keys, when it does not remap it), as a person reads them. Textual 8.2.8
+    (pinned) keeps the keymap set with ``App.set_keymap`` in ``App._keymap``."""
+    keymap = getattr(app, "_keymap", None) or {}
+    return keys_label((keymap.get(binding_id) if binding_id else None) or default)

@@ -34,7 +34,7 @@ from hermes_state.models import SessionSummary
 
 from ..context import Access, AppContext, StoreChange, StoreStatus
 from ..data import Census, SearchView
-from ..keynames import keys_label
+from ..keynames import bound_keys_label
 from ..messages import SearchFinished
 from ..collector import hold_collection, release_collection
 from ..modals.source_picker import SourcePicker
@@ -565,10 +565,8 @@ class BrowserScreen(SessionFlows, HermesScreen):
 
     def _show_guide(self) -> None:
         """The search pane of an empty, focused field: the query language by example."""
-        keymap = getattr(self.app, "_keymap", {}) or {}
-
         def key(binding_id: str, default: str) -> str:
-            return keys_label(keymap.get(binding_id) or default)
+            return bound_keys_label(self.app, binding_id, default)
 
         self.results.show_guide(
             f"{key('previous_hit', 'up')} {key('next_hit', 'down')} move through the hits · "

@@ -20,7 +20,8 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
 from ..config import config_path
-from ..keys import keys_label, sections as _sections
+from ..keynames import bound_keys_label
+from ..keys import sections as _sections
 from ..legible import muted, text_style
 
 
@@ -40,7 +41,6 @@ class HelpScreen(ModalScreen[None]):
     def sections(self) -> list[tuple[str, list[tuple[str, str, str]]]]:
         """``(title, [(keys as typed, what it does, binding id)])`` per screen; the screen
         help was opened from first."""
-        keymap = getattr(self.app, "_keymap", {}) or {}
         out: list[tuple[str, list[tuple[str, str, str]]]] = []
         for title, classes in _sections():
             rows: list[tuple[str, str, str]] = []
@@ -52,8 +52,8 @@ class HelpScreen(ModalScreen[None]):
                     if binding.action in seen:
                         continue
                     seen.add(binding.action)
-                    keys = keymap.get(binding.id) if binding.id else None
-                    rows.append((keys_label(keys or binding.key), binding.description, binding.id or ""))
+                    rows.append((bound_keys_label(self.app, binding.id, binding.key), binding.description,
+                                 binding.id or ""))
             first = type(self.origin) in classes
             out.insert(0 if first else len(out), (title, rows))
         out.append(("Everywhere", [("Ctrl+P", "Command palette (every action)", "command_palette")]))
