@@ -399,13 +399,18 @@ class SessionDB:
 
     def _pinned_first(self, alias: str = "s") -> str:
         """ORDER BY term: pinned conversations first (the column, else the settings file)."""
+        rank = self._pinned_rank(alias)
+        return f"{rank} DESC, " if rank is not None else ""
+
+    def _pinned_rank(self, alias: str = "s") -> str | None:
+        """What :meth:`_pinned_first` orders by (higher first); None when nothing is pinned."""
         if self._has_session_column("pinned"):
-            return self.rules.pinned_first(alias)
+            return self.rules.pinned_rank(alias)
         pins = self.extra_pins
         if not pins:
-            return ""
+            return None
         quoted = ",".join("'" + p.replace("'", "''") + "'" for p in sorted(pins))
-        return f"({alias}.id IN ({quoted})) DESC, "
+        return f"({alias}.id IN ({quoted}))"
 
     @property
     def rules(self) -> Rules:
@@ -1253,25 +1258,25 @@ class SessionDB:
 
         One read transaction, so the walk, the ranking and the rows see the same state: the
         conversations that can be on the page are found from the newest messages
-        (:func:`_activity_candidates`), ranked by their chains' last activity, and only the
-        page's rows are read in full, previews and all (:func:`_activity_page`)."""
+        (:func:`_activity_candidates`) and read with what ranks them, ranked by their chains'
+        last activity, and only the page's previews are read (:func:`_activity_page`)."""
         rules = self.rules
-        pinned_first = self._pinned_first()
+        pinned_rank = self._pinned_rank()
         file_pins = self.extra_pins
 
         def do(conn: sqlite3.Connection, pins: frozenset[str]) -> list[dict] | None:
             walk = self._recency
             wanted = offset + limit
             for _attempt in range(4):
+                met = _MetConversations(columns, where, params, rules, pinned_rank)
                 try:
-                    walked = _activity_candidates(conn, walk, where, params, wanted, rules, pins, provisional)
+                    floor = _activity_candidates(conn, walk, met, wanted, pins, provisional)
                 except BaseException:
                     walk.reset()  # never keep a walk cut short by an error or an interrupt
                     raise
-                if walked is None:
+                if floor is None:
                     return None
-                found, floor = walked
-                paged = _activity_page(conn, found, floor, pins, limit, offset, rules, pinned_first, columns)
+                paged = _activity_page(conn, met, floor, pins, limit, offset, rules)
                 if isinstance(paged, int):
                     # Conversations met in the walk that rank below its floor (their newest
                     # messages rewound): walk on for as many more.
@@ -2868,28 +2873,26 @@ _ACTIVITY_MAX_CANDIDATES = 16_384
 
 
 def _activity_candidates(
-    conn: sqlite3.Connection, walk: _RecencyWalk, where: str, params: list[Any], wanted: int,
-    rules: Rules, pinned: Iterable[str] = (), guess_ok: bool = False,
-) -> tuple[dict[str, bool], float] | None:
-    """The listed conversations (compression roots passing ``where``) that can be among the
-    ``wanted`` most recently active, without ranking every session (BR-10), and ``floor``.
-    Each conversation maps to whether its segment ended with ``compression`` (a chain to walk).
+    conn: sqlite3.Connection, walk: _RecencyWalk, met: "_MetConversations", wanted: int,
+    pinned: Iterable[str] = (), guess_ok: bool = False,
+) -> float | None:
+    """Find the listed conversations (compression roots that ``met`` lists) that can be among
+    the ``wanted`` most recently active, without ranking every session (BR-10): they are read
+    into ``met``. Returns ``floor``.
 
     Sessions are taken from ``walk`` (newest message first) until ``wanted`` conversations are
     found, and then every session with the same bound. ``floor`` is the last one's bound: a
     session not taken has no message newer than it, so its conversation can only rank higher
     through a start or a ``last_activity_at`` at or after ``floor`` -- both looked up by index
     and added, as are the ``pinned`` sessions (pinned conversations come first whatever their
-    activity; they count towards ``wanted``). Every id returned passes ``where``. A
-    conversation taken may still rank below ``floor`` (its newest messages rewound):
-    :func:`_activity_page` checks the page against ``floor``.
+    activity; they count towards ``wanted``). A conversation taken may still rank below
+    ``floor`` (its newest messages rewound): :func:`_activity_page` checks the page against
+    ``floor``.
 
     None: the walk went through every session it keeps, or took ``_ACTIVITY_WALK_SELECTIVE``
     sessions per conversation wanted, without finding ``wanted`` conversations (a small store,
     one of mostly empty sessions, a selective filter): the general query answers.
     """
-    filters = where[len("WHERE "):] if where else "1"
-    found: dict[str, bool] = {}
     most_seen = _ACTIVITY_WALK_SELECTIVE * wanted + 256
     # Pinned conversations come first whatever their activity: looked up with the first
     # batch, they count towards the page (the page check in _activity_page holds either way).
@@ -2897,13 +2900,14 @@ def _activity_candidates(
     walk.refresh(conn, guess_ok=guess_ok)
     order = walk.order
     taken = 0
-    while len(found) < wanted or taken == 0:
+    while len(met.rows) < wanted or taken == 0:
         # Ask for enough new sessions to fill the set at the rate seen so far (some are
         # internal runs, continuations of a conversation already found, ...); at first the rest
         # of the page after the pinned conversations plus a quarter (usually one look-up), then
         # while none was found twice as many as taken (a selective filter: few rounds).
+        found = len(met.rows)
         if found and taken:
-            need = int((wanted - len(found)) * 1.1 * taken / len(found)) + 1
+            need = int((wanted - found) * 1.1 * taken / found) + 1
         else:
             first = max(wanted - len(pins), 0)
             need = max(first + first // 4 + 4, taken)
@@ -2911,11 +2915,11 @@ def _activity_candidates(
         batch = [sid for _negated, sid in order[taken:taken + need]]
         taken += len(batch)
         if batch or pins:
-            found.update(_listed_roots(conn, batch + pins, filters, params))
+            met.read(conn, batch + pins)
             pins = []
         if taken >= len(order) or taken > most_seen:
             break
-    if len(found) < wanted or not taken:
+    if len(met.rows) < wanted or not taken:
         return None
     floor = -order[taken - 1][0]
     looked = {sid for _negated, sid in order[:taken]} | set(pinned)
@@ -2928,41 +2932,90 @@ def _activity_candidates(
         taken += 1
     if taken >= len(order) and walk.bound >= floor:
         return None
-    extra = tied + [sid for sid in dict.fromkeys(_started_after(conn, floor, rules)) if sid not in looked]
+    extra = tied + [sid for sid in dict.fromkeys(_started_after(conn, floor, met.rules)) if sid not in looked]
     if extra:
-        found.update(_listed_roots(conn, list(dict.fromkeys(extra)), filters, params))
-    return found, floor
+        met.read(conn, list(dict.fromkeys(extra)))
+    return floor
 
 
-def _listed_roots(
-    conn: sqlite3.Connection, session_ids: list[str], filters: str, params: list[Any]
-) -> dict[str, bool]:
-    """The listed conversation each session belongs to (following compression continuations
-    back to their root), kept when it passes ``filters`` (alias ``s``), mapped to whether it
-    ended with ``compression``."""
-    roots: dict[str, bool] = {}
-    cont = continuation_sql("p", "c")
-    for start in range(0, len(session_ids), 400):
-        batch = _padded(session_ids[start:start + 400])
-        marks = ",".join(f"?{n}" for n in range(1, len(batch) + 1))
-        # The walk up starts at the parents (most sessions have none): cheaper than a
-        # recursive step for every session.
+class _MetConversations:
+    """The listed conversations the last-activity walk met (BR-10), each read once, by the
+    statement that checks it is listed, with all that ranking it and showing it needs: the
+    listing's ``columns``, its own last activity, its pinned rank and its start.
+
+    ``rows`` maps each conversation's id to that row: the columns (:attr:`names`), then its
+    own last activity, its pinned rank, its start and whether it ended with ``compression``
+    (a chain to walk). A session met that is not listed
+    may continue a conversation after a compression: the conversation is followed back to its
+    root, which is read in its place when listed."""
+
+    #: The values each row carries after the listing's columns.
+    EXTRA = 4
+
+    def __init__(
+        self, columns: str, where: str, params: list[Any], rules: Rules, pinned_rank: str | None,
+    ) -> None:
+        filters = where[len("WHERE "):] if where else "1"
+        self.rules = rules
+        self.params = list(params)
+        self.rows: dict[str, tuple] = {}
+        self.names: list[str] = []
+        self.pinned = pinned_rank is not None
+        self._select = (
+            f"SELECT {columns}, {rules.last_active_sql()}, {pinned_rank or '0'}, s.started_at, "
+            f"s.end_reason = 'compression', s.id FROM sessions s WHERE s.id IN ({{marks}}) AND {filters}"
+        )
+
+    def read(self, conn: sqlite3.Connection, session_ids: list[str]) -> None:
+        """Read those of ``session_ids`` (not read yet) that are listed, then the listed
+        conversations the others continue."""
+        unread = [sid for sid in dict.fromkeys(session_ids) if sid not in self.rows]
+        listed = self._read_listed(conn, unread)
+        unlisted = [sid for sid in unread if sid not in listed]
+        if unlisted:
+            roots = [sid for sid in _continued_roots(conn, unlisted) if sid not in self.rows]
+            if roots:
+                self._read_listed(conn, roots)
+
+    def _read_listed(self, conn: sqlite3.Connection, session_ids: list[str]) -> set[str]:
+        found: set[str] = set()
         cursor = conn.cursor()
         cursor.row_factory = None
-        rows = cursor.execute(
+        for start in range(0, len(session_ids), 400):
+            batch = _padded(session_ids[start:start + 400])
+            cursor.execute(self._select.format(marks=",".join("?" * len(batch))), batch + self.params)
+            if not self.names:
+                self.names = [d[0] for d in cursor.description][:-self.EXTRA - 1]  # and the id
+            for row in cursor.fetchall():
+                sid = row[-1]
+                self.rows[sid] = row[:-1]
+                found.add(sid)
+        return found
+
+
+def _continued_roots(conn: sqlite3.Connection, session_ids: list[str]) -> list[str]:
+    """The sessions that ``session_ids`` continue after a compression, followed back through
+    every continuation (the roots among them are the conversations listed)."""
+    out: list[str] = []
+    cont = continuation_sql("p", "c")
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    for start in range(0, len(session_ids), 400):
+        batch = _padded(session_ids[start:start + 400])
+        # The walk up starts at the parents (most sessions have none).
+        cursor.execute(
             "WITH RECURSIVE up(cur, depth) AS ("
             " SELECT p.id, 1 FROM sessions c JOIN sessions p ON p.id = c.parent_session_id"
-            f" WHERE c.id IN ({marks}) AND {cont}"
+            f" WHERE c.id IN ({','.join('?' * len(batch))}) AND {cont}"
             " UNION ALL"
             " SELECT p.id, up.depth + 1 FROM up JOIN sessions c ON c.id = up.cur"
             " JOIN sessions p ON p.id = c.parent_session_id"
             f" WHERE {cont} AND up.depth < 100)"
-            f" SELECT s.id, s.end_reason = 'compression' FROM sessions s"
-            f" WHERE (s.id IN ({marks}) OR s.id IN (SELECT cur FROM up)) AND {filters}",
-            batch + list(params),
-        ).fetchall()
-        roots.update((sid, bool(compressed)) for sid, compressed in rows)
-    return roots
+            " SELECT DISTINCT cur FROM up",
+            batch,
+        )
+        out.extend(row[0] for row in cursor.fetchall())
+    return list(dict.fromkeys(out))
 
 
 def _started_after(conn: sqlite3.Connection, floor: float, rules: Rules) -> list[str]:
@@ -2981,43 +3034,38 @@ def _started_after(conn: sqlite3.Connection, floor: float, rules: Rules) -> list
 
 
 def _activity_page(
-    conn: sqlite3.Connection, candidates: dict[str, bool], floor: float, pins: frozenset[str], limit: int,
-    offset: int, rules: Rules, pinned_first: str, columns: str = "s.*",
+    conn: sqlite3.Connection, met: _MetConversations, floor: float, pins: frozenset[str], limit: int,
+    offset: int, rules: Rules,
 ) -> tuple[list[dict], dict[str, str]] | int | None:
-    """Rows ``offset`` … ``offset + limit`` of ``candidates`` (listed conversations) ranked as
+    """Rows ``offset`` … ``offset + limit`` of the conversations ``met`` read, ranked as
     :func:`_chain_list_sql` ranks by activity: pinned first, then the newest activity along
-    the compression chain; and the compression tips the ranking already walked to.
+    the compression chain (then start, then id); and the compression tips the ranking walked
+    to.
 
-    Two statements: the ranking (ids only), then the page's rows with their previews (one
-    statement doing both sorts wide rows: slower). Only a compression root has a chain to walk
-    (continuations follow a segment that ended with ``compression``): any other candidate's
-    chain activity is its own last activity, so the rows need not compute it again. A chain
-    that goes straight (one continuation per segment, no cycle) ends at the tip
-    :func:`~hermes_state.lineage.compression_tip` would find; other chains are left to it.
+    Only a compression root has a chain to walk (continuations follow a segment that ended
+    with ``compression``): one statement walks those few; any other conversation's chain
+    activity is its own, read with its row. The ranking is made here, ordering values as
+    SQLite orders them (:func:`_sqlite_order`), and one more statement reads the page's
+    previews. A chain that goes straight (one continuation per segment, no cycle) ends at the
+    tip :func:`~hermes_state.lineage.compression_tip` would find; other chains are left to it.
 
     A number when the page cannot be vouched for: its last row is neither pinned nor active
     at or after ``floor``, so a conversation the walk did not see might rank above it; the
     number of candidates below the floor is how many more conversations the walk should
-    find. None: too many candidates for one statement."""
-    ids = sorted(candidates)
-    if len(ids) > _ACTIVITY_MAX_CANDIDATES:
+    find. None: too many candidates."""
+    rows = met.rows
+    if len(rows) > _ACTIVITY_MAX_CANDIDATES:
         return None
-    values = _padded(ids)
-    marks = ",".join(f"?{n}" for n in range(1, len(values) + 1))
-    roots = [sid for sid in ids if candidates[sid]]  # the few with a chain to walk
-    if roots:
-        chained = _padded(roots)
-        seeds = ",".join(f"?{n}" for n in range(len(values) + 1, len(values) + len(chained) + 1))
-        sql = (
-            _chain_cte(f"WHERE s.id IN ({seeds}) AND s.end_reason = 'compression'", rules,
-                       "json_group_array(json_array(chain.depth, chain.cur_id))")
-            + f"SELECT s.id, COALESCE(a.last, {rules.last_active_sql()}, s.started_at) AS chain_last, a.members"
-            f" FROM sessions s LEFT JOIN activity a ON a.root_id = s.id WHERE s.id IN ({marks})"
-        )
-        values = [*values, *chained]
-    else:
-        sql = f"SELECT s.id, {rules.last_active_sql()} AS chain_last, NULL FROM sessions s WHERE s.id IN ({marks})"
-    ranking = conn.execute(sql + _activity_order(pinned_first, "chain_last"), values).fetchall()
+    own, pin, started, compressed = range(len(met.names), len(met.names) + 4)
+    chains = _chain_activity(conn, sorted(sid for sid, row in rows.items() if row[compressed]), rules)
+    ranking = []
+    for sid, row in rows.items():
+        last, members = chains.get(sid, (None, None))
+        if last is None:
+            last = row[own] if row[own] is not None else row[started]
+        ranking.append((sid, last, members, row[pin], row[started]))
+    ranking.sort(key=lambda r: (_sqlite_order(r[3]), _sqlite_order(r[1]), _sqlite_order(r[4]), r[0]),
+                 reverse=True)
     ranked = ranking[offset:offset + limit]
     if len(ranked) < limit:
         return None  # the walk found enough conversations, so this cannot be; be safe
@@ -3027,29 +3075,60 @@ def _activity_page(
 
     if below(ranked[-1][0], ranked[-1][1]):
         # Every candidate below the floor took the place of one the walk has not reached.
-        return sum(1 for sid, act, _members in ranking if below(sid, act))
-    page = [row[0] for row in ranked]
+        return sum(1 for sid, act, *_rest in ranking if below(sid, act))
+    page = [entry[0] for entry in ranked]
     cursor = conn.cursor()
     cursor.row_factory = None
     cursor.execute(
-        f"SELECT {columns}, {rules.preview_sql()} AS _preview_raw, CASE WHEN s.end_reason = 'compression'"
-        f" THEN {rules.last_active_sql()} END AS last_active"
-        f" FROM sessions s WHERE s.id IN ({','.join('?' * len(page))})",
-        page,
+        f"SELECT s.id, {rules.preview_sql()} FROM sessions s WHERE s.id IN ({_marks(len(page))})", _padded(page)
     )
-    names = [d[0] for d in cursor.description]
-    where = names.index("id")
-    rows = {row[where]: _rich_tuple(names, row) for row in cursor.fetchall()}
+    previews = dict(cursor.fetchall())
+    names = met.names
+    width = len(names)
     tips: dict[str, str] = {}
     out = []
-    for sid, chain_last, members in ranked:
+    for sid, chain_last, members, _pin, _started in ranked:
         row = rows[sid]
-        if row.get("end_reason") != "compression":
-            row["last_active"] = chain_last
-        elif members is not None and (tip := _straight_tip(members)) is not None:
-            tips[sid] = tip
-        out.append(row)
+        data = dict(zip(names, row[:width]))
+        if row[compressed]:
+            data["last_active"] = row[own]  # the tip's, once projected
+            if members is not None and (tip := _straight_tip(members)) is not None:
+                tips[sid] = tip
+        else:
+            data["last_active"] = chain_last
+        data["preview"] = compute_preview(previews.get(sid))
+        out.append(data)
     return out, tips
+
+
+def _chain_activity(conn: sqlite3.Connection, roots: list[str], rules: Rules) -> dict[str, tuple[Any, str]]:
+    """Each compression root's newest activity along its chain and the chain's members (a
+    JSON array of ``[depth, id]``; see :func:`_straight_tip`)."""
+    out: dict[str, tuple[Any, str]] = {}
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    for start in range(0, len(roots), 400):
+        batch = _padded(roots[start:start + 400])
+        cursor.execute(
+            _chain_cte(f"WHERE s.id IN ({','.join('?' * len(batch))}) AND s.end_reason = 'compression'", rules,
+                       "json_group_array(json_array(chain.depth, chain.cur_id))")
+            + "SELECT root_id, last, members FROM activity",
+            batch,
+        )
+        out.update((root, (last, members)) for root, last, members in cursor.fetchall())
+    return out
+
+
+def _sqlite_order(value: Any) -> tuple[int, Any]:
+    """A sort key ordering values as SQLite's ORDER BY does: NULL, then numbers (integers and
+    reals together), then text (by code point: UTF-8's byte order), then blobs."""
+    if value is None:
+        return (0, 0)
+    if isinstance(value, (int, float)):
+        return (1, value)
+    if isinstance(value, str):
+        return (2, value)
+    return (3, bytes(value))
 
 
 def _straight_tips(conn: sqlite3.Connection, roots: list[str]) -> dict[str, str]:

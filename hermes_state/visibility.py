@@ -184,7 +184,12 @@ class Rules:
 
     def pinned_first(self, s: str = "s") -> str:
         """An ORDER BY term putting pinned sessions first (nothing without the column)."""
-        return f"COALESCE({s}.pinned, 0) DESC, " if self.pinned else ""
+        rank = self.pinned_rank(s)
+        return f"{rank} DESC, " if rank is not None else ""
+
+    def pinned_rank(self, s: str = "s") -> str | None:
+        """What :meth:`pinned_first` orders by (higher first); None without the column."""
+        return f"COALESCE({s}.pinned, 0)" if self.pinned else None
 
     def workspace_sql(self, s: str = "s") -> str | None:
         """A session's workspace (BR-13): its git repository when known, else its working
