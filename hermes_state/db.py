@@ -1313,7 +1313,7 @@ class SessionDB:
             return cached[1]
         if provisional:
             return None
-        pins = frozenset(r[0] for r in self._fetchall("SELECT id FROM sessions WHERE pinned = 1"))
+        pins = frozenset(r[0] for r in self._fetchall("SELECT id FROM sessions WHERE pinned != 0"))
         self._pins_cache = (version, pins)
         self._recency.pins = pins  # kept with the recency index for the next run
         return pins
@@ -3064,8 +3064,11 @@ def _activity_page(
         if last is None:
             last = row[own] if row[own] is not None else row[started]
         ranking.append((sid, last, members, row[pin], row[started]))
-    ranking.sort(key=lambda r: (_sqlite_order(r[3]), _sqlite_order(r[1]), _sqlite_order(r[4]), r[0]),
-                 reverse=True)
+    if all(type(r[1]) in _NUMBERS and type(r[3]) in _NUMBERS and type(r[4]) in _NUMBERS for r in ranking):
+        ranking.sort(key=lambda r: (r[3], r[1], r[4], r[0]), reverse=True)  # as SQLite would, quicker
+    else:
+        ranking.sort(key=lambda r: (_sqlite_order(r[3]), _sqlite_order(r[1]), _sqlite_order(r[4]),
+                                    _sqlite_order(r[0])), reverse=True)
     ranked = ranking[offset:offset + limit]
     if len(ranked) < limit:
         return None  # the walk found enough conversations, so this cannot be; be safe
@@ -3117,6 +3120,9 @@ def _chain_activity(conn: sqlite3.Connection, roots: list[str], rules: Rules) ->
         )
         out.update((root, (last, members)) for root, last, members in cursor.fetchall())
     return out
+
+
+_NUMBERS = (int, float)
 
 
 def _sqlite_order(value: Any) -> tuple[int, Any]:

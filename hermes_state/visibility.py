@@ -188,8 +188,9 @@ class Rules:
         return f"{rank} DESC, " if rank is not None else ""
 
     def pinned_rank(self, s: str = "s") -> str | None:
-        """What :meth:`pinned_first` orders by (higher first); None without the column."""
-        return f"COALESCE({s}.pinned, 0)" if self.pinned else None
+        """What :meth:`pinned_first` orders by (higher first); None without the column. A
+        flag, as ``archived`` and ``hidden`` are read: any value but 0 (or NULL) pins."""
+        return f"(COALESCE({s}.pinned, 0) != 0)" if self.pinned else None
 
     def workspace_sql(self, s: str = "s") -> str | None:
         """A session's workspace (BR-13): its git repository when known, else its working

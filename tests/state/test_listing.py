@@ -4,6 +4,8 @@ pages by last activity (BR-10) against the general query, typed rows."""
 from __future__ import annotations
 
 import random
+import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -98,6 +100,56 @@ def test_fast_pages_are_the_general_querys_rows_on_a_generated_corpus(corpora, m
             assert all(served[:-1]), "the default list is served by the walk at every depth"
     finally:
         db.close()
+
+
+def test_fast_pages_rank_odd_values_as_sqlite_orders_them(corpora, tmp_path, monkeypatch):
+    """The fast path ranks in Python; a store written by hand may hold text or blobs where
+    numbers belong (a start, a pinned flag). They rank as SQLite's ORDER BY ranks them in the
+    general query: NULL, numbers, text, blobs (so a start of text or a blob, with no message
+    left to date the conversation, heads the unpinned rows). Any pinned value but 0 pins, as
+    any archived value but 0 archives: pinned rows rank among themselves by activity."""
+    path = tmp_path / "odd.db"
+    shutil.copyfile(corpora[30], path)
+    writer = SessionDB(path)
+    try:
+        newest = [r[0] for r in writer._fetchall(
+            "SELECT m.session_id FROM messages m JOIN sessions s ON s.id = m.session_id"
+            " WHERE s.parent_session_id IS NULL AND s.source = 'cli' AND s.end_reason IS NOT 'compression'"
+            " GROUP BY m.session_id ORDER BY MAX(m.id) DESC LIMIT 6")]
+        assert len(newest) == 6
+        writer._execute_write(lambda conn: conn.execute("UPDATE sessions SET pinned = 0"))
+        for sid, value in zip(newest, (10, 9, "yes", b"\x01")):
+            writer._execute_write(lambda conn, v=value, s=sid: conn.execute(
+                "UPDATE sessions SET pinned = ? WHERE id = ?", (v, s)))
+        for sid, value in zip(newest[4:], ("soon", b"\x00")):
+            writer._execute_write(lambda conn, v=value, s=sid: (
+                conn.execute("UPDATE sessions SET started_at = ?, last_activity_at = NULL WHERE id = ?", (v, s)),
+                conn.execute("UPDATE messages SET active = 0 WHERE session_id = ?", (s,))))
+    finally:
+        writer.close()
+    db = SessionDB(path, read_only=True)
+    try:
+        top = [r["id"] for r in _general(db, monkeypatch, limit=6, exclude_sources=list(INTERNAL_SOURCES))]
+        assert top == [*newest[:4], newest[5], newest[4]]
+        for offset, limit in ((0, 50), (0, 3), (2, 9), (40, 20)):
+            rows, served = _fast(db, offset=offset, limit=limit, exclude_sources=list(INTERNAL_SOURCES))
+            assert served
+            assert rows == _general(db, monkeypatch, offset=offset, limit=limit,
+                                    exclude_sources=list(INTERNAL_SOURCES))
+    finally:
+        db.close()
+
+
+def test_python_order_of_values_is_sqlites(tmp_path):
+    values = [None, 3, -2, 2.5, 1e300, -0.5, 0, "", "a", "B", "é", "中", "z", b"", b"\x00", b"\xff\x01", b"a"]
+    conn = sqlite3.connect(tmp_path / "order.db")
+    try:
+        conn.execute("CREATE TABLE t (v)")
+        conn.executemany("INSERT INTO t VALUES (?)", [(v,) for v in values])
+        by_sqlite = [r[0] for r in conn.execute("SELECT v FROM t ORDER BY v DESC")]
+    finally:
+        conn.close()
+    assert sorted(values, key=db_module._sqlite_order, reverse=True) == by_sqlite
 
 
 def test_the_corpus_has_what_the_fast_path_must_get_right(corpora):
