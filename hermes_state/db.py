@@ -1709,9 +1709,9 @@ class SessionDB:
 
     def get_message_models(self, session_id: str):
         """Typed messages of one session, ordered by ``(timestamp, id)``."""
-        from .models import Message
+        from .models import Message, from_store
 
-        return [Message.model_validate(row) for row in self.get_messages(session_id)]
+        return [from_store(Message, row) for row in self.get_messages(session_id)]
 
     def lineage_tree(self, session_id: str):
         """The whole family of a session as a :class:`~hermes_state.models.LineageNode` tree."""

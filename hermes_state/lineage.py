@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from .models import EDGE_LABELS, EdgeKind, LineageNode
+from .models import EDGE_LABELS, EdgeKind, LineageNode, from_store
 from .visibility import RESET_REASONS, continuation_sql, marker_sql
 
 __all__ = ["EDGE_LABELS", "EdgeKind", "LineageNode"]
@@ -190,7 +190,7 @@ def build_tree(conn: sqlite3.Connection, session_id: str):
 
     nodes: dict[str, LineageNode] = {}
     for sid, row in rows.items():
-        nodes[sid] = LineageNode(
+        nodes[sid] = from_store(LineageNode, dict(
             id=sid,
             title=row["title"],
             source=row["source"],
@@ -202,7 +202,7 @@ def build_tree(conn: sqlite3.Connection, session_id: str):
             last_active=row["last_active"],
             is_live_tip=sid in tips and row["ended_at"] is None,
             is_current=sid == session_id,
-        )
+        ))
     root = nodes[root_id]
     if rows[root_id]["parent_session_id"]:
         parent_id = rows[root_id]["parent_session_id"]

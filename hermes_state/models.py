@@ -8,9 +8,62 @@ from __future__ import annotations
 
 import json
 from enum import Enum
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Optional, TypeVar, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic.fields import FieldInfo
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def from_store(cls: type[M], data: dict) -> M:
+    """``cls`` validated from values read from the store, tolerating values of the wrong type.
+
+    SQLite does not enforce a column's type: a store written by hand or by another tool may
+    hold text where a number belongs or a blob where text does. Such a value must not hide the
+    row it is in (nor the list the row is in): each field that refuses its value gets it made
+    into the field's type (:func:`_coerced`) -- text from anything, a number from text that
+    reads as one, else the field's default."""
+    try:
+        return cls.model_validate(data)
+    except ValidationError as exc:
+        return cls.model_validate(_mended(cls, data, exc))
+
+
+def _mended(cls: type[BaseModel], data: dict, exc: ValidationError) -> dict:
+    fixed = dict(data)
+    for error in exc.errors():
+        name = error["loc"][0] if error["loc"] else None
+        field = cls.model_fields.get(name) if isinstance(name, str) else None
+        if field is None:
+            raise exc
+        fixed[name] = _coerced(field, fixed.get(name))
+    return fixed
+
+
+def _coerced(field: FieldInfo, value: Any) -> Any:
+    """``value`` as ``field`` can take it: see :func:`from_store`."""
+    kinds = get_args(field.annotation) or (field.annotation,)
+    if isinstance(value, memoryview):
+        value = bytes(value)
+    if str in kinds:
+        if isinstance(value, (bytes, bytearray)):
+            return bytes(value).decode("utf-8", "replace")
+        return str(value)
+    if bool in kinds:
+        return bool(value)
+    for kind in (float, int):
+        if kind in kinds:
+            try:
+                number = float(value)
+                if number != number or number in (float("inf"), float("-inf")):
+                    raise ValueError(value)
+                return int(number) if kind is int else number
+            except (TypeError, ValueError, OverflowError):
+                if field.is_required():
+                    return kind(0)
+                break
+    return field.get_default(call_default_factory=True)
 
 
 class EdgeKind(str, Enum):
@@ -75,16 +128,21 @@ class SessionSummary(BaseModel):
 
     @classmethod
     def from_row(cls, row: dict) -> "SessionSummary":
-        return cls.model_validate(_summary_fields(row))
+        """The summary of a listing row; a value of the wrong type is mended (:func:`from_store`)."""
+        return from_store(cls, _summary_fields(row))
 
     @classmethod
     def from_rows(cls, rows: "Iterable[dict]") -> "list[SessionSummary]":
         """:meth:`from_row` of each row, validated as one list (a page of 50 in a third of
-        the time of 50 separate validations)."""
+        the time of 50 separate validations; row by row only when one needs mending)."""
         global _SUMMARY_LIST
         if _SUMMARY_LIST is None:
             _SUMMARY_LIST = TypeAdapter(list[SessionSummary])
-        return _SUMMARY_LIST.validate_python([_summary_fields(row) for row in rows])
+        fields = [_summary_fields(row) for row in rows]
+        try:
+            return _SUMMARY_LIST.validate_python(fields)
+        except ValidationError:
+            return [from_store(cls, one) for one in fields]
 
     @property
     def title_is_automatic(self) -> bool:

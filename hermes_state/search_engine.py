@@ -1207,7 +1207,7 @@ def _words_pattern(phrases: list[_Phrase]) -> "re.Pattern[str] | None":
 
 
 def _hits(ctx: _Ctx, rows: list[_Row], path: str) -> list:
-    from .models import SearchHit
+    from .models import SearchHit, from_store
 
     if not rows:
         return []
@@ -1242,7 +1242,7 @@ def _hits(ctx: _Ctx, rows: list[_Row], path: str) -> list:
             continue
         snippet, spans, raw = make_snippet(row.plain, row.spans)
         hits.append(
-            SearchHit(
+            from_store(SearchHit, dict(
                 id=row.rowid,
                 session_id=info[1],
                 role=info[2],
@@ -1257,7 +1257,7 @@ def _hits(ctx: _Ctx, rows: list[_Row], path: str) -> list:
                 raw_snippet=raw,
                 score=row.score,
                 path=path,
-            )
+            ))
         )
         made[key] = hits[-1]
     if cache is not None:

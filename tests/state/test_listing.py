@@ -552,11 +552,11 @@ def test_the_kept_bounds_follow_new_messages_and_the_kept_limit(db_path, monkeyp
         writer.close()
 
 
-def test_summaries_from_rows_fill_defaults_and_refuse_what_from_row_refuses():
+def test_summaries_from_rows_fill_defaults_and_mend_what_the_fields_refuse():
     """A page is validated as one list (SessionSummary.from_rows): the same models as one
-    from_row per row, NULLs becoming defaults, and a value no field accepts still refused."""
-    import pydantic
-
+    from_row per row, NULLs becoming defaults. SQLite does not enforce column types: a value
+    no field accepts is mended in its own row (text from anything, a number from text that
+    reads as one, else the field's default) and the other rows are left as they are."""
     from hermes_state.models import SessionSummary
 
     rows = [
@@ -571,11 +571,23 @@ def test_summaries_from_rows_fill_defaults_and_refuse_what_from_row_refuses():
     assert first.pinned and not first.archived and first.delegate and first.lineage_root_id == "root"
     assert typed[1].hidden and typed[1].last_active == 2.5
     assert SessionSummary.from_rows([]) == []
-    bad = {"id": "c", "started_at": "yesterday"}
-    with pytest.raises(pydantic.ValidationError):
-        SessionSummary.from_row(bad)
-    with pytest.raises(pydantic.ValidationError):
-        SessionSummary.from_rows([rows[1], bad])
+    bad = {"id": "c", "source": b"cl\xffi", "started_at": "yesterday", "title": 42, "message_count": "7",
+           "input_tokens": "many", "estimated_cost_usd": "n/a", "last_active": " 3.25 ", "ended_at": b"x",
+           "model": 4.5, "pinned": "yes"}
+    mended = SessionSummary.from_row(bad)
+    assert (mended.source, mended.started_at, mended.title, mended.message_count) == ("cl\ufffdi", 0.0, "42", 7)
+    assert (mended.input_tokens, mended.estimated_cost_usd, mended.last_active, mended.ended_at) == (0, None, 3.25, None)
+    assert mended.model == "4.5" and mended.pinned
+    assert SessionSummary.from_rows([rows[1], bad]) == [typed[1], mended]
+
+
+def test_messages_from_the_store_mend_what_the_fields_refuse():
+    from hermes_state.models import Message, from_store
+
+    message = from_store(Message, {"id": 7, "session_id": "s", "role": b"user", "content": b"\x00\xffA",
+                                   "timestamp": "later", "token_count": "12", "compacted": "0"})
+    assert (message.role, message.content, message.timestamp, message.token_count) == ("user", "\x00\ufffdA", 0.0, 12)
+    assert from_store(Message, {"id": 1, "session_id": "s", "role": "user", "timestamp": 5}).timestamp == 5.0
 
 
 def test_get_summaries_is_get_summary_of_each_in_the_order_given(tmp_path):
