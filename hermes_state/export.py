@@ -38,7 +38,7 @@ from datetime import datetime, timezone
 from typing import IO, Any, Callable, Iterable, Iterator
 
 from .db import SessionDB
-from .export_batch import IDS, PROMPT_ALIAS, jsonl_line, read_batch
+from .export_batch import IDS, PROMPT_ALIAS, blob_text, jsonl_line, read_batch
 from .paths import write_atomic
 
 ProgressCallback = Callable[[int, int], None]
@@ -120,7 +120,12 @@ def close_open_fence(text: str) -> str:
 
 
 def _one_line(text: Any) -> str:
-    return " ".join(str(text).split())
+    return " ".join(_text(text).split())
+
+
+def _text(value: Any) -> str:
+    """Any stored value as text (a blob as its UTF-8, see :func:`blob_text`)."""
+    return blob_text(value) if isinstance(value, (bytes, bytearray, memoryview)) else str(value)
 
 
 def _content_text(content: Any) -> str:
@@ -141,9 +146,11 @@ def _content_text(content: Any) -> str:
             elif isinstance(part, dict) and part.get("type") in ("image_url", "image"):
                 pieces.append("[image]")
             else:
-                pieces.append(json.dumps(part, ensure_ascii=False))
+                pieces.append(json.dumps(part, ensure_ascii=False, default=blob_text))
         return "\n\n".join(pieces)
-    return content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+    if isinstance(content, (bytes, bytearray, memoryview)):
+        return blob_text(content)
+    return content if isinstance(content, str) else json.dumps(content, ensure_ascii=False, default=blob_text)
 
 
 def _render_tool_call(call: Any) -> str:
@@ -168,7 +175,7 @@ def _render_tool_call(call: Any) -> str:
     if isinstance(arguments, str):
         body, info = arguments, ""
     else:
-        body, info = json.dumps(arguments, ensure_ascii=False, indent=2), "json"
+        body, info = json.dumps(arguments, ensure_ascii=False, indent=2, default=blob_text), "json"
     label = _one_line(name) if name else "unknown"
     call_id = call.get("id") if isinstance(call, dict) else None
     suffix = f" (id `{_one_line(call_id)}`)" if call_id else ""
@@ -176,7 +183,7 @@ def _render_tool_call(call: Any) -> str:
 
 
 def _render_message(msg: dict) -> str:
-    role = str(msg.get("role") or "unknown")
+    role = _text(msg.get("role") or "unknown")
     heading = _ROLE_HEADINGS.get(role, _one_line(role))
     if role == "tool" and msg.get("tool_name"):
         heading += f" — {_one_line(msg['tool_name'])}"
@@ -184,7 +191,7 @@ def _render_message(msg: dict) -> str:
     text = _content_text(msg.get("content"))
     reasoning = msg.get("reasoning") or msg.get("reasoning_content")
     if reasoning and role == "assistant":
-        out.append("**Reasoning:**\n\n" + fenced(str(reasoning), "text") + "\n")
+        out.append("**Reasoning:**\n\n" + fenced(_text(reasoning), "text") + "\n")
     if role == "tool":
         if msg.get("tool_call_id"):
             out.append(f"Result of call `{_one_line(msg['tool_call_id'])}`:\n\n")

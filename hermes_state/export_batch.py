@@ -112,7 +112,16 @@ def decode_tool_calls(raw: str, message_id: Any) -> Any:
 
 def jsonl_line(obj: dict) -> str:
     """One EX-3 line: the session dict as JSON (non-ASCII kept as is) plus a newline."""
-    return json.dumps(obj, ensure_ascii=False) + "\n"
+    return json.dumps(obj, ensure_ascii=False, default=blob_text) + "\n"
+
+
+def blob_text(value: Any) -> str:
+    """A blob as JSON text: SQLite does not enforce a column's type, so a message's content may
+    be a blob (written by another tool), and JSON has no bytes. Its UTF-8 text, an invalid
+    byte as U+FFFD -- an export of a whole history must not fail on one value."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value).decode("utf-8", "replace")
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
 def _serve() -> None:  # pragma: no cover - run in worker processes (tests drive it through them)

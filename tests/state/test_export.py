@@ -721,3 +721,28 @@ def test_batched_export_skips_a_session_deleted_after_the_order_was_read(db):
     found = export_mod._read_batch(db, ids)
     assert set(found) == {ids[0], ids[2]}
     assert [m["content"] for m in found[ids[0]]["messages"]] == [db.get_messages(ids[0])[0]["content"]]
+
+
+def test_a_blob_in_a_message_is_exported_as_its_text(db, tmp_path):
+    """SQLite does not enforce column types: content written as a blob (by another tool) is
+    exported as its UTF-8 text, an invalid byte as U+FFFD, in JSONL and in Markdown -- an
+    export of every session must not fail on one value."""
+    db.create_session("blobby", "cli", model="m")
+    first = db.append_message("blobby", "user", "plain text")
+    second = db.append_message("blobby", "assistant", "to be a blob")
+    db._execute_write(lambda conn: (
+        conn.execute("UPDATE messages SET content = ? WHERE id = ?", ("résumé ✓".encode() + b"\xff", second)),
+        conn.execute("UPDATE messages SET reasoning = ?, role = ? WHERE id = ?", (b"think", b"assistant", second)),
+        conn.execute("UPDATE sessions SET title = ? WHERE id = 'blobby'", (b"blob title",)),
+    ))
+    jsonl = tmp_path / "all.jsonl"
+    assert export_to_path(db, jsonl) == 1
+    exported = json.loads(jsonl.read_text(encoding="utf-8"))
+    contents = [m["content"] for m in exported["messages"]]
+    assert contents == ["plain text", "résumé ✓\ufffd"] and first < second
+    assert exported["messages"][1]["reasoning"] == "think" and exported["title"] == "blob title"
+    markdown = tmp_path / "all.md"
+    assert export_to_path(db, markdown, "md") == 1
+    text = markdown.read_text(encoding="utf-8")
+    assert text.startswith("# blob title\n") and "## Assistant" in text
+    assert "résumé ✓\ufffd" in text and "think" in text and "b'" not in text

@@ -181,3 +181,25 @@ def test_ctrl_c_stops_a_parallel_export_leaving_nothing_behind(corpora, tmp_path
     assert not target.exists() and not any(p.name.startswith(".out.jsonl") for p in tmp_path.iterdir())
     for pid in workers:
         assert not Path(f"/proc/{pid}").exists() or "State:\tZ" in Path(f"/proc/{pid}/status").read_text()
+
+
+def test_the_workers_write_a_blob_as_one_process_does(corpora, tmp_path, always_parallel):
+    import shutil
+
+    path = tmp_path / "blob.db"
+    shutil.copyfile(corpora[30], path)
+    writer = SessionDB(path)
+    try:
+        writer._execute_write(lambda conn: conn.execute(
+            "UPDATE messages SET content = CAST(content || X'FF' AS BLOB) WHERE id % 97 = 0"))
+    finally:
+        writer.close()
+    db = SessionDB(path, read_only=True)
+    try:
+        one, many = tmp_path / "one.jsonl", tmp_path / "many.jsonl"
+        counted = export_to_path(db, one)
+        assert export_to_path_fast(db, many) == counted > 0
+        assert many.read_bytes() == one.read_bytes()
+        assert "\ufffd" in one.read_text(encoding="utf-8")
+    finally:
+        db.close()
