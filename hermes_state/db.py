@@ -28,6 +28,7 @@ from .capabilities import schema_cookie as _schema_cookie
 from .errors import DatabaseError, ReadOnlyError, TitleChangedError, describe_db_error
 from .errors import is_lock_error as _is_lock_error
 from .errors import needs_immutable as _needs_immutable
+from .lenient_text import read_leniently
 from .lineage import (
     ancestors as _lineage_ancestors,
     build_tree as _lineage_build_tree,
@@ -487,9 +488,12 @@ class SessionDB:
             log.debug("checkpoint failed: %s", exc)
 
     def _read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        """Run a read under the instance lock (WR-7); no application-level retry."""
+        """Run a read under the instance lock (WR-7); no application-level retry but one: a
+        read refused for text that is not UTF-8 runs again reading it leniently
+        (:mod:`hermes_state.lenient_text`)."""
         with self._lock:
-            return fn(self._require_conn())
+            conn = self._require_conn()
+            return read_leniently(conn, lambda: fn(conn))
 
     def _fetchall(self, sql: str, params: Iterable[Any] = ()) -> list[sqlite3.Row]:
         return self._read(lambda conn: conn.execute(sql, tuple(params)).fetchall())

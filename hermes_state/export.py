@@ -281,7 +281,7 @@ def _read_batch(db: SessionDB, ids: list[str]) -> dict[str, dict]:
     """The export dicts of ``ids`` (those that still exist), read in one snapshot so each
     session's row and messages agree."""
     sessions_sql, messages_sql = batch_statements(db)
-    return db._read_snapshot(lambda: read_batch(db._require_conn(), sessions_sql, messages_sql, ids))
+    return db._read_snapshot(lambda: db._read(lambda conn: read_batch(conn, sessions_sql, messages_sql, ids)))
 
 
 def iter_export_all_batched(db: SessionDB, source: str | None = None) -> Iterator[dict]:
@@ -330,7 +330,8 @@ def _plan_batches(
 
 def _message_counts(db: SessionDB, ids: list[str]) -> dict[str, int]:
     marks = ",".join("?" for _ in ids)
-    rows = db._fetchall(f"SELECT id, message_count FROM sessions WHERE id IN ({marks})", ids)
+    # CAST: a count stored as text or a blob (nothing enforces the column's type) plans as 0.
+    rows = db._fetchall(f"SELECT id, CAST(message_count AS INTEGER) FROM sessions WHERE id IN ({marks})", ids)
     return {row[0]: int(row[1] or 0) for row in rows}
 
 

@@ -127,7 +127,11 @@ def blob_text(value: Any) -> str:
 def _serve() -> None:  # pragma: no cover - run in worker processes (tests drive it through them)
     import signal
     import sys
+    from pathlib import Path
     from urllib.parse import quote
+
+    sys.path.insert(0, str(Path(__file__).parent))  # run by its path: no package to import from
+    from lenient_text import read_leniently
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     requests, out = sys.stdin, sys.stdout.buffer
@@ -145,7 +149,8 @@ def _serve() -> None:  # pragma: no cover - run in worker processes (tests drive
             ids = json.loads(line)
             conn.execute("BEGIN")  # one snapshot per batch, as the one-process export reads it
             try:
-                lines, sessions = encode_batch_lines(conn, config["sessions_sql"], config["messages_sql"], ids)
+                lines, sessions = read_leniently(conn, lambda: encode_batch_lines(
+                    conn, config["sessions_sql"], config["messages_sql"], ids))
             finally:
                 conn.execute("COMMIT")
         except Exception as exc:

@@ -15,7 +15,7 @@ from hermes_tui.screens.transcript import TranscriptScreen
 
 from .conftest import SIZE, make_app, settle
 
-ODD = "20260921_140000_r1"  # its title a number, one message a blob, one timestamp text
+ODD = "20260921_140000_r1"  # its title a number; messages: text not UTF-8, a blob, a timestamp text
 TEXT_START = "20260921_163000_cr"  # started_at 'soon'
 TEXT_COUNT = "20260921_090000_s1"  # message_count 'many'
 
@@ -27,6 +27,7 @@ def make_odd(path: Path) -> None:
         conn.execute("UPDATE sessions SET message_count = 'many' WHERE id = ?", (TEXT_COUNT,))
         ids = [r[0] for r in conn.execute(
             "SELECT id FROM messages WHERE session_id = ? AND active = 1 ORDER BY id", (ODD,))]
+        conn.execute("UPDATE messages SET content = content || X'FF' WHERE id = ?", (ids[0],))  # not UTF-8
         conn.execute("UPDATE messages SET content = X'00FF41' WHERE id = ?", (ids[1],))
         conn.execute("UPDATE messages SET timestamp = 'later' WHERE id = ?", (ids[2],))
     conn.close()
@@ -47,6 +48,7 @@ async def test_a_store_with_odd_values_lists_and_opens_every_conversation(upstre
     assert [s.id for s in summaries] == expected and count == len(expected)
     typed = {s.id: s for s in summaries}
     assert typed[ODD].title == "42" and typed[TEXT_START].started_at == 0.0 and typed[TEXT_COUNT].message_count == 0
+    assert typed[ODD].preview.endswith("\ufffd")
 
     app = make_app(path)
     async with app.run_test(size=SIZE) as pilot:
@@ -63,6 +65,7 @@ async def test_a_store_with_odd_values_lists_and_opens_every_conversation(upstre
         assert isinstance(screen, TranscriptScreen) and screen.session_id == ODD
         texts = [line.plain for index in range(len(screen.view.entries)) for line in screen.view.block_lines(index)]
         assert any("␀\ufffdA" in text for text in texts), "the blob shown as text, its NUL made visible"
+        assert any(text.endswith("(turn 0)\ufffd") for text in texts), "the invalid byte shown as U+FFFD"
         assert any("?" in text and "#" in text for text in texts), "the text timestamp shown as unknown"
         await pilot.press("escape")
         await settle(pilot)

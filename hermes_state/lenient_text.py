@@ -1,0 +1,42 @@
+"""Reading text that SQLite holds as invalid UTF-8.
+
+SQLite does not check that TEXT is UTF-8: a store written by another tool may hold bytes that
+are not. Python's ``sqlite3`` then refuses the whole read ("Could not decode to UTF-8 column
+…"), and one such message would empty the list it previews or the export it belongs to.
+
+Reads keep ``sqlite3``'s own decoding (a Python text factory costs a quarter of a large read);
+only a read refused that way is run again with every invalid byte read as U+FFFD.
+
+The standard library only: export workers import this file by its path.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Callable, TypeVar
+
+T = TypeVar("T")
+
+#: The start of ``sqlite3``'s message for a TEXT value that is not UTF-8.
+UNDECODABLE = "Could not decode to UTF-8"
+
+
+def lenient_text(raw: bytes) -> str:
+    """A TEXT value as ``str``, an invalid UTF-8 byte as U+FFFD."""
+    return raw.decode("utf-8", "replace")
+
+
+def read_leniently(conn: sqlite3.Connection, fn: Callable[[], T]) -> T:
+    """``fn()`` (reading through ``conn``); when it is refused for text that is not UTF-8,
+    ``fn()`` again with :func:`lenient_text` decoding ``conn``'s text."""
+    try:
+        return fn()
+    except sqlite3.OperationalError as exc:
+        if UNDECODABLE not in str(exc) or conn.text_factory is lenient_text:
+            raise
+    previous = conn.text_factory
+    conn.text_factory = lenient_text
+    try:
+        return fn()
+    finally:
+        conn.text_factory = previous
