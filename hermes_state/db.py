@@ -2948,8 +2948,8 @@ class _MetConversations:
     listing's ``columns``, its own last activity, its pinned rank and its start.
 
     ``rows`` maps each conversation's id to that row: the columns (:attr:`names`), then its
-    own last activity, its pinned rank, its start and whether it ended with ``compression``
-    (a chain to walk). A session met that is not listed
+    own last activity, its pinned rank, its start, whether it ended with ``compression`` (a
+    chain to walk) and its id. A session met that is not listed
     may continue a conversation after a compression: the conversation is followed back to its
     root, which is read in its place when listed."""
 
@@ -2991,9 +2991,8 @@ class _MetConversations:
             if not self.names:
                 self.names = [d[0] for d in cursor.description][:-self.EXTRA - 1]  # and the id
             for row in cursor.fetchall():
-                sid = row[-1]
-                self.rows[sid] = row[:-1]
-                found.add(sid)
+                self.rows[row[-1]] = row
+                found.add(row[-1])
         return found
 
 
@@ -3091,12 +3090,11 @@ def _activity_page(
     )
     previews = dict(cursor.fetchall())
     names = met.names
-    width = len(names)
     tips: dict[str, str] = {}
     out = []
     for sid, chain_last, members, _pin, _started in ranked:
         row = rows[sid]
-        data = dict(zip(names, row[:width]))
+        data = dict(zip(names, row))  # the columns (zip stops at the names)
         if row[compressed]:
             data["last_active"] = row[own]  # the tip's, once projected
             if members is not None and (tip := _straight_tip(members)) is not None:
