@@ -183,15 +183,21 @@ def test_ctrl_c_stops_a_parallel_export_leaving_nothing_behind(corpora, tmp_path
         assert not Path(f"/proc/{pid}").exists() or "State:\tZ" in Path(f"/proc/{pid}/status").read_text()
 
 
-def test_the_workers_write_a_blob_as_one_process_does(corpora, tmp_path, always_parallel):
+@pytest.mark.parametrize("odd", [
+    "CAST(content || X'FF' AS BLOB)",  # a blob: JSON has no bytes
+    "content || X'FF'",  # text that is not UTF-8: sqlite3 refuses to read it as it is
+], ids=["blob", "not-utf8"])
+def test_the_workers_export_odd_content_as_one_process_does(corpora, tmp_path, always_parallel, odd):
+    """Content SQLite holds as a blob or as text that is not UTF-8 (another tool wrote it) is
+    exported as its text with U+FFFD for each invalid byte, by the workers as by one process."""
     import shutil
 
-    path = tmp_path / "blob.db"
+    path = tmp_path / "odd.db"
     shutil.copyfile(corpora[30], path)
     writer = SessionDB(path)
     try:
         writer._execute_write(lambda conn: conn.execute(
-            "UPDATE messages SET content = CAST(content || X'FF' AS BLOB) WHERE id % 97 = 0"))
+            f"UPDATE messages SET content = {odd} WHERE id % 97 = 0 AND content IS NOT NULL"))
     finally:
         writer.close()
     db = SessionDB(path, read_only=True)

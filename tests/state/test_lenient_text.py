@@ -1,20 +1,15 @@
 """Text that SQLite holds as invalid UTF-8 (nothing checks it; another tool may write it):
 Python's sqlite3 refuses the whole read, so a read refused that way runs again reading every
-invalid byte as U+FFFD -- in the store's reads, in the export and in the export's workers."""
+invalid byte as U+FFFD (the export's workers: tests/state/test_export_parallel.py)."""
 
 from __future__ import annotations
 
-import shutil
 import sqlite3
 
 import pytest
 
-from hermes_state import SessionDB, export_parallel
-from hermes_state.export import export_to_path
-from hermes_state.export_parallel import export_to_path as export_to_path_fast
+from hermes_state import SessionDB
 from hermes_state.lenient_text import lenient_text, read_leniently
-
-from corpus_helpers import corpora_in_both_layouts
 
 
 def test_read_leniently_reads_again_only_what_sqlite3_refused(tmp_path):
@@ -50,34 +45,5 @@ def test_the_store_reads_text_that_is_not_utf8(tmp_path):
         hits = db.search("cluster").hits
         assert [h.session_id for h in hits] == ["s"] and "\ufffd" in hits[0].snippet
         assert db._conn.text_factory is str
-    finally:
-        db.close()
-
-
-@pytest.fixture(scope="module")
-def corpus(tmp_path_factory):
-    return corpora_in_both_layouts(tmp_path_factory, "lenient", messages=3000, seed=3)[30]
-
-
-def test_the_workers_export_text_that_is_not_utf8_as_one_process_does(corpus, tmp_path, monkeypatch):
-    path = tmp_path / "state.db"
-    shutil.copyfile(corpus, path)
-    writer = SessionDB(path)
-    try:
-        writer._execute_write(lambda conn: conn.execute(
-            "UPDATE messages SET content = content || X'FF' WHERE id % 89 = 0 AND content IS NOT NULL"))
-    finally:
-        writer.close()
-    monkeypatch.setattr(export_parallel, "PARALLEL_MIN_MESSAGES", 0)
-    monkeypatch.setattr(export_parallel, "BATCH_MESSAGES", 300)  # several batches, both workers used
-    monkeypatch.setenv(export_parallel.WORKERS_ENV, "2")
-    db = SessionDB(path, read_only=True)
-    try:
-        assert export_parallel.suitable(db, None)
-        one, many = tmp_path / "one.jsonl", tmp_path / "many.jsonl"
-        counted = export_to_path(db, one)
-        assert export_to_path_fast(db, many) == counted > 0
-        assert many.read_bytes() == one.read_bytes()
-        assert "\ufffd" in one.read_text(encoding="utf-8")
     finally:
         db.close()
