@@ -433,27 +433,33 @@ class SessionDB:
 
         Retries (up to ``_WRITE_MAX_RETRIES`` attempts, sleeping a random 20-150 ms between
         them) only when SQLite reports the database locked or busy; any other error rolls back
-        and propagates at once. ``fn`` may run more than once, so it must have no side effects
-        outside the transaction.
+        and propagates at once -- but one: a transaction refused for text that is not UTF-8
+        runs again reading text leniently (:mod:`hermes_state.lenient_text`). ``fn`` may run
+        more than once, so it must have no side effects outside the transaction.
         """
         self._check_writable()
         attempts = max(1, int(self._WRITE_MAX_RETRIES))
         waited = False
+
+        def transaction(conn: sqlite3.Connection) -> T:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                result = fn(conn)
+                conn.execute("COMMIT")
+            except BaseException:
+                try:
+                    conn.execute("ROLLBACK")
+                except Exception:
+                    pass
+                raise
+            return result
+
         try:
             for attempt in range(attempts):
                 with self._lock:
                     conn = self._require_conn()
                     try:
-                        conn.execute("BEGIN IMMEDIATE")
-                        try:
-                            result = fn(conn)
-                            conn.execute("COMMIT")
-                        except BaseException:
-                            try:
-                                conn.execute("ROLLBACK")
-                            except Exception:
-                                pass
-                            raise
+                        result = read_leniently(conn, lambda: transaction(conn))
                     except sqlite3.OperationalError as exc:
                         if not _is_lock_error(exc) or attempt == attempts - 1:
                             raise

@@ -47,3 +47,35 @@ def test_the_store_reads_text_that_is_not_utf8(tmp_path):
         assert db._conn.text_factory is str
     finally:
         db.close()
+
+
+def test_a_write_that_reads_text_that_is_not_utf8_runs_again_once(tmp_path):
+    """A write transaction refused for such text was rolled back; it runs again, reading it
+    leniently, and commits once. Deleting such a session to the trash and undoing it work."""
+    from hermes_state.trash import delete_with_snapshot, undo_delete
+
+    db = SessionDB(tmp_path / "state.db")
+    try:
+        db.create_session("s", "cli")
+        first = db.append_message("s", "user", "deploy the cluster")
+        db.append_message("s", "assistant", "done")
+        db._execute_write(lambda conn: conn.execute(
+            "UPDATE messages SET content = content || X'FF' WHERE id = ?", (first,)))
+        runs = []
+
+        def copy_first(conn):
+            runs.append(1)
+            conn.execute("INSERT INTO state_meta (key, value) VALUES ('copied', 'yes')"
+                         " ON CONFLICT(key) DO UPDATE SET value = value || 'yes'")
+            return conn.execute("SELECT content FROM messages WHERE id = ?", (first,)).fetchone()[0]
+
+        assert db._execute_write(copy_first) == "deploy the cluster\ufffd"
+        assert len(runs) == 2 and db._fetchone("SELECT value FROM state_meta WHERE key = 'copied'")[0] == "yes"
+        assert db._conn.text_factory is str
+
+        outcome = delete_with_snapshot(lambda: db, "s", sessions_dir=None, reraise=True)
+        assert outcome.deleted is not None and db.get_session("s") is None
+        undo_delete(lambda: db, outcome.deleted)
+        assert [m["content"] for m in db.get_messages("s")] == ["deploy the cluster\ufffd", "done"]
+    finally:
+        db.close()
