@@ -157,6 +157,8 @@ def _content_text(content: Any) -> str:
         return content
     if isinstance(content, list):
         return _parts_text(content)
+    if isinstance(content, (bytes, bytearray, memoryview)):
+        return bytes(content).decode("utf-8", "replace")  # a blob (nothing enforces the column's type)
     return str(content)
 
 

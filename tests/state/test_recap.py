@@ -581,3 +581,11 @@ def test_recap_module_does_not_import_textual():
         "assert not bad, bad\n"
     )
     subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True)
+
+
+def test_a_blob_is_recapped_as_its_text():
+    """Content SQLite holds as a blob (nothing enforces the column's type) reads as its UTF-8
+    text, an invalid byte as U+FFFD -- not as Python's ``b'...'``."""
+    recap = build_recap([user(b"deploy \xe2\x9c\x93 now\xff"), assistant(bytearray(b"done"))])
+    texts = [entry.text for entry in recap.entries]
+    assert texts == ["deploy ✓ now\ufffd", "done"]
