@@ -31,14 +31,20 @@ def test_read_leniently_reads_again_only_what_sqlite3_refused(tmp_path):
     assert lenient_text(b"a\xffb") == "a\ufffdb"
 
 
+def _session_with_bad_text(db: SessionDB) -> int:
+    """Session ``s``: a user message whose text ends in a byte that is not UTF-8, a reply."""
+    db.create_session("s", "cli")
+    first = db.append_message("s", "user", "deploy the cluster")
+    db.append_message("s", "assistant", "done")
+    db._execute_write(lambda conn: conn.execute(
+        "UPDATE messages SET content = content || X'FF' WHERE id = ?", (first,)))
+    return first
+
+
 def test_the_store_reads_text_that_is_not_utf8(tmp_path):
     db = SessionDB(tmp_path / "state.db")
     try:
-        db.create_session("s", "cli")
-        first = db.append_message("s", "user", "deploy the cluster")
-        db.append_message("s", "assistant", "done")
-        db._execute_write(lambda conn: conn.execute(
-            "UPDATE messages SET content = content || X'FF' WHERE id = ?", (first,)))
+        first = _session_with_bad_text(db)
         assert db.list_sessions_rich()[0]["preview"] == "deploy the cluster\ufffd"
         assert db.get_messages("s")[0]["content"] == "deploy the cluster\ufffd"
         assert [m.content for m in db.get_message_models("s")][0] == "deploy the cluster\ufffd"
@@ -56,11 +62,7 @@ def test_a_write_that_reads_text_that_is_not_utf8_runs_again_once(tmp_path):
 
     db = SessionDB(tmp_path / "state.db")
     try:
-        db.create_session("s", "cli")
-        first = db.append_message("s", "user", "deploy the cluster")
-        db.append_message("s", "assistant", "done")
-        db._execute_write(lambda conn: conn.execute(
-            "UPDATE messages SET content = content || X'FF' WHERE id = ?", (first,)))
+        first = _session_with_bad_text(db)
         runs = []
 
         def copy_first(conn):
