@@ -959,13 +959,17 @@ class SessionDB:
         for index, msg in enumerate(messages):
             role = msg.get("role", "unknown")
             assistant = role == "assistant"
+            content = msg.get("content")
+            if content is not None and not isinstance(content, str):
+                # As append_message (MS-1): refused before anything is written.
+                raise TypeError(f"message {index}: content must be str or None, not {type(content).__name__}")
             tool_calls = msg.get("tool_calls")
             calls += _tool_call_weight(tool_calls)
             rows.append(
                 (
                     session_id,
                     role,
-                    msg.get("content"),
+                    content,
                     msg.get("tool_call_id"),
                     _dumps_or_none(tool_calls),
                     msg.get("tool_name"),

@@ -156,6 +156,18 @@ def test_ms3_failure_leaves_old_transcript(db: SessionDB):
     assert counters(db, "s") == (2, 1)
 
 
+def test_ms3_non_string_content_is_refused_as_append_message_refuses_it(db: SessionDB):
+    """MS-1 rejects non-string content with TypeError; replace_messages does the same for any
+    of its messages, before anything is written (not sqlite3's 'Error binding parameter')."""
+    db.create_session("s", "cli")
+    db.append_message("s", "user", content="keep me")
+    for content in ([{"type": "text", "text": "x"}], {"type": "text"}, b"bytes", 3):
+        with pytest.raises(TypeError, match="message 1: content must be str or None"):
+            db.replace_messages("s", [{"role": "user", "content": "new"}, {"role": "user", "content": content}])
+    assert [m["content"] for m in db.get_messages("s")] == ["keep me"]
+    assert counters(db, "s") == (1, 0)
+
+
 # ---------------------------------------------------------------- MS-4
 
 
