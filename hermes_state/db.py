@@ -2974,7 +2974,6 @@ class _MetConversations:
         self.params = list(params)
         self.rows: dict[str, tuple] = {}
         self.names: list[str] = []
-        self.pinned = pinned_rank is not None
         self._select = (
             f"SELECT {columns}, {rules.last_active_sql()}, {pinned_rank or '0'}, s.started_at, "
             f"s.end_reason = 'compression', s.id FROM sessions s WHERE s.id IN ({{marks}}) AND {filters}"
@@ -2996,8 +2995,8 @@ class _MetConversations:
         cursor = conn.cursor()
         cursor.row_factory = None
         for start in range(0, len(session_ids), 400):
-            batch = _padded(session_ids[start:start + 400])
-            cursor.execute(self._select.format(marks=",".join("?" * len(batch))), batch + self.params)
+            chunk = session_ids[start:start + 400]
+            cursor.execute(self._select.format(marks=_marks(len(chunk))), _padded(chunk) + self.params)
             if not self.names:
                 self.names = [d[0] for d in cursor.description][:-self.EXTRA - 1]  # and the id
             for row in cursor.fetchall():
@@ -3014,18 +3013,18 @@ def _continued_roots(conn: sqlite3.Connection, session_ids: list[str]) -> list[s
     cursor = conn.cursor()
     cursor.row_factory = None
     for start in range(0, len(session_ids), 400):
-        batch = _padded(session_ids[start:start + 400])
+        chunk = session_ids[start:start + 400]
         # The walk up starts at the parents (most sessions have none).
         cursor.execute(
             "WITH RECURSIVE up(cur, depth) AS ("
             " SELECT p.id, 1 FROM sessions c JOIN sessions p ON p.id = c.parent_session_id"
-            f" WHERE c.id IN ({','.join('?' * len(batch))}) AND {cont}"
+            f" WHERE c.id IN ({_marks(len(chunk))}) AND {cont}"
             " UNION ALL"
             " SELECT p.id, up.depth + 1 FROM up JOIN sessions c ON c.id = up.cur"
             " JOIN sessions p ON p.id = c.parent_session_id"
             f" WHERE {cont} AND up.depth < 100)"
             " SELECT DISTINCT cur FROM up",
-            batch,
+            _padded(chunk),
         )
         out.extend(row[0] for row in cursor.fetchall())
     return list(dict.fromkeys(out))
@@ -3123,12 +3122,12 @@ def _chain_activity(conn: sqlite3.Connection, roots: list[str], rules: Rules) ->
     cursor = conn.cursor()
     cursor.row_factory = None
     for start in range(0, len(roots), 400):
-        batch = _padded(roots[start:start + 400])
+        chunk = roots[start:start + 400]
         cursor.execute(
-            _chain_cte(f"WHERE s.id IN ({','.join('?' * len(batch))}) AND s.end_reason = 'compression'", rules,
+            _chain_cte(f"WHERE s.id IN ({_marks(len(chunk))}) AND s.end_reason = 'compression'", rules,
                        "json_group_array(json_array(chain.depth, chain.cur_id))")
             + "SELECT root_id, last, members FROM activity",
-            batch,
+            _padded(chunk),
         )
         out.update((root, (last, members)) for root, last, members in cursor.fetchall())
     return out
@@ -3142,7 +3141,7 @@ def _sqlite_order(value: Any) -> tuple[int, Any]:
     reals together), then text (by code point: UTF-8's byte order), then blobs."""
     if value is None:
         return (0, 0)
-    if isinstance(value, (int, float)):
+    if isinstance(value, _NUMBERS):
         return (1, value)
     if isinstance(value, str):
         return (2, value)
