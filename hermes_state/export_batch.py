@@ -1,9 +1,10 @@
 """Reading and encoding one batch of an export -- and, run as a script, a worker process that
 does it for :mod:`hermes_state.export_parallel`.
 
-Only the standard library is imported here: a worker runs this file by its path (``python -I
-.../export_batch.py``), so it never imports the ``hermes_state`` package (pydantic and all:
-~20 MB a process), and a large export on two CPUs stays within 150 MB.
+Only the standard library is imported here, and :mod:`hermes_state.lenient_text` (the standard
+library only too; a worker reads it from beside this file): a worker runs this file by its
+path (``python -I .../export_batch.py``), so it never imports the ``hermes_state`` package
+(pydantic and all: ~20 MB a process), and a large export on two CPUs stays within 150 MB.
 
 Worker protocol, one line of JSON per request on stdin: first ``{"database": path,
 "sessions_sql": …, "messages_sql": …}`` (the statements as the store's rules make them, with
@@ -19,6 +20,15 @@ import sqlite3
 from itertools import groupby
 from operator import itemgetter
 from typing import Any, Iterator
+
+try:
+    from .lenient_text import BLOB_TYPES, lenient_text, read_leniently
+except ImportError:  # run by its path in a worker: no package, the module beside this one
+    import sys
+    from pathlib import Path
+
+    sys.path.append(str(Path(__file__).parent))  # after the standard library's own
+    from lenient_text import BLOB_TYPES, lenient_text, read_leniently  # type: ignore[no-redef]
 
 #: The column that carries a session's system prompt read by hash (dropped from the row).
 PROMPT_ALIAS = "__hermes_export_prompt"
@@ -116,22 +126,19 @@ def jsonl_line(obj: dict) -> str:
 
 
 def blob_text(value: Any) -> str:
-    """A blob as JSON text: SQLite does not enforce a column's type, so a message's content may
-    be a blob (written by another tool), and JSON has no bytes. Its UTF-8 text, an invalid
-    byte as U+FFFD -- an export of a whole history must not fail on one value."""
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return bytes(value).decode("utf-8", "replace")
+    """A blob as JSON text (``json.dumps``'s ``default``): SQLite does not enforce a column's
+    type, so a message's content may be a blob (written by another tool), and JSON has no
+    bytes. Its UTF-8 text, an invalid byte as U+FFFD (:func:`lenient_text`) -- an export of a
+    whole history must not fail on one value."""
+    if isinstance(value, BLOB_TYPES):
+        return lenient_text(value)
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
 def _serve() -> None:  # pragma: no cover - run in worker processes (tests drive it through them)
     import signal
     import sys
-    from pathlib import Path
     from urllib.parse import quote
-
-    sys.path.insert(0, str(Path(__file__).parent))  # run by its path: no package to import from
-    from lenient_text import read_leniently
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     requests, out = sys.stdin, sys.stdout.buffer

@@ -21,9 +21,14 @@ T = TypeVar("T")
 UNDECODABLE = "Could not decode to UTF-8"
 
 
-def lenient_text(raw: bytes) -> str:
-    """A TEXT value as ``str``, an invalid UTF-8 byte as U+FFFD."""
-    return raw.decode("utf-8", "replace")
+#: What ``sqlite3`` gives for a blob (and what may stand for one).
+BLOB_TYPES = (bytes, bytearray, memoryview)
+
+
+def lenient_text(raw: bytes | bytearray | memoryview) -> str:
+    """Bytes as ``str``, an invalid UTF-8 byte as U+FFFD: a TEXT value ``sqlite3`` refused,
+    or a blob where text belongs (nothing enforces a column's type)."""
+    return bytes(raw).decode("utf-8", "replace")
 
 
 def read_leniently(conn: sqlite3.Connection, fn: Callable[[], T]) -> T:

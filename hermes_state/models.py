@@ -13,6 +13,8 @@ from typing import Any, Iterable, Optional, TypeVar, get_args
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic.fields import FieldInfo
 
+from .lenient_text import BLOB_TYPES, lenient_text
+
 M = TypeVar("M", bound=BaseModel)
 
 
@@ -44,11 +46,9 @@ def _mended(cls: type[BaseModel], data: dict, exc: ValidationError) -> dict:
 def _coerced(field: FieldInfo, value: Any) -> Any:
     """``value`` as ``field`` can take it: see :func:`from_store`."""
     kinds = get_args(field.annotation) or (field.annotation,)
-    if isinstance(value, memoryview):
-        value = bytes(value)
+    if isinstance(value, BLOB_TYPES):
+        value = lenient_text(value) if str in kinds else bytes(value)
     if str in kinds:
-        if isinstance(value, (bytes, bytearray)):
-            return bytes(value).decode("utf-8", "replace")
         return str(value)
     if bool in kinds:
         return bool(value)

@@ -17,6 +17,8 @@ from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .lenient_text import BLOB_TYPES, lenient_text
+
 __all__ = [
     "RecapConfig",
     "RecapEntry",
@@ -157,8 +159,8 @@ def _content_text(content: Any) -> str:
         return content
     if isinstance(content, list):
         return _parts_text(content)
-    if isinstance(content, (bytes, bytearray, memoryview)):
-        return bytes(content).decode("utf-8", "replace")  # a blob (nothing enforces the column's type)
+    if isinstance(content, BLOB_TYPES):
+        return lenient_text(content)  # a blob (nothing enforces the column's type)
     return str(content)
 
 
