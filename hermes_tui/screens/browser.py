@@ -39,6 +39,7 @@ from ..messages import SearchFinished
 from ..collector import hold_collection, release_collection
 from ..modals.source_picker import SourcePicker
 from ..modals.workspace_picker import WorkspacePick, WorkspacePicker, workspace_label
+from ..pacing import Pacer
 from ..textsafe import InertHighlighter, inert_line
 from .base import HermesScreen
 from .flows import SessionFlows
@@ -81,10 +82,12 @@ class CensusLoaded(Message):
     """The census (see :meth:`BrowserScreen.load_window`) of the list under the filters
     ``key``, taken after the window it follows was painted."""
 
-    def __init__(self, key: tuple, census: Census) -> None:
+    def __init__(self, key: tuple, census: Census, seconds: float = 0.0) -> None:
         super().__init__()
         self.key = key
         self.census = census
+        #: What taking it cost (see :class:`~hermes_tui.pacing.Pacer`).
+        self.seconds = seconds
 
 
 class PageLoaded(Message):
@@ -164,6 +167,15 @@ class BrowserScreen(SessionFlows, HermesScreen):
         #: A census is being taken / another is wanted after it (see _want_census).
         self._census_running = False
         self._census_due = False
+        #: Censuses spaced by what they cost (a gateway commits many times a second).
+        self._census_pacer = Pacer()
+        self._census_timer: Timer | None = None
+        #: Why the next census is wanted: another process committed (it waits its turn), the
+        #: user wrote (it does not, even if a commit came too).
+        self._census_paced = False
+        self._census_prompt = False
+        #: The filters the last census was taken for.
+        self._census_key: tuple | None = None
         self.generation = 0
         self.source_counts: dict[str, int] = {}
         self._search_timer: Timer | None = None
@@ -403,18 +415,41 @@ class BrowserScreen(SessionFlows, HermesScreen):
         self.load_page(self.generation, event.offset)
 
     def _want_census(self) -> None:
-        """Take a census after this window -- one at a time: while one is taken, the next
-        waits for it and serves every window shown meanwhile (writers commit many times a
-        second; each census reads every session row)."""
+        """Take a census after this window -- one at a time, and spaced by what it costs:
+        while one is taken, the next waits for it and serves every window shown meanwhile;
+        after another process's commit, the next waits nine times as long as the last one
+        took, so counting takes at most a tenth of a core (a gateway commits many times a
+        second and each census reads every session row: ~0.4 s at 250k sessions; taken back
+        to back they kept a core busy). One wanted at start-up, for other filters or after
+        the user's own write does not wait its turn."""
         if self._census_running:
             self._census_due = True
             return
-        self._census_running, self._census_due = True, False
         key = self._filter_key()
+        prompt = self._census_prompt or not self._census_paced or key != self._census_key
+        wait = self._census_pacer.wait(prompt=prompt)
+        if wait > 0:
+            self._census_due = True
+            if self._census_timer is None:
+                self._census_timer = self.set_timer(wait, self._census_turn)
+            return
+        if self._census_timer is not None:
+            self._census_timer.stop()
+            self._census_timer = None
+        self._census_running, self._census_due = True, False
+        self._census_prompt = self._census_paced = False
+        self._census_key = key
+        self._census_pacer.started()
         self.take_census(key, count=not self.lanes_only)
+
+    def _census_turn(self) -> None:
+        self._census_timer = None
+        if self._census_due:
+            self._want_census()
 
     @work(thread=True, group="census", exit_on_error=False)
     def take_census(self, key: tuple, count: bool) -> None:
+        started = time.monotonic()
         try:
             census = self.ctx.store.census(
                 count=count, source=self.source_filter, exclude_sources=self.exclude_sources, view=self.view,
@@ -423,14 +458,16 @@ class BrowserScreen(SessionFlows, HermesScreen):
         except BaseException:
             self.app.call_from_thread(self._census_failed)
             raise
-        self.post_message(CensusLoaded(key, census))
+        self.post_message(CensusLoaded(key, census, time.monotonic() - started))
 
     def _census_failed(self) -> None:
         self._census_running = False
+        self._census_pacer.finished()
 
     @on(CensusLoaded)
     def _census_loaded(self, event: CensusLoaded) -> None:
         self._census_running = False
+        self._census_pacer.finished(event.seconds)
         census = event.census
         current = event.key == self._filter_key()
         if current:
@@ -501,6 +538,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
         if not self.query(SessionList):
             return  # not composed yet, or being torn down
         if change.database or (change.lanes and self.lanes_only):
+            self._census_paced = True
             self.refresh_data()
         elif change.lanes:
             self._show_detail(self.session_list.current)
@@ -511,6 +549,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
         self.refresh_data()
 
     def after_write(self, select: str | None = None) -> None:
+        self._census_prompt = True  # the user's own change: counted at once
         if select:
             self.select_session(select)
         else:
