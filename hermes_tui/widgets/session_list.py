@@ -298,7 +298,7 @@ class SessionList(ScrollView, can_focus=True):
         # (a gateway commits several times a second) and each step of a scroll redraws
         # every line, ~0.3 ms a line from scratch (41 lines: 11 ms of the main thread).
         key = (
-            row, width, under_cursor, under_cursor and self.has_focus, row.id in self.marked,
+            row, width, base, under_cursor, under_cursor and self.has_focus, row.id in self.marked,
             self.time_field, relative_time(self._row_time(row), now=now),
         )
         strip = self._drawn.get(key)
