@@ -66,3 +66,25 @@ def fast_text_strip(text: Text, width: int, console: Console) -> Strip:
     if position < end:
         segments.append(Segment(plain[position:], base))
     return Strip(segments, width)
+
+
+class StyleOncePerRepaint:
+    """A line-based widget's style worked out once for all the lines of a repaint.
+
+    ``Widget.rich_style`` walks up the ancestors' colours each time it is asked (~50 us,
+    more than drawing a line from kept text); a ``render_line`` that needs it reads
+    :attr:`base_style`, which is the style worked out when the repaint began (or, for a line
+    asked for on its own, worked out for it). Put it before the Textual base class."""
+
+    _repaint_style: Style | None = None
+
+    def render_lines(self, crop):  # type: ignore[no-untyped-def]
+        self._repaint_style = self.rich_style  # type: ignore[attr-defined]
+        try:
+            return super().render_lines(crop)  # type: ignore[misc]
+        finally:
+            self._repaint_style = None
+
+    @property
+    def base_style(self) -> Style:
+        return self._repaint_style or self.rich_style  # type: ignore[attr-defined]

@@ -15,7 +15,7 @@ from rich.text import Text
 from textual.binding import Binding
 from textual.cache import LRUCache
 from textual.events import Click
-from textual.geometry import Region, Size
+from textual.geometry import Size
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
@@ -26,11 +26,11 @@ from hermes_state.timefmt import relative_time
 
 from ..textsafe import inert_line
 from .intent import WidgetMessage
-from .lines import cursor_strip, text_strip
+from .lines import StyleOncePerRepaint, cursor_strip, text_strip
 from .scrollbar import quick_vertical_scrollbar
 
 
-class SessionList(ScrollView, can_focus=True):
+class SessionList(StyleOncePerRepaint, ScrollView, can_focus=True):
     """The browser's list of conversations (one row each, newest first)."""
 
     BINDINGS = [
@@ -96,7 +96,6 @@ class SessionList(ScrollView, can_focus=True):
         self._rows: dict[int, SessionSummary] = {}
         #: Rows as drawn, by all that their drawing depends on (see render_line).
         self._drawn: LRUCache[tuple, Strip] = LRUCache(maxsize=512)
-        self._base_style: Style | None = None
         self._requested: set[int] = set()
         self._last_highlighted: SessionSummary | None = None
         #: The time each row shows: the one the list is sorted on (BR-10).
@@ -279,7 +278,7 @@ class SessionList(ScrollView, can_focus=True):
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width or self.size.width
         index = self.scroll_offset.y + y
-        base = self._base_style or self.rich_style
+        base = self.base_style
         if self.loaded and self.total == 0:
             if y == 1:
                 text = Text("  " + self.empty_text, style=self._part("placeholder"))
@@ -315,15 +314,6 @@ class SessionList(ScrollView, can_focus=True):
             strip = self._strip(text, width, base)
         self._drawn[key] = strip
         return strip
-
-    def render_lines(self, crop: Region) -> list[Strip]:
-        # The widget's style, worked out once for all the lines drawn together (each
-        # working-out walks up the ancestors' colours: ~50 us, more than drawing a line).
-        self._base_style = self.rich_style
-        try:
-            return super().render_lines(crop)
-        finally:
-            self._base_style = None
 
     def notify_style_update(self) -> None:
         self._drawn.clear()  # the theme or the styles changed: every row draws anew

@@ -33,7 +33,7 @@ from rich.text import Text
 from textual.binding import Binding
 from textual.cache import LRUCache
 from textual.events import Click
-from textual.geometry import Region, Size
+from textual.geometry import Size
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
@@ -43,7 +43,7 @@ from hermes_state.timefmt import relative_time, repeats_date
 
 from .intent import WidgetMessage
 from ..textsafe import inert_block, inert_line
-from .lines import text_strip
+from .lines import StyleOncePerRepaint, text_strip
 
 # ---------------------------------------------------------------------------- text helpers
 
@@ -323,7 +323,7 @@ def make_entry(message: Message, pattern: re.Pattern[str] | None) -> Entry:
 
 # ---------------------------------------------------------------------------- the view
 
-class TranscriptView(ScrollView, can_focus=True):
+class TranscriptView(StyleOncePerRepaint, ScrollView, can_focus=True):
     """A session's messages; a cursor marks the focused message."""
 
     BINDINGS = [
@@ -387,7 +387,6 @@ class TranscriptView(ScrollView, can_focus=True):
         self._offsets: list[int] = [0]
         #: Styled lines of the messages drawn lately (a long transcript is drawn by screenfuls).
         self._lines: LRUCache[int, list[Text]] = LRUCache(maxsize=400)
-        self._base_style: Style | None = None
         self._index_by_id: dict[int, int] = {}
 
     # ------------------------------------------------------------------ data
@@ -644,18 +643,9 @@ class TranscriptView(ScrollView, can_focus=True):
         self._lines.set(index, lines)
         return lines
 
-    def render_lines(self, crop: Region) -> list[Strip]:
-        # The widget's style, worked out once for all the lines drawn together: each
-        # working-out walks up the ancestors' colours (~50 us, a good part of a line).
-        self._base_style = self.rich_style
-        try:
-            return super().render_lines(crop)
-        finally:
-            self._base_style = None
-
     def render_line(self, y: int) -> Strip:
         width = self._content_width()
-        base = self._base_style or self.rich_style
+        base = self.base_style
         if self.entries is None or not self.entries:
             if y == 1:
                 text = Text("  " + (self.placeholder if self.entries is None else "No messages in this session."),
