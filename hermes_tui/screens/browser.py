@@ -52,6 +52,8 @@ from ..widgets.status import StatusLine
 
 #: Hits per page of the search pane (more than a screenful; the next page loads as you move).
 SEARCH_PAGE = 40
+#: After a commit, the search is asked again once no key has searched for this long.
+SEARCH_REFRESH_QUIET_S = 0.3
 
 #: How the titles and the status line name each view filter (BR-11).
 VIEW_NAMES = {"active": "active", "archived": "archived only", "all": "active + archived"}
@@ -186,6 +188,12 @@ class BrowserScreen(SessionFlows, HermesScreen):
         self._keystroke_at = 0.0
         #: A search worker is running (a newer query interrupts it).
         self._searching = False
+        #: Another process committed while the list was hidden behind the search pane: read
+        #: it when it is shown (2: and what it rested on was wrong; see refresh_data).
+        self._list_stale = 0
+        #: Another process committed since the last search started (see _refresh_search).
+        self._search_stale = False
+        self._search_refresh_timer: Timer | None = None
         #: (query, seconds from keystroke to results painted) of recent searches (bench).
         self.search_latencies: list[tuple[str, float]] = []
         self._widgets: dict[type, Widget] = {}
@@ -525,13 +533,34 @@ class BrowserScreen(SessionFlows, HermesScreen):
         """Reload what is visible, keeping the reader's place (BR-16). ``correction``: what the
         shown window rested on (the pins last known, a first run's guess of the order) was
         wrong -- a reader still at the top sees the list from its top (a new pin first), one
-        who has moved keeps their place."""
+        who has moved keeps their place.
+
+        The list behind the search pane is read again when it is shown, not at each commit;
+        the search is asked again unless a key's search will show the commit anyway (see
+        :meth:`_refresh_search`). A gateway commits several times a second, and both
+        competed with the keys being typed."""
         self.generation += 1
         lst = self.session_list
         lst.invalidate()
-        self.load_window(lst.cursor, None, keep_current=True, correction=correction)
+        if self.switcher.current == "sessions":
+            self.load_window(lst.cursor, None, keep_current=True, correction=correction)
+        else:
+            self._list_stale = max(self._list_stale, 2 if correction else 1)
         if self._search_query:
-            self.start_search(self._search_query, keep=True)
+            self._search_stale = True
+            self._refresh_search()
+
+    def _refresh_search(self) -> None:
+        """Ask the search again after a commit -- unless a search started since will show it:
+        while keys are being typed (each one searches afresh) or a search is running (its
+        answer shows first), look again a little later."""
+        self._search_refresh_timer = None
+        if not self._search_stale or not self._search_query:
+            return
+        if self._searching or time.monotonic() - self._last_search_at < SEARCH_REFRESH_QUIET_S:
+            self._search_refresh_timer = self.set_timer(SEARCH_REFRESH_QUIET_S, self._refresh_search)
+            return
+        self.start_search(self._search_query, keep=True)
 
     def store_changed(self, change: StoreChange) -> None:
         """Another process committed (or the lanes changed): re-read what is shown."""
@@ -689,6 +718,10 @@ class BrowserScreen(SessionFlows, HermesScreen):
         if self._searching:
             self.ctx.store.interrupt_search()
         self._searching = True
+        self._search_stale = False  # (this one sees every commit made before it)
+        if self._search_refresh_timer is not None:
+            self._search_refresh_timer.stop()
+            self._search_refresh_timer = None
         shown = self.results.view
         # A refresh asks for as many hits as are shown, so pages already loaded (BR-20) stay.
         limit = max(SEARCH_PAGE, shown.hit_count) if keep and shown is not None else SEARCH_PAGE
@@ -784,6 +817,10 @@ class BrowserScreen(SessionFlows, HermesScreen):
 
     def _show_list(self) -> None:
         self.switcher.current = "sessions"
+        if self._list_stale:
+            correction, self._list_stale = self._list_stale > 1, 0
+            lst = self.session_list
+            self.load_window(lst.cursor, None, keep_current=True, correction=correction)
         self.results.clear_results()
         self._update_titles()
         self._show_detail(self.session_list.current)

@@ -1,0 +1,106 @@
+"""Issue 15: a gateway's commits do not compete with the keys being typed.
+
+Each commit re-read the list hidden behind the search pane and asked the search again,
+interrupting the search of the key just typed. Now the hidden list is read when it is shown
+again, and the search is asked again only once no key has searched for a moment -- a key's
+own search shows the commits made before it. Real writer processes commit while the
+browser watches the store."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from hermes_tui.widgets.search import SearchResults
+from hermes_tui.widgets.session_list import SessionList
+
+from .conftest import SIZE, make_app, settle
+from .test_live_reader import WORD, build_many, start_writer, wait_until
+
+
+def hit_ids(results: SearchResults) -> set[str]:
+    view = results.view
+    return {group.root_id for group in view.groups} if view is not None else set()
+
+
+async def test_the_hidden_list_is_read_when_shown_and_the_search_follows_commits(tmp_path: Path) -> None:
+    db = build_many(tmp_path / "state.db", sessions=12)
+    app = make_app(db, watch=True)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        lst = screen.query_one(SessionList)
+        await wait_until(pilot, lambda: lst.total == 12)
+        await settle(pilot)
+        windows: list[int] = []
+        real_load_window = screen.load_window
+
+        def load_window(*args, **kwargs):
+            windows.append(len(windows))
+            return real_load_window(*args, **kwargs)
+
+        screen.load_window = load_window
+        await pilot.press("slash", *WORD)
+        results = screen.results
+        await wait_until(pilot, lambda: results.view is not None and len(hit_ids(results)) == 12)
+
+        writer = start_writer(db, "sessions", WORD, 3, 0.05)
+        writer.wait(timeout=30)
+        assert writer.returncode == 0, writer.stderr.read().decode()
+        # The search shows the new conversations (asked again once typing has paused)...
+        await wait_until(pilot, lambda: len(hit_ids(results)) == 15)
+        # ...while the list behind it was not read at each commit.
+        assert windows == []
+
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: screen.switcher.current == "sessions")
+        await wait_until(pilot, lambda: lst.total == 15 and lst.row(0) is not None
+                         and lst.row(0).id.startswith("20261118_0900"))
+        assert len(windows) == 1, "read once, when shown"
+
+
+async def test_a_commit_while_typing_is_shown_by_the_next_key_not_by_another_search(tmp_path: Path) -> None:
+    db = build_many(tmp_path / "state.db", sessions=12)
+    app = make_app(db, watch=True)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        lst = screen.query_one(SessionList)
+        await wait_until(pilot, lambda: lst.total == 12)
+        await settle(pilot)
+        searches: list[tuple[str, bool]] = []
+        real_start = screen.start_search
+
+        def start_search(query: str, *, keep: bool = False) -> None:
+            searches.append((query, keep))
+            real_start(query, keep=keep)
+
+        screen.start_search = start_search
+        await pilot.press("slash", *"harv")
+        results = screen.results
+        await wait_until(pilot, lambda: results.view is not None and len(hit_ids(results)) == 12)
+
+        refreshes: list[float] = []
+        real_refresh = screen.refresh_data
+
+        def refresh_data(**kwargs) -> None:
+            refreshes.append(time.monotonic())
+            real_refresh(**kwargs)
+
+        screen.refresh_data = refresh_data
+        writer = start_writer(db, "sessions", "harvest", 2, 0.0)
+        # Keys typed one every 0.1 s while the commits land and are seen.
+        for _ in range(8):
+            for key in ("e", "s", "t", "backspace", "backspace", "backspace"):
+                await pilot.press(key)
+                await pilot.pause(0.1)
+            if writer.poll() is not None and refreshes:
+                break
+        await pilot.press("e", "s", "t")
+        typing_ended = time.monotonic()
+        writer.wait(timeout=30)
+        assert writer.returncode == 0, writer.stderr.read().decode()
+        assert refreshes and refreshes[0] < typing_ended, "the commits were seen while typing"
+        await wait_until(pilot, lambda: results.view is not None and results.view.query == "harvest"
+                         and len(hit_ids(results)) == 14)
+        await pilot.pause(0.8)  # (a quiet moment: a search asked again would have started)
+        assert [keep for _query, keep in searches if keep] == [], searches
+        assert not screen._search_stale
