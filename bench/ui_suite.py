@@ -104,7 +104,7 @@ def _forget_search_memos(app) -> None:
 
 
 async def _type_queries(
-    db_path: Path, queries: tuple[str, ...], rounds: int
+    db_path: Path, queries: tuple[str, ...], rounds: int, watch: bool = False
 ) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
     from hermes_tui.app import build_app
     from hermes_tui.config import AppConfig
@@ -113,7 +113,7 @@ async def _type_queries(
     samples: dict[str, list[float]] = {q: [] for q in queries}
     phases: dict[str, list[float]] = {name: [] for name, _a, _b in PHASES}
     keys: list[tuple[float, str, str]] = []  # (ms, text typed so far, its longest phase)
-    app = build_app(db_path, config=AppConfig(animations="none"), watch=False)
+    app = build_app(db_path, config=AppConfig(animations="none"), watch=watch)
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot.pause(0.5)
         screen = app.screen
@@ -165,6 +165,42 @@ def keystroke_to_paint(ctx: Context):
     if _SLOWEST and samples:
         slowest = ", ".join(f"{typed!r} {ms:.0f} ms ({longest})" for ms, typed, longest in _SLOWEST)
         details[next(iter(samples))]["note"] = f"slowest keystrokes: {slowest}"
+    return Samples(samples, details, breakdown=phases)
+
+
+@register(
+    "ui.keystroke_while_writing",
+    klass="ui_keystroke_live",
+    title="keystroke to results painted while a gateway commits (informative)",
+    api="browser search pane, watching",
+    target_ms=None,
+    group="ui",
+)
+def keystroke_while_writing(ctx: Context):
+    """The keystroke row's keys typed into a browser watching a copy of the corpus while one
+    writer process commits a new session every 0.2 s (as a busy gateway does): what a
+    commit between two keys costs them (each commit invalidates what the last answer kept)."""
+    rounds = max(1, min(ctx.runs, 2))
+    workdir = Path(tempfile.mkdtemp(prefix="hermes-bench-typing-"))
+    try:
+        copy = workdir / "state.db"
+        shutil.copyfile(ctx.db_path, copy)  # the writer must not change the cached corpus
+        env = dict(os.environ, PYTHONPATH=str(REPO))
+        writer = subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(copy), "0", "100000", "0.2", str(workdir / "commits.jsonl")],
+            cwd=REPO, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        )
+        try:
+            samples, phases = asyncio.run(_type_queries(copy, TYPED_QUERIES, rounds, watch=True))
+        finally:
+            writer.kill()
+            writer.wait(timeout=30)
+        commits = len((workdir / "commits.jsonl").read_text().splitlines())
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    details = {q: {"hits": len(v)} for q, v in samples.items()}
+    if samples:
+        details[next(iter(samples))]["note"] = f"{commits} commits while the keys were typed"
     return Samples(samples, details, breakdown=phases)
 
 
