@@ -14,7 +14,10 @@
 * ``ui.browse_rss`` — peak RSS of those processes, each of which also searches and opens the
   transcript of the longest session after its first page (``bench.ui_probe``).
 * ``ui.refresh_lag`` — 4 writer processes append sessions to a copy of the corpus while the
-  browser watches it; lag = first seen in the browser's list − the writer's commit time.
+  browser watches it; lag = first seen in the browser's list − the writer's commit time (and
+  the browser's CPU while they commit, in the note).
+* ``ui.keystroke_while_writing`` — the keystroke row's keys typed into a browser watching a
+  copy of the corpus while one writer commits every 0.2 s (informative).
 
 Textual runs headless here (``App.run_test``): the same code paths as in a terminal, minus
 the terminal's own drawing time.
