@@ -9,6 +9,7 @@ browser watches the store."""
 from __future__ import annotations
 
 import time
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 from hermes_tui.widgets.search import SearchResults
@@ -23,14 +24,21 @@ def hit_ids(results: SearchResults) -> set[str]:
     return {group.root_id for group in view.groups} if view is not None else set()
 
 
-async def test_the_hidden_list_is_read_when_shown_and_the_search_follows_commits(tmp_path: Path) -> None:
-    db = build_many(tmp_path / "state.db", sessions=12)
+@asynccontextmanager
+async def watching(db: Path):
+    """The browser watching ``db`` (12 conversations), settled."""
     app = make_app(db, watch=True)
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
         lst = screen.query_one(SessionList)
         await wait_until(pilot, lambda: lst.total == 12)
         await settle(pilot)
+        yield app, pilot, screen, lst
+
+
+async def test_the_hidden_list_is_read_when_shown_and_the_search_follows_commits(tmp_path: Path) -> None:
+    db = build_many(tmp_path / "state.db", sessions=12)
+    async with watching(db) as (app, pilot, screen, lst):
         windows: list[int] = []
         real_load_window = screen.load_window
 
@@ -60,12 +68,7 @@ async def test_the_hidden_list_is_read_when_shown_and_the_search_follows_commits
 
 async def test_a_commit_while_typing_is_shown_by_the_next_key_not_by_another_search(tmp_path: Path) -> None:
     db = build_many(tmp_path / "state.db", sessions=12)
-    app = make_app(db, watch=True)
-    async with app.run_test(size=SIZE) as pilot:
-        screen = app.screen
-        lst = screen.query_one(SessionList)
-        await wait_until(pilot, lambda: lst.total == 12)
-        await settle(pilot)
+    async with watching(db) as (app, pilot, screen, lst):
         searches: list[tuple[str, bool]] = []
         real_start = screen.start_search
 
