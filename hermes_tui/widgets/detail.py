@@ -38,8 +38,16 @@ class DetailPane(Widget):
         self.lane: Any = None
         self._renderable: Any = Text("")
 
+    #: Seconds between rebuilds that move the shown times on (see SessionList.TIME_TICK_S).
+    TIME_TICK_S = 30.0
+
     def on_mount(self) -> None:
         self.update(self.build())
+        self.set_interval(self.TIME_TICK_S, self._times_moved_on, name="shown-times")
+
+    def _times_moved_on(self) -> None:
+        if self.summary is not None:
+            self.update(self.build())  # (a millisecond or two, twice a minute)
 
     def update(self, renderable: Any) -> None:
         self._renderable = renderable
