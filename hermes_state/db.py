@@ -184,6 +184,8 @@ class SessionDB:
         self._caps_in_snapshot = False
         self._rules: Rules | None = None
         self._rules_for: Capabilities | None = None
+        #: ``(rules, {filters: (where, params)})``: see :meth:`_rich_filters`.
+        self._filters_kept: tuple[Rules, dict] | None = None
         self._extra_pins: frozenset[str] | None = None
         self._pins_cache: tuple[int, frozenset[str]] | None = None
         self._count_cache: dict[tuple, tuple[int, int]] = {}
@@ -797,8 +799,32 @@ class SessionDB:
         include_delegates: bool = False,
         workspace: str | None = None,
     ) -> tuple[str, list[Any]]:
-        """WHERE clause (alias ``s``) shared by listing and counting."""
-        where, params = _list_filters(self.rules, source, exclude_sources, include_children, include_delegates)
+        """WHERE clause (alias ``s``) shared by listing and counting (built once per filters
+        and schema: a page asks for it twice, a browser on every page)."""
+        rules = self.rules
+        key = (source, tuple(exclude_sources or ()), include_children, min_message_count, include_archived,
+               archived_only, include_hidden, include_delegates, workspace)
+        kept = self._filters_kept
+        if kept is None or kept[0] is not rules:
+            kept = self._filters_kept = (rules, {})
+        found = kept[1].get(key)
+        if found is not None:
+            return found[0], list(found[1])
+        where, params = self._build_filters(
+            rules, source, exclude_sources, include_children, min_message_count, include_archived,
+            archived_only, include_hidden, include_delegates, workspace,
+        )
+        if len(kept[1]) >= 64:
+            kept[1].clear()
+        kept[1][key] = (where, tuple(params))
+        return where, params
+
+    def _build_filters(
+        self, rules: Rules, source: str | None, exclude_sources: list[str] | None, include_children: bool,
+        min_message_count: int, include_archived: bool, archived_only: bool, include_hidden: bool,
+        include_delegates: bool, workspace: str | None,
+    ) -> tuple[str, list[Any]]:
+        where, params = _list_filters(rules, source, exclude_sources, include_children, include_delegates)
         clauses = [where[len("WHERE "):]] if where else []
         if min_message_count and min_message_count > 0:
             clauses.append("s.message_count >= ?")
@@ -812,7 +838,7 @@ class SessionDB:
             clauses.append("0")
         if not include_hidden and self._has_session_column("hidden"):
             clauses.append("COALESCE(s.hidden, 0) = 0")  # UC-3: hidden unless asked for
-        narrow, narrow_params = self.rules.workspace_clause(workspace)
+        narrow, narrow_params = rules.workspace_clause(workspace)
         if narrow is not None:  # BR-13: one workspace
             clauses.append(narrow)
             params.extend(narrow_params)
@@ -1650,7 +1676,7 @@ class SessionDB:
                 workspace=workspace,
                 _columns=self._summary_columns(), provisional=provisional,
             )
-            return Listed(SessionSummary.from_rows(rows), exact=getattr(rows, "exact", True))
+            return Listed(SessionSummary.from_listing(rows), exact=getattr(rows, "exact", True))
 
         return self._read_snapshot(read)
 
@@ -1661,7 +1687,7 @@ class SessionDB:
         cached = self._summary_cols
         if cached is None or cached[0] is not caps:
             names = [name for name in _SUMMARY_COLUMNS if name == "id" or self._has_session_column(name)]
-            cached = self._summary_cols = (caps, ", ".join(f"s.{name}" for name in names))
+            cached = self._summary_cols = (caps, ", ".join(_summary_column(name) for name in names))
         return cached[1]
 
     def count_listed(
@@ -2554,6 +2580,25 @@ _SUMMARY_COLUMNS = (
     "model", "user_id", "parent_session_id", "input_tokens", "output_tokens", "estimated_cost_usd",
     "archived", "pinned", "hidden", "title_source", "cwd", "git_branch", "git_repo_root",
 )
+
+#: Summary columns read as their field's value when NULL (what ``_summary_fields`` did row by
+#: row in Python), and the flags as 0 or 1 (any value but 0 sets one, as the filters read them).
+_SUMMARY_DEFAULTS = {
+    "source": "''", "started_at": "0.0", "message_count": "0", "tool_call_count": "0",
+    "input_tokens": "0", "output_tokens": "0",
+}
+_SUMMARY_FLAGS = ("archived", "pinned", "hidden")
+
+
+def _summary_column(name: str) -> str:
+    """One column of :meth:`SessionDB._summary_columns`: as the summary's field takes it
+    (see :meth:`~hermes_state.models.SessionSummary.from_listing`)."""
+    if name in _SUMMARY_DEFAULTS:
+        return f"COALESCE(s.{name}, {_SUMMARY_DEFAULTS[name]}) AS {name}"
+    if name in _SUMMARY_FLAGS:
+        return f"(COALESCE(s.{name}, 0) != 0) AS {name}"
+    return f"s.{name}"
+
 
 _TIP_FIELDS = (
     "id",

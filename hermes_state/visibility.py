@@ -20,8 +20,9 @@ lineage tree, export and stats.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+import functools
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 if TYPE_CHECKING:  # pragma: no cover
     from .db import SessionDB
@@ -39,6 +40,27 @@ _EPOCH_2000 = 946684800.0
 _EPOCH_2100 = 4102444800.0
 #: Compaction summaries written into a continuation's first user message.
 _SUMMARY_PREFIXES = ("[CONTEXT COMPACTION]", "[Context compacted]")
+
+
+F = TypeVar("F", bound=Callable[..., str])
+
+
+def _kept(method: F) -> F:
+    """A :class:`Rules` SQL fragment built once per rules and arguments: rules never change,
+    and a list reads the same fragments on every page (building them again was ~4 % of the
+    first page's instructions)."""
+    name = method.__name__
+
+    @functools.wraps(method)
+    def kept(self: "Rules", *args: Any, **kwargs: Any) -> str:
+        key = (name, args, tuple(kwargs.items())) if kwargs else (name, args)
+        try:
+            return self._fragments[key]
+        except KeyError:
+            value = self._fragments[key] = method(self, *args, **kwargs)
+            return value
+
+    return kept  # type: ignore[return-value]
 
 
 def marker_sql(alias: str, key: str) -> str:
@@ -80,6 +102,8 @@ class Rules:
     system_prompts: bool = False
     cwd: bool = False
     git_repo_root: bool = False
+    #: The fragments built so far (see :func:`_kept`); not part of what the rules are.
+    _fragments: dict = field(default_factory=dict, init=False, repr=False, compare=False, hash=False)
 
     @classmethod
     def of(cls, db: "SessionDB") -> "Rules":
@@ -99,18 +123,21 @@ class Rules:
 
     # ------------------------------------------------------------------ messages
 
+    @_kept
     def visible(self, m: str = "m") -> str:
         """Shown, counted and exported: not rewound (compacted history stays)."""
         if self.compacted:
             return f"({m}.active = 1 OR {m}.compacted = 1)"
         return f"{m}.active = 1"
 
+    @_kept
     def findable(self, m: str = "m") -> str:
         """A search hit, a preview or a recap line: visible and not scaffolding."""
         if self.display_kind:
             return f"{self.visible(m)} AND ({m}.display_kind IS NULL OR {m}.display_kind != 'hidden')"
         return self.visible(m)
 
+    @_kept
     def preview_sql(self, s: str = "s", width: int = 63) -> str:
         """The first ``width`` characters of the first findable user message that is not a
         bare compaction summary (LI-3, UC-3)."""
@@ -124,12 +151,14 @@ class Rules:
             f"{summaries} ORDER BY m.timestamp, m.id LIMIT 1)"
         )
 
+    @_kept
     def newest_message_sql(self, s: str = "s") -> str:
         return (
             f"(SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = {s}.id AND {self.visible()} "
             f"AND m.timestamp < {_EPOCH_2100})"
         )
 
+    @_kept
     def last_active_sql(self, s: str = "s") -> str:
         newest = self.newest_message_sql(s)
         if self.last_activity_at:
@@ -140,15 +169,18 @@ class Rules:
             return f"COALESCE(NULLIF(MAX(COALESCE({stamp}, 0), COALESCE({newest}, 0)), 0), {s}.started_at)"
         return f"COALESCE({newest}, {s}.started_at)"
 
+    @_kept
     def visible_count_sql(self, s: str = "s") -> str:
         return f"(SELECT COUNT(*) FROM messages m WHERE m.session_id = {s}.id AND {self.visible()})"
 
     # ------------------------------------------------------------------ sessions
 
+    @_kept
     def delegate(self, s: str = "s") -> str:
         """A delegate (sub-agent) run: never listed on its own."""
         return f"({s}.source = 'subagent' OR {marker_sql(s, '_delegate_from')} IS NOT NULL)"
 
+    @_kept
     def reset_child(self, s: str = "s") -> str:
         clauses = [f"{marker_sql(s, '_reset_from')} IS NOT NULL"]
         if self.session_key:
@@ -159,6 +191,7 @@ class Rules:
             )
         return "(" + " OR ".join(clauses) + ")"
 
+    @_kept
     def branch_child(self, s: str = "s") -> str:
         return (
             f"({marker_sql(s, '_branched_from')} IS NOT NULL OR EXISTS (SELECT 1 FROM sessions bp "
@@ -166,6 +199,7 @@ class Rules:
             f"AND {s}.started_at >= bp.ended_at))"
         )
 
+    @_kept
     def listed(self, s: str = "s") -> str:
         """Listed on its own (not folded into a parent): roots, orphans, branches, resets;
         never a delegate run."""
@@ -176,22 +210,27 @@ class Rules:
             f" AND NOT {self.delegate(s)})"
         )
 
+    @_kept
     def not_archived(self, s: str = "s") -> str:
         return f"COALESCE({s}.archived, 0) = 0" if self.archived else "1"
 
+    @_kept
     def not_hidden(self, s: str = "s") -> str:
         return f"COALESCE({s}.hidden, 0) = 0" if self.hidden else "1"
 
+    @_kept
     def pinned_first(self, s: str = "s") -> str:
         """An ORDER BY term putting pinned sessions first (nothing without the column)."""
         rank = self.pinned_rank(s)
         return f"{rank} DESC, " if rank is not None else ""
 
+    @_kept
     def pinned_rank(self, s: str = "s") -> str | None:
         """What :meth:`pinned_first` orders by (higher first); None without the column. A
         flag, as ``archived`` and ``hidden`` are read: any value but 0 (or NULL) pins."""
         return f"(COALESCE({s}.pinned, 0) != 0)" if self.pinned else None
 
+    @_kept
     def workspace_sql(self, s: str = "s") -> str | None:
         """A session's workspace (BR-13): its git repository when known, else its working
         directory; None on stores that record neither (before upstream v16)."""
@@ -215,6 +254,7 @@ class Rules:
             return f"{expr} IS NULL", []
         return f"{expr} = ?", [workspace]
 
+    @_kept
     def system_prompt_sql(self, s: str = "s") -> str:
         if self.system_prompts:
             return (

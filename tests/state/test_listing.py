@@ -378,6 +378,43 @@ def test_summaries_are_the_rich_rows_typed(corpora, schema, by_activity):
         db.close()
 
 
+@pytest.mark.parametrize("by_activity", [True, False])
+def test_summaries_read_nulls_and_odd_values_as_the_rich_rows_typed(corpora, tmp_path, by_activity):
+    """list_summaries reads NULL as the field's default and a flag as 0 or 1 in SQL (no dict of
+    fields per row in Python): the same summaries as the rich rows made typed, with NULL
+    counters, pins written as 2 and as text, and counters held as text on the page -- the
+    text mended in its own row only."""
+    path = tmp_path / "state.db"
+    shutil.copy(corpora[30], path)
+    db = SessionDB(path)
+    try:
+        ids = [row.id for row in db.list_summaries(limit=30, order_by_last_active=by_activity,
+                                                   exclude_sources=list(INTERNAL_SOURCES))
+               if not row.pinned and row.lineage_root_id is None][:5]  # rows of their own session
+        odd = [
+            "UPDATE sessions SET message_count = NULL, input_tokens = NULL, tool_call_count = NULL WHERE id = ?",
+            "UPDATE sessions SET pinned = 'yes', tool_call_count = 'many' WHERE id = ?",
+            "UPDATE sessions SET pinned = 2 WHERE id = ?",
+            "UPDATE sessions SET title = NULL, title_source = NULL WHERE id = ?",
+            "UPDATE sessions SET output_tokens = 'seven' WHERE id = ?",
+        ]
+        with sqlite3.connect(path) as other:  # as another process writes them
+            for sql, sid in zip(odd, ids):
+                other.execute(sql, (sid,))
+        other.close()
+        for options in ({"exclude_sources": list(INTERNAL_SOURCES)}, {"include_hidden": True}):
+            typed = db.list_summaries(order_by_last_active=by_activity, **options)
+            assert typed == _typed_both_ways(db, order_by_last_active=by_activity, **options)
+        by_id = {row.id: row for row in typed}
+        pins = [row.pinned for row in typed]
+        assert by_id[ids[1]].pinned and by_id[ids[2]].pinned and pins == sorted(pins, reverse=True)
+        assert (by_id[ids[0]].message_count, by_id[ids[0]].input_tokens, by_id[ids[0]].tool_call_count) == (0, 0, 0)
+        assert by_id[ids[1]].tool_call_count == 0 and by_id[ids[3]].title is None
+        assert by_id[ids[4]].output_tokens == 0 and not by_id[ids[4]].pinned
+    finally:
+        db.close()
+
+
 @pytest.mark.parametrize("version", [30, 16, 11])
 def test_summaries_are_the_rich_rows_typed_on_upstream_stores(upstream_copy, version):
     path = upstream_copy(version)
