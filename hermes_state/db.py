@@ -1308,7 +1308,7 @@ class SessionDB:
             walk = self._recency
             wanted = offset + limit
             for _attempt in range(4):
-                met = _MetConversations(columns, where, params, rules, pinned_rank)
+                met = _MetConversations(columns, where, params, rules, pinned_rank, previews=offset == 0)
                 try:
                     floor = _activity_candidates(conn, walk, met, wanted, pins, provisional)
                 except BaseException:
@@ -3004,24 +3004,30 @@ class _MetConversations:
 
     ``rows`` maps each conversation's id to that row: the columns (:attr:`names`), then its
     own last activity, its pinned rank, its start, whether it ended with ``compression`` (a
-    chain to walk) and its id. A session met that is not listed
+    chain to walk), with ``previews`` its preview, and its id. A session met that is not listed
     may continue a conversation after a compression: the conversation is followed back to its
-    root, which is read in its place when listed."""
+    root, which is read in its place when listed.
 
-    #: The values each row carries after the listing's columns.
-    EXTRA = 4
+    ``previews``: read each conversation's preview with it (for the first page, whose
+    conversations are nearly all those met: one statement fewer than reading the page's
+    previews apart)."""
 
     def __init__(
         self, columns: str, where: str, params: list[Any], rules: Rules, pinned_rank: str | None,
+        previews: bool = False,
     ) -> None:
         filters = where[len("WHERE "):] if where else "1"
         self.rules = rules
         self.params = list(params)
         self.rows: dict[str, tuple] = {}
         self.names: list[str] = []
+        self.previews = previews
+        #: The values each row carries after the listing's columns (and before its id).
+        self.extra = 5 if previews else 4
+        preview = f", {rules.preview_sql()}" if previews else ""
         self._select = (
             f"SELECT {columns}, {rules.last_active_sql()}, {pinned_rank or '0'}, s.started_at, "
-            f"s.end_reason = 'compression', s.id FROM sessions s WHERE s.id IN ({{marks}}) AND {filters}"
+            f"s.end_reason = 'compression'{preview}, s.id FROM sessions s WHERE s.id IN ({{marks}}) AND {filters}"
         )
 
     def read(self, conn: sqlite3.Connection, session_ids: list[str]) -> None:
@@ -3043,7 +3049,7 @@ class _MetConversations:
             chunk = session_ids[start:start + 400]
             cursor.execute(self._select.format(marks=_marks(len(chunk))), _padded(chunk) + self.params)
             if not self.names:
-                self.names = [d[0] for d in cursor.description][:-self.EXTRA - 1]  # and the id
+                self.names = [d[0] for d in cursor.description][:-self.extra - 1]  # and the id
             for row in cursor.fetchall():
                 self.rows[row[-1]] = row
                 found.add(row[-1])
@@ -3102,9 +3108,10 @@ def _activity_page(
     Only a compression root has a chain to walk (continuations follow a segment that ended
     with ``compression``): one statement walks those few; any other conversation's chain
     activity is its own, read with its row. The ranking is made here, ordering values as
-    SQLite orders them (:func:`_sqlite_order`), and one more statement reads the page's
-    previews. A chain that goes straight (one continuation per segment, no cycle) ends at the
-    tip :func:`~hermes_state.lineage.compression_tip` would find; other chains are left to it.
+    SQLite orders them (:func:`_sqlite_order`); the page's previews were read with its rows
+    (``met.previews``) or are read by one more statement. A chain that goes straight (one
+    continuation per segment, no cycle) ends at the tip
+    :func:`~hermes_state.lineage.compression_tip` would find; other chains are left to it.
 
     A number when the page cannot be vouched for: its last row is neither pinned nor active
     at or after ``floor``, so a conversation the walk did not see might rank above it; the
@@ -3136,13 +3143,17 @@ def _activity_page(
     if below(ranked[-1][0], ranked[-1][1]):
         # Every candidate below the floor took the place of one the walk has not reached.
         return sum(1 for sid, act, *_rest in ranking if below(sid, act))
-    page = [entry[0] for entry in ranked]
-    cursor = conn.cursor()
-    cursor.row_factory = None
-    cursor.execute(
-        f"SELECT s.id, {rules.preview_sql()} FROM sessions s WHERE s.id IN ({_marks(len(page))})", _padded(page)
-    )
-    previews = dict(cursor.fetchall())
+    if met.previews:
+        previews = {sid: rows[sid][compressed + 1] for sid, *_rest in ranked}
+    else:
+        page = [entry[0] for entry in ranked]
+        cursor = conn.cursor()
+        cursor.row_factory = None
+        cursor.execute(
+            f"SELECT s.id, {rules.preview_sql()} FROM sessions s WHERE s.id IN ({_marks(len(page))})",
+            _padded(page),
+        )
+        previews = dict(cursor.fetchall())
     names = met.names
     tips: dict[str, str] = {}
     out = []
