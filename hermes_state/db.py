@@ -3020,6 +3020,9 @@ class _MetConversations:
         self.rules = rules
         self.params = list(params)
         self.rows: dict[str, tuple] = {}
+        #: Sessions read and not listed (a continuation, a delegate run, filtered out): the
+        #: snapshot does not change, so they are not read again when a walk up meets them.
+        self.refused: set[str] = set()
         self.names: list[str] = []
         self.previews = previews
         #: The values each row carries after the listing's columns (and before its id).
@@ -3033,13 +3036,16 @@ class _MetConversations:
     def read(self, conn: sqlite3.Connection, session_ids: list[str]) -> None:
         """Read those of ``session_ids`` (not read yet) that are listed, then the listed
         conversations the others continue."""
-        unread = [sid for sid in dict.fromkeys(session_ids) if sid not in self.rows]
+        rows, refused = self.rows, self.refused
+        unread = [sid for sid in dict.fromkeys(session_ids) if sid not in rows and sid not in refused]
         listed = self._read_listed(conn, unread)
         unlisted = [sid for sid in unread if sid not in listed]
+        refused.update(unlisted)
         if unlisted:
-            roots = [sid for sid in _continued_roots(conn, unlisted) if sid not in self.rows]
+            roots = [sid for sid in _continued_roots(conn, unlisted) if sid not in rows and sid not in refused]
             if roots:
-                self._read_listed(conn, roots)
+                listed = self._read_listed(conn, roots)
+                refused.update(sid for sid in roots if sid not in listed)
 
     def _read_listed(self, conn: sqlite3.Connection, session_ids: list[str]) -> set[str]:
         found: set[str] = set()
