@@ -47,7 +47,7 @@ class _TimedCursor:
             self._log[-1][1] += time.perf_counter() - t0
 
     def execute(self, sql, params=()):
-        self._log.append([sql, 0.0, 0])
+        self._log.append([sql, 0.0, 0, list(params)])  # (params: to replay it, bench.instructions)
         self._timed(self._cursor.execute, sql, params)
         return self
 
@@ -208,7 +208,7 @@ def measure_call(db, call, *, runs: int) -> dict:
         "p95_ms": times[min(len(times) - 1, int(len(times) * 0.95))],
         "sqlite_ms": statistics.median(floors),
         "sqlite_p95_ms": sorted(floors)[min(len(floors) - 1, int(len(floors) * 0.95))],
-        "statements": [(sql, seconds * 1000, rows) for sql, seconds, rows in median_log],
+        "statements": [(sql, seconds * 1000, rows) for sql, seconds, rows, _params in median_log],
         "python_top": [(name, tt / runs * 1000) for tt, name in top],
     }
 

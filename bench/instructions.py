@@ -54,46 +54,6 @@ def _calls(db) -> dict:
     }
 
 
-class _Recorder:
-    """A connection (and its cursors) recording every statement run through it."""
-
-    def __init__(self, conn, log: list) -> None:
-        object.__setattr__(self, "_conn", conn)
-        object.__setattr__(self, "_log", log)
-
-    def execute(self, sql, params=()):
-        return _RecordingCursor(self._conn.cursor(), self._log).execute(sql, params)
-
-    def cursor(self):
-        return _RecordingCursor(self._conn.cursor(), self._log)
-
-    def __getattr__(self, name):
-        return getattr(self._conn, name)
-
-    def __setattr__(self, name, value):
-        setattr(self._conn, name, value)
-
-
-class _RecordingCursor:
-    def __init__(self, cursor, log: list) -> None:
-        object.__setattr__(self, "_cursor", cursor)
-        object.__setattr__(self, "_log", log)
-
-    def execute(self, sql, params=()):
-        self._log.append((sql, list(params)))
-        self._cursor.execute(sql, params)
-        return self
-
-    def __iter__(self):
-        return iter(self._cursor)
-
-    def __getattr__(self, name):
-        return getattr(self._cursor, name)
-
-    def __setattr__(self, name, value):
-        setattr(self._cursor, name, value)
-
-
 def _workload(db, which: str, part: str):
     """The function counted: ``part`` of call ``which`` (see the module's doc)."""
     call = _calls(db)[which]
@@ -102,13 +62,15 @@ def _workload(db, which: str, part: str):
     conn = db._conn
     result = call()
     if part == "statements":
+        from .floor import _TimedConnection
+
         log: list = []
-        db._conn = _Recorder(conn, log)
+        db._conn = _TimedConnection(conn, log)  # (its timing is not counted: only the replay is)
         try:
             call()
         finally:
             db._conn = conn
-        statements = [(sql, params) for sql, params in log if sql not in ("BEGIN", "COMMIT")]
+        statements = [(sql, params) for sql, _s, _rows, params in log if sql not in ("BEGIN", "COMMIT")]
         cursor = conn.cursor()
         cursor.row_factory = None
 
@@ -232,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     for which in CALLS:
         counts = {part: count(Path(path), which, part, args.calls) for part in PARTS}
         ms = wall_p50(Path(path), which)
-        rate = counts["call"] / ms / 1e6  # instructions per ns... per ms / 1e6 = G/s
+        rate = counts["call"] / ms / 1e6  # instructions a ms / 1e6: billions a second
         python = counts["call"] - counts["statements"]
         print(f"{which}: {counts['call'] / 1e6:.2f} M (wall p50 now {ms:.2f} ms: {rate:.2f} G instructions/s)")
         print(f"    its statements replayed (SQLite + sqlite3): {counts['statements'] / 1e6:.2f} M "
