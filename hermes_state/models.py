@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from enum import Enum
-from typing import Any, Iterable, Optional, TypeVar, get_args
+from typing import Any, Callable, Iterable, Optional, TypeVar, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic.fields import FieldInfo
@@ -135,14 +135,7 @@ class SessionSummary(BaseModel):
     def from_rows(cls, rows: "Iterable[dict]") -> "list[SessionSummary]":
         """:meth:`from_row` of each row, validated as one list (a page of 50 in a third of
         the time of 50 separate validations; row by row only when one needs mending)."""
-        global _SUMMARY_LIST
-        if _SUMMARY_LIST is None:
-            _SUMMARY_LIST = TypeAdapter(list[SessionSummary])
-        fields = [_summary_fields(row) for row in rows]
-        try:
-            return _SUMMARY_LIST.validate_python(fields)
-        except ValidationError:
-            return [from_store(cls, one) for one in fields]
+        return _summaries([_summary_fields(row) for row in rows])
 
     @classmethod
     def from_listing(cls, rows: "list[dict]") -> "list[SessionSummary]":
@@ -152,18 +145,12 @@ class SessionSummary(BaseModel):
         delegate mark under their field names), without a dict of fields made for each in
         Python (a tenth of a page of 50). A row that needs mending is mended as
         :meth:`from_row` mends it. The rows are changed in place."""
-        global _SUMMARY_LIST
-        if _SUMMARY_LIST is None:
-            _SUMMARY_LIST = TypeAdapter(list[SessionSummary])
         for row in rows:
             if "_lineage_root_id" in row:
                 row["lineage_root_id"] = row["_lineage_root_id"]
             if "_delegate" in row:
                 row["delegate"] = row["_delegate"]
-        try:
-            return _SUMMARY_LIST.validate_python(rows)
-        except ValidationError:
-            return [from_store(cls, _summary_fields(row)) for row in rows]
+        return _summaries(rows, _summary_fields)
 
     @property
     def title_is_automatic(self) -> bool:
@@ -188,6 +175,18 @@ class SessionSummary(BaseModel):
 
 #: Built at the first page (creating it costs start-up time otherwise).
 _SUMMARY_LIST: "TypeAdapter[list[SessionSummary]] | None" = None
+
+
+def _summaries(fields: list[dict], mendable: "Callable[[dict], dict] | None" = None) -> list[SessionSummary]:
+    """``fields`` validated as one list of summaries; when a row needs mending, every row
+    made by :func:`from_store` from ``mendable(row)`` (the row itself without it)."""
+    global _SUMMARY_LIST
+    if _SUMMARY_LIST is None:
+        _SUMMARY_LIST = TypeAdapter(list[SessionSummary])
+    try:
+        return _SUMMARY_LIST.validate_python(fields)
+    except ValidationError:
+        return [from_store(SessionSummary, mendable(one) if mendable else one) for one in fields]
 
 
 def _summary_fields(row: dict) -> dict:
