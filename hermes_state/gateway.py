@@ -209,7 +209,7 @@ class SessionSource(BaseModel):
     over ``user_id`` wherever a participant is needed (keys, isolation).
     """
 
-    model_config = ConfigDict(frozen=True, extra="ignore")
+    model_config = ConfigDict(frozen=True, extra="ignore", defer_build=True)
 
     platform: Platform
     chat_id: str
@@ -318,7 +318,7 @@ class SessionEntry(BaseModel):
     Mutable on purpose: a gateway updates timestamps and totals in place.
     """
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)
 
     session_key: str
     session_id: str
@@ -534,7 +534,7 @@ _RESET_MODES = ("none", "idle", "daily", "both")
 class SessionResetPolicy(BaseModel):
     """When a lane automatically starts over (GW-9). Defaults are upstream's."""
 
-    model_config = ConfigDict(frozen=True, extra="ignore")
+    model_config = ConfigDict(frozen=True, extra="ignore", defer_build=True)
 
     mode: ResetMode = "both"
     at_hour: int = Field(default=4, ge=0, le=23)
@@ -613,7 +613,7 @@ class GatewayConfig(BaseModel):
     ``reset_by_platform`` beats ``reset_by_type`` beats ``default_reset_policy`` (GW-10).
     """
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)
 
     default_reset_policy: SessionResetPolicy = Field(default_factory=SessionResetPolicy)
     reset_by_type: dict[str, SessionResetPolicy] = Field(default_factory=dict)
@@ -1198,7 +1198,7 @@ class ResetOutlook(BaseModel):
     (policy ``none``: never).
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     at: Optional[datetime] = None
     reason: Optional[str] = None
@@ -1235,7 +1235,7 @@ class LaneInfo(BaseModel):
     not query. The flag fields carry the same names as :class:`SessionEntry`'s.
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     session_key: str
     session_id: str

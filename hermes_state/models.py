@@ -225,7 +225,7 @@ def _summary_fields(row: dict) -> dict:
 class Message(BaseModel):
     """One stored message with ``tool_calls`` decoded (other JSON columns stay strings)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     id: int
     session_id: str
@@ -278,6 +278,8 @@ def tool_call_name(call: dict) -> str:
 class LineageNode(BaseModel):
     """A session in a lineage tree (LI-13), with the kind of edge from its parent."""
 
+    model_config = ConfigDict(defer_build=True)
+
     id: str
     title: Optional[str] = None
     source: str = ""
@@ -329,7 +331,7 @@ class SearchHit(BaseModel):
     upstream's ``>>>``/``<<<`` markers around each span.
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     id: int
     session_id: str
@@ -352,6 +354,8 @@ class SearchHit(BaseModel):
 
 class SearchResult(BaseModel):
     """The answer of :meth:`SessionDB.search` (see :mod:`hermes_state.search`)."""
+
+    model_config = ConfigDict(defer_build=True)
 
     query: str
     #: What actually ran: the FTS5 MATCH text, or a description of the LIKE terms.
@@ -381,6 +385,8 @@ class SearchResult(BaseModel):
 class ConversationHit(BaseModel):
     """Search hits of one conversation (lineage root), for grouped result lists."""
 
+    model_config = ConfigDict(defer_build=True)
+
     root_id: str
     hit_count: int
     #: The first hit of the group in the order the hits were given (the best ranked one).
@@ -392,6 +398,8 @@ class ConversationHit(BaseModel):
 
 class RecalledConversation(BaseModel):
     """XR-8: one past conversation found for a query."""
+
+    model_config = ConfigDict(defer_build=True)
 
     session_id: str
     when: str = "unknown"
@@ -407,6 +415,8 @@ class RecalledConversation(BaseModel):
 class RecallResult(BaseModel):
     """XR-8: the answer of a conversation-level search."""
 
+    model_config = ConfigDict(defer_build=True)
+
     query: str
     results: list[RecalledConversation] = Field(default_factory=list)
     count: int = 0
@@ -416,6 +426,8 @@ class RecallResult(BaseModel):
 
 class RecentConversation(BaseModel):
     """XR-9: one conversation of recent mode."""
+
+    model_config = ConfigDict(defer_build=True)
 
     session_id: str
     title: Optional[str] = None

@@ -226,3 +226,9 @@ def data_dir() -> Path:
     from platformdirs import user_data_dir
 
     return Path(user_data_dir("hermes-sessions"))
+
+
+def default_trash_dir() -> Path:
+    """``<user data dir>/trash`` (``$HERMES_SESSIONS_DATA_DIR/trash`` when that is set): where
+    deleted sessions are kept for undo (:mod:`hermes_state.trash`)."""
+    return data_dir() / "trash"

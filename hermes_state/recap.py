@@ -49,7 +49,7 @@ class RecapConfig(BaseModel):
 class RecapEntry(BaseModel):
     """One displayable line group of the recap (RC-1)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     kind: RecapKind
     text: str
@@ -58,7 +58,7 @@ class RecapEntry(BaseModel):
 class Recap(BaseModel):
     """The recap as data: the kept window of entries plus how many were cut (RC-6)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     entries: list[RecapEntry]
     skipped: int = Field(default=0, ge=0)

@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterator
 
 from .db import SessionDB, _delegate_descendants, _delete_sessions, _remove_session_files, dependent_tables
 from .errors import describe_write_error
-from .paths import data_dir, write_atomic
+from .paths import default_trash_dir, write_atomic
 
 #: Files kept in memory so that undo can put them back (larger ones are reported instead).
 MAX_SAVED_FILE_BYTES = 64 * 1024 * 1024
@@ -561,11 +561,6 @@ def _quote(name: str) -> str:
 
 
 # ---------------------------------------------------------------------------- the trash on disk
-
-
-def default_trash_dir() -> Path:
-    """``<user data dir>/trash`` (``$HERMES_SESSIONS_DATA_DIR/trash`` when that is set)."""
-    return data_dir() / "trash"
 
 
 def _encode(value: Any) -> Any:

@@ -27,8 +27,7 @@ from textual.widgets import Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from hermes_state.errors import DatabaseError
-from hermes_state.paths import cache_dir as default_cache_dir
-from hermes_state.trash import default_trash_dir
+from hermes_state.paths import cache_dir as default_cache_dir, default_trash_dir
 
 from .config import AppConfig, config_path, save_setting
 from .keys import keymap_problems
@@ -39,10 +38,6 @@ from .legible import legible_variables
 from .screens.base import WorkerFailed
 from .collector import release_collection
 from .screens.browser import BrowserScreen
-from .screens.help import HelpScreen
-from .screens.lineage import LineageScreen
-from .screens.recap import RecapScreen
-from .screens.transcript import TranscriptScreen
 from .screens.unavailable import UnavailableScreen
 
 STYLES = Path(__file__).parent / "styles"
@@ -108,10 +103,10 @@ class HermesApp(App[str | None]):
             config=config,
             signals=Signals(self),
             screens=Screens(
-                recap=lambda session_id, **kw: RecapScreen(self.ctx, session_id, **kw),
-                transcript=lambda session_id, **kw: TranscriptScreen(self.ctx, session_id, **kw),
-                lineage=lambda session_id: LineageScreen(self.ctx, session_id),
-                help=HelpScreen,
+                recap=lambda session_id, **kw: _recap_screen(self.ctx, session_id, **kw),
+                transcript=lambda session_id, **kw: _transcript_screen(self.ctx, session_id, **kw),
+                lineage=lambda session_id: _lineage_screen(self.ctx, session_id),
+                help=_help_screen,
             ),
             hermes_home=self.db_path.parent,
             db_label=db_label or _home_relative(self.db_path),
@@ -417,3 +412,31 @@ def _home_relative(path: Path) -> str:
         return "~/" + str(path.resolve().relative_to(Path.home().resolve()))
     except (ValueError, OSError):
         return str(path)
+
+
+# The screens a person opens from the list are imported when first opened, not with the app:
+# together ~35 ms of every start (the lineage tree's widgets alone ~20), before the first page.
+
+
+def _recap_screen(ctx: AppContext, session_id: str, **kw) -> Screen:
+    from .screens.recap import RecapScreen
+
+    return RecapScreen(ctx, session_id, **kw)
+
+
+def _transcript_screen(ctx: AppContext, session_id: str, **kw) -> Screen:
+    from .screens.transcript import TranscriptScreen
+
+    return TranscriptScreen(ctx, session_id, **kw)
+
+
+def _lineage_screen(ctx: AppContext, session_id: str) -> Screen:
+    from .screens.lineage import LineageScreen
+
+    return LineageScreen(ctx, session_id)
+
+
+def _help_screen(origin: Screen) -> Screen:
+    from .screens.help import HelpScreen
+
+    return HelpScreen(origin)

@@ -19,20 +19,22 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Optional, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Optional, TypeVar
 
 from hermes_state import SessionDB
-from hermes_state import listing, recency, trash
+from hermes_state import listing, recency
 from hermes_state.connection import READ_WAIT_TEXT, WRITE_WAIT_TEXT, open_store, retry_read, write_problem
 from hermes_state.errors import DatabaseError, is_interrupted
 from hermes_state.models import LineageNode, Message, SearchHit, SessionSummary
 from hermes_state.query import limit_query
 from hermes_state.recap import Recap, RecapConfig, build_recap
 from hermes_state.retrieval import group_hits_by_conversation, lineage_roots
-from hermes_state.search_engine import forget_answers
 from hermes_state.title_index import TitleIndex
 
 from . import operations
+
+if TYPE_CHECKING:  # (imported on first use: deletes are not made at start-up)
+    from hermes_state import trash
 
 T = TypeVar("T")
 
@@ -376,6 +378,8 @@ class BrowserData:
         probes, hits), so that the next query does all of its own work; the prefix
         expansions stay (:func:`~hermes_state.search_engine.forget_answers`). For measuring:
         the bench types each query as if for the first time."""
+        from hermes_state.search_engine import forget_answers
+
         db = self._dbs.get("searcher")
         if db is not None:
             forget_answers(db)
@@ -695,16 +699,22 @@ class BrowserData:
         return found
 
     def delete_preview(self, session_id: str, *, now: float, live_window_s: float) -> trash.DeletePreview | None:
+        from hermes_state import trash
+
         return self.read(
             lambda db: trash.preview_delete(db, session_id, now=now, live_window_s=live_window_s)
         )
 
     def delete(self, session_id: str, *, sessions_dir: Path | None) -> trash.DeleteOutcome:
+        from hermes_state import trash
+
         return trash.delete_with_snapshot(
             self.writer, session_id, sessions_dir=sessions_dir, trash=self.trash_dir
         )
 
     def undo(self, snapshot: trash.DeletedSession) -> trash.UndoReport:
+        from hermes_state import trash
+
         return trash.undo_delete(self.writer, snapshot)
 
     # ------------------------------------------------------------------ export

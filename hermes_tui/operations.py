@@ -12,19 +12,19 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from rich.filesize import decimal
 
 from hermes_state import SessionDB
 from hermes_state.errors import TitleChangedError, describe_write_error
-from hermes_state.export import iter_export, render_chunks
 from hermes_state.paths import write_atomic
 from hermes_state.titles import sanitize_title
 from hermes_state.listing import workspace_session_ids
-from hermes_state.trash import DeletedSession
-
 from .textsafe import home_path
+
+if TYPE_CHECKING:  # (the trash and the export are imported when first used, not at start-up)
+    from hermes_state.trash import DeletedSession
 
 ProgressCallback = Callable[[int, int], None]
 
@@ -118,8 +118,9 @@ class DeleteBatch:
     snapshots: tuple[DeletedSession, ...]
 
 
-#: What ``u`` can take back.
-Undoable = DeletedSession | ArchiveChange | DeleteBatch
+if TYPE_CHECKING:
+    #: What ``u`` can take back.
+    Undoable = DeletedSession | ArchiveChange | DeleteBatch
 
 
 class UndoStack:
@@ -387,6 +388,8 @@ def run_export(
     cancelled: Callable[[], bool] = lambda: False,
 ) -> ExportOutcome:
     """Write the export atomically with owner-only permissions (no partial file on failure)."""
+    from hermes_state.export import iter_export, render_chunks
+
     problem = check_destination(path)
     if problem:
         return ExportOutcome(False, path, error=problem)

@@ -9,10 +9,8 @@ Modals never run SQL themselves on the event loop: rename and export are handed 
 callable by :mod:`hermes_tui.actions` and run it in a thread worker, so that an error (a
 duplicate title, a locked database, an unwritable path) is shown inside the modal, which
 stays open.
+
+Each lives in its own module (``delete``, ``export``, ``rename``, ``confirm_batch``, the
+pickers), imported where it is opened: this package imports none of them, so that opening
+the browser does not import every dialog.
 """
-
-from .delete import ConfirmDeleteModal
-from .export import ExportModal
-from .rename import RenameModal
-
-__all__ = ["ConfirmDeleteModal", "ExportModal", "RenameModal"]

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
-from hermes_state.gateway import LaneInfo, ResetOutlook
+if TYPE_CHECKING:  # (types only: the gateway's models are read once the first page is painted)
+    from hermes_state.gateway import LaneInfo, ResetOutlook
 
 __all__ = [
     "BACKGROUND_WORK_CAVEAT",

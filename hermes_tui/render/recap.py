@@ -42,7 +42,7 @@ RECAP_TITLE = "Previous Conversation"
 class RecapTheme(BaseModel):
     """Colours for the rendered recap (RC-8 defaults). Any Rich style string is accepted."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     user: str = "#DAA520"  # goldenrod
     assistant: str = "#8FBC8F"  # dark sea green
