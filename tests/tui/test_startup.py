@@ -201,3 +201,56 @@ async def test_a_first_run_shows_a_guess_at_once_and_the_true_order_right_after(
         assert "busy" not in [row.id for row in seen[0].pages[0]], "the guess"
         assert seen[-1].correction and lst.row(0).id == "busy" and lst.cursor == 0
     assert recency.cache_file(path, tmp_path / "cache").exists(), "the built index is kept"
+
+
+_FIRST_PAGE_PROBE = r"""
+import asyncio, json, sys
+from pathlib import Path
+from hermes_tui.app import build_app
+from hermes_tui.config import AppConfig
+from hermes_tui.widgets.session_list import SessionList
+
+async def main():
+    app = build_app(Path(sys.argv[1]), config=AppConfig(animations="none"), watch=True,
+                    cache_dir=Path(sys.argv[2]))
+    async with app.run_test(size=(120, 32)) as pilot:
+        for _ in range(2000):
+            lists = app.screen.query(SessionList)
+            if lists and lists.first().loaded and lists.first().row(0) is not None:
+                break
+            await asyncio.sleep(0.005)
+        await pilot.pause()
+        shown = lists.first().row(0).id
+        modules = sorted(m for m in sys.modules if m.startswith(("hermes_state.", "hermes_tui.")))
+        unbuilt = sorted(name for name in ("SearchResult", "SearchHit", "Message", "LineageNode")
+                         if not getattr(__import__("hermes_state.models", fromlist=[name]), name).__pydantic_complete__)
+    print(json.dumps({"shown": shown, "modules": modules, "unbuilt": unbuilt}))
+
+asyncio.run(main())
+"""
+
+
+def test_the_first_page_imports_and_builds_only_what_it_shows(v30_store, tmp_path):
+    """`browse` to the first page is mostly imports (issue 15: >= 1 s on a slow machine): the
+    dialogs, the secondary screens, the trash, the export and the search engine are imported,
+    and the search's and transcript's models built, when first used -- not before the first page."""
+    import json
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-c", _FIRST_PAGE_PROBE, str(v30_store), str(tmp_path / "cache")],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    assert report["shown"], "the first page was painted"
+    loaded = set(report["modules"])
+    for deferred in (
+        "hermes_state.trash", "hermes_state.export", "hermes_state.search_engine",
+        "hermes_tui.modals.delete", "hermes_tui.modals.export", "hermes_tui.modals.rename",
+        "hermes_tui.modals.confirm_batch", "hermes_tui.screens.recap", "hermes_tui.screens.transcript",
+        "hermes_tui.screens.lineage", "hermes_tui.screens.help",
+    ):
+        assert deferred not in loaded, f"{deferred} imported before the first page"
+    assert report["unbuilt"] == ["LineageNode", "Message", "SearchHit", "SearchResult"]
