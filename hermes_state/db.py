@@ -2912,12 +2912,6 @@ def _epoch_or_none(value: Any) -> float | None:
         return None
 
 
-def _marker_sql(alias: str, key: str) -> str:
-    """A ``model_config`` marker of session alias ``alias`` (NULL when absent or not JSON)."""
-    config = f"{alias}.model_config"
-    return f"json_extract(CASE WHEN json_valid({config}) THEN {config} END, '$.{key}')"
-
-
 #: The fast last-activity path serves pages ending within this many conversations; deeper
 #: pages use the general query (BR-10).
 _ACTIVITY_WALK_ROWS = 1000
