@@ -6,8 +6,6 @@ Everything here is computed on call, never at import: a test or a CLI run that s
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import os
 import re
 import secrets
@@ -116,6 +114,8 @@ def _linkat():
     """libc's ``linkat`` (``os.link`` cannot give an ``O_TMPFILE`` file a name everywhere)."""
     global _LINKAT
     if _LINKAT is False:
+        import ctypes.util  # (on the first write, not with every import of the store: ~4 ms)
+
         try:
             libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
             _LINKAT = libc.linkat
@@ -134,6 +134,8 @@ def _link_unnamed(fd: int, name: str) -> None:
     linkat = _linkat()
     source = f"/proc/self/fd/{fd}".encode()
     if linkat(_AT_FDCWD, source, _AT_FDCWD, os.fsencode(name), _AT_SYMLINK_FOLLOW) != 0:
+        import ctypes
+
         err = ctypes.get_errno()
         raise OSError(err, os.strerror(err), name)
 
