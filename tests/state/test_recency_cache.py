@@ -10,6 +10,7 @@ import json
 import os
 import random
 import shutil
+import sqlite3
 import stat
 import time
 from pathlib import Path
@@ -397,3 +398,42 @@ def test_a_page_asked_for_exactly_replaces_a_guess_with_a_build(tmp_path, monkey
         assert rows == _general(reader, monkeypatch, limit=5)
     finally:
         reader.close()
+
+
+def test_the_guess_is_each_session_s_newest_valid_time_among_the_last_messages_written(tmp_path, monkeypatch):
+    """The guess asks SQLite for each session's newest time among the newest ``GUESS_ROWS``
+    messages (a row per session, not the messages themselves); it is what reading those
+    messages one by one gives: times that are not numbers or fall after 2100 ignored, a
+    session whose every time is so left out, ties by id, and the newest message's id kept."""
+    path = tmp_path / "odd.db"
+    db = SessionDB(path)
+    base = 1767000000.0
+    _add(db, "old", base - 5000, [base - 4000, base - 3999])  # beyond the guessed rows
+    _add(db, "a", base, [base + 10, base + 30, base + 20])
+    _add(db, "b", base, [base + 30])  # ties with "a"
+    _add(db, "c", base, [base + 40, base + 50])
+    _add(db, "d", base, [base + 60])
+    db._execute_write(lambda c: (
+        # c's newest time is text, d's only time lies after 2100, a message of "a" is a blob
+        c.execute("UPDATE messages SET timestamp = '2027-01-01' WHERE session_id = 'c' AND timestamp = ?", (base + 50,)),
+        c.execute("UPDATE messages SET timestamp = ? WHERE session_id = 'd'", (4_200_000_000.0,)),
+        c.execute("UPDATE messages SET timestamp = x'00' WHERE session_id = 'a' AND timestamp = ?", (base + 20,)),
+    ))
+    db.close()
+    monkeypatch.setattr(recency.RecencyWalk, "GUESS_ROWS", 7)  # the messages of a, b, c and d
+    conn = sqlite3.connect(path)
+    try:
+        walk = recency.RecencyWalk()
+        walk.guess(conn)
+        last = conn.execute(
+            "SELECT id, session_id, timestamp FROM messages ORDER BY id DESC LIMIT ?", (7,)).fetchall()
+        newest: dict = {}
+        for _id, sid, ts in last:
+            if isinstance(ts, (int, float)) and ts < recency.EPOCH_2100:
+                newest[sid] = max(newest.get(sid, float("-inf")), float(ts))
+        assert walk.order == sorted((-ts, sid) for sid, ts in newest.items())
+        assert walk.order == [(-(base + 40), "c"), (-(base + 30), "a"), (-(base + 30), "b")]
+        assert walk.newest == {"c": base + 40, "a": base + 30, "b": base + 30}
+        assert walk.top == tuple(last[0]) and walk.guessed and walk.bound == float("-inf")
+    finally:
+        conn.close()
