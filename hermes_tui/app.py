@@ -216,14 +216,16 @@ class HermesApp(App[str | None]):
             gc.collect(1)
 
     def _first_page_painted(self) -> None:
-        """Keep what the start made out of later collections, and read the gateway's lanes
-        (once). The lanes (``sessions.json``, ``config.yaml``) only annotate the detail pane:
-        read beside the first page they took the interpreter from it."""
+        """Keep what the start made out of later collections, read the gateway's lanes and
+        ready the search for the first key (once). The lanes (``sessions.json``,
+        ``config.yaml``) only annotate the detail pane: read beside the first page they took
+        the interpreter from it; the search engine and its models are not needed for it."""
         if not self._frozen:
             self._frozen = True
             gc.collect(1)
             gc.freeze()
             self.load_lanes()
+            self.warm_search()
 
     # ------------------------------------------------------------------ access
 
@@ -266,6 +268,10 @@ class HermesApp(App[str | None]):
     @work(thread=True, group="lanes", exit_on_error=False)
     def load_lanes(self) -> None:
         self.live.load_lanes()
+
+    @work(thread=True, group="warm", exit_on_error=False)
+    def warm_search(self) -> None:
+        self.ctx.store.warm_search()
 
     def _store_changed(self, change: StoreChange) -> None:
         """A coalesced change reaches the screens -- or, while the database cannot be opened,
