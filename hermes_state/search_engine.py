@@ -209,11 +209,6 @@ def _idf(df: int, total: int) -> float:
     return value if value > 0 else 1e-6
 
 
-def _bm25(tfs: Sequence[float], idfs: Sequence[float], dl: float, avgdl: float) -> float:
-    norm = _BM25_K1 * (1 - _BM25_B + _BM25_B * (dl / avgdl if avgdl > 0 else 1.0))
-    return sum(idf * tf * (_BM25_K1 + 1) / (tf + norm) for tf, idf in zip(tfs, idfs) if tf > 0)
-
-
 def _marked_count(text: str) -> int:
     """How many spans ``highlight()`` marked in ``text`` (what ``_MARKED_RE`` finds): the
     number of opening markers when there are as many closing ones -- always, unless the
@@ -783,9 +778,17 @@ def _window_scores(rows, phrases, idfs, plain) -> list[tuple[float, int, Any]]:
             dl = float(text.count(" ") + 1)
         parsed.append((rowid, text, tfs, dl))
     avgdl = (sum(p[3] for p in parsed) / len(parsed)) if parsed else 1.0
-    scored: list[tuple[float, int, Any]] = [
-        (_bm25(tfs, idfs, dl, avgdl), int(rowid), text) for rowid, text, tfs, dl in parsed
-    ]
+    # bm25 of each row, in one loop (a call and a generator per row cost ~15 % of this
+    # function over a 400-row window): idf * tf * (k1 + 1) / (tf + norm), summed in order.
+    k1, b, k1p1 = _BM25_K1, _BM25_B, _BM25_K1 + 1
+    scored: list[tuple[float, int, Any]] = []
+    for rowid, text, tfs, dl in parsed:
+        norm = k1 * (1 - b + b * (dl / avgdl if avgdl > 0 else 1.0))
+        score = 0
+        for tf, idf in zip(tfs, idfs):
+            if tf > 0:
+                score += idf * tf * k1p1 / (tf + norm)
+        scored.append((score, int(rowid), text))
     scored.sort(key=lambda item: (-item[0], -item[1]))
     return scored
 
