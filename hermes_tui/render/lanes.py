@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional
 
-if TYPE_CHECKING:  # (types only: the gateway's models are read once the first page is painted)
-    from hermes_state.gateway import LaneInfo, ResetOutlook
+from hermes_state.gateway import LaneInfo, ResetOutlook
 
 __all__ = [
     "BACKGROUND_WORK_CAVEAT",
