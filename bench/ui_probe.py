@@ -87,14 +87,12 @@ async def _probe(db_path: str, spawned_at: float, query: str | None, transcript:
     app._display = displayed
     async with app.run_test(size=(160, 48)) as pilot:
         deadline = time.monotonic() + 60
-        lists = None
         while time.monotonic() < deadline:
-            screen = app.screen
-            lists = screen.query(SessionList)
-            if lists and lists.first().loaded and lists.first().row(0) is not None:
+            if _rows_shown(app):
                 out["first_page_callback_s"] = await _painted(app) - spawned_at
                 break
             await asyncio.sleep(0.002)
+        lists = app.screen.query(SessionList)
         out["rows"] = lists.first().total if lists else 0
         out["rss_first_page_mb"] = _peak_rss_mb()
         browser = app.screen
