@@ -70,6 +70,11 @@ class FtsTable:
     tokenizer: str | None
     #: The tokenizer loads in this process (the table can be queried).
     loads: bool
+    #: SQL over a ``messages`` row ``m`` giving exactly the text of the first column, when
+    #: the DDL says what it is (``content='messages'``, or upstream's ``messages_fts_src``
+    #: view); None otherwise (an inline table holds its own copy, whatever its triggers
+    #: wrote: only the table itself can say).
+    text_sql: str | None = None
 
     @property
     def inline(self) -> bool:
@@ -288,7 +293,33 @@ def _columns(conn: sqlite3.Connection, table: str) -> tuple[str, ...]:
     return tuple(row[1] for row in conn.execute(f"PRAGMA main.table_info({quoted})"))
 
 
-def _fts_table(conn: sqlite3.Connection, name: str, sql: str) -> FtsTable:
+#: The first column of an external-content view over ``messages``, as upstream's DDL writes it
+#: (whitespace collapsed) -> the same over a ``messages`` row ``m``.
+_KNOWN_TEXT_COLUMNS = {
+    "content": "m.content",
+    # v23+: a tool result is indexed by its first 8,192 characters.
+    "CASE WHEN role = 'tool' THEN substr(COALESCE(content, ''), 1, 8192) ELSE content END":
+        "CASE WHEN m.role = 'tool' THEN substr(COALESCE(m.content, ''), 1, 8192) ELSE m.content END",
+}
+_VIEW_RE = re.compile(
+    r"CREATE VIEW \S+ AS SELECT id, (?P<text>.+?) AS content, [\w, ]+ FROM messages", re.IGNORECASE
+)
+
+
+def _text_sql(content: str | None, views: dict[str, str]) -> str | None:
+    """:attr:`FtsTable.text_sql` for a table whose ``content=`` is ``content``."""
+    if content is None:
+        return None
+    if content == "messages":
+        return "m.content"
+    view = views.get(content)
+    if view is None:
+        return None
+    found = _VIEW_RE.fullmatch(" ".join(view.split()))
+    return _KNOWN_TEXT_COLUMNS.get(found.group("text")) if found else None
+
+
+def _fts_table(conn: sqlite3.Connection, name: str, sql: str, views: dict[str, str] | None = None) -> FtsTable:
     quoted = '"' + name.replace('"', '""') + '"'
     try:
         conn.execute(f"SELECT * FROM main.{quoted} LIMIT 0").fetchall()
@@ -301,12 +332,14 @@ def _fts_table(conn: sqlite3.Connection, name: str, sql: str) -> FtsTable:
             columns = _columns(conn, name)
         except sqlite3.Error:
             columns = ()
+    content = _ddl_option(sql, "content") or None
     return FtsTable(
         name=name,
         columns=columns,
-        content=_ddl_option(sql, "content") or None,
+        content=content,
         tokenizer=_ddl_option(sql, "tokenize"),
         loads=loads,
+        text_sql=_text_sql(content, views or {}),
     )
 
 
@@ -320,12 +353,13 @@ def detect(conn: sqlite3.Connection) -> Capabilities:
     cookie = schema_cookie(conn)
     rows = conn.execute("SELECT type, name, sql FROM main.sqlite_master").fetchall()
     tables = frozenset(row[1] for row in rows if row[0] == "table")
+    views = {name: sql for kind, name, sql in rows if kind == "view" and sql}
     fts: dict[str, FtsTable] = {}
     for kind, name, sql in rows:
         if kind == "table" and sql and re.match(
             r"\s*CREATE\s+VIRTUAL\s+TABLE\b.*\bUSING\s+fts5\b", sql, re.IGNORECASE | re.DOTALL
         ):
-            fts[name] = _fts_table(conn, name, sql)
+            fts[name] = _fts_table(conn, name, sql, views)
     session_columns = frozenset(_columns(conn, "sessions")) if "sessions" in tables else frozenset()
     message_columns = frozenset(_columns(conn, "messages")) if "messages" in tables else frozenset()
     version: int | None = None

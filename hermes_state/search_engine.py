@@ -118,6 +118,9 @@ class _Ctx:
     others_empty: str | None = None
     #: Per FTS table: its columns after the text, when ``messages`` has them (for narrowing).
     fts_columns: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: Newest-first scans of the word index read its text plain and mark it here (see
+    #: :class:`_Light`); None: ``highlight()`` marks it.
+    light: "_Light | None" = None
 
     @property
     def filtered(self) -> bool:
@@ -287,6 +290,113 @@ class _Row:
     plain: str
     spans: list[tuple[int, int]]
     score: float | None = None
+    #: False: ``spans`` are not known yet -- only FTS5 can mark this text
+    #: (:func:`_mark_inexact`).
+    marked: bool = True
+
+
+#: Letters of CJK scripts that unicode61 and ``_WORD_RE`` both take as token characters and
+#: neither folds (kana, the unified ideographs of Unicode 1.1 and extension A, Hangul
+#: syllables): text of these and ASCII splits into the same tokens in both.
+_CJK_LETTERS = "\u3005-\u3007\u3041-\u3096\u309d-\u309f\u30a1-\u30fa\u30fc-\u30ff\u3400-\u4db5\u4e00-\u9fa5\uac00-\ud7a3"
+#: A character around which ``_WORD_RE`` and case-insensitive matching may tell tokens
+#: otherwise than unicode61 (remove_diacritics 1, categories L* N* Co): the combining marks
+#: unicode61 keeps inside a token (U+0300-U+0331, dropped when folded), private-use
+#: characters (token characters there, separators here), and every letter or digit beyond
+#: ASCII and :data:`_CJK_LETTERS` (folded to ASCII by unicode61 -- ``é`` -- or matched by
+#: Python's case-insensitive ASCII -- ``K`` the Kelvin sign, ``ſ`` --, or classed by another
+#: Unicode version than SQLite's). Punctuation, symbols (emoji), spaces and other marks are
+#: separators in both.
+_INEXACT_RE = re.compile(
+    "[\u0300-\u036f\ue000-\uf8ff\U000f0000-\U0010ffff]"
+    f"|(?![{_CJK_LETTERS}])[^\\W_\\x00-\\x7f]"
+)
+
+
+def _marks_exactly(text: str) -> bool:
+    """Whether :class:`_Light` marks ``text`` as ``highlight()`` would: no character of
+    :data:`_INEXACT_RE` in it (ASCII text, or ASCII and CJK, always)."""
+    return text.isascii() or _INEXACT_RE.search(text) is None
+
+
+def _term_regex(word: str, prefix: bool) -> "re.Pattern[str]":
+    """One query word (folded ASCII) as unicode61 matches it, over a lower-cased text that
+    :func:`_marks_exactly`: whole tokens equal to it, or (``prefix``) whole tokens starting
+    with it. A token character is a letter or a digit (``_`` separates, as in unicode61).
+    The look-behind follows the word, so that the pattern starts with it and ``re`` seeks
+    it as a literal: with the look-behind first a row took ~7 us a word, 5 ms a window."""
+    word = re.escape(word)
+    return re.compile(word + r"(?<![^\W_]" + word + r")" + (r"[^\W_]*" if prefix else r"(?![^\W_])"))
+
+
+def _term_spans(lowered: str, word: str, prefix: bool) -> list[tuple[int, int]]:
+    """Where :func:`_term_regex` matches in ``lowered``."""
+    return [found.span() for found in _term_regex(word, prefix).finditer(lowered)]
+
+
+class _Light:
+    """A search of plain ASCII words ANDed together (what people type; see
+    :func:`_query_shape`) reads the newest matches' text unmarked and marks it here.
+
+    ``highlight()`` tokenizes every row it returns: over the 401 rows of a window scan that
+    was 3-5 ms of a 5-9 ms statement at 5M messages, and the window ranking needs only each
+    word's count in each row. For such a query unicode61's marks are the tokens that equal a
+    word, or start with the word being typed: :func:`_term_regex` finds exactly those in text
+    that :func:`_marks_exactly`. Any other row of a page is marked by FTS5
+    (:func:`_mark_inexact`); in the window ranking its counts are the regex's (a weight,
+    never a hit); narrowing asks FTS5 about it (:func:`_narrow`).
+
+    The text read is the index's own: its first column through the ``messages`` row already
+    joined when the DDL says what that column is (:attr:`FtsTable.text_sql`), else the FTS
+    table's column (an inline table keeps what its triggers wrote, which only it knows).
+    """
+
+    __slots__ = ("column", "terms", "words")
+
+    def __init__(self, column: str | None, phrases: list[_Phrase]) -> None:
+        self.column = column
+        #: Per phrase, its word as :func:`_term_regex` (None: a negated or empty phrase, or
+        #: one of several words, counts nothing).
+        self.terms: list[re.Pattern[str] | None] = [
+            _term_regex(p.tokens[0], p.prefix) if len(p.tokens) == 1 and not p.negated else None for p in phrases
+        ]
+        #: Every word of the query: the marks of a page's rows.
+        self.words = list({term.pattern: term for term in self.terms if term is not None}.values())
+
+    def text_sql(self, table: str, joined: bool) -> str:
+        return self.column if joined and self.column else f"{table}.content"
+
+    def counts(self, text: str) -> list[float]:
+        """Each phrase's matches in ``text`` (its term frequency)."""
+        lowered = text.lower()
+        return [float(len(term.findall(lowered))) if term is not None else 0.0 for term in self.terms]
+
+    def row(self, rowid: int, text: str | None, score: float | None) -> _Row:
+        text = text or ""
+        lowered = text.lower() if self.words and _marks_exactly(text) else None
+        if lowered is None or len(lowered) != len(text):
+            return _Row(int(rowid), text, [], score, marked=False)
+        spans = sorted({found.span() for word in self.words for found in word.finditer(lowered)})
+        return _Row(int(rowid), text, spans, score)
+
+
+def _mark_inexact(ctx: "_Ctx", table: str, match: str, rows: list[_Row]) -> None:
+    """Rows of a page that :class:`_Light` could not mark, marked by ``highlight()``: one
+    statement over the rowids they span (the same snapshot: the same text)."""
+    todo = {row.rowid: row for row in rows if not row.marked}
+    if not todo:
+        return
+    for rowid, text in ctx.conn.execute(
+        f"SELECT rowid, highlight({table}, 0, char(2), char(3)) FROM {table} "
+        f"WHERE {table} MATCH ? AND rowid BETWEEN ? AND ?",
+        (match, min(todo), max(todo)),
+    ):
+        row = todo.get(int(rowid))
+        if row is not None:
+            row.plain, row.spans = _split_marked(text or "")
+            row.marked = True
+    for row in todo.values():
+        row.marked = True  # (not found: nothing to mark)
 
 
 @dataclass
@@ -304,8 +414,14 @@ def _scan_sql(
 ) -> str:
     """Rowid + highlighted (or, with ``plain``, raw) text of ``table`` matches, joined to the
     filter tables only when filters are set; ``flag``: a third column (see
-    :func:`_others_empty_sql`)."""
-    text = f"{table}.content" if plain else f"highlight({table}, 0, char(2), char(3))"
+    :func:`_others_empty_sql`). Newest first with ``ctx.light``: the text as the index holds
+    it, unmarked (:class:`_Light`)."""
+    if plain:
+        text = f"{table}.content"
+    elif ctx.light is not None and order == "rowid":
+        text = ctx.light.text_sql(table, ctx.filtered)
+    else:
+        text = f"highlight({table}, 0, char(2), char(3))"
     select = f"SELECT {table}.rowid, {text}"
     if flag:
         select += f", {flag}"
@@ -340,7 +456,7 @@ def _iter_rows(ctx: _Ctx, sql: str, params: list[Any], cap: int, check_budget: b
 @dataclass(frozen=True)
 class _ScanMemo:
     """The newest-first scan of a search's window (:func:`_scan_window`): what it was made
-    for (table, filters, query shape) and its rows, ``(rowid, highlighted text)``."""
+    for (table, filters, query shape) and its rows, ``(rowid, text)`` (plain: :class:`_Light`)."""
 
     table: str
     filters: tuple[str, ...]
@@ -367,13 +483,14 @@ def _query_shape(parsed: ParsedQuery) -> tuple[tuple[str, bool], ...] | None:
     return tuple(shape) or None
 
 
-#: Tokenizers whose tokens fold as :func:`_piece_matches` assumes (none declared: unicode61).
-_FOLDING_TOKENIZERS = ("unicode61", "ascii")
+#: Tokenizers whose tokens :class:`_Light` tells as they do (none declared: unicode61).
+_FOLDING_TOKENIZERS = ("unicode61",)
 
 
 def _narrowable(db: "SessionDB", parsed: ParsedQuery) -> tuple[tuple[str, bool], ...] | None:
-    """:func:`_query_shape` when the word index's tokenizer is one whose highlights
-    :func:`_remark` can trim (not ``porter``, whose marks are stems), else None."""
+    """:func:`_query_shape` when the word index's tokenizer splits text as :class:`_Light`
+    does (unicode61 as declared by default; not ``porter``, whose tokens are stems, nor
+    ``ascii``, for which every non-ASCII character is a token character), else None."""
     shape = _query_shape(parsed)
     if shape is None:
         return None
@@ -381,8 +498,9 @@ def _narrowable(db: "SessionDB", parsed: ParsedQuery) -> tuple[tuple[str, bool],
     if fts is None:
         return None
     words = (fts.tokenizer or "").replace("'", " ").replace('"', " ").lower().split()
-    # Options that change what a token is (tokenchars, separators, categories) are not folded
-    # as _piece_matches assumes; remove_diacritics only changes what Latin letters fold to.
+    # Options that change what a token is (tokenchars, separators, categories) are not told
+    # as _Light assumes; remove_diacritics only changes what non-ASCII letters fold to, and
+    # a text with those is marked by FTS5 (_marks_exactly).
     if words and (words[0] not in _FOLDING_TOKENIZERS or any(
         word in ("tokenchars", "separators", "categories") for word in words[1:]
     )):
@@ -398,54 +516,6 @@ def _narrows(old: tuple[tuple[str, bool], ...], new: tuple[tuple[str, bool], ...
         return False
     (was, was_prefix), (now, _prefix) = old[-1], new[-1]
     return was_prefix and now.startswith(was)
-
-
-def _piece_matches(piece: str, terms: tuple[tuple[str, bool], ...]) -> tuple[bool | None, ...]:
-    """For each of ``terms`` (ASCII ``(word, prefix)`` pairs), whether FTS5 matches ``piece``
-    (one token of a highlighted text) with it; None where only unicode61's own folding could
-    tell. A token is folded character by character, so an ASCII head folds to its lower case;
-    CJK never folds to ASCII (``nginxの調子`` is one token that ``nginx*`` matches, ``nginx``
-    does not)."""
-    out: list[bool | None] = []
-    for term, prefix in terms:
-        head = piece[: len(term)] if prefix else piece
-        if head.isascii():
-            out.append(head.lower() == term)
-        else:
-            out.append(False if contains_cjk(head) else None)  # Latin with diacritics: folding decides
-    return tuple(out)
-
-
-def _remark(
-    text: str, terms: tuple[tuple[str, bool], ...], seen: dict[str, tuple[bool | None, bool | None]]
-) -> tuple[str, bool | None] | None:
-    """``text``, highlighted for a wider query, highlighted for a narrower one (its ``terms``):
-    marked pieces that no longer match any term lose their markers. With it, whether a marked
-    piece matches the last term (None: none does for sure, but one may). None when a marker
-    cannot be decided (see :func:`_piece_matches`); ``seen`` remembers, per piece, whether it
-    stays marked and whether it matches the last term (400 rows a key: the same few pieces)."""
-    if MARK_OPEN not in text:
-        return text, False
-    last_term: bool | None = False
-    drop = False
-    for piece in _MARKED_RE.findall(text):
-        known = seen.get(piece)
-        if known is None:
-            answers = _piece_matches(piece, terms)
-            keep = True if True in answers else (None if None in answers else False)
-            known = seen[piece] = (keep, answers[-1])
-        keep, last = known
-        if keep is None:
-            return None
-        if last is True:
-            last_term = True
-        elif last is None and last_term is False:
-            last_term = None
-        if not keep:
-            drop = True
-    if drop:
-        text = _MARKED_RE.sub(lambda found: found.group(0) if seen[found.group(1)][0] else found.group(1), text)
-    return text, last_term
 
 
 def _other_fts_columns(db: "SessionDB", table: str) -> tuple[str, ...] | None:
@@ -476,14 +546,15 @@ def _scan_window(
     ctx: _Ctx, table: str, match: str, shape: tuple[tuple[str, bool], ...] | None, plain: bool
 ) -> list[tuple[int, str]]:
     """The newest ``WINDOW + 1`` matches of ``match`` under the filters, newest first, with
-    their text highlighted: the probe, the window ranking's candidates, the newest-first page.
+    their text (highlighted, or plain with ``ctx.light``): the probe, the window ranking's
+    candidates, the newest-first page.
 
     Search-as-you-type asks for ``dock*``, then ``docke*``, ``docker*``: each narrows the one
     before (:func:`_narrows`). While nothing is committed, a narrower query's matches among the
-    previous scan's rows are found there (:func:`_narrow`), their highlights trimmed to its
-    words; only when the previous scan stopped short of the oldest match are older matches
-    read (those missing and ``NARROW_SLACK`` more, kept for the next key). The same rows as a
-    fresh scan, without ``highlight()`` over 400 rows again (3-5 ms a key at 1M).
+    previous scan's rows are found there (:func:`_narrow`); only when the previous scan stopped
+    short of the oldest match are older matches read (those missing and ``NARROW_SLACK`` more,
+    kept for the next key). The same rows as a fresh scan, without reading 400 rows again.
+    Only a query of plain words narrows, so the rows kept are always plain text.
     """
     def fresh(flag: str | None) -> tuple[list[tuple[int, str]], tuple[bool | None, ...], bool]:
         sql = _scan_sql(table, ctx, "rowid", plain=plain, flag=flag)
@@ -561,35 +632,33 @@ def _narrow(
 ) -> tuple[list[tuple[int, str]], tuple[bool | None, ...], bool] | None:
     """:func:`_scan_window` for a query that narrows the previous scan's (None: scan afresh).
 
-    A previous row matches the narrower query when its highlighted text holds a token of the
-    lengthened last word (its other words matched already); it does not when none of its
-    marked tokens is one and it has nothing in the index's other columns (a word of the text
-    that matches the narrower query matched the wider one, so it is marked). Only when some
-    row cannot be told so does FTS5 say, for all of them, in one index-only statement: its
-    matches at or above the scan's oldest rowid."""
+    A previous row matches the narrower query when its text holds a token of the lengthened
+    last word (its other words matched already); it does not when its text holds none and it
+    has nothing in the index's other columns. Only when some row cannot be told so (a text
+    :func:`_marks_exactly` cannot vouch for, a tool column that is not ASCII text) does FTS5
+    say, for all of them, in one index-only statement: its matches at or above the scan's
+    oldest rowid."""
     previous, others_empty = memo.rows, memo.others_empty
     if not previous:
         return [], (), True  # the wider query matched nothing under these filters
-    seen: dict[str, tuple[bool | None, bool | None]] = {}
+    last = _term_regex(*shape[-1])
     kept: list[tuple[int, str, bool | None, bool | None]] = []
     undecided = False
     elsewhere: list[int] = []  # rows whose text has no such token: their other columns decide
     for (rowid, text), empty in zip(previous, others_empty):
-        remarked = _remark(text or "", shape, seen)
-        if remarked is None:
-            return None
-        marked, last_term = remarked
-        if last_term is True:
-            verdict: bool | None = True
-        elif last_term is False and empty is True:
+        text = text or ""
+        lowered = text.lower() if _marks_exactly(text) else None
+        if lowered is None or len(lowered) != len(text):
+            verdict: bool | None = None  # (only unicode61 can tell its tokens)
+            undecided = True
+        elif last.search(lowered):
+            verdict = True
+        elif empty is True:
             verdict = False
         else:
             verdict = None
-            if last_term is False:
-                elsewhere.append(rowid)
-            else:
-                undecided = True
-        kept.append((rowid, marked, empty, verdict))
+            elsewhere.append(rowid)
+        kept.append((rowid, text, empty, verdict))
     if elsewhere and not undecided:
         found_elsewhere = _match_other_columns(ctx, table, shape[-1], elsewhere)
         if found_elsewhere is None:
@@ -645,18 +714,23 @@ def _fts_engine(
     plain = substring_terms is not None
     sort = "newest" if force_newest else ctx.sort
 
-    def to_row(rowid: int, text: str, score: float | None) -> _Row:
+    def to_ranked(rowid: int, text: str, score: float | None) -> _Row:
+        """A row of a statement that highlighted it (or, ``plain``, of the trigram table)."""
         if plain:
             return _Row(int(rowid), text or "", find_spans(text or "", substring_terms), score)
         body, spans = _split_marked(text or "")
         return _Row(int(rowid), body, spans, score)
+
+    light = ctx.light if not plain else None
+    #: A row of a newest-first scan (:func:`_scan_sql`: plain text with ``ctx.light``).
+    to_row = light.row if light is not None else to_ranked
 
     if sort != "auto":
         total, exact = _probe(ctx, table, match, PROBE_ROWS)
         if total == 0:
             return _Outcome([], "", 0, True, False, path)
         if sort == "rank":
-            return _exact_bm25(ctx, table, match, path, total, exact, to_row, plain)
+            return _exact_bm25(ctx, table, match, path, total, exact, to_ranked, plain)
         return _newest(ctx, table, match, path, total, exact, to_row, plain, [])
 
     if (not plain and len(phrases) == 1 and len(phrases[0].tokens) == 1
@@ -666,7 +740,7 @@ def _fts_engine(
         # FTS5 can rank them all, the window scan would be thrown away (`d` at 1M v30: 401
         # rows highlighted, 3-4 ms, then the exact ranking anyway). Not for several words:
         # the probe of an AND of common words (`the s`) reads far more than it returns.
-        outcome = _exact_if_affordable(ctx, table, match, phrases, path, to_row)
+        outcome = _exact_if_affordable(ctx, table, match, phrases, path, to_ranked)
         if outcome is not None:
             return outcome
     # auto: one scan of the newest WINDOW + 1 matches serves as probe, as the candidates of
@@ -685,7 +759,7 @@ def _fts_engine(
         span = max(1, ctx.max_rowid() - int(rows[-1][0]) + 1)
         total, exact = max(len(rows), min(n_rows, int(round(len(rows) / span * n_rows)))), False
     if _bm25_work(ctx, table, phrases, total) <= EXACT_BM25_MAX_ROWS:
-        return _exact_bm25(ctx, table, match, path, total, exact, to_row, plain)
+        return _exact_bm25(ctx, table, match, path, total, exact, to_ranked, plain)
     positive = [p for p in phrases if not p.negated]
     if not complete and positive and all(p.df > COMMON_SHARE * n_rows for p in positive):
         return _newest(ctx, table, match, path, total, exact, to_row, plain, rows)
@@ -746,12 +820,17 @@ def _newest(ctx, table, match, path, total, exact, to_row, plain, scanned) -> _O
     return _Outcome(out, "newest", total, exact and not (ctx.filtered and more), more, path)
 
 
-def _window_scores(rows, phrases, idfs, plain) -> list[tuple[float, int, Any]]:
-    """``(score, rowid, text)`` of the window's rows, best first (ties: newest first)."""
+def _window_scores(rows, phrases, idfs, plain, light: "_Light | None" = None) -> list[tuple[float, int, Any]]:
+    """``(score, rowid, text)`` of the window's rows, best first (ties: newest first). With
+    ``light`` the text is plain and each phrase's count is its word's matches there."""
     single = len(phrases) == 1 and not phrases[0].negated and len(phrases[0].tokens) <= 1
     if single and not plain and rows:
         # One word (what most keys type): the same bm25 as below, without a call per row.
-        tfs1 = [float(_marked_count(text or "")) for _rowid, text in rows]
+        if light is not None:
+            counts = light.counts
+            tfs1 = [counts(text or "")[0] for _rowid, text in rows]
+        else:
+            tfs1 = [float(_marked_count(text or "")) for _rowid, text in rows]
         dls = [float((text or "").count(" ") + 1) for _rowid, text in rows]
         avgdl = sum(dls) / len(dls)
         idf, k1, b = idfs[0], _BM25_K1, _BM25_B
@@ -770,6 +849,9 @@ def _window_scores(rows, phrases, idfs, plain) -> list[tuple[float, int, Any]]:
             lower = text.lower()
             tfs = _tf_substring(lower, phrases)
             dl = float(len(lower))
+        elif light is not None:
+            tfs = light.counts(text)
+            dl = float(text.count(" ") + 1)
         elif single:
             tfs = [float(_marked_count(text))]
             dl = float(text.count(" ") + 1)
@@ -802,12 +884,12 @@ def _window(ctx, table, match, phrases, path, total, exact, to_row, plain, rows,
     # Typing the rest of a word often leaves the window as it was (``kubern*`` …
     # ``kubernetes*``): the same rows, the same IDFs, the same ranking, kept on the connection.
     cache = ctx.prefix_cache
-    key = (tuple(rows), tuple(idfs), plain)
+    key = (tuple(rows), tuple(idfs), plain, ctx.light is not None)
     kept = cache.window if cache is not None else None
     if kept is not None and kept[0] == key:
         scored = kept[1]
     else:
-        scored = _window_scores(rows, phrases, idfs, plain)
+        scored = _window_scores(rows, phrases, idfs, plain, ctx.light)
         if cache is not None:
             cache.window = (key, scored)
     start, stop = ctx.offset, ctx.offset + ctx.limit
@@ -1373,11 +1455,14 @@ def search(
             # (A stale index may hold words its text no longer has: FTS5 alone decides.)
             shape = None if stale else _narrowable(db, parsed)
             if shape is not None:
+                fts = db.capabilities.fts.get(FTS_TABLE)
+                ctx.light = _Light(fts.text_sql if fts is not None else None, phrases)
                 others = _other_fts_columns(db, FTS_TABLE)
                 ctx.others_empty = _others_empty_sql(others)
                 if others:
                     ctx.fts_columns[FTS_TABLE] = others
             outcome = _fts_engine(ctx, FTS_TABLE, effective, phrases, "fts5", shape=shape)
+            _mark_inexact(ctx, FTS_TABLE, effective, outcome.rows)
             if (
                 outcome.total == 0
                 and len(text.strip()) >= 3

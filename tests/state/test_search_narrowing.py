@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from hermes_state import SessionDB
 from hermes_state import search_engine as engine_mod
@@ -43,8 +45,8 @@ def answer(result):
     )
 
 
-def search(db, text, **kw):
-    return db.search(text, limit=20, prefix_last=True, exclude_sources=list(INTERNAL_SOURCES), **kw)
+def search(db, text, limit=20, **kw):
+    return db.search(text, limit=limit, prefix_last=True, exclude_sources=list(INTERNAL_SOURCES), **kw)
 
 
 def traced(db, fn):
@@ -62,8 +64,8 @@ def narrowings(statements):
 
 
 def window_scans(statements):
-    """The statements that read matches with their highlighted text newest first."""
-    return [s for s in statements if "highlight(" in s and "ORDER BY messages_fts.rowid DESC" in s]
+    """The statements that read matches with their text newest first."""
+    return [s for s in statements if "ORDER BY messages_fts.rowid DESC" in s]
 
 
 def scanned_afresh(statements) -> bool:
@@ -240,24 +242,99 @@ def test_highlights_are_trimmed_to_the_narrower_query(db, tmp_path, small_window
         fresh.close()
 
 
-@pytest.mark.parametrize(
-    ("piece", "terms", "expected"),
-    [
-        ("Docker", (("dock", True),), (True,)),
-        ("dockyard", (("docke", True),), (False,)),
-        ("docker", (("docker", False),), (True,)),
-        ("dockers", (("docker", False),), (False,)),
-        ("nginxの設定", (("nginx", True),), (True,)),  # one token: the prefix matches it
-        ("nginxの設定", (("nginx", False),), (False,)),  # CJK never folds to ASCII
-        ("Dockér", (("docker", False),), (None,)),  # only unicode61's folding can tell
-        ("Dóck", (("dock", True),), (None,)),
-        ("Dockér", (("dock", True),), (True,)),  # its ASCII head decides
-        ("deploy", (("deploy", False), ("depl", True)), (True, True)),
-        ("deploy", (("deploy", False), ("fai", True)), (True, False)),
-    ],
-)
-def test_which_terms_a_marked_piece_matches(piece, terms, expected):
-    assert engine_mod._piece_matches(piece, terms) == expected
+#: Texts around the words ``docker`` / ``dock*`` as users write them: case, digits, every ASCII
+#: separator (the underscore among them), CJK glued to ASCII, emoji with variation selectors
+#: and joiners, curly quotes, non-breaking and ideographic spaces -- and the characters only
+#: unicode61 can tell: diacritics precomposed and combining, the Kelvin sign and long s that
+#: Python's case-insensitive ASCII matches, private use, fullwidth and Cyrillic letters.
+HOSTILE_TEXTS = [
+    "Docker docker DOCKER dockers dockyard dock",
+    "docker_compose docker-compose docker.compose docker/compose (docker) [dock]",
+    "docker2 2docker d0cker docker's \"docker\" `docker` #docker @dock",
+    "nginxの設定 with docker and 服务端docker and docker服务端 and 修改youer服务端",
+    "docker 🐳 ❤️docker docker✔️ 👨\u200d👩\u200d👧 docker\u200bdock \u00a0docker\u3000docker",
+    "\u201cdocker\u201d \u2014docker\u2014 \u00abdock\u00bb docker\u2026 ・docker・",
+    "Dockér dócker do\u0301cker docke\u0301r dock\u0307er",
+    "\u212aubernetes dock\u212aer \u017fdocker doc\u017fker",
+    "docker\ue000 \ue001docker dock\uf8ffer",
+    "\uff44\uff4f\uff43\uff4b\uff45\uff52 docker\u0434 \u0434docker",
+    "",
+    "   ",
+]
+WORDS = [("docker", False), ("dock", True), ("docke", True), ("dockers", False), ("nginx", True),
+         ("nginx", False), ("youer", False), ("compose", False), ("kubernetes", False)]
+
+
+@pytest.fixture(scope="module")
+def word_index():
+    """A real unicode61 index (as upstream declares it) over :data:`HOSTILE_TEXTS`."""
+    import sqlite3
+
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE t USING fts5(content)")
+    conn.executemany("INSERT INTO t(rowid, content) VALUES (?, ?)", list(enumerate(HOSTILE_TEXTS, 1)))
+    yield conn
+    conn.close()
+
+
+def fts5_marks(conn, text_rowid: int, word: str, prefix: bool):
+    """What FTS5 says of one row for one word: whether it matches, and highlight()'s spans."""
+    from hermes_state.query import _split_marked
+
+    row = conn.execute(
+        "SELECT highlight(t, 0, char(2), char(3)) FROM t WHERE t MATCH ? AND rowid = ?",
+        (f'"{word}"' + ("*" if prefix else ""), text_rowid),
+    ).fetchone()
+    if row is None:
+        return False, []
+    return True, _split_marked(row[0])[1]
+
+
+@pytest.mark.parametrize(("word", "prefix"), WORDS)
+def test_text_marked_without_fts5_is_marked_as_fts5_marks_it(word_index, word, prefix):
+    """A narrowed key decides which rows still match, and a page of plain words marks its
+    rows, without ``highlight()``: on every text ``_marks_exactly`` vouches for, the word's
+    matches are the tokens FTS5 matches and marks; every other text is left to FTS5."""
+    vouched = 0
+    for rowid, text in enumerate(HOSTILE_TEXTS, 1):
+        matches, marks = fts5_marks(word_index, rowid, word, prefix)
+        if not engine_mod._marks_exactly(text):
+            continue
+        vouched += 1
+        spans = engine_mod._term_spans(text.lower(), word, prefix)
+        assert (bool(spans), spans) == (matches, marks), (text, word, prefix)
+    assert vouched >= 6  # ASCII, CJK, emoji, quotes and spaces are all vouched for
+
+
+def test_what_only_unicode61_can_tell_is_left_to_fts5():
+    for text in ("Dockér", "do\u0301cker", "\u212aubernetes", "\u017fdocker", "docker\ue000",
+                 "\uff44ocker", "docker\u0434", "caf\u00e9 docker"):
+        assert not engine_mod._marks_exactly(text), text
+    for text in ("docker", "nginxの設定 docker", "docker ❤️ 👨\u200d👩\u200d👧", "\u201cdocker\u201d\u3000服务端",
+                 "서버 docker", "サーバー docker"):
+        assert engine_mod._marks_exactly(text), text
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.sampled_from(
+    ["docker", "Dock", "DOCKER", "dockyard", "d", "ock", "er", "2", "_", "-", " ", ".", "'", "\n",
+     "の", "服务", "ー", "🐳", "\ufe0f", "\u200d", "\u00a0", "\u3000", "\u201c", "é", "\u0301",
+     "\u212a", "\ue000", "\u0434", "\uff44"]), max_size=14).map("".join),
+    st.sampled_from(WORDS))
+def test_any_text_vouched_for_is_marked_as_fts5_marks_it(text, word):
+    """The same as above over generated text, each checked against a real FTS5 table."""
+    import sqlite3
+
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.execute("CREATE VIRTUAL TABLE t USING fts5(content)")
+        conn.execute("INSERT INTO t(rowid, content) VALUES (1, ?)", (text,))
+        matches, marks = fts5_marks(conn, 1, *word)
+        if engine_mod._marks_exactly(text):
+            spans = engine_mod._term_spans(text.lower(), *word)
+            assert (bool(spans), spans) == (matches, marks)
+    finally:
+        conn.close()
 
 
 def test_only_words_anded_together_narrow():
@@ -395,3 +472,71 @@ def test_a_tool_column_that_is_not_text_is_left_to_fts5(corpora, tmp_path, small
     got, statements, _window, expected = docke_after_dock(path)
     assert narrowings(statements) and not scanned_afresh(statements)
     assert answer(got) == expected
+
+
+def without_light(monkeypatch):
+    """Searches as before the plain-text scan: every query marked by ``highlight()`` (no
+    query shape: nothing read plain, nothing narrowed)."""
+    monkeypatch.setattr(engine_mod, "_narrowable", lambda db, parsed: None)
+
+
+@pytest.mark.parametrize("schema", [16, 30])
+def test_plain_word_searches_answer_as_highlight_did(corpora, small_window, schema, monkeypatch):
+    """On the generated corpus (ASCII and CJK: every row marked without FTS5) a search of
+    plain words read plain answers exactly as the same search marked by ``highlight()``:
+    the same hits, snippets, marks and scores, in the same order."""
+    typed = ["dock", "docker", "kube", "kubernetes", "deploy fai", "deploy fail", "the ser",
+             "nginx con", "python err", "config"]
+    db = SessionDB(corpora[schema], read_only=True)
+    try:
+        light = {}
+        for text in typed:
+            forget(db)
+            light[text] = answer(search(db, text))
+        for sort in ("newest",):
+            for text in typed[:3]:
+                forget(db)
+                light[(text, sort)] = answer(search(db, text, sort=sort))
+        without_light(monkeypatch)
+        for key, got in light.items():
+            forget(db)
+            text, kw = (key, {}) if isinstance(key, str) else (key[0], {"sort": key[1]})
+            assert got == answer(search(db, text, **kw)), key
+        assert any(got[4] == "bm25-recent-window" for got in light.values())
+    finally:
+        db.close()
+
+
+def marks_by_hit(result):
+    return sorted((h.id, h.snippet, tuple(map(tuple, h.spans))) for h in result.hits)
+
+
+@pytest.mark.parametrize("layout", ["v16", "v30"])
+def test_text_only_fts5_can_mark_is_marked_by_fts5(tmp_path, upstream_copy, layout, monkeypatch):
+    """Texts with accents, combining marks, the Kelvin sign, private use, fullwidth or
+    Cyrillic letters next to the words: the page's marks are still FTS5's own, and the hits
+    the same as the highlighted search's -- in a v16 store (the index keeps its own text:
+    the message, its tool name and its calls) and a v30 store (the text through upstream's
+    view: a tool result's first 8,192 characters)."""
+    path = tmp_path / "state.db" if layout == "v16" else upstream_copy(30)
+    db = SessionDB(path)
+    try:
+        add_many(db, "hostile", HOSTILE_TEXTS * 2)
+        sid = "hostile"
+        db.append_message(sid, "tool", "docker " + "x " * 5000 + "dockyard tail", tool_name="docker_exec")
+        db.append_message(sid, "assistant", "calling it", tool_calls='[{"name": "dock", "args": "docker ps"}]')
+        queries = ["dock", "docker", "docke", "nginx", "youer", "kubernetes", "compose", "docker comp"]
+        light = {}
+        for text in queries:
+            forget(db)
+            light[text] = search(db, text, limit=100)
+            assert light[text].error is None
+        without_light(monkeypatch)
+        for text in queries:
+            forget(db)
+            marked = search(db, text, limit=100)
+            assert marks_by_hit(light[text]) == marks_by_hit(marked), text
+            assert light[text].total_estimate == marked.total_estimate
+        assert any(not engine_mod._marks_exactly(h.snippet) for h in light["docker"].hits)
+    finally:
+        db.close()

@@ -74,6 +74,44 @@ def test_uc1_fresh_store_capabilities(db: SessionDB):
     assert caps.fts_storage_version is None and not caps.fts_stale and not caps.fts_rebuild_in_progress
 
 
+@pytest.mark.parametrize(
+    ("version", "expected"),
+    [
+        (16, None),  # inline: the index keeps what its triggers wrote
+        (30, "CASE WHEN m.role = 'tool' THEN substr(COALESCE(m.content, ''), 1, 8192) ELSE m.content END"),
+        ("30_upgraded", None),
+    ],
+)
+def test_uc1_what_the_word_index_holds_is_known_from_its_ddl(upstream_copy, version, expected):
+    """The search reads the word index's text through the message row it joins when the DDL
+    says what that text is: upstream's ``messages_fts_src`` view (a tool result's first
+    8,192 characters), or ``content='messages'``."""
+    path = upstream_copy(version)
+    conn = sqlite3.connect(path)
+    try:
+        caps = detect(conn)
+        assert caps.fts["messages_fts"].text_sql == expected
+        if expected:
+            # The same text as the index reads through its view, row for row.
+            mismatches = conn.execute(
+                f"SELECT count(*) FROM messages m JOIN messages_fts_src v ON v.id = m.id "
+                f"WHERE ({expected}) IS NOT v.content"
+            ).fetchone()[0]
+            assert mismatches == 0
+            # A view written otherwise is not guessed at.
+            conn.execute("DROP VIEW messages_fts_src")
+            conn.execute("CREATE VIEW messages_fts_src AS SELECT id, lower(content) AS content, "
+                         "tool_name, tool_calls FROM messages")
+            assert detect(conn).fts["messages_fts"].text_sql is None
+    finally:
+        conn.close()
+    other = sqlite3.connect(":memory:")
+    other.execute("CREATE TABLE messages (id INTEGER PRIMARY KEY, content TEXT)")
+    other.execute("CREATE VIRTUAL TABLE messages_fts USING fts5(content, content='messages', content_rowid='id')")
+    assert detect(other).fts["messages_fts"].text_sql == "m.content"
+    other.close()
+
+
 def test_uc1_capabilities_cached_and_redetected_on_schema_change(db: SessionDB):
     first = db.capabilities
     assert db.capabilities is first  # cached: same object while the schema is unchanged
