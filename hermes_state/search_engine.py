@@ -81,9 +81,9 @@ MAX_PREFIX_TERMS = 256
 DEFAULT_BUDGET_MS = 300.0
 #: Messages whose other indexed columns a connection keeps for narrowing (a few keys' worth).
 OTHER_COLUMNS_KEPT = 8192
-#: Plain texts a connection keeps lower-cased for the next keys (:class:`_Light`): a few
-#: windows' worth.
-TEXTS_KEPT = 4096
+#: Plain texts a connection keeps lower-cased for the next keys (:class:`_Light`): about two
+#: windows' worth (a v30 tool result is indexed by 8,192 characters: ~16 MB at the most).
+TEXTS_KEPT = 1024
 #: Prefix expansions remembered per store connection (search-as-you-type asks for ``dock*``,
 #: then ``docke*``, ``docker*``: each is the previous list filtered, no SQL).
 PREFIX_CACHE_SIZE = 256
