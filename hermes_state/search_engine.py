@@ -541,23 +541,43 @@ _FOLDING_TOKENIZERS = ("unicode61",)
 
 def _narrowable(db: "SessionDB", parsed: ParsedQuery) -> tuple[tuple[str, bool], ...] | None:
     """:func:`_query_shape` when the word index's tokenizer splits text as :class:`_Light`
-    does (unicode61 as declared by default; not ``porter``, whose tokens are stems, nor
-    ``ascii``, for which every non-ASCII character is a token character), else None."""
+    does (:func:`_splits_as_light`), else None."""
     shape = _query_shape(parsed)
-    if shape is None:
-        return None
+    return shape if shape is not None and _splits_as_light(db) else None
+
+
+def _lightable(db: "SessionDB", parsed: ParsedQuery) -> bool:
+    """Whether :class:`_Light` marks ``parsed`` as ``highlight()`` does: plain ASCII words and
+    the operators ``AND``, ``OR``, ``NOT``, as one ``AND`` chain (its ``NOT`` words are in no
+    matching row) or as single words ORed (FTS5 marks the words of the branches that match
+    a row: of single words, those the row holds) -- not an ``OR`` of chains, whose words in
+    a branch that does not match are not marked."""
+    for item in parsed.items:
+        if item.kind == "op":
+            if item.text not in ("AND", "OR", "NOT"):
+                return False
+        elif item.kind != "word" or not item.text.isascii() or not _WORD_RE.fullmatch(item.text):
+            return False
+    groups = parsed.groups()
+    if len(groups) > 1 and not all(len(group) == 1 and not group[0][1] for group in groups):
+        return False
+    return bool(parsed.terms) and _splits_as_light(db)
+
+
+def _splits_as_light(db: "SessionDB") -> bool:
+    """Whether the word index's tokenizer splits text as :class:`_Light` does (unicode61 as
+    declared by default; not ``porter``, whose tokens are stems, nor ``ascii``, for which
+    every non-ASCII character is a token character)."""
     fts = db.capabilities.fts.get(FTS_TABLE)
     if fts is None:
-        return None
+        return False
     words = (fts.tokenizer or "").replace("'", " ").replace('"', " ").lower().split()
     # Options that change what a token is (tokenchars, separators, categories) are not told
     # as _Light assumes; remove_diacritics only changes what non-ASCII letters fold to, and
     # a text with those is marked by FTS5 (_marks_exactly).
-    if words and (words[0] not in _FOLDING_TOKENIZERS or any(
+    return not (words and (words[0] not in _FOLDING_TOKENIZERS or any(
         word in ("tokenchars", "separators", "categories") for word in words[1:]
-    )):
-        return None
-    return shape
+    )))
 
 
 def _narrows(old: tuple[tuple[str, bool], ...], new: tuple[tuple[str, bool], ...]) -> bool:
@@ -1520,9 +1540,10 @@ def search(
             phrases = _unicode61_phrases(parsed, expansions)
             # (A stale index may hold words its text no longer has: FTS5 alone decides.)
             shape = None if stale else _narrowable(db, parsed)
-            if shape is not None:
+            if shape is not None or (not stale and _lightable(db, parsed)):
                 fts = db.capabilities.fts.get(FTS_TABLE)
                 ctx.light = _Light(fts.text_sql if fts is not None else None, phrases, ctx.prefix_cache)
+            if shape is not None:
                 others = _other_fts_columns(db, FTS_TABLE)
                 ctx.others_empty = _others_empty_sql(others)
                 if others:

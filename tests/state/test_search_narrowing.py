@@ -478,6 +478,7 @@ def without_light(monkeypatch):
     """Searches as before the plain-text scan: every query marked by ``highlight()`` (no
     query shape: nothing read plain, nothing narrowed)."""
     monkeypatch.setattr(engine_mod, "_narrowable", lambda db, parsed: None)
+    monkeypatch.setattr(engine_mod, "_lightable", lambda db, parsed: False)
 
 
 @pytest.mark.parametrize("schema", [16, 30])
@@ -486,7 +487,8 @@ def test_plain_word_searches_answer_as_highlight_did(corpora, small_window, sche
     plain words read plain answers exactly as the same search marked by ``highlight()``:
     the same hits, snippets, marks and scores, in the same order."""
     typed = ["dock", "docker", "kube", "kubernetes", "deploy fai", "deploy fail", "the ser",
-             "nginx con", "python err", "config"]
+             "nginx con", "python err", "config", "redis OR postgres", "python NOT docker",
+             "docker compose NOT nginx", "dock* OR kube*"]
     db = SessionDB(corpora[schema], read_only=True)
     try:
         light = {}
@@ -525,7 +527,8 @@ def test_text_only_fts5_can_mark_is_marked_by_fts5(tmp_path, upstream_copy, layo
         sid = "hostile"
         db.append_message(sid, "tool", "docker " + "x " * 5000 + "dockyard tail", tool_name="docker_exec")
         db.append_message(sid, "assistant", "calling it", tool_calls='[{"name": "dock", "args": "docker ps"}]')
-        queries = ["dock", "docker", "docke", "nginx", "youer", "kubernetes", "compose", "docker comp"]
+        queries = ["dock", "docker", "docke", "nginx", "youer", "kubernetes", "compose", "docker comp",
+                   "docker OR kubernetes", "docker NOT compose", "youer OR dock*"]
         light = {}
         for text in queries:
             forget(db)
@@ -540,3 +543,49 @@ def test_text_only_fts5_can_mark_is_marked_by_fts5(tmp_path, upstream_copy, layo
         assert any(not engine_mod._marks_exactly(h.snippet) for h in light["docker"].hits)
     finally:
         db.close()
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.lists(st.sampled_from(
+        ["docker", "Dock", "compose", "kube", "redis", "d", "_", "-", " ", ".", "の", "服务", "🐳",
+         "\u200d", "é", "\u0301", "\u212a", "docker_compose", "Redis2"]), max_size=10).map("".join),
+        min_size=1, max_size=6),
+    st.sampled_from(["docker OR compose", "dock* OR redis", "docker NOT compose", "docker compose NOT redis",
+                     "kube* NOT dock*", "redis OR kube* OR compose", "docker AND compose"]),
+)
+def test_words_ored_or_negated_are_marked_as_fts5_marks_them(texts, query):
+    """A query of single words ORed, or one chain of words with NOTs: on every row FTS5
+    matches and ``_marks_exactly`` vouches for, the marks are ``highlight()``'s."""
+    import sqlite3
+
+    from hermes_state.query import _split_marked, parse_fts_query
+
+    parsed = parse_fts_query(query)
+    light = engine_mod._Light(None, engine_mod._unicode61_phrases(parsed))
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.execute("CREATE VIRTUAL TABLE t USING fts5(content)")
+        conn.executemany("INSERT INTO t(rowid, content) VALUES (?, ?)", list(enumerate(texts, 1)))
+        for rowid, marked in conn.execute(
+            "SELECT rowid, highlight(t, 0, char(2), char(3)) FROM t WHERE t MATCH ?", (parsed.render(),)
+        ):
+            row = light.row(rowid, texts[rowid - 1], None)
+            if row.marked:
+                assert row.spans == _split_marked(marked)[1], (texts[rowid - 1], query)
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize(
+    ("query", "light"),
+    [("docker compose", True), ("redis OR postgres", True), ("python NOT docker", True),
+     ("a b NOT c NOT d", True), ("dock* OR kube*", True), ("docker AND compose", True),
+     ("a OR b c", False),  # an OR of chains: a branch that does not match is not marked
+     ("a OR b NOT c", False), ('"docker compose"', False), ("docker -compose", False),
+     ("café", False)],
+)
+def test_which_queries_are_marked_without_fts5(db, query, light):
+    from hermes_state.query import parse_fts_query, sanitize_fts5_query
+
+    assert engine_mod._lightable(db, parse_fts_query(sanitize_fts5_query(query))) is light
