@@ -59,6 +59,9 @@ therefore never lets the cost of a query grow with the number of its matches:
    with ``highlight()`` and scored in Python with the bm25 formula (k1 = 1.2, b = 0.75) using
    the probed document frequencies for IDF: ``bm25-recent-window`` (plain ``bm25`` when the
    window held every match). Pages past the window continue newest first, so paging is stable.
+   A query of plain ASCII words (ANDed, single words ORed, or one chain with ``NOT`` words)
+   reads the window's text unmarked and marks it in Python, as unicode61 would, wherever
+   that is exact; FTS5 marks the rest (``search_engine._Light``).
 3. **CJK.** Tokens of ≥ 3 characters go to the trigram table as quoted substrings. A token of
    1–2 characters cannot match a trigram directly, but every occurrence of it is followed by
    some character in the indexed text (ST-4 always appends ``' ' || tool_name || ' ' ||

@@ -790,7 +790,8 @@ def _fts_engine(
     """Rank ``match`` on ``table`` per the design in the module docstring.
 
     With ``substring_terms`` (trigram table) rows carry their plain text and spans are the
-    terms' occurrences; otherwise ``highlight()`` marks the tokens FTS5 matched.
+    terms' occurrences; otherwise ``highlight()`` marks the tokens FTS5 matched, or, with
+    ``ctx.light``, the newest-first scans read the text plain and :class:`_Light` marks it.
     """
     plain = substring_terms is not None
     sort = "newest" if force_newest else ctx.sort
