@@ -350,14 +350,21 @@ class _Light:
     never a hit); narrowing asks FTS5 about it (:func:`_narrow`).
 
     The text read is the index's own: its first column through the ``messages`` row already
-    joined when the DDL says what that column is (:attr:`FtsTable.text_sql`), else the FTS
-    table's column (an inline table keeps what its triggers wrote, which only it knows).
+    joined when the DDL says what that column is (:attr:`FtsTable.text_sql`), else an inline
+    table's own copy (it keeps what its triggers wrote, which only it knows), read from its
+    shadow table (:attr:`FtsTable.stored_text_sql`), else the FTS table's column.
     """
 
-    __slots__ = ("column", "terms", "words", "texts", "tf")
+    __slots__ = ("column", "stored", "terms", "words", "texts", "tf")
 
-    def __init__(self, column: str | None, phrases: list[_Phrase], cache: "_PrefixCache | None" = None) -> None:
+    def __init__(
+        self, column: str | None, phrases: list[_Phrase], cache: "_PrefixCache | None" = None,
+        stored: str | None = None,
+    ) -> None:
+        #: :attr:`FtsTable.text_sql` (over the joined ``messages`` row) and
+        #: :attr:`FtsTable.stored_text_sql` (an inline table's own copy).
         self.column = column
+        self.stored = stored
         #: Per message: its text, lower-cased, and whether :func:`_marks_exactly`; and per
         #: ``(word's pattern, message)`` the word's count there -- kept on the connection while
         #: nothing is committed: a key that narrows the last answer counts only its last word
@@ -376,7 +383,9 @@ class _Light:
         self.words = list({term.pattern: term for term in self.terms if term is not None}.values())
 
     def text_sql(self, table: str, joined: bool) -> str:
-        return self.column if joined and self.column else f"{table}.content"
+        if joined and self.column:
+            return self.column
+        return self.stored or f"{table}.content"
 
     def lowered(self, rowid: int, text: str) -> tuple[str, bool]:
         """``text`` (message ``rowid``'s) lower-cased, and whether :func:`_marks_exactly`."""
@@ -1543,7 +1552,10 @@ def search(
             shape = None if stale else _narrowable(db, parsed)
             if shape is not None or (not stale and _lightable(db, parsed)):
                 fts = db.capabilities.fts.get(FTS_TABLE)
-                ctx.light = _Light(fts.text_sql if fts is not None else None, phrases, ctx.prefix_cache)
+                ctx.light = _Light(
+                    fts.text_sql if fts is not None else None, phrases, ctx.prefix_cache,
+                    fts.stored_text_sql if fts is not None else None,
+                )
             if shape is not None:
                 others = _other_fts_columns(db, FTS_TABLE)
                 ctx.others_empty = _others_empty_sql(others)

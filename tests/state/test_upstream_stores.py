@@ -85,12 +85,21 @@ def test_uc1_fresh_store_capabilities(db: SessionDB):
 def test_uc1_what_the_word_index_holds_is_known_from_its_ddl(upstream_copy, version, expected):
     """The search reads the word index's text through the message row it joins when the DDL
     says what that text is: upstream's ``messages_fts_src`` view (a tool result's first
-    8,192 characters), or ``content='messages'``."""
+    8,192 characters), or ``content='messages'``; an inline index's own copy from its shadow
+    table."""
     path = upstream_copy(version)
     conn = sqlite3.connect(path)
     try:
         caps = detect(conn)
         assert caps.fts["messages_fts"].text_sql == expected
+        stored = caps.fts["messages_fts"].stored_text_sql
+        assert (stored is None) == (not caps.fts["messages_fts"].inline)
+        if stored:
+            # An inline index's own copy, read from its shadow table: what FTS5 reads.
+            rows, differing = conn.execute(
+                f"SELECT count(*), sum(({stored}) IS NOT messages_fts.content) FROM messages_fts"
+            ).fetchone()
+            assert rows > 0 and differing == 0
         if expected:
             # The same text as the index reads through its view, row for row.
             mismatches = conn.execute(
