@@ -81,9 +81,10 @@ MAX_PREFIX_TERMS = 256
 DEFAULT_BUDGET_MS = 300.0
 #: Messages whose other indexed columns a connection keeps for narrowing (a few keys' worth).
 OTHER_COLUMNS_KEPT = 8192
-#: Plain texts a connection keeps lower-cased for the next keys (:class:`_Light`): about two
-#: windows' worth (a v30 tool result is indexed by 8,192 characters: ~16 MB at the most).
-TEXTS_KEPT = 1024
+#: Plain texts a connection keeps lower-cased for the next keys (:class:`_Light`): a few
+#: windows' worth, then those of the last scan only (a v30 tool result is indexed by 8,192
+#: characters: ~32 MB at the very most, ~0.6 MB for typical messages).
+TEXTS_KEPT = 2048
 #: Prefix expansions remembered per store connection (search-as-you-type asks for ``dock*``,
 #: then ``docke*``, ``docker*``: each is the previous list filtered, no SQL).
 PREFIX_CACHE_SIZE = 256
@@ -332,14 +333,10 @@ def _term_regex(word: str, prefix: bool) -> "re.Pattern[str]":
     return re.compile(word + r"(?<![^\W_]" + word + r")" + (r"[^\W_]*" if prefix else r"(?![^\W_])"))
 
 
-def _term_spans(lowered: str, word: str, prefix: bool) -> list[tuple[int, int]]:
-    """Where :func:`_term_regex` matches in ``lowered``."""
-    return [found.span() for found in _term_regex(word, prefix).finditer(lowered)]
-
-
 class _Light:
-    """A search of plain ASCII words ANDed together (what people type; see
-    :func:`_query_shape`) reads the newest matches' text unmarked and marks it here.
+    """A search of plain ASCII words -- ANDed (what people type, :func:`_query_shape`), single
+    words ORed, or one chain with ``NOT`` words (:func:`_lightable`) -- reads the newest
+    matches' text unmarked and marks it here.
 
     ``highlight()`` tokenizes every row it returns: over the 401 rows of a window scan that
     was 3-5 ms of a 5-9 ms statement at 5M messages, and the window ranking needs only each
@@ -372,7 +369,10 @@ class _Light:
         self.texts: dict[int, tuple[str, str, bool | None]] = cache.texts if cache is not None else {}
         self.tf: dict[str, dict[int, float]] = cache.tf if cache is not None else {}
         if len(self.texts) > TEXTS_KEPT or len(self.tf) > 64:
-            self.texts.clear()
+            # Keep what the next key may narrow from (the last scan's rows), drop the rest.
+            keep = {rowid for rowid, _text in cache.scan.rows} if cache is not None and cache.scan else set()
+            for rowid in [rowid for rowid in self.texts if rowid not in keep]:
+                del self.texts[rowid]
             self.tf.clear()
         #: Per phrase, its word as :func:`_term_regex` (None: a negated or empty phrase, or
         #: one of several words, counts nothing).
@@ -397,14 +397,6 @@ class _Light:
             self.texts[rowid] = known
         return known[1], bool(known[2])
 
-    def count(self, term: "re.Pattern[str]", rowid: int, lowered: str) -> float:
-        """``term``'s matches in message ``rowid`` (``lowered``: its text, from :meth:`lowered`)."""
-        counted = self.tf.setdefault(term.pattern, {})
-        found = counted.get(rowid)
-        if found is None:
-            found = counted[rowid] = float(len(term.findall(lowered)))
-        return found
-
     def counts_of(self, rows: list[tuple[int, str]]) -> list[list[float]]:
         """Each phrase's matches in each of ``rows`` (``(rowid, text)``): its term frequency.
         400 rows a key, so one loop here (a call per row and per word cost ~0.8 ms more)."""
@@ -414,7 +406,8 @@ class _Light:
             text = text or ""
             known = texts.get(rowid)
             if known is None or not (known[0] is text or known[0] == text):
-                known = texts[rowid] = (text, text.lower(), None)
+                # (An ASCII text always marks exactly; others are looked at when asked.)
+                known = texts[rowid] = (text, text.lower(), True if text.isascii() else None)
             lowered_rows.append((rowid, known[1]))
         columns = []
         for term in self.terms:
@@ -729,7 +722,8 @@ def _narrow(
     kept: list[tuple[int, str, bool | None, bool | None]] = []
     undecided = False
     elsewhere: list[int] = []  # rows whose text has no such token: their other columns decide
-    # (Inlined :meth:`_Light.lowered` and :meth:`_Light.count`: 400 rows a key.)
+    # The last word's count in each row, kept for the window ranking that follows (as
+    # :meth:`_Light.counts_of` keeps it); :meth:`_Light.lowered` inlined: 400 rows a key.
     texts, counted, findall = light.texts, light.tf.setdefault(last.pattern, {}), last.findall
     for (rowid, text), empty in zip(previous, others_empty):
         text = text or ""
@@ -738,10 +732,13 @@ def _narrow(
             lowered, exact = light.lowered(rowid, text)
         else:
             lowered, exact = known[1], known[2]
+        found = counted.get(rowid) if exact else None
+        if exact and found is None:
+            found = counted[rowid] = float(len(findall(lowered)))
         if not exact:
             verdict: bool | None = None  # (only unicode61 can tell its tokens)
             undecided = True
-        elif (counted[rowid] if rowid in counted else counted.setdefault(rowid, float(len(findall(lowered))))):
+        elif found:
             verdict = True
         elif empty is True:
             verdict = False

@@ -277,6 +277,11 @@ def word_index():
     conn.close()
 
 
+def term_spans(text: str, word: str, prefix: bool):
+    """Where the search finds one word in ``text`` without FTS5."""
+    return [found.span() for found in engine_mod._term_regex(word, prefix).finditer(text.lower())]
+
+
 def fts5_marks(conn, text_rowid: int, word: str, prefix: bool):
     """What FTS5 says of one row for one word: whether it matches, and highlight()'s spans."""
     from hermes_state.query import _split_marked
@@ -301,7 +306,7 @@ def test_text_marked_without_fts5_is_marked_as_fts5_marks_it(word_index, word, p
         if not engine_mod._marks_exactly(text):
             continue
         vouched += 1
-        spans = engine_mod._term_spans(text.lower(), word, prefix)
+        spans = term_spans(text, word, prefix)
         assert (bool(spans), spans) == (matches, marks), (text, word, prefix)
     assert vouched >= 6  # ASCII, CJK, emoji, quotes and spaces are all vouched for
 
@@ -331,7 +336,7 @@ def test_any_text_vouched_for_is_marked_as_fts5_marks_it(text, word):
         conn.execute("INSERT INTO t(rowid, content) VALUES (1, ?)", (text,))
         matches, marks = fts5_marks(conn, 1, *word)
         if engine_mod._marks_exactly(text):
-            spans = engine_mod._term_spans(text.lower(), *word)
+            spans = term_spans(text, *word)
             assert (bool(spans), spans) == (matches, marks)
     finally:
         conn.close()
@@ -589,3 +594,24 @@ def test_which_queries_are_marked_without_fts5(db, query, light):
     from hermes_state.query import parse_fts_query, sanitize_fts5_query
 
     assert engine_mod._lightable(db, parse_fts_query(sanitize_fts5_query(query))) is light
+
+
+def test_a_connection_keeps_a_bounded_number_of_texts(corpora, small_window, monkeypatch):
+    """Past ``TEXTS_KEPT`` lower-cased texts a connection keeps only those of its last scan
+    (what the next key narrows from), and every key still answers as a fresh search."""
+    monkeypatch.setattr(engine_mod, "TEXTS_KEPT", 30)
+    typing = SessionDB(corpora[30], read_only=True)
+    fresh = SessionDB(corpora[30], read_only=True)
+    try:
+        for text in ("docker", "kubernetes", "deploy fail"):
+            for end in range(1, len(text) + 1):
+                got = search(typing, text[:end])
+                forget(fresh)
+                assert answer(got) == answer(search(fresh, text[:end])), text[:end]
+                # The bound, and at most what one key reads: its window, the rows a narrowing
+                # reads past it, its page.
+                kept = len(engine_mod._PREFIX_CACHES[typing].texts)
+                assert kept <= 30 + engine_mod.WINDOW + 1 + engine_mod.NARROW_SLACK + 20
+    finally:
+        typing.close()
+        fresh.close()
