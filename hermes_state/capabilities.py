@@ -71,8 +71,8 @@ class FtsTable:
     #: The tokenizer loads in this process (the table can be queried).
     loads: bool
     #: SQL over a ``messages`` row ``m`` giving exactly the text of the first column, when
-    #: the DDL says what it is (``content='messages'``, or upstream's ``messages_fts_src``
-    #: view); None otherwise (an inline table holds its own copy, whatever its triggers
+    #: the DDL says what it is (``content='messages'``, upstream's ``messages_fts_src`` view,
+    #: or a view listing ``messages`` columns such as ``messages_fts_trigram_src``); None otherwise (an inline table holds its own copy, whatever its triggers
     #: wrote: only the table itself can say).
     text_sql: str | None = None
     #: SQL giving the first column's text in a scan of the table (its rowid as
@@ -309,6 +309,11 @@ _KNOWN_TEXT_COLUMNS = {
 _VIEW_RE = re.compile(
     r"CREATE VIEW \S+ AS SELECT id, (?P<text>.+?) AS content, [\w, ]+ FROM messages", re.IGNORECASE
 )
+_COLUMN_LIST_VIEW_RE = re.compile(
+    r"CREATE VIEW \S+ AS SELECT (?P<columns>(?:\w+\.)?\w+(?:, (?:\w+\.)?\w+)*) FROM messages"
+    r"(?: AS (?P<alias>\w+))?(?P<rest> (?:JOIN|WHERE|INNER|LEFT|CROSS)\b.*)?",
+    re.IGNORECASE,
+)
 
 
 def _text_sql(content: str | None, views: dict[str, str]) -> str | None:
@@ -320,8 +325,27 @@ def _text_sql(content: str | None, views: dict[str, str]) -> str | None:
     view = views.get(content)
     if view is None:
         return None
-    found = _VIEW_RE.fullmatch(" ".join(view.split()))
-    return _KNOWN_TEXT_COLUMNS.get(found.group("text")) if found else None
+    view = " ".join(view.split())
+    found = _VIEW_RE.fullmatch(view)
+    if found:
+        return _KNOWN_TEXT_COLUMNS.get(found.group("text"))
+    # A plain list of ``messages`` columns, maybe joined and filtered (v30's
+    # ``messages_fts_trigram_src``: ``SELECT m.id, m.role, m.content, m.tool_name FROM
+    # messages AS m JOIN sessions AS s … WHERE …``): the rows it keeps hold the message's own
+    # text. (A row it no longer keeps makes FTS5 fail with "database disk image is
+    # malformed" when asked for its text; read through the message, it is simply its text.)
+    found = _COLUMN_LIST_VIEW_RE.fullmatch(view)
+    if not found:
+        return None
+    alias = found.group("alias") or "messages"
+    joined = bool(found.group("rest")) and " join " in found.group("rest").lower()
+    names = {}
+    for column in found.group("columns").split(", "):
+        table, _, name = column.rpartition(".")
+        if table.lower() not in ((alias.lower(),) if joined else ("", alias.lower())):
+            return None  # (another table's column, or one SQLite would have to resolve)
+        names[name.lower()] = name
+    return "m.content" if "id" in names and "content" in names else None
 
 
 def _stored_text_sql(conn: sqlite3.Connection, name: str, content: str | None, tables: frozenset[str]) -> str | None:

@@ -121,6 +121,59 @@ def test_uc1_what_the_word_index_holds_is_known_from_its_ddl(upstream_copy, vers
     other.close()
 
 
+@pytest.mark.parametrize(("version", "table"), [(30, "messages_fts_trigram"), ("30_cjkext", "messages_fts_cjk")])
+def test_uc1_a_view_listing_message_columns_gives_the_message_text(upstream_copy, version, table):
+    """v30's trigram index reads ``messages_fts_trigram_src`` (message columns, joined with
+    ``sessions`` and filtered): its text is the message's own, row for row, and read so the
+    search does not go through the view once per row."""
+    path = upstream_copy(version)
+    conn = sqlite3.connect(path)
+    try:
+        fts = detect(conn).fts[table]
+        assert fts.text_sql == "m.content" and fts.stored_text_sql is None
+        rows, mismatches = conn.execute(
+            f"SELECT count(*), sum(m.content IS NOT v.content) FROM {fts.content} v JOIN messages m ON m.id = v.id"
+        ).fetchone()
+        assert rows > 0 and mismatches == 0
+        if not fts.loads:
+            return  # (the cjk table's tokenizer lives in an extension: known from the DDL only)
+        indexed = conn.execute(
+            f"SELECT count(*), sum(m.content IS NOT {table}.content) FROM {table} "
+            f"JOIN messages m ON m.id = {table}.rowid"
+        ).fetchone()
+        assert indexed[0] > 0 and indexed[1] == 0
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize(
+    ("view", "expected"),
+    [
+        ("SELECT id, role, content, tool_name FROM messages WHERE role <> 'tool'", "m.content"),
+        ("SELECT m.id, m.content FROM messages AS m JOIN sessions AS s ON s.id = m.session_id", "m.content"),
+        ("SELECT id, content FROM messages AS m JOIN sessions AS s ON s.id = m.session_id", None),
+        ("SELECT m.id, s.content FROM messages AS m JOIN sessions AS s ON s.id = m.session_id", None),
+        ("SELECT m.id, m.role FROM messages AS m", None),
+        ("SELECT m.content, m.role FROM messages AS m", None),
+        ("SELECT id, content FROM messages_archive", None),
+        ("SELECT id, lower(content) AS content FROM messages", None),
+    ],
+)
+def test_uc1_a_view_written_otherwise_is_not_guessed_at(view, expected):
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.execute("CREATE TABLE sessions (id TEXT PRIMARY KEY, content TEXT)")
+        conn.execute("CREATE TABLE messages (id INTEGER PRIMARY KEY, session_id TEXT, role TEXT, "
+                     "content TEXT, tool_name TEXT)")
+        conn.execute("CREATE TABLE messages_archive (id INTEGER PRIMARY KEY, content TEXT)")
+        conn.execute(f"CREATE VIEW src AS {view}")
+        conn.execute("CREATE VIRTUAL TABLE idx USING fts5(content, content='src', content_rowid='id', "
+                     "tokenize='trigram')")
+        assert detect(conn).fts["idx"].text_sql == expected
+    finally:
+        conn.close()
+
+
 def test_uc1_capabilities_cached_and_redetected_on_schema_change(db: SessionDB):
     first = db.capabilities
     assert db.capabilities is first  # cached: same object while the schema is unchanged
