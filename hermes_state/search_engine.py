@@ -14,6 +14,7 @@ import sqlite3
 import time
 import weakref
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Sequence
 
 from .query import (
@@ -927,17 +928,28 @@ def _newest(ctx, table, match, path, total, exact, to_row, plain, scanned) -> _O
     return _Outcome(out, "newest", total, exact and not (ctx.filtered and more), more, path)
 
 
+#: Best first, ties newest first (rowids are unique: the order is total).
+_SCORE_ROWID = itemgetter(0, 1)
+
+
 def _window_scores(rows, phrases, idfs, plain, light: "_Light | None" = None) -> list[tuple[float, int, Any]]:
     """``(score, rowid, text)`` of the window's rows, best first (ties: newest first). With
     ``light`` the text is plain and each phrase's count is its word's matches there."""
     single = len(phrases) == 1 and not phrases[0].negated and len(phrases[0].tokens) <= 1
-    if single and not plain and rows:
-        # One word (what most keys type): the same bm25 as below, without a call per row.
-        if light is not None:
-            tfs1 = [counts[0] for counts in light.counts_of(rows)]
+    if single and rows:
+        # One word or substring (what most keys type): the same bm25 as below, without a
+        # call per row (a substring's 400 rows: 1.7 -> 0.6 ms).
+        if plain:
+            lowered = [(text or "").lower() for _rowid, text in rows]
+            term = phrases[0].tokens[0] if phrases[0].tokens else ""
+            tfs1 = [float(lower.count(term)) if term else 0.0 for lower in lowered]
+            dls = [float(len(lower)) for lower in lowered]
         else:
-            tfs1 = [float(_marked_count(text or "")) for _rowid, text in rows]
-        dls = [float((text or "").count(" ") + 1) for _rowid, text in rows]
+            if light is not None:
+                tfs1 = [counts[0] for counts in light.counts_of(rows)]
+            else:
+                tfs1 = [float(_marked_count(text or "")) for _rowid, text in rows]
+            dls = [float((text or "").count(" ") + 1) for _rowid, text in rows]
         avgdl = sum(dls) / len(dls)
         idf, k1, b = idfs[0], _BM25_K1, _BM25_B
         ranked = [
@@ -945,7 +957,7 @@ def _window_scores(rows, phrases, idfs, plain, light: "_Light | None" = None) ->
              int(rowid), text or "")
             for (rowid, text), tf, dl in zip(rows, tfs1, dls)
         ]
-        ranked.sort(key=lambda item: (-item[0], -item[1]))
+        ranked.sort(key=_SCORE_ROWID, reverse=True)
         return ranked
     matcher = _TfMatcher(phrases)
     parsed = []
@@ -978,7 +990,7 @@ def _window_scores(rows, phrases, idfs, plain, light: "_Light | None" = None) ->
             if tf > 0:
                 score += idf * tf * k1p1 / (tf + norm)
         scored.append((score, int(rowid), text))
-    scored.sort(key=lambda item: (-item[0], -item[1]))
+    scored.sort(key=_SCORE_ROWID, reverse=True)
     return scored
 
 

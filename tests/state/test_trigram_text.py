@@ -100,3 +100,20 @@ def test_a_session_delegated_after_its_messages_were_indexed_is_still_searchable
         assert "malformed" in (db.search("数据库", limit=20).error or "")
     finally:
         db.close()
+
+
+def test_one_substring_is_scored_as_the_general_path_scores_it():
+    """The one-substring shortcut of the window ranking (no call per row) gives the scores
+    and the order the general loop gives: a phrase that counts nothing added beside it
+    sends the same rows down that loop."""
+    texts = ["数据库", "数据库数据库 and more", "DATA数据库", "İstanbul 数据库", None, "", "nothing here",
+             "数据 库", "数据库" * 40, "ǅ数据库ǆ", "数据库\n数据库\t数据库"]
+    rows = [(100 - i, text) for i, text in enumerate(texts)]
+    one = engine_mod._Phrase('"数据库"', ["数据库"], False, False)
+    nothing = engine_mod._Phrase('"zzzz"', ["zzzz"], False, True)
+    single = engine_mod._window_scores(rows, [one], [1.7], True)
+    general = engine_mod._window_scores(rows, [one, nothing], [1.7, 0.4], True)
+    assert single == general
+    # Rows without it last, newest first among them; the texts made of it lead.
+    assert [rowid for score, rowid, _text in single if not score] == [96, 95, 94, 93]
+    assert [rowid for score, rowid, _text in single][:2] == [92, 90]
