@@ -266,11 +266,15 @@ def search_messages(
     filters, filter_params = _filter_sql(source_filter, exclude_sources, role_filter, db.rules.findable("m"))
     where_extra = _where(filters)
 
+    # A store from before schema 10, opened without migrating it (UC-8), has no trigram
+    # table: its substrings are found by LIKE (path C), as that store's own upstream did.
+    trigram = db._fts_table_exists(TRIGRAM_TABLE)
+
     def run(conn: sqlite3.Connection) -> list[dict]:
         if not contains_cjk(q):
             return _path_a(conn, query, q, where_extra, filter_params, limit, offset)
         route = route_cjk(q)
-        if route.path == "B":
+        if route.path == "B" and trigram:
             return _path_b(conn, route.tokens, where_extra, filter_params, limit, offset)
         return _path_c(conn, route, where_extra, filter_params, limit, offset)
 

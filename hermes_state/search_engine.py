@@ -13,7 +13,7 @@ import re
 import sqlite3
 import time
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Sequence
 
@@ -132,6 +132,13 @@ class _Ctx:
     @property
     def filtered(self) -> bool:
         return bool(self.filters)
+
+    @property
+    def trigram(self) -> bool:
+        """The trigram table exists and can be read: not in a store from before schema 10
+        opened without migrating it (UC-8), whose substrings LIKE finds instead."""
+        table = self.fts.get(TRIGRAM_TABLE)
+        return bool(table is not None and table.loads)
 
     @property
     def want(self) -> int:
@@ -1067,6 +1074,8 @@ def _cjk_search(ctx: _Ctx, q: str) -> tuple[_Outcome | None, str]:
     terms = [item.text for item in items if item.kind != "op"]
     if not terms:
         return None, ""
+    if not ctx.trigram:
+        return _like_search(ctx, groups, terms), _describe_like(groups)
     if any(len(term) < 3 for term in terms):
         # Frequent short tokens fill a page from the newest few thousand messages: try
         # that cheap LIKE pass first; rare and absent ones go to the trigram vocabulary.
@@ -1549,6 +1558,15 @@ def search(
         q = ""
     if not q:
         return done(note="query had nothing searchable")
+    return db._one_schema(
+        lambda: _search(db, done, text, q, typing_word, cut_note, limit, offset, sort, source_filter,
+                        exclude_sources, role_filter, budget_ms, workspace)
+    )
+
+
+def _search(db, done, text, q, typing_word, cut_note, limit, offset, sort, source_filter, exclude_sources,
+            role_filter, budget_ms, workspace) -> "SearchResult":
+    """:func:`search` once the query is known to have something to search."""
     filters, params = _filter_sql(source_filter, exclude_sources, role_filter, db.rules.findable("m"))
     narrow, narrow_params = db.rules.workspace_clause(workspace)
     if narrow is not None:
@@ -1597,12 +1615,18 @@ def search(
                 and parsed.terms
                 and all(len(pos.text) >= 3 for pos, _ in _positive_terms(parsed))
             ):
-                retry = " ".join(item.render_substring() for item in parsed.items)
-                outcome = _fts_engine(
-                    ctx, TRIGRAM_TABLE, retry, _substring_phrases(parsed.groups()), "fts5+trigram",
-                    [pos.text for pos, _ in _positive_terms(parsed)],
-                )
-                effective = retry
+                if ctx.trigram:
+                    retry = " ".join(item.render_substring() for item in parsed.items)
+                    outcome = _fts_engine(
+                        ctx, TRIGRAM_TABLE, retry, _substring_phrases(parsed.groups()), "fts5+trigram",
+                        [pos.text for pos, _ in _positive_terms(parsed)],
+                    )
+                    effective = retry
+                else:
+                    groups = parsed.groups()
+                    found = _like_search(ctx, groups, [pos.text for pos, _ in _positive_terms(parsed)])
+                    outcome = replace(found, path="fts5+like")
+                    effective = _describe_like(groups)
         if typing_word and not outcome.rows and outcome.total == 0:
             short = short_last_word(q)
             if short is not None:

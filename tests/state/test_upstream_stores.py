@@ -231,6 +231,40 @@ def test_uc1_capabilities_checked_once_per_read_snapshot(db_path: Path):
         db.close()
 
 
+def test_uc1_a_search_checks_the_schema_once_and_the_next_sees_a_change(db_path: Path):
+    """A search decides from the capabilities once (its filters, which index text to read):
+    it looks the schema cookie up once, not at each helper (there were 9 looks: a third of a
+    search that finds nothing); the next search looks again and answers on the new schema."""
+    db = SessionDB(db_path)
+    try:
+        db.create_session("s1", "cli")
+        db.append_message("s1", "user", "docker compose up")
+        checks: list[str] = []
+        db._conn.set_trace_callback(lambda sql: checks.append(sql) if sql.startswith("PRAGMA main.schema_version") else None)
+        for query in ("zxqvbnm", "docker", "dock", "compose NOT kube", "数据库"):
+            checks.clear()
+            assert db.search(query, prefix_last=True).error is None
+            assert len(checks) == 1, query
+        assert db.search("数据库").path == "trigram"
+        other = sqlite3.connect(db_path)
+        other.execute("DROP TABLE messages_fts_trigram")
+        other.commit()
+        other.close()
+        # The next search sees the index gone and reads the messages instead (the look,
+        # then the detection that reads the new schema's cookie).
+        checks.clear()
+        answer = db.search("数据库")
+        assert answer.error is None and answer.path == "like" and len(checks) == 2
+        # Outside a search every look checks again.
+        checks.clear()
+        db.capabilities
+        db.capabilities
+        assert len(checks) == 2
+    finally:
+        db._conn.set_trace_callback(None)
+        db.close()
+
+
 def test_uc1_v30_external_layout_and_columns_by_name(upstream_copy):
     db = SessionDB(upstream_copy(30), read_only=True)
     try:
