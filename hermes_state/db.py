@@ -170,6 +170,9 @@ class SessionDB:
         self._conn: sqlite3.Connection | None = None
         #: Schema version found on disk when opened (None: created by this open).
         self.opened_version: int | None = None
+        #: Tables shown through a TEMP view in their v11 shape (a read-only open of an older
+        #: file, :func:`~hermes_state.migrations.create_compat_views`): a view has no rowid.
+        self.compat_views: list[str] = []
         #: Human-readable warnings about the database (e.g. a newer schema version).
         self.warnings: list[str] = []
         #: Read as an immutable snapshot (read-only directory without ``-shm``; see
@@ -268,7 +271,7 @@ class SessionDB:
         self.opened_version = int(row[0]) if row else None
         try:
             # Old files keep their shape on disk; reads see it as v11 through TEMP views.
-            _migrations_create_compat_views(conn)
+            self.compat_views = _migrations_create_compat_views(conn)
         except sqlite3.DatabaseError as exc:
             conn.close()
             raise DatabaseError(describe_db_error(exc, self.db_path)) from exc

@@ -282,8 +282,10 @@ def match_sessions(
             if index is not None:
                 titled = _titled_through_index(conn, index, text, like, filters, fparams, limit)
             if titled is None:
+                # (An older file read through its compat view has no rowids: by id.)
+                key = "id" if "sessions" in db.compat_views else "rowid"
                 add(conn.execute(
-                    "SELECT s.id FROM sessions s WHERE s.rowid IN (SELECT rowid FROM sessions "
+                    f"SELECT s.id FROM sessions s WHERE s.{key} IN (SELECT {key} FROM sessions "
                     f"WHERE title IS NOT NULL AND title LIKE ? ESCAPE '\\'){filters} "
                     "ORDER BY s.started_at DESC LIMIT ?",
                     [like, *fparams, limit],
@@ -313,7 +315,7 @@ def _titled_through_index(
             return []
         return [
             (row[1], row[0]) for row in conn.execute(
-                "SELECT s.id, s.started_at FROM sessions s WHERE s.rowid IN (SELECT value FROM json_each(?)) "
+                f"SELECT s.id, s.started_at FROM {index.source} WHERE {index.rowid_sql} IN (SELECT value FROM json_each(?)) "
                 f"AND s.title LIKE ? ESCAPE '\\'{filters}",
                 [json.dumps(rowids), like, *fparams],
             )

@@ -84,6 +84,8 @@ class TitleIndex:
         self._fresh = _Titles()
         self._built_at: float | None = None
         self._max_rowid = 0
+        #: Where the titles are read with their rowids (:func:`sessions_with_rowid`).
+        self._source = "sessions s"
         self._version: tuple[int, int] | None = None
         self._changed = False
         #: Changed and older than MAX_AGE_S: a rebuilt index should replace this one.
@@ -93,6 +95,16 @@ class TitleIndex:
         #: at). The next keystroke usually extends the text: its titles before that byte are
         #: among these (microseconds), only the rest of the blob is searched.
         self._last: tuple[bytes, list[int], int, bytes] | None = None
+
+    @property
+    def source(self) -> str:
+        """The FROM clause its rowids are read again through (``sessions`` as ``s``)."""
+        return self._source
+
+    @property
+    def rowid_sql(self) -> str:
+        """The rowid of ``s`` in :attr:`source`."""
+        return "s.rowid" if self._source == "sessions s" else "r.rowid"
 
     @property
     def built(self) -> bool:
@@ -109,8 +121,9 @@ class TitleIndex:
         ~65 MB of peak memory for an index of ~8 MB)."""
         cursor = conn.cursor()
         cursor.row_factory = None
+        self._source, rowid = sessions_with_rowid(conn)
         cursor.execute(
-            "SELECT rowid, title FROM sessions WHERE title IS NOT NULL ORDER BY started_at DESC"
+            f"SELECT {rowid}, s.title FROM {self._source} WHERE s.title IS NOT NULL ORDER BY s.started_at DESC"
         )
         titles = _Titles()
         titles.extend(
@@ -155,8 +168,10 @@ class TitleIndex:
             self.stale = True
         cursor = conn.cursor()
         cursor.row_factory = None
+        rowid = self.rowid_sql
         new = cursor.execute(
-            "SELECT rowid, title FROM sessions WHERE rowid > ? AND title IS NOT NULL ORDER BY rowid",
+            f"SELECT {rowid}, s.title FROM {self._source} WHERE {rowid} > ? AND s.title IS NOT NULL "
+            f"ORDER BY {rowid}",
             (self._max_rowid,),
         ).fetchall()
         if new:
@@ -217,6 +232,19 @@ class TitleIndex:
             self._last = (needle, found, titles.end_of(index) + 1, blob)
             yield rowids[index]
         self._last = (needle, found, len(blob) + 1, blob)
+
+
+def sessions_with_rowid(conn: sqlite3.Connection) -> tuple[str, str]:
+    """``(FROM clause, rowid expression)`` reading ``sessions`` as ``s`` with each session's
+    rowid. An older file opened read-only is read through a TEMP view of that name (its
+    v11 shape, :func:`~hermes_state.migrations.create_compat_views`), whose rowid is NULL:
+    then the rowid is the table's, joined by id."""
+    shadowed = conn.execute(
+        "SELECT 1 FROM temp.sqlite_master WHERE type = 'view' AND name = 'sessions'"
+    ).fetchone()
+    if shadowed:
+        return "main.sessions r JOIN sessions s ON s.id = r.id", "r.rowid"
+    return "sessions s", "s.rowid"
 
 
 def _fold(text: str) -> bytes:

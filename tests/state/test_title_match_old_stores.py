@@ -1,0 +1,76 @@
+"""An older file opened read-only is read through TEMP views in its v11 shape (UC-8), and a
+view has no rowid: the title match, which keeps titles by rowid, found nothing there and
+failed with a TypeError at every key of the browser's search ("'NoneType' object cannot be
+interpreted as an integer")."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+
+import pytest
+
+from hermes_state import SessionDB, listing
+from hermes_state.title_index import TitleIndex
+
+
+def titled(path, text: str) -> list[str]:
+    """Titles holding ``text`` (ASCII case folded), newest session first, from the file."""
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return [row[0] for row in conn.execute(
+            "SELECT title FROM sessions WHERE title LIKE ? ORDER BY started_at DESC", [f"%{text}%"]
+        )]
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("version", [5, 9, 10])
+def test_titles_are_matched_in_an_older_file_read_through_views(upstream_copy, version):
+    path = upstream_copy(version)
+    db = SessionDB(path, read_only=True)
+    try:
+        assert "sessions" in db.compat_views
+        for text in ("travel", "plans #", "release", "checklist"):
+            expected = titled(path, text)
+            assert expected, text
+            index = TitleIndex()
+            with_index = listing.match_sessions(db, text, index=index)
+            without = listing.match_sessions(db, text)
+            assert [s.title for s in with_index] == [s.title for s in without] == expected, text
+    finally:
+        db.close()
+
+
+def test_a_session_titled_after_the_build_is_found_in_an_older_file(upstream_copy):
+    path = upstream_copy(9)
+    db = SessionDB(path, read_only=True)
+    try:
+        index = TitleIndex()
+        assert [s.title for s in listing.match_sessions(db, "travel", index=index)] == ["travel plans #2", "travel plans"]
+        # Another process writes the old file as it is (an old gateway still running).
+        writer = sqlite3.connect(path)
+        writer.execute(
+            "INSERT INTO sessions (id, source, started_at, title) VALUES ('later', 'cli', ?, 'travel again')",
+            [time.time()],
+        )
+        writer.commit()
+        writer.close()
+        assert [s.title for s in listing.match_sessions(db, "travel", index=index)] == [
+            "travel again", "travel plans #2", "travel plans"
+        ]
+    finally:
+        db.close()
+
+
+def test_the_browser_search_shows_title_matches_of_an_older_file(upstream_copy):
+    from hermes_tui.data import BrowserData
+
+    data = BrowserData(upstream_copy(9))
+    try:
+        data.warm_titles()
+        for text in ("tra", "travel", "plans"):
+            view = data.search(text, source=None, exclude_sources=None)
+            assert [s.title for s in view.title_matches] == ["travel plans #2", "travel plans"], text
+    finally:
+        data.close()
