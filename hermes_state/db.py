@@ -173,6 +173,8 @@ class SessionDB:
         #: Tables shown through a TEMP view in their v11 shape (a read-only open of an older
         #: file, :func:`~hermes_state.migrations.create_compat_views`): a view has no rowid.
         self.compat_views: list[str] = []
+        #: The schema cookie of the file when they were made.
+        self._views_cookie: int | None = None
         #: Human-readable warnings about the database (e.g. a newer schema version).
         self.warnings: list[str] = []
         #: Read as an immutable snapshot (read-only directory without ``-shm``; see
@@ -272,6 +274,7 @@ class SessionDB:
         try:
             # Old files keep their shape on disk; reads see it as v11 through TEMP views.
             self.compat_views = _migrations_create_compat_views(conn)
+            self._views_cookie = _schema_cookie(conn)
         except sqlite3.DatabaseError as exc:
             conn.close()
             raise DatabaseError(describe_db_error(exc, self.db_path)) from exc
@@ -346,11 +349,23 @@ class SessionDB:
             if caps is not None and self._caps_in_snapshot:
                 return caps
             if caps is None or caps.schema_cookie != _schema_cookie(conn):
+                if self.compat_views and self._views_cookie != _schema_cookie(conn):
+                    self._refresh_compat_views(conn)
                 caps = self._caps = _detect_capabilities(conn)
             if self._caps_in_snapshot is None:
                 # The first check of a read snapshot: its cookie holds until it ends.
                 self._caps_in_snapshot = True
             return caps
+
+    def _refresh_compat_views(self, conn: sqlite3.Connection) -> None:
+        """The file's schema changed under views made for its old shape (another connection
+        -- the browser's own writer, a gateway -- migrated it): they would hide the columns
+        it has now (a title set since read as NULL, every session as not archived). Made
+        again for the shape it has now; none at all once it has every column."""
+        for name in self.compat_views:
+            conn.execute(f'DROP VIEW IF EXISTS temp."{name}"')
+        self.compat_views = _migrations_create_compat_views(conn)
+        self._views_cookie = _schema_cookie(conn)
 
     @property
     def extra_pins(self) -> frozenset[str]:
@@ -504,6 +519,10 @@ class SessionDB:
         (:mod:`hermes_state.lenient_text`)."""
         with self._lock:
             conn = self._require_conn()
+            if self.compat_views:
+                # An older file shown through views: if it was migrated meanwhile, they are
+                # made again for its new shape before anything reads through them.
+                self.capabilities
             return read_leniently(conn, lambda: fn(conn))
 
     def _fetchall(self, sql: str, params: Iterable[Any] = ()) -> list[sqlite3.Row]:

@@ -74,3 +74,34 @@ def test_the_browser_search_shows_title_matches_of_an_older_file(upstream_copy):
             assert [s.title for s in view.title_matches] == ["travel plans #2", "travel plans"], text
     finally:
         data.close()
+
+
+@pytest.mark.parametrize("version", [2, 9])
+def test_a_reader_sees_the_new_shape_once_another_connection_migrates_the_file(upstream_copy, version):
+    """A writer (the browser's own, a gateway) brings the older file to the current schema
+    while a reader shows it through views of its old shape: those views would hide what the
+    file holds now (a title set since read as NULL, an archived session still listed). The
+    reader makes them again at its next read, for the shape the file has then."""
+    path = upstream_copy(version)
+    reader = SessionDB(path, read_only=True)
+    try:
+        assert "sessions" in reader.compat_views
+        assert reader.get_session("20260102_100000_b2b2b2c3")["title"] is None
+        titles_before = listing.match_sessions(reader, "trip", index=TitleIndex())
+        assert titles_before == []
+        writer = SessionDB(path)
+        try:
+            writer.set_session_title("20260102_100000_b2b2b2c3", "Trip notes")
+            writer.set_session_archived("20260102_120000_e5e5e5e5", True)
+        finally:
+            writer.close()
+        assert reader.get_session("20260102_100000_b2b2b2c3")["title"] == "Trip notes"
+        assert reader.compat_views == []
+        listed = {s.id: s for s in reader.list_summaries()}
+        assert listed["20260102_100000_b2b2b2c3"].title == "Trip notes"
+        assert "20260102_120000_e5e5e5e5" not in listed  # archived: out of the list (BR-11)
+        assert [s.title for s in listing.match_sessions(reader, "trip", index=TitleIndex())] == ["Trip notes"]
+        found = reader.search("itinerary")
+        assert found.error is None and found.hits
+    finally:
+        reader.close()

@@ -43,3 +43,30 @@ async def test_typing_in_an_older_file_finds_words_substrings_and_titles(upstrea
         titles = [s.title for s in seen["travel"].title_matches]
         assert titles == ([] if version == 2 else ["travel plans #2", "travel plans"])
     assert digest(path) == before
+
+
+async def test_a_title_set_in_the_browser_on_an_older_file_is_shown(upstream_copy):
+    """Renaming writes through the browser's writer, which brings the file to the current
+    schema; the list and the title match, reading through views of the old shape, showed
+    the session untitled until the browser was started again."""
+    from hermes_tui.widgets.session_list import SessionList
+    from textual.widgets import Input
+
+    path = upstream_copy(2)
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        lst = app.screen.query_one(SessionList)
+        target = next(i for i in range(lst.total) if lst.row(i) and lst.row(i).id == "20260102_113000_d4d4d4")
+        lst.move_to(target)
+        await settle(pilot)
+        await pilot.press("r")
+        await settle(pilot)
+        app.screen.query_one("#rename-input", Input).value = "Trip notes"
+        await pilot.press("enter")
+        await settle(pilot)
+        assert lst.current.id == "20260102_113000_d4d4d4" and lst.current.title == "Trip notes"
+        await pilot.press("/", *"trip")
+        await settle(pilot)
+        view = app.screen.query_one(SearchResults).view
+        assert [s.title for s in view.title_matches] == ["Trip notes"]
