@@ -72,8 +72,9 @@ class FtsTable:
     loads: bool
     #: SQL over a ``messages`` row ``m`` giving exactly the text of the first column, when
     #: the DDL says what it is (``content='messages'``, upstream's ``messages_fts_src`` view,
-    #: or a view listing ``messages`` columns such as ``messages_fts_trigram_src``); None otherwise (an inline table holds its own copy, whatever its triggers
-    #: wrote: only the table itself can say).
+    #: or a view listing ``messages`` columns such as ``messages_fts_trigram_src``); None
+    #: otherwise (an inline table holds its own copy, whatever its triggers wrote: only the
+    #: table itself can say).
     text_sql: str | None = None
     #: SQL giving the first column's text in a scan of the table (its rowid as
     #: ``<name>.rowid``) from an inline table's own copy, read as a plain row of its

@@ -1518,7 +1518,8 @@ class SessionDB:
     def _one_schema(self, fn: Callable[[], T]) -> T:
         """Run ``fn`` (several reads, each in its own transaction) looking the schema cookie
         up once, at the first look at :attr:`capabilities`, not at every one: a search looked
-        9 times (0.2 of a 0.6-ms search that found nothing). Only for work that decides from
+        9 times (a search that finds nothing ran 12 statements, now 5: 0.84-0.89 of its time,
+        alternated with the old code). Only for work that decides from
         the capabilities once anyway (a search builds its filters from them before its
         first statement): a schema changed meanwhile is seen by the next call."""
         with self._lock:
