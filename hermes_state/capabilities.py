@@ -340,12 +340,12 @@ def _text_sql(content: str | None, views: dict[str, str]) -> str | None:
         return None
     alias = found.group("alias") or "messages"
     joined = bool(found.group("rest")) and " join " in found.group("rest").lower()
-    names = {}
+    names = set()
     for column in found.group("columns").split(", "):
         table, _, name = column.rpartition(".")
         if table.lower() not in ((alias.lower(),) if joined else ("", alias.lower())):
             return None  # (another table's column, or one SQLite would have to resolve)
-        names[name.lower()] = name
+        names.add(name.lower())
     return "m.content" if "id" in names and "content" in names else None
 
 
