@@ -285,17 +285,6 @@ class _TfMatcher:
         return tuple(out)
 
 
-def _tf_unicode61(spans_text: list[str], phrases: list[_Phrase]) -> list[float]:
-    return _TfMatcher(phrases).counts(spans_text)
-
-
-def _tf_substring(plain_lower: str, phrases: list[_Phrase]) -> list[float]:
-    return [
-        float(plain_lower.count(p.tokens[0])) if p.tokens and not p.negated else 0.0
-        for p in phrases
-    ]
-
-
 # ---------------------------------------------------------------------------- engine
 
 @dataclass
@@ -356,22 +345,12 @@ class _Light:
     (:func:`_mark_inexact`); in the window ranking its counts are the regex's (a weight,
     never a hit); narrowing asks FTS5 about it (:func:`_narrow`).
 
-    The text read is the index's own: its first column through the ``messages`` row already
-    joined when the DDL says what that column is (:attr:`FtsTable.text_sql`), else an inline
-    table's own copy (it keeps what its triggers wrote, which only it knows), read from its
-    shadow table (:attr:`FtsTable.stored_text_sql`), else the FTS table's column.
+    The text read is the index's own (:func:`_plain_text_sql`).
     """
 
-    __slots__ = ("column", "stored", "terms", "words", "texts", "tf")
+    __slots__ = ("terms", "words", "texts", "tf")
 
-    def __init__(
-        self, column: str | None, phrases: list[_Phrase], cache: "_PrefixCache | None" = None,
-        stored: str | None = None,
-    ) -> None:
-        #: :attr:`FtsTable.text_sql` (over the joined ``messages`` row) and
-        #: :attr:`FtsTable.stored_text_sql` (an inline table's own copy).
-        self.column = column
-        self.stored = stored
+    def __init__(self, phrases: list[_Phrase], cache: "_PrefixCache | None" = None) -> None:
         #: Per message: its text, lower-cased, and whether :func:`_marks_exactly`; and per
         #: ``(word's pattern, message)`` the word's count there -- kept on the connection while
         #: nothing is committed: a key that narrows the last answer counts only its last word
@@ -391,11 +370,6 @@ class _Light:
         ]
         #: Every word of the query: the marks of a page's rows.
         self.words = list({term.pattern: term for term in self.terms if term is not None}.values())
-
-    def text_sql(self, table: str, joined: bool) -> str:
-        if joined and self.column:
-            return self.column
-        return self.stored or f"{table}.content"
 
     def lowered(self, rowid: int, text: str) -> tuple[str, bool]:
         """``text`` (message ``rowid``'s) lower-cased, and whether :func:`_marks_exactly`."""
@@ -480,10 +454,8 @@ def _scan_sql(
     filter tables only when filters are set; ``flag``: a third column (see
     :func:`_others_empty_sql`). Newest first with ``ctx.light``: the text as the index holds
     it, unmarked (:class:`_Light`)."""
-    if plain:
+    if plain or (ctx.light is not None and order == "rowid"):
         text = _plain_text_sql(table, ctx)
-    elif ctx.light is not None and order == "rowid":
-        text = ctx.light.text_sql(table, ctx.filtered)
     else:
         text = f"highlight({table}, 0, char(2), char(3))"
     select = f"SELECT {table}.rowid, {text}"
@@ -503,9 +475,11 @@ def _scan_sql(
 
 
 def _plain_text_sql(table: str, ctx: _Ctx) -> str:
-    """The text of ``table``'s first column, unmarked, in a scan of it: through the joined
-    ``messages`` row when the DDL says what it is (:attr:`FtsTable.text_sql`), else from an
-    inline table's own copy (:attr:`FtsTable.stored_text_sql`), else the column itself.
+    """The text of ``table``'s first column, unmarked, in a scan of it (the trigram table's,
+    and the word index's read by :class:`_Light`): through the joined ``messages`` row when
+    the DDL says what it is (:attr:`FtsTable.text_sql`), else from an inline table's own copy
+    (it keeps what its triggers wrote, which only it knows: :attr:`FtsTable.stored_text_sql`),
+    else the column itself.
 
     For an external-content table FTS5 reads the column by a statement per row on its
     ``content=`` table: on v30's trigram view (a join with ``sessions`` and a JSON test per
@@ -940,73 +914,44 @@ _SCORE_ROWID = itemgetter(0, 1)
 
 
 def _window_scores(rows, phrases, idfs, plain, light: "_Light | None" = None) -> list[tuple[float, int, Any]]:
-    """``(score, rowid, text)`` of the window's rows, best first (ties: newest first). With
-    ``light`` the text is plain and each phrase's count is its word's matches there."""
-    single = len(phrases) == 1 and not phrases[0].negated and len(phrases[0].tokens) <= 1
-    if single and rows:
-        # One word or substring (what most keys type): the same bm25 as below, without a
-        # call per row (a substring's 400 rows: 1.7 -> 0.9 ms).
-        if plain:
-            lowered = [(text or "").lower() for _rowid, text in rows]
-            term = phrases[0].tokens[0] if phrases[0].tokens else ""
-            tfs1 = [float(lower.count(term)) if term else 0.0 for lower in lowered]
-            dls = [float(len(lower)) for lower in lowered]
-        else:
-            if light is not None:
-                tfs1 = light.counts_of(rows)[0]
-            else:
-                tfs1 = [float(_marked_count(text or "")) for _rowid, text in rows]
-            dls = [float((text or "").count(" ") + 1) for _rowid, text in rows]
-        avgdl = sum(dls) / len(dls)
-        idf, k1, b = idfs[0], _BM25_K1, _BM25_B
-        ranked = [
-            (idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * (dl / avgdl if avgdl > 0 else 1.0))) if tf > 0 else 0.0,
-             int(rowid), text or "")
-            for (rowid, text), tf, dl in zip(rows, tfs1, dls)
+    """``(score, rowid, text)`` of the window's rows, best first (ties: newest first): each
+    phrase's count in each row -- a substring's occurrences in the lower-cased text
+    (``plain``), a word's matches in the text read plain (``light``), or the pieces
+    ``highlight()`` marked -- and the row's length, ranked by :func:`_bm25_ranked`."""
+    if plain:
+        lowered = [(text or "").lower() for _rowid, text in rows]
+        columns = [
+            [float(lower.count(p.tokens[0])) for lower in lowered] if p.tokens and not p.negated
+            else [0.0] * len(rows)
+            for p in phrases
         ]
-        ranked.sort(key=_SCORE_ROWID, reverse=True)
-        return ranked
+        dls = [float(len(lower)) for lower in lowered]
+        return _bm25_ranked(rows, columns, dls, idfs)
+    dls = [float((text or "").count(" ") + 1) for _rowid, text in rows]
+    if light is not None:
+        columns = light.counts_of(rows)
+    elif len(phrases) == 1 and not phrases[0].negated and len(phrases[0].tokens) <= 1:
+        columns = [[float(_marked_count(text or "")) for _rowid, text in rows]]
+    else:
+        matcher = _TfMatcher(phrases)
+        per_row = [matcher.counts(_MARKED_RE.findall(text or "")) for _rowid, text in rows]
+        columns = [list(column) for column in zip(*per_row)]
+    return _bm25_ranked(rows, columns, dls, idfs)
+
+
+def _bm25_ranked(rows, columns, dls, idfs) -> list[tuple[float, int, Any]]:
+    """``(score, rowid, text)`` of ``rows``, best first (ties: newest first): bm25 of each row
+    from ``columns`` (per phrase, its count in each row), ``dls`` (each row's length) and
+    ``idfs``, the phrases' terms summed in phrase order -- a phrase at a time over the rows
+    (a call or a list per row cost ~1 ms over a 400-row window)."""
     k1, b, k1p1 = _BM25_K1, _BM25_B, _BM25_K1 + 1
-    if light is not None and not plain and rows:
-        # Several words read plain (what people type): the bm25 below a phrase at a time
-        # over the rows' counts (a list and a call per row cost ~1 ms over 400 rows). The
-        # same operations in the same order as the loop below: the same scores.
-        dls = [float((text or "").count(" ") + 1) for _rowid, text in rows]
-        avgdl = sum(dls) / len(dls)
-        norms = [k1 * (1 - b + b * (dl / avgdl if avgdl > 0 else 1.0)) for dl in dls]
-        sums: list[float] = [0] * len(rows)
-        for column, idf in zip(light.counts_of(rows), idfs):
-            sums = [score + idf * tf * k1p1 / (tf + norm) if tf > 0 else score
-                    for score, tf, norm in zip(sums, column, norms)]
-        scored = [(score, int(rowid), text or "") for score, (rowid, text) in zip(sums, rows)]
-        scored.sort(key=_SCORE_ROWID, reverse=True)
-        return scored
-    matcher = _TfMatcher(phrases)
-    parsed = []
-    for rowid, text in rows:
-        text = text or ""
-        if plain:
-            lower = text.lower()
-            tfs = _tf_substring(lower, phrases)
-            dl = float(len(lower))
-        elif single:
-            tfs = [float(_marked_count(text))]
-            dl = float(text.count(" ") + 1)
-        else:
-            tfs = matcher.counts(_MARKED_RE.findall(text))
-            dl = float(text.count(" ") + 1)
-        parsed.append((rowid, text, tfs, dl))
-    avgdl = (sum(p[3] for p in parsed) / len(parsed)) if parsed else 1.0
-    # bm25 of each row, in one loop (a call and a generator per row cost ~15 % of this
-    # function over a 400-row window): idf * tf * (k1 + 1) / (tf + norm), summed in order.
-    scored: list[tuple[float, int, Any]] = []
-    for rowid, text, tfs, dl in parsed:
-        norm = k1 * (1 - b + b * (dl / avgdl if avgdl > 0 else 1.0))
-        score = 0
-        for tf, idf in zip(tfs, idfs):
-            if tf > 0:
-                score += idf * tf * k1p1 / (tf + norm)
-        scored.append((score, int(rowid), text))
+    avgdl = sum(dls) / len(dls) if dls else 1.0
+    norms = [k1 * (1 - b + b * (dl / avgdl if avgdl > 0 else 1.0)) for dl in dls]
+    sums: list[float] = [0] * len(rows)
+    for column, idf in zip(columns, idfs):
+        sums = [score + idf * tf * k1p1 / (tf + norm) if tf > 0 else score
+                for score, tf, norm in zip(sums, column, norms)]
+    scored = [(score, int(rowid), text or "") for score, (rowid, text) in zip(sums, rows)]
     scored.sort(key=_SCORE_ROWID, reverse=True)
     return scored
 
@@ -1607,11 +1552,7 @@ def _search(db, done, text, q, typing_word, cut_note, limit, offset, sort, sourc
             # (A stale index may hold words its text no longer has: FTS5 alone decides.)
             shape = None if stale else _narrowable(db, parsed)
             if shape is not None or (not stale and _lightable(db, parsed)):
-                fts = db.capabilities.fts.get(FTS_TABLE)
-                ctx.light = _Light(
-                    fts.text_sql if fts is not None else None, phrases, ctx.prefix_cache,
-                    fts.stored_text_sql if fts is not None else None,
-                )
+                ctx.light = _Light(phrases, ctx.prefix_cache)
             if shape is not None:
                 others = _other_fts_columns(db, FTS_TABLE)
                 ctx.others_empty = _others_empty_sql(others)

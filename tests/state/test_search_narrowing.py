@@ -567,7 +567,7 @@ def test_words_ored_or_negated_are_marked_as_fts5_marks_them(texts, query):
     from hermes_state.query import _split_marked, parse_fts_query
 
     parsed = parse_fts_query(query)
-    light = engine_mod._Light(None, engine_mod._unicode61_phrases(parsed))
+    light = engine_mod._Light(engine_mod._unicode61_phrases(parsed))
     conn = sqlite3.connect(":memory:")
     try:
         conn.execute("CREATE VIRTUAL TABLE t USING fts5(content)")
