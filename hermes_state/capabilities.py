@@ -220,11 +220,15 @@ class Capabilities:
     def has_cjk_table(self) -> bool:
         return "messages_fts_cjk" in self.fts
 
+    def fts_loads(self, name: str) -> bool:
+        """The FTS table ``name`` exists and can be queried here (its tokenizer loads)."""
+        table = self.fts.get(name)
+        return bool(table and table.loads)
+
     @property
     def cjk_tokenizer_loads(self) -> bool:
         """The ``messages_fts_cjk`` table exists and its tokenizer loads here (UC-7)."""
-        table = self.fts.get("messages_fts_cjk")
-        return bool(table and table.loads)
+        return self.fts_loads("messages_fts_cjk")
 
     @property
     def unloadable_fts(self) -> tuple[str, ...]:

@@ -2264,8 +2264,7 @@ class SessionDB:
 
     def _fts_table_exists(self, name: str) -> bool:
         """The FTS table exists and can be queried here (its tokenizer loads)."""
-        table = self.capabilities.fts.get(name)
-        return bool(table and table.loads)
+        return self.capabilities.fts_loads(name)
 
     def optimize_fts(self) -> int:
         """Merge each FTS index's segments into one (``'optimize'``); returns how many

@@ -53,6 +53,7 @@ from .search import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .capabilities import Capabilities
     from .db import SessionDB
     from .models import SearchResult
 
@@ -126,8 +127,8 @@ class _Ctx:
     #: Newest-first scans of the word index read its text plain and mark it here (see
     #: :class:`_Light`); None: ``highlight()`` marks it.
     light: "_Light | None" = None
-    #: The store's FTS tables (:attr:`Capabilities.fts`): where a plain scan reads its text.
-    fts: dict[str, Any] = field(default_factory=dict)
+    #: What the store has: which FTS tables, and where a plain scan reads their text.
+    caps: "Capabilities | None" = None
 
     @property
     def filtered(self) -> bool:
@@ -137,8 +138,7 @@ class _Ctx:
     def trigram(self) -> bool:
         """The trigram table exists and can be read: not in a store from before schema 10
         opened without migrating it (UC-8), whose substrings LIKE finds instead."""
-        table = self.fts.get(TRIGRAM_TABLE)
-        return bool(table is not None and table.loads)
+        return self.caps is not None and self.caps.fts_loads(TRIGRAM_TABLE)
 
     @property
     def want(self) -> int:
@@ -484,7 +484,7 @@ def _plain_text_sql(table: str, ctx: _Ctx) -> str:
     For an external-content table FTS5 reads the column by a statement per row on its
     ``content=`` table: on v30's trigram view (a join with ``sessions`` and a JSON test per
     row) that was most of a window scan (401 rows, 6.2 ms at 1M messages)."""
-    fts = ctx.fts.get(table)
+    fts = ctx.caps.fts.get(table) if ctx.caps is not None else None
     if fts is not None:
         if ctx.filtered and fts.text_sql:
             return fts.text_sql
@@ -1530,7 +1530,7 @@ def _search(db, done, text, q, typing_word, cut_note, limit, offset, sort, sourc
 
     def run(conn: sqlite3.Connection) -> "SearchResult":
         ctx = _Ctx(conn, filters, params, limit, offset, sort, _Budget(budget_ms),
-                   prefix_cache=_prefix_cache(db, conn), fts=db.capabilities.fts)
+                   prefix_cache=_prefix_cache(db, conn), caps=db.capabilities)
         if cut_note:
             ctx.notes.append(cut_note)
         stale = index_warning(conn)
