@@ -10,6 +10,7 @@ import os
 import re
 import secrets
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Iterable
@@ -71,10 +72,20 @@ skips the fsyncs, for a cache that can be made again (a crash may then leave it 
             fd, named = tempfile.mkstemp(prefix=f".{target.name}.{os.getpid()}.", suffix=".tmp", dir=directory)
         with os.fdopen(fd, "wb") as handle:
             fd_number = handle.fileno()
-            for chunk in chunks:
-                data = chunk.encode("utf-8") if isinstance(chunk, str) else bytes(chunk)
-                handle.write(data)
-                written += len(data)
+            flusher = _Flusher(handle) if sync else None
+            try:
+                for chunk in chunks:
+                    data = chunk.encode("utf-8") if isinstance(chunk, str) else bytes(chunk)
+                    handle.write(data)
+                    written += len(data)
+                    if flusher is not None and written >= flusher.due:
+                        flusher.start_one(written)
+            except BaseException:
+                if flusher is not None:
+                    flusher.wait()
+                raise
+            if flusher is not None:
+                flusher.finish()
             handle.flush()
             if sync:
                 os.fsync(fd_number)
@@ -93,6 +104,54 @@ skips the fsyncs, for a cache that can be made again (a crash may then leave it 
     if sync:
         fsync_directory(directory)
     return written
+
+
+class _Flusher:
+    """Sends a large file's data to the disk while it is still being written.
+
+    Linux keeps written data in memory for up to 30 s before writing it back, so the final
+    ``fsync`` of a large export wrote it all at once while nothing else ran (1.4 s of a 20 s
+    export of 1M messages: 879 MB). Every :data:`FLUSH_EVERY` bytes a thread asks for the data
+    written so far (``fdatasync``: the thread waits for the disk, the writer goes on), so the
+    final ``fsync`` has only the tail to write. A write error it meets is raised by
+    :meth:`finish`: the kernel reports such an error once per open file, so the final
+    ``fsync`` might not see it again."""
+
+    #: Bytes written between two background flushes.
+    FLUSH_EVERY = 64 * 1024 * 1024
+
+    def __init__(self, handle) -> None:
+        self.handle = handle
+        self.due = self.FLUSH_EVERY
+        self.thread: threading.Thread | None = None
+        self.error: OSError | None = None
+
+    def start_one(self, written: int) -> None:
+        """Flush what is written so far in the background, unless a flush is still running."""
+        if self.thread is not None and self.thread.is_alive():
+            return
+        self.due = written + self.FLUSH_EVERY
+        self.handle.flush()  # (what the buffer holds goes to the file first)
+        fd = self.handle.fileno()
+        self.thread = threading.Thread(target=self._flush, args=(fd,), name="write-atomic-flush", daemon=True)
+        self.thread.start()
+
+    def _flush(self, fd: int) -> None:
+        try:
+            getattr(os, "fdatasync", os.fsync)(fd)  # (no fdatasync on macOS)
+        except OSError as exc:
+            self.error = exc
+
+    def wait(self) -> None:
+        """Wait for the flush under way: the file is closed after this."""
+        if self.thread is not None:
+            self.thread.join()
+
+    def finish(self) -> None:
+        """:meth:`wait`, then raise the error a flush met."""
+        self.wait()
+        if self.error is not None:
+            raise self.error
 
 
 def _temp_name(directory: Path, name: str) -> str:

@@ -274,6 +274,73 @@ def test_write_atomic_unencodable_chunk_cleans_up(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_write_atomic_sends_a_large_file_to_disk_while_writing(tmp_path, monkeypatch):
+    """Past every FLUSH_EVERY bytes, the data written so far is flushed by a thread while the
+    writing goes on (the final fsync then has only the tail), and the file is the same."""
+    from hermes_state import paths
+
+    monkeypatch.setattr(paths._Flusher, "FLUSH_EVERY", 4096)
+    flushed: list[int] = []  # (the real fdatasync runs: this only counts the calls)
+    real = getattr(os, "fdatasync", os.fsync)
+
+    def counting(fd: int) -> None:
+        flushed.append(os.fstat(fd).st_size)
+        real(fd)
+
+    monkeypatch.setattr(os, "fdatasync", counting, raising=False)
+    chunks = [f"line {n:05d} {'x' * 1000}\n" for n in range(64)]
+    target = tmp_path / "big.jsonl"
+    assert write_atomic(target, chunks) == sum(len(c) for c in chunks)
+    assert target.read_text() == "".join(chunks)
+    assert flushed and all(size >= 4096 for size in flushed)
+    assert flushed == sorted(flushed) and flushed[-1] < len("".join(chunks))
+    assert leftovers(tmp_path) == []
+    flushed.clear()
+    write_atomic(tmp_path / "small.txt", ["tiny"])
+    assert flushed == []  # a small file: no thread, only the final fsync
+
+
+def test_write_atomic_a_flush_that_fails_fails_the_write(tmp_path, monkeypatch):
+    """A write error met by the background flush (the disk is gone) fails the write: the
+    kernel reports it once per open file, so the final fsync alone could miss it. The old file
+    is kept and nothing is left beside it."""
+    import errno
+
+    from hermes_state import paths
+
+    monkeypatch.setattr(paths._Flusher, "FLUSH_EVERY", 1024)
+
+    def failing(fd: int) -> None:
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(os, "fdatasync", failing, raising=False)
+    target = tmp_path / "out.jsonl"
+    target.write_text("previous export\n")
+    with pytest.raises(OSError) as info:
+        write_atomic(target, ["y" * 600 for _ in range(10)])
+    assert info.value.errno == errno.EIO
+    assert target.read_text() == "previous export\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.jsonl"]
+
+
+def test_write_atomic_interrupted_while_a_flush_runs_cleans_up(tmp_path, monkeypatch):
+    """Ctrl-C in the middle of a large write: the flush under way is waited for (the file is
+    closed after it), the interruption goes on up, nothing is left."""
+    from hermes_state import paths
+
+    monkeypatch.setattr(paths._Flusher, "FLUSH_EVERY", 1024)
+
+    def chunks():
+        for n in range(20):
+            if n == 10:
+                raise KeyboardInterrupt
+            yield "z" * 700
+
+    with pytest.raises(KeyboardInterrupt):
+        write_atomic(tmp_path / "new.jsonl", chunks())
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_write_atomic_missing_directory(tmp_path):
     with pytest.raises(FileNotFoundError):
         write_atomic(tmp_path / "no" / "such" / "dir" / "x.jsonl", ["x"])
