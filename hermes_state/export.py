@@ -33,6 +33,7 @@ import json
 import os
 import re
 import sqlite3
+from array import array
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import IO, Any, Callable, Iterable, Iterator
@@ -248,17 +249,30 @@ EXPORT_BATCH_MESSAGES = 8000
 def _export_order(db: SessionDB, source: str | None) -> list[str]:
     """Ids of every session (of ``source``), most recently used first: the order of
     :meth:`SessionDB.iter_export_all` (a test holds the two to the same output)."""
+    return _export_plan(db, source)[0]
+
+
+def _export_plan(db: SessionDB, source: str | None) -> "tuple[list[str], array[int]]":
+    """:func:`_export_order`, and each session's message count as the same statement read it
+    (what :func:`_plan_batches` cuts batches by, without a statement per batch)."""
     where = "WHERE s.source = ?" if source else ""
+    # CAST: a count stored as text or a blob (nothing enforces the column's type) plans as 0.
     sql = (
-        f"SELECT s.id FROM sessions s {where} "
+        f"SELECT s.id, CAST(s.message_count AS INTEGER) FROM sessions s {where} "
         f"ORDER BY {db.rules.last_active_sql()} DESC, s.started_at DESC, s.id DESC"
     )
-    def read(conn) -> list[str]:
+    def read(conn) -> "tuple[list[str], array[int]]":
         # Streamed as plain tuples: 250k sqlite3.Row objects held at once were ~35 MB of the
-        # export's peak memory at 5M messages.
+        # export's peak memory at 5M messages; the counts as machine integers (2 MB there).
         cursor = conn.cursor()
         cursor.row_factory = None
-        return [row[0] for row in cursor.execute(sql, [source] if source else [])]
+        ids: list[str] = []
+        counts = array("q")
+        add_id, add_count = ids.append, counts.append
+        for session_id, count in cursor.execute(sql, [source] if source else []):
+            add_id(session_id)
+            add_count(count if isinstance(count, int) and 0 < count < 1 << 62 else 0)
+        return ids, counts
 
     return db._read(read)
 
@@ -294,33 +308,40 @@ def iter_export_all_batched(db: SessionDB, source: str | None = None) -> Iterato
     a ``yield``. (Reading the next batch in a thread while this one is encoded was measured:
     no gain, the GIL serialises the Python both sides do.)
     """
-    ids = _export_order(db, source)
-    for batch, found in _batches(db, ids):
+    ids, counts = _export_plan(db, source)
+    for batch, found in _batches(db, ids, counts):
         for session_id in batch:
             obj = found.get(session_id)
             if obj is not None:
                 yield obj
 
 
-def _batches(db: SessionDB, ids: list[str]) -> Iterator[tuple[list[str], dict[str, dict]]]:
-    for batch in _plan_batches(db, ids):
+def _batches(
+    db: SessionDB, ids: list[str], counts: "array[int] | None" = None
+) -> Iterator[tuple[list[str], dict[str, dict]]]:
+    for batch in _plan_batches(db, ids, counts=counts):
         yield batch, _read_batch(db, batch)
 
 
 def _plan_batches(
-    db: SessionDB, ids: list[str], max_messages: int | None = None
+    db: SessionDB, ids: list[str], max_messages: int | None = None, counts: "array[int] | None" = None
 ) -> Iterator[list[str]]:
     """``ids`` cut into batches of at most ``EXPORT_BATCH_SESSIONS`` sessions and, unless one
-    session is longer, ``max_messages`` messages (default ``EXPORT_BATCH_MESSAGES``)."""
+    session is longer, ``max_messages`` messages (default ``EXPORT_BATCH_MESSAGES``), by the
+    message ``counts`` given beside ``ids`` (:func:`_export_plan`), else as read per batch."""
     max_messages = max_messages or EXPORT_BATCH_MESSAGES
     start = 0
     while start < len(ids):
         batch = ids[start : start + EXPORT_BATCH_SESSIONS]
         # Long sessions make smaller batches (a 400-message session weighs 20 short ones).
-        sizes = _message_counts(db, batch)
+        if counts is not None:
+            sizes = counts[start : start + len(batch)]
+        else:
+            known = _message_counts(db, batch)
+            sizes = [known.get(session_id, 0) for session_id in batch]
         total = 0
-        for i, session_id in enumerate(batch):
-            total += sizes.get(session_id, 0)
+        for i, size in enumerate(sizes):
+            total += size
             if total > max_messages and i > 0:
                 batch = batch[:i]
                 break

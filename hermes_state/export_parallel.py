@@ -32,7 +32,7 @@ except ImportError:  # pragma: no cover - not on Windows
 from . import export
 from .db import SessionDB
 from .errors import DatabaseError
-from .export import ProgressCallback, batch_statements, _export_order, _plan_batches
+from .export import ProgressCallback, batch_statements, _export_plan, _plan_batches
 from .paths import write_atomic
 
 #: Exports of fewer messages than this run in one process.
@@ -147,7 +147,7 @@ def iter_jsonl_parallel(
     count = workers if workers is not None else default_workers()
     if count < 1:
         raise ValueError("a parallel export needs at least one worker")
-    ids = _export_order(db, source)
+    ids, counts = _export_plan(db, source)
     sessions_sql, messages_sql = batch_statements(db)
     config = json.dumps({
         "database": str(Path(db.db_path).resolve()), "sessions_sql": sessions_sql, "messages_sql": messages_sql,
@@ -156,7 +156,7 @@ def iter_jsonl_parallel(
     try:
         pool.extend(_Worker(config) for _ in range(count))
         pending: deque[_Worker] = deque()
-        for n, batch in enumerate(_plan_batches(db, ids, BATCH_MESSAGES)):
+        for n, batch in enumerate(_plan_batches(db, ids, BATCH_MESSAGES, counts)):
             worker = pool[n % count]
             worker.send(json.dumps(batch))
             pending.append(worker)

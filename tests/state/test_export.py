@@ -790,6 +790,26 @@ def test_batched_export_skips_a_session_deleted_after_the_order_was_read(db):
     assert [m["content"] for m in found[ids[0]]["messages"]] == [db.get_messages(ids[0])[0]["content"]]
 
 
+def test_batches_are_cut_by_the_counts_read_with_the_order(db):
+    """The order statement reads each session's message count beside its id; batches cut by
+    those counts are the batches cut by a count statement per batch: a long session starts a
+    batch of its own, short ones share, a count stored as text plans as 0."""
+    from hermes_state import export as export_mod
+
+    for i, length in enumerate([3, 3, 12, 2, 2, 2, 9, 1]):
+        db.create_session(f"s{i}", "cli")
+        for n in range(length):
+            db.append_message(f"s{i}", "user", f"m{n}")
+    db._execute_write(lambda conn: conn.execute("UPDATE sessions SET message_count = 'many' WHERE id = 's7'"))
+    ids, counts = export_mod._export_plan(db, None)
+    assert ids == export_mod._export_order(db, None)
+    assert dict(zip(ids, counts)) == {"s0": 3, "s1": 3, "s2": 12, "s3": 2, "s4": 2, "s5": 2, "s6": 9, "s7": 0}
+    planned = list(export_mod._plan_batches(db, ids, 10, counts))
+    assert planned == list(export_mod._plan_batches(db, ids, 10))
+    assert [b for b in planned if "s2" in b] == [["s2"]]
+    assert sum(planned, []) == ids
+
+
 def test_a_blob_in_a_message_is_exported_as_its_text(db, tmp_path):
     """SQLite does not enforce column types: content written as a blob (by another tool) is
     exported as its UTF-8 text, an invalid byte as U+FFFD, in JSONL and in Markdown -- an
