@@ -147,14 +147,15 @@ def iter_jsonl_parallel(
     count = workers if workers is not None else default_workers()
     if count < 1:
         raise ValueError("a parallel export needs at least one worker")
-    ids, counts = _export_plan(db, source)
     sessions_sql, messages_sql = batch_statements(db)
     config = json.dumps({
         "database": str(Path(db.db_path).resolve()), "sessions_sql": sessions_sql, "messages_sql": messages_sql,
     })
     pool: list[_Worker] = []
     try:
+        # The workers start (~50 ms each: an interpreter, sqlite3, json) while the order is read.
         pool.extend(_Worker(config) for _ in range(count))
+        ids, counts = _export_plan(db, source)
         pending: deque[_Worker] = deque()
         for n, batch in enumerate(_plan_batches(db, ids, BATCH_MESSAGES, counts)):
             worker = pool[n % count]
