@@ -127,9 +127,12 @@ class _Flusher:
         self.error: OSError | None = None
 
     def start_one(self, written: int) -> None:
-        """Flush what is written so far in the background, unless a flush is still running."""
+        """Flush what is written so far in the background, unless a flush is still running;
+        raise the error the last one met (no use writing on to a disk that failed)."""
         if self.thread is not None and self.thread.is_alive():
             return
+        if self.error is not None:
+            raise self.error
         self.due = written + self.FLUSH_EVERY
         self.handle.flush()  # (what the buffer holds goes to the file first)
         fd = self.handle.fileno()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
@@ -316,9 +317,18 @@ def test_write_atomic_a_flush_that_fails_fails_the_write(tmp_path, monkeypatch):
     monkeypatch.setattr(os, "fdatasync", failing, raising=False)
     target = tmp_path / "out.jsonl"
     target.write_text("previous export\n")
+    sent: list[int] = []
+
+    def chunks():
+        for n in range(1000):
+            sent.append(n)
+            time.sleep(0.001)  # (lets the flush's thread run: a writer waits on its disk too)
+            yield "y" * 600
+
     with pytest.raises(OSError) as info:
-        write_atomic(target, ["y" * 600 for _ in range(10)])
+        write_atomic(target, chunks())
     assert info.value.errno == errno.EIO
+    assert len(sent) < 1000  # it stopped at the next flush, not at the end
     assert target.read_text() == "previous export\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.jsonl"]
 
