@@ -13,7 +13,8 @@ runs). The corpus is the bench corpus (``hermes_workload.corpus.generate_corpus`
 
 Timing: one reader connection, warm (a first query is run before timing). A query over the
 bound is timed twice more and its best time counts, so that a scheduler hiccup on a loaded
-2-core CI machine is not reported as a slow query; a query that is really slow is slow
+2-core CI machine is not reported as a slow query; if it is still over, the bound and the
+query are timed again side by side, twice (``too_slow``); a query that is really slow is slow
 every time.
 
 One floor: ``search_messages`` is upstream's API and ranks every match by exact bm25, as
@@ -133,6 +134,18 @@ def bound_for(name: str, reader: SessionDB, query: str) -> float:
     return max(BOUND_S, best * 1.15)
 
 
+def too_slow(name: str, fn, reader: SessionDB, query: str, took: float) -> bool:
+    """Whether ``took`` (``name`` on ``query``) is over its bound, and stays over it when the
+    API and the bound's bare statement are timed again side by side, twice: under two busy test
+    workers a bound timed a moment after the API can meet a quieter box (``search_messages``
+    on ``d*``: 209 ms against a bare statement timed at < 182 ms)."""
+    for _round in range(3):
+        if took <= BOUND_S or took <= bound_for(name, reader, query):
+            return False
+        took, _result = timed(fn, query)
+    return True
+
+
 def test_hostile_queries_fixed_list_never_raise_and_stay_under_200ms(reader, browser_data) -> None:
     apis = _apis(reader, browser_data)
     slow: list[tuple[float, str, str]] = []
@@ -143,7 +156,7 @@ def test_hostile_queries_fixed_list_never_raise_and_stay_under_200ms(reader, bro
             _check_type(name, result)
             if took > worst.get(name, (0.0, ""))[0]:
                 worst[name] = (took, query)
-            if took > BOUND_S and took > bound_for(name, reader, query):
+            if too_slow(name, fn, reader, query, took):
                 slow.append((round(took * 1000, 1), name, query[:80]))
     report = {name: (round(t * 1000, 1), q[:50]) for name, (t, q) in worst.items()}
     print(f"corpus {CORPUS_MESSAGES} messages, {len(FIXED_QUERIES)} queries x {len(apis)} APIs; worst ms: {report}")
@@ -179,7 +192,7 @@ def test_hostile_queries_hypothesis_never_raise_and_stay_under_200ms(reader, bro
     for name, fn in _apis(reader, browser_data).items():
         took, result = timed(fn, query)
         _check_type(name, result)
-        assert took <= BOUND_S or took <= bound_for(name, reader, query), (name, query, round(took * 1000, 1))
+        assert not too_slow(name, fn, reader, query, took), (name, query, round(took * 1000, 1))
 
 
 def test_hostile_queries_still_find_what_is_there(reader) -> None:
