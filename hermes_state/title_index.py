@@ -84,8 +84,9 @@ class TitleIndex:
         self._fresh = _Titles()
         self._built_at: float | None = None
         self._max_rowid = 0
-        #: Where the titles are read with their rowids (:func:`sessions_with_rowid`).
-        self._source = "sessions s"
+        #: Where the titles are read with their rowids, and the rowid there
+        #: (:func:`sessions_with_rowid`).
+        self._source, self._rowid = "sessions s", "s.rowid"
         self._version: tuple[int, int] | None = None
         self._changed = False
         #: Changed and older than MAX_AGE_S: a rebuilt index should replace this one.
@@ -104,7 +105,7 @@ class TitleIndex:
     @property
     def rowid_sql(self) -> str:
         """The rowid of ``s`` in :attr:`source`."""
-        return "s.rowid" if self._source == "sessions s" else "r.rowid"
+        return self._rowid
 
     @property
     def built(self) -> bool:
@@ -121,9 +122,9 @@ class TitleIndex:
         ~65 MB of peak memory for an index of ~8 MB)."""
         cursor = conn.cursor()
         cursor.row_factory = None
-        self._source, rowid = sessions_with_rowid(conn)
+        self._source, self._rowid = sessions_with_rowid(conn)
         cursor.execute(
-            f"SELECT {rowid}, s.title FROM {self._source} WHERE s.title IS NOT NULL ORDER BY s.started_at DESC"
+            f"SELECT {self._rowid}, s.title FROM {self._source} WHERE s.title IS NOT NULL ORDER BY s.started_at DESC"
         )
         titles = _Titles()
         titles.extend(
@@ -168,7 +169,7 @@ class TitleIndex:
             self.stale = True
         cursor = conn.cursor()
         cursor.row_factory = None
-        rowid = self.rowid_sql
+        rowid = self._rowid
         new = cursor.execute(
             f"SELECT {rowid}, s.title FROM {self._source} WHERE {rowid} > ? AND s.title IS NOT NULL "
             f"ORDER BY {rowid}",
