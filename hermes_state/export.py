@@ -246,15 +246,11 @@ EXPORT_BATCH_SESSIONS = 200
 EXPORT_BATCH_MESSAGES = 8000
 
 
-def _export_order(db: SessionDB, source: str | None) -> list[str]:
-    """Ids of every session (of ``source``), most recently used first: the order of
-    :meth:`SessionDB.iter_export_all` (a test holds the two to the same output)."""
-    return _export_plan(db, source)[0]
-
-
 def _export_plan(db: SessionDB, source: str | None) -> "tuple[list[str], array[int]]":
-    """:func:`_export_order`, and each session's message count as the same statement read it
-    (what :func:`_plan_batches` cuts batches by, without a statement per batch)."""
+    """Ids of every session (of ``source``), most recently used first -- the order of
+    :meth:`SessionDB.iter_export_all` (a test holds the two to the same output) -- and each
+    one's message count as the same statement read it (what :func:`_plan_batches` cuts
+    batches by, without a statement per batch)."""
     where = "WHERE s.source = ?" if source else ""
     # CAST: a count stored as text or a blob (nothing enforces the column's type) plans as 0.
     sql = (
@@ -317,43 +313,29 @@ def iter_export_all_batched(db: SessionDB, source: str | None = None) -> Iterato
 
 
 def _batches(
-    db: SessionDB, ids: list[str], counts: "array[int] | None" = None
+    db: SessionDB, ids: list[str], counts: "array[int]"
 ) -> Iterator[tuple[list[str], dict[str, dict]]]:
-    for batch in _plan_batches(db, ids, counts=counts):
+    for batch in _plan_batches(ids, counts):
         yield batch, _read_batch(db, batch)
 
 
-def _plan_batches(
-    db: SessionDB, ids: list[str], max_messages: int | None = None, counts: "array[int] | None" = None
-) -> Iterator[list[str]]:
+def _plan_batches(ids: list[str], counts: "array[int]", max_messages: int | None = None) -> Iterator[list[str]]:
     """``ids`` cut into batches of at most ``EXPORT_BATCH_SESSIONS`` sessions and, unless one
     session is longer, ``max_messages`` messages (default ``EXPORT_BATCH_MESSAGES``), by the
-    message ``counts`` given beside ``ids`` (:func:`_export_plan`), else as read per batch."""
+    message ``counts`` read beside ``ids`` (:func:`_export_plan`)."""
     max_messages = max_messages or EXPORT_BATCH_MESSAGES
     start = 0
     while start < len(ids):
         batch = ids[start : start + EXPORT_BATCH_SESSIONS]
         # Long sessions make smaller batches (a 400-message session weighs 20 short ones).
-        if counts is not None:
-            sizes = counts[start : start + len(batch)]
-        else:
-            known = _message_counts(db, batch)
-            sizes = [known.get(session_id, 0) for session_id in batch]
         total = 0
-        for i, size in enumerate(sizes):
+        for i, size in enumerate(counts[start : start + len(batch)]):
             total += size
             if total > max_messages and i > 0:
                 batch = batch[:i]
                 break
         start += len(batch)
         yield batch
-
-
-def _message_counts(db: SessionDB, ids: list[str]) -> dict[str, int]:
-    marks = ",".join("?" for _ in ids)
-    # CAST: a count stored as text or a blob (nothing enforces the column's type) plans as 0.
-    rows = db._fetchall(f"SELECT id, CAST(message_count AS INTEGER) FROM sessions WHERE id IN ({marks})", ids)
-    return {row[0]: int(row[1] or 0) for row in rows}
 
 
 def iter_export(

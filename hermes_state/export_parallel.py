@@ -157,7 +157,7 @@ def iter_jsonl_parallel(
         pool.extend(_Worker(config) for _ in range(count))
         ids, counts = _export_plan(db, source)
         pending: deque[_Worker] = deque()
-        for n, batch in enumerate(_plan_batches(db, ids, BATCH_MESSAGES, counts)):
+        for n, batch in enumerate(_plan_batches(ids, counts, BATCH_MESSAGES)):
             worker = pool[n % count]
             worker.send(json.dumps(batch))
             pending.append(worker)

@@ -793,7 +793,7 @@ def test_batched_export_skips_a_session_deleted_after_the_order_was_read(db):
     for i in range(3):
         db.create_session(f"s{i}", "cli")
         db.append_message(f"s{i}", "user", f"hello {i}")
-    ids = export_mod._export_order(db, None)
+    ids, _counts = export_mod._export_plan(db, None)
     db.delete_session(ids[1])
     found = export_mod._read_batch(db, ids)
     assert set(found) == {ids[0], ids[2]}
@@ -801,9 +801,9 @@ def test_batched_export_skips_a_session_deleted_after_the_order_was_read(db):
 
 
 def test_batches_are_cut_by_the_counts_read_with_the_order(db):
-    """The order statement reads each session's message count beside its id; batches cut by
-    those counts are the batches cut by a count statement per batch: a long session starts a
-    batch of its own, short ones share, a count stored as text plans as 0."""
+    """The order statement reads each session's message count beside its id, and the batches
+    are cut by those counts: a long session starts a batch of its own, short ones share, a
+    count stored as text plans as 0."""
     from hermes_state import export as export_mod
 
     for i, length in enumerate([3, 3, 12, 2, 2, 2, 9, 1]):
@@ -812,10 +812,10 @@ def test_batches_are_cut_by_the_counts_read_with_the_order(db):
             db.append_message(f"s{i}", "user", f"m{n}")
     db._execute_write(lambda conn: conn.execute("UPDATE sessions SET message_count = 'many' WHERE id = 's7'"))
     ids, counts = export_mod._export_plan(db, None)
-    assert ids == export_mod._export_order(db, None)
+    assert ids == [f"s{i}" for i in range(7, -1, -1)]  # most recently used first
     assert dict(zip(ids, counts)) == {"s0": 3, "s1": 3, "s2": 12, "s3": 2, "s4": 2, "s5": 2, "s6": 9, "s7": 0}
-    planned = list(export_mod._plan_batches(db, ids, 10, counts))
-    assert planned == list(export_mod._plan_batches(db, ids, 10))
+    planned = list(export_mod._plan_batches(ids, counts, 10))
+    assert planned == [["s7", "s6"], ["s5", "s4", "s3"], ["s2"], ["s1", "s0"]]
     assert [b for b in planned if "s2" in b] == [["s2"]]
     assert sum(planned, []) == ids
 
