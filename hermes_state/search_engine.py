@@ -1513,10 +1513,47 @@ def search(
         q = ""
     if not q:
         return done(note="query had nothing searchable")
-    return db._one_schema(
-        lambda: _search(db, done, text, q, typing_word, cut_note, limit, offset, sort, source_filter,
-                        exclude_sources, role_filter, budget_ms, workspace)
-    )
+
+    def answer(text: str, q: str, typing_word: bool, limit: int = limit, offset: int = offset) -> "SearchResult":
+        return db._one_schema(
+            lambda: _search(db, done, text, q, typing_word, cut_note, limit, offset, sort, source_filter,
+                            exclude_sources, role_filter, budget_ms, workspace)
+        )
+
+    found = answer(text, q, typing_word)
+    rest = _without_short_last_word(text, q) if typing_word and not found.hits and not found.error else None
+    if rest is not None and offset:
+        # A later page: whether the first had anything decides, as it did for that page.
+        none = not answer(text, q, typing_word, limit=1, offset=0).hits
+    else:
+        none = found.total_estimate == 0
+    if rest is not None and none:
+        # `the se` while `the server` is typed: no message has the word `se`, and a pane that
+        # went hits -> nothing -> hits at each letter would flicker for a word not yet written.
+        # The words before it answer, and the note says so (their hits hold every `the ser*`).
+        before = answer(*rest)
+        if before.hits:
+            note = (f"“{short_last_word(q)}” counts as a whole word until it has {PREFIX_MIN_CHARS} "
+                    f"letters: showing matches for “{rest[1].strip()}”")
+            return before.model_copy(update={"note": "; ".join(filter(None, [note, before.note]))})
+    return found
+
+
+def _without_short_last_word(text: str, q: str) -> tuple[str, str, bool] | None:
+    """``(text, q, typing_word)`` for the query without its last word when ``prefix_last`` left
+    that word whole only for being short (:func:`short_last_word`) and other words come before
+    it; else None."""
+    short = short_last_word(q)
+    if short is None or not text.endswith(short):
+        return None
+    rest = text[: len(text) - len(short)]
+    try:
+        rest_q = sanitize_fts5_query(rest)
+    except Exception:  # pragma: no cover - pure string work
+        return None
+    if not rest_q.strip() or rest_q.strip() == q.strip():
+        return None
+    return rest, rest_q, False
 
 
 def _search(db, done, text, q, typing_word, cut_note, limit, offset, sort, source_filter, exclude_sources,

@@ -385,6 +385,36 @@ def test_an_empty_answer_to_a_short_last_word_says_longer_words_come_with_more_l
     assert "whole word" not in (db.search("ku ", prefix_last=True).note or "")
 
 
+def test_a_short_last_word_no_message_has_leaves_the_words_before_it_answering(db):
+    """`the se` while `the server` is typed: no message has the word `se`, so the words before
+    it answer (their hits hold every `the ser*` one), and the note says so -- the pane does not
+    go hits -> nothing -> hits as the word is written."""
+    server = add(db, "s", "user", "the server rollout failed")
+    other = add(db, "t", "user", "the deploy went fine, plan b")
+    typing = db.search("the se", prefix_last=True)
+    assert sorted(hit_ids(typing)) == sorted([server, other]) and typing.total_estimate == 2
+    assert typing.note == "“se” counts as a whole word until it has 3 letters: showing matches for “the”"
+    assert typing.query == "the se"
+    # The third letter makes it a prefix: the answer narrows to what it starts.
+    assert hit_ids(db.search("the ser", prefix_last=True)) == [server]
+    # A short word some message has is searched as the word it is, and nothing is said.
+    found = db.search("plan b", prefix_last=True)
+    assert hit_ids(found) == [other] and not (found.note or "")
+    # Pages of the words before it, as the first page was.
+    second = db.search("the se", prefix_last=True, limit=1, offset=1)
+    assert len(second.hits) == 1 and hit_ids(second) != hit_ids(db.search("the se", prefix_last=True, limit=1))
+    assert "showing matches for “the”" in second.note
+    # Operators the short word leaves dangling are not shown as if searched.
+    assert "showing matches for “deploy”" in db.search("deploy AND se", prefix_last=True).note
+    # Nothing before it, nothing the words before it find, or a NOT of it: the empty answer
+    # and the reason, as before.
+    for query in ("se", "zzqx se", "NOT se"):
+        empty = db.search(query, prefix_last=True)
+        assert empty.hits == [] and empty.note.endswith("keep typing"), query
+    # Without prefix_last (the CLI) the query is what was asked.
+    assert db.search("the se").hits == []
+
+
 @pytest.mark.parametrize("typed", ["deploy ", "deploy  ", "deploy,", "deploy."])
 def test_a_space_or_punctuation_after_the_last_word_ends_it(db, typed):
     """`deploy` while typing finds deployment too; `deploy ` is the word deploy (the next

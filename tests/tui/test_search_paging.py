@@ -69,6 +69,30 @@ async def test_br20_an_empty_answer_to_a_short_last_word_says_why_on_its_own_lin
         assert len(lines[1]) < results.size.width
 
 
+async def test_a_word_being_typed_after_another_never_empties_the_pane(tmp_path: Path) -> None:
+    """`kumquat h`, `kumquat ha`: no message has the word `h` or `ha`, and the pane keeps the
+    hits of `kumquat` (saying why in its subtitle) until `har` makes the word a prefix."""
+    app = make_app(build_many(tmp_path / "state.db", sessions=6))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("/", *WORD)
+        await settle(pilot)
+        results = app.screen.query_one(SearchResults)
+        assert results.view.hit_count == 6
+        for typed in (("space", "h"), ("a",), ("r",), ("v",)):
+            await pilot.press(*typed)
+            await settle(pilot)
+            assert results.view.hit_count == 6, typed
+            assert "No message" not in pane_text(results), typed
+        subtitle = str(app.screen.query_one("#main").border_subtitle)
+        assert "counts as a whole word" not in subtitle  # `harv` is a prefix: its own answer
+        await pilot.press("backspace", "backspace")
+        await settle(pilot)
+        subtitle = str(app.screen.query_one("#main").border_subtitle)
+        assert results.view.hit_count == 6
+        assert f"“ha” counts as a whole word until it has 3 letters: showing matches for “{WORD}”" in subtitle
+
+
 @pytest.mark.parametrize("query", ["***", '""', '"  " ()'])
 async def test_br20_a_query_with_nothing_searchable_gives_the_reason(fixed_db: Path, query: str) -> None:
     app = make_app(fixed_db)
