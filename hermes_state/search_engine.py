@@ -1177,7 +1177,8 @@ class _PrefixCache:
     connection (``PRAGMA data_version`` changes) or by this one (its ``total_changes`` grows).
     Searches on one connection run one at a time (the store's lock)."""
 
-    __slots__ = ("key", "terms", "probes", "scan", "window", "others", "hits", "texts", "tf", "__weakref__")
+    __slots__ = ("key", "terms", "probes", "scan", "window", "others", "hits", "texts", "tf", "answers",
+                 "__weakref__")
 
     def __init__(self) -> None:
         self.key: tuple[int, int, int] | None = None
@@ -1195,6 +1196,9 @@ class _PrefixCache:
         #: Plain texts lower-cased, and words counted in them (see :class:`_Light`).
         self.texts: dict[int, tuple[str, str, bool | None]] = {}
         self.tf: dict[str, dict[int, float]] = {}
+        #: The last answers by what was asked (see :func:`search`: the words before a short
+        #: last word answer again what they answered a key earlier).
+        self.answers: dict[tuple, Any] = {}
 
     def clear(self) -> None:
         self.terms.clear()
@@ -1209,9 +1213,16 @@ class _PrefixCache:
         self.hits = {}
         self.texts.clear()
         self.tf.clear()
+        self.answers.clear()
 
 
 _PREFIX_CACHES: "weakref.WeakKeyDictionary[Any, _PrefixCache]" = weakref.WeakKeyDictionary()
+
+#: Answers a connection's cache keeps (:attr:`_PrefixCache.answers`), and what of one is given
+#: again (the rest -- query, elapsed time -- is the asking call's own).
+ANSWERS_KEPT = 8
+_ANSWER_FIELDS = ("effective_query", "path", "ranking", "hits", "total_estimate", "total_exact", "has_more",
+                  "note", "error")
 
 
 def _prefix_cache(db: Any, conn: sqlite3.Connection) -> _PrefixCache | None:
@@ -1514,10 +1525,13 @@ def search(
     if not q:
         return done(note="query had nothing searchable")
 
-    def answer(text: str, q: str, typing_word: bool, limit: int = limit, offset: int = offset) -> "SearchResult":
+    def answer(text: str, q: str, typing_word: bool, limit: int = limit, offset: int = offset,
+               reuse: bool = False) -> "SearchResult":
+        asked = (q, typing_word, cut_note, limit, offset, sort, tuple(source_filter or ()),
+                 tuple(exclude_sources or ()), tuple(role_filter or ()), budget_ms, workspace)
         return db._one_schema(
             lambda: _search(db, done, text, q, typing_word, cut_note, limit, offset, sort, source_filter,
-                            exclude_sources, role_filter, budget_ms, workspace)
+                            exclude_sources, role_filter, budget_ms, workspace, memo=(asked, reuse))
         )
 
     found = answer(text, q, typing_word)
@@ -1530,8 +1544,9 @@ def search(
     if rest is not None and none:
         # `the se` while `the server` is typed: no message has the word `se`, and a pane that
         # went hits -> nothing -> hits at each letter would flicker for a word not yet written.
-        # The words before it answer, and the note says so (their hits hold every `the ser*`).
-        before = answer(*rest)
+        # The words before it answer, and the note says so (their hits hold every `the ser*`):
+        # as they did a key or two earlier (`the `), when nothing was committed since.
+        before = answer(*rest, reuse=True)
         if before.hits:
             note = (f"“{short_last_word(q)}” counts as a whole word until it has {PREFIX_MIN_CHARS} "
                     f"letters: showing matches for “{rest[1].strip()}”")
@@ -1557,8 +1572,10 @@ def _without_short_last_word(text: str, q: str) -> tuple[str, str, bool] | None:
 
 
 def _search(db, done, text, q, typing_word, cut_note, limit, offset, sort, source_filter, exclude_sources,
-            role_filter, budget_ms, workspace) -> "SearchResult":
-    """:func:`search` once the query is known to have something to search."""
+            role_filter, budget_ms, workspace, memo) -> "SearchResult":
+    """:func:`search` once the query is known to have something to search. ``memo``: ``(what
+    was asked, reuse)``; the answer is kept under the first in the connection's cache, and
+    with ``reuse`` an answer kept there since the last commit is given again."""
     filters, params = _filter_sql(source_filter, exclude_sources, role_filter, db.rules.findable("m"))
     narrow, narrow_params = db.rules.workspace_clause(workspace)
     if narrow is not None:
@@ -1637,8 +1654,24 @@ def _search(db, done, text, q, typing_word, cut_note, limit, offset, sort, sourc
             note="; ".join(ctx.notes) or None,
         )
 
+    asked, reuse = memo
+
+    def run_kept(conn: sqlite3.Connection) -> "SearchResult":
+        cache = _prefix_cache(db, conn)
+        kept = cache.answers.get(asked) if cache is not None and reuse else None
+        if kept is not None:
+            return done(**{name: getattr(kept, name) for name in _ANSWER_FIELDS})
+        found = run(conn)
+        if cache is not None and not found.error:
+            answers = cache.answers
+            answers.pop(asked, None)
+            while len(answers) >= ANSWERS_KEPT:
+                del answers[next(iter(answers))]  # the oldest
+            answers[asked] = found
+        return found
+
     try:
-        return db._read(run)
+        return db._read(run_kept)
     except sqlite3.OperationalError as exc:
         message = str(exc)
         if "fts5" in message or "syntax" in message or "no such column" in message:

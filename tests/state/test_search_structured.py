@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from hermes_state import SessionDB
@@ -413,6 +415,36 @@ def test_a_short_last_word_no_message_has_leaves_the_words_before_it_answering(d
         assert empty.hits == [] and empty.note.endswith("keep typing"), query
     # Without prefix_last (the CLI) the query is what was asked.
     assert db.search("the se").hits == []
+
+
+def test_the_words_before_a_short_last_word_answer_again_what_they_answered_a_key_earlier(db):
+    """`deploy the ` then `deploy the se`: nothing was committed between the keys, so the
+    answer `deploy the ` got is given again (no second search); after a commit it is searched
+    anew."""
+    first = add(db, "s", "user", "deploy: the server rollout failed")
+
+    def matches(text):
+        statements: list[str] = []
+        db._read(lambda conn: conn.set_trace_callback(statements.append))
+        try:
+            result = db.search(text, prefix_last=True)
+        finally:
+            db._read(lambda conn: conn.set_trace_callback(None))
+        return result, [m for s in statements for m in re.findall(r"MATCH '([^']*)'", s)]
+
+    typed = "deploy the "
+    for end in range(1, len(typed) + 1):  # more keys than answers are kept: the last ones stay
+        before, _ = matches(typed[:end])
+    typing, searched = matches("deploy the se")
+    assert hit_ids(typing) == hit_ids(before) == [first]
+    # Only the whole word `se` was searched; `deploy the` answered from what the last key found.
+    assert searched and set(searched) == {"deploy the se"}
+    assert typing.query == "deploy the se" and typing.note.endswith("showing matches for “deploy the”")
+    second = add(db, "t", "user", "deploy again: the server is back")
+    typing, searched = matches("deploy the se")
+    assert sorted(hit_ids(typing)) == sorted([first, second]) and "deploy the" in searched
+    # A different page or filter is a different question.
+    assert hit_ids(db.search("deploy the se", prefix_last=True, role_filter=["assistant"])) == []
 
 
 @pytest.mark.parametrize("typed", ["deploy ", "deploy  ", "deploy,", "deploy."])
