@@ -380,6 +380,9 @@ class SearchResult(BaseModel):
     error: Optional[str] = None
     #: Something a user should know: nothing searchable, a scan stopped at its time budget…
     note: Optional[str] = None
+    #: With ``prefix_last``: the words that answered when the last one, too short to be a
+    #: prefix, matched nothing (``the`` for ``the se``; the note says so); else None.
+    answered_query: Optional[str] = None
 
 
 class ConversationHit(BaseModel):

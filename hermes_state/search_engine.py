@@ -1548,9 +1548,10 @@ def search(
         # as they did a key or two earlier (`the `), when nothing was committed since.
         before = answer(*rest, reuse=True)
         if before.hits:
-            note = (f"“{short_last_word(q)}” counts as a whole word until it has {PREFIX_MIN_CHARS} "
-                    f"letters: showing matches for “{rest[1].strip()}”")
-            return before.model_copy(update={"note": "; ".join(filter(None, [note, before.note]))})
+            note = (f"Showing matches for “{rest[1].strip()}”: “{short_last_word(q)}” is a whole "
+                    f"word until it has {PREFIX_MIN_CHARS} letters")
+            return before.model_copy(update={"note": "; ".join(filter(None, [note, before.note])),
+                                             "answered_query": rest[1].strip()})
     return found
 
 

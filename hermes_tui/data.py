@@ -157,6 +157,9 @@ class SearchView:
     total_estimate: int | None = None
     elapsed_ms: float = 0.0
     note: str | None = None
+    #: The words that answered when the last, too short to be a prefix, matched nothing
+    #: (``SearchResult.answered_query``): the pane says so above the hits.
+    answered: str | None = None
     #: Superseded by a newer query and stopped (``Connection.interrupt``): drop it.
     interrupted: bool = False
     #: Where this page of hits starts, and whether another page may follow (BR-20).
@@ -181,7 +184,7 @@ class SearchView:
             query=self.query, groups=list(groups.values()), title_matches=self.title_matches,
             path=self.path, ranking=self.ranking, hit_count=self.hit_count + page.hit_count,
             total_estimate=page.total_estimate or self.total_estimate, elapsed_ms=page.elapsed_ms,
-            note=self.note, offset=self.offset, more=page.more,
+            note=self.note, answered=self.answered, offset=self.offset, more=page.more,
         )
 
 
@@ -638,6 +641,7 @@ class BrowserData:
         view.hit_count = len(result.hits)
         view.more = len(result.hits) >= limit
         view.note = getattr(result, "note", None) or getattr(result, "error", None)
+        view.answered = getattr(result, "answered_query", None)
         roots = self._roots_of({hit.session_id for hit in result.hits})
         conversations = group_hits_by_conversation(searcher, result.hits, roots)
         labels = self._conversation_labels([c.root_id for c in conversations])

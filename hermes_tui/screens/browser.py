@@ -815,7 +815,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
                  f"{view.elapsed_ms:.1f} ms"]
         if view.ranking:
             parts.insert(1, view.ranking)
-        if view.note:
+        if view.note and not view.answered:  # (that note heads the hits)
             parts.append(view.note)
         main.border_subtitle = Text(" · ".join(parts))
 

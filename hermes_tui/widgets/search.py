@@ -462,6 +462,11 @@ class SearchResults(ScrollView, can_focus=True):
         self._reuse = reuse
         now = self.clock()
         rows: list[_Row] = []
+        if view.answered and view.note and view.groups:
+            # `the se`: the hits are those of `the` -- said first, in full, not in a subtitle
+            # an 80-column pane cuts.
+            rows.append(_Row(Text(f"   {inert_line(view.note)}", style=meta_style, no_wrap=True,
+                                  overflow="ellipsis"), None))
         if view.title_matches:
             header = Text(no_wrap=True)
             header.append(" ▌ ", style=group_style)

@@ -395,7 +395,8 @@ def test_a_short_last_word_no_message_has_leaves_the_words_before_it_answering(d
     other = add(db, "t", "user", "the deploy went fine, plan b")
     typing = db.search("the se", prefix_last=True)
     assert sorted(hit_ids(typing)) == sorted([server, other]) and typing.total_estimate == 2
-    assert typing.note == "“se” counts as a whole word until it has 3 letters: showing matches for “the”"
+    assert typing.note == "Showing matches for “the”: “se” is a whole word until it has 3 letters"
+    assert typing.answered_query == "the"
     assert typing.query == "the se"
     # The third letter makes it a prefix: the answer narrows to what it starts.
     assert hit_ids(db.search("the ser", prefix_last=True)) == [server]
@@ -405,14 +406,14 @@ def test_a_short_last_word_no_message_has_leaves_the_words_before_it_answering(d
     # Pages of the words before it, as the first page was.
     second = db.search("the se", prefix_last=True, limit=1, offset=1)
     assert len(second.hits) == 1 and hit_ids(second) != hit_ids(db.search("the se", prefix_last=True, limit=1))
-    assert "showing matches for “the”" in second.note
+    assert second.note.startswith("Showing matches for “the”") and second.answered_query == "the"
     # Operators the short word leaves dangling are not shown as if searched.
-    assert "showing matches for “deploy”" in db.search("deploy AND se", prefix_last=True).note
+    assert db.search("deploy AND se", prefix_last=True).note.startswith("Showing matches for “deploy”:")
     # Nothing before it, nothing the words before it find, or a NOT of it: the empty answer
     # and the reason, as before.
     for query in ("se", "zzqx se", "NOT se"):
         empty = db.search(query, prefix_last=True)
-        assert empty.hits == [] and empty.note.endswith("keep typing"), query
+        assert empty.hits == [] and empty.note.endswith("keep typing") and empty.answered_query is None, query
     # Without prefix_last (the CLI) the query is what was asked.
     assert db.search("the se").hits == []
 
@@ -439,7 +440,7 @@ def test_the_words_before_a_short_last_word_answer_again_what_they_answered_a_ke
     assert hit_ids(typing) == hit_ids(before) == [first]
     # Only the whole word `se` was searched; `deploy the` answered from what the last key found.
     assert searched and set(searched) == {"deploy the se"}
-    assert typing.query == "deploy the se" and typing.note.endswith("showing matches for “deploy the”")
+    assert typing.query == "deploy the se" and typing.answered_query == "deploy the"
     second = add(db, "t", "user", "deploy again: the server is back")
     typing, searched = matches("deploy the se")
     assert sorted(hit_ids(typing)) == sorted([first, second]) and "deploy the" in searched
