@@ -1527,12 +1527,9 @@ def search(
 
     def answer(text: str, q: str, typing_word: bool, limit: int = limit, offset: int = offset,
                reuse: bool = False) -> "SearchResult":
-        asked = (q, typing_word, cut_note, limit, offset, sort, tuple(source_filter or ()),
-                 tuple(exclude_sources or ()), tuple(role_filter or ()), budget_ms, workspace)
-        return db._one_schema(
-            lambda: _search(db, done, text, q, typing_word, cut_note, limit, offset, sort, source_filter,
-                            exclude_sources, role_filter, budget_ms, workspace, memo=(asked, reuse))
-        )
+        asked = _Question(text, q, typing_word, cut_note, limit, offset, sort, _frozen(source_filter),
+                          _frozen(exclude_sources), _frozen(role_filter), budget_ms, workspace)
+        return db._one_schema(lambda: _search(db, done, asked, reuse))
 
     found = answer(text, q, typing_word)
     rest = _without_short_last_word(text, q) if typing_word and not found.hits and not found.error else None
@@ -1572,11 +1569,37 @@ def _without_short_last_word(text: str, q: str) -> tuple[str, str, bool] | None:
     return rest, rest_q, False
 
 
-def _search(db, done, text, q, typing_word, cut_note, limit, offset, sort, source_filter, exclude_sources,
-            role_filter, budget_ms, workspace, memo) -> "SearchResult":
-    """:func:`search` once the query is known to have something to search. ``memo``: ``(what
-    was asked, reuse)``; the answer is kept under the first in the connection's cache, and
-    with ``reuse`` an answer kept there since the last commit is given again."""
+@dataclass(frozen=True)
+class _Question:
+    """What one :func:`_search` is asked: its arguments, and the key its answer is kept under
+    (so that nothing that changes an answer can be left out of the key)."""
+
+    text: str
+    q: str
+    typing_word: bool
+    cut_note: str | None
+    limit: int
+    offset: int
+    sort: str
+    source_filter: tuple[str, ...] | None
+    exclude_sources: tuple[str, ...] | None
+    role_filter: tuple[str, ...] | None
+    budget_ms: float
+    workspace: str | None
+
+
+def _frozen(values: Sequence[str] | None) -> tuple[str, ...] | None:
+    return None if values is None else tuple(values)
+
+
+def _search(db, done, asked: _Question, reuse: bool) -> "SearchResult":
+    """:func:`search` once the query is known to have something to search. The answer is kept
+    in the connection's cache under ``asked``; with ``reuse`` an answer kept there since the
+    last commit is given again."""
+    text, q, typing_word, cut_note = asked.text, asked.q, asked.typing_word, asked.cut_note
+    limit, offset, sort, budget_ms = asked.limit, asked.offset, asked.sort, asked.budget_ms
+    source_filter, exclude_sources, role_filter = asked.source_filter, asked.exclude_sources, asked.role_filter
+    workspace = asked.workspace
     filters, params = _filter_sql(source_filter, exclude_sources, role_filter, db.rules.findable("m"))
     narrow, narrow_params = db.rules.workspace_clause(workspace)
     if narrow is not None:
@@ -1655,8 +1678,6 @@ def _search(db, done, text, q, typing_word, cut_note, limit, offset, sort, sourc
             note="; ".join(ctx.notes) or None,
         )
 
-    asked, reuse = memo
-
     def run_kept(conn: sqlite3.Connection) -> "SearchResult":
         cache = _prefix_cache(db, conn)
         kept = cache.answers.get(asked) if cache is not None and reuse else None
@@ -1672,7 +1693,12 @@ def _search(db, done, text, q, typing_word, cut_note, limit, offset, sort, sourc
         return found
 
     try:
-        return db._read(run_kept)
+        hash(asked)
+        read = run_kept
+    except TypeError:  # a filter of values that cannot be a key: nothing kept, nothing reused
+        read = run
+    try:
+        return db._read(read)
     except sqlite3.OperationalError as exc:
         message = str(exc)
         if "fts5" in message or "syntax" in message or "no such column" in message:

@@ -446,6 +446,8 @@ def test_the_words_before_a_short_last_word_answer_again_what_they_answered_a_ke
     assert sorted(hit_ids(typing)) == sorted([first, second]) and "deploy the" in searched
     # A different page or filter is a different question.
     assert hit_ids(db.search("deploy the se", prefix_last=True, role_filter=["assistant"])) == []
+    # A filter that cannot be a key is not kept: it fails as it always did, in words.
+    assert db.search("deploy the se", prefix_last=True, source_filter=[["cli"]]).error.startswith("search failed")
 
 
 @pytest.mark.parametrize("typed", ["deploy ", "deploy  ", "deploy,", "deploy."])
