@@ -462,11 +462,6 @@ class SearchResults(ScrollView, can_focus=True):
         self._reuse = reuse
         now = self.clock()
         rows: list[_Row] = []
-        if view.answered and view.note and view.groups:
-            # `the se`: the hits are those of `the` -- said first, in full, not in a subtitle
-            # an 80-column pane cuts.
-            rows.append(_Row(Text(f"   {inert_line(view.note)}", style=meta_style, no_wrap=True,
-                                  overflow="ellipsis"), None))
         if view.title_matches:
             header = Text(no_wrap=True)
             header.append(" ▌ ", style=group_style)
@@ -478,6 +473,11 @@ class SearchResults(ScrollView, can_focus=True):
                 line.append(f"  {inert_line(summary.id)}  {inert_line(summary.source)}  "
                             f"{relative_time(summary.last_active, now=now)}", style=meta_style)
                 rows.append(_Row(line, (summary.id, None)))
+        if view.answered and view.note and view.groups:
+            # `the se`: the message hits are those of `the` (the title/id match above is the
+            # whole query's) -- said before them, in full, not in a subtitle a pane cuts.
+            rows.append(_Row(Text(f"   {inert_line(view.note)}", style=meta_style, no_wrap=True,
+                                  overflow="ellipsis"), None))
         for group in view.groups:
             # A conversation's header, as its hits' lines, is built once while it stays the
             # same (consecutive answers mostly show the same conversations).

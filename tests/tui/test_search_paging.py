@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from hermes_state import SessionDB
 from hermes_tui.widgets.detail import DetailPane
 from hermes_tui.widgets.search import SearchResults
 
@@ -71,8 +72,15 @@ async def test_br20_an_empty_answer_to_a_short_last_word_says_why_on_its_own_lin
 
 async def test_a_word_being_typed_after_another_never_empties_the_pane(tmp_path: Path) -> None:
     """`kumquat h`, `kumquat ha`: no message has the word `h` or `ha`, and the pane keeps the
-    hits of `kumquat` (saying why in its subtitle) until `har` makes the word a prefix."""
-    app = make_app(build_many(tmp_path / "state.db", sessions=6))
+    hits of `kumquat` (saying so above them) until `har` makes the word a prefix."""
+    path = build_many(tmp_path / "state.db", sessions=6)
+    db = SessionDB(path)
+    try:
+        titled = db.search_sessions(limit=1)[0]["id"]
+        db.set_session_title(titled, f"{WORD} half-way review")
+    finally:
+        db.close()
+    app = make_app(path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("/", *WORD)
@@ -88,11 +96,14 @@ async def test_a_word_being_typed_after_another_never_empties_the_pane(tmp_path:
         await pilot.press("backspace", "backspace")
         await settle(pilot)
         assert results.view.hit_count == 6
-        # What the hits are comes first, on a line of its own above them (not in the subtitle,
-        # which a narrow pane cuts), and the cursor is on the first hit.
-        first = results._rows[0]
-        assert first.text.plain.strip() == f"Showing matches for “{WORD}”: “ha” is a whole word until it has 3 letters"
-        assert first.target is None and results.cursor == 2
+        # The title match is the whole query's (`ha` a prefix of `half-way`); what the message
+        # hits are is said on a line of its own just above them (not in the subtitle, which a
+        # narrow pane cuts), and the cursor is on the first title match.
+        lines = [row.text.plain.strip() for row in results._rows]
+        assert lines[0] == "▌ Sessions by title or id" and lines[1].startswith(f"{WORD} half-way review")
+        assert lines[2] == f"Showing matches for “{WORD}”: “ha” is a whole word until it has 3 letters"
+        assert results._rows[2].target is None and results._rows[3].target is None  # (a conversation)
+        assert results._rows[4].target is not None and results.cursor == 1
         assert "is a whole word" not in str(app.screen.query_one("#main").border_subtitle)
 
 
