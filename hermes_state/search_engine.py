@@ -1198,7 +1198,7 @@ class _PrefixCache:
         self.tf: dict[str, dict[int, float]] = {}
         #: The last answers by what was asked (see :func:`search`: the words before a short
         #: last word answer again what they answered a key earlier).
-        self.answers: dict[tuple, Any] = {}
+        self.answers: dict["_Question", Any] = {}
 
     def clear(self) -> None:
         self.terms.clear()
