@@ -134,11 +134,20 @@ class _Ctx:
     def filtered(self) -> bool:
         return bool(self.filters)
 
+    _trigram: bool | None = None
+
     @property
     def trigram(self) -> bool:
-        """The trigram table exists and can be read: not in a store from before schema 10
-        opened without migrating it (UC-8), whose substrings LIKE finds instead."""
-        return self.caps is not None and self.caps.fts_loads(TRIGRAM_TABLE)
+        """The trigram table exists, can be read and holds something: not in a store from
+        before schema 10 opened without migrating it (UC-8), nor one whose table was dropped
+        and created again empty by a writable open (MG-1 step 5 does not fill it), whose
+        substrings LIKE finds instead."""
+        if self._trigram is None:
+            self._trigram = self.caps is not None and self.caps.fts_loads(TRIGRAM_TABLE)
+            if self._trigram and _index_empty(self.conn, TRIGRAM_TABLE):
+                self._trigram = False
+                self.notes.append("the substring index is empty: substrings were sought by a scan of the messages")
+        return self._trigram
 
     @property
     def want(self) -> int:
@@ -155,6 +164,19 @@ class _Ctx:
         if table not in self._row_counts:
             self._row_counts[table] = _fts_row_count(self.conn, table) or max(1, self.max_rowid())
         return self._row_counts[table]
+
+
+def _index_empty(conn: sqlite3.Connection, table: str) -> bool:
+    """Whether the FTS5 ``table`` indexes nothing while ``messages`` has text (its ``_idx``
+    shadow table lists the index's segments: none, nothing indexed -- on the inline and the
+    external-content layout alike, where the table itself would read the content)."""
+    try:
+        if conn.execute(f'SELECT 1 FROM "{table}_idx" LIMIT 1').fetchone() is not None:
+            return False
+        return conn.execute("SELECT 1 FROM messages WHERE content IS NOT NULL AND content != '' LIMIT 1"
+                            ).fetchone() is not None
+    except sqlite3.Error:
+        return False
 
 
 def _read_varint(data: bytes, pos: int) -> tuple[int, int]:

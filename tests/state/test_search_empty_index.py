@@ -1,0 +1,78 @@
+"""UC-4: a trigram index that holds nothing while the messages have text -- a dropped table
+that a writable open created again, empty (MG-1 step 5 does not fill it), or one emptied for a
+rebuild -- does not hide every substring and every CJK word: a scan of the messages finds
+them, and the answer says so."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from hermes_state import SessionDB
+
+NOTE = "the substring index is empty: substrings were sought by a scan of the messages"
+
+
+def _drop_trigram(path: Path) -> None:
+    conn = sqlite3.connect(path)
+    try:
+        for (name,) in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'messages_fts_trigram%'"
+        ).fetchall():
+            conn.execute(f'DROP TRIGGER "{name}"')
+        conn.execute("DROP TABLE messages_fts_trigram")
+        conn.commit()
+    finally:
+        conn.close()
+
+
+def test_a_trigram_table_created_again_empty_leaves_substrings_to_a_scan(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    db = SessionDB(path)
+    db.create_session("s", "cli")
+    english = db.append_message("s", "user", "the kubernetes rollout stalled")
+    chinese = db.append_message("s", "assistant", "服务器配置已经更新")
+    db.close()
+    _drop_trigram(path)
+    db = SessionDB(path)  # writable: creates the table again, empty
+    try:
+        conn = sqlite3.connect(path)
+        assert conn.execute("SELECT count(*) FROM messages_fts_trigram_idx").fetchone()[0] == 0
+        conn.close()
+        inside = db.search("bernete")  # no whole word: the substring path
+        assert [h.id for h in inside.hits] == [english] and NOTE in inside.note
+        assert inside.path == "fts5+like"
+        for query in ("服务器", "服"):
+            found = db.search(query)
+            assert [h.id for h in found.hits] == [chinese] and NOTE in found.note, query
+        # A whole word never needed the trigram index: nothing to say.
+        word = db.search("kubernetes")
+        assert [h.id for h in word.hits] == [english] and not word.note
+    finally:
+        db.close()
+
+
+def test_a_v30_trigram_index_emptied_leaves_substrings_to_a_scan(upstream_copy) -> None:
+    """The external-content layout (v30): the table reads its text from the messages, so
+    only the index's own segments say it holds nothing."""
+    path = upstream_copy(30)
+    conn = sqlite3.connect(path)
+    conn.execute("INSERT INTO messages_fts_trigram(messages_fts_trigram) VALUES ('delete-all')")
+    conn.commit()
+    conn.close()
+    db = SessionDB(path, read_only=True)
+    try:
+        before = db.search("eploymen")  # `deployment` in the fixture's messages
+        assert before.hits and NOTE in before.note
+    finally:
+        db.close()
+    fresh = upstream_copy(30)
+    db = SessionDB(fresh, read_only=True)
+    try:
+        untouched = db.search("eploymen")
+        assert sorted(h.id for h in untouched.hits) == sorted(h.id for h in before.hits)
+        assert NOTE not in (untouched.note or "") and "trigram" in untouched.path
+    finally:
+        db.close()
