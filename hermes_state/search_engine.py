@@ -144,9 +144,10 @@ class _Ctx:
         substrings LIKE finds instead."""
         if self._trigram is None:
             self._trigram = self.caps is not None and self.caps.fts_loads(TRIGRAM_TABLE)
-            if self._trigram and _index_empty(self.conn, TRIGRAM_TABLE):
+            gap = _trigram_gap(self.conn, self.caps) if self._trigram else None
+            if gap is not None:
                 self._trigram = False
-                self.notes.append("the substring index is empty: substrings were sought by a scan of the messages")
+                self.notes.append(f"the substring index {gap}: substrings were sought by a scan of the messages")
         return self._trigram
 
     @property
@@ -166,17 +167,29 @@ class _Ctx:
         return self._row_counts[table]
 
 
-def _index_empty(conn: sqlite3.Connection, table: str) -> bool:
-    """Whether the FTS5 ``table`` indexes nothing while ``messages`` has text (its ``_idx``
-    shadow table lists the index's segments: none, nothing indexed -- on the inline and the
-    external-content layout alike, where the table itself would read the content)."""
+def _trigram_gap(conn: sqlite3.Connection, caps: "Capabilities") -> str | None:
+    """Why the trigram index cannot answer for the messages, as far as two cheap reads tell;
+    None when it can.
+
+    ``is empty``: its ``_idx`` shadow table lists no segment while ``messages`` has text (on
+    the inline and the external-content layout alike; the table itself would read the
+    content). ``lacks the older messages``: in a store of schema 16 or below -- the only ones
+    whose dropped table a writable open creates again (MG-1 step 5), and whose triggers index
+    every message -- its first indexed row comes after the first message: created again, then
+    fed by its triggers from then on."""
+    table = TRIGRAM_TABLE
     try:
-        if conn.execute(f'SELECT 1 FROM "{table}_idx" LIMIT 1').fetchone() is not None:
-            return False
-        return conn.execute("SELECT 1 FROM messages WHERE content IS NOT NULL AND content != '' LIMIT 1"
-                            ).fetchone() is not None
-    except sqlite3.Error:
-        return False
+        if conn.execute(f'SELECT 1 FROM "{table}_idx" LIMIT 1').fetchone() is None:
+            text = conn.execute("SELECT 1 FROM messages WHERE content IS NOT NULL AND content != '' LIMIT 1")
+            return "is empty" if text.fetchone() is not None else None
+        if caps.version_class in ("migrate", "current") and caps.fts[table].inline:
+            first_indexed = conn.execute(f'SELECT min(id) FROM "{table}_docsize"').fetchone()[0]
+            first = conn.execute("SELECT min(id) FROM messages").fetchone()[0]
+            if first is not None and first_indexed is not None and first < first_indexed:
+                return "lacks the older messages"
+    except (sqlite3.Error, KeyError):
+        return None
+    return None
 
 
 def _read_varint(data: bytes, pos: int) -> tuple[int, int]:

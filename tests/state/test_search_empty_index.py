@@ -13,6 +13,7 @@ import pytest
 from hermes_state import SessionDB
 
 NOTE = "the substring index is empty: substrings were sought by a scan of the messages"
+PARTIAL = "the substring index lacks the older messages: substrings were sought by a scan of the messages"
 
 
 def _drop_trigram(path: Path) -> None:
@@ -50,6 +51,26 @@ def test_a_trigram_table_created_again_empty_leaves_substrings_to_a_scan(tmp_pat
         # A whole word never needed the trigram index: nothing to say.
         word = db.search("kubernetes")
         assert [h.id for h in word.hits] == [english] and not word.note
+        # Its triggers feed it from now on: it holds the new message, not the older ones.
+        newer = db.append_message("s", "user", "the kubernetes upgrade is done")
+        partly = db.search("bernete")
+        assert sorted(h.id for h in partly.hits) == sorted([english, newer]) and PARTIAL in partly.note
+        assert [h.id for h in db.search("服务器").hits] == [chinese]
+    finally:
+        db.close()
+
+
+def test_a_whole_trigram_index_says_nothing_and_answers_from_itself(tmp_path: Path) -> None:
+    """Older messages deleted (the index loses them too) leave no gap to report."""
+    db = SessionDB(tmp_path / "state.db")
+    try:
+        db.create_session("old", "cli")
+        db.append_message("old", "user", "the kubernetes rollout stalled")
+        db.create_session("new", "cli")
+        kept = db.append_message("new", "user", "kubernetes again")
+        db.delete_session("old")
+        found = db.search("bernete")
+        assert [h.id for h in found.hits] == [kept] and found.path == "fts5+trigram" and not found.note
     finally:
         db.close()
 
