@@ -15,7 +15,7 @@ import time
 import weakref
 from dataclasses import dataclass, field, replace
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple, Sequence
 
 from .query import (
     PREFIX_MIN_CHARS,
@@ -144,7 +144,7 @@ class _Ctx:
         substrings LIKE finds instead."""
         if self._trigram is None:
             self._trigram = self.caps is not None and self.caps.fts_loads(TRIGRAM_TABLE)
-            gap = _trigram_gap(self.conn, self.caps) if self._trigram else None
+            gap = _index_gap(self, TRIGRAM_TABLE) if self._trigram else None
             if gap is not None:
                 self._trigram = False
                 self.notes.append(f"the substring index {gap}: substrings were sought by a scan of the messages")
@@ -167,9 +167,19 @@ class _Ctx:
         return self._row_counts[table]
 
 
-def _trigram_gap(conn: sqlite3.Connection, caps: "Capabilities") -> str | None:
-    """Why the trigram index cannot answer for the messages, as far as two cheap reads tell;
-    None when it can.
+def _index_gap(ctx: _Ctx, table: str) -> str | None:
+    """:func:`_read_index_gap`, read once while nothing is committed."""
+    cache = ctx.prefix_cache
+    if cache is None:
+        return _read_index_gap(ctx.conn, ctx.caps, table)
+    if table not in cache.gaps:
+        cache.gaps[table] = _read_index_gap(ctx.conn, ctx.caps, table)
+    return cache.gaps[table]
+
+
+def _read_index_gap(conn: sqlite3.Connection, caps: "Capabilities | None", table: str) -> str | None:
+    """Why the FTS index ``table`` cannot answer for the messages, as far as two cheap reads
+    tell; None when it can.
 
     ``is empty``: its ``_idx`` shadow table lists no segment while ``messages`` has text (on
     the inline and the external-content layout alike; the table itself would read the
@@ -177,12 +187,11 @@ def _trigram_gap(conn: sqlite3.Connection, caps: "Capabilities") -> str | None:
     whose dropped table a writable open creates again (MG-1 step 5), and whose triggers index
     every message -- its first indexed row comes after the first message: created again, then
     fed by its triggers from then on."""
-    table = TRIGRAM_TABLE
     try:
         if conn.execute(f'SELECT 1 FROM "{table}_idx" LIMIT 1').fetchone() is None:
             text = conn.execute("SELECT 1 FROM messages WHERE content IS NOT NULL AND content != '' LIMIT 1")
             return "is empty" if text.fetchone() is not None else None
-        if caps.version_class in ("migrate", "current") and caps.fts[table].inline:
+        if caps is not None and caps.version_class in ("migrate", "current") and caps.fts[table].inline:
             first_indexed = conn.execute(f'SELECT min(id) FROM "{table}_docsize"').fetchone()[0]
             first = conn.execute("SELECT min(id) FROM messages").fetchone()[0]
             if first is not None and first_indexed is not None and first < first_indexed:
@@ -1213,7 +1222,7 @@ class _PrefixCache:
     Searches on one connection run one at a time (the store's lock)."""
 
     __slots__ = ("key", "terms", "probes", "scan", "window", "others", "hits", "texts", "tf", "answers",
-                 "__weakref__")
+                 "gaps", "__weakref__")
 
     def __init__(self) -> None:
         self.key: tuple[int, int, int] | None = None
@@ -1234,9 +1243,12 @@ class _PrefixCache:
         #: The last answers by what was asked (see :func:`search`: the words before a short
         #: last word answer again what they answered a key earlier).
         self.answers: dict["_Question", Any] = {}
+        #: FTS table → what it lacks (:func:`_index_gap`), None: nothing.
+        self.gaps: dict[str, str | None] = {}
 
     def clear(self) -> None:
         self.terms.clear()
+        self.gaps.clear()
         self.forget_answers()
 
     def forget_answers(self) -> None:
@@ -1604,10 +1616,10 @@ def _without_short_last_word(text: str, q: str) -> tuple[str, str, bool] | None:
     return rest, rest_q, False
 
 
-@dataclass(frozen=True)
-class _Question:
+class _Question(NamedTuple):
     """What one :func:`_search` is asked: its arguments, and the key its answer is kept under
-    (so that nothing that changes an answer can be left out of the key)."""
+    (so that nothing that changes an answer can be left out of the key). A tuple: made and
+    hashed on every search, a frozen dataclass cost 4-5 µs of a 0.5 ms search."""
 
     text: str
     q: str
@@ -1641,16 +1653,21 @@ def _search(db, done, asked: _Question, reuse: bool) -> "SearchResult":
         filters.append(narrow)
         params.extend(narrow_params)
 
-    def run(conn: sqlite3.Connection) -> "SearchResult":
+    def run(conn: sqlite3.Connection, cache: _PrefixCache | None) -> "SearchResult":
         ctx = _Ctx(conn, filters, params, limit, offset, sort, _Budget(budget_ms),
-                   prefix_cache=_prefix_cache(db, conn), caps=db.capabilities)
+                   prefix_cache=cache, caps=db.capabilities)
         if cut_note:
             ctx.notes.append(cut_note)
         stale = index_warning(conn)
         if stale:
             ctx.notes.append(stale)
+        cjk = contains_cjk(q)
+        if not cjk and ctx.caps is not None and ctx.caps.fts_loads(FTS_TABLE):
+            gap = _index_gap(ctx, FTS_TABLE)
+            if gap is not None:
+                ctx.notes.append(f"the word index {gap}: results may be incomplete")
         phrases: list[_Phrase] = []
-        if contains_cjk(q):
+        if cjk:
             outcome, effective = _cjk_search(ctx, q)
             if outcome is None:
                 return done(note="query had nothing searchable")
@@ -1718,7 +1735,7 @@ def _search(db, done, asked: _Question, reuse: bool) -> "SearchResult":
         kept = cache.answers.get(asked) if cache is not None and reuse else None
         if kept is not None:
             return done(**{name: getattr(kept, name) for name in _ANSWER_FIELDS})
-        found = run(conn)
+        found = run(conn, cache)
         if cache is not None and not found.error:
             answers = cache.answers
             answers.pop(asked, None)
@@ -1727,11 +1744,14 @@ def _search(db, done, asked: _Question, reuse: bool) -> "SearchResult":
             answers[asked] = found
         return found
 
+    def run_alone(conn: sqlite3.Connection) -> "SearchResult":
+        return run(conn, _prefix_cache(db, conn))
+
     try:
         hash(asked)
         read = run_kept
     except TypeError:  # a filter of values that cannot be a key: nothing kept, nothing reused
-        read = run
+        read = run_alone
     try:
         return db._read(read)
     except sqlite3.OperationalError as exc:

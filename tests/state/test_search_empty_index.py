@@ -97,3 +97,38 @@ def test_a_v30_trigram_index_emptied_leaves_substrings_to_a_scan(upstream_copy) 
         assert NOTE not in (untouched.note or "") and "trigram" in untouched.path
     finally:
         db.close()
+
+
+def test_a_word_index_created_again_says_results_may_be_incomplete(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    db = SessionDB(path)
+    db.create_session("s", "cli")
+    older = db.append_message("s", "user", "the kubernetes rollout stalled")
+    db.close()
+    conn = sqlite3.connect(path)
+    for (name,) in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'messages_fts_%' "
+        "AND name NOT LIKE 'messages_fts_trigram%'"
+    ).fetchall():
+        conn.execute(f'DROP TRIGGER "{name}"')
+    conn.execute("DROP TABLE messages_fts")
+    conn.commit()
+    conn.close()
+    db = SessionDB(path)  # creates the word index again, empty
+    try:
+        empty = db.search("kubernetes")
+        assert "the word index is empty: results may be incomplete" in empty.note
+        # (no whole word found: the substring index, whole, still finds it)
+        assert [h.id for h in empty.hits] == [older]
+        newer = db.append_message("s", "user", "kubernetes is upgraded")
+        partly = db.search("kubernetes")
+        assert "the word index lacks the older messages: results may be incomplete" in partly.note
+        assert [h.id for h in partly.hits] == [newer]
+        # A store whose index is whole says nothing of the kind.
+        other = SessionDB(tmp_path / "other.db")
+        other.create_session("s", "cli")
+        other.append_message("s", "user", "kubernetes")
+        assert not other.search("kubernetes").note
+        other.close()
+    finally:
+        db.close()
