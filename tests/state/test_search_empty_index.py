@@ -16,14 +16,13 @@ NOTE = "the substring index is empty: substrings were sought by a scan of the me
 PARTIAL = "the substring index lacks the older messages: substrings were sought by a scan of the messages"
 
 
-def _drop_trigram(path: Path) -> None:
+def _drop_index(path: Path, table: str) -> None:
+    """Drop the FTS ``table`` and its three triggers (``<table>_insert`` …), as by hand."""
     conn = sqlite3.connect(path)
     try:
-        for (name,) in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'messages_fts_trigram%'"
-        ).fetchall():
-            conn.execute(f'DROP TRIGGER "{name}"')
-        conn.execute("DROP TABLE messages_fts_trigram")
+        for event in ("insert", "delete", "update"):
+            conn.execute(f'DROP TRIGGER IF EXISTS "{table}_{event}"')
+        conn.execute(f'DROP TABLE "{table}"')
         conn.commit()
     finally:
         conn.close()
@@ -36,7 +35,7 @@ def test_a_trigram_table_created_again_empty_leaves_substrings_to_a_scan(tmp_pat
     english = db.append_message("s", "user", "the kubernetes rollout stalled")
     chinese = db.append_message("s", "assistant", "服务器配置已经更新")
     db.close()
-    _drop_trigram(path)
+    _drop_index(path, "messages_fts_trigram")
     db = SessionDB(path)  # writable: creates the table again, empty
     try:
         conn = sqlite3.connect(path)
@@ -105,15 +104,7 @@ def test_a_word_index_created_again_says_results_may_be_incomplete(tmp_path: Pat
     db.create_session("s", "cli")
     older = db.append_message("s", "user", "the kubernetes rollout stalled")
     db.close()
-    conn = sqlite3.connect(path)
-    for (name,) in conn.execute(
-        "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'messages_fts_%' "
-        "AND name NOT LIKE 'messages_fts_trigram%'"
-    ).fetchall():
-        conn.execute(f'DROP TRIGGER "{name}"')
-    conn.execute("DROP TABLE messages_fts")
-    conn.commit()
-    conn.close()
+    _drop_index(path, "messages_fts")
     db = SessionDB(path)  # creates the word index again, empty
     try:
         empty = db.search("kubernetes")
