@@ -28,13 +28,19 @@ def _drop_index(path: Path, table: str) -> None:
         conn.close()
 
 
+def _store(path: Path, *texts: str) -> list[int]:
+    """A store at ``path`` whose session ``s`` holds ``texts`` (user, assistant, …); their ids."""
+    db = SessionDB(path)
+    try:
+        db.create_session("s", "cli")
+        return [db.append_message("s", ("user", "assistant")[i % 2], text) for i, text in enumerate(texts)]
+    finally:
+        db.close()
+
+
 def test_a_trigram_table_created_again_empty_leaves_substrings_to_a_scan(tmp_path: Path) -> None:
     path = tmp_path / "state.db"
-    db = SessionDB(path)
-    db.create_session("s", "cli")
-    english = db.append_message("s", "user", "the kubernetes rollout stalled")
-    chinese = db.append_message("s", "assistant", "服务器配置已经更新")
-    db.close()
+    english, chinese = _store(path, "the kubernetes rollout stalled", "服务器配置已经更新")
     _drop_index(path, "messages_fts_trigram")
     db = SessionDB(path)  # writable: creates the table again, empty
     try:
@@ -100,10 +106,7 @@ def test_a_v30_trigram_index_emptied_leaves_substrings_to_a_scan(upstream_copy) 
 
 def test_a_word_index_created_again_says_results_may_be_incomplete(tmp_path: Path) -> None:
     path = tmp_path / "state.db"
-    db = SessionDB(path)
-    db.create_session("s", "cli")
-    older = db.append_message("s", "user", "the kubernetes rollout stalled")
-    db.close()
+    (older,) = _store(path, "the kubernetes rollout stalled")
     _drop_index(path, "messages_fts")
     db = SessionDB(path)  # creates the word index again, empty
     try:
