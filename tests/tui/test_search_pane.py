@@ -178,6 +178,17 @@ def test_snapshot_search_cjk(snap_compare, fixed_db: Path) -> None:
     assert snap_compare(fixed_timing_app(fixed_db), terminal_size=SIZE, run_before=run_before)
 
 
+def test_snapshot_search_short_last_word(snap_compare, fixed_db: Path) -> None:
+    """`docker co`: no message has the word `co`; the hits of `docker` stay, under a line that
+    says so (the title match above is the whole query's)."""
+    async def run_before(pilot) -> None:
+        await settle(pilot)
+        await pilot.press("/", *"docker", "space", "c", "o")
+        await settle(pilot)
+
+    assert snap_compare(fixed_timing_app(fixed_db), terminal_size=SIZE, run_before=run_before)
+
+
 async def test_theme_change_repaints_cached_result_rows(fixed_db: Path) -> None:
     """Rows are built once per answer with the theme's colours; a new theme rebuilds them."""
     from hermes_tui.widgets.search import SearchResults
