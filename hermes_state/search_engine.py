@@ -129,12 +129,12 @@ class _Ctx:
     light: "_Light | None" = None
     #: What the store has: which FTS tables, and where a plain scan reads their text.
     caps: "Capabilities | None" = None
+    #: :attr:`trigram`, once known.
+    _trigram: bool | None = None
 
     @property
     def filtered(self) -> bool:
         return bool(self.filters)
-
-    _trigram: bool | None = None
 
     @property
     def trigram(self) -> bool:
@@ -1579,30 +1579,32 @@ def search(
         return db._one_schema(lambda: _search(db, done, asked, reuse))
 
     found = answer(text, q, typing_word)
-    rest = _without_short_last_word(text, q) if typing_word and not found.hits and not found.error else None
-    if rest is not None and offset:
+    shorter = _without_short_last_word(text, q) if typing_word and not found.hits and not found.error else None
+    if shorter is not None and offset:
         # A later page: whether the first had anything decides, as it did for that page.
         none = not answer(text, q, typing_word, limit=1, offset=0).hits
     else:
         none = found.total_estimate == 0
-    if rest is not None and none:
+    if shorter is not None and none:
         # `the se` while `the server` is typed: no message has the word `se`, and a pane that
         # went hits -> nothing -> hits at each letter would flicker for a word not yet written.
         # The words before it answer, and the note says so (their hits hold every `the ser*`):
         # as they did a key or two earlier (`the `), when nothing was committed since.
-        before = answer(*rest, reuse=True)
+        rest, rest_q, short = shorter
+        before = answer(rest, rest_q, False, reuse=True)  # (followed by a space: whole words)
         if before.hits:
-            note = (f"Showing matches for “{rest[1].strip()}”: “{short_last_word(q)}” is a whole "
-                    f"word until it has {PREFIX_MIN_CHARS} letters")
+            answered = rest_q.strip()
+            note = (f"Showing matches for “{answered}”: “{short}” is a whole word until it has "
+                    f"{PREFIX_MIN_CHARS} letters")
             return before.model_copy(update={"note": "; ".join(filter(None, [note, before.note])),
-                                             "answered_query": rest[1].strip()})
+                                             "answered_query": answered})
     return found
 
 
-def _without_short_last_word(text: str, q: str) -> tuple[str, str, bool] | None:
-    """``(text, q, typing_word)`` for the query without its last word when ``prefix_last`` left
-    that word whole only for being short (:func:`short_last_word`) and other words come before
-    it; else None."""
+def _without_short_last_word(text: str, q: str) -> tuple[str, str, str] | None:
+    """``(text, q, word)``: the query without its last ``word`` when ``prefix_last`` left that
+    word whole only for being short (:func:`short_last_word`) and other words come before it;
+    else None."""
     short = short_last_word(q)
     if short is None or not text.endswith(short):
         return None
@@ -1613,7 +1615,7 @@ def _without_short_last_word(text: str, q: str) -> tuple[str, str, bool] | None:
         return None
     if not rest_q.strip() or rest_q.strip() == q.strip():
         return None
-    return rest, rest_q, False
+    return rest, rest_q, short
 
 
 class _Question(NamedTuple):

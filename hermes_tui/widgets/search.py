@@ -190,6 +190,11 @@ def _hit_text(role: str, when: str, snippet: str, spans: list, width: int, meta_
     )
 
 
+def _note_row(note: str, meta_style) -> "_Row":
+    """A note of the answer on a line of its own, never a hit (not selectable)."""
+    return _Row(Text(f"   {inert_line(note)}", style=meta_style, no_wrap=True, overflow="ellipsis"), None)
+
+
 def _group_text(label: str, source: str, count: int, group_style, meta_style) -> Text:
     """A conversation's header line: its name, its source and how many hits it holds."""
     header = Text(no_wrap=True, overflow="ellipsis")
@@ -476,8 +481,7 @@ class SearchResults(ScrollView, can_focus=True):
         if view.answered and view.note and view.groups:
             # `the se`: the message hits are those of `the` (the title/id match above is the
             # whole query's) -- said before them, in full, not in a subtitle a pane cuts.
-            rows.append(_Row(Text(f"   {inert_line(view.note)}", style=meta_style, no_wrap=True,
-                                  overflow="ellipsis"), None))
+            rows.append(_note_row(view.note, meta_style))
         for group in view.groups:
             # A conversation's header, as its hits' lines, is built once while it stays the
             # same (consecutive answers mostly show the same conversations).
@@ -507,8 +511,7 @@ class SearchResults(ScrollView, can_focus=True):
             rows.append(_Row(line, None))
             if view.note:
                 # Its own line: the reason must not be the part an 80-column pane cuts off.
-                rows.append(_Row(Text(f"   {inert_line(view.note)}", style=meta_style, no_wrap=True,
-                                      overflow="ellipsis"), None))
+                rows.append(_note_row(view.note, meta_style))
         elif view.more:
             rows.append(_Row(Text("   … more hits load as you move down", style=meta_style), None))
         return rows
