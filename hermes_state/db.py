@@ -1611,13 +1611,20 @@ class SessionDB:
     def stats(self) -> dict:
         """Figures for ``hermes sessions stats`` (EX-7)."""
         size = self.db_path.stat().st_size if self.db_path.exists() else None
-        return {
-            "total_sessions": self.session_count(include_archived=True),
+
+        def read() -> tuple[dict[str, int], int]:
             # UC-3: rewound messages are not counted (compacted history is).
-            "total_messages": int(self._fetchone(
-                f"SELECT COUNT(*) FROM messages m WHERE {self.rules.visible('m')}"
-            )[0]),
-            "sources": self.source_counts(),
+            messages = self._fetchone(f"SELECT COUNT(*) FROM messages m WHERE {self.rules.visible('m')}")[0]
+            return self.source_counts(), int(messages)
+
+        # One snapshot, and the total is the sum of the per-source lines: every session the
+        # store holds (archived and hidden ones too), so the printed figures always add up
+        # while a gateway commits.
+        sources, messages = self._read_snapshot(read)
+        return {
+            "total_sessions": sum(sources.values()),
+            "total_messages": messages,
+            "sources": sources,
             "db_size_bytes": size,
         }
 

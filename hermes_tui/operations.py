@@ -318,7 +318,8 @@ def plan_export(
             )
         )
     elif source:
-        n = reader.session_count(source)
+        # What the export writes: every session of the source, archived and hidden ones too.
+        n = reader.source_counts().get(source, 0)
         scopes.append(
             ExportScope(
                 "source",
@@ -331,7 +332,7 @@ def plan_export(
             )
         )
     else:
-        n = reader.session_count()
+        n = sum(reader.source_counts().values())  # every session, as the export writes them
         scopes.append(
             ExportScope(
                 "all",

@@ -97,3 +97,26 @@ def test_cli17_archive_brings_an_old_store_to_16_first(capsys, home):
         assert db._fetchone("SELECT archived FROM sessions WHERE id = '20260102_090000_a1a1a1'")[0] == 1
     finally:
         db.close()
+
+
+@pytest.mark.parametrize("name", ["upstream_v30.db", "upstream_v16.db"])
+def test_stats_total_is_every_session_its_source_lines_count(capsys, home, name):
+    """A store with archived and hidden sessions: the total and the per-source lines count the
+    same sessions (every row the store holds), so the lines add up to the total."""
+    path = home(name) / "state.db"
+    code, out, err = run(capsys, "stats")
+    assert (code, err) == (0, "")
+    lines = out.splitlines()
+    total = int(lines[0].removeprefix("Total sessions: "))
+    per_source = [int(line.split(": ")[1].split()[0]) for line in lines if line.startswith("  ")]
+    db = SessionDB(path, read_only=True)
+    try:
+        rows = db._fetchone("SELECT COUNT(*) FROM sessions")[0]
+        hidden_or_archived = db._fetchone(
+            "SELECT COUNT(*) FROM sessions WHERE archived = 1"
+            + (" OR hidden = 1" if name == "upstream_v30.db" else "")
+        )[0]
+    finally:
+        db.close()
+    assert hidden_or_archived > 0  # the case this test is about
+    assert total == sum(per_source) == rows

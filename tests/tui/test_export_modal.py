@@ -308,3 +308,24 @@ def test_export_of_sessions_deleted_meanwhile_writes_no_file(fixed_db: Path, out
         assert os.listdir(out) == []
     finally:
         db.close()
+
+
+async def test_every_session_counts_what_it_writes_on_a_v30_store(upstream_copy, out: Path) -> None:
+    """A v30 store holds archived and hidden sessions the list leaves out; "every session"
+    writes them too, so its label counts them (it said 12 of the 14 it wrote)."""
+    path = upstream_copy(30)
+    rows = SessionDB(path, read_only=True)
+    try:
+        every = rows._fetchone("SELECT COUNT(*) FROM sessions")[0]
+        assert rows._fetchone("SELECT COUNT(*) FROM sessions WHERE archived = 1 OR hidden = 1")[0]
+    finally:
+        rows.close()
+    app = export_app(path, out)
+    async with app.run_test(size=SIZE) as pilot:
+        modal = await open_export(pilot)
+        assert scope_labels(modal)[2] == f"Every session — {every} (all sources)"
+        await choose(pilot, modal, "#export-scope", 2)
+        await pilot.press("enter")
+        await settle(pilot)
+    written = read_jsonl(next(out.glob("hermes-all-*.jsonl")))
+    assert len(written) == every
