@@ -1670,12 +1670,14 @@ class SessionDB:
         role_filter: list[str] | None = None,
         prefix_last: bool = False,
         workspace: str | None = None,
+        include_hidden: bool = False,
     ):
         """Structured, latency-bounded search for the UI → :class:`~hermes_state.models.SearchResult`.
 
         ``sort`` is ``auto`` | ``rank`` | ``newest``; ``prefix_last=True`` makes the last plain
-        word (≥ 3 characters) a prefix query for search-as-you-type. See
-        :func:`hermes_state.search.search`; never raises on query text.
+        word (≥ 3 characters) a prefix query for search-as-you-type; hidden sessions' messages
+        only with ``include_hidden``. See :func:`hermes_state.search_engine.search`; never
+        raises on query text.
         """
         from .search_engine import search
 
@@ -1690,6 +1692,7 @@ class SessionDB:
             role_filter=role_filter,
             prefix_last=prefix_last,
             workspace=workspace,
+            include_hidden=include_hidden,
         )
 
     # ------------------------------------------------------------------ typed read API

@@ -221,8 +221,10 @@ def match_sessions(
     limit: int = 8,
     workspace: str | None = None,
     index: "TitleIndex | None" = None,
+    include_hidden: bool = False,
 ) -> list[SessionSummary]:
-    """Sessions whose id starts with ``text`` or whose title contains it (BR-2 a).
+    """Sessions whose id starts with ``text`` or whose title contains it (BR-2 a); hidden
+    sessions (v30) only with ``include_hidden`` (UC-3, BR-15).
 
     An id prefix is a range on the primary key. A title substring: with ``index`` (a
     :class:`~hermes_state.title_index.TitleIndex` kept for this connection) the titles are
@@ -240,8 +242,12 @@ def match_sessions(
     if narrow is not None:
         filters += f" AND {narrow}"
         fparams = fparams + narrow_params
+    if not include_hidden and db.rules.hidden:
+        filters += f" AND {db.rules.not_hidden('s')}"
     recent_columns = "id, title, source, started_at" + "".join(
-        f", {column}" for column, present in (("cwd", db.rules.cwd), ("git_repo_root", db.rules.git_repo_root))
+        f", {column}" for column, present in (
+            ("cwd", db.rules.cwd), ("git_repo_root", db.rules.git_repo_root), ("hidden", db.rules.hidden),
+        )
         if present
     )
 
@@ -357,29 +363,42 @@ def title_index_version(db: "SessionDB") -> tuple[int, int]:
     return db._read(store_version)
 
 
-def conversation_labels(db: "SessionDB", root_ids: list[str]) -> dict[str, str]:
-    """Each conversation's name: its live tip's title, else the root's title or preview.
+@dataclass(frozen=True)
+class ConversationLabel:
+    """What a search names a conversation by: its name, and whether it is archived or
+    hidden (UC-3: marked wherever it still appears)."""
+
+    text: str
+    archived: bool = False
+    hidden: bool = False
+
+
+def conversation_labels(db: "SessionDB", root_ids: list[str]) -> dict[str, ConversationLabel]:
+    """Each conversation's name: its live tip's title, else the root's title or preview; and
+    the root's archived and hidden flags (archiving applies to the whole compression lineage).
 
     One query for all roots; only compressed roots need their tip looked up.
     """
     if not root_ids:
         return {}
     marks = ",".join("?" for _ in root_ids)
-    preview = db.rules.preview_sql()
+    rules = db.rules
+    preview = rules.preview_sql()
 
     def read(conn: sqlite3.Connection) -> list[sqlite3.Row]:
         return conn.execute(
-            f"SELECT s.id, s.title, s.end_reason, {preview} AS preview "
+            f"SELECT s.id, s.title, s.end_reason, {preview} AS preview, "
+            f"NOT ({rules.not_archived('s')}) AS archived, NOT ({rules.not_hidden('s')}) AS hidden "
             f"FROM sessions s WHERE s.id IN ({marks})",
             root_ids,
         ).fetchall()
 
-    labels: dict[str, str] = {}
+    labels: dict[str, ConversationLabel] = {}
     for row in db._read(read):
         label = row["title"] or compute_preview(row["preview"])
         if row["end_reason"] == "compression":
             tip = db.get_compression_tip(row["id"])
             if tip != row["id"]:
                 label = db.get_session_title(tip) or label
-        labels[row["id"]] = label
+        labels[row["id"]] = ConversationLabel(label, bool(row["archived"]), bool(row["hidden"]))
     return labels

@@ -144,11 +144,15 @@ def _filter_sql(
     exclude_sources: Sequence[str] | None,
     role_filter: Sequence[str] | None,
     findable: str = "m.active = 1",
+    shown: str = "1",
 ) -> tuple[list[str], list[Any]]:
-    """SR-4: the same source / exclude / role clauses on every path, and UC-3's rule of what
+    """SR-4: the same source / exclude / role clauses on every path, and UC-3's rules of what
     can be found (``findable``, from :meth:`hermes_state.visibility.Rules.findable`: never a
-    rewound row or scaffolding; compacted history is found)."""
+    rewound row or scaffolding; compacted history is found) and in which sessions (``shown``,
+    :meth:`~hermes_state.visibility.Rules.not_hidden`: not a hidden session's, unless asked)."""
     clauses: list[str] = [findable]
+    if shown != "1":
+        clauses.append(shown)
     params: list[Any] = []
     if source_filter is not None:
         values = list(source_filter)
@@ -251,7 +255,10 @@ def search_messages(
     limit: int = 20,
     offset: int = 0,
 ) -> list[dict]:
-    """Upstream-compatible full-text search (SR-1 … SR-16); never raises on query text."""
+    """Upstream-compatible full-text search (SR-1 … SR-16); never raises on query text.
+
+    UC-3: never a rewound row, scaffolding, or a message of a hidden session (v30's
+    ``sessions.hidden``; this call has no way to ask for them, as upstream's has none)."""
     if not isinstance(query, str) or not query.strip():
         return []
     query, _cut = limit_query(query)
@@ -263,7 +270,9 @@ def search_messages(
         return []
     if not q:
         return []
-    filters, filter_params = _filter_sql(source_filter, exclude_sources, role_filter, db.rules.findable("m"))
+    filters, filter_params = _filter_sql(
+        source_filter, exclude_sources, role_filter, db.rules.findable("m"), db.rules.not_hidden("s")
+    )
     where_extra = _where(filters)
 
     # A store from before schema 10, opened without migrating it (UC-8), has no trigram

@@ -1531,6 +1531,7 @@ def search(
     prefix_last: bool = False,
     budget_ms: float = DEFAULT_BUDGET_MS,
     workspace: str | None = None,
+    include_hidden: bool = False,
 ) -> "SearchResult":
     """Structured, latency-bounded search for the UI (see the module docstring).
 
@@ -1541,7 +1542,9 @@ def search(
     search-as-you-type: ``dock`` finds ``docker``; not once a space or punctuation follows it
     (``dock `` is the word dock). Filters as in SR-4. Never raises on the
     query text: failures are reported in ``error``. ``workspace`` keeps the messages of
-    sessions in that workspace (BR-13, as :func:`hermes_state.listing.page`).
+    sessions in that workspace (BR-13, as :func:`hermes_state.listing.page`); hidden
+    sessions' messages (v30 ``sessions.hidden``) are found only with ``include_hidden``
+    (UC-3, BR-15).
     """
     from .models import SearchResult
 
@@ -1575,7 +1578,8 @@ def search(
     def answer(text: str, q: str, typing_word: bool, limit: int = limit, offset: int = offset,
                reuse: bool = False) -> "SearchResult":
         asked = _Question(text, q, typing_word, cut_note, limit, offset, sort, _frozen(source_filter),
-                          _frozen(exclude_sources), _frozen(role_filter), budget_ms, workspace)
+                          _frozen(exclude_sources), _frozen(role_filter), budget_ms, workspace,
+                          bool(include_hidden))
         return db._one_schema(lambda: _search(db, done, asked, reuse))
 
     found = answer(text, q, typing_word)
@@ -1635,6 +1639,7 @@ class _Question(NamedTuple):
     role_filter: tuple[str, ...] | None
     budget_ms: float
     workspace: str | None
+    include_hidden: bool
 
 
 def _frozen(values: Sequence[str] | None) -> tuple[str, ...] | None:
@@ -1649,7 +1654,8 @@ def _search(db, done, asked: _Question, reuse: bool) -> "SearchResult":
     limit, offset, sort, budget_ms = asked.limit, asked.offset, asked.sort, asked.budget_ms
     source_filter, exclude_sources, role_filter = asked.source_filter, asked.exclude_sources, asked.role_filter
     workspace = asked.workspace
-    filters, params = _filter_sql(source_filter, exclude_sources, role_filter, db.rules.findable("m"))
+    shown = "1" if asked.include_hidden else db.rules.not_hidden("s")
+    filters, params = _filter_sql(source_filter, exclude_sources, role_filter, db.rules.findable("m"), shown)
     narrow, narrow_params = db.rules.workspace_clause(workspace)
     if narrow is not None:
         filters.append(narrow)

@@ -138,6 +138,10 @@ class HitGroup:
     label: str
     source: str
     hits: list[SearchHit] = field(default_factory=list)
+    #: The conversation is archived, or hidden (shown only when asked for): marked as the
+    #: list marks its rows (BR-11, BR-15).
+    archived: bool = False
+    hidden: bool = False
 
     @property
     def count(self) -> int:
@@ -535,7 +539,7 @@ class BrowserData:
 
     def match_sessions(
         self, text: str, *, source: str | None, exclude_sources: list[str] | None, limit: int = 8,
-        workspace: str | None = None,
+        workspace: str | None = None, include_hidden: bool = False,
     ) -> list[SessionSummary]:
         """Sessions whose title contains ``text`` or whose id starts with it (BR-2 a)."""
         aux = self._connection("aux")
@@ -543,7 +547,7 @@ class BrowserData:
         found = self._retry(
             lambda: listing.match_sessions(
                 aux, text, source=source, exclude_sources=exclude_sources, limit=limit, workspace=workspace,
-                index=titles,
+                index=titles, include_hidden=include_hidden,
             )
         )
         if titles.stale and titles is self._titles:  # (not one already replaced)
@@ -595,10 +599,11 @@ class BrowserData:
 
     def search(
         self, query: str, *, source: str | None, exclude_sources: list[str] | None, limit: int = 40,
-        offset: int = 0, workspace: str | None = None,
+        offset: int = 0, workspace: str | None = None, include_hidden: bool = False,
     ) -> SearchView:
         """Full-text search grouped by conversation (XR-2), plus title/id matches (first page
-        only); ``offset`` asks for a later page of hits (BR-20)."""
+        only); ``offset`` asks for a later page of hits (BR-20); hidden sessions only with
+        ``include_hidden`` (BR-15)."""
         view = SearchView(query=query, offset=offset)
         view.stamps["start"] = time.perf_counter()
         if not query.strip():
@@ -612,7 +617,7 @@ class BrowserData:
         # releases the GIL while a statement runs, so the two queries overlap on two cores.
         titles = self._pool.submit(
             self.match_sessions, cut_query, source=source, exclude_sources=exclude_sources,
-            workspace=workspace,
+            workspace=workspace, include_hidden=include_hidden,
         ) if offset == 0 else None
         try:
             result = self._retry(
@@ -624,6 +629,7 @@ class BrowserData:
                     exclude_sources=None if source else exclude_sources,
                     prefix_last=True,
                     workspace=workspace,
+                    include_hidden=include_hidden,
                 )
             )
         except Exception as exc:
@@ -648,9 +654,11 @@ class BrowserData:
         view.groups = [
             HitGroup(
                 root_id=c.root_id,
-                label=labels.get(c.root_id) or c.root_id,
+                label=(name.text if (name := labels.get(c.root_id)) else "") or c.root_id,
                 source=c.best_hit.source or "",
                 hits=list(c.hits),
+                archived=bool(name and name.archived),
+                hidden=bool(name and name.hidden),
             )
             for c in conversations
         ]
@@ -659,7 +667,7 @@ class BrowserData:
         view.stamps["done"] = time.perf_counter()
         return view
 
-    def _conversation_labels(self, root_ids: list[str]) -> dict[str, str]:
+    def _conversation_labels(self, root_ids: list[str]) -> dict[str, listing.ConversationLabel]:
         """Each conversation's name (:func:`listing.conversation_labels`), the ones read since
         the last commit from memory."""
 

@@ -735,7 +735,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
     def run_search(self, query: str, keep: bool = False, limit: int = 40) -> None:
         view = self.ctx.store.search(
             query, source=self.source_filter, exclude_sources=self.exclude_sources, limit=limit,
-            workspace=self.workspace,
+            workspace=self.workspace, include_hidden=self.show_hidden,
         )
         view.more = view.more and view.hit_count >= SEARCH_PAGE
         self.post_message(SearchFinished(query, view, keep=keep))
@@ -749,7 +749,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
     def load_more(self, query: str, offset: int) -> None:
         view = self.ctx.store.search(
             query, source=self.source_filter, exclude_sources=self.exclude_sources,
-            limit=SEARCH_PAGE, offset=offset, workspace=self.workspace,
+            limit=SEARCH_PAGE, offset=offset, workspace=self.workspace, include_hidden=self.show_hidden,
         )
         self.post_message(SearchFinished(query, view, page=True))
 

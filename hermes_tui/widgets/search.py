@@ -28,6 +28,7 @@ from hermes_state.timefmt import relative_time
 
 from ..data import SearchView
 from ..frames import FrameHold
+from ..render.marks import marks
 from ..textsafe import InertHighlighter, inert_line
 from .intent import WidgetMessage
 from .lines import cursor_strip, fast_text_strip
@@ -195,10 +196,13 @@ def _note_row(note: str, meta_style) -> "_Row":
     return _Row(Text(f"   {inert_line(note)}", style=meta_style, no_wrap=True, overflow="ellipsis"), None)
 
 
-def _group_text(label: str, source: str, count: int, group_style, meta_style) -> Text:
-    """A conversation's header line: its name, its source and how many hits it holds."""
+def _group_text(label: str, source: str, count: int, tags: tuple[str, ...], group_style, meta_style) -> Text:
+    """A conversation's header line: what marks it (``[archived]``…), its name, its source
+    and how many hits it holds."""
     header = Text(no_wrap=True, overflow="ellipsis")
     header.append(" ▌ ", style=group_style)
+    for tag in tags:
+        header.append(f"{tag} ", style=meta_style)
     header.append(inert_line(label), style=group_style)
     header.append(f"  {inert_line(source)} · {count} {'hit' if count == 1 else 'hits'}", style=meta_style)
     return header
@@ -474,6 +478,9 @@ class SearchResults(ScrollView, can_focus=True):
             rows.append(_Row(header, None))
             for summary in view.title_matches:
                 line = Text("   ", no_wrap=True, overflow="ellipsis")
+                for tag in marks(archived=summary.archived, hidden=summary.hidden, delegate=summary.delegate,
+                                 source=summary.source):
+                    line.append(f"{tag} ", style=meta_style)
                 line.append(inert_line(summary.label), style="bold")
                 line.append(f"  {inert_line(summary.id)}  {inert_line(summary.source)}  "
                             f"{relative_time(summary.last_active, now=now)}", style=meta_style)
@@ -485,11 +492,12 @@ class SearchResults(ScrollView, can_focus=True):
         for group in view.groups:
             # A conversation's header, as its hits' lines, is built once while it stays the
             # same (consecutive answers mostly show the same conversations).
-            head_key = ("group", group.label, group.source, group.count)
+            tags = tuple(marks(archived=group.archived, hidden=group.hidden, source=group.source))
+            head_key = ("group", group.label, group.source, group.count, tags)
             row = previous.get(head_key)
             if row is None:
                 row = _Row(None, None, head_key, functools.partial(
-                    _group_text, group.label, group.source, group.count, group_style, meta_style))
+                    _group_text, group.label, group.source, group.count, tags, group_style, meta_style))
             elif row in rows:
                 row = _Row(None, None, head_key, row._build or (lambda text=row.text: text))  # (a row each)
             reuse[head_key] = row

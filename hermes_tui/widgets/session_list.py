@@ -21,9 +21,9 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from hermes_state.models import SessionSummary
-from hermes_state.visibility import INTERNAL_SOURCES
 from hermes_state.timefmt import relative_time
 
+from ..render.marks import marks
 from ..textsafe import inert_line
 from .intent import WidgetMessage
 from .lines import StyleOncePerRepaint, cursor_strip, text_strip
@@ -340,16 +340,7 @@ class SessionList(StyleOncePerRepaint, ScrollView, can_focus=True):
     @staticmethod
     def row_tags(row: SessionSummary) -> list[str]:
         """Words marking a row that is not an ordinary active conversation (BR-11, BR-15)."""
-        tags = []
-        if row.archived:
-            tags.append("[archived]")
-        if row.hidden:
-            tags.append("[hidden]")
-        if row.delegate:
-            tags.append("[delegate]")
-        if row.source in INTERNAL_SOURCES:
-            tags.append("[internal]")
-        return tags
+        return marks(archived=row.archived, hidden=row.hidden, delegate=row.delegate, source=row.source)
 
     def render_row(
         self, row: SessionSummary, width: int, under_cursor: bool = False, when: str | None = None,

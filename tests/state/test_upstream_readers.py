@@ -127,6 +127,37 @@ def test_uc4_v30_hits_on_both_fts_layouts(open_fixture, name):
     assert db.search("桂林").hits  # the trigram table, on either layout
 
 
+@pytest.mark.parametrize("name", ["upstream_v30.db", "upstream_v30_upgraded.db"])
+def test_uc3_v30_hidden_session_found_only_when_asked_archived_found_and_marked(open_fixture, name):
+    """UC-3 applies to search: a hidden session's messages and title are found only when
+    asked for (BR-15's toggle); an archived one's are found, and its conversation says it is
+    archived (marked wherever it still appears)."""
+    db = open_fixture(name)
+    day = "20260921" if name == "upstream_v30.db" else "20260922"
+    hidden, archived = f"{day}_161000_h1", f"{day}_160000_a1"
+    assert db.search_messages("HIDDENSESSIONWORD") == []
+    assert db.search("HIDDENSESSIONWORD").hits == []
+    assert db.search("HIDDENSESS", prefix_last=True).hits == []  # (a key being typed too)
+    assert [h.session_id for h in db.search("HIDDENSESSIONWORD", include_hidden=True).hits] == [hidden]
+    assert listing.match_sessions(db, "Bot Chat") == []
+    assert ids(listing.match_sessions(db, "Bot Chat", include_hidden=True)) == ["h1"]
+    assert ids(listing.match_sessions(db, day + "_161")) == []
+
+    assert [h["session_id"] for h in db.search_messages("ARCHIVEDWORD")] == [archived]
+    assert [h.session_id for h in db.search("ARCHIVEDWORD").hits] == [archived]
+    labels = listing.conversation_labels(db, [archived, hidden, f"{day}_090000_s1"])
+    title = "taxes 2025" if name == "upstream_v30.db" else "taxes 2025 (v30)"
+    assert (labels[archived].text, labels[archived].archived, labels[archived].hidden) == (title, True, False)
+    assert (labels[hidden].archived, labels[hidden].hidden) == (False, True)
+    assert not (labels[f"{day}_090000_s1"].archived or labels[f"{day}_090000_s1"].hidden)
+
+
+def test_uc3_hidden_rule_needs_the_column_v16_finds_as_before(open_fixture):
+    db = open_fixture("upstream_v16.db")
+    assert not db.rules.hidden
+    assert db.search("docker").hits == db.search("docker", include_hidden=True).hits
+
+
 def test_uc4_v30_tool_tail_past_the_indexed_prefix_is_not_found(open_fixture):
     db = open_fixture("upstream_v30.db")
     assert db.search_messages("TAILWORD") == []  # as upstream: only 8,192 characters indexed

@@ -353,3 +353,39 @@ async def test_br13_detail_pane_shows_the_workspace(shared_fixtures_dir, tmp_pat
         import re
         plain = html.unescape(" ".join(re.findall(r">([^<]*)</text>", text))).replace("\xa0", " ")
         assert "~/webapp" in plain and "feat/auth" in plain
+
+
+# ---------------------------------------------------------------------------- UC-3 in search
+
+
+async def test_search_marks_archived_and_finds_hidden_only_with_the_toggle(upstream_copy):
+    """Search reads as the list does (UC-3): an archived conversation is found and marked, a
+    hidden session's messages and title are found only while hidden rows are shown (BR-15),
+    and then marked too."""
+    from hermes_tui.widgets.search import SearchResults
+
+    app = make_app(upstream_copy(30))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        results = app.screen.query_one(SearchResults)
+
+        def shown() -> str:
+            return "\n".join(row.text.plain for row in results._rows)
+
+        async def search(text: str) -> str:
+            await pilot.press("/", *text)
+            await settle(pilot)
+            found = shown()
+            await pilot.press("escape")
+            await settle(pilot)
+            return found
+
+        assert " ▌ [archived] taxes 2025  whatsapp · 1 hit" in (await search("ARCHIVEDWORD")).splitlines()
+        hidden_off = await search("HIDDENSESSIONWORD")
+        assert "Bot Chat" not in hidden_off and "No message, title or id matches" in hidden_off
+        assert "No message, title or id matches “Bot Chat”" in await search("Bot Chat")
+        await pilot.press("H")
+        await settle(pilot)
+        assert " ▌ [hidden] Bot Chat  telegram · 1 hit" in (await search("HIDDENSESSIONWORD")).splitlines()
+        titled = (await search("Bot Chat")).splitlines()
+        assert any(line.startswith("   [hidden] Bot Chat  20260921_161000_h1") for line in titled), titled
