@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from rich.console import Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
@@ -43,11 +44,6 @@ class SessionHeader(Static):
             return Text(f"Session {inert_line(data.requested_id)} no longer exists.", style="bold")
         now = self.clock()
         title = Text(inert_line(summary.title) or inert_line(summary.preview) or "(untitled)", style="bold")
-        grid = Table.grid(padding=(0, 2))
-        grid.add_column(style=muted(self), no_wrap=True)
-        grid.add_column(overflow="fold")
-        grid.add_column(style=muted(self), no_wrap=True)
-        grid.add_column(overflow="fold")
 
         status = Text("live", style="bold") if summary.is_live else Text(inert_line(summary.status))
         calls = summary.tool_call_count
@@ -76,9 +72,7 @@ class SessionHeader(Static):
             notes.append(inert_line(data.tip_id), style="bold")
             notes.append(" (the live tip)", style="italic")
         rows.append(("lineage", lineage_text, "", Text("")))
-        for left, lvalue, right, rvalue in rows:
-            grid.add_row(left, lvalue, right, rvalue)
-        parts: list[RenderableType] = [title, grid]
+        parts: list[RenderableType] = [title, _Fields(rows, muted(self))]
         if notes:
             parts.append(notes)
         if data.lane is not None:
@@ -93,6 +87,40 @@ class SessionHeader(Static):
         for label, value in lane_rows(lane):
             grid.add_row(label, Text(inert_line(value)))
         return grid
+
+
+class _Fields:
+    """The header's fields in two pairs of columns when they fit the width side by side, else
+    in one pair (label, value) in the same reading order: at 80 columns a model id or the
+    lineage's root id folded mid-word in the narrow value columns."""
+
+    def __init__(self, rows: list[tuple[str, Any, str, Any]], label_style: Any) -> None:
+        self.rows = rows
+        self.label_style = label_style
+
+    def _grid(self, pairs: int) -> Table:
+        grid = Table.grid(padding=(0, 2))
+        for _ in range(pairs):
+            grid.add_column(style=self.label_style, no_wrap=True)
+            grid.add_column(overflow="fold")
+        for left, lvalue, right, rvalue in self.rows:
+            if pairs == 2:
+                grid.add_row(left, lvalue, right, rvalue)
+            else:
+                grid.add_row(left, lvalue)
+                if right:
+                    grid.add_row(right, rvalue)
+        return grid
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        wide = self._grid(2)
+        fits = Measurement.get(console, options.update(width=10_000), wide).maximum <= options.max_width
+        yield wide if fits else self._grid(1)
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        narrow = Measurement.get(console, options, self._grid(1))
+        wide = Measurement.get(console, options, self._grid(2))
+        return Measurement(narrow.minimum, max(narrow.maximum, wide.maximum))
 
 
 #: How much of the last reply the card draws. RC-7 keeps the last reply whole (as data:

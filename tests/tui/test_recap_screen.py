@@ -115,6 +115,23 @@ async def test_br3_enter_on_list_opens_recap_with_header(fixed_db: Path) -> None
         assert isinstance(app.screen, BrowserScreen)
 
 
+async def test_header_fields_one_pair_a_line_when_two_pairs_would_fold(fixed_db: Path) -> None:
+    """At 80 columns the two pairs of columns folded a model id and the root id mid-word;
+    then the fields go one to a line, in the same order."""
+    app = make_app(fixed_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        header_widget = (await open_recap(pilot, TRAVEL_TIP)).query_one(SessionHeader)
+        model = header_widget.data.summary.model
+        wide = rendered(header_widget).splitlines()
+        assert any(line.startswith("id ") and " source " in line for line in wide)  # side by side
+        narrow = rendered(header_widget, width=60).splitlines()
+        labels = [line.split()[0] for line in narrow[1:] if line.strip()]
+        assert labels == ["id", "source", "started", "model", "last", "status", "messages", "tokens", "lineage"]
+        assert any(line.split()[1:] == [model] for line in narrow if line.startswith("model"))
+        assert any(line.rstrip().endswith(f"(root {TRAVEL_ROOT})") for line in narrow)
+
+
 async def test_rc1_lineage_position_of_compression_segments(fixed_db: Path) -> None:
     app = make_app(fixed_db)
     async with app.run_test(size=SIZE) as pilot:
