@@ -578,6 +578,11 @@ class TranscriptView(StyleOncePerRepaint, ScrollView, can_focus=True):
             details.append(f"{lines} line{'s' if lines != 1 else ''}")
         if entry.reasoning and not self.show_reasoning:
             details.append("reasoning hidden")
+        # UC-3: rows the agent's chat does not show as turns are said to be what they are.
+        if message.compacted:
+            details.append("compaction history")
+        if message.display_kind == "hidden":
+            details.append("scaffolding, not shown in chat")
         text.append("  " + " · ".join(details), style=meta)
         text.append(f"  #{message.id}", style=meta)
         if summary:

@@ -521,3 +521,21 @@ async def test_item3_word_ending_at_the_right_edge_is_drawn_whole(tmp_path: Path
             assert "matche" not in line or "matches" in line, line
         text = " ".join(body)
         assert text.count("13 matches for the query in here") == len(messages)
+
+
+async def test_uc3_compaction_history_and_scaffolding_are_said_in_their_headers(upstream_copy) -> None:
+    """A v30 transcript shows compaction history (``compacted = 1``) and scaffolding
+    (``display_kind = 'hidden'``) as what they are, not as turns someone typed."""
+    app = make_app(upstream_copy(30))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        for sid, word, said in (
+            ("20260921_121000_c2", "COMPACTEDWORD", "compaction history"),
+            ("20260921_150000_k1", "HIDDENKINDWORD", "scaffolding, not shown in chat"),
+        ):
+            view = (await open_transcript(pilot, sid)).query_one(TranscriptView)
+            marked = [i for i, e in enumerate(view.entries) if said in plain(view, i)[0]]
+            assert [word in (view.entries[i].message.content or "") for i in marked] == [True], sid
+            assert all(said not in plain(view, i)[0] for i in range(len(view.entries)) if i not in marked)
+            await pilot.press("escape")
+            await settle(pilot)
