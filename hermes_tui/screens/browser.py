@@ -57,6 +57,8 @@ SEARCH_REFRESH_QUIET_S = 0.3
 
 #: How the titles and the status line name each view filter (BR-11).
 VIEW_NAMES = {"active": "active", "archived": "archived only", "all": "active + archived"}
+#: The list's empty state when the store holds no session at all.
+NO_SESSIONS_YET = "No sessions yet — new ones appear here as they are written."
 
 @dataclass
 class Window:
@@ -215,7 +217,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
                     yield SessionList(
                         clock=clock,
                         page_size=self.ctx.config.page_size,
-                        empty_text="No sessions yet — new ones appear here as they are written.",
+                        empty_text=NO_SESSIONS_YET,
                         id="sessions",
                     )
                     yield SearchResults(clock=clock, id="results")
@@ -298,8 +300,8 @@ class BrowserScreen(SessionFlows, HermesScreen):
             label += f" · in {workspace_label(self.workspace)}"
         return f"{label} · live lanes" if self.lanes_only else label
 
-    def _active_filters(self) -> str:
-        """Every filter in force, short enough for an 80-column status line (BR-13)."""
+    def _filter_parts(self) -> list[str]:
+        """The filters in force (not the order, nor the marks)."""
         parts = [
             f"source {inert_line(self.source_filter)}" if self.source_filter
             else ("all sources" if self.internal_shown else "all sources (internal runs hidden)")
@@ -311,11 +313,38 @@ class BrowserScreen(SessionFlows, HermesScreen):
         parts.append(VIEW_NAMES[self.view])
         if self.show_hidden:
             parts.append("hidden, internal and delegate runs shown")
+        return parts
+
+    def _active_filters(self) -> str:
+        """Every filter in force, short enough for an 80-column status line (BR-13)."""
+        parts = self._filter_parts()
         parts.append("by last activity" if self.by_activity else "by start")
         n = len(self.session_list.marked)
         if n:
             parts.append(f"{n} marked (a/d/e act on them, Esc clears)")
         return " · ".join(parts)
+
+    def _empty_text(self) -> str:
+        """What an empty list says: that the filters leave nothing (and which), that every
+        session the store holds is archived, hidden or an internal or delegate run, or that
+        there is no session yet -- never "no sessions yet" over a store that has some."""
+        narrowed = (self.source_filter is not None or self.workspace is not None or self.lanes_only
+                    or self.view == "archived")
+        if narrowed:
+            view = (f" ({bound_keys_label(self.app, 'cycle_view', 'v')} changes the view)"
+                    if self.view != "all" else "")
+            return f"No conversation matches the filters: {' · '.join(self._filter_parts())}{view}."
+        left_out, keys = [], []
+        if self.view == "active":
+            left_out.append("archived")
+            keys.append(f"{bound_keys_label(self.app, 'cycle_view', 'v')} changes the view")
+        if not self.show_hidden:
+            left_out += ["hidden", *([] if self.internal_shown else ["an internal run"]), "a delegate run"]
+            keys.append(f"{bound_keys_label(self.app, 'toggle_hidden', 'H')} shows hidden rows")
+        if left_out and sum(self.source_counts.values()):
+            kinds = ", ".join(left_out[:-1]) + f" or {left_out[-1]}" if len(left_out) > 1 else left_out[0]
+            return f"No conversation to list: every session in the store is {kinds} ({'; '.join(keys)})."
+        return NO_SESSIONS_YET
 
     def _view_label(self) -> str:
         """The filters other than the source, as the list pane's title shows them."""
@@ -350,6 +379,11 @@ class BrowserScreen(SessionFlows, HermesScreen):
             count = f"{lst.total - 1:,}+ conversations (counting…)"
         else:
             count = f"{lst.total:,} conversation{'s' if lst.total != 1 else ''}"
+        empty = self._empty_text()
+        if empty != lst.empty_text:
+            lst.empty_text = empty
+            if lst.loaded and lst.total == 0:
+                lst.refresh()
         main = self.switcher
         if main.current == "sessions":
             # While results are shown the pane's titles describe the search instead.

@@ -287,9 +287,11 @@ class SessionList(StyleOncePerRepaint, ScrollView, can_focus=True):
         index = self.scroll_offset.y + y
         base = self.base_style
         if self.loaded and self.total == 0:
-            if y == 1:
-                text = Text("  " + self.empty_text, style=self._part("placeholder"))
-                return self._strip(text, width, base)
+            # The empty state's sentence, wrapped to the pane from its second line.
+            placeholder = self._part("placeholder")
+            lines = Text(self.empty_text, style=placeholder).wrap(self.app.console, max(8, width - 3))
+            if 1 <= y <= len(lines):
+                return self._strip(Text("  ", style=placeholder) + lines[y - 1], width, base)
             return Strip.blank(width, base)
         if index >= self.total:
             return Strip.blank(width, base)

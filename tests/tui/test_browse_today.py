@@ -389,3 +389,54 @@ async def test_search_marks_archived_and_finds_hidden_only_with_the_toggle(upstr
         assert " ▌ [hidden] Bot Chat  telegram · 1 hit" in (await search("HIDDENSESSIONWORD")).splitlines()
         titled = (await search("Bot Chat")).splitlines()
         assert any(line.startswith("   [hidden] Bot Chat  20260921_161000_h1") for line in titled), titled
+
+
+# ---------------------------------------------------------------------------- the empty list
+
+
+def empty_text(app) -> str:
+    """The empty list's sentence as drawn (wrapped to the pane), joined again."""
+    lst = app.screen.session_list
+    assert lst.loaded and lst.total == 0
+    lines = [lst.render_line(y).text.strip() for y in range(1, lst.size.height)]
+    assert all(lines[: lines.index("")]) and not any(lines[lines.index(""):])
+    return " ".join(lines[: lines.index("")])
+
+
+async def test_an_empty_list_says_why_never_no_sessions_over_a_store_that_has_some(tmp_path, upstream_copy):
+    fresh = tmp_path / "fresh" / "state.db"
+    fresh.parent.mkdir()
+    SessionDB(fresh).close()
+    app = make_app(fresh)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert empty_text(app) == "No sessions yet — new ones appear here as they are written."
+
+    db = SessionDB(fresh)
+    db.create_session("only", "cli")
+    db.append_message("only", "user", "a conversation put away")
+    db.set_session_archived("only", True)
+    db.close()
+    app = make_app(fresh)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert empty_text(app) == (
+            "No conversation to list: every session in the store is archived, hidden, an internal run "
+            "or a delegate run (v changes the view; H shows hidden rows)."
+        )
+        await pilot.press("v")  # archived only: the conversation is there
+        await settle(pilot)
+        assert app.screen.session_list.total == 1
+
+    app = make_app(upstream_copy(30))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        screen.workspace = "/home/u/webapp"
+        screen._reload_from_top()
+        await settle(pilot)
+        assert screen.session_list.total == 1
+        await pilot.press("a")  # archive its one conversation
+        await settle(pilot)
+        said = empty_text(app)
+        assert said.startswith("No conversation matches the filters: ") and "workspace /home/u/webapp" in said
