@@ -372,7 +372,13 @@ class HermesApp(App[str | None]):
                 f"{binding.description} (key: {self.get_key_display(binding)})",
                 lambda node=node, action=binding.action: self.call_later(node.run_action, action),
             )
-        yield from super().get_system_commands(screen)
+        for command in super().get_system_commands(screen):
+            if command.title == "Screenshot":
+                # Textual's own saves to ~/Downloads through deliver_screenshot, and says only
+                # "Failed to save screenshot" where that folder is missing: ours saves where
+                # exports go and says where (or why not).
+                command = SystemCommand(command.title, command.help, lambda: self.action_screenshot())
+            yield command
 
 
 def build_app(

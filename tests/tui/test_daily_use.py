@@ -335,6 +335,31 @@ async def test_item10_screenshot_falls_back_like_export_and_says_where(fixed_db,
         assert not missing.exists()
 
 
+async def test_palette_screenshot_saves_where_exports_go_and_says_where(fixed_db, tmp_path, monkeypatch):
+    """The command palette's Screenshot is ours: Textual's saved to ~/Downloads and, where that
+    folder is missing, said only "Failed to save screenshot"."""
+    from hermes_tui.config import AppConfig
+
+    out = tmp_path / "exports"
+    out.mkdir()
+    monkeypatch.setenv("HOME", str(tmp_path))  # (no ~/Downloads here)
+    app = make_app(fixed_db, config=AppConfig(animations="none", export_dir=str(out)))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+p")
+        await settle(pilot)
+        await pilot.press(*"screenshot")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await pilot.pause(0.3)
+        await settle(pilot)
+        said = [n.message for n in app._notifications]
+        saved = [m for m in said if m.startswith("Screenshot saved to ")]
+        assert saved and not any("Failed" in m for m in said), said
+        path = Path(saved[0].removeprefix("Screenshot saved to "))
+        assert path.parent == out and path.read_text().startswith("<svg")
+
+
 def test_item10_compression_continuation_previews_its_first_real_user_message(tmp_path):
     """The summary a continuation starts with is not its preview (issue 13 item 10, UC-3)."""
     from hermes_state import SessionDB
