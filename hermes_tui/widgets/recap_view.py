@@ -53,7 +53,7 @@ class SessionHeader(Static):
         rows: list[tuple[str, Any, str, Any]] = [
             ("id", Text(inert_line(summary.id)), "source", Text(inert_line(summary.source))),
             ("started", Text(_when(summary.started_at, now)), "model", Text(inert_line(summary.model) or "—")),
-            ("last active", Text(_when(summary.last_active, now)), "status", status),
+            ("active", Text(_when(summary.last_active, now)), "status", status),
             ("messages", Text(messages), "tokens", Text(tokens)),
         ]
         lineage_text = Text(lineage)
@@ -71,8 +71,7 @@ class SessionHeader(Static):
             notes.append("continues after compression in ", style="italic")
             notes.append(inert_line(data.tip_id), style="bold")
             notes.append(" (the live tip)", style="italic")
-        rows.append(("lineage", lineage_text, "", Text("")))
-        parts: list[RenderableType] = [title, _Fields(rows, muted(self))]
+        parts: list[RenderableType] = [title, _Fields(rows, [("lineage", lineage_text)], muted(self))]
         if notes:
             parts.append(notes)
         if data.lane is not None:
@@ -90,37 +89,50 @@ class SessionHeader(Static):
 
 
 class _Fields:
-    """The header's fields in two pairs of columns when they fit the width side by side, else
-    in one pair (label, value) in the same reading order: at 80 columns a model id or the
-    lineage's root id folded mid-word in the narrow value columns."""
+    """The header's fields: ``pairs`` in two pairs of columns when they fit the width side by
+    side, else one field to a line in the same reading order; ``wide`` fields (a value too
+    long to share a line) always one to a line, under them. At 80 columns the two pairs
+    folded a model id and the lineage's root id mid-word."""
 
-    def __init__(self, rows: list[tuple[str, Any, str, Any]], label_style: Any) -> None:
-        self.rows = rows
+    def __init__(self, pairs: list[tuple[str, Any, str, Any]], wide: list[tuple[str, Any]],
+                 label_style: Any) -> None:
+        self.pairs = pairs
+        self.wide = wide
         self.label_style = label_style
+        labels = [left for left, _l, _r, _v in pairs] + [label for label, _v in wide]
+        self.label_width = max(map(len, labels), default=0)
 
-    def _grid(self, pairs: int) -> Table:
+    def _grid(self, columns: int, rows: list[tuple]) -> Table:
         grid = Table.grid(padding=(0, 2))
-        for _ in range(pairs):
-            grid.add_column(style=self.label_style, no_wrap=True)
+        for index in range(columns):
+            # (the first label column as wide as every label: the grids under each other align)
+            grid.add_column(style=self.label_style, no_wrap=True,
+                            min_width=self.label_width if index == 0 else None)
             grid.add_column(overflow="fold")
-        for left, lvalue, right, rvalue in self.rows:
-            if pairs == 2:
-                grid.add_row(left, lvalue, right, rvalue)
-            else:
-                grid.add_row(left, lvalue)
-                if right:
-                    grid.add_row(right, rvalue)
+        for row in rows:
+            grid.add_row(*row)
         return grid
 
+    def _side_by_side(self) -> Table:
+        return self._grid(2, self.pairs)
+
+    def _one_a_line(self) -> Table:
+        rows = []
+        for left, lvalue, right, rvalue in self.pairs:
+            rows += [(left, lvalue), (right, rvalue)]
+        return self._grid(1, rows)
+
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        wide = self._grid(2)
+        wide = self._side_by_side()
         fits = Measurement.get(console, options.update(width=10_000), wide).maximum <= options.max_width
-        yield wide if fits else self._grid(1)
+        yield wide if fits else self._one_a_line()
+        if self.wide:
+            yield self._grid(1, self.wide)
 
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
-        narrow = Measurement.get(console, options, self._grid(1))
-        wide = Measurement.get(console, options, self._grid(2))
-        return Measurement(narrow.minimum, max(narrow.maximum, wide.maximum))
+        parts = [self._one_a_line(), self._side_by_side(), self._grid(1, self.wide)]
+        sizes = [Measurement.get(console, options, part) for part in parts]
+        return Measurement(max(sizes[0].minimum, sizes[2].minimum), max(size.maximum for size in sizes))
 
 
 #: How much of the last reply the card draws. RC-7 keeps the last reply whole (as data:

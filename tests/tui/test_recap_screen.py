@@ -127,7 +127,7 @@ async def test_header_fields_one_pair_a_line_when_two_pairs_would_fold(fixed_db:
         assert any(line.startswith("id ") and " source " in line for line in wide)  # side by side
         narrow = rendered(header_widget, width=60).splitlines()
         labels = [line.split()[0] for line in narrow[1:] if line.strip()]
-        assert labels == ["id", "source", "started", "model", "last", "status", "messages", "tokens", "lineage"]
+        assert labels == ["id", "source", "started", "model", "active", "status", "messages", "tokens", "lineage"]
         assert any(line.split()[1:] == [model] for line in narrow if line.startswith("model"))
         assert any(line.rstrip().endswith(f"(root {TRAVEL_ROOT})") for line in narrow)
 
