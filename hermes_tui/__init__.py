@@ -6,3 +6,8 @@ import os
 # answer waited up to 16 ms for the next frame. 120 halves that wait; it costs nothing while
 # the screen is idle. Set before textual is imported; a user's own setting wins.
 os.environ.setdefault("TEXTUAL_FPS", "120")
+
+# Before anything imports pydantic: its plugin discovery costs the start 35-70 ms (see there).
+from .pydantic_plugins import skip_discovery  # noqa: E402
+
+skip_discovery()

@@ -230,7 +230,8 @@ async def main():
             await asyncio.sleep(0.005)
         await pilot.pause()
         shown = lists.first().row(0).id
-        at_first_page = {"modules": loaded(), "unbuilt": unbuilt()}
+        at_first_page = {"modules": loaded(), "unbuilt": unbuilt(),
+                         "metadata": "importlib.metadata" in sys.modules}
         for _ in range(400):  # the search readied once the page is painted
             if "hermes_state.search_engine" in sys.modules and "SearchHit" not in unbuilt():
                 break
@@ -267,6 +268,38 @@ def test_the_first_page_imports_and_builds_only_what_it_shows(v30_store, tmp_pat
         "hermes_tui.screens.lineage", "hermes_tui.screens.help",
     ):
         assert deferred not in report["page"]["modules"], f"{deferred} imported before the first page"
+    # Pydantic's plugin discovery (importlib.metadata, 35-70 ms) is not part of the start.
+    assert report["page"]["metadata"] is False
     # Once the page is painted the search is readied for the first key (not left to it).
     assert "hermes_state.search_engine" in report["after"]["modules"]
     assert report["after"]["unbuilt"] == ["LineageNode", "Message"]
+
+
+_PLUGINS_PROBE = r"""
+import json, sys
+import hermes_tui.cli
+from hermes_state.models import SessionSummary
+import pydantic.plugin._loader as loader
+report = {"metadata_at_start": "importlib.metadata" in sys.modules, "plugins": list(loader.get_plugins())}
+report["group"] = loader.PYDANTIC_ENTRY_POINT_GROUP  # any other name: pydantic's own loader
+print(json.dumps(report))
+"""
+
+
+@pytest.mark.parametrize("env", [{}, {"PYDANTIC_DISABLE_PLUGINS": "some_plugin"}])
+def test_pydantic_plugin_discovery_is_skipped_unless_plugins_are_asked_about(env):
+    """The loader that finds no plugin stands in for pydantic's (whose import of
+    importlib.metadata cost every start 35-70 ms) unless PYDANTIC_DISABLE_PLUGINS says the
+    person uses plugins; every other name of the loader still comes from pydantic's."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    base = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
+    out = subprocess.run([sys.executable, "-c", _PLUGINS_PROBE], capture_output=True, text=True,
+                         timeout=60, env={**base, **env})
+    assert out.returncode == 0, out.stderr[-2000:]
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    assert report["plugins"] == [] and report["group"] == "pydantic"
+    assert report["metadata_at_start"] is bool(env)
