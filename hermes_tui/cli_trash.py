@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
 
 from hermes_state.connection import open_store
 from hermes_state.errors import DatabaseError
@@ -43,14 +44,34 @@ def cmd_trash(args: argparse.Namespace) -> int:
         print(f"The trash is empty ({directory}).")
         return 0
     now = time.time()
+    here = default_db_path()
+    # The trash is one per user, the stores many (a HERMES_HOME per profile): an entry deleted
+    # from another store is marked, since restore puts it into this one.
+    elsewhere: list[str] = []
     print(f"{'Deleted':<12} {'Msgs':>5}  {'Source':<10} {'Session':<32} Title")
     print("\u2500" * 90)
     for entry in entries:
         when = relative_time(entry.deleted_at, now=now)
+        other = bool(entry.database) and not _same_path(entry.database, here)
+        if other and entry.database not in elsewhere:
+            elsewhere.append(entry.database)
         print(f"{when:<12} {entry.messages:>5}  {inert(entry.source or '')[:10]:<10} "
-              f"{inert(entry.session_id):<32} {inert(entry.label)}")
+              f"{inert(entry.session_id):<32} {inert(entry.label)}{' *' if other else ''}")
+    if elsewhere:
+        print(f"\n* deleted from another store ({', '.join(inert(p) for p in elsewhere)}); "
+              f"restore puts it into {inert(str(here))}")
     print(f"\nKept {TRASH_DAYS} days in {directory}. Restore with: hermes sessions restore SESSION_ID")
     return 0
+
+
+def _same_path(recorded: str, path: Path) -> bool:
+    """The store an entry records is ``path`` (as written, or once both are resolved)."""
+    if recorded == str(path):
+        return True
+    try:
+        return Path(recorded).resolve() == path.resolve()
+    except (OSError, RuntimeError, ValueError):
+        return False
 
 
 def cmd_restore(args: argparse.Namespace) -> int:

@@ -447,6 +447,23 @@ def test_cli9_a_deleted_session_goes_to_the_trash_and_restore_brings_it_back(run
     assert (deletable / "20250305_091523_a1b2c3.jsonl").exists()
 
 
+def test_cli9_trash_marks_what_another_store_deleted(run, deletable, home, tmp_path, monkeypatch):
+    """One trash per user, one store per HERMES_HOME: a session deleted from another store
+    is marked in the list, and the note says restore puts it into this one."""
+    assert run("delete", "20250305_091523_a1b2c3", "-y")[0] == 0
+    code, out, _ = run("trash")
+    assert code == 0 and " *" not in out and "another store" not in out
+    other = tmp_path / "other-home"
+    other.mkdir()
+    SessionDB(other / "state.db").close()
+    monkeypatch.setenv("HERMES_HOME", str(other))
+    code, out, _ = run("trash")
+    row = next(line for line in out.splitlines() if "20250305_091523_a1b2c3" in line)
+    assert code == 0 and row.endswith(" *")
+    assert (f"* deleted from another store ({home / 'state.db'}); restore puts it into "
+            f"{other / 'state.db'}") in out
+
+
 # ----------------------------------------------------------------------------- CLI-10 rename
 
 
