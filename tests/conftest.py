@@ -27,6 +27,7 @@ Nothing here imports textual: UI fixtures belong in ``tests/tui/conftest.py``.
 
 from __future__ import annotations
 
+import gc
 import shutil
 from pathlib import Path
 from typing import Any, Iterable
@@ -45,6 +46,28 @@ def _private_user_dirs(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("HERMES_SESSIONS_DATA_DIR", str(base / "data"))
     monkeypatch.setenv("HERMES_SESSIONS_CONFIG_DIR", str(base / "config"))
     monkeypatch.setenv("HERMES_SESSIONS_CACHE_DIR", str(base / "cache"))
+
+
+#: Tests between two full collections of the test process's cycles (see below).
+COLLECT_EVERY = 25
+_tests_run = 0
+
+
+@pytest.fixture(autouse=True)
+def _collect_cycles_now_and_then():
+    """A full garbage collection every ``COLLECT_EVERY`` tests. Each app a test runs freezes
+    the heap and hands it back to the oldest generation when it ends (the browser's collector
+    tuning, ``HermesApp._collect_garbage_between_keys``), and CPython collects that
+    generation only once it has grown by a quarter: the cycles of every app stayed, ~16k
+    objects a test, and pytest's own collection at the end of a worker's ~1,000 tests took
+    over 5 s -- execnet then interrupted its worker (a KeyboardInterrupt in hypothesis's gc
+    callback, at the end of every CI run)."""
+    global _tests_run
+    yield
+    _tests_run += 1
+    if _tests_run % COLLECT_EVERY == 0:
+        gc.collect()
+
 
 SHARED_FIXTURES = REPO_ROOT / ".." / "shared" / "fixtures"
 
