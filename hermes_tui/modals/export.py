@@ -26,6 +26,7 @@ from ..operations import (
 )
 from ..textsafe import InertHighlighter, inert_line
 from ..legible import muted
+from ..widgets.text_field import TextField
 
 #: ``runner(scope, fmt, path, progress, cancelled) -> ExportOutcome`` (blocking).
 ExportRunner = Callable[
@@ -86,7 +87,7 @@ class ExportModal(ModalScreen[ExportOutcome | None]):
                 for fmt in FORMATS:
                     yield RadioButton(Text(FORMAT_LABELS[fmt]), value=fmt == self.fmt)
             yield Static("File", classes="modal-label")
-            yield Input(value=self._auto_path, id="export-path", highlighter=InertHighlighter())
+            yield TextField(value=self._auto_path, id="export-path", highlighter=InertHighlighter())
             yield Static(id="export-error", classes="modal-error")
             yield ProgressBar(total=None, show_eta=False, id="export-progress")
             yield Static(id="export-hint", classes="modal-hint")

@@ -18,6 +18,7 @@ from hermes_state.titles import MAX_TITLE_LENGTH
 from ..operations import RenameOutcome, check_title
 from ..textsafe import InertHighlighter, inert_line
 from ..legible import muted
+from ..widgets.text_field import TextField
 
 
 class RenameModal(ModalScreen[str | None]):
@@ -57,7 +58,7 @@ class RenameModal(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="rename-box", classes="modal-box"):
             yield Static(self._heading(), classes="modal-heading")
-            yield Input(
+            yield TextField(
                 value=self.current_title or "",
                 placeholder="untitled — type a title",
                 id="rename-input",

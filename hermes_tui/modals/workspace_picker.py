@@ -24,6 +24,7 @@ from hermes_state.listing import WorkspaceCount
 from hermes_state.visibility import NO_WORKSPACE
 
 from ..textsafe import home_path
+from ..widgets.text_field import TextField
 
 _ALL = "all"
 _NONE = "none"
@@ -102,7 +103,7 @@ class WorkspacePicker(ModalScreen[WorkspacePick | None]):
         with Vertical(id="workspace-box", classes="modal-box"):
             yield Static(Text("Show conversations from one workspace (repository or directory)"),
                          classes="modal-heading")
-            yield Input(placeholder="type to narrow…", id="workspace-filter")
+            yield TextField(placeholder="type to narrow…", id="workspace-filter")
             yield OptionList(*self._options("") if self.counts else [], id="workspace-options")
             yield Static(Text("Counting conversations per workspace…"), id="workspace-none")
 

@@ -23,6 +23,7 @@ from textual.widgets import Input, Static
 from hermes_state.models import SessionSummary
 
 from ..widgets.footer import KeyFooter
+from ..widgets.text_field import TextField
 from ..context import AppContext, StoreChange
 from ..textsafe import InertHighlighter, inert_line
 from .base import HermesScreen
@@ -79,7 +80,7 @@ class TranscriptScreen(HermesScreen):
             query=self.search_query,
             id="transcript",
         )
-        find = Input(placeholder="search this conversation — Enter finds, Esc closes", id="transcript-find",
+        find = TextField(placeholder="search this conversation — Enter finds, Esc closes", id="transcript-find",
                      highlighter=InertHighlighter())
         find.display = False
         yield find

@@ -33,9 +33,10 @@ from ..textsafe import InertHighlighter, inert_line
 from .intent import WidgetMessage
 from .lines import cursor_strip, fast_text_strip
 from .scrollbar import quick_vertical_scrollbar
+from .text_field import KeysInOrder
 
 
-class SearchInput(Input):
+class SearchInput(KeysInOrder, Input):
     """The query field. Esc clears it and hands focus back to the list."""
 
     #: Input sets its virtual size (the text's width, for horizontal scrolling) on every

@@ -1,0 +1,63 @@
+"""Keys typed in one burst act in the order they were typed, in every text field.
+
+A terminal delivers what was typed since its last read at once -- a fast typist, a held-down
+Backspace, or any keys typed while the app is busy (a search running). Textual hands the
+letters to the focused field at once, but a field's editing keys (Backspace, Ctrl+U, Ctrl+W,
+…) are bindings, checked only once the key has bubbled up the DOM through every parent's
+queue: the letters typed after them were inserted first. "dockr", Backspace, "er" became
+"docke" (the Backspace took the last letter), "ab", Ctrl+U, "xyz" became "".
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from textual import events
+from textual.widgets import Input
+
+from hermes_tui.widgets.search import SearchInput
+
+from .conftest import SIZE, make_app, settle
+
+KEYS = {"backspace": "\x7f", "ctrl+u": "\x15", "ctrl+w": "\x17", "left": None, "home": None, "delete": None}
+
+
+def burst(app, keys: list[str]) -> None:
+    """Post ``keys`` as one terminal read delivers them: all queued before any is handled."""
+    for key in keys:
+        character = KEYS.get(key, key) if key in KEYS else (" " if key == "space" else key)
+        app.post_message(events.Key(key, character))
+
+
+@pytest.mark.parametrize("keys, expected", [
+    ([*"dockr", "backspace", *"er"], "docker"),
+    ([*"ab", "ctrl+u", *"xyz"], "xyz"),
+    ([*"old", "space", *"word", "ctrl+w", *"new"], "old new"),
+    ([*"ac", "left", "b"], "abc"),
+    ([*"xbc", "home", "delete", "a"], "abc"),
+])
+async def test_search_field_keys_in_one_burst_act_in_order(fixed_db: Path, keys, expected) -> None:
+    app = make_app(fixed_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("/")
+        await settle(pilot)
+        field = app.screen.query_one(SearchInput)
+        assert field.has_focus and field.value == ""
+        burst(app, keys)
+        await settle(pilot)
+        assert field.value == expected
+
+
+async def test_rename_field_keys_in_one_burst_act_in_order(fixed_db: Path) -> None:
+    app = make_app(fixed_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("r")
+        await settle(pilot)
+        field = app.screen.query_one(Input)
+        assert field.has_focus
+        burst(app, ["ctrl+u", *"plam", "backspace", "n"])
+        await settle(pilot)
+        assert field.value == "plan"
