@@ -8,6 +8,9 @@ every parent's message queue to the app: by then the letters typed after them ar
 "dockr", Backspace, "er" became "docke"; "ab", Ctrl+U, "xyz" became "". Here a key that is
 not text is looked up in the bindings at once, from the field up (as the app would look it
 up after the bubbling: the same chain, the same keymap), so it acts before the next letter.
+
+Textual's own report: Textualize/textual#6605 (open, with a fix proposed in #6631); when a
+pinned Textual runs a field's bindings inline itself, this mixin can go.
 """
 
 from __future__ import annotations
