@@ -300,13 +300,21 @@ def _add_list(sub) -> None:
 
 def _cmd_list(args: argparse.Namespace) -> int:
     exclude = None if args.source is not None else HIDDEN_SOURCES
+    archived_only = getattr(args, "archived", False)
     with open_store("read") as db:
         rows = db.list_sessions_rich(
-            source=args.source, exclude_sources=exclude, limit=args.limit,
-            archived_only=getattr(args, "archived", False),
+            source=args.source, exclude_sources=exclude, limit=args.limit, archived_only=archived_only,
+        )
+        # An empty list over archived conversations says where they are (on stderr: stdout
+        # keeps CLI-3's exact line).
+        archived = 0 if rows or archived_only or not args.limit else db.session_count(
+            args.source, archived_only=True, exclude_children=True, exclude_sources=exclude,
         )
     if not rows:
         print("No sessions found.")
+        if archived:
+            where = f" --source {args.source}" if args.source else ""
+            print(f"({archived} archived: hermes sessions list{where} --archived)", file=sys.stderr)
         return 0
     print("\n".join(format_session_list(rows)))
     return 0

@@ -120,3 +120,13 @@ def test_stats_total_is_every_session_its_source_lines_count(capsys, home, name)
         db.close()
     assert hidden_or_archived > 0  # the case this test is about
     assert total == sum(per_source) == rows
+
+
+def test_an_empty_list_over_archived_conversations_says_where_they_are(capsys, home):
+    home("upstream_v30.db")  # whatsapp: one session, archived
+    code, out, err = run(capsys, "list", "--source", "whatsapp")
+    assert (code, out) == (0, "No sessions found.\n")  # CLI-3's line, exactly
+    assert err == "(1 archived: hermes sessions list --source whatsapp --archived)\n"
+    code, out, err = run(capsys, "list", "--source", "matrix")
+    assert (code, out, err) == (0, "No sessions found.\n", "")
+    assert "taxes 2025" in run(capsys, "list", "--source", "whatsapp", "--archived")[1]
