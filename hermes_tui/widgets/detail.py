@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from rich.console import Group
-from rich.table import Table
 from rich.text import Text
 from textual.widget import Widget
 
 from hermes_state.models import SessionSummary
 from hermes_state.timefmt import stamp_and_relative as _when
 
+from ..render.fields import Fields
 from ..render.lanes import lane_rows
 from ..textsafe import home_path, inert_line
 from ..legible import muted, text_style
@@ -82,12 +82,10 @@ class DetailPane(Widget):
             title = Text(inert_line(summary.title), style="bold")
         else:
             title = Text("untitled", style=muted(self, italic=True))
-        grid = Table.grid(padding=(0, 1))
-        grid.add_column(style=muted(self), no_wrap=True)
-        grid.add_column(overflow="fold")
+        rows: list[tuple[str, Text]] = []
 
         def row(label: str, value: str | Text) -> None:
-            grid.add_row(label, value if isinstance(value, Text) else Text(value))
+            rows.append((label, value if isinstance(value, Text) else Text(value)))
 
         row("id", inert_line(summary.id))
         if summary.lineage_root_id:
@@ -113,7 +111,7 @@ class DetailPane(Widget):
             row("git", f"{repo} @ {inert_line(summary.git_branch)}" if summary.git_branch else repo)
         elif summary.git_branch:
             row("branch", inert_line(summary.git_branch))
-        parts: list[Any] = [title, grid]
+        parts: list[Any] = [title, Fields(rows, muted(self))]
         if self.lane is not None:
             parts.append(Text(""))
             parts.append(self._lane_block(self.lane))
@@ -123,11 +121,7 @@ class DetailPane(Widget):
         return Group(*parts)
 
     def _lane_block(self, lane: Any):
-        grid = Table.grid(padding=(0, 1))
-        grid.add_column(style=muted(self), no_wrap=True)
-        grid.add_column(overflow="fold")
-        grid.add_row("lane", Text(inert_line(getattr(lane, "session_key", ""))))
-        grid.add_row("current", Text("yes (the lane's live session)"))
-        for label, value in lane_rows(lane):
-            grid.add_row(label, Text(inert_line(value)))
-        return Group(Text("Gateway lane", style="bold"), grid)
+        rows = [("lane", Text(inert_line(getattr(lane, "session_key", "")))),
+                ("current", Text("yes (the lane's live session)"))]
+        rows += [(label, Text(inert_line(value))) for label, value in lane_rows(lane)]
+        return Group(Text("Gateway lane", style="bold"), Fields(rows, muted(self)))
