@@ -30,6 +30,20 @@ def burst(app, keys: list[str]) -> None:
         app.post_message(events.Key(key, character))
 
 
+async def typed_in_one_burst(db: Path, opener: str, kind: type[Input], keys: list[str]) -> str:
+    """The value of the field ``opener`` focuses once ``keys`` arrive in one burst."""
+    app = make_app(db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press(opener)
+        await settle(pilot)
+        field = app.screen.query_one(kind)
+        assert field.has_focus
+        burst(app, keys)
+        await settle(pilot)
+        return field.value
+
+
 @pytest.mark.parametrize("keys, expected", [
     ([*"dockr", "backspace", *"er"], "docker"),
     ([*"ab", "ctrl+u", *"xyz"], "xyz"),
@@ -38,26 +52,9 @@ def burst(app, keys: list[str]) -> None:
     ([*"xbc", "home", "delete", "a"], "abc"),
 ])
 async def test_search_field_keys_in_one_burst_act_in_order(fixed_db: Path, keys, expected) -> None:
-    app = make_app(fixed_db)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("/")
-        await settle(pilot)
-        field = app.screen.query_one(SearchInput)
-        assert field.has_focus and field.value == ""
-        burst(app, keys)
-        await settle(pilot)
-        assert field.value == expected
+    assert await typed_in_one_burst(fixed_db, "/", SearchInput, keys) == expected
 
 
 async def test_rename_field_keys_in_one_burst_act_in_order(fixed_db: Path) -> None:
-    app = make_app(fixed_db)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("r")
-        await settle(pilot)
-        field = app.screen.query_one(Input)
-        assert field.has_focus
-        burst(app, ["ctrl+u", *"plam", "backspace", "n"])
-        await settle(pilot)
-        assert field.value == "plan"
+    # (the field opens with the title in it: Ctrl+U empties it first)
+    assert await typed_in_one_burst(fixed_db, "r", Input, ["ctrl+u", *"plam", "backspace", "n"]) == "plan"
