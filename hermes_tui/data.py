@@ -651,17 +651,18 @@ class BrowserData:
         roots = self._roots_of({hit.session_id for hit in result.hits})
         conversations = group_hits_by_conversation(searcher, result.hits, roots)
         labels = self._conversation_labels([c.root_id for c in conversations])
-        view.groups = [
-            HitGroup(
+        unnamed = listing.ConversationLabel("")
+        view.groups = []
+        for c in conversations:
+            name = labels.get(c.root_id, unnamed)
+            view.groups.append(HitGroup(
                 root_id=c.root_id,
-                label=(name.text if (name := labels.get(c.root_id)) else "") or c.root_id,
+                label=name.text or c.root_id,
                 source=c.best_hit.source or "",
                 hits=list(c.hits),
-                archived=bool(name and name.archived),
-                hidden=bool(name and name.hidden),
-            )
-            for c in conversations
-        ]
+                archived=name.archived,
+                hidden=name.hidden,
+            ))
         view.stamps["grouped"] = time.perf_counter()
         view.title_matches = titles.result() if titles is not None else []
         view.stamps["done"] = time.perf_counter()
