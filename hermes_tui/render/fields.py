@@ -26,11 +26,13 @@ class Fields:
     whose every word fits beside its label goes there (wrapped at words, under itself); one
     with a word wider than that goes on the line under its label, indented."""
 
-    def __init__(self, rows: list[tuple[str, Text]], label_style: Any, gap: int = 1) -> None:
+    def __init__(self, rows: list[tuple[str, Text]], label_style: Any, gap: int = 1,
+                 label_width: int | None = None) -> None:
         self.rows = rows
         self.label_style = label_style
         self.gap = gap
-        self.label_width = max((cell_len(label) for label, _ in rows), default=0)
+        #: At least the widest label (more, to align with other fields above or below).
+        self.label_width = max([label_width or 0, *(cell_len(label) for label, _ in rows)])
 
     def _grid(self, first_width: int, style: Any = None) -> Table:
         grid = Table.grid(padding=(0, self.gap))

@@ -20,6 +20,7 @@ from hermes_state.recap import Recap
 from hermes_state.timefmt import stamp_and_relative as _when
 
 from ..data import RecapData
+from ..render.fields import Fields
 from ..render.lanes import lane_rows
 from ..render.recap import RecapTheme, render_recap_panel
 from ..textsafe import inert_line
@@ -79,20 +80,17 @@ class SessionHeader(Static):
         return Group(*parts)
 
     def _lane(self, lane: Any) -> RenderableType:
-        grid = Table.grid(padding=(0, 2))
-        grid.add_column(style=muted(self), no_wrap=True)
-        grid.add_column(overflow="fold")
-        grid.add_row("gateway lane", Text(inert_line(getattr(lane, "session_key", "")), style="bold"))
-        for label, value in lane_rows(lane):
-            grid.add_row(label, Text(inert_line(value)))
-        return grid
+        rows = [("gateway lane", Text(inert_line(getattr(lane, "session_key", "")), style="bold"))]
+        rows += [(label, Text(inert_line(value))) for label, value in lane_rows(lane)]
+        return Fields(rows, muted(self), gap=2)
 
 
 class _Fields:
     """The header's fields: ``pairs`` in two pairs of columns when they fit the width side by
-    side, else one field to a line in the same reading order; ``wide`` fields (a value too
-    long to share a line) always one to a line, under them. At 80 columns the two pairs
-    folded a model id and the lineage's root id mid-word."""
+    side, else one field to a line in the same reading order (:class:`Fields`: beside its
+    label, or under it when a word would not fit); ``wide`` fields (a value too long to
+    share a line) one to a line under them. At 80 columns the two pairs folded a model id
+    and the lineage's root id mid-word."""
 
     def __init__(self, pairs: list[tuple[str, Any, str, Any]], wide: list[tuple[str, Any]],
                  label_style: Any) -> None:
@@ -102,37 +100,36 @@ class _Fields:
         labels = [left for left, _l, _r, _v in pairs] + [label for label, _v in wide]
         self.label_width = max(map(len, labels), default=0)
 
-    def _grid(self, columns: int, rows: list[tuple]) -> Table:
+    def _side_by_side(self) -> Table:
         grid = Table.grid(padding=(0, 2))
-        for index in range(columns):
-            # (the first label column as wide as every label: the grids under each other align)
+        for index in range(2):
+            # (the first label column as wide as every label: the fields under it align)
             grid.add_column(style=self.label_style, no_wrap=True,
                             min_width=self.label_width if index == 0 else None)
             grid.add_column(overflow="fold")
-        for row in rows:
+        for row in self.pairs:
             grid.add_row(*row)
         return grid
 
-    def _side_by_side(self) -> Table:
-        return self._grid(2, self.pairs)
-
-    def _one_a_line(self) -> Table:
+    def _one_a_line(self) -> Fields:
         rows = []
         for left, lvalue, right, rvalue in self.pairs:
             rows += [(left, lvalue), (right, rvalue)]
-        return self._grid(1, rows)
+        return Fields(rows + self.wide, self.label_style, gap=2)
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        wide = self._side_by_side()
-        fits = Measurement.get(console, options.update(width=10_000), wide).maximum <= options.max_width
-        yield wide if fits else self._one_a_line()
+        side_by_side = self._side_by_side()
+        if Measurement.get(console, options.update(width=10_000), side_by_side).maximum > options.max_width:
+            yield self._one_a_line()
+            return
+        yield side_by_side
         if self.wide:
-            yield self._grid(1, self.wide)
+            yield Fields(self.wide, self.label_style, gap=2, label_width=self.label_width)
 
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
-        parts = [self._one_a_line(), self._side_by_side(), self._grid(1, self.wide)]
-        sizes = [Measurement.get(console, options, part) for part in parts]
-        return Measurement(max(sizes[0].minimum, sizes[2].minimum), max(size.maximum for size in sizes))
+        narrow = Measurement.get(console, options, self._one_a_line())
+        wide = Measurement.get(console, options, self._side_by_side())
+        return Measurement(narrow.minimum, max(narrow.maximum, wide.maximum))
 
 
 #: How much of the last reply the card draws. RC-7 keeps the last reply whole (as data:
