@@ -48,6 +48,7 @@ from ..widgets.footer import TieredFooter
 from ..widgets.search import SearchInput, SearchResults
 from ..widgets.session_list import SessionList
 from ..widgets.status import StatusLine
+from ..widgets.text_field import focus_now
 
 
 #: Hits per page of the search pane (more than a screenful; the next page loads as you move).
@@ -652,7 +653,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
     # ------------------------------------------------------------------ search
 
     def action_focus_search(self) -> None:
-        self.search_input.focus()
+        focus_now(self.search_input)  # (before the keys typed behind `/`)
 
     @on(events.DescendantFocus)
     def _focus_arrived(self, event: events.DescendantFocus) -> None:

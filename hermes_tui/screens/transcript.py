@@ -23,7 +23,7 @@ from textual.widgets import Input, Static
 from hermes_state.models import SessionSummary
 
 from ..widgets.footer import KeyFooter
-from ..widgets.text_field import TextField
+from ..widgets.text_field import TextField, focus_now
 from ..context import AppContext, StoreChange
 from ..textsafe import InertHighlighter, inert_line
 from .base import HermesScreen
@@ -218,7 +218,7 @@ class TranscriptScreen(HermesScreen):
         find.display = True
         if self.app.animation_level == "none":
             find.cursor_blink = False
-        find.focus()
+        focus_now(find)  # (before the keys typed behind `/`)
 
     def _close_find(self) -> None:
         find = self.query_one("#transcript-find", Input)

@@ -33,7 +33,7 @@ from ..textsafe import InertHighlighter, inert_line
 from .intent import WidgetMessage
 from .lines import cursor_strip, fast_text_strip
 from .scrollbar import quick_vertical_scrollbar
-from .text_field import KeysInOrder
+from .text_field import KeysFollowFocus, KeysInOrder
 
 
 class SearchInput(KeysInOrder, Input):
@@ -246,7 +246,7 @@ class _Row:
         return self.text == other.text
 
 
-class SearchResults(ScrollView, can_focus=True):
+class SearchResults(KeysFollowFocus, ScrollView, can_focus=True):
     """Hits grouped by conversation, with title/id matches first.
 
     A virtual list like ``SessionList``: rows are built as ``Text`` once per answer and

@@ -28,9 +28,10 @@ from ..textsafe import inert_line
 from .intent import WidgetMessage
 from .lines import StyleOncePerRepaint, cursor_strip, text_strip
 from .scrollbar import quick_vertical_scrollbar
+from .text_field import KeysFollowFocus
 
 
-class SessionList(StyleOncePerRepaint, ScrollView, can_focus=True):
+class SessionList(KeysFollowFocus, StyleOncePerRepaint, ScrollView, can_focus=True):
     """The browser's list of conversations (one row each, newest first)."""
 
     BINDINGS = [

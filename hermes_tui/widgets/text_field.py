@@ -1,35 +1,90 @@
-"""Text fields whose editing keys act in the order they were typed.
+"""Keys typed in one burst act in the order they were typed, and go where the focus went.
 
 A terminal delivers what was typed since its last read at once: a fast typist, a held-down
-Backspace, any keys typed while the app is busy (a search running). Textual hands the letters
-to the focused field at once, but the field's editing keys -- Backspace, Delete, Ctrl+U,
-Ctrl+W, the arrows, Home, End -- are bindings, run only once the key has bubbled up through
-every parent's message queue to the app: by then the letters typed after them are in.
-"dockr", Backspace, "er" became "docke"; "ab", Ctrl+U, "xyz" became "". Here a key that is
-not text is looked up in the bindings at once, from the field up (as the app would look it
-up after the bubbling: the same chain, the same keymap), so it acts before the next letter.
+Backspace, a paste of keys, any keys typed while the app is busy (a search running). Textual
+hands every key of such a burst to the widget focused when the burst arrives, and runs a
+key's binding only once the key has bubbled up through every parent's message queue to the
+app -- by then the keys typed after it are in. Two consequences, both met by users:
 
-Textual's own report: Textualize/textual#6605 (open, with a fix proposed in #6631); when a
-pinned Textual runs a field's bindings inline itself, this mixin can go.
+* In a text field, the editing keys (Backspace, Delete, Ctrl+U, Ctrl+W, the arrows, Home,
+  End) are bindings: "dockr", Backspace, "er" became "docke"; "ab", Ctrl+U, "xyz" became "".
+  Textual's own report: Textualize/textual#6605 (open, a fix proposed in #6631).
+* A key that moves the focus (``/`` on the list opens the search field) did so after the
+  keys typed behind it had reached the widget it left, which ran them as its own keys:
+  "/docker" typed on the list opened the delete dialog (``d``), changed the order (``o``),
+  opened the export dialog (``e``) and the rename dialog (``r``).
+
+So a widget here looks a key's binding up at once, from itself up (the chain and the keymap
+the app would use after the bubbling), and a key that reaches a widget the focus has left
+since it was sent there is handed on to the widget focused now. Actions that move the focus
+for a key (:func:`focus_now`) do it at once rather than after the queued keys.
+
+When a pinned Textual runs bindings inline itself and hands queued keys on, this can go.
 """
 
 from __future__ import annotations
 
 from textual import events
+from textual.widget import Widget
 from textual.widgets import Input
+
+#: How many times one key is handed on (the focus moving again meanwhile) before it is let go.
+_MOST_HANDS = 4
+
+
+def focus_now(widget: Widget) -> None:
+    """Focus ``widget`` before the next queued key is looked at (``Widget.focus`` does it after
+    every message already queued: the keys of the same burst)."""
+    widget.screen.set_focus(widget)
+
+
+def _handed_on(widget: Widget, event: events.Key) -> bool:
+    """If the focus has left ``widget`` since ``event`` was sent to it, send a copy of the key
+    to the widget focused now (or its screen), as the app would have; True if it did."""
+    app = widget.app
+    focused = app.focused
+    if focused is widget:
+        return False
+    hands = getattr(event, "_hermes_hands", 0)
+    if hands >= _MOST_HANDS:
+        return False
+    copy = events.Key(event.key, event.character)
+    copy._hermes_hands = hands + 1  # type: ignore[attr-defined]
+    (focused or app.screen)._forward_event(copy)
+    event.stop()
+    event.prevent_default()
+    return True
+
+
+async def _run_binding(widget: Widget, event: events.Key) -> bool:
+    # Textual 8.2.8 (pinned): App._check_bindings is what the app runs once the key has
+    # bubbled up to it (non-priority bindings, the focused widget first, then its parents).
+    if await widget.app._check_bindings(event.key):  # type: ignore[attr-defined]
+        event.stop()
+        event.prevent_default()  # (the widget's own handlers are not to see it again)
+        return True
+    return False
+
+
+class KeysFollowFocus:
+    """Mix in first, for a focusable widget that is not a text field (lists, panes): its keys'
+    bindings run at once, and keys that arrive after the focus left it are handed on."""
+
+    async def _on_key(self, event: events.Key) -> None:
+        if not _handed_on(self, event):  # type: ignore[arg-type]
+            await _run_binding(self, event)  # type: ignore[arg-type]
 
 
 class KeysInOrder:
-    """Mix in before :class:`~textual.widgets.Input`."""
+    """Mix in before :class:`~textual.widgets.Input`: its editing keys act in order, and keys
+    that arrive after the focus left it are handed on."""
 
     async def _on_key(self, event: events.Key) -> None:
+        if _handed_on(self, event):  # type: ignore[arg-type]
+            return
         if event.is_printable:
             return  # Input's own handler, next in the MRO, inserts it
-        # Textual 8.2.8 (pinned): App._check_bindings is what the app runs once the key has
-        # bubbled up to it (non-priority bindings, focused widget first).
-        if await self.app._check_bindings(event.key):  # type: ignore[attr-defined]
-            event.stop()
-            event.prevent_default()  # (Input's and Widget's handlers are not to see it again)
+        await _run_binding(self, event)  # type: ignore[arg-type]
 
 
 class TextField(KeysInOrder, Input):

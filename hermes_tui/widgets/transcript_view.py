@@ -44,6 +44,7 @@ from hermes_state.timefmt import relative_time, repeats_date
 from .intent import WidgetMessage
 from ..textsafe import inert_block, inert_line
 from .lines import StyleOncePerRepaint, text_strip
+from .text_field import KeysFollowFocus
 
 # ---------------------------------------------------------------------------- text helpers
 
@@ -323,7 +324,7 @@ def make_entry(message: Message, pattern: re.Pattern[str] | None) -> Entry:
 
 # ---------------------------------------------------------------------------- the view
 
-class TranscriptView(StyleOncePerRepaint, ScrollView, can_focus=True):
+class TranscriptView(KeysFollowFocus, StyleOncePerRepaint, ScrollView, can_focus=True):
     """A session's messages; a cursor marks the focused message."""
 
     BINDINGS = [

@@ -20,13 +20,14 @@ from hermes_tui.widgets.search import SearchInput
 
 from .conftest import SIZE, make_app, settle
 
-KEYS = {"backspace": "\x7f", "ctrl+u": "\x15", "ctrl+w": "\x17", "left": None, "home": None, "delete": None}
+KEYS = {"backspace": "\x7f", "ctrl+u": "\x15", "ctrl+w": "\x17", "left": None, "home": None, "delete": None,
+        "escape": "\x1b", "down": None, "up": None, "enter": "\r", "slash": "/", "space": " "}
 
 
 def burst(app, keys: list[str]) -> None:
     """Post ``keys`` as one terminal read delivers them: all queued before any is handled."""
     for key in keys:
-        character = KEYS.get(key, key) if key in KEYS else (" " if key == "space" else key)
+        character = KEYS[key] if key in KEYS else key
         app.post_message(events.Key(key, character))
 
 
@@ -58,3 +59,57 @@ async def test_search_field_keys_in_one_burst_act_in_order(fixed_db: Path, keys,
 async def test_rename_field_keys_in_one_burst_act_in_order(fixed_db: Path) -> None:
     # (the field opens with the title in it: Ctrl+U empties it first)
     assert await typed_in_one_burst(fixed_db, "r", Input, ["ctrl+u", *"plam", "backspace", "n"]) == "plan"
+
+
+# ---------------------------------------------------------------------------------------------
+# Keys that move the focus: the keys after them go where the focus went.
+#
+# Textual hands every key of a burst to the widget focused when the burst arrives, and a
+# binding runs only once its key has bubbled up to the app. "/docker" typed in one burst on
+# the list: "/" was still on its way up when "d", "o", ... reached the list, and each ran the
+# list's binding -- "d" opened the delete dialog, "e" the export dialog, "o" changed the order.
+
+
+async def test_slash_then_a_word_in_one_burst_searches_for_the_word(fixed_db: Path) -> None:
+    app = make_app(fixed_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        before = (screen.session_list.cursor, screen.by_activity)
+        burst(app, ["slash", *"docker"])
+        await settle(pilot)
+        assert app.screen is screen, f"a dialog opened: {app.screen!r}"
+        field = screen.query_one(SearchInput)
+        assert field.has_focus
+        assert field.value == "docker"
+        assert (screen.session_list.cursor, screen.by_activity) == before
+
+
+async def test_list_keys_then_slash_then_a_word_act_in_order(fixed_db: Path) -> None:
+    app = make_app(fixed_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        burst(app, ["down", "down", "slash", *"deploy"])
+        await settle(pilot)
+        assert app.screen is screen
+        assert screen.session_list.cursor == 2
+        assert screen.query_one(SearchInput).value == "deploy"
+
+
+async def test_slash_then_a_word_in_one_burst_finds_in_the_transcript(fixed_db: Path) -> None:
+    from hermes_tui.screens.transcript import TranscriptScreen
+
+    app = make_app(fixed_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("t")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, TranscriptScreen)
+        expanded = (set(screen.view.expanded), screen.view.show_reasoning)
+        burst(app, ["slash", *"compose", "enter"])  # ("a" and "o" expand entries, "r" shows reasoning)
+        await settle(pilot)
+        assert app.screen is screen
+        assert screen.search_query == "compose"
+        assert (set(screen.view.expanded), screen.view.show_reasoning) == expanded
