@@ -1280,8 +1280,9 @@ class SessionDB:
             if rows is not None:
                 return rows
         if order_by_last_active or needle:
-            sql, params = _chain_list_sql(
-                where, params, needle, order_by_last_active, self.rules, self._pinned_first(), columns
+            return self._chain_page(
+                where, params, needle, order_by_last_active, limit, offset,
+                project_compression_tips and not include_children, include_delegates, columns,
             )
         else:
             select = (
@@ -1308,6 +1309,42 @@ class SessionDB:
             return _finish_listing(conn, rows, rules, file_pins,
                                    project_compression_tips and not include_children, include_delegates,
                                    columns)
+
+        return self._read(do)
+
+    def _chain_page(
+        self, where: str, params: list[Any], needle: str, by_activity: bool, limit: int, offset: int,
+        project: bool, include_delegates: bool, columns: str,
+    ) -> list[dict]:
+        """A page ranked along each conversation's compression chain (by its last activity, or
+        found by an id along the chain), in two statements: the page's ids ranked, then their
+        rows and previews. One statement computed every listed session's preview and columns
+        before sorting them: a page deep in the list by last activity took 7.8-8.4 s at 5M
+        messages (v30), 4.4-4.6 s ranking ids alone."""
+        rules = self.rules
+        ranked_sql, ranked_params = _chain_list_sql(
+            where, params, needle, by_activity, rules, self._pinned_first(), "s.id", previews=False,
+        )
+        ranked_sql += " LIMIT ? OFFSET ?"
+        ranked_params += [int(limit), int(offset)]
+        file_pins = self.extra_pins
+
+        def do(conn: sqlite3.Connection) -> list[dict]:
+            cursor = conn.cursor()
+            cursor.row_factory = None
+            ranked = [sid for sid, _chain_last in cursor.execute(ranked_sql, ranked_params).fetchall()]
+            if not ranked:
+                return []
+            by_id = {}
+            for row in conn.execute(
+                f"SELECT {columns}, {rules.preview_sql()} AS _preview_raw, {rules.last_active_sql()} AS last_active"
+                f" FROM sessions s WHERE s.id IN ({_marks(len(ranked))})",
+                _padded(ranked),
+            ).fetchall():
+                data = _rich_row(row)
+                by_id[data["id"]] = data
+            rows = [by_id[sid] for sid in ranked if sid in by_id]
+            return _finish_listing(conn, rows, rules, file_pins, project, include_delegates, columns)
 
         return self._read(do)
 
@@ -3331,13 +3368,14 @@ def _activity_order(pinned_first: str, activity: str = "COALESCE(a.last, s.start
 
 def _chain_list_sql(
     where: str, params: list[Any], needle: str, by_activity: bool, rules: Rules, pinned_first: str,
-    columns: str = "s.*",
+    columns: str = "s.*", previews: bool = True,
 ) -> tuple[str, list[Any]]:
     """The listing query walking each listed row's compression chain forward: for ordering
-    by the chain's newest activity and for matching ``needle`` against any id along it."""
+    by the chain's newest activity and for matching ``needle`` against any id along it.
+    Without ``previews``: ``columns`` and the chain's last activity only."""
+    own = f", {rules.preview_sql()} AS _preview_raw, {rules.last_active_sql()} AS last_active" if previews else ""
     select = (
-        f"SELECT {columns}, {rules.preview_sql()} AS _preview_raw, {rules.last_active_sql()} AS last_active, "
-        "COALESCE(a.last, s.started_at) AS _chain_last_active "
+        f"SELECT {columns}{own}, COALESCE(a.last, s.started_at) AS _chain_last_active "
         "FROM sessions s JOIN activity a ON a.root_id = s.id"
     )
     all_params = list(params)
