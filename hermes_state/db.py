@@ -3346,18 +3346,23 @@ def _padded(values: list[Any]) -> list[Any]:
 def _chain_cte(where: str, rules: Rules, members: str | None = None) -> str:
     """``chain`` (each listed row of ``where`` and its compression continuations, forward) and
     ``activity`` (each listed row's newest activity along its chain, and ``members`` when
-    given: an aggregate over the chain's rows)."""
+    given: an aggregate over the chain's rows).
+
+    Each chain row carries what the next step and the activity need of its session (how it
+    ended, when, its own last activity), read with the row: the walk looks a session's
+    continuations up only when it ended ``compression`` (one index seek, none for the other
+    sessions), and no session is read twice. Reading each member again by id, twice, took
+    half of a page deep in the list by last activity (0.5 of 1.0 s at 1M messages)."""
     return (
-        "WITH RECURSIVE chain(root_id, cur_id, depth) AS ("
-        f" SELECT s.id, s.id, 0 FROM sessions s {where}"
+        "WITH RECURSIVE chain(root_id, cur_id, depth, end_reason, ended_at, last) AS ("
+        f" SELECT s.id, s.id, 0, s.end_reason, s.ended_at, {rules.last_active_sql('s')} FROM sessions s {where}"
         " UNION ALL"
-        " SELECT chain.root_id, c.id, chain.depth + 1 FROM chain"
-        " JOIN sessions p ON p.id = chain.cur_id"
-        " JOIN sessions c ON c.parent_session_id = p.id"
-        f" WHERE {continuation_sql('p', 'c')} AND chain.depth < 100),"
+        f" SELECT chain.root_id, c.id, chain.depth + 1, c.end_reason, c.ended_at, {rules.last_active_sql('c')}"
+        " FROM chain JOIN sessions c ON c.parent_session_id = chain.cur_id"
+        f" WHERE {continuation_sql('chain', 'c')} AND chain.depth < 100),"
         f" activity(root_id, last{', members' if members else ''}) AS ("
-        f" SELECT chain.root_id, MAX({rules.last_active_sql('x')}){', ' + members if members else ''}"
-        " FROM chain JOIN sessions x ON x.id = chain.cur_id GROUP BY chain.root_id) "
+        f" SELECT chain.root_id, MAX(chain.last){', ' + members if members else ''}"
+        " FROM chain GROUP BY chain.root_id) "
     )
 
 
