@@ -105,6 +105,39 @@ def page(
     return db._read_snapshot(read)
 
 
+def ranked_deep(offset: int, limit: int, *, by_activity: bool) -> bool:
+    """Does :func:`page` rank every listed conversation for this page? (by last activity past
+    the first conversations, which the newest messages find: seconds at 250k sessions, and a
+    reader paging deep should page through one :func:`rank` instead)."""
+    from . import db as db_module
+
+    return by_activity and offset + limit > db_module._ACTIVITY_WALK_ROWS
+
+
+def rank(
+    db: "SessionDB",
+    *,
+    source: str | None = None,
+    exclude_sources: list[str] | None = None,
+    view: str = "active",
+    include_hidden: bool = False,
+    include_delegates: bool = False,
+    workspace: str | None = None,
+) -> list[str]:
+    """The ids of every conversation :func:`page` lists by last activity under these filters,
+    in its order: ``page(db, offset, limit, by_activity=True, ...)`` shows
+    ``summaries_of(db, rank(db, ...)[offset:offset + limit])`` while the store is unchanged."""
+    return db.rank_listed(
+        source, exclude_sources, include_hidden=include_hidden, include_delegates=include_delegates,
+        workspace=workspace, **view_options(view),
+    )
+
+
+def summaries_of(db: "SessionDB", conversation_ids: list[str], *, include_delegates: bool = False) -> list[SessionSummary]:
+    """The list's rows of these conversations (from :func:`rank`), in this order."""
+    return db.summaries_of(conversation_ids, include_delegates=include_delegates)
+
+
 def count_listed(
     db: "SessionDB",
     *,

@@ -640,3 +640,53 @@ def test_get_summaries_is_get_summary_of_each_in_the_order_given(tmp_path):
         assert db.get_summaries([]) == []
     finally:
         db.close()
+
+
+# ------------------------------------------------------------------- a reader paging deep
+#
+# Past the first conversations the general query ranks every listed conversation for each page
+# (seconds at 250k sessions). A reader paging deep pages through one ranking instead
+# (listing.rank + listing.summaries_of): its slices must be the general query's pages.
+
+RANK_FILTERS = (
+    {},
+    {"exclude_sources": list(INTERNAL_SOURCES)},
+    {"view": "archived"},
+    {"view": "all", "include_hidden": True, "include_delegates": True},
+    {"source": "telegram"},
+)
+
+
+@pytest.mark.parametrize("schema", [16, 30])
+@pytest.mark.parametrize("filters", RANK_FILTERS, ids=lambda f: ",".join(f) or "default")
+def test_slices_of_the_ranking_are_the_general_querys_pages(corpora, monkeypatch, schema, filters):
+    db = SessionDB(corpora[schema], read_only=True)
+    try:
+        if schema == 16:  # pins of a v16 store live in our settings file
+            ids = [r[0] for r in db._fetchall("SELECT id FROM sessions ORDER BY started_at LIMIT 3")]
+            db.extra_pins = frozenset(ids)
+        ranking = listing.rank(db, **filters)
+        assert len(ranking) == listing.count_listed(db, **filters)
+        assert len(set(ranking)) == len(ranking)
+        monkeypatch.setattr(db_module, "_ACTIVITY_WALK_ROWS", 0)  # every page from the general query
+        assert listing.ranked_deep(0, 1, by_activity=True) and not listing.ranked_deep(0, 1, by_activity=False)
+        for offset, limit in ((0, 50), (50, 50), (7, 13), (max(0, len(ranking) - 20), 50), (len(ranking), 10)):
+            rows, _total = listing.page(db, offset, limit, by_activity=True, count=False, **filters)
+            assert listing.summaries_of(
+                db, ranking[offset:offset + limit], include_delegates=filters.get("include_delegates", False),
+            ) == rows, (offset, limit)
+    finally:
+        db.close()
+
+
+def test_the_ranking_leaves_out_a_conversation_deleted_since(tmp_path):
+    db = SessionDB(tmp_path / "state.db")
+    try:
+        for i in range(5):
+            _add(db, f"s{i}", 1_700_000_000 + i, [1_700_000_100 + i])
+        ranking = listing.rank(db)
+        assert ranking == ["s4", "s3", "s2", "s1", "s0"]
+        db.delete_session("s2")
+        assert [row.id for row in listing.summaries_of(db, ranking)] == ["s4", "s3", "s1", "s0"]
+    finally:
+        db.close()
