@@ -206,6 +206,19 @@ class Census:
 
 
 @dataclass
+class _Ranking:
+    """The whole list by last activity under one set of filters (:func:`listing.rank`), for
+    a reader paging deep into it: each page is a slice, its rows read by id."""
+
+    ids: list[str]
+    #: ``data_version`` of the connection that ranked, before it ranked (another process's
+    #: commit since makes the ranking stale: the census ranks again, see BrowserData.census).
+    version: int
+    #: A page was read from it since it was ranked (one nobody reads is dropped, not ranked again).
+    used: bool = False
+
+
+@dataclass
 class RecapData:
     """Everything the recap screen shows, read in one worker pass."""
 
@@ -222,6 +235,10 @@ class RecapData:
     #: Ids of the chain (root first), for the header.
     chain: list[str] = field(default_factory=list)
     lane: Any = None
+
+
+#: Rankings kept for deep pages (filters switched back and forth), each ~100 bytes a conversation.
+KEPT_RANKINGS = 2
 
 
 class BrowserData:
@@ -275,6 +292,10 @@ class BrowserData:
         self._title_builder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hermes-titles-build")
         self._title_build: Future | None = None
         self._titles_generation = 0
+        #: Rankings of the list by last activity, by filters (see :meth:`page`); at most
+        #: :data:`KEPT_RANKINGS`, the last used kept.
+        self._rankings: dict[tuple, _Ranking] = {}
+        self._ranking_lock = threading.Lock()
         self.warnings: list[str] = []
         self._closed = False
 
@@ -328,6 +349,7 @@ class BrowserData:
                 self._identity = None
                 self._roots.clear()
                 self._labels, self._labels_for = {}, None
+                self._rankings.clear()
                 self._titles = TitleIndex(owner_rebuilds=True)
                 self._titles_generation += 1
                 self.gone = None
@@ -451,6 +473,13 @@ class BrowserData:
             )
             if ahead is not None:
                 return ahead
+        if listing.ranked_deep(offset, limit, by_activity=by_activity):
+            # Deep in the list by last activity each page would rank every conversation
+            # again (4-5 s at 250k sessions, 0.5-0.9 s at 50k): pages are slices of one
+            # ranking, whose rows are read by id (a few ms).
+            key = (source, tuple(exclude_sources or ()), view, include_hidden, include_delegates, workspace)
+            ids = self._ranked(key)
+            return self._slice(ids, offset, limit, include_delegates), (len(ids) if count else None)
         return self.read(
             lambda db: listing.page(
                 db, offset, limit, source=source, exclude_sources=exclude_sources, view=view,
@@ -513,14 +542,81 @@ class BrowserData:
             return pins, total, db.source_counts()
 
         pins, total, sources = self._retry(lambda: read(counter))
+        key = (source, tuple(exclude_sources or ()), view, include_hidden, include_delegates, workspace)
+        reranked = self._rank_again(key)
         reader = self.reader
         assumed = reader.assume_pins(pins)
-        revised = assumed is not None and assumed != pins
+        revised = (assumed is not None and assumed != pins) or reranked
         if reader.recency_guessed:
             reader.adopt_recency(self._retry(counter.build_recency))
             revised = True
         self.warm_titles()
         return Census(total, sources, revised=revised)
+
+    def _ranked(self, key: tuple) -> list[str]:
+        """The ranking for these filters: the one made last, even if another process has
+        committed since (the census ranks again in its turn), else one made now -- on the
+        ``counter`` connection, so the reader stays free for the pages near the top and the
+        detail pane meanwhile."""
+        with self._ranking_lock:
+            ranking = self._rankings.pop(key, None)
+            if ranking is None:
+                ranking = self._rank(key)
+            ranking.used = True
+            self._rankings[key] = ranking  # (the last used last)
+            while len(self._rankings) > KEPT_RANKINGS:
+                del self._rankings[next(iter(self._rankings))]
+            return ranking.ids
+
+    def _slice(self, ids: list[str], offset: int, limit: int, include_delegates: bool) -> list[SessionSummary]:
+        """The rows of ``ids[offset:offset + limit]``. A conversation deleted by another
+        process since the ranking was made is skipped and the next ones fill its place, so
+        the page stays whole (a short page would be asked for again and again)."""
+        rows: list[SessionSummary] = []
+        start = offset
+        while len(rows) < limit and start < len(ids):
+            chunk = ids[start:start + limit - len(rows) + 8]
+            start += len(chunk)
+            rows += self.read(lambda db: listing.summaries_of(db, chunk, include_delegates=include_delegates))
+        return rows[:limit]
+
+    def _rank(self, key: tuple) -> _Ranking:
+        source, exclude_sources, view, include_hidden, include_delegates, workspace = key
+        counter = self._connection("counter")
+
+        def rank(db: SessionDB) -> _Ranking:
+            version = db.data_version()  # (before: a commit while ranking makes it stale)
+            return _Ranking(listing.rank(
+                db, source=source, exclude_sources=list(exclude_sources), view=view,
+                include_hidden=include_hidden, include_delegates=include_delegates, workspace=workspace,
+            ), version)
+
+        return self._retry(lambda: rank(counter))
+
+    def _rank_again(self, key: tuple) -> bool:
+        """In the census's turn: rank these filters again if a page was read from their
+        ranking since the last census and another process has committed since it was made
+        (True: the pages shown may have changed). One nobody read is dropped instead. (A
+        reader deep in the list reads its pages again at every commit, from the ranking.)"""
+        with self._ranking_lock:
+            ranking = self._rankings.get(key)
+            if ranking is None:
+                return False
+            if not ranking.used:
+                del self._rankings[key]
+                return False
+            counter = self._connection("counter")
+            if self._retry(counter.data_version) == ranking.version:
+                ranking.used = False  # (read again before the next census, or dropped then)
+                return False
+            self._rankings[key] = self._rank(key)
+            return True
+
+    def _forget_rankings(self) -> None:
+        """After the user's own change: the next deep page ranks afresh (their archive, pin or
+        delete shows at once, not at the next census)."""
+        with self._ranking_lock:
+            self._rankings.clear()
 
     def summary(self, session_id: str) -> SessionSummary | None:
         return self.read(lambda db: db.get_summary(session_id))
@@ -703,10 +799,19 @@ class BrowserData:
 
     def set_archived(self, session_id: str, archived: bool) -> bool:
         """Archive or unarchive a conversation's whole compression lineage (UC-5)."""
-        return self.writer().set_session_archived(session_id, archived)
+        try:
+            return self.writer().set_session_archived(session_id, archived)
+        finally:
+            self._forget_rankings()
 
     def set_pinned(self, session_id: str, pinned: bool) -> bool:
         """Pin or unpin (``sessions.pinned``, else our settings file; UC-5)."""
+        try:
+            return self._set_pinned(session_id, pinned)
+        finally:
+            self._forget_rankings()
+
+    def _set_pinned(self, session_id: str, pinned: bool) -> bool:
         if self.read(lambda db: db.capabilities.has_pinned):
             return self.writer().set_session_pinned(session_id, pinned)
         # No column: the pin goes to our settings file, so the store is not opened for
@@ -730,14 +835,20 @@ class BrowserData:
     def delete(self, session_id: str, *, sessions_dir: Path | None) -> trash.DeleteOutcome:
         from hermes_state import trash
 
-        return trash.delete_with_snapshot(
-            self.writer, session_id, sessions_dir=sessions_dir, trash=self.trash_dir
-        )
+        try:
+            return trash.delete_with_snapshot(
+                self.writer, session_id, sessions_dir=sessions_dir, trash=self.trash_dir
+            )
+        finally:
+            self._forget_rankings()
 
     def undo(self, snapshot: trash.DeletedSession) -> trash.UndoReport:
         from hermes_state import trash
 
-        return trash.undo_delete(self.writer, snapshot)
+        try:
+            return trash.undo_delete(self.writer, snapshot)
+        finally:
+            self._forget_rankings()
 
     # ------------------------------------------------------------------ export
 

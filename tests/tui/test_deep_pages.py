@@ -1,0 +1,181 @@
+"""Pages deep in the list by last activity (End, a dragged scrollbar) are slices of one ranking.
+
+Past the first conversations, which the newest messages find, a page by last activity ranks
+every listed conversation: 4-5 s at 250k sessions, for each page a reader scrolled to. The
+browser's store door ranks once per set of filters (on the census's connection, so the reader
+stays free for the pages near the top), reads each deep page's rows by id, ranks again in the
+census's turn after another process commits, and at once after the user's own change.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+import hermes_state.db as db_module
+from hermes_state import SessionDB, listing
+from hermes_tui.data import BrowserData
+
+BASE = 1_767_000_000.0
+#: Pages ending past this many conversations are "deep" in these tests (1,000 in the product).
+WALK = 10
+
+
+@pytest.fixture
+def store_path(tmp_path: Path, monkeypatch) -> Path:
+    monkeypatch.setattr(db_module, "_ACTIVITY_WALK_ROWS", WALK)
+    path = tmp_path / "state.db"
+    db = SessionDB(path)
+    try:
+        for i in range(40):
+            sid = f"s{i:02d}"
+            db.create_session(sid, "cli")
+            db.append_message(sid, "user", f"message of {sid}")
+            db._execute_write(lambda conn, sid=sid, i=i: (
+                conn.execute("UPDATE sessions SET started_at = ? WHERE id = ?", (BASE + i, sid)),
+                conn.execute("UPDATE messages SET timestamp = ? WHERE session_id = ?", (BASE + 100 + i, sid)),
+            ))
+    finally:
+        db.close()
+    return path
+
+
+def deep_page(store: BrowserData, offset: int, limit: int = 10) -> list[str]:
+    rows, _total = store.page(offset, limit, source=None, exclude_sources=None, by_activity=True, count=False)
+    return [row.id for row in rows]
+
+
+def general_page(path: Path, offset: int, limit: int = 10) -> list[str]:
+    db = SessionDB(path, read_only=True)
+    try:
+        rows, _total = listing.page(db, offset, limit, by_activity=True, count=False)
+        return [row.id for row in rows]
+    finally:
+        db.close()
+
+
+def rankings_run(store: BrowserData, fn) -> int:
+    """How many times ``fn()`` ranked the whole list."""
+    counter = store._connection("counter")
+    statements: list[str] = []
+    counter._conn.set_trace_callback(statements.append)
+    try:
+        fn()
+    finally:
+        counter._conn.set_trace_callback(None)
+    return sum(1 for s in statements if "_chain_last_active" in s)
+
+
+def test_deep_pages_are_the_general_querys_pages_from_one_ranking(store_path: Path) -> None:
+    store = BrowserData(store_path)
+    try:
+        assert rankings_run(store, lambda: deep_page(store, 20)) == 1
+        assert deep_page(store, 20) == general_page(store_path, 20) == [f"s{i:02d}" for i in range(19, 9, -1)]
+        assert rankings_run(store, lambda: [deep_page(store, offset) for offset in (10, 30, 5)]) == 0
+        assert deep_page(store, 30) == general_page(store_path, 30)
+        assert deep_page(store, 35) == general_page(store_path, 35)  # (the last 5)
+        rows, total = store.page(30, 10, source=None, exclude_sources=None, by_activity=True, count=True)
+        assert total == 40
+        # The first page is still the walk's (no ranking), and by start nothing is ranked.
+        assert rankings_run(store, lambda: store.page(0, 5, source=None, exclude_sources=None, by_activity=True)) == 0
+        assert rankings_run(store, lambda: store.page(20, 10, source=None, exclude_sources=None)) == 0
+        # Other filters, another ranking.
+        assert rankings_run(store, lambda: store.page(
+            20, 10, source=None, exclude_sources=["telegram"], by_activity=True, count=False)) == 1
+    finally:
+        store.close()
+
+
+def test_a_commit_is_ranked_again_in_the_census_turn(store_path: Path) -> None:
+    store = BrowserData(store_path)
+    writer = SessionDB(store_path)
+    try:
+        before = deep_page(store, 20)
+        assert "s15" in before
+        writer.append_message("s15", "user", "back to this one")  # newest activity: to the top
+        # Until the census, deep pages are slices of the ranking made before the commit.
+        assert deep_page(store, 20) == before
+        census = store.census(count=True, source=None, exclude_sources=None)
+        assert census.revised
+        after = deep_page(store, 20)
+        assert "s15" not in after
+        assert after == general_page(store_path, 20)
+        # Nothing committed since: no new ranking, nothing to revise.
+        assert not store.census(count=True, source=None, exclude_sources=None).revised
+    finally:
+        writer.close()
+        store.close()
+
+
+def test_a_ranking_nobody_reads_is_dropped_not_ranked_again(store_path: Path) -> None:
+    store = BrowserData(store_path)
+    writer = SessionDB(store_path)
+    try:
+        deep_page(store, 20)
+        writer.append_message("s15", "user", "a commit")
+        assert store.census(count=True, source=None, exclude_sources=None).revised  # ranked again
+        writer.append_message("s16", "user", "another")
+        # No deep page read since (the reader went back to the top): dropped.
+        assert rankings_run(store, lambda: store.census(count=True, source=None, exclude_sources=None)) == 0
+        assert store._rankings == {}
+    finally:
+        writer.close()
+        store.close()
+
+
+def test_the_users_own_archive_shows_at_once_deep_in_the_list(store_path: Path) -> None:
+    store = BrowserData(store_path)
+    try:
+        assert "s15" in deep_page(store, 20)
+        assert store.set_archived("s15", True)
+        page = deep_page(store, 20)
+        assert "s15" not in page
+        assert page == general_page(store_path, 20)
+    finally:
+        store.close()
+
+
+def test_the_reader_is_free_while_the_list_is_ranked(store_path: Path) -> None:
+    store = BrowserData(store_path)
+    try:
+        counter = store._connection("counter")
+        entered, release = threading.Event(), threading.Event()
+
+        def hold() -> int:
+            entered.set()
+            release.wait(10)
+            return 0
+
+        counter._conn.set_progress_handler(hold, 100)  # the ranking stops inside SQLite
+        deep: list[list[str]] = []
+        thread = threading.Thread(target=lambda: deep.append(deep_page(store, 20)))
+        thread.start()
+        try:
+            assert entered.wait(10)
+            top = [row.id for row in store.page(
+                0, 5, source=None, exclude_sources=None, by_activity=True, count=False)[0]]
+            assert top == ["s39", "s38", "s37", "s36", "s35"]
+            assert store.summary("s03") is not None
+        finally:
+            release.set()
+            thread.join(10)
+        counter._conn.set_progress_handler(None, 0)
+        assert deep == [general_page(store_path, 20)]
+    finally:
+        store.close()
+
+
+def test_a_conversation_deleted_since_the_ranking_leaves_no_hole(store_path: Path) -> None:
+    store = BrowserData(store_path)
+    writer = SessionDB(store_path)
+    try:
+        before = deep_page(store, 20)
+        writer.delete_session(before[3])  # another process
+        page = deep_page(store, 20)
+        assert len(page) == 10
+        assert page == [sid for sid in before if sid != before[3]] + ["s09"]
+    finally:
+        writer.close()
+        store.close()
