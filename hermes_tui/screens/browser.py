@@ -374,12 +374,14 @@ class BrowserScreen(SessionFlows, HermesScreen):
 
     def _update_titles(self) -> None:
         lst = self.session_list
+        counting = self._counted_key != self._filter_key()
         if not lst.loaded:
             count = "loading…"
-        elif self._counted_key != self._filter_key():
+        elif counting:
             count = f"{lst.total - 1:,}+ conversations (counting…)"
         else:
             count = f"{lst.total:,} conversation{'s' if lst.total != 1 else ''}"
+        lst.set_counting(counting and lst.loaded)
         empty = self._empty_text()
         if empty != lst.empty_text:
             lst.empty_text = empty

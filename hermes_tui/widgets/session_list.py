@@ -102,6 +102,10 @@ class SessionList(KeysFollowFocus, StyleOncePerRepaint, ScrollView, can_focus=Tr
         #: Rows as drawn, by all that their drawing depends on (see render_line).
         self._drawn: LRUCache[tuple, Strip] = LRUCache(maxsize=512)
         self._requested: set[int] = set()
+        #: ``total`` is only what is known so far ("N+ conversations (counting…)").
+        self.counting = False
+        #: End was pressed while counting: the cursor goes to the end once it is counted.
+        self._wants_end = False
         self._last_highlighted: SessionSummary | None = None
         #: The time each row shows: the one the list is sorted on (BR-10).
         self.time_field = "last_active"
@@ -239,7 +243,16 @@ class SessionList(KeysFollowFocus, StyleOncePerRepaint, ScrollView, can_focus=Tr
         elif self.cursor >= top + height:
             self.scroll_to(y=self.cursor - height + 1, animate=False)
 
+    def set_counting(self, counting: bool) -> None:
+        """Whether ``total`` is still a lower bound; once counted, an End pressed meanwhile
+        takes the cursor to the real end (not to the end of what was known then)."""
+        self.counting = counting
+        if not counting and self._wants_end:
+            self._wants_end = False
+            self.move_to(self.total - 1)
+
     def move_to(self, index: int) -> None:
+        self._wants_end = False  # (any move but End's own: the reader went elsewhere)
         if self.total == 0:
             self.cursor = 0
             return
@@ -256,6 +269,7 @@ class SessionList(KeysFollowFocus, StyleOncePerRepaint, ScrollView, can_focus=Tr
 
     def action_cursor_end(self) -> None:
         self.move_to(self.total - 1)
+        self._wants_end = self.counting
 
     def action_page_up(self) -> None:
         self.move_to(self.cursor - max(1, self.scrollable_content_region.height - 1))

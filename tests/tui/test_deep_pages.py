@@ -179,3 +179,47 @@ def test_a_conversation_deleted_since_the_ranking_leaves_no_hole(store_path: Pat
     finally:
         writer.close()
         store.close()
+
+
+# ------------------------------------------------------------------ End before the count
+
+
+async def test_end_pressed_while_counting_goes_to_the_end_once_counted(tmp_path: Path, monkeypatch) -> None:
+    """The first window is one page and the list is counted after it ("50+ conversations
+    (counting…)"): End pressed meanwhile went to the 51st row and stayed there."""
+    from hermes_tui.widgets.session_list import SessionList
+
+    from .conftest import SIZE, make_app
+    from .test_live_reader import build_many, wait_until
+
+    db = build_many(tmp_path / "state.db", sessions=130)
+    counting = threading.Event()
+    real_census = BrowserData.census
+
+    def held_census(self, **kwargs):
+        counting.wait(10)
+        return real_census(self, **kwargs)
+
+    monkeypatch.setattr(BrowserData, "census", held_census)
+    app = make_app(db)
+    async with app.run_test(size=SIZE) as pilot:
+        lst = app.screen.query_one(SessionList)
+        await wait_until(pilot, lambda: lst.loaded and lst.row(0) is not None)
+        assert lst.counting and lst.total < 130
+        await pilot.press("end")
+        assert lst.cursor == lst.total - 1 < 129
+        counting.set()
+        await wait_until(pilot, lambda: not lst.counting)
+        await wait_until(pilot, lambda: lst.cursor == 129 and lst.row(129) is not None)
+        assert lst.row(129).id == "20261117_000000_many00"  # the oldest
+
+        # A move after End, while counting, is where the reader stays.
+        counting.clear()
+        await pilot.press("o")  # another order: counted again
+        await wait_until(pilot, lambda: lst.counting and lst.row(0) is not None)
+        await pilot.press("end", "up")
+        moved_to = lst.cursor
+        counting.set()
+        await wait_until(pilot, lambda: not lst.counting)
+        await pilot.pause(0.1)
+        assert lst.cursor == moved_to
