@@ -1582,6 +1582,21 @@ class SessionDB:
         sql, params = _prunable_sql(older_than_days, source)
         return [row[0] for row in self._fetchall(sql, params)]
 
+    def prunable_sessions(
+        self, older_than_days: float = 90, source: str | None = None,
+    ) -> list[tuple[str, str | None, Any]]:
+        """``(id, source, title)`` of each session :meth:`prune_sessions` would delete now, in
+        one statement (a dry run lists them: a whole row read for each, kept until printed,
+        took 20 s and 1.1 GB for 150k sessions)."""
+        sql, params = _prunable_sql(older_than_days, source, "id, source, title")
+
+        def do(conn: sqlite3.Connection) -> list[tuple[str, str | None, Any]]:
+            cursor = conn.cursor()
+            cursor.row_factory = None
+            return cursor.execute(sql, params).fetchall()
+
+        return self._read(do)
+
     # ------------------------------------------------------------------ export
 
     def _one_schema(self, fn: Callable[[], T]) -> T:
@@ -2903,10 +2918,10 @@ class SessionBusyError(DatabaseError):
     """An agent holds the session right now (an unexpired compression lock or turn lease)."""
 
 
-def _prunable_sql(older_than_days: float, source: str | None) -> tuple[str, list[Any]]:
+def _prunable_sql(older_than_days: float, source: str | None, columns: str = "id") -> tuple[str, list[Any]]:
     """Ended sessions started before the cutoff (EX-5), optionally of one source."""
     cutoff = time.time() - older_than_days * 86400
-    sql = "SELECT id FROM sessions WHERE started_at < ? AND ended_at IS NOT NULL"
+    sql = f"SELECT {columns} FROM sessions WHERE started_at < ? AND ended_at IS NOT NULL"
     params: list[Any] = [cutoff]
     if source:
         sql += " AND source = ?"

@@ -565,12 +565,11 @@ def _cmd_prune(args: argparse.Namespace) -> int:
     where = f" from '{inert(args.source)}'" if args.source else ""
     if args.dry_run:
         with open_store("read") as db:
-            ids = db.prunable_session_ids(older_than_days=days, source=args.source)
-            rows = [row for sid in ids if (row := db.get_session(sid)) is not None]
-        for row in rows:
-            title = fit_cells(inert(row.get("title") or UNTITLED_MARK), 40)
-            print(f"  {inert(row['id'])}  {inert(row.get('source') or '')}  {title}")
-        print(f"Would prune {len(ids)} session(s) ended and older than {days} days{where}; "
+            rows = db.prunable_sessions(older_than_days=days, source=args.source)
+        for sid, source, title in rows:
+            shown = fit_cells(inert(title or UNTITLED_MARK), 40)
+            print(f"  {inert(sid)}  {inert(source or '')}  {shown}")
+        print(f"Would prune {len(rows)} session(s) ended and older than {days} days{where}; "
               "nothing was deleted.")
         return 0
     with open_store("write") as db:

@@ -158,6 +158,20 @@ def test_ex5_prune_semantics(db: SessionDB, make_session, tmp_path: Path):
     assert [r["id"] for r in db.search_sessions()] == ["old_live"]
 
 
+def test_ex5_what_a_dry_run_lists_is_what_prune_deletes(db: SessionDB, make_session):
+    now = time.time()
+    make_session(db, "old_ended", started_at=now - 100 * DAY, ended_at=now - 99 * DAY, title="Old one")
+    make_session(db, "old_tg", source="telegram", started_at=now - 200 * DAY, ended_at=now - 199 * DAY)
+    make_session(db, "old_live", started_at=now - 400 * DAY)
+    make_session(db, "young_ended", started_at=now - 10 * DAY, ended_at=now - 9 * DAY)
+    listed = db.prunable_sessions(older_than_days=90)
+    assert sorted(listed) == [("old_ended", "cli", "Old one"), ("old_tg", "telegram", None)]
+    assert [sid for sid, _source, _title in listed] == db.prunable_session_ids(older_than_days=90)
+    assert db.prunable_sessions(older_than_days=90, source="telegram") == [("old_tg", "telegram", None)]
+    assert db.prune_sessions(older_than_days=90) == 2
+    assert db.prunable_sessions(older_than_days=90) == []
+
+
 def test_ex5_multi_level_chain_middle_link(db: SessionDB, make_session):
     now = time.time()
     make_session(db, "root", started_at=now - 10 * DAY, ended_at=now - 10 * DAY + 5, end_reason="compression")
