@@ -75,6 +75,8 @@ class Window:
     #: Read again because what the shown window rested on was wrong: keep the reader's place
     #: only if they have moved, else show the list from its top (see refresh_data).
     correction: bool = False
+    #: The pages reached the end of the list: ``total`` is its length, not a lower bound.
+    exact: bool = False
 
 
 class WindowLoaded(Message):
@@ -425,8 +427,8 @@ class BrowserScreen(SessionFlows, HermesScreen):
         # The very first window is one page: the next is read when the reader gets near it
         # (from a cold page cache each page is ~1,000 random reads: half a second at 5M).
         first, self._first_window_asked = not self._first_window_asked, True
-        window, _exact = self._window(self.generation, center, keep_key, self._filter_key(), True, one_page=first)
-        window.keep_current, window.correction = keep_current, correction
+        window, exact = self._window(self.generation, center, keep_key, self._filter_key(), True, one_page=first)
+        window.keep_current, window.correction, window.exact = keep_current, correction, exact is not None
         self.post_message(WindowLoaded(window))
 
     def _window(
@@ -543,6 +545,8 @@ class BrowserScreen(SessionFlows, HermesScreen):
             return
         lst = self.session_list
         self.source_counts = window.source_counts
+        if window.exact:
+            self._counted_key = self._filter_key()  # (its length is known: no "N+ … counting")
         # BR-16: the highlighted conversation -- as it is now, the reader may have moved
         # while the window was read -- stays on the screen row it is on.
         current = lst.current
@@ -1037,8 +1041,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
 
     def _reload_from_top(self) -> None:
         self.generation += 1
-        self.session_list.clear_rows()
-        self.session_list.move_to(0)
+        self.session_list.reset()
         self.load_window(0, None)
         self._update_titles()
         if self._search_query:

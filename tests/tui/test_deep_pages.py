@@ -192,7 +192,7 @@ async def test_end_pressed_while_counting_goes_to_the_end_once_counted(tmp_path:
     from .conftest import SIZE, make_app
     from .test_live_reader import build_many, wait_until
 
-    db = build_many(tmp_path / "state.db", sessions=130)
+    db = build_many(tmp_path / "state.db", sessions=330)
     counting = threading.Event()
     real_census = BrowserData.census
 
@@ -205,13 +205,13 @@ async def test_end_pressed_while_counting_goes_to_the_end_once_counted(tmp_path:
     async with app.run_test(size=SIZE) as pilot:
         lst = app.screen.query_one(SessionList)
         await wait_until(pilot, lambda: lst.loaded and lst.row(0) is not None)
-        assert lst.counting and lst.total < 130
+        assert lst.counting and lst.total < 330
         await pilot.press("end")
-        assert lst.cursor == lst.total - 1 < 129
+        assert lst.cursor == lst.total - 1 < 329
         counting.set()
         await wait_until(pilot, lambda: not lst.counting)
-        await wait_until(pilot, lambda: lst.cursor == 129 and lst.row(129) is not None)
-        assert lst.row(129).id == "20261117_000000_many00"  # the oldest
+        await wait_until(pilot, lambda: lst.cursor == 329 and lst.row(329) is not None)
+        assert lst.row(329).id == "20261117_000000_many00"  # the oldest
 
         # A move after End, while counting, is where the reader stays.
         counting.clear()
@@ -223,3 +223,46 @@ async def test_end_pressed_while_counting_goes_to_the_end_once_counted(tmp_path:
         await wait_until(pilot, lambda: not lst.counting)
         await pilot.pause(0.1)
         assert lst.cursor == moved_to
+
+
+async def test_another_list_does_not_show_the_last_ones_count_while_counting(tmp_path: Path, monkeypatch) -> None:
+    """Another filter or order is counted afresh: meanwhile the pane said the old list's length
+    ("196,854+ conversations (counting…)" for a workspace of 22,195), seconds at 250k sessions."""
+    from hermes_tui.widgets.session_list import SessionList
+
+    from .conftest import SIZE, make_app
+    from .test_live_reader import build_many, wait_until
+
+    db = build_many(tmp_path / "state.db", sessions=330)  # (more than the window after a change reads)
+    counting = threading.Event()
+    counting.set()
+    real_census = BrowserData.census
+
+    def held_census(self, **kwargs):
+        counting.wait(10)
+        return real_census(self, **kwargs)
+
+    monkeypatch.setattr(BrowserData, "census", held_census)
+    app = make_app(db)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        lst = screen.query_one(SessionList)
+        await wait_until(pilot, lambda: not lst.counting and lst.total == 330)
+        assert str(screen.switcher.border_subtitle) == "330 conversations"
+        counting.clear()
+        seen: list[str] = []
+        real_update = screen._update_titles
+
+        def update_titles() -> None:
+            real_update()
+            seen.append(str(screen.switcher.border_subtitle))
+
+        screen._update_titles = update_titles
+        await pilot.press("o")
+        await wait_until(pilot, lambda: lst.loaded and lst.row(0) is not None)
+        counting.set()
+        await wait_until(pilot, lambda: not lst.counting)
+        assert seen[-1] == "330 conversations"
+        assert all(title == "loading…" or title == "330 conversations" or title.endswith("+ conversations (counting…)")
+                   and not title.startswith("329") for title in seen), seen
+        assert "loading…" in seen
