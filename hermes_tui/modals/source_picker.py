@@ -22,13 +22,18 @@ from ..textsafe import inert_line
 class SourcePicker(ModalScreen[str | None]):
     BINDINGS = [Binding("escape,q", "cancel", "Cancel", id="source_cancel")]
 
-    def __init__(self, counts: dict[str, int], current: str | None, internal: tuple[str, ...]) -> None:
+    def __init__(self, counts: dict[str, int] | None, current: str | None, internal: tuple[str, ...]) -> None:
+        """``counts`` None: not counted yet (``s`` pressed before the list's census, seconds
+        at 250k sessions); :meth:`set_counts` fills the list. Meanwhile it said "all sources
+        0" and offered no source."""
         super().__init__()
         self.counts = counts
         self.current = current
         self.internal = internal
 
     def _options(self) -> list[Option]:
+        if self.counts is None:
+            return [Option(Text("  counting sessions per source…", style="italic"), id="", disabled=True)]
         people = sorted((s for s in self.counts if s not in self.internal), key=lambda s: (-self.counts[s], s))
         runs = [s for s in self.internal if s in self.counts]
         total = sum(self.counts[s] for s in people)
@@ -62,6 +67,18 @@ class SourcePicker(ModalScreen[str | None]):
             if option.id == wanted:
                 options.highlighted = index
         options.focus()
+
+    def set_counts(self, counts: dict[str, int]) -> None:
+        if not self.is_attached:
+            return  # closed before the counts arrived
+        self.counts = counts
+        options = self.query_one(OptionList)
+        options.clear_options()
+        options.add_options(self._options())
+        wanted = self.current or ""
+        for index, option in enumerate(options.options):
+            if option.id == wanted:
+                options.highlighted = index
 
     @on(OptionList.OptionSelected, "#source-options")
     def _chosen(self, event: OptionList.OptionSelected) -> None:

@@ -185,6 +185,8 @@ class BrowserScreen(SessionFlows, HermesScreen):
         self._census_key: tuple | None = None
         self.generation = 0
         self.source_counts: dict[str, int] = {}
+        #: ``source_counts`` has been counted (by a census) at least once.
+        self._counted_sources = False
         self._search_timer: Timer | None = None
         self._collection_timer: Timer | None = None
         self._search_query = ""
@@ -523,6 +525,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
         current = event.key == self._filter_key()
         if current:
             self.source_counts = census.source_counts
+            self._counted_sources = True
             if census.total is not None:
                 self._counted_key = event.key
                 if census.total != self.session_list.total:
@@ -954,7 +957,16 @@ class BrowserScreen(SessionFlows, HermesScreen):
             self.source_filter = source or None
             self._reload_from_top()
 
-        self.app.push_screen(SourcePicker(self.source_counts, self.source_filter, INTERNAL_SOURCES), chosen)
+        counted = self._counted_sources
+        picker = SourcePicker(self.source_counts if counted else None, self.source_filter, INTERNAL_SOURCES)
+        self.app.push_screen(picker, chosen)
+        if not counted:
+            self._load_sources(picker)
+
+    @work(thread=True, group="sources", exclusive=True, exit_on_error=False)
+    def _load_sources(self, picker: SourcePicker) -> None:
+        counts = self.ctx.store.source_counts()
+        self.app.call_from_thread(picker.set_counts, counts)
 
     def action_pick_workspace(self) -> None:
         """``w``: narrow the list and the search to one workspace, picked with counts (BR-13).

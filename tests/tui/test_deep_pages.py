@@ -266,3 +266,40 @@ async def test_another_list_does_not_show_the_last_ones_count_while_counting(tmp
         assert all(title == "loading…" or title == "330 conversations" or title.endswith("+ conversations (counting…)")
                    and not title.startswith("329") for title in seen), seen
         assert "loading…" in seen
+
+
+async def test_the_source_picker_opened_before_the_count_fills_in(tmp_path: Path, monkeypatch) -> None:
+    """``s`` before the first census said "all sources 0" and offered no source to pick."""
+    from textual.widgets import OptionList
+
+    from hermes_tui.modals.source_picker import SourcePicker
+    from hermes_tui.widgets.session_list import SessionList
+
+    from .conftest import SIZE, make_app
+    from .test_live_reader import build_many, wait_until
+
+    db = build_many(tmp_path / "state.db", sessions=30)
+    writer = SessionDB(db)
+    writer.create_session("tg1", "telegram")
+    writer.close()
+    counting = threading.Event()
+    real_census = BrowserData.census
+
+    def held_census(self, **kwargs):
+        counting.wait(10)
+        return real_census(self, **kwargs)
+
+    monkeypatch.setattr(BrowserData, "census", held_census)
+    app = make_app(db)
+    async with app.run_test(size=SIZE) as pilot:
+        lst = app.screen.query_one(SessionList)
+        await wait_until(pilot, lambda: lst.loaded and lst.row(0) is not None)
+        await pilot.press("s")
+        await wait_until(pilot, lambda: isinstance(app.screen, SourcePicker))
+        options = app.screen.query_one(OptionList)
+        await wait_until(pilot, lambda: [o.id for o in options.options] == ["", "cli", "telegram"])
+        assert "31" in str(options.get_option_at_index(0).prompt)
+        await pilot.press("down", "down", "enter")
+        await wait_until(pilot, lambda: app.screen is not None and not isinstance(app.screen, SourcePicker))
+        assert app.screen.source_filter == "telegram"
+        counting.set()
