@@ -3107,10 +3107,7 @@ def _activity_candidates(
     one of mostly empty sessions, a selective filter): the general query answers.
     """
     most_seen = _ACTIVITY_WALK_SELECTIVE * wanted + 256
-    if _ACTIVITY_WALK_SHARE:
-        # How many sessions the store has had (the rowid only grows: one seek).
-        sessions = conn.execute("SELECT MAX(rowid) FROM sessions").fetchone()[0] or 0
-        most_seen = max(most_seen, sessions // _ACTIVITY_WALK_SHARE)
+    shared = not _ACTIVITY_WALK_SHARE  # (the store's share looked at, once, when reached)
     # Pinned conversations come first whatever their activity: looked up with the first
     # batch, they count towards the page (the page check in _activity_page holds either way).
     pins = list(dict.fromkeys(pinned))
@@ -3134,6 +3131,12 @@ def _activity_candidates(
         if batch or pins:
             met.read(conn, batch + pins)
             pins = []
+        if taken > most_seen and not shared and taken < len(order):
+            # About to give up: in a large store, walk on through a share of its sessions
+            # (how many it has had: the rowid only grows; one seek, only here).
+            shared = True
+            sessions = conn.execute("SELECT MAX(rowid) FROM sessions").fetchone()[0] or 0
+            most_seen = max(most_seen, sessions // _ACTIVITY_WALK_SHARE)
         if taken >= len(order) or taken > most_seen:
             break
     if len(met.rows) < wanted or not taken:
