@@ -5,6 +5,9 @@ every listed conversation: 4-5 s at 250k sessions, for each page a reader scroll
 browser's store door ranks once per set of filters (on the census's connection, so the reader
 stays free for the pages near the top), reads each deep page's rows by id, ranks again in the
 census's turn after another process commits, and at once after the user's own change.
+
+And what a large store's list shows while it is being counted (End, another filter, the
+source picker), with the census held.
 """
 
 from __future__ import annotations
@@ -17,6 +20,10 @@ import pytest
 import hermes_state.db as db_module
 from hermes_state import SessionDB, listing
 from hermes_tui.data import BrowserData
+from hermes_tui.widgets.session_list import SessionList
+
+from .conftest import SIZE, make_app
+from .test_live_reader import build_many, wait_until
 
 BASE = 1_767_000_000.0
 #: Pages ending past this many conversations are "deep" in these tests (1,000 in the product).
@@ -181,26 +188,29 @@ def test_a_conversation_deleted_since_the_ranking_leaves_no_hole(store_path: Pat
         store.close()
 
 
-# ------------------------------------------------------------------ End before the count
+# ------------------------------------------------------------------ while the list is counted
 
 
-async def test_end_pressed_while_counting_goes_to_the_end_once_counted(tmp_path: Path, monkeypatch) -> None:
-    """The first window is one page and the list is counted after it ("50+ conversations
-    (counting…)"): End pressed meanwhile went to the 51st row and stayed there."""
-    from hermes_tui.widgets.session_list import SessionList
-
-    from .conftest import SIZE, make_app
-    from .test_live_reader import build_many, wait_until
-
-    db = build_many(tmp_path / "state.db", sessions=330)
-    counting = threading.Event()
+@pytest.fixture
+def census_gate(monkeypatch) -> threading.Event:
+    """The browser's census (the list's length, the counts per source) waits until this is
+    set: what a user meets in the seconds it takes at 250k sessions."""
+    gate = threading.Event()
     real_census = BrowserData.census
 
     def held_census(self, **kwargs):
-        counting.wait(10)
+        gate.wait(10)
         return real_census(self, **kwargs)
 
     monkeypatch.setattr(BrowserData, "census", held_census)
+    return gate
+
+
+async def test_end_pressed_while_counting_goes_to_the_end_once_counted(tmp_path: Path, census_gate: threading.Event) -> None:
+    """The first window is one page and the list is counted after it ("50+ conversations
+    (counting…)"): End pressed meanwhile went to the 51st row and stayed there."""
+    db = build_many(tmp_path / "state.db", sessions=330)
+    counting = census_gate
     app = make_app(db)
     async with app.run_test(size=SIZE) as pilot:
         lst = app.screen.query_one(SessionList)
@@ -225,24 +235,12 @@ async def test_end_pressed_while_counting_goes_to_the_end_once_counted(tmp_path:
         assert lst.cursor == moved_to
 
 
-async def test_another_list_does_not_show_the_last_ones_count_while_counting(tmp_path: Path, monkeypatch) -> None:
+async def test_another_list_does_not_show_the_last_ones_count_while_counting(tmp_path: Path, census_gate: threading.Event) -> None:
     """Another filter or order is counted afresh: meanwhile the pane said the old list's length
     ("196,854+ conversations (counting…)" for a workspace of 22,195), seconds at 250k sessions."""
-    from hermes_tui.widgets.session_list import SessionList
-
-    from .conftest import SIZE, make_app
-    from .test_live_reader import build_many, wait_until
-
     db = build_many(tmp_path / "state.db", sessions=330)  # (more than the window after a change reads)
-    counting = threading.Event()
+    counting = census_gate
     counting.set()
-    real_census = BrowserData.census
-
-    def held_census(self, **kwargs):
-        counting.wait(10)
-        return real_census(self, **kwargs)
-
-    monkeypatch.setattr(BrowserData, "census", held_census)
     app = make_app(db)
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
@@ -268,28 +266,16 @@ async def test_another_list_does_not_show_the_last_ones_count_while_counting(tmp
         assert "loading…" in seen
 
 
-async def test_the_source_picker_opened_before_the_count_fills_in(tmp_path: Path, monkeypatch) -> None:
+async def test_the_source_picker_opened_before_the_count_fills_in(tmp_path: Path, census_gate: threading.Event) -> None:
     """``s`` before the first census said "all sources 0" and offered no source to pick."""
     from textual.widgets import OptionList
 
     from hermes_tui.modals.source_picker import SourcePicker
-    from hermes_tui.widgets.session_list import SessionList
-
-    from .conftest import SIZE, make_app
-    from .test_live_reader import build_many, wait_until
-
     db = build_many(tmp_path / "state.db", sessions=30)
     writer = SessionDB(db)
     writer.create_session("tg1", "telegram")
     writer.close()
-    counting = threading.Event()
-    real_census = BrowserData.census
-
-    def held_census(self, **kwargs):
-        counting.wait(10)
-        return real_census(self, **kwargs)
-
-    monkeypatch.setattr(BrowserData, "census", held_census)
+    counting = census_gate
     app = make_app(db)
     async with app.run_test(size=SIZE) as pilot:
         lst = app.screen.query_one(SessionList)
