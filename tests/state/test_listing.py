@@ -69,6 +69,16 @@ def corpora(tmp_path_factory) -> dict[int, Path]:
     return corpora_in_both_layouts(tmp_path_factory, "corpus", messages=8000, seed=5)
 
 
+def _reader_with_pins(path: Path, schema: int) -> SessionDB:
+    """A reader of a generated corpus with three pinned sessions: the corpus pins v30 rows in
+    their column; a v16 store's pins live in our settings file, set here."""
+    db = SessionDB(path, read_only=True)
+    if schema == 16:
+        ids = [r[0] for r in db._fetchall("SELECT id FROM sessions ORDER BY started_at LIMIT 3")]
+        db.extra_pins = frozenset(ids)
+    return db
+
+
 OPTIONS = (
     {"exclude_sources": list(INTERNAL_SOURCES)},
     {"exclude_sources": ["tool"]},
@@ -86,11 +96,8 @@ OPTIONS = (
 @pytest.mark.parametrize("schema", [16, 30])
 @pytest.mark.parametrize("options", OPTIONS, ids=lambda o: ",".join(o) or "default")
 def test_fast_pages_are_the_general_querys_rows_on_a_generated_corpus(corpora, monkeypatch, schema, options):
-    db = SessionDB(corpora[schema], read_only=True)
+    db = _reader_with_pins(corpora[schema], schema)
     try:
-        if schema == 16:  # pins of a v16 store live in our settings file
-            ids = [r[0] for r in db._fetchall("SELECT id FROM sessions ORDER BY started_at LIMIT 3")]
-            db.extra_pins = frozenset(ids)
         served = [
             assert_same_pages(db, monkeypatch, offset=offset, limit=limit, **options)
             for offset, limit in ((0, 50), (50, 50), (0, 1), (7, 13), (300, 25), (990, 10))
@@ -681,11 +688,8 @@ RANK_FILTERS = (
 @pytest.mark.parametrize("schema", [16, 30])
 @pytest.mark.parametrize("filters", RANK_FILTERS, ids=lambda f: ",".join(f) or "default")
 def test_slices_of_the_ranking_are_the_general_querys_pages(corpora, monkeypatch, schema, filters):
-    db = SessionDB(corpora[schema], read_only=True)
+    db = _reader_with_pins(corpora[schema], schema)
     try:
-        if schema == 16:  # pins of a v16 store live in our settings file
-            ids = [r[0] for r in db._fetchall("SELECT id FROM sessions ORDER BY started_at LIMIT 3")]
-            db.extra_pins = frozenset(ids)
         ranking = listing.rank(db, **filters)
         assert len(ranking) == listing.count_listed(db, **filters)
         assert len(set(ranking)) == len(ranking)
