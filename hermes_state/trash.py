@@ -60,8 +60,12 @@ class DeletePreview:
     started_at: float
     ended_at: float | None
     last_active: float
-    #: Direct children: their parent link is cleared (LI-14), they are not deleted.
+    #: Children (of the session or of a delegate run deleted with it) that are not delegate
+    #: runs: their parent link is cleared (LI-14), they are not deleted.
     children: list[RelatedSession] = field(default_factory=list)
+    #: Delegate (sub-agent) runs deleted with it (UC-5), and how many messages they hold.
+    delegates: list[RelatedSession] = field(default_factory=list)
+    delegate_messages: int = 0
     #: The parent, which stays.
     parent: RelatedSession | None = None
     #: Not ended and written within the live window.
@@ -98,14 +102,28 @@ def preview_delete(
         ).fetchone()
         if row is None:
             return None
-        children = [
-            RelatedSession(r["id"], r["title"], _one_line(r["first_user"]))
-            for r in conn.execute(
-                f"SELECT s.id, s.title, {first_user} AS first_user FROM sessions s "
-                "WHERE s.parent_session_id = ? AND s.id != ? ORDER BY s.started_at, s.id",
-                (session_id, session_id),
-            )
-        ]
+        # UC-5: delegate runs go with it (as the delete takes them); every other child of
+        # the session or of those runs is orphaned.
+        companions = _delegate_descendants(conn, [session_id])
+        going = [session_id, *companions]
+        marks = ",".join("?" for _ in going)
+
+        def related(where: str, params: list) -> list[RelatedSession]:
+            return [
+                RelatedSession(r["id"], r["title"], _one_line(r["first_user"]))
+                for r in conn.execute(
+                    f"SELECT s.id, s.title, {first_user} AS first_user FROM sessions s "
+                    f"WHERE {where} ORDER BY s.started_at, s.id",
+                    params,
+                )
+            ]
+
+        children = related(f"s.parent_session_id IN ({marks}) AND s.id NOT IN ({marks})", going + going)
+        delegates = related(f"s.id IN ({marks}) AND s.id != ?", going + [session_id]) if companions else []
+        delegate_messages = conn.execute(
+            f"SELECT COUNT(*) FROM messages WHERE session_id IN ({marks}) AND session_id != ?",
+            going + [session_id],
+        ).fetchone()[0] if companions else 0
         parent = None
         parent_id = row["parent_session_id"]
         if parent_id and parent_id != session_id:
@@ -127,6 +145,8 @@ def preview_delete(
             ended_at=row["ended_at"],
             last_active=float(last_active or 0),
             children=children,
+            delegates=delegates,
+            delegate_messages=int(delegate_messages),
             parent=parent,
             live=live,
         )

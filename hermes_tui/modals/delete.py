@@ -116,6 +116,10 @@ class ConfirmDeleteModal(ConfirmModal):
         goes = Text()
         goes.append("Deletes ")
         goes.append(_plural(p.message_count, "message"), style="bold")
+        if p.delegates:
+            goes.append(", its ")
+            goes.append(_plural(len(p.delegates), "delegate run"), style="bold")
+            goes.append(f" ({_plural(p.delegate_messages, 'message')})")
         goes.append(" and the session's transcript files.")
         parts: list = [title, facts, Text(""), goes]
         if p.parent is not None:

@@ -139,6 +139,9 @@ class SessionFlows:
         self.ctx.undo.push(deleted)
         n = len(deleted.message_rows)
         text = f"Deleted “{preview.label}” ({n} message{'s' if n != 1 else ''}"
+        if deleted.companion_rows:
+            d = len(deleted.companion_rows)
+            text += f", with {d} delegate run{'s' if d != 1 else ''}"
         if deleted.child_ids:
             k = len(deleted.child_ids)
             text += f"; {k} child session{'s' if k != 1 else ''} orphaned"

@@ -171,6 +171,42 @@ async def test_br9_delete_modal_names_messages_children_and_live_warning(tmp_pat
         assert app.focused.id == "delete-no"
 
 
+async def test_delete_modal_says_delegate_runs_go_with_it_and_only_other_children_stay(tmp_path: Path) -> None:
+    """UC-5: a delete takes the session's delegate (sub-agent) runs with it. The modal listed
+    them among the children that "will be orphaned (they stay, as roots; nothing cascades)",
+    said "Deletes 20 messages" and the delete removed 31."""
+    path = family_db(tmp_path)
+    runs = ("20261118_075100_e1e1e1", "20261118_075110_e2e2e2")  # a run, and a run of that run
+    db = SessionDB(path)
+    try:
+        for run, parent in zip(runs, (PARENT, runs[0])):
+            db.create_session(run, "subagent", parent_session_id=parent,
+                              model_config={"_delegate_from": parent})
+            db.append_message(run, "user", f"delegated work of {run}")
+        db.append_message(runs[0], "assistant", "done")
+    finally:
+        db.close()
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app.screen.query_one(SessionList).current.id == PARENT
+        await pilot.press("d")
+        await settle(pilot)
+        modal = app.screen
+        assert isinstance(modal, ConfirmDeleteModal)
+        assert [c.id for c in modal.preview.children] == [CHILD_A, CHILD_B]
+        assert [c.id for c in modal.preview.delegates] == list(runs)
+        text = modal_text(modal)
+        assert "Deletes 2 messages, its 2 delegate runs (3 messages) and the session's transcript files." in text
+        assert "2 child sessions will be orphaned" in text
+        assert runs[0] not in text and runs[1] not in text
+        await pilot.press("y")
+        await settle(pilot)
+        assert not any(session_exists(path, sid) for sid in (PARENT, *runs))
+        assert session_exists(path, CHILD_A) and session_exists(path, CHILD_B)
+        assert any("(5 messages, with 2 delegate runs; 2 child sessions orphaned)" in n for n in notifications(app))
+
+
 async def test_delete_modal_no_live_warning_for_ended_session(fixed_db: Path) -> None:
     app = make_app(fixed_db)
     async with app.run_test(size=SIZE) as pilot:
