@@ -161,8 +161,8 @@ class SessionFlows:
         live = sum(1 for row in rows if row.is_live)
         if verb == "delete":
             messages = sum(row.message_count for row in rows)
-            note = f"Deletes {messages:,} message{'s' if messages != 1 else ''} and their transcript files"
-            note += "; their child sessions stay, as roots."
+            note = f"Deletes {messages:,} message{'s' if messages != 1 else ''} and their transcript files,"
+            note += " with any delegate (sub-agent) runs of theirs; their other child sessions stay, as roots."
             if live:
                 note += f" ⚠ {live} of them look{'s' if live == 1 else ''} live: an agent may still be writing."
         else:
@@ -200,7 +200,10 @@ class SessionFlows:
             self.ctx.undo.push(DeleteBatch(tuple(snapshots)))
         n = len(snapshots)
         messages = sum(len(s.message_rows) for s in snapshots)
-        text = f"Deleted {n} conversation{'s' if n != 1 else ''} ({messages:,} message{'s' if messages != 1 else ''})."
+        runs = sum(len(s.companion_rows) for s in snapshots)
+        with_runs = f", with {runs} delegate run{'s' if runs != 1 else ''}" if runs else ""
+        text = (f"Deleted {n} conversation{'s' if n != 1 else ''} "
+                f"({messages:,} message{'s' if messages != 1 else ''}{with_runs}).")
         if failed:
             text += f" {len(failed)} could not be deleted ({failed[0][0]}: {failed[0][1]})."
         if snapshots:

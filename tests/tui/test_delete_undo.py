@@ -171,21 +171,29 @@ async def test_br9_delete_modal_names_messages_children_and_live_warning(tmp_pat
         assert app.focused.id == "delete-no"
 
 
+RUNS = ("20261118_075100_e1e1e1", "20261118_075110_e2e2e2")
+
+
+def add_delegate_runs(path: Path) -> tuple[str, str]:
+    """Two sub-agent runs under PARENT: a run (2 messages), and a run of that run (1)."""
+    db = SessionDB(path)
+    try:
+        for run, parent in zip(RUNS, (PARENT, RUNS[0])):
+            db.create_session(run, "subagent", parent_session_id=parent,
+                              model_config={"_delegate_from": parent})
+            db.append_message(run, "user", f"delegated work of {run}")
+        db.append_message(RUNS[0], "assistant", "done")
+    finally:
+        db.close()
+    return RUNS
+
+
 async def test_delete_modal_says_delegate_runs_go_with_it_and_only_other_children_stay(tmp_path: Path) -> None:
     """UC-5: a delete takes the session's delegate (sub-agent) runs with it. The modal listed
     them among the children that "will be orphaned (they stay, as roots; nothing cascades)",
     said "Deletes 20 messages" and the delete removed 31."""
     path = family_db(tmp_path)
-    runs = ("20261118_075100_e1e1e1", "20261118_075110_e2e2e2")  # a run, and a run of that run
-    db = SessionDB(path)
-    try:
-        for run, parent in zip(runs, (PARENT, runs[0])):
-            db.create_session(run, "subagent", parent_session_id=parent,
-                              model_config={"_delegate_from": parent})
-            db.append_message(run, "user", f"delegated work of {run}")
-        db.append_message(runs[0], "assistant", "done")
-    finally:
-        db.close()
+    runs = add_delegate_runs(path)
     app = make_app(path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -205,6 +213,27 @@ async def test_delete_modal_says_delegate_runs_go_with_it_and_only_other_childre
         assert not any(session_exists(path, sid) for sid in (PARENT, *runs))
         assert session_exists(path, CHILD_A) and session_exists(path, CHILD_B)
         assert any("(5 messages, with 2 delegate runs; 2 child sessions orphaned)" in n for n in notifications(app))
+
+
+async def test_deleting_marked_conversations_says_their_delegate_runs_went_too(tmp_path: Path) -> None:
+    from hermes_tui.modals.confirm_batch import ConfirmBatchModal
+
+    path = family_db(tmp_path)
+    runs = add_delegate_runs(path)
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app.screen.query_one(SessionList).current.id == PARENT
+        await pilot.press("space", "space", "d")
+        await settle(pilot)
+        modal = app.screen
+        assert isinstance(modal, ConfirmBatchModal)
+        said = " ".join(modal_text(modal).split())
+        assert "with any delegate (sub-agent) runs of theirs; their other child sessions stay, as roots." in said
+        await pilot.press("y")
+        await settle(pilot)
+        assert not any(session_exists(path, sid) for sid in (PARENT, *runs))
+        assert any("Deleted 2 conversations (" in n and ", with 2 delegate runs)." in n for n in notifications(app))
 
 
 async def test_delete_modal_no_live_warning_for_ended_session(fixed_db: Path) -> None:
