@@ -145,16 +145,23 @@ def notifications(app) -> list[str]:
 # ---------------------------------------------------------------------------- the modal
 
 
+async def delete_modal_of_parent(app, pilot) -> ConfirmDeleteModal:
+    """``d`` on the first row (PARENT, the family's live parent): its confirmation."""
+    await settle(pilot)
+    assert app.screen.query_one(SessionList).current.id == PARENT
+    await pilot.press("d")
+    await settle(pilot)
+    modal = app.screen
+    assert isinstance(modal, ConfirmDeleteModal)
+    return modal
+
+
+
 async def test_br9_delete_modal_names_messages_children_and_live_warning(tmp_path: Path) -> None:
     path = family_db(tmp_path)
     app = make_app(path)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        assert app.screen.query_one(SessionList).current.id == PARENT
-        await pilot.press("d")
-        await settle(pilot)
-        modal = app.screen
-        assert isinstance(modal, ConfirmDeleteModal)
+        modal = await delete_modal_of_parent(app, pilot)
         preview = modal.preview
         assert preview.session_id == PARENT
         assert preview.message_count == 2
@@ -196,12 +203,7 @@ async def test_delete_modal_says_delegate_runs_go_with_it_and_only_other_childre
     runs = add_delegate_runs(path)
     app = make_app(path)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        assert app.screen.query_one(SessionList).current.id == PARENT
-        await pilot.press("d")
-        await settle(pilot)
-        modal = app.screen
-        assert isinstance(modal, ConfirmDeleteModal)
+        modal = await delete_modal_of_parent(app, pilot)
         assert [c.id for c in modal.preview.children] == [CHILD_A, CHILD_B]
         assert [c.id for c in modal.preview.delegates] == list(runs)
         text = modal_text(modal)
