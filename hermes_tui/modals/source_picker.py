@@ -61,12 +61,8 @@ class SourcePicker(ModalScreen[str | None]):
         box = self.query_one("#source-box")
         box.border_title = "Source"
         box.border_subtitle = "Enter chooses · Esc cancels"
-        options = self.query_one(OptionList)
-        wanted = self.current or ""
-        for index, option in enumerate(options.options):
-            if option.id == wanted:
-                options.highlighted = index
-        options.focus()
+        self._highlight_current()
+        self.query_one(OptionList).focus()
 
     def set_counts(self, counts: dict[str, int]) -> None:
         if not self.is_attached:
@@ -75,6 +71,10 @@ class SourcePicker(ModalScreen[str | None]):
         options = self.query_one(OptionList)
         options.clear_options()
         options.add_options(self._options())
+        self._highlight_current()
+
+    def _highlight_current(self) -> None:
+        options = self.query_one(OptionList)
         wanted = self.current or ""
         for index, option in enumerate(options.options):
             if option.id == wanted:

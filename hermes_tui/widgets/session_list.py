@@ -151,13 +151,11 @@ class SessionList(KeysFollowFocus, StyleOncePerRepaint, ScrollView, can_focus=Tr
     def reset(self) -> None:
         """Another list (other filters, another order): nothing of this one is known, not its
         rows and not its length ("loading…" until its first window, not the old count)."""
-        self._rows.clear()
-        self._requested.clear()
+        self.clear_rows()  # (which asks for the repaint)
         self.total = 0
         self.loaded = False
         self.virtual_size = Size(self.scrollable_content_region.width, 0)
         self.move_to(0)
-        self.refresh()
 
     def row(self, index: int) -> SessionSummary | None:
         return self._rows.get(index)
