@@ -237,6 +237,14 @@ class RecapData:
     lane: Any = None
 
 
+def _ranking_key(
+    source: str | None, exclude_sources: list[str] | None, view: str, include_hidden: bool,
+    include_delegates: bool, workspace: str | None,
+) -> tuple:
+    """The filters a ranking is made under (a page and the census name them alike)."""
+    return (source, tuple(exclude_sources or ()), view, include_hidden, include_delegates, workspace)
+
+
 #: Rankings kept for deep pages (filters switched back and forth), each ~100 bytes a conversation.
 KEPT_RANKINGS = 2
 
@@ -477,7 +485,7 @@ class BrowserData:
             # Deep in the list by last activity each page would rank every conversation
             # again (4-5 s at 250k sessions, 0.5-0.9 s at 50k): pages are slices of one
             # ranking, whose rows are read by id (a few ms).
-            key = (source, tuple(exclude_sources or ()), view, include_hidden, include_delegates, workspace)
+            key = _ranking_key(source, exclude_sources, view, include_hidden, include_delegates, workspace)
             ids = self._ranked(key)
             return self._slice(ids, offset, limit, include_delegates), (len(ids) if count else None)
         return self.read(
@@ -542,7 +550,7 @@ class BrowserData:
             return pins, total, db.source_counts()
 
         pins, total, sources = self._retry(lambda: read(counter))
-        key = (source, tuple(exclude_sources or ()), view, include_hidden, include_delegates, workspace)
+        key = _ranking_key(source, exclude_sources, view, include_hidden, include_delegates, workspace)
         reranked = self._rank_again(key)
         reader = self.reader
         assumed = reader.assume_pins(pins)
