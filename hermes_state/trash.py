@@ -119,20 +119,18 @@ def preview_delete(
             ]
 
         children = related(f"s.parent_session_id IN ({marks}) AND s.id NOT IN ({marks})", going + going)
-        delegates = related(f"s.id IN ({marks}) AND s.id != ?", going + [session_id]) if companions else []
-        delegate_messages = conn.execute(
-            f"SELECT COUNT(*) FROM messages WHERE session_id IN ({marks}) AND session_id != ?",
-            going + [session_id],
-        ).fetchone()[0] if companions else 0
+        delegates: list[RelatedSession] = []
+        delegate_messages = 0
+        if companions:
+            runs = ",".join("?" for _ in companions)
+            delegates = related(f"s.id IN ({runs})", companions)
+            delegate_messages = conn.execute(
+                f"SELECT COUNT(*) FROM messages WHERE session_id IN ({runs})", companions,
+            ).fetchone()[0]
         parent = None
         parent_id = row["parent_session_id"]
         if parent_id and parent_id != session_id:
-            prow = conn.execute(
-                f"SELECT s.id, s.title, {first_user} AS first_user FROM sessions s WHERE s.id = ?",
-                (parent_id,),
-            ).fetchone()
-            if prow is not None:
-                parent = RelatedSession(prow["id"], prow["title"], _one_line(prow["first_user"]))
+            parent = next(iter(related("s.id = ?", [parent_id])), None)
         last_active = row["last_ts"] if row["last_ts"] is not None else row["started_at"]
         live = row["ended_at"] is None and (now - float(last_active or 0)) <= live_window_s
         return DeletePreview(
