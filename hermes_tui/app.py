@@ -39,6 +39,7 @@ from .screens.base import WorkerFailed
 from .collector import release_collection
 from .screens.browser import BrowserScreen
 from .screens.unavailable import UnavailableScreen
+from .widgets.text_field import drop_held_keys, hold_key, hold_keys, release_held_keys_later
 
 STYLES = Path(__file__).parent / "styles"
 
@@ -202,7 +203,26 @@ class HermesApp(App[str | None]):
         if isinstance(event, (events.Key, events.MouseDown, events.MouseScrollDown,
                               events.MouseScrollUp, events.Paste)):
             self._last_input = time.monotonic()
+            if isinstance(event, events.Key) and not event.is_forwarded and hold_key(self, event):
+                return  # typed ahead of a screen on its way: handed to it once it is there
         await super().on_event(event)
+
+    # ------------------------------------------------------------------ typed ahead
+
+    def push_screen(self, screen, callback=None, wait_for_dismiss=False, *, mode=None):
+        """Every screen pushed takes the keys typed behind the key that opened it (they
+        reached the app, or the widget focused before, ahead of the new screen's field)."""
+        hold_keys(self)
+        pushed = super().push_screen(screen, callback, wait_for_dismiss, mode=mode)
+        # The new screen composes and mounts (its field focused) before its queue runs; the
+        # release then waits behind what its mount asked of the app (a ``focus()``).
+        self.screen.call_later(release_held_keys_later, self)
+        return pushed
+
+    def pop_screen(self):
+        popped = super().pop_screen()
+        release_held_keys_later(self)  # (held while a dialog saved: for the screen beneath)
+        return popped
 
     def _collect_if_idle(self) -> None:
         if time.monotonic() - self._last_input < self.GC_IDLE_S:
@@ -317,6 +337,7 @@ class HermesApp(App[str | None]):
 
     def report_error(self, error: BaseException) -> None:
         """The single error path: a failed worker becomes a notice, never a traceback."""
+        drop_held_keys(self)  # (a dialog being opened for them will not open)
         if isinstance(error, DatabaseError) and not self.ctx.store.is_open:
             self._unavailable(str(error))  # shown on its own screen, not as a notice
             return

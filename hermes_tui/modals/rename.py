@@ -18,7 +18,7 @@ from hermes_state.titles import MAX_TITLE_LENGTH
 from ..operations import RenameOutcome, check_title
 from ..textsafe import InertHighlighter, inert_line
 from ..legible import muted
-from ..widgets.text_field import TextField
+from ..widgets.text_field import TextField, hold_keys, release_held_keys_later
 
 
 class RenameModal(ModalScreen[str | None]):
@@ -146,12 +146,17 @@ class RenameModal(ModalScreen[str | None]):
 
     def _set_saving(self, saving: bool) -> None:
         self.saving = saving
+        if saving:
+            # Keys typed behind Enter are for what comes next: the list once saved, or the
+            # field again if the save fails -- not a disabled field, nor Esc ignored.
+            hold_keys(self.app)
         for widget in self.query("#rename-input, #rename-save, #rename-cancel"):
             widget.disabled = saving
         field = self.query_one("#rename-input", Input)
         self._update_hint(field.value)
         if not saving:
             field.focus()
+            release_held_keys_later(self.app)
 
     @work(thread=True, group="rename-save", exclusive=True, exit_on_error=False)
     def _save(self, raw: str) -> None:

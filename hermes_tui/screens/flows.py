@@ -17,6 +17,7 @@ from ..config import default_export_dir
 from ..context import AppContext
 from ..operations import ArchiveChange, DeleteBatch, ExportOutcome, ExportPlan, human_size
 from ..textsafe import inert_line
+from ..widgets.text_field import drop_held_keys, hold_keys
 
 if TYPE_CHECKING:
     from hermes_state.trash import DeleteOutcome, DeletePreview, DeletedSession, UndoReport
@@ -67,6 +68,7 @@ class SessionFlows:
 
     def start_rename(self, session_id: str) -> None:
         if not self.cannot_write("rename"):
+            hold_keys(self.app)  # (what is typed behind "r" is the new title)
             self._load_rename(session_id)
 
     @work(thread=True, group="flow", exit_on_error=False)
@@ -76,6 +78,7 @@ class SessionFlows:
 
     def _open_rename(self, session_id: str, summary) -> None:
         if summary is None:
+            drop_held_keys(self.app)
             self.say(f"Session {session_id} no longer exists.", severity="warning", timeout=4)
             self.after_write()
             return
@@ -102,6 +105,7 @@ class SessionFlows:
 
     def start_delete(self, session_id: str) -> None:
         if not self.cannot_write("delete"):
+            hold_keys(self.app)  # (for the dialog: never the list's keys meanwhile)
             self._load_delete(session_id)
 
     @work(thread=True, group="flow", exit_on_error=False)
@@ -114,6 +118,7 @@ class SessionFlows:
 
     def _open_delete(self, session_id: str, preview: DeletePreview | None) -> None:
         if preview is None:
+            drop_held_keys(self.app)
             self.say(f"Session {session_id} no longer exists.", severity="warning", timeout=4)
             self.after_write()
             return
@@ -371,6 +376,7 @@ class SessionFlows:
             directory = default_export_dir(self.ctx.config)
         except Exception:
             directory = Path.home()
+        hold_keys(self.app)  # (for the dialog: never the list's keys meanwhile)
         self._plan_export(session_id, directory)
 
     @work(thread=True, group="flow", exit_on_error=False)

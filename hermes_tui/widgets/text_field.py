@@ -14,10 +14,20 @@ app -- by then the keys typed after it are in. Two consequences, both met by use
   "/docker" typed on the list opened the delete dialog (``d``), changed the order (``o``),
   opened the export dialog (``e``) and the rename dialog (``r``).
 
+* A key that opens a dialog or a screen: the keys typed behind it reached the list before
+  the dialog was there (a rename dialog is opened once the session's row is read, in a
+  thread), and ran as the list's keys -- "r" and a new title "plan" typed in one read opened
+  the lineage screen (``l``) -- or reached the new screen before its field had the focus, and
+  were lost.
+
 So a widget here looks a key's binding up at once, from itself up (the chain and the keymap
 the app would use after the bubbling), and a key that reaches a widget the focus has left
 since it was sent there is handed on to the widget focused now. Actions that move the focus
-for a key (:func:`focus_now`) do it at once rather than after the queued keys.
+for a key (:func:`focus_now`) do it at once rather than after the queued keys. A key that
+opens a dialog or screen holds the keys typed after it (:func:`hold_keys`): they are kept,
+in the order typed, until the new screen has focused its field, and then handed to it
+(:func:`release_held_keys`); if the dialog does not open, they are dropped
+(:func:`drop_held_keys`), never run as the list's keys.
 
 When a pinned Textual runs bindings inline itself and hands queued keys on, this can go.
 """
@@ -25,11 +35,80 @@ When a pinned Textual runs bindings inline itself and hands queued keys on, this
 from __future__ import annotations
 
 from textual import events
+from textual.app import App
 from textual.widget import Widget
 from textual.widgets import Input
 
 #: How many times one key is handed on (the focus moving again meanwhile) before it is let go.
 _MOST_HANDS = 4
+
+#: Keys held for a dialog that has not opened by then are dropped (a safety net: every flow
+#: releases or drops them itself).
+HOLD_MOST_S = 5.0
+
+
+class _Held:
+    """The keys held for a screen on its way, on its app (``app._hermes_held``)."""
+
+    def __init__(self, app: App) -> None:
+        self.keys: list[events.Key] = []
+        self.timer = app.set_timer(HOLD_MOST_S, lambda: drop_held_keys(app), name="typed-ahead")
+
+
+def hold_keys(app: App) -> None:
+    """Hold the keys typed from now on (and those already queued behind the key being
+    handled) for the screen or dialog this key opens. Idempotent."""
+    if getattr(app, "_hermes_held", None) is None:
+        app._hermes_held = _Held(app)  # type: ignore[attr-defined]
+
+
+def holding_keys(app: App) -> bool:
+    return getattr(app, "_hermes_held", None) is not None
+
+
+def hold_key(app: App, event: events.Key) -> bool:
+    """Keep ``event`` if keys are held (True), to be handed on when they are released."""
+    held: _Held | None = getattr(app, "_hermes_held", None)
+    if held is None:
+        return False
+    held.keys.append(event)
+    event.stop()
+    event.prevent_default()
+    return True
+
+
+def drop_held_keys(app: App) -> None:
+    """The screen the keys were held for is not coming: forget them."""
+    held: _Held | None = getattr(app, "_hermes_held", None)
+    if held is not None:
+        app._hermes_held = None  # type: ignore[attr-defined]
+        held.timer.stop()
+
+
+def release_held_keys(app: App) -> None:
+    """Hand the held keys, in the order they were typed, to the widget focused now."""
+    held: _Held | None = getattr(app, "_hermes_held", None)
+    if held is None:
+        return
+    drop_held_keys(app)
+    # A key held by the app and one held by a widget whose queue it reached earlier may have
+    # been kept out of order: the order they were typed in is their time stamps'.
+    for event in sorted(held.keys, key=lambda event: event.time):
+        _send_on(app, event, hands=0)
+
+
+def release_held_keys_later(app: App) -> None:
+    """Release the held keys once what is queued for the app now has run (a focus that
+    ``Widget.focus`` asked for among it)."""
+    if holding_keys(app):
+        app.call_later(release_held_keys, app)
+
+
+def _send_on(app: App, event: events.Key, *, hands: int) -> None:
+    copy = events.Key(event.key, event.character)
+    copy.time = event.time  # (the order it was typed in, should it be held again)
+    copy._hermes_hands = hands  # type: ignore[attr-defined]
+    (app.focused or app.screen)._forward_event(copy)
 
 
 def focus_now(widget: Widget) -> None:
@@ -39,18 +118,19 @@ def focus_now(widget: Widget) -> None:
 
 
 def _handed_on(widget: Widget, event: events.Key) -> bool:
-    """If the focus has left ``widget`` since ``event`` was sent to it, send a copy of the key
-    to the widget focused now (or its screen), as the app would have; True if it did."""
+    """If keys are held for a screen on its way, keep ``event`` with them; if the focus has
+    left ``widget`` since ``event`` was sent to it, send a copy of the key to the widget
+    focused now (or its screen), as the app would have. True if either."""
     app = widget.app
+    if hold_key(app, event):
+        return True
     focused = app.focused
     if focused is widget:
         return False
     hands = getattr(event, "_hermes_hands", 0)
     if hands >= _MOST_HANDS:
         return False
-    copy = events.Key(event.key, event.character)
-    copy._hermes_hands = hands + 1  # type: ignore[attr-defined]
-    (focused or app.screen)._forward_event(copy)
+    _send_on(app, event, hands=hands + 1)
     event.stop()
     event.prevent_default()
     return True

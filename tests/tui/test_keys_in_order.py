@@ -113,3 +113,91 @@ async def test_slash_then_a_word_in_one_burst_finds_in_the_transcript(fixed_db: 
         assert app.screen is screen
         assert screen.search_query == "compose"
         assert (set(screen.view.expanded), screen.view.show_reasoning) == expanded
+
+
+# ---------------------------------------------------------------------------------------------
+# Keys that open a dialog or a screen: the keys typed behind them are for it.
+#
+# The rename dialog opens once the session's row is read (in a thread): "r" and a new title
+# typed in one read ran the title's letters as the list's keys ("l" opened the lineage
+# screen). A screen pushed at once composes before its field has the focus: keys reaching it
+# meanwhile were lost.
+
+
+async def test_rename_then_a_title_and_enter_in_one_burst_renames(fixed_db: Path) -> None:
+    from hermes_state import SessionDB
+
+    app = make_app(fixed_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        session_id = screen.session_list.current.id
+        burst(app, ["r", "ctrl+u", *"plan", "enter"])
+        await settle(pilot)
+        assert app.screen is screen, f"left on {app.screen!r}"
+    db = SessionDB(fixed_db)
+    try:
+        assert db.get_session(session_id)["title"] == "plan"
+    finally:
+        db.close()
+
+
+async def test_delete_then_escape_in_one_burst_cancels_the_dialog(fixed_db: Path) -> None:
+    app = make_app(fixed_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        session_id = screen.session_list.current.id
+        burst(app, ["d", "escape", "down"])
+        await settle(pilot)
+        assert app.screen is screen, f"left on {app.screen!r}"
+        assert screen.session_list.index_of(session_id) == 0
+        assert screen.session_list.cursor == 1  # (the key after the dialog's is the list's)
+
+
+async def test_keys_behind_a_dialog_that_cannot_open_are_dropped(fixed_db: Path) -> None:
+    from hermes_state import SessionDB
+
+    app = make_app(fixed_db)  # (no watcher: the list still shows the deleted session)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        session_id = screen.session_list.current.id
+        db = SessionDB(fixed_db)
+        try:
+            db.delete_session(session_id)
+        finally:
+            db.close()
+        burst(app, ["r", *"plan"])  # ("l" would open the lineage screen, "a" archive)
+        await settle(pilot)
+        assert app.screen is screen, f"left on {app.screen!r}"
+        assert any("no longer exists" in str(n.message) for n in app._notifications)
+        assert screen.session_list.current.archived is False
+        burst(app, ["down"])  # (and the keys typed afterwards are the list's again)
+        await settle(pilot)
+        assert screen.session_list.cursor == 1
+
+
+async def test_workspace_picker_then_a_name_in_one_burst_narrows_it(fixed_db: Path) -> None:
+    from hermes_tui.modals.workspace_picker import WorkspacePicker
+
+    app = make_app(fixed_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        burst(app, ["w", *"infra"])
+        await settle(pilot)
+        assert isinstance(app.screen, WorkspacePicker)
+        assert app.screen.query_one(Input).value == "infra"
+
+
+async def test_transcript_then_slash_and_a_word_in_one_burst_finds_it(fixed_db: Path) -> None:
+    from hermes_tui.screens.transcript import TranscriptScreen
+
+    app = make_app(fixed_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        burst(app, ["t", "slash", *"compose", "enter"])
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, TranscriptScreen)
+        assert screen.search_query == "compose"
