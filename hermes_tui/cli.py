@@ -50,6 +50,7 @@ import argparse
 import os
 import sqlite3
 import sys
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -436,10 +437,10 @@ def _cmd_delete(args: argparse.Namespace) -> int:
 
     with open_store("write") as db:
         session_id = resolve_id(db, args.session_id)
-        if not args.yes and not confirm(
-            f"Delete session '{inert(session_id)}' and all its messages? [y/N] "
-        ):
-            raise _cancelled()
+        if not args.yes:
+            _say_what_else_a_delete_touches(db, session_id)
+            if not confirm(f"Delete session '{inert(session_id)}' and all its messages? [y/N] "):
+                raise _cancelled()
         outcome = delete_with_snapshot(
             lambda: db, session_id, sessions_dir=db.db_path.parent / "sessions", trash=default_trash_dir(),
             reraise=True,
@@ -452,6 +453,32 @@ def _cmd_delete(args: argparse.Namespace) -> int:
     # (stdout says only what CLI-9 says; the way back goes to stderr)
     print(f"Kept {TRASH_DAYS} days in the trash: hermes sessions restore {inert(session_id)}", file=sys.stderr)
     return 0
+
+
+#: Written within this long and not ended: an agent may still be writing it (the browser's
+#: default live window).
+_LIVE_WINDOW_S = 300.0
+
+
+def _say_what_else_a_delete_touches(db, session_id: str) -> None:
+    """Before CLI-9's prompt (its words on stdout, unchanged), say on stderr what the prompt
+    does not: the delegate (sub-agent) runs deleted with it (UC-5), the child sessions that
+    stay as roots, and whether an agent may still be writing it."""
+    from hermes_state.trash import preview_delete
+
+    preview = preview_delete(db, session_id, now=time.time(), live_window_s=_LIVE_WINDOW_S)
+    if preview is None:
+        return  # (the delete reports it)
+    if preview.delegates:
+        n, m = len(preview.delegates), preview.delegate_messages
+        print(f"Its {n} delegate (sub-agent) run{'s' if n != 1 else ''} ({m:,} message{'s' if m != 1 else ''}) "
+              f"{'are' if n != 1 else 'is'} deleted with it.", file=sys.stderr)
+    if preview.children:
+        k = len(preview.children)
+        print(f"{k} child session{'s' if k != 1 else ''} {'stay' if k != 1 else 'stays'}, "
+              f"as {'roots' if k != 1 else 'a root'}.", file=sys.stderr)
+    if preview.live:
+        print("⚠ It looks live: an agent may still be writing to it.", file=sys.stderr)
 
 
 #: ``archive``/``unarchive``/``pin``/``unpin`` (CLI-17): what they set, and their help.

@@ -396,6 +396,28 @@ def test_cli6_other_answers_decline(run, deletable, home, answer):
     assert (deletable / "20250305_091523_a1b2c3.json").exists()
 
 
+def test_cli9_prompt_says_on_stderr_what_else_goes_and_what_stays(run, deletable, home):
+    """The prompt is CLI-9's, word for word, on stdout; stderr says what it does not: the
+    delegate (sub-agent) runs that go with the session (UC-5), the children that stay."""
+    db = SessionDB(home / "state.db")
+    try:
+        for run_id in ("20250305_091700_d1", "20250305_091800_d2"):
+            db.create_session(run_id, "subagent", parent_session_id="20250305_091523_a1b2c3",
+                              model_config={"_delegate_from": "20250305_091523_a1b2c3"})
+            db.append_message(run_id, "user", "delegated")
+        db.append_message("20250305_091800_d2", "assistant", "done")
+    finally:
+        db.close()
+    code, out, err = run("delete", "20250305_091523_a1b2c3", stdin="n\n")
+    assert (code, out) == (1, PROMPT + "Cancelled.\n")
+    assert "Its 2 delegate (sub-agent) runs (3 messages) are deleted with it." in err
+    assert "1 child session stays, as a root." in err
+    assert _exists(home, "20250305_091800_d2")
+    code, out, err = run("delete", "20250305_091523_a1b2c3", stdin="y\n")
+    assert (code, out) == (0, PROMPT + "Deleted session '20250305_091523_a1b2c3'.\n")
+    assert not _exists(home, "20250305_091800_d2") and _exists(home, "20250305_091600_c0ffee")
+
+
 def test_cli6_eof_cancels(run, deletable, home):
     code, out, _ = run("delete", "20250305_091523_a1b2c3", stdin="")
     assert code == 1
