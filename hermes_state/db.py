@@ -20,7 +20,7 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterable, TypeVar
+from typing import Any, Callable, Iterable, Iterator, TypeVar
 
 from .capabilities import Capabilities, classify_version
 from .capabilities import detect as _detect_capabilities
@@ -28,7 +28,7 @@ from .capabilities import schema_cookie as _schema_cookie
 from .errors import DatabaseError, ReadOnlyError, TitleChangedError, describe_db_error
 from .errors import is_lock_error as _is_lock_error
 from .errors import needs_immutable as _needs_immutable
-from .lenient_text import read_leniently
+from .lenient_text import UNDECODABLE, lenient_text, read_leniently
 from .lineage import (
     ancestors as _lineage_ancestors,
     build_tree as _lineage_build_tree,
@@ -1475,6 +1475,73 @@ class SessionDB:
 
         return self._read(do)
 
+    def iter_sessions_rich(
+        self,
+        source: str | None = None,
+        exclude_sources: list[str] | None = None,
+        limit: int = 20,
+        *,
+        archived_only: bool = False,
+        chunk: int = 500,
+        brief: bool = False,
+    ) -> Iterator[dict]:
+        """The rows ``list_sessions_rich(source, exclude_sources, limit,
+        archived_only=archived_only)`` returns -- newest-started first, pinned first,
+        compression roots at their tips -- one at a time, ``chunk`` rows read at once instead
+        of the whole list (``hermes sessions list --limit 1000000`` held every row of a
+        197k-session store at once: 0.9 GB). ``brief``: only the columns
+        :meth:`list_summaries` reads (~20 of a v30 row's ~60), not all of them.
+
+        One read snapshot from the first row to the last (no row listed twice or missed
+        while other processes commit), held with the instance lock until the iterator is
+        exhausted or closed: read it to the end or close it."""
+        where, params = self._rich_filters(
+            source, exclude_sources, False, 0, False, archived_only, False, False, None,
+        )
+        with self._lock:
+            conn = self._require_conn()
+            own = not conn.in_transaction
+            if own:
+                conn.execute("BEGIN")
+                self._caps_in_snapshot = None
+            try:
+                if self.compat_views:
+                    self.capabilities
+                columns = self._summary_columns() if brief else "s.*"
+                rules, file_pins = self.rules, self.extra_pins
+                select = (
+                    f"SELECT {columns}, {rules.preview_sql()} AS _preview_raw, "
+                    f"{rules.last_active_sql()} AS last_active FROM sessions s"
+                )
+                pins = sorted(self._pinned_ids())
+                if pins:
+                    # As _pinned_then_rest: the pinned rows, then the rest by the start index.
+                    marks = ",".join("?" for _ in pins)
+                    joiner = " AND " if where else "WHERE "
+                    statements = [
+                        (f"{select} {where}{joiner}s.id IN ({marks})", [*params, *pins]),
+                        (f"{select} {where}{joiner}s.id NOT IN ({marks})", [*params, *pins]),
+                    ]
+                else:
+                    statements = [(f"{select} {where}", list(params))]
+                left = int(limit)
+                for sql, args in statements:
+                    if left <= 0:
+                        break
+                    for rows in _listed_chunks(
+                        conn, f"{sql} ORDER BY s.started_at DESC LIMIT ?", [*args, left], chunk,
+                        lambda rows: _finish_listing(conn, rows, rules, file_pins, True, False, columns),
+                    ):
+                        left -= len(rows)
+                        yield from rows
+            finally:
+                if own:
+                    self._caps_in_snapshot = False
+                    try:
+                        conn.execute("COMMIT")  # ends the read snapshot; nothing was written
+                    except sqlite3.Error:
+                        pass
+
     def search_sessions(self, source: str | None = None, limit: int = 20, offset: int = 0) -> list[dict]:
         """Every session (children included), most recently used first (LI-6)."""
         where = "WHERE s.source = ?" if source else ""
@@ -2691,6 +2758,41 @@ def _list_filters(
         clauses.append(f"s.source NOT IN ({','.join('?' for _ in exclude_sources)})")
         params.extend(exclude_sources)
     return ("WHERE " + " AND ".join(clauses)) if clauses else "", params
+
+
+def _listed_chunks(
+    conn: sqlite3.Connection, sql: str, params: list[Any], chunk: int,
+    finish: Callable[[list[dict]], list[dict]],
+) -> Iterator[list[dict]]:
+    """The rows of ``sql`` as listing rows, ``chunk`` at a time, each chunk through
+    ``finish``. Text that is not UTF-8 is read leniently (as ``read_leniently`` does for a
+    whole read): the statement runs again so decoding and the rows already handed out are
+    passed over (one snapshot: the same rows, in the same order)."""
+    done = 0
+    previous = conn.text_factory
+    try:
+        while True:
+            try:
+                cursor = conn.execute(sql, params)
+                skip = done
+                while skip > 0:
+                    got = cursor.fetchmany(min(skip, chunk))
+                    if not got:
+                        break
+                    skip -= len(got)
+                while True:
+                    batch = cursor.fetchmany(chunk)
+                    if not batch:
+                        return
+                    rows = finish([_rich_row(row) for row in batch])
+                    done += len(batch)
+                    yield rows
+            except sqlite3.OperationalError as exc:
+                if UNDECODABLE not in str(exc) or conn.text_factory is lenient_text:
+                    raise
+                conn.text_factory = lenient_text
+    finally:
+        conn.text_factory = previous
 
 
 def _rich_row(row: sqlite3.Row) -> dict:

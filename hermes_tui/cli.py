@@ -209,28 +209,20 @@ def _cancelled() -> CliExit:
 # ---------------------------------------------------------------------------- formatting
 
 
-def format_session_list(rows: list[dict], now: float | None = None) -> list[str]:
-    """The lines of ``hermes sessions list`` (CLI-7), header and rule included.
+def _list_head(titled: bool) -> list[str]:
+    """The header and rule of ``hermes sessions list`` (CLI-7): the titled layout when any
+    row listed has a title. Widths count terminal cells, and a cut text ends in "…" (item 9)."""
+    return [TITLED_HEADER, TITLED_RULE] if titled else [UNTITLED_HEADER, UNTITLED_RULE]
 
-    The titled layout is used when any row has a title. Widths count terminal cells, and a
-    cut text ends in "…" (item 9).
-    """
-    lines: list[str] = []
-    if any(row.get("title") for row in rows):
-        lines += [TITLED_HEADER, TITLED_RULE]
-        for row in rows:
-            title = fit_cells(inert(row.get("title") or UNTITLED_MARK), 30, 32)
-            preview = fit_cells(inert(row.get("preview") or ""), 38, 40)
-            last = relative_time(row.get("last_active"), now)
-            lines.append(f"{title} {preview} {last:<13} {inert(row['id'])}")
-    else:
-        lines += [UNTITLED_HEADER, UNTITLED_RULE]
-        for row in rows:
-            preview = fit_cells(inert(row.get("preview") or ""), 48, 50)
-            last = relative_time(row.get("last_active"), now)
-            source = inert(row.get("source") or "")
-            lines.append(f"{preview} {last:<13} {fit_cells(source, 10**6, 6)} {inert(row['id'])}")
-    return lines
+
+def _list_line(row: dict, titled: bool, now: float | None) -> str:
+    preview = row.get("preview") or ""
+    last = relative_time(row.get("last_active"), now)
+    if titled:
+        title = fit_cells(inert(row.get("title") or UNTITLED_MARK), 30, 32)
+        return f"{title} {fit_cells(inert(preview), 38, 40)} {last:<13} {inert(row['id'])}"
+    source = inert(row.get("source") or "")
+    return f"{fit_cells(inert(preview), 48, 50)} {last:<13} {fit_cells(source, 10**6, 6)} {inert(row['id'])}"
 
 
 def format_stats(stats: dict) -> list[str]:
@@ -302,23 +294,49 @@ def _add_list(sub) -> None:
 def _cmd_list(args: argparse.Namespace) -> int:
     exclude = None if args.source is not None else HIDDEN_SOURCES
     archived_only = getattr(args, "archived", False)
+    now = time.time()
     with open_store("read") as db:
-        rows = db.list_sessions_rich(
-            source=args.source, exclude_sources=exclude, limit=args.limit, archived_only=archived_only,
+        # The rows of list_sessions_rich (CLI-7), streamed: a large --limit printed as it is
+        # read, not held whole. The layout depends on whether any row has a title, so the
+        # rows before the first titled one wait (all of them only when none has one).
+        rows = db.iter_sessions_rich(
+            args.source, exclude, args.limit, archived_only=archived_only, brief=True,
         )
+        try:
+            waiting: list[dict] = []
+            for row in rows:
+                waiting.append(row)
+                if row.get("title"):
+                    break
+            if waiting:
+                titled = bool(waiting[-1].get("title"))
+                _print_lines([*_list_head(titled), *(_list_line(row, titled, now) for row in waiting)])
+                del waiting[:]
+                batch: list[str] = []
+                for row in rows:
+                    batch.append(_list_line(row, titled, now))
+                    if len(batch) >= 500:
+                        _print_lines(batch)
+                        batch.clear()
+                _print_lines(batch)
+                return 0
+        finally:
+            rows.close()
         # An empty list over archived conversations says where they are (on stderr: stdout
         # keeps CLI-3's exact line).
-        archived = 0 if rows or archived_only or not args.limit else db.session_count(
+        archived = 0 if archived_only or not args.limit else db.session_count(
             args.source, archived_only=True, exclude_children=True, exclude_sources=exclude,
         )
-    if not rows:
-        print("No sessions found.")
-        if archived:
-            where = f" --source {args.source}" if args.source else ""
-            print(f"({archived} archived: hermes sessions list{where} --archived)", file=sys.stderr)
-        return 0
-    print("\n".join(format_session_list(rows)))
+    print("No sessions found.")
+    if archived:
+        where = f" --source {args.source}" if args.source else ""
+        print(f"({archived} archived: hermes sessions list{where} --archived)", file=sys.stderr)
     return 0
+
+
+def _print_lines(lines: list[str]) -> None:
+    if lines:
+        sys.stdout.write("\n".join(lines) + "\n")
 
 
 # browse ----------------------------------------------------------------------

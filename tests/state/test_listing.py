@@ -6,6 +6,8 @@ from __future__ import annotations
 import random
 import shutil
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -713,5 +715,87 @@ def test_the_ranking_leaves_out_a_conversation_deleted_since(tmp_path):
         assert ranking == ["s4", "s3", "s2", "s1", "s0"]
         db.delete_session("s2")
         assert [row.id for row in listing.summaries_of(db, ranking)] == ["s4", "s3", "s1", "s0"]
+    finally:
+        db.close()
+
+
+# ---------------------------------------------------------------------------- streamed listing
+#
+# ``hermes sessions list --limit 1000000`` held every row of a 197k-session store at once
+# (0.9 GB): SessionDB.iter_sessions_rich streams the same rows, a chunk at a time.
+
+STREAM_FILTERS = (
+    {},
+    {"exclude_sources": list(INTERNAL_SOURCES)},
+    {"source": "telegram"},
+    {"archived_only": True},
+)
+
+
+@pytest.mark.parametrize("schema", [16, 30])
+@pytest.mark.parametrize("filters", STREAM_FILTERS, ids=lambda f: ",".join(f) or "default")
+def test_streamed_rows_are_list_sessions_richs_rows(corpora, schema, filters):
+    db = _reader_with_pins(corpora[schema], schema)
+    try:
+        assert db.extra_pins or db._pinned_ids(), "pinned rows come first in both"
+        for limit in (0, 1, 7, 50, 10**6):
+            rows = db.list_sessions_rich(limit=limit, **filters)
+            for chunk in (1, 3, 500):
+                assert list(db.iter_sessions_rich(limit=limit, chunk=chunk, **filters)) == rows, (limit, chunk)
+            brief = db.list_sessions_rich(limit=limit, _columns=db._summary_columns(), **filters)
+            assert list(db.iter_sessions_rich(limit=limit, brief=True, **filters)) == brief, limit
+        assert len(rows) > 50 or filters, "the corpus lists more than a chunk"
+    finally:
+        db.close()
+
+
+@pytest.mark.parametrize("version", [30, 16, 11])
+def test_streamed_rows_are_list_sessions_richs_rows_on_upstream_stores(upstream_copy, version):
+    path = upstream_copy(version)
+    SessionDB(path).close()
+    db = SessionDB(path, read_only=True)
+    try:
+        for filters in STREAM_FILTERS:
+            rows = db.list_sessions_rich(limit=10**6, **filters)
+            assert list(db.iter_sessions_rich(limit=10**6, chunk=2, **filters)) == rows, filters
+    finally:
+        db.close()
+
+
+def test_a_streamed_listing_is_one_snapshot_while_another_process_writes(tmp_path):
+    path = tmp_path / "state.db"
+    db = SessionDB(path)
+    try:
+        for i in range(40):
+            _add(db, f"s{i:02d}", 1_700_000_000 + i, [1_700_000_100 + i])
+        before = db.list_sessions_rich(limit=1000)
+        rows = db.iter_sessions_rich(limit=1000, chunk=5)
+        streamed = [next(rows) for _ in range(7)]
+        # Another process deletes a row not yet read and adds a newer session.
+        script = (
+            "import sys; from hermes_state import SessionDB\n"
+            "db = SessionDB(sys.argv[1]); db.delete_session('s05'); db.create_session('new', 'cli'); db.close()\n"
+        )
+        subprocess.run([sys.executable, "-c", script, str(path)], check=True, timeout=60)
+        streamed += list(rows)
+        assert streamed == before
+        after = [row["id"] for row in db.list_sessions_rich(limit=1000)]
+        assert "s05" not in after and "new" in after  # (the snapshot ended with the stream)
+    finally:
+        db.close()
+
+
+def test_a_streamed_listing_reads_text_that_is_not_utf8_leniently_once(tmp_path):
+    db = SessionDB(tmp_path / "state.db")
+    try:
+        for i in range(30):
+            _add(db, f"s{i:02d}", 1_700_000_000 + i, [1_700_000_100 + i])
+        db._execute_write(lambda conn: conn.execute(
+            "UPDATE sessions SET title = 'bad ' || X'FF' || ' title' WHERE id = 's03'"))
+        rows = db.list_sessions_rich(limit=100)  # (read leniently as a whole)
+        assert [row["title"] for row in rows if row["id"] == "s03"] == ["bad \ufffd title"]
+        streamed = list(db.iter_sessions_rich(limit=100, chunk=4))
+        assert streamed == rows
+        assert len({row["id"] for row in streamed}) == 30
     finally:
         db.close()
