@@ -203,6 +203,11 @@ class Census:
     #: The reader's provisional pages may be wrong -- the pinned sessions differ from those it
     #: assumed, or its recency index was a guess and is now built: read the window again.
     revised: bool = False
+    #: Seconds of the census spent ranking the list again for pages deep in it (not the
+    #: census's own cost: the ranking is paced apart, see BrowserData._rank_again).
+    ranking_s: float = 0.0
+    #: A stale ranking waits its turn: take a census again in this many seconds (None: none waits).
+    again_in: float | None = None
 
 
 @dataclass
@@ -216,6 +221,9 @@ class _Ranking:
     version: int
     #: A page was read from it since it was ranked (one nobody reads is dropped, not ranked again).
     used: bool = False
+    #: What making it cost (seconds), and when it was made (``time.monotonic``).
+    cost_s: float = 0.0
+    made_at: float = 0.0
 
 
 @dataclass
@@ -247,6 +255,11 @@ def _ranking_key(
 
 #: Rankings kept for deep pages (filters switched back and forth), each ~100 bytes a conversation.
 KEPT_RANKINGS = 2
+
+#: A stale ranking is made again no sooner than this many times what it cost after it was
+#: made: ranking takes at most a tenth of a core (4 s at 250k sessions: every 40 s while a
+#: gateway commits), and the census's count, paced by its own cost, keeps its pace.
+RANK_IDLE_RATIO = 9.0
 
 
 class BrowserData:
@@ -551,7 +564,9 @@ class BrowserData:
 
         pins, total, sources = self._retry(lambda: read(counter))
         key = _ranking_key(source, exclude_sources, view, include_hidden, include_delegates, workspace)
-        reranked = self._rank_again(key)
+        started = time.monotonic()
+        reranked, again_in = self._rank_again(key)
+        ranking_s = time.monotonic() - started if reranked else 0.0
         reader = self.reader
         assumed = reader.assume_pins(pins)
         revised = (assumed is not None and assumed != pins) or reranked
@@ -559,7 +574,7 @@ class BrowserData:
             reader.adopt_recency(self._retry(counter.build_recency))
             revised = True
         self.warm_titles()
-        return Census(total, sources, revised=revised)
+        return Census(total, sources, revised=revised, ranking_s=ranking_s, again_in=again_in)
 
     def _ranked(self, key: tuple) -> list[str]:
         """The ranking for these filters: the one made last, even if another process has
@@ -594,31 +609,39 @@ class BrowserData:
 
         def rank(db: SessionDB) -> _Ranking:
             version = db.data_version()  # (before: a commit while ranking makes it stale)
-            return _Ranking(listing.rank(
+            started = time.monotonic()
+            ids = listing.rank(
                 db, source=source, exclude_sources=list(exclude_sources), view=view,
                 include_hidden=include_hidden, include_delegates=include_delegates, workspace=workspace,
-            ), version)
+            )
+            made_at = time.monotonic()
+            return _Ranking(ids, version, cost_s=made_at - started, made_at=made_at)
 
         return self._retry(lambda: rank(counter))
 
-    def _rank_again(self, key: tuple) -> bool:
+    def _rank_again(self, key: tuple) -> tuple[bool, float | None]:
         """In the census's turn: rank these filters again if a page was read from their
         ranking since the last census and another process has committed since it was made
-        (True: the pages shown may have changed). One nobody read is dropped instead. (A
-        reader deep in the list reads its pages again at every commit, from the ranking.)"""
+        (True: the pages shown may have changed), once its turn has come
+        (:data:`RANK_IDLE_RATIO`; until then, the seconds left). One nobody read is dropped
+        instead. (A reader deep in the list reads its pages again at every commit, from the
+        ranking.)"""
         with self._ranking_lock:
             ranking = self._rankings.get(key)
             if ranking is None:
-                return False
+                return False, None
             if not ranking.used:
                 del self._rankings[key]
-                return False
+                return False, None
             counter = self._connection("counter")
             if self._retry(counter.data_version) == ranking.version:
                 ranking.used = False  # (read again before the next census, or dropped then)
-                return False
+                return False, None
+            wait = ranking.made_at + RANK_IDLE_RATIO * ranking.cost_s - time.monotonic()
+            if wait > 0.05:
+                return False, wait  # (still used: ranked again in a later census)
             self._rankings[key] = self._rank(key)
-            return True
+            return True, None
 
     def _forget_rankings(self) -> None:
         """After the user's own change: the next deep page ranks afresh (their archive, pin or

@@ -520,8 +520,9 @@ class BrowserScreen(SessionFlows, HermesScreen):
     @on(CensusLoaded)
     def _census_loaded(self, event: CensusLoaded) -> None:
         self._census_running = False
-        self._census_pacer.finished(event.seconds)
         census = event.census
+        # (the list ranked again for deep pages is paced apart: its cost is not the count's)
+        self._census_pacer.finished(max(0.0, event.seconds - census.ranking_s))
         current = event.key == self._filter_key()
         if current:
             self.source_counts = census.source_counts
@@ -535,6 +536,12 @@ class BrowserScreen(SessionFlows, HermesScreen):
             self.refresh_data(correction=True)  # (which wants a census again)
         elif self._census_due or not current:
             self._want_census()
+        elif census.again_in is not None:
+            # A stale ranking of the list waits its turn: a census then, though nothing
+            # else commits meanwhile.
+            self._census_due = self._census_paced = True
+            if self._census_timer is None:
+                self._census_timer = self.set_timer(census.again_in, self._census_turn)
 
     @on(PageLoaded)
     def _page_loaded(self, event: PageLoaded) -> None:

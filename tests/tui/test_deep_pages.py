@@ -116,6 +116,33 @@ def test_a_commit_is_ranked_again_in_the_census_turn(store_path: Path) -> None:
         store.close()
 
 
+def test_a_stale_ranking_waits_its_turn_and_the_census_says_when(store_path: Path, monkeypatch) -> None:
+    """Ranking again costs seconds at 250k sessions: it is paced by its own cost, apart from
+    the count (whose pace the census keeps), and the census says when its turn comes."""
+    import hermes_tui.data as data_module
+
+    store = BrowserData(store_path)
+    writer = SessionDB(store_path)
+    try:
+        before = deep_page(store, 20)
+        writer.append_message("s15", "user", "back to this one")
+        monkeypatch.setattr(data_module, "RANK_IDLE_RATIO", 1e9)  # (its turn far off)
+        censuses = []
+        assert rankings_run(store, lambda: censuses.append(
+            store.census(count=True, source=None, exclude_sources=None))) == 0
+        census = censuses[0]
+        assert census.total == 40 and not census.revised
+        assert census.ranking_s == 0.0 and census.again_in > 0
+        assert deep_page(store, 20) == before  # (the stale ranking serves meanwhile)
+        monkeypatch.setattr(data_module, "RANK_IDLE_RATIO", 0.0)  # its turn has come
+        census = store.census(count=True, source=None, exclude_sources=None)
+        assert census.revised and census.ranking_s > 0 and census.again_in is None
+        assert deep_page(store, 20) == general_page(store_path, 20) != before
+    finally:
+        writer.close()
+        store.close()
+
+
 def test_a_ranking_nobody_reads_is_dropped_not_ranked_again(store_path: Path) -> None:
     store = BrowserData(store_path)
     writer = SessionDB(store_path)
@@ -289,3 +316,32 @@ async def test_the_source_picker_opened_before_the_count_fills_in(tmp_path: Path
         await wait_until(pilot, lambda: app.screen is not None and not isinstance(app.screen, SourcePicker))
         assert app.screen.source_filter == "telegram"
         counting.set()
+
+
+async def test_a_ranking_that_waited_its_turn_is_made_again_without_another_commit(
+        store_path: Path, monkeypatch) -> None:
+    """A reader at the end of the list; another process commits once; the census after it
+    leaves the ranking for its turn -- which comes with no commit after it to wake the list."""
+    import hermes_tui.data as data_module
+    from hermes_tui.context import StoreChange
+
+    app = make_app(store_path)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        lst = screen.query_one(SessionList)
+        await wait_until(pilot, lambda: lst.loaded and lst.total == 40 and not lst.counting)
+        await pilot.press("end")
+        await wait_until(pilot, lambda: lst.row(39) is not None)
+        store = app.ctx.store
+        assert store._rankings, "the end of the list is a slice of a ranking"
+        ranking = next(iter(store._rankings.values()))
+        # Its turn 0.6 s after it was made, whatever it cost.
+        monkeypatch.setattr(data_module, "RANK_IDLE_RATIO", 0.6 / max(ranking.cost_s, 1e-6))
+        writer = SessionDB(store_path)
+        try:
+            writer.append_message("s00", "user", "the oldest, active again")  # to the top
+        finally:
+            writer.close()
+        screen.store_changed(StoreChange(database=True))  # (as the watcher does)
+        await wait_until(pilot, lambda: lst.row(39) is not None and lst.row(39).id == "s01", timeout=5)
+        assert lst.row(0).id == "s00"
