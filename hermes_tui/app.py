@@ -143,6 +143,7 @@ class HermesApp(App[str | None]):
         except Exception:
             self.theme = "textual-dark"
         self.theme_changed_signal.subscribe(self, self._keep_theme)
+        self.screen_change_signal.subscribe(self, self._screen_changed, immediate=True)
         if self.ctx.config.keymap:
             self.set_keymap(self.ctx.config.keymap)
             # Said once, here, naming the file and the key (item 7).
@@ -209,20 +210,17 @@ class HermesApp(App[str | None]):
 
     # ------------------------------------------------------------------ typed ahead
 
-    def push_screen(self, screen, callback=None, wait_for_dismiss=False, *, mode=None):
-        """Every screen pushed takes the keys typed behind the key that opened it (they
-        reached the app, or the widget focused before, ahead of the new screen's field)."""
-        hold_keys(self)
-        pushed = super().push_screen(screen, callback, wait_for_dismiss, mode=mode)
-        # The new screen composes and mounts (its field focused) before its queue runs; the
-        # release then waits behind what its mount asked of the app (a ``focus()``).
-        self.screen.call_later(release_held_keys_later, self)
-        return pushed
-
-    def pop_screen(self):
-        popped = super().pop_screen()
-        release_held_keys_later(self)  # (held while a dialog saved: for the screen beneath)
-        return popped
+    def _screen_changed(self, screen: Screen) -> None:
+        """A screen pushed takes the keys typed behind the key that opened it (they reached
+        the app, or the widget focused before, ahead of the new screen's field); a screen
+        shown again (a dialog dismissed) takes those held while the dialog saved."""
+        if not screen.is_mounted:
+            hold_keys(self)
+            # The new screen composes and mounts (its field focused) before its queue runs;
+            # the release then waits behind what its mount asked of the app (a ``focus()``).
+            screen.call_later(release_held_keys_later, self)
+        else:
+            release_held_keys_later(self)
 
     def _collect_if_idle(self) -> None:
         if time.monotonic() - self._last_input < self.GC_IDLE_S:

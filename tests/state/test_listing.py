@@ -48,11 +48,16 @@ def test_count_is_kept_until_another_process_commits_and_then_read_again(tmp_pat
 # the very rows of the general query -- same rows, same order, same fields.
 
 
+def migrated_reader(upstream_copy, version: int) -> SessionDB:
+    """A reader of a copy of upstream's v<version> store, migrated once as the app would."""
+    path = upstream_copy(version)
+    SessionDB(path).close()
+    return SessionDB(path, read_only=True)
+
+
 @pytest.mark.parametrize("version", [30, 16, 11])
 def test_fast_pages_are_the_general_querys_rows_on_upstream_stores(upstream_copy, monkeypatch, version):
-    path = upstream_copy(version)
-    SessionDB(path).close()  # migrate the copy once, as the app would, then read it
-    db = SessionDB(path, read_only=True)
+    db = migrated_reader(upstream_copy, version)
     try:
         served = []
         for options in ({}, {"exclude_sources": list(INTERNAL_SOURCES)}, {"include_archived": True},
@@ -751,9 +756,7 @@ def test_streamed_rows_are_list_sessions_richs_rows(corpora, schema, filters):
 
 @pytest.mark.parametrize("version", [30, 16, 11])
 def test_streamed_rows_are_list_sessions_richs_rows_on_upstream_stores(upstream_copy, version):
-    path = upstream_copy(version)
-    SessionDB(path).close()
-    db = SessionDB(path, read_only=True)
+    db = migrated_reader(upstream_copy, version)
     try:
         for filters in STREAM_FILTERS:
             rows = db.list_sessions_rich(limit=10**6, **filters)
@@ -762,12 +765,18 @@ def test_streamed_rows_are_list_sessions_richs_rows_on_upstream_stores(upstream_
         db.close()
 
 
+def _numbered(path: Path, n: int) -> SessionDB:
+    """A store of ``n`` sessions ``s00``, ``s01``, … started and active in that order."""
+    db = SessionDB(path)
+    for i in range(n):
+        _add(db, f"s{i:02d}", 1_700_000_000 + i, [1_700_000_100 + i])
+    return db
+
+
 def test_a_streamed_listing_is_one_snapshot_while_another_process_writes(tmp_path):
     path = tmp_path / "state.db"
-    db = SessionDB(path)
+    db = _numbered(path, 40)
     try:
-        for i in range(40):
-            _add(db, f"s{i:02d}", 1_700_000_000 + i, [1_700_000_100 + i])
         before = db.list_sessions_rich(limit=1000)
         rows = db.iter_sessions_rich(limit=1000, chunk=5)
         streamed = [next(rows) for _ in range(7)]
@@ -786,10 +795,8 @@ def test_a_streamed_listing_is_one_snapshot_while_another_process_writes(tmp_pat
 
 
 def test_a_streamed_listing_reads_text_that_is_not_utf8_leniently_once(tmp_path):
-    db = SessionDB(tmp_path / "state.db")
+    db = _numbered(tmp_path / "state.db", 30)
     try:
-        for i in range(30):
-            _add(db, f"s{i:02d}", 1_700_000_000 + i, [1_700_000_100 + i])
         db._execute_write(lambda conn: conn.execute(
             "UPDATE sessions SET title = 'bad ' || X'FF' || ' title' WHERE id = 's03'"))
         rows = db.list_sessions_rich(limit=100)  # (read leniently as a whole)
