@@ -63,6 +63,7 @@ class RenameModal(ModalScreen[str | None]):
                 placeholder="untitled — type a title",
                 id="rename-input",
                 highlighter=InertHighlighter(),
+                holds_keys_on_submit=True,
             )
             yield Static(id="rename-error", classes="modal-error")
             yield Static(id="rename-hint", classes="modal-hint")
@@ -140,6 +141,7 @@ class RenameModal(ModalScreen[str | None]):
         _cleaned, problem = check_title(raw)
         if problem:
             self._show_error(problem + " — nothing was changed.")
+            release_held_keys_later(self.app)  # (the field stays: keys typed behind Enter too)
             return
         self._set_saving(True)
         self._save(raw)

@@ -191,6 +191,9 @@ class BrowserScreen(SessionFlows, HermesScreen):
         self._collection_timer: Timer | None = None
         self._search_query = ""
         self._pending_select: str | None = None
+        #: Where the cursor was when ``_pending_select`` was asked for: moved since (keys
+        #: typed behind the dialog's Enter), the reader's move wins.
+        self._pending_select_from: int | None = None
         self._last_search_at = 0.0
         self._keystroke_at = 0.0
         #: A search worker is running (a newer query interrupts it).
@@ -557,6 +560,8 @@ class BrowserScreen(SessionFlows, HermesScreen):
         self.source_counts = window.source_counts
         if window.exact:
             self._counted_key = self._filter_key()  # (its length is known: no "N+ … counting")
+        if self._pending_select and lst.cursor != self._pending_select_from:
+            self._pending_select = None  # the reader moved after asking: keep their place
         # BR-16: the highlighted conversation -- as it is now, the reader may have moved
         # while the window was read -- stays on the screen row it is on.
         current = lst.current
@@ -627,17 +632,22 @@ class BrowserScreen(SessionFlows, HermesScreen):
         elif change.lanes:
             self._show_detail(self.session_list.current)
 
-    def select_session(self, key: str) -> None:
-        """Move the cursor to a conversation once it is loaded (e.g. after a rename)."""
+    def select_session(self, key: str, since: int | None = None) -> None:
+        """Move the cursor to a conversation once it is loaded (e.g. after a rename), unless
+        the reader moves it from ``since`` (default: where it is now) first."""
         self._pending_select = key
+        self._pending_select_from = self.session_list.cursor if since is None else since
         self.refresh_data()
 
-    def after_write(self, select: str | None = None) -> None:
+    def after_write(self, select: str | None = None, since: int | None = None) -> None:
         self._census_prompt = True  # the user's own change: counted at once
         if select:
-            self.select_session(select)
+            self.select_session(select, since)
         else:
             self.refresh_data()
+
+    def list_position(self) -> int | None:
+        return self.session_list.cursor
 
     def export_filters(self) -> tuple[str | None, str | None, list[str] | None]:
         return self._search_query or None, self.source_filter, self.exclude_sources

@@ -33,8 +33,13 @@ class SessionFlows:
 
     # -------------------------------------------------------------- hooks
 
-    def after_write(self, select: str | None = None) -> None:
-        """Re-read what the screen shows; ``select`` is the session to highlight."""
+    def after_write(self, select: str | None = None, since: int | None = None) -> None:
+        """Re-read what the screen shows; ``select`` is the session to highlight, unless the
+        reader moved from ``since`` (a :meth:`list_position`) meanwhile."""
+
+    def list_position(self) -> int | None:
+        """Where the reader is in the screen's list (None: no list)."""
+        return None
 
     def export_filters(self) -> tuple[str | None, str | None, list[str] | None]:
         """``(query, source, exclude_sources)`` the export's "matching" scope starts from."""
@@ -85,6 +90,7 @@ class SessionFlows:
         from ..modals.rename import RenameModal
 
         store = self.ctx.store
+        position = self.list_position()  # (the keys typed behind Enter may move from there)
 
         def done(result: str | None) -> None:
             if result is None:
@@ -93,7 +99,7 @@ class SessionFlows:
                 self.say(f"Renamed {session_id} to “{result}”.", timeout=4)
             else:
                 self.say(f"Title cleared for {session_id}.", timeout=4)
-            self.after_write(select=session_id)
+            self.after_write(select=session_id, since=position)
 
         self.app.push_screen(  # type: ignore[attr-defined]
             RenameModal(session_id, summary.title, label=summary.label,

@@ -168,4 +168,17 @@ class KeysInOrder:
 
 
 class TextField(KeysInOrder, Input):
-    """An :class:`~textual.widgets.Input` whose editing keys act in order."""
+    """An :class:`~textual.widgets.Input` whose editing keys act in order.
+
+    ``holds_keys_on_submit``: Enter closes what the field is in (a dialog that saves): the
+    keys typed behind it are held for what comes next (:func:`hold_keys`; the dialog
+    releases them), not typed into the field nor lost."""
+
+    def __init__(self, *args, holds_keys_on_submit: bool = False, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.holds_keys_on_submit = holds_keys_on_submit
+
+    async def action_submit(self) -> None:
+        if self.holds_keys_on_submit:
+            hold_keys(self.app)
+        await super().action_submit()

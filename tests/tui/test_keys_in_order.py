@@ -142,6 +142,20 @@ async def test_rename_then_a_title_and_enter_in_one_burst_renames(fixed_db: Path
         db.close()
 
 
+async def test_keys_typed_behind_the_rename_are_the_lists_once_it_is_saved(fixed_db: Path) -> None:
+    """After a rename the list selects the renamed conversation once read again -- unless the
+    reader moved meanwhile: "r", a title, Enter and Down in one burst end one row down."""
+    app = make_app(fixed_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        burst(app, ["r", "ctrl+u", *"plan", "enter", "down"])
+        await settle(pilot)
+        assert app.screen is screen
+        assert screen.session_list.row(0).title == "plan"
+        assert screen.session_list.cursor == 1
+
+
 async def test_delete_then_escape_in_one_burst_cancels_the_dialog(fixed_db: Path) -> None:
     app = make_app(fixed_db)
     async with app.run_test(size=SIZE) as pilot:
