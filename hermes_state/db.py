@@ -19,6 +19,7 @@ import re
 import sqlite3
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, TypeVar
 
@@ -28,7 +29,7 @@ from .capabilities import schema_cookie as _schema_cookie
 from .errors import DatabaseError, ReadOnlyError, TitleChangedError, describe_db_error
 from .errors import is_lock_error as _is_lock_error
 from .errors import needs_immutable as _needs_immutable
-from .lenient_text import UNDECODABLE, lenient_text, read_leniently
+from .lenient_text import lenient_text, read_leniently, refused_as_undecodable
 from .lineage import (
     ancestors as _lineage_ancestors,
     build_tree as _lineage_build_tree,
@@ -1285,10 +1286,7 @@ class SessionDB:
                 project_compression_tips and not include_children, include_delegates, columns,
             )
         else:
-            select = (
-                f"SELECT {columns}, {self.rules.preview_sql()} AS _preview_raw, "
-                f"{self.rules.last_active_sql()} AS last_active FROM sessions s"
-            )
+            select = self._by_start_select(columns)
             pins = sorted(self._pinned_ids())
             if pins:
                 # Pinned first without giving up the start-time index: the few pinned rows
@@ -1454,21 +1452,18 @@ class SessionDB:
         project: bool, include_delegates: bool, columns: str = "s.*",
     ) -> list[dict]:
         """A page of the start-ordered list with the pinned rows first (see list_sessions_rich)."""
-        marks = ",".join("?" for _ in pins)
-        joiner = " AND " if where else "WHERE "
+        (pinned_sql, pinned_args), (rest_sql, rest_args) = _pinned_and_rest(select, where, params, pins)
         rules = self.rules
         file_pins = self.extra_pins
 
         def do(conn: sqlite3.Connection) -> list[dict]:
-            pinned = conn.execute(
-                f"{select} {where}{joiner}s.id IN ({marks}) ORDER BY s.started_at DESC", [*params, *pins]
-            ).fetchall()
+            pinned = conn.execute(f"{pinned_sql} ORDER BY s.started_at DESC", pinned_args).fetchall()
             page = pinned[offset: offset + limit]
             room = limit - len(page)
             if room > 0:
                 page += conn.execute(
-                    f"{select} {where}{joiner}s.id NOT IN ({marks}) ORDER BY s.started_at DESC LIMIT ? OFFSET ?",
-                    [*params, *pins, room, max(0, offset - len(pinned))],
+                    f"{rest_sql} ORDER BY s.started_at DESC LIMIT ? OFFSET ?",
+                    [*rest_args, room, max(0, offset - len(pinned))],
                 ).fetchall()
             rows = [_rich_row(row) for row in page]
             return _finish_listing(conn, rows, rules, file_pins, project, include_delegates, columns)
@@ -1498,49 +1493,35 @@ class SessionDB:
         where, params = self._rich_filters(
             source, exclude_sources, False, 0, False, archived_only, False, False, None,
         )
-        with self._lock:
+        with self._snapshot():
             conn = self._require_conn()
-            own = not conn.in_transaction
-            if own:
-                conn.execute("BEGIN")
-                self._caps_in_snapshot = None
-            try:
-                if self.compat_views:
-                    self.capabilities
-                columns = self._summary_columns() if brief else "s.*"
-                rules, file_pins = self.rules, self.extra_pins
-                select = (
-                    f"SELECT {columns}, {rules.preview_sql()} AS _preview_raw, "
-                    f"{rules.last_active_sql()} AS last_active FROM sessions s"
-                )
-                pins = sorted(self._pinned_ids())
-                if pins:
-                    # As _pinned_then_rest: the pinned rows, then the rest by the start index.
-                    marks = ",".join("?" for _ in pins)
-                    joiner = " AND " if where else "WHERE "
-                    statements = [
-                        (f"{select} {where}{joiner}s.id IN ({marks})", [*params, *pins]),
-                        (f"{select} {where}{joiner}s.id NOT IN ({marks})", [*params, *pins]),
-                    ]
-                else:
-                    statements = [(f"{select} {where}", list(params))]
-                left = int(limit)
-                for sql, args in statements:
-                    if left <= 0:
-                        break
-                    for rows in _listed_chunks(
-                        conn, f"{sql} ORDER BY s.started_at DESC LIMIT ?", [*args, left], chunk,
-                        lambda rows: _finish_listing(conn, rows, rules, file_pins, True, False, columns),
-                    ):
-                        left -= len(rows)
-                        yield from rows
-            finally:
-                if own:
-                    self._caps_in_snapshot = False
-                    try:
-                        conn.execute("COMMIT")  # ends the read snapshot; nothing was written
-                    except sqlite3.Error:
-                        pass
+            if self.compat_views:
+                self.capabilities
+            columns = self._summary_columns() if brief else "s.*"
+            rules, file_pins = self.rules, self.extra_pins
+            select = self._by_start_select(columns)
+            pins = sorted(self._pinned_ids())
+            # As list_sessions_rich: the pinned rows, then the rest by the start index.
+            statements = _pinned_and_rest(select, where, params, pins) if pins else [(f"{select} {where}", params)]
+            left = int(limit)
+            for sql, args in statements:
+                if left <= 0:
+                    break
+                for rows in _listed_chunks(
+                    conn, f"{sql} ORDER BY s.started_at DESC LIMIT ?", [*args, left], chunk,
+                    lambda rows: _finish_listing(conn, rows, rules, file_pins, True, False, columns),
+                ):
+                    left -= len(rows)
+                    yield from rows
+
+    def _by_start_select(self, columns: str) -> str:
+        """The listing's SELECT (alias ``s``): ``columns``, the preview's raw text and the
+        last activity."""
+        rules = self.rules
+        return (
+            f"SELECT {columns}, {rules.preview_sql()} AS _preview_raw, "
+            f"{rules.last_active_sql()} AS last_active FROM sessions s"
+        )
 
     def search_sessions(self, source: str | None = None, limit: int = 20, offset: int = 0) -> list[dict]:
         """Every session (children included), most recently used first (LI-6)."""
@@ -1685,14 +1666,22 @@ class SessionDB:
     def _read_snapshot(self, fn: Callable[[], T]) -> T:
         """Run several reads (``fn`` calls the usual read methods) in one read transaction,
         so they all see the same state even while other processes commit."""
+        with self._snapshot():
+            return fn()
+
+    @contextmanager
+    def _snapshot(self) -> Iterator[None]:
+        """One read transaction (and the instance lock) for the reads inside it (see
+        :meth:`_read_snapshot`); inside one already, that one."""
         with self._lock:
             conn = self._require_conn()
             if conn.in_transaction:
-                return fn()
+                yield
+                return
             conn.execute("BEGIN")
             self._caps_in_snapshot = None  # checked once, at the first look (see capabilities)
             try:
-                return fn()
+                yield
             finally:
                 self._caps_in_snapshot = False
                 try:
@@ -2788,11 +2777,22 @@ def _listed_chunks(
                     done += len(batch)
                     yield rows
             except sqlite3.OperationalError as exc:
-                if UNDECODABLE not in str(exc) or conn.text_factory is lenient_text:
+                if not refused_as_undecodable(conn, exc):
                     raise
                 conn.text_factory = lenient_text
     finally:
         conn.text_factory = previous
+
+
+def _pinned_and_rest(select: str, where: str, params: list[Any], pins: list[str]) -> list[tuple[str, list[Any]]]:
+    """The start-ordered list with the pinned rows first, as two statements without their
+    ORDER BY: the pinned rows, then the rest (which walk the start index)."""
+    marks = ",".join("?" for _ in pins)
+    joiner = " AND " if where else "WHERE "
+    return [
+        (f"{select} {where}{joiner}s.id IN ({marks})", [*params, *pins]),
+        (f"{select} {where}{joiner}s.id NOT IN ({marks})", [*params, *pins]),
+    ]
 
 
 def _rich_row(row: sqlite3.Row) -> dict:

@@ -31,13 +31,19 @@ def lenient_text(raw: bytes | bytearray | memoryview) -> str:
     return bytes(raw).decode("utf-8", "replace")
 
 
+def refused_as_undecodable(conn: sqlite3.Connection, exc: sqlite3.OperationalError) -> bool:
+    """``exc`` is ``sqlite3`` refusing text that is not UTF-8 through ``conn``, which does not
+    read leniently yet (the read is worth running again with :func:`lenient_text`)."""
+    return UNDECODABLE in str(exc) and conn.text_factory is not lenient_text
+
+
 def read_leniently(conn: sqlite3.Connection, fn: Callable[[], T]) -> T:
     """``fn()`` (reading through ``conn``); when it is refused for text that is not UTF-8,
     ``fn()`` again with :func:`lenient_text` decoding ``conn``'s text."""
     try:
         return fn()
     except sqlite3.OperationalError as exc:
-        if UNDECODABLE not in str(exc) or conn.text_factory is lenient_text:
+        if not refused_as_undecodable(conn, exc):
             raise
     previous = conn.text_factory
     conn.text_factory = lenient_text
