@@ -564,17 +564,15 @@ class BrowserData:
 
         pins, total, sources = self._retry(lambda: read(counter))
         key = _ranking_key(source, exclude_sources, view, include_hidden, include_delegates, workspace)
-        started = time.monotonic()
-        reranked, again_in = self._rank_again(key)
-        ranking_s = time.monotonic() - started if reranked else 0.0
+        ranking_s, again_in = self._rank_again(key)
         reader = self.reader
         assumed = reader.assume_pins(pins)
-        revised = (assumed is not None and assumed != pins) or reranked
+        revised = (assumed is not None and assumed != pins) or ranking_s is not None
         if reader.recency_guessed:
             reader.adopt_recency(self._retry(counter.build_recency))
             revised = True
         self.warm_titles()
-        return Census(total, sources, revised=revised, ranking_s=ranking_s, again_in=again_in)
+        return Census(total, sources, revised=revised, ranking_s=ranking_s or 0.0, again_in=again_in)
 
     def _ranked(self, key: tuple) -> list[str]:
         """The ranking for these filters: the one made last, even if another process has
@@ -619,29 +617,29 @@ class BrowserData:
 
         return self._retry(lambda: rank(counter))
 
-    def _rank_again(self, key: tuple) -> tuple[bool, float | None]:
+    def _rank_again(self, key: tuple) -> tuple[float | None, float | None]:
         """In the census's turn: rank these filters again if a page was read from their
         ranking since the last census and another process has committed since it was made
-        (True: the pages shown may have changed), once its turn has come
-        (:data:`RANK_IDLE_RATIO`; until then, the seconds left). One nobody read is dropped
-        instead. (A reader deep in the list reads its pages again at every commit, from the
-        ranking.)"""
+        (then what the new ranking cost, in seconds: the pages shown may have changed), once
+        its turn has come (:data:`RANK_IDLE_RATIO`; until then, the seconds left). One nobody
+        read is dropped instead. (A reader deep in the list reads its pages again at every
+        commit, from the ranking.)"""
         with self._ranking_lock:
             ranking = self._rankings.get(key)
             if ranking is None:
-                return False, None
+                return None, None
             if not ranking.used:
                 del self._rankings[key]
-                return False, None
+                return None, None
             counter = self._connection("counter")
             if self._retry(counter.data_version) == ranking.version:
                 ranking.used = False  # (read again before the next census, or dropped then)
-                return False, None
+                return None, None
             wait = ranking.made_at + RANK_IDLE_RATIO * ranking.cost_s - time.monotonic()
             if wait > 0.05:
-                return False, wait  # (still used: ranked again in a later census)
-            self._rankings[key] = self._rank(key)
-            return True, None
+                return None, wait  # (still used: ranked again in a later census)
+            ranking = self._rankings[key] = self._rank(key)
+            return ranking.cost_s, None
 
     def _forget_rankings(self) -> None:
         """After the user's own change: the next deep page ranks afresh (their archive, pin or
