@@ -473,18 +473,16 @@ def _cmd_delete(args: argparse.Namespace) -> int:
     return 0
 
 
-#: Written within this long and not ended: an agent may still be writing it (the browser's
-#: default live window).
-_LIVE_WINDOW_S = 300.0
-
-
 def _say_what_else_a_delete_touches(db, session_id: str) -> None:
     """Before CLI-9's prompt (its words on stdout, unchanged), say on stderr what the prompt
     does not: the delegate (sub-agent) runs deleted with it (UC-5), the child sessions that
     stay as roots, and whether an agent may still be writing it."""
     from hermes_state.trash import preview_delete
 
-    preview = preview_delete(db, session_id, now=time.time(), live_window_s=_LIVE_WINDOW_S)
+    from .config import load_config
+
+    config, _problems = load_config()  # (the browser says what is wrong with the file)
+    preview = preview_delete(db, session_id, now=time.time(), live_window_s=config.live_window_s)
     if preview is None:
         return  # (the delete reports it)
     if preview.delegates:

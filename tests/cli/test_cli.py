@@ -418,6 +418,22 @@ def test_cli9_prompt_says_on_stderr_what_else_goes_and_what_stays(run, deletable
     assert not _exists(home, "20250305_091800_d2") and _exists(home, "20250305_091600_c0ffee")
 
 
+def test_cli9_prompt_calls_a_session_live_by_the_users_live_window(run, store, make_session, home):
+    """The note before the prompt uses the browser's setting (``live_window_s``), not a copy."""
+    import os
+
+    make_session(store, "20250305_091523_a1b2c3", started_at=time.time() - 120,
+                 messages=[{"role": "user", "content": "still going", "timestamp": time.time() - 60}])
+    store.close()
+    _, _, err = run("delete", "20250305_091523_a1b2c3", stdin="n\n")
+    assert "looks live" in err  # (written a minute ago, within the default five minutes)
+    config = Path(os.environ["HERMES_SESSIONS_CONFIG_DIR"])
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "config.yaml").write_text("live_window_s: 30\n", encoding="utf-8")
+    _, _, err = run("delete", "20250305_091523_a1b2c3", stdin="n\n")
+    assert "looks live" not in err
+
+
 def test_cli6_eof_cancels(run, deletable, home):
     code, out, _ = run("delete", "20250305_091523_a1b2c3", stdin="")
     assert code == 1
