@@ -238,6 +238,7 @@ class HermesApp(App[str | None]):
         ready the search for the first key (once). The lanes (``sessions.json``,
         ``config.yaml``) only annotate the detail pane: read beside the first page they took
         the interpreter from it; the search engine and its models are not needed for it."""
+        self.live.first_page_shown.set()
         if not self._frozen:
             self._frozen = True
             gc.collect(1)

@@ -47,6 +47,14 @@ def _page_key(offset: int, limit: int, **filters: Any) -> tuple:
     return (offset, limit, *sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in filters.items()))
 
 
+def _data_version(db: SessionDB) -> int | None:
+    """The reader's ``data_version`` (None if it cannot be read: the watch then refreshes)."""
+    try:
+        return db.data_version()
+    except Exception:
+        return None
+
+
 class FirstWindow:
     """The browser's first pages, read in a thread while the UI is still being imported and
     started (issue 15): opening the store and reading its first window -- disk reads from a
@@ -73,6 +81,8 @@ class FirstWindow:
         self.db: SessionDB | None = None
         self.error: BaseException | None = None
         self.pages: dict[tuple, tuple[list[SessionSummary], int | None]] = {}
+        #: The reader's ``data_version`` before it read the pages (None: not read).
+        self.version: int | None = None
         #: Set once the open is done (whether it worked), and once the pages are read.
         self.opened = threading.Event()
         self.done = threading.Event()
@@ -87,11 +97,14 @@ class FirstWindow:
                 db = SessionDB(self.db_path, read_only=True)
                 if self.cache_dir is not None:
                     db.recency_cache = recency.cache_file(self.db_path, self.cache_dir)
+                # Before the read: a commit from here on may be missing from the pages, and
+                # the browser's change watch, started later, asks whether there was one.
+                version = _data_version(db)
                 with self._lock:
                     if self._claimed:  # closed before it opened
                         db.close()
                         return
-                    self.db = db
+                    self.db, self.version = db, version
             except BaseException as exc:
                 self.error = exc
                 return
@@ -319,6 +332,9 @@ class BrowserData:
         self._ranking_lock = threading.Lock()
         self.warnings: list[str] = []
         self._closed = False
+        #: The reader's ``data_version`` before its first read, and the reader it is of (see
+        #: :meth:`changed_since_first_read`).
+        self._first_read: tuple[SessionDB, int | None] | None = None
 
     # ------------------------------------------------------------------ connections
 
@@ -331,8 +347,12 @@ class BrowserData:
                 identity = self._identity or _file_identity(self.db_path)
                 ahead = self._first_window.claim() if name == "reader" and self._first_window else None
                 db = ahead or self._retry(lambda: SessionDB(self.db_path, read_only=True))
-                if name == "reader" and self.cache_dir is not None and ahead is None:
-                    db.recency_cache = recency.cache_file(self.db_path, self.cache_dir)
+                if name == "reader":
+                    if ahead is None and self.cache_dir is not None:
+                        db.recency_cache = recency.cache_file(self.db_path, self.cache_dir)
+                    if self._first_read is None:
+                        version = self._first_window.version if ahead is not None else _data_version(db)
+                        self._first_read = (db, version)
                 if not self._dbs:
                     self.warnings.extend(db.warnings)
                 self._dbs[name] = db
@@ -381,6 +401,25 @@ class BrowserData:
     @property
     def reader(self) -> SessionDB:
         return self._connection("reader")
+
+    def changed_since_first_read(self) -> bool:
+        """Has another process committed since the reader's first read? Asked once by the
+        change watch when it starts (with a baseline of its own from then on): the first pages
+        are read ahead while the UI loads, before the watch runs, and a commit in between
+        would otherwise show only with the next one -- never, if the gateway fell quiet.
+        False before the reader is open (whatever it reads later is current); True when it
+        cannot tell (a refresh too many costs a page read)."""
+        with self._open_lock:
+            first = self._first_read
+            if first is None or self._closed or self._dbs.get("reader") is not first[0]:
+                return False
+        db, version = first
+        if version is None:
+            return True
+        try:
+            return db.data_version() != version
+        except Exception:
+            return True
 
     @property
     def is_open(self) -> bool:

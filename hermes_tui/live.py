@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Callable
 
 from hermes_state.gateway import describe_lane, load_gateway_config, load_sessions_index
-from hermes_state.watch import ChangeWatcher
+from hermes_state.watch import Change, ChangeWatcher
 
 from .context import AppContext, StoreChange
 
@@ -30,14 +30,25 @@ class LiveFeed:
         self._publish = publish
         self._pending: StoreChange | None = None
         self._lock = threading.Lock()
+        #: Set by the app once the browser's first page is on screen.
+        self.first_page_shown = threading.Event()
 
     def run(self, cancelled: Callable[[], bool]) -> None:
         """The watch loop (in a thread worker) until ``cancelled()``."""
         ctx = self.ctx
         watcher = ChangeWatcher(ctx.store.db_path, ctx.sessions_dir)
+        asked = False
         try:
             while not cancelled():
                 change = watcher.poll()
+                if not asked and self.first_page_shown.is_set():
+                    # The first pages were read before the watcher took its baseline (ahead,
+                    # while the UI loaded): a commit in between shows now, not with the next
+                    # commit (which may never come). Asked once the browser shows them, so
+                    # that the notice has a screen to reach.
+                    asked = True
+                    if ctx.store.changed_since_first_read():
+                        change = Change(database=True, lanes=change.lanes, reopened=change.reopened)
                 ctx.store.check_file()  # replaced or deleted: reopen, or stop writing
                 if change.lanes:
                     self.describe_lanes(watcher.lanes)

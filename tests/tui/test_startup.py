@@ -303,3 +303,58 @@ def test_pydantic_plugin_discovery_is_skipped_unless_plugins_are_asked_about(env
     report = json.loads(out.stdout.strip().splitlines()[-1])
     assert report["plugins"] == [] and report["group"] == "pydantic"
     assert report["metadata_at_start"] is bool(env)
+
+
+async def test_a_commit_between_the_first_window_and_the_watch_shows(v30_store, tmp_path):
+    """The first pages are read ahead while the UI loads, and the change watch starts once the
+    app runs: a commit in between (another process: a gateway writing as the browser starts)
+    must show without waiting for the next commit, which may never come."""
+    import subprocess
+    import sys
+
+    from hermes_tui.browse import start_first_window
+    from hermes_tui.config import AppConfig
+
+    from .test_live_reader import WRITER, wait_until
+
+    cache_dir = tmp_path / "cache"
+    await _first_run(v30_store, cache_dir)  # (the recency index kept: the first window is exact)
+    config = AppConfig(animations="none", search_debounce_s=0.0, poll_interval_s=0.05)
+    first = start_first_window(v30_store, config, source=None, cache_dir=cache_dir)
+    assert first.done.wait(30) and first.error is None
+    # One commit by another process, after the read ahead and before the app (and its watch).
+    subprocess.run([sys.executable, str(WRITER), str(v30_store), "sessions", "quince", "1", "0"],
+                   check=True, capture_output=True, timeout=60)
+    app = make_app(v30_store, cache_dir=cache_dir, config=config, first_window=first, watch=True)
+    async with app.run_test(size=(120, 32)) as pilot:
+        lst = app.screen.query_one(SessionList)
+        await wait_until(pilot, lambda: lst.loaded and lst.row(0) is not None)
+        new = "20261118_090000_new00"  # (the writer's first session)
+
+        def shown() -> list:
+            return [lst.row(i).id for i in range(min(lst.total, 10)) if lst.row(i) is not None]
+
+        # Pinned conversations first, then the newest activity: the new session.
+        await wait_until(pilot, lambda: new in shown(), timeout=5)
+
+
+def test_the_store_door_tells_a_commit_since_its_first_read(v30_store, tmp_path):
+    """Without a read-ahead the reader opens for the first page, in a worker, while the watch
+    starts beside it: the door keeps the reader's data_version from before that first read."""
+    import subprocess
+    import sys
+
+    from hermes_tui.data import BrowserData
+
+    from .test_live_reader import WRITER
+
+    data = BrowserData(v30_store, cache_dir=tmp_path / "cache")
+    try:
+        assert not data.changed_since_first_read(), "nothing read yet: nothing stale"
+        data.page(0, 50, source=None, exclude_sources=None, by_activity=True)
+        assert not data.changed_since_first_read()
+        subprocess.run([sys.executable, str(WRITER), str(v30_store), "sessions", "quince", "1", "0"],
+                       check=True, capture_output=True, timeout=60)
+        assert data.changed_since_first_read()
+    finally:
+        data.close()
