@@ -83,6 +83,9 @@ class FirstWindow:
         self.pages: dict[tuple, tuple[list[SessionSummary], int | None]] = {}
         #: The reader's ``data_version`` before it read the pages (None: not read).
         self.version: int | None = None
+        #: (device, inode) of the file at the path just before the reader opened it: the
+        #: file it reads, even if another is put in its place before the browser adopts it.
+        self.identity: tuple[int, int] | None = None
         #: Set once the open is done (whether it worked), and once the pages are read.
         self.opened = threading.Event()
         self.done = threading.Event()
@@ -94,6 +97,7 @@ class FirstWindow:
     def _run(self) -> None:
         try:
             try:
+                self.identity = _file_identity(self.db_path)
                 db = SessionDB(self.db_path, read_only=True)
                 if self.cache_dir is not None:
                     db.recency_cache = recency.cache_file(self.db_path, self.cache_dir)
@@ -129,9 +133,17 @@ class FirstWindow:
             return db
 
     def take(self, offset: int, limit: int, **filters: Any) -> tuple[list[SessionSummary], int | None] | None:
-        """The page read ahead for exactly these arguments, once (None: not read ahead)."""
+        """The page read ahead for exactly these arguments, once (None: not read ahead, or
+        :meth:`forget` was called)."""
         self.done.wait()  # (the reader is busy with them until then anyway)
-        return self.pages.pop(_page_key(offset, limit, **filters), None)
+        with self._lock:
+            return self.pages.pop(_page_key(offset, limit, **filters), None)
+
+    def forget(self) -> None:
+        """The pages are of a file no longer at the path: none is handed out."""
+        self.done.wait()
+        with self._lock:
+            self.pages.clear()
 
     def close(self) -> None:
         """Nobody will use it (the plain picker runs instead, or the browser never started)."""
@@ -346,6 +358,10 @@ class BrowserData:
             if db is None:
                 identity = self._identity or _file_identity(self.db_path)
                 ahead = self._first_window.claim() if name == "reader" and self._first_window else None
+                if ahead is not None and self._identity is None:
+                    # The file the read-ahead opened: one put in its place since (a restore, a
+                    # sync tool) is then seen as a replacement by check_file, and reopened.
+                    identity = self._first_window.identity
                 db = ahead or self._retry(lambda: SessionDB(self.db_path, read_only=True))
                 if name == "reader":
                     if ahead is None and self.cache_dir is not None:
@@ -395,6 +411,8 @@ class BrowserData:
                 self._titles_generation += 1
                 self.gone = None
                 event = ("replaced", f"{self.db_path} was replaced by another file; reopened it.")
+        if event[0] == "replaced" and self._first_window is not None:
+            self._first_window.forget()  # (outside the lock: it may wait for the read-ahead)
         self._on_file_event(*event)
         return event[0]
 

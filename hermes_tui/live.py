@@ -49,7 +49,10 @@ class LiveFeed:
                     asked = True
                     if ctx.store.changed_since_first_read():
                         change = Change(database=True, lanes=change.lanes, reopened=change.reopened)
-                ctx.store.check_file()  # replaced or deleted: reopen, or stop writing
+                if ctx.store.check_file() == "replaced":  # (deleted: writes stop, the view stays)
+                    # Every connection reads the file now at the path: so does what is shown
+                    # (the watcher may have opened the new file already and seen no change).
+                    change = Change(database=True, lanes=change.lanes, reopened=True)
                 if change.lanes:
                     self.describe_lanes(watcher.lanes)
                 if change:

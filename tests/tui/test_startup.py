@@ -358,3 +358,38 @@ def test_the_store_door_tells_a_commit_since_its_first_read(v30_store, tmp_path)
         assert data.changed_since_first_read()
     finally:
         data.close()
+
+
+async def test_a_file_replaced_between_the_first_window_and_the_browser_is_reopened(v30_store, tmp_path):
+    """A restore or a sync tool puts another file at the path while the UI is still loading,
+    after the read-ahead opened the old one: the browser must see the replacement (say so,
+    read the file at the path) -- not take the old file for the one at the path and write,
+    later, into a file it never read."""
+    import shutil
+
+    from hermes_tui.browse import start_first_window
+    from hermes_tui.config import AppConfig
+
+    from .test_delete_undo import notifications
+    from .test_live_reader import wait_until
+
+    config = AppConfig(animations="none", search_debounce_s=0.0, poll_interval_s=0.05)
+    first = start_first_window(v30_store, config, source=None, cache_dir=tmp_path / "cache")
+    assert first.done.wait(30) and first.error is None
+    # The new file: a copy of the old one with one conversation more.
+    staged = tmp_path / "staged.db"
+    shutil.copy(v30_store, staged)
+    writer = SessionDB(staged)
+    writer.create_session("20261128_120000_restored", "cli")
+    writer.append_message("20261128_120000_restored", "user", "only in the file put in its place")
+    writer.close()
+    staged.replace(v30_store)
+    app = make_app(v30_store, cache_dir=tmp_path / "cache", config=config, first_window=first, watch=True)
+    async with app.run_test(size=(120, 32)) as pilot:
+        lst = app.screen.query_one(SessionList)
+        await wait_until(pilot, lambda: any("was replaced" in n for n in notifications(app)))
+
+        def shown() -> list:
+            return [lst.row(i).id for i in range(min(lst.total, 10)) if lst.row(i) is not None]
+
+        await wait_until(pilot, lambda: "20261128_120000_restored" in shown())
