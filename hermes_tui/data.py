@@ -272,10 +272,11 @@ class RecapData:
 
 def _ranking_key(
     source: str | None, exclude_sources: list[str] | None, view: str, include_hidden: bool,
-    include_delegates: bool, workspace: str | None,
+    include_delegates: bool, workspace: str | None, by_activity: bool,
 ) -> tuple:
-    """The filters a ranking is made under (a page and the census name them alike)."""
-    return (source, tuple(exclude_sources or ()), view, include_hidden, include_delegates, workspace)
+    """The filters and the order a ranking is made under (a page and the census name them
+    alike)."""
+    return (source, tuple(exclude_sources or ()), view, include_hidden, include_delegates, workspace, by_activity)
 
 
 #: Rankings kept for deep pages (filters switched back and forth), each ~100 bytes a conversation.
@@ -553,9 +554,10 @@ class BrowserData:
                 return ahead
         if listing.ranked_deep(offset, limit, by_activity=by_activity):
             # Deep in the list by last activity each page would rank every conversation
-            # again (4-5 s at 250k sessions, 0.5-0.9 s at 50k): pages are slices of one
-            # ranking, whose rows are read by id (a few ms).
-            key = _ranking_key(source, exclude_sources, view, include_hidden, include_delegates, workspace)
+            # again (4-5 s at 250k sessions, 0.5-0.9 s at 50k), by start walk the start
+            # index up to its offset (0.4-0.8 s a page past 100,000 rows): pages are slices
+            # of one ranking, whose rows are read by id (a few ms).
+            key = _ranking_key(source, exclude_sources, view, include_hidden, include_delegates, workspace, by_activity)
             ids = self._ranked(key)
             return self._slice(ids, offset, limit, include_delegates), (len(ids) if count else None)
         return self.read(
@@ -602,6 +604,7 @@ class BrowserData:
     def census(
         self, *, count: bool, source: str | None, exclude_sources: list[str] | None, view: str = "active",
         include_hidden: bool = False, include_delegates: bool = False, workspace: str | None = None,
+        by_activity: bool = True,
     ) -> Census:
         """The list's length (when ``count``), the per-source counts and the exact pins, read
         on a connection of their own (``counter``): the scans take ~0.3 s at 250k sessions
@@ -620,7 +623,7 @@ class BrowserData:
             return pins, total, db.source_counts()
 
         pins, total, sources = self._retry(lambda: read(counter))
-        key = _ranking_key(source, exclude_sources, view, include_hidden, include_delegates, workspace)
+        key = _ranking_key(source, exclude_sources, view, include_hidden, include_delegates, workspace, by_activity)
         ranking_s, again_in = self._rank_again(key)
         reader = self.reader
         assumed = reader.assume_pins(pins)
@@ -659,7 +662,7 @@ class BrowserData:
         return rows[:limit]
 
     def _rank(self, key: tuple) -> _Ranking:
-        source, exclude_sources, view, include_hidden, include_delegates, workspace = key
+        source, exclude_sources, view, include_hidden, include_delegates, workspace, by_activity = key
         counter = self._connection("counter")
 
         def rank(db: SessionDB) -> _Ranking:
@@ -668,6 +671,7 @@ class BrowserData:
             ids = listing.rank(
                 db, source=source, exclude_sources=list(exclude_sources), view=view,
                 include_hidden=include_hidden, include_delegates=include_delegates, workspace=workspace,
+                by_activity=by_activity,
             )
             made_at = time.monotonic()
             return _Ranking(ids, version, cost_s=made_at - started, made_at=made_at)

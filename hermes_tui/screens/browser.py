@@ -510,6 +510,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
             census = self.ctx.store.census(
                 count=count, source=self.source_filter, exclude_sources=self.exclude_sources, view=self.view,
                 include_hidden=self.show_hidden, include_delegates=self.show_hidden, workspace=self.workspace,
+                by_activity=self.by_activity,
             )
         except BaseException:
             self.app.call_from_thread(self._census_failed)

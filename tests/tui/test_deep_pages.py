@@ -345,3 +345,59 @@ async def test_a_ranking_that_waited_its_turn_is_made_again_without_another_comm
         screen.store_changed(StoreChange(database=True))  # (as the watcher does)
         await wait_until(pilot, lambda: lst.row(39) is not None and lst.row(39).id == "s01", timeout=5)
         assert lst.row(0).id == "s00"
+
+
+# --------------------------------------------------------------------- deep pages by start
+#
+# By start a page deep in the list walks the start index up to its offset (0.4-0.8 s a page
+# past 100,000 rows at 250k sessions): deep pages by start are slices of one ranking by start.
+
+
+def start_page(store: BrowserData, offset: int, limit: int = 10) -> list[str]:
+    rows, _total = store.page(offset, limit, source=None, exclude_sources=None, by_activity=False, count=False)
+    return [row.id for row in rows]
+
+
+def general_start_page(path: Path, offset: int, limit: int = 10) -> list[str]:
+    db = SessionDB(path, read_only=True)
+    try:
+        rows, _total = listing.page(db, offset, limit, by_activity=False, count=False)
+        return [row.id for row in rows]
+    finally:
+        db.close()
+
+
+def start_rankings_run(store: BrowserData, fn) -> int:
+    """How many times ``fn()`` ranked the whole list by start (every id, no LIMIT)."""
+    counter = store._connection("counter")
+    statements: list[str] = []
+    counter._conn.set_trace_callback(statements.append)
+    try:
+        fn()
+    finally:
+        counter._conn.set_trace_callback(None)
+    return sum(1 for s in statements if s.startswith("SELECT s.id FROM sessions s") and "LIMIT" not in s)
+
+
+def test_deep_pages_by_start_are_slices_of_one_ranking_by_start(store_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(listing, "BY_START_DEEP_ROWS", WALK)
+    store = BrowserData(store_path)
+    writer = SessionDB(store_path)
+    try:
+        assert start_rankings_run(store, lambda: start_page(store, 20)) == 1
+        assert start_page(store, 20) == general_start_page(store_path, 20) == [f"s{i:02d}" for i in range(19, 9, -1)]
+        assert start_rankings_run(store, lambda: [start_page(store, offset) for offset in (10, 30, 5)]) == 0
+        assert start_page(store, 35) == general_start_page(store_path, 35)  # (the last 5)
+        # The order is part of the ranking's key: by last activity, a ranking of its own.
+        assert rankings_run(store, lambda: deep_page(store, 20)) == 1
+        assert start_rankings_run(store, lambda: start_page(store, 20)) == 0
+        # A new conversation (the newest start) moves every deep page by one: ranked again in
+        # the census's turn for the order shown.
+        writer.create_session("s99", "cli")
+        writer.append_message("s99", "user", "a new one")
+        assert start_rankings_run(store, lambda: store.census(
+            count=True, source=None, exclude_sources=None, by_activity=False)) == 1
+        assert start_page(store, 20) == general_start_page(store_path, 20) == [f"s{i:02d}" for i in range(20, 10, -1)]
+    finally:
+        writer.close()
+        store.close()
