@@ -120,3 +120,47 @@ def deep_page_by_activity(ctx: Context) -> list[Case]:
         lambda result: {"hits": len(result[0])},
     ))
     return cases
+
+
+@register(
+    "browse.deep_page_by_start",
+    klass="deep_page_by_start",
+    title="a page deep in the list by start (End, a dragged scrollbar; informative)",
+    api="listing.page(by_activity=False) · listing.rank(by_activity=False) · BrowserData.page",
+    target_ms=None,
+    group="browse",
+)
+def deep_page_by_start(ctx: Context) -> list[Case]:
+    """Pages deep in the list by start: the middle of the list and its last page read as the
+    list reads a page (the start index walked up to the offset), the whole ranking by start
+    made once (``listing.rank(by_activity=False)``), and the browser's deep page: a slice of
+    that ranking, its rows read by id (``BrowserData.page``, its ranking made in the warm-up
+    call)."""
+    from hermes_state import listing
+    from hermes_state.visibility import INTERNAL_SOURCES
+    from hermes_tui.data import BrowserData
+
+    db = ctx.db
+    excluded = list(INTERNAL_SOURCES)
+    total = listing.count_listed(db, exclude_sources=excluded)
+    middle, last = max(0, total // 2), max(0, total - PAGE)
+    store = BrowserData(ctx.db_path)
+    cases = []
+    for label, offset in (("middle", middle), ("last page", last)):
+        cases.append(Case(
+            f"the start index walked, {label} (offset {offset:,} of {total:,})",
+            lambda offset=offset: listing.page(db, offset, PAGE, exclude_sources=excluded, by_activity=False,
+                                               count=False),
+            lambda result: {"hits": len(result[0])},
+        ))
+    cases.append(Case(
+        "the whole ranking by start, once (listing.rank)",
+        lambda: listing.rank(db, exclude_sources=excluded, by_activity=False),
+        lambda ids: {"hits": len(ids)},
+    ))
+    cases.append(Case(
+        f"browser: a slice of the ranking, offset {middle:,} (BrowserData.page)",
+        lambda: store.page(middle, PAGE, source=None, exclude_sources=excluded, by_activity=False, count=False),
+        lambda result: {"hits": len(result[0])},
+    ))
+    return cases
