@@ -1295,7 +1295,7 @@ class SessionDB:
                 return self._pinned_then_rest(select, where, params, pins, limit, offset,
                                               project_compression_tips and not include_children,
                                               include_delegates, columns)
-            sql = f"{select} {where} ORDER BY {BY_START}"
+            sql = f"{select} {where} ORDER BY {self._by_start()}"
         sql += " LIMIT ? OFFSET ?"
         params += [int(limit), int(offset)]
 
@@ -1376,13 +1376,14 @@ class SessionDB:
         pins = sorted(self._pinned_ids())
         select = "SELECT s.id FROM sessions s"
         statements = _pinned_and_rest(select, where, params, pins) if pins else [(f"{select} {where}", params)]
+        order = self._by_start()
 
         def do(conn: sqlite3.Connection) -> list[str]:
             cursor = conn.cursor()
             cursor.row_factory = None
             ids: list[str] = []
             for sql, args in statements:
-                ids += [row[0] for row in cursor.execute(f"{sql} ORDER BY {BY_START}", args)]
+                ids += [row[0] for row in cursor.execute(f"{sql} ORDER BY {order}", args)]
             return ids
 
         return self._read(do)
@@ -1477,14 +1478,15 @@ class SessionDB:
         (pinned_sql, pinned_args), (rest_sql, rest_args) = _pinned_and_rest(select, where, params, pins)
         rules = self.rules
         file_pins = self.extra_pins
+        order = self._by_start()
 
         def do(conn: sqlite3.Connection) -> list[dict]:
-            pinned = conn.execute(f"{pinned_sql} ORDER BY {BY_START}", pinned_args).fetchall()
+            pinned = conn.execute(f"{pinned_sql} ORDER BY {order}", pinned_args).fetchall()
             page = pinned[offset: offset + limit]
             room = limit - len(page)
             if room > 0:
                 page += conn.execute(
-                    f"{rest_sql} ORDER BY {BY_START} LIMIT ? OFFSET ?",
+                    f"{rest_sql} ORDER BY {order} LIMIT ? OFFSET ?",
                     [*rest_args, room, max(0, offset - len(pinned))],
                 ).fetchall()
             rows = [_rich_row(row) for row in page]
@@ -1525,16 +1527,22 @@ class SessionDB:
             pins = sorted(self._pinned_ids())
             # As list_sessions_rich: the pinned rows, then the rest by the start index.
             statements = _pinned_and_rest(select, where, params, pins) if pins else [(f"{select} {where}", params)]
+            order = self._by_start()
             left = int(limit)
             for sql, args in statements:
                 if left <= 0:
                     break
                 for rows in _listed_chunks(
-                    conn, f"{sql} ORDER BY {BY_START} LIMIT ?", [*args, left], chunk,
+                    conn, f"{sql} ORDER BY {order} LIMIT ?", [*args, left], chunk,
                     lambda rows: _finish_listing(conn, rows, rules, file_pins, True, False, columns),
                 ):
                     left -= len(rows)
                     yield from rows
+
+    def _by_start(self) -> str:
+        """The ORDER BY of the list by start (:data:`BY_START`, or through a view
+        :data:`BY_START_VIEW`)."""
+        return BY_START_VIEW if "sessions" in self.compat_views else BY_START
 
     def _by_start_select(self, columns: str) -> str:
         """The listing's SELECT (alias ``s``): ``columns``, the preview's raw text and the
@@ -2806,12 +2814,14 @@ def _listed_chunks(
         conn.text_factory = previous
 
 
-#: The list by start (LI-2): newest start first; sessions started at the same instant newest id
-#: first, so that a page read with ``OFFSET`` and a slice of :meth:`SessionDB.rank_listed`'s
-#: ranking agree whatever plan SQLite picks for each (the start index still serves it: SQLite
-#: sorts only the rows of one start among themselves). Not the rowid: an older file read
-#: through a compatibility view has none.
-BY_START = "s.started_at DESC, s.id DESC"
+#: The list by start (LI-2): newest start first; sessions started at the same instant in the
+#: order they were written (the rowid), as the start index ``started_at DESC`` keeps them -- so
+#: it still serves the order alone, nothing sorted -- and named, so that a page read with
+#: ``OFFSET`` and a slice of :meth:`SessionDB.rank_listed`'s ranking agree whatever plan SQLite
+#: picks for each (a source filter reads the source index and sorts).
+BY_START = "s.started_at DESC, s.rowid"
+#: The same through a compatibility view (an older file read as v11): a view's rowid is NULL.
+BY_START_VIEW = "s.started_at DESC, s.id"
 
 
 def _pinned_and_rest(select: str, where: str, params: list[Any], pins: list[str]) -> list[tuple[str, list[Any]]]:
