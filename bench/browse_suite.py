@@ -92,6 +92,12 @@ def deep_page_by_activity(ctx: Context) -> list[Case]:
     page), the whole ranking made once (``listing.rank``), and the browser's deep page: a
     slice of that ranking, its rows read by id (``BrowserData.page``, its ranking made in the
     warm-up call)."""
+    return _deep_page_cases(ctx, by_activity=True)
+
+
+def _deep_page_cases(ctx: Context, *, by_activity: bool) -> list[Case]:
+    """A deep page as the list reads it (middle and last), the whole ranking once, and the
+    browser's slice of it -- in one order."""
     from hermes_state import listing
     from hermes_state.visibility import INTERNAL_SOURCES
     from hermes_tui.data import BrowserData
@@ -101,22 +107,24 @@ def deep_page_by_activity(ctx: Context) -> list[Case]:
     total = listing.count_listed(db, exclude_sources=excluded)
     middle, last = max(0, total // 2), max(0, total - PAGE)
     store = BrowserData(ctx.db_path)
+    read = "general query" if by_activity else "the start index walked"
+    order = "" if by_activity else " by start"
     cases = []
     for label, offset in (("middle", middle), ("last page", last)):
         cases.append(Case(
-            f"general query, {label} (offset {offset:,} of {total:,})",
-            lambda offset=offset: listing.page(db, offset, PAGE, exclude_sources=excluded, by_activity=True,
+            f"{read}, {label} (offset {offset:,} of {total:,})",
+            lambda offset=offset: listing.page(db, offset, PAGE, exclude_sources=excluded, by_activity=by_activity,
                                                count=False),
             lambda result: {"hits": len(result[0])},
         ))
     cases.append(Case(
-        "the whole ranking, once (listing.rank)",
-        lambda: listing.rank(db, exclude_sources=excluded),
+        f"the whole ranking{order}, once (listing.rank)",
+        lambda: listing.rank(db, exclude_sources=excluded, by_activity=by_activity),
         lambda ids: {"hits": len(ids)},
     ))
     cases.append(Case(
         f"browser: a slice of the ranking, offset {middle:,} (BrowserData.page)",
-        lambda: store.page(middle, PAGE, source=None, exclude_sources=excluded, by_activity=True, count=False),
+        lambda: store.page(middle, PAGE, source=None, exclude_sources=excluded, by_activity=by_activity, count=False),
         lambda result: {"hits": len(result[0])},
     ))
     return cases
@@ -136,31 +144,4 @@ def deep_page_by_start(ctx: Context) -> list[Case]:
     made once (``listing.rank(by_activity=False)``), and the browser's deep page: a slice of
     that ranking, its rows read by id (``BrowserData.page``, its ranking made in the warm-up
     call)."""
-    from hermes_state import listing
-    from hermes_state.visibility import INTERNAL_SOURCES
-    from hermes_tui.data import BrowserData
-
-    db = ctx.db
-    excluded = list(INTERNAL_SOURCES)
-    total = listing.count_listed(db, exclude_sources=excluded)
-    middle, last = max(0, total // 2), max(0, total - PAGE)
-    store = BrowserData(ctx.db_path)
-    cases = []
-    for label, offset in (("middle", middle), ("last page", last)):
-        cases.append(Case(
-            f"the start index walked, {label} (offset {offset:,} of {total:,})",
-            lambda offset=offset: listing.page(db, offset, PAGE, exclude_sources=excluded, by_activity=False,
-                                               count=False),
-            lambda result: {"hits": len(result[0])},
-        ))
-    cases.append(Case(
-        "the whole ranking by start, once (listing.rank)",
-        lambda: listing.rank(db, exclude_sources=excluded, by_activity=False),
-        lambda ids: {"hits": len(ids)},
-    ))
-    cases.append(Case(
-        f"browser: a slice of the ranking, offset {middle:,} (BrowserData.page)",
-        lambda: store.page(middle, PAGE, source=None, exclude_sources=excluded, by_activity=False, count=False),
-        lambda result: {"hits": len(result[0])},
-    ))
-    return cases
+    return _deep_page_cases(ctx, by_activity=False)

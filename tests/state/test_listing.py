@@ -692,40 +692,26 @@ RANK_FILTERS = (
 )
 
 
+@pytest.mark.parametrize("by_activity", [True, False], ids=["by-activity", "by-start"])
 @pytest.mark.parametrize("schema", [16, 30])
 @pytest.mark.parametrize("filters", RANK_FILTERS, ids=lambda f: ",".join(f) or "default")
-def test_slices_of_the_ranking_are_the_general_querys_pages(corpora, monkeypatch, schema, filters):
+def test_slices_of_the_ranking_are_the_pages(corpora, monkeypatch, schema, filters, by_activity):
+    """By start too: a page deep in the list walks the start index up to its offset (0.4-0.8 s
+    a page past 100,000 rows at 250k sessions), and the browser pages through one ranking by
+    start instead."""
     db = _reader_with_pins(corpora[schema], schema)
     try:
-        ranking = listing.rank(db, **filters)
+        ranking = listing.rank(db, by_activity=by_activity, **filters)
         assert len(ranking) == listing.count_listed(db, **filters)
         assert len(set(ranking)) == len(ranking)
-        monkeypatch.setattr(db_module, "_ACTIVITY_WALK_ROWS", 0)  # every page from the general query
-        assert listing.ranked_deep(0, 1, by_activity=True) and not listing.ranked_deep(0, 1, by_activity=False)
+        if by_activity:
+            monkeypatch.setattr(db_module, "_ACTIVITY_WALK_ROWS", 0)  # every page from the general query
+            assert listing.ranked_deep(0, 1, by_activity=True)
+        else:
+            assert listing.ranked_deep(0, listing.BY_START_DEEP_ROWS + 1, by_activity=False)
+            assert not listing.ranked_deep(0, listing.BY_START_DEEP_ROWS, by_activity=False)
         for offset, limit in ((0, 50), (50, 50), (7, 13), (max(0, len(ranking) - 20), 50), (len(ranking), 10)):
-            rows, _total = listing.page(db, offset, limit, by_activity=True, count=False, **filters)
-            assert listing.summaries_of(
-                db, ranking[offset:offset + limit], include_delegates=filters.get("include_delegates", False),
-            ) == rows, (offset, limit)
-    finally:
-        db.close()
-
-
-@pytest.mark.parametrize("schema", [16, 30])
-@pytest.mark.parametrize("filters", RANK_FILTERS, ids=lambda f: ",".join(f) or "default")
-def test_slices_of_the_ranking_by_start_are_the_pages_by_start(corpora, schema, filters):
-    """By start a page deep in the list walks the start index up to its offset (0.4-0.8 s a
-    page past 100,000 rows at 250k sessions): the browser pages through one ranking by start
-    instead, whose slices must be those pages."""
-    db = _reader_with_pins(corpora[schema], schema)
-    try:
-        ranking = listing.rank(db, by_activity=False, **filters)
-        assert len(ranking) == listing.count_listed(db, **filters)
-        assert len(set(ranking)) == len(ranking)
-        assert listing.ranked_deep(0, listing.BY_START_DEEP_ROWS + 1, by_activity=False)
-        assert not listing.ranked_deep(0, listing.BY_START_DEEP_ROWS, by_activity=False)
-        for offset, limit in ((0, 50), (50, 50), (7, 13), (max(0, len(ranking) - 20), 50), (len(ranking), 10)):
-            rows, _total = listing.page(db, offset, limit, by_activity=False, count=False, **filters)
+            rows, _total = listing.page(db, offset, limit, by_activity=by_activity, count=False, **filters)
             assert listing.summaries_of(
                 db, ranking[offset:offset + limit], include_delegates=filters.get("include_delegates", False),
             ) == rows, (offset, limit)
