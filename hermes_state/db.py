@@ -1660,6 +1660,26 @@ class SessionDB:
         sql, params = _prunable_sql(older_than_days, source)
         return [row[0] for row in self._fetchall(sql, params)]
 
+    def prunable_totals(self, older_than_days: float = 90, source: str | None = None) -> tuple[int, int]:
+        """How many sessions :meth:`prune_sessions` would delete now, and their messages (by
+        the sessions' counters), in one statement."""
+        sql, params = _prunable_sql(older_than_days, source, "COUNT(*), COALESCE(SUM(message_count), 0)")
+        sessions, messages = self._fetchone(sql, params)
+        return int(sessions or 0), int(messages or 0)
+
+    def last_write_at(self) -> float | None:
+        """When an agent last wrote to the store, by two index seeks: the newest message's
+        time (the highest id) or the newest session's start, whichever is later; None when
+        neither has one."""
+
+        def do(conn: sqlite3.Connection) -> float | None:
+            newest = conn.execute("SELECT timestamp FROM messages ORDER BY id DESC LIMIT 1").fetchone()
+            started = conn.execute("SELECT MAX(started_at) FROM sessions").fetchone()
+            found = [v for v in (newest and newest[0], started and started[0]) if isinstance(v, (int, float))]
+            return float(max(found)) if found else None
+
+        return self._read(do)
+
     def prunable_sessions(
         self, older_than_days: float = 90, source: str | None = None,
     ) -> list[tuple[str, str | None, Any]]:

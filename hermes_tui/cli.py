@@ -617,10 +617,11 @@ def _cmd_prune(args: argparse.Namespace) -> int:
         return 0
     with open_store("write") as db:
         # Say how many before asking (item 9); the count is taken again by the delete itself.
-        count = len(db.prunable_session_ids(older_than_days=days, source=args.source))
+        count, messages = db.prunable_totals(older_than_days=days, source=args.source)
         if count == 0 and not args.yes:
             print(f"No ended sessions older than {days} days{where}.")
             return 0
+        _say_what_a_prune_holds(db, count, messages)
         noun = "session" if count == 1 else "sessions"
         prompt = f"Delete {count} ended {noun} older than {days} days{where}? [y/N] "
         if not args.yes and not confirm(prompt):
@@ -630,6 +631,35 @@ def _cmd_prune(args: argparse.Namespace) -> int:
         )
     print(f"Pruned {pruned} session(s).")
     return 0
+
+
+#: Messages past which a prune, one transaction (EX-5), may hold the write lock longer than a
+#: writer waits for it: each deleted message is taken out of two full-text indexes by their
+#: triggers (~12,000 messages a second measured on the bench box: 100,000 take ~8 s), and
+#: upstream's SessionDB gives a write up after ~16 s (15 tries, each waiting up to 1 s).
+PRUNE_LOCK_WARN_MESSAGES = 100_000
+
+
+def _say_what_a_prune_holds(db, sessions: int, messages: int) -> None:
+    """Before CLI-11's prompt (unchanged on stdout), on stderr: a large prune while an agent
+    or a gateway is writing to the store makes their writes wait for the whole of it, and
+    theirs fail (messages not kept) when it takes longer than they wait."""
+    if messages < PRUNE_LOCK_WARN_MESSAGES:
+        return
+    from .config import load_config
+
+    config, _problems = load_config()
+    last = db.last_write_at()
+    now = time.time()
+    if last is None or now - last > config.live_window_s:
+        return
+    print(
+        f"⚠ This store was written {relative_time(last, now=now)}: an agent or a gateway may be "
+        f"writing to it. Pruning {sessions:,} sessions ({messages:,} messages) is one transaction; "
+        "writers wait until it is done, and Hermes gives a write up after about 16 s. Stop them "
+        "first, or prune in steps (a larger --older-than first).",
+        file=sys.stderr,
+    )
 
 
 # stats -----------------------------------------------------------------------

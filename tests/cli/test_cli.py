@@ -885,3 +885,48 @@ def test_cli16_both_id_formats_printed_in_full(run, store, make_session):
     out = run("list")[1]
     assert out.splitlines()[2].endswith(" 20250305_091524_a1b2c3d4")
     assert out.splitlines()[3].endswith(" 20250305_091523_a1b2c3")
+
+
+def test_cli11_a_large_prune_while_something_writes_says_what_the_lock_costs(run, store, make_session, home,
+                                                                          monkeypatch):
+    """A prune is one transaction (EX-5): every writer waits for all of it, and upstream's gives
+    a write up after ~16 s. Large, while the store is being written, it says so on stderr before
+    CLI-11's prompt (unchanged on stdout); small, or on a quiet store, nothing."""
+    from hermes_tui import cli
+
+    now = time.time()
+    make_session(store, "old_a", source="cli", started_at=now - 200 * DAY, end_reason="user_exit",
+                 messages=[("user", "one"), ("assistant", "two")])
+    make_session(store, "old_b", source="cli", started_at=now - 150 * DAY, end_reason="user_exit",
+                 messages=[("user", "three")])
+    make_session(store, "busy", source="telegram", started_at=now - 600,
+                 messages=[{"role": "user", "content": "still talking", "timestamp": now - 60}])
+    store.close()
+    prompt = "Delete 2 ended sessions older than 90 days? [y/N] Cancelled.\n"
+    assert run("prune", stdin="n\n") == (1, prompt, "")  # (3 messages: far below the bar)
+    monkeypatch.setattr(cli, "PRUNE_LOCK_WARN_MESSAGES", 3)
+    code, out, err = run("prune", stdin="n\n")
+    assert (code, out) == (1, prompt)
+    assert err.startswith("⚠ This store was written 1m ago: an agent or a gateway may be writing to it.")
+    assert "Pruning 2 sessions (3 messages) is one transaction" in err
+    assert "prune in steps (a larger --older-than first)" in err
+    # Quiet for longer than the live window (the browser's setting): nothing said.
+    writer = SessionDB(home / "state.db")
+    try:
+        writer._execute_write(lambda conn: (
+            conn.execute("UPDATE messages SET timestamp = ?", (now - 3600,)),
+            conn.execute("UPDATE sessions SET started_at = ? WHERE id = 'busy'", (now - 7200,)),
+        ))
+    finally:
+        writer.close()
+    assert run("prune", stdin="n\n") == (1, prompt, "")
+
+
+def test_last_write_at_is_the_newest_message_or_session_start(db):
+    assert db.last_write_at() is None
+    db.create_session("a", "cli")
+    started = db.get_session("a")["started_at"]
+    assert db.last_write_at() == started
+    db.append_message("a", "user", "later")
+    assert db.last_write_at() >= started
+    assert db.prunable_totals(older_than_days=0) == (0, 0)  # (live: never pruned)
