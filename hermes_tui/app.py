@@ -96,6 +96,7 @@ class HermesApp(App[str | None]):
                 self.db_path,
                 on_wait=self._wait_from_thread,
                 on_file_event=self._file_event,
+                on_activity=self._activity_from_thread,
                 trash_dir=trash_dir if trash_dir is not None else default_trash_dir(),
                 cache_dir=cache_dir if cache_dir is not None else default_cache_dir(),
                 first_window=first_window,
@@ -318,8 +319,14 @@ class HermesApp(App[str | None]):
             self.ctx.signals.store_changed.publish(StoreChange(database=True))
 
     def _wait_from_thread(self, text: str | None) -> None:
+        self._status_from_thread(StoreStatus(text))
+
+    def _activity_from_thread(self, text: str | None) -> None:
+        self._status_from_thread(StoreStatus(text, activity=True))
+
+    def _status_from_thread(self, status: StoreStatus) -> None:
         try:
-            self.call_from_thread(self.ctx.signals.status.publish, StoreStatus(text))
+            self.call_from_thread(self.ctx.signals.status.publish, status)
         except RuntimeError:
             pass  # called from the event loop thread or after exit
 

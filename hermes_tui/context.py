@@ -35,10 +35,12 @@ class StoreChange:
 
 @dataclass(frozen=True)
 class StoreStatus:
-    """A condition the status line shows while it lasts (``text`` None clears it)."""
+    """A condition the status line shows while it lasts (``text`` None clears it); with
+    ``activity``, what the store door is busy with instead (no warning: shown after one)."""
 
     text: str | None
     severity: str = "warning"
+    activity: bool = False
 
 
 @dataclass

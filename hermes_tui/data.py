@@ -279,6 +279,9 @@ def _ranking_key(
     return (source, tuple(exclude_sources or ()), view, include_hidden, include_delegates, workspace, by_activity)
 
 
+#: The status line while a ranking for pages deep in the list is made (once for the filters).
+RANKING_TEXT = "ordering every conversation to show this far down (once for these filters)…"
+
 #: Rankings kept for deep pages (filters switched back and forth), each ~100 bytes a conversation.
 KEPT_RANKINGS = 2
 
@@ -297,6 +300,7 @@ class BrowserData:
         *,
         on_wait: Callable[[str | None], None] | None = None,
         on_file_event: Callable[[str, str], None] | None = None,
+        on_activity: Callable[[str | None], None] | None = None,
         trash_dir: Path | None = None,
         cache_dir: Path | None = None,
         first_window: FirstWindow | None = None,
@@ -325,6 +329,8 @@ class BrowserData:
         # lock; it has its own lock so that reads never queue behind that wait.
         self._writer_lock = threading.Lock()
         self._on_wait = on_wait or (lambda _text: None)
+        #: Told what the reader waits for while it lasts (a ranking of the whole list), then None.
+        self._on_activity = on_activity or (lambda _text: None)
         self._roots: dict[str, str] = {}
         #: Conversation names by root, valid while the reader's data_version stays (typing
         #: shows the same conversations key after key; a rename is a commit).
@@ -642,7 +648,12 @@ class BrowserData:
         with self._ranking_lock:
             ranking = self._rankings.pop(key, None)
             if ranking is None:
-                ranking = self._rank(key)
+                # Seconds at 250k sessions, the deep rows shown as "…" meanwhile: say why.
+                self._on_activity(RANKING_TEXT)
+                try:
+                    ranking = self._rank(key)
+                finally:
+                    self._on_activity(None)
             ranking.used = True
             self._rankings[key] = ranking  # (the last used last)
             while len(self._rankings) > KEPT_RANKINGS:

@@ -263,7 +263,11 @@ class BrowserScreen(SessionFlows, HermesScreen):
             self.toggle_class("-detail-hidden")
 
     def _status(self, status: StoreStatus) -> None:
-        self.query_one(StatusLine).set_warning(status.text, status.severity)
+        line = self.query_one(StatusLine)
+        if status.activity:
+            line.set_activity(status.text)
+        else:
+            line.set_warning(status.text, status.severity)
 
     def _access(self, _access: Access) -> None:
         self._update_titles()

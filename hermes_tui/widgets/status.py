@@ -1,4 +1,5 @@
-"""StatusLine: database, counts, filter, liveness, and any warning (lock waits, read-only)."""
+"""StatusLine: database, counts, filter, liveness, any warning (lock waits, read-only) and
+what the reader waits for (a ranking of the whole list)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ class StatusLine(Static):
         self.left = ""
         self.warning: str | None = None
         self.warning_severity = "warning"
+        #: What is being done that the reader waits for (not a warning), or None.
+        self.activity: str | None = None
 
     def set_info(self, text: str) -> None:
         self.left = text
@@ -23,6 +26,10 @@ class StatusLine(Static):
         self.set_class(bool(text), "-warning")
         self._redraw()
 
+    def set_activity(self, text: str | None) -> None:
+        self.activity = text
+        self._redraw()
+
     def _redraw(self) -> None:
         # One line, cut with an ellipsis (app.tcss); a warning comes first, so that a narrow
         # terminal cuts the counts and filters, never the lock wait or the read-only notice.
@@ -30,6 +37,9 @@ class StatusLine(Static):
         if self.warning:
             line.append("⚠ ", style="bold")
             line.append(self.warning, style="bold")
+            line.append("  ·  ")
+        if self.activity:
+            line.append(self.activity, style="italic")
             line.append("  ·  ")
         line.append(self.left)
         self.update(line)

@@ -400,3 +400,56 @@ def test_deep_pages_by_start_are_slices_of_one_ranking_by_start(store_path: Path
     finally:
         writer.close()
         store.close()
+
+
+# ------------------------------------------------------------- what the reader waits for
+#
+# Ranking the whole list takes seconds at 250k sessions (once per filters and order): the deep
+# rows show "…" meanwhile, and the status line says why.
+
+
+def test_the_store_door_says_while_it_ranks_and_only_then(store_path: Path) -> None:
+    from hermes_tui.data import RANKING_TEXT
+
+    said: list = []
+    store = BrowserData(store_path, on_activity=said.append)
+    try:
+        deep_page(store, 20)
+        assert said == [RANKING_TEXT, None]
+        deep_page(store, 30)  # (a slice of the ranking made: nothing to wait for)
+        deep_page(store, 0)  # (the first page: no ranking)
+        assert said == [RANKING_TEXT, None]
+    finally:
+        store.close()
+
+
+async def test_the_status_line_says_what_a_deep_page_waits_for(store_path: Path, monkeypatch) -> None:
+    from hermes_tui.data import RANKING_TEXT
+    from hermes_tui.widgets.status import StatusLine
+
+    app = make_app(store_path)
+    async with app.run_test(size=SIZE) as pilot:
+        lst = app.screen.query_one(SessionList)
+        status = app.screen.query_one(StatusLine)
+        await wait_until(pilot, lambda: lst.loaded and lst.total == 40 and not lst.counting)
+        # The list by start, every page of it "deep" here, its ranking held back (a large store).
+        gate = threading.Event()
+        original = listing.rank
+
+        def slow_rank(*args, **kwargs):
+            gate.wait(10)
+            return original(*args, **kwargs)
+
+        monkeypatch.setattr(listing, "rank", slow_rank)
+        monkeypatch.setattr(listing, "BY_START_DEEP_ROWS", WALK)
+
+        def drawn() -> str:
+            return "".join(segment.text for segment in status.render_line(0))
+
+        assert RANKING_TEXT[:30] not in drawn()
+        await pilot.press("o")
+        await wait_until(pilot, lambda: RANKING_TEXT[:30] in drawn(), timeout=5)
+        assert "⚠" not in drawn()  # (not a warning)
+        gate.set()
+        await wait_until(pilot, lambda: lst.row(0) is not None and RANKING_TEXT[:30] not in drawn(), timeout=5)
+        assert lst.row(0).id == "s39"  # (the newest start first)
