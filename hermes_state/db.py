@@ -1375,7 +1375,7 @@ class SessionDB:
         :data:`BY_START` order -- as :meth:`_pinned_then_rest` reads a page."""
         pins = sorted(self._pinned_ids())
         select = "SELECT s.id FROM sessions s"
-        statements = _pinned_and_rest(select, where, params, pins) if pins else [(f"{select} {where}", params)]
+        statements = _pinned_and_rest(select, where, params, pins)
         order = self._by_start()
 
         def do(conn: sqlite3.Connection) -> list[str]:
@@ -1526,7 +1526,7 @@ class SessionDB:
             select = self._by_start_select(columns)
             pins = sorted(self._pinned_ids())
             # As list_sessions_rich: the pinned rows, then the rest by the start index.
-            statements = _pinned_and_rest(select, where, params, pins) if pins else [(f"{select} {where}", params)]
+            statements = _pinned_and_rest(select, where, params, pins)
             order = self._by_start()
             left = int(limit)
             for sql, args in statements:
@@ -2846,7 +2846,10 @@ BY_START_VIEW = "s.started_at DESC, s.id"
 
 def _pinned_and_rest(select: str, where: str, params: list[Any], pins: list[str]) -> list[tuple[str, list[Any]]]:
     """The start-ordered list with the pinned rows first, as two statements without their
-    ORDER BY: the pinned rows, then the rest (which walk the start index)."""
+    ORDER BY: the pinned rows, then the rest (which walk the start index); one, the whole
+    list, when nothing is pinned."""
+    if not pins:
+        return [(f"{select} {where}", list(params))]
     marks = ",".join("?" for _ in pins)
     joiner = " AND " if where else "WHERE "
     return [

@@ -363,12 +363,12 @@ class BrowserData:
                 raise DatabaseError("the browser is closing")
             db = self._dbs.get(name)
             if db is None:
-                identity = self._identity or _file_identity(self.db_path)
                 ahead = self._first_window.claim() if name == "reader" and self._first_window else None
-                if ahead is not None and self._identity is None:
-                    # The file the read-ahead opened: one put in its place since (a restore, a
-                    # sync tool) is then seen as a replacement by check_file, and reopened.
-                    identity = self._first_window.identity
+                # Taken before the open; with the read-ahead's reader, the file it opened: one
+                # put in its place since (a restore, a sync tool) is then seen as a replacement
+                # by check_file, and reopened.
+                identity = self._identity or (
+                    self._first_window.identity if ahead is not None else _file_identity(self.db_path))
                 db = ahead or self._retry(lambda: SessionDB(self.db_path, read_only=True))
                 if name == "reader":
                     if ahead is None and self.cache_dir is not None:

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import replace
 from datetime import datetime
 from typing import Callable
 
 from hermes_state.gateway import describe_lane, load_gateway_config, load_sessions_index
-from hermes_state.watch import Change, ChangeWatcher
+from hermes_state.watch import ChangeWatcher
 
 from .context import AppContext, StoreChange
 
@@ -48,11 +49,11 @@ class LiveFeed:
                     # that the notice has a screen to reach.
                     asked = True
                     if ctx.store.changed_since_first_read():
-                        change = Change(database=True, lanes=change.lanes, reopened=change.reopened)
+                        change = replace(change, database=True)
                 if ctx.store.check_file() == "replaced":  # (deleted: writes stop, the view stays)
                     # Every connection reads the file now at the path: so does what is shown
                     # (the watcher may have opened the new file already and seen no change).
-                    change = Change(database=True, lanes=change.lanes, reopened=True)
+                    change = replace(change, database=True, reopened=True)
                 if change.lanes:
                     self.describe_lanes(watcher.lanes)
                 if change:
