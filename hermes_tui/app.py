@@ -22,6 +22,7 @@ from typing import Callable, Iterable
 from textual import events, on, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Static
 from textual.worker import Worker, WorkerState, get_current_worker
@@ -45,6 +46,14 @@ STYLES = Path(__file__).parent / "styles"
 
 MIN_WIDTH = 40
 MIN_HEIGHT = 10
+
+
+class _StatusPosted(Message):
+    """A :class:`StoreStatus` from the store door's threads, for the event loop."""
+
+    def __init__(self, status: StoreStatus) -> None:
+        super().__init__()
+        self.status = status
 
 
 class TooSmallScreen(Screen[None]):
@@ -325,10 +334,15 @@ class HermesApp(App[str | None]):
         self._status_from_thread(StoreStatus(text, activity=True))
 
     def _status_from_thread(self, status: StoreStatus) -> None:
-        try:
-            self.call_from_thread(self.ctx.signals.status.publish, status)
-        except RuntimeError:
-            pass  # called from the event loop thread or after exit
+        """Queued, never waited for: the store door says this while it holds its own locks
+        (a write's lock wait, a ranking), and a thread that waited for the event loop there
+        would hang the day the loop asked the door for anything. From the loop's own thread
+        it is queued as well (``call_from_thread`` refused that: the status was lost)."""
+        self.post_message(_StatusPosted(status))
+
+    @on(_StatusPosted)
+    def _status_posted(self, message: _StatusPosted) -> None:
+        self.ctx.signals.status.publish(message.status)
 
     # ------------------------------------------------------------------ errors
 

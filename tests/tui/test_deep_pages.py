@@ -453,3 +453,38 @@ async def test_the_status_line_says_what_a_deep_page_waits_for(store_path: Path,
         gate.set()
         await wait_until(pilot, lambda: lst.row(0) is not None and RANKING_TEXT[:30] not in drawn(), timeout=5)
         assert lst.row(0).id == "s39"  # (the newest start first)
+
+
+async def test_the_store_door_never_waits_for_the_event_loop_to_say_a_status(store_path: Path) -> None:
+    """The door says "ranking…" or "waiting for a lock" while it holds its own locks: a thread
+    that waited there for a busy event loop would hang the day the loop asked the door for
+    anything. Said from a thread while the loop is blocked, it returns at once and shows once
+    the loop runs; said from the loop itself, it shows too."""
+    import time
+
+    from hermes_tui.widgets.status import StatusLine
+
+    app = make_app(store_path)
+    async with app.run_test(size=SIZE) as pilot:
+        status = app.screen.query_one(StatusLine)
+        lst = app.screen.query_one(SessionList)
+        # (the door's own work done: its "ranking…" and the clearing after it said)
+        await wait_until(pilot, lambda: lst.loaded and lst.total == 40 and not lst.counting)
+        await app.workers.wait_for_complete()
+
+        def drawn() -> str:
+            return "".join(segment.text for segment in status.render_line(0))
+
+        returned: list[float] = []
+        thread = threading.Thread(
+            target=lambda: (app._activity_from_thread("ordering from a thread"), returned.append(time.monotonic()))
+        )
+        blocked_at = time.monotonic()
+        thread.start()
+        time.sleep(0.5)  # the event loop is busy (this test runs on it)
+        thread.join(5)
+        assert returned and returned[0] - blocked_at < 0.4  # not held until the loop was free
+        await wait_until(pilot, lambda: "ordering from a thread" in drawn(), timeout=5)
+        app._activity_from_thread(None)
+        app._wait_from_thread("said on the loop's own thread")
+        await wait_until(pilot, lambda: "said on the loop's own thread" in drawn(), timeout=5)
