@@ -9,6 +9,7 @@ the new one on a thread and connection of its own, then puts it in place.
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from pathlib import Path
 
@@ -37,9 +38,12 @@ def test_a_stale_title_index_is_rebuilt_on_its_own_thread_and_swapped_in(tmp_pat
     monkeypatch.setattr(TitleIndex, "build", recording_build)
     store = BrowserData(path)
     try:
+        # The first index too is built aside (SQL answers until it is in place).
         assert [s.id for s in store.match_sessions("topic 3", source=None, exclude_sources=None)] == ["s03"]
+        store._title_build.result(timeout=10)
+        assert built_on == ["hermes-titles-build_0"]
         first = store._titles
-        assert len(built_on) == 1  # the first build: nothing to answer from before it
+        assert first.built
 
         writer.set_session_title("s01", "kumquat season")
         found = [s.id for s in store.match_sessions("kumquat", source=None, exclude_sources=None)]
@@ -78,3 +82,47 @@ def test_an_index_without_an_owner_that_rebuilds_still_rebuilds_itself(tmp_path:
         assert index.candidates("omega") == [db._fetchone("SELECT rowid FROM sessions WHERE id = 'a'")[0]]
     finally:
         db.close()
+
+
+def test_a_search_typed_as_the_browser_opens_does_not_wait_for_the_first_index(tmp_path: Path, monkeypatch) -> None:
+    """The first index reads every title (0.2 s at 250k sessions), started once the census
+    has counted. A search typed before it is in place used to wait for it -- its answer,
+    hits and all, took ~0.8 s at 5M messages against ~10 ms later. SQL answers the title
+    match meanwhile, the same sessions."""
+    path = tmp_path / "state.db"
+    writer = SessionDB(path)
+    for n in range(12):
+        writer.create_session(f"s{n:02d}", "cli")
+        writer.set_session_title(f"s{n:02d}", f"topic {n}")
+        writer.append_message(f"s{n:02d}", "user", f"notes on topic number {n}")
+    writer.close()
+    with sqlite3.connect(path) as conn:  # (one start a second, in order)
+        conn.execute("UPDATE sessions SET started_at = 1700000000 + CAST(substr(id, 2) AS INTEGER)")
+    gate = threading.Event()
+    real_build = TitleIndex.build
+
+    def held_build(self, conn):
+        gate.wait(10)
+        return real_build(self, conn)
+
+    monkeypatch.setattr(TitleIndex, "build", held_build)
+    store = BrowserData(path)
+    try:
+        store.warm_titles()  # (the census's last step: the build starts, and is held)
+        answered: list = []
+        searching = threading.Thread(target=lambda: answered.append(store.search("topic 1", source=None, exclude_sources=None)))
+        searching.start()
+        searching.join(5)
+        assert answered, "the search waited for the title index"
+        view = answered[0]
+        assert [s.id for s in view.title_matches] == ["s11", "s10", "s01"]
+        assert view.hit_count > 0
+        assert not store._titles.built
+        gate.set()
+        store._title_build.result(timeout=10)
+        assert store._titles.built
+        again = store.search("topic 1", source=None, exclude_sources=None)
+        assert [s.id for s in again.title_matches] == ["s11", "s10", "s01"]
+    finally:
+        gate.set()
+        store.close()
