@@ -1838,7 +1838,9 @@ class SessionDB:
             return []
         from .search import search_messages
 
-        return search_messages(
+        # The schema cookie looked up once, not at each of the call's three looks at the
+        # capabilities (a search that finds nothing: 72 -> ~55 us; upstream's one statement ~28).
+        return self._one_schema(lambda: search_messages(
             self,
             query,
             source_filter=source_filter,
@@ -1846,7 +1848,7 @@ class SessionDB:
             role_filter=role_filter,
             limit=limit,
             offset=offset,
-        )
+        ))
 
     def search(
         self,

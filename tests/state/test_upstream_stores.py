@@ -245,6 +245,9 @@ def test_uc1_a_search_checks_the_schema_once_and_the_next_sees_a_change(db_path:
             checks.clear()
             assert db.search(query, prefix_last=True).error is None
             assert len(checks) == 1, query
+            checks.clear()
+            db.search_messages(query)  # (the upstream-compatible call too: it looked 3 times)
+            assert len(checks) == 1, query
         assert db.search("数据库").path == "trigram"
         other = sqlite3.connect(db_path)
         other.execute("DROP TABLE messages_fts_trigram")
