@@ -854,19 +854,24 @@ class SessionDB:
     ) -> tuple[str, list[Any]]:
         where, params = _list_filters(rules, source, exclude_sources, include_children, include_delegates,
                                       walk_source)
-        clauses = [where[len("WHERE "):]] if where else []
+        # The row's own flags first: SQLite tests a scanned row's terms in this order, and the
+        # lineage test (subqueries, JSON) rejected what a flag would have (the archived view
+        # by last activity: 170 -> 130 ms a page at 250k sessions). (No parameters: the order of the
+        # placeholders is unchanged.)
+        flags: list[str] = []
+        if self._has_session_column("archived"):
+            if archived_only:
+                flags.append("s.archived = 1")
+            elif not include_archived:
+                flags.append("s.archived = 0")
+        elif archived_only:
+            flags.append("0")
+        if not include_hidden and self._has_session_column("hidden"):
+            flags.append("COALESCE(s.hidden, 0) = 0")  # UC-3: hidden unless asked for
+        clauses = flags + ([where[len("WHERE "):]] if where else [])
         if min_message_count and min_message_count > 0:
             clauses.append("s.message_count >= ?")
             params.append(int(min_message_count))
-        if self._has_session_column("archived"):
-            if archived_only:
-                clauses.append("s.archived = 1")
-            elif not include_archived:
-                clauses.append("s.archived = 0")
-        elif archived_only:
-            clauses.append("0")
-        if not include_hidden and self._has_session_column("hidden"):
-            clauses.append("COALESCE(s.hidden, 0) = 0")  # UC-3: hidden unless asked for
         narrow, narrow_params = rules.workspace_clause(workspace)
         if narrow is not None:  # BR-13: one workspace
             clauses.append(narrow)
