@@ -408,11 +408,13 @@ class UndoReport:
             out.append(f"file {path.name} was not restored ({reason})")
         return out
 
-    def summary(self) -> str:
+    def summary(self, quotes: tuple[str, str] = ("'", "'")) -> str:
+        """One line for a person; the title between ``quotes`` (the command line's straight
+        ones by default, the browser's curly ones as its other notices)."""
         if not self.restored:
             return self.error or "Nothing was restored."
         n = self.messages
-        text = f"Restored '{self.label}' with {n} message{'s' if n != 1 else ''}"
+        text = f"Restored {quotes[0]}{self.label}{quotes[1]} with {n} message{'s' if n != 1 else ''}"
         if self.companions_restored:
             d = len(self.companions_restored)
             text += f", {d} delegate run{'s' if d != 1 else ''}"

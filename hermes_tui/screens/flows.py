@@ -26,6 +26,10 @@ if TYPE_CHECKING:
 # every start, before the first page (the export dialog's widgets the most).
 
 
+#: The browser's quotes around a title in its notices (as “Deleted …” and “Renamed …”).
+CURLY = ("“", "”")
+
+
 class SessionFlows:
     """Mixed into a :class:`~hermes_tui.screens.base.HermesScreen` (needs ``ctx``)."""
 
@@ -254,10 +258,10 @@ class SessionFlows:
             # Nothing changed, whatever the error: the snapshot stays for another try.
             self.ctx.undo.push(snapshot)
             where = f" It is also kept in {snapshot.trash_path.parent}." if snapshot.trash_path else ""
-            self.say(f"Undo failed: {report.summary()} Press u to try again.{where}", severity="error", timeout=10)
+            self.say(f"Undo failed: {report.summary(CURLY)} Press u to try again.{where}", severity="error", timeout=10)
             return
         self.say(
-            report.summary(),
+            report.summary(CURLY),
             severity="information" if report.exact else "warning",
             timeout=6 if report.exact else 12,
         )
@@ -277,7 +281,7 @@ class SessionFlows:
             if report.restored:
                 restored.append(snapshot)
             else:
-                failed.append((snapshot, report.summary()))
+                failed.append((snapshot, report.summary(CURLY)))
         self.app.call_from_thread(self._batch_undone, batch, restored, failed)  # type: ignore[attr-defined]
 
     def _batch_undone(self, batch: DeleteBatch, restored: list, failed: list) -> None:

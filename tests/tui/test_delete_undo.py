@@ -306,7 +306,7 @@ async def test_ex4_li14_delete_then_undo_round_trips_byte_for_byte(tmp_path: Pat
 
         await pilot.press("u")
         await settle(pilot)
-        assert any(m.startswith("Restored 'API gateway refactor' with 2 messages") for m in notifications(app))
+        assert any(m.startswith("Restored “API gateway refactor” with 2 messages") for m in notifications(app))
         # The restored session is back in the list, under the cursor.
         assert lst.current is not None and lst.current.id == PARENT
 
