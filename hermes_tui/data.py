@@ -285,6 +285,9 @@ RANKING_TEXT = "ordering every conversation to show this far down (once for thes
 #: Rankings kept for deep pages (filters switched back and forth), each ~100 bytes a conversation.
 KEPT_RANKINGS = 2
 
+#: After a failed title index build, the next one is tried this much later.
+TITLE_RETRY_S = 30.0
+
 #: A stale ranking is made again no sooner than this many times what it cost after it was
 #: made: ranking takes at most a tenth of a core (4 s at 250k sessions: every 40 s while a
 #: gateway commits), and the census's count, paced by its own cost, keeps its pace.
@@ -344,6 +347,8 @@ class BrowserData:
         #: sessions). ``_titles_generation`` changes when the file is replaced.
         self._title_builder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hermes-titles-build")
         self._title_build: Future | None = None
+        #: When a build last failed (monotonic): the next waits TITLE_RETRY_S, not the next key.
+        self._title_build_failed_at = float("-inf")
         self._titles_generation = 0
         #: Rankings of the list by last activity, by filters (see :meth:`page`); at most
         #: :data:`KEPT_RANKINGS`, the last used kept.
@@ -764,14 +769,20 @@ class BrowserData:
         with self._open_lock:
             if self._closed or (self._titles.built and not self._titles.stale) or (
                 self._title_build is not None and not self._title_build.done()
-            ):
+            ) or time.monotonic() - self._title_build_failed_at < TITLE_RETRY_S:
                 return
             generation = self._titles_generation
 
             def build() -> None:
                 fresh = TitleIndex(owner_rebuilds=True)
                 builder = self._connection("titles")
-                self._retry(lambda: listing.refresh_title_index(builder, fresh))
+                try:
+                    self._retry(lambda: listing.refresh_title_index(builder, fresh))
+                except Exception:
+                    # (SQL answers the title match meanwhile; a build per key would keep a
+                    # core busy reading every title for nothing.)
+                    self._title_build_failed_at = time.monotonic()
+                    raise
                 fresh.answer_on(seen)
                 with self._open_lock:
                     if generation == self._titles_generation and not self._closed:

@@ -126,3 +126,36 @@ def test_a_search_typed_as_the_browser_opens_does_not_wait_for_the_first_index(t
     finally:
         gate.set()
         store.close()
+
+
+def test_a_title_index_that_cannot_be_built_is_not_tried_at_every_key(tmp_path: Path, monkeypatch) -> None:
+    """SQL answers the title match while no index is in place; a build that fails (the file
+    unreadable for a moment, say) is tried again a while later, not at the next keystroke --
+    each try reads every title (0.2 s at 250k sessions)."""
+    import hermes_tui.data as data_module
+
+    path = tmp_path / "state.db"
+    writer = SessionDB(path)
+    writer.create_session("s1", "cli")
+    writer.set_session_title("s1", "kumquat notes")
+    writer.close()
+    tries: list[int] = []
+
+    def failing_build(self, conn):
+        tries.append(1)
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr(TitleIndex, "build", failing_build)
+    store = BrowserData(path)
+    try:
+        for _ in range(5):
+            assert [s.id for s in store.match_sessions("kumquat", source=None, exclude_sources=None)] == ["s1"]
+            if store._title_build is not None:
+                store._title_build.exception(timeout=10)
+        assert len(tries) == 1
+        monkeypatch.setattr(data_module, "TITLE_RETRY_S", 0.0)
+        store.match_sessions("kumquat", source=None, exclude_sources=None)
+        store._title_build.exception(timeout=10)
+        assert len(tries) == 2
+    finally:
+        store.close()
