@@ -104,7 +104,7 @@ class SessionList(KeysFollowFocus, StyleOncePerRepaint, ScrollView, can_focus=Tr
         self._requested: set[int] = set()
         #: ``total`` is only what is known so far ("N+ conversations (counting…)").
         self.counting = False
-        #: End was pressed while counting: the cursor goes to the end once it is counted.
+        #: End was pressed while counting or loading: the cursor goes to the end once known.
         self._wants_end = False
         self._last_highlighted: SessionSummary | None = None
         #: The time each row shows: the one the list is sorted on (BR-10).
@@ -256,7 +256,7 @@ class SessionList(KeysFollowFocus, StyleOncePerRepaint, ScrollView, can_focus=Tr
         """Whether ``total`` is still a lower bound; once counted, an End pressed meanwhile
         takes the cursor to the real end (not to the end of what was known then)."""
         self.counting = counting
-        if not counting and self._wants_end:
+        if not counting and self._wants_end and self.loaded:
             self._wants_end = False
             self.move_to(self.total - 1)
 
@@ -278,7 +278,9 @@ class SessionList(KeysFollowFocus, StyleOncePerRepaint, ScrollView, can_focus=Tr
 
     def action_cursor_end(self) -> None:
         self.move_to(self.total - 1)
-        self._wants_end = self.counting
+        # Still counting, or not even loaded (another order or filter being read: End
+        # pressed right after ``o`` was lost): the end once it is known.
+        self._wants_end = self.counting or not self.loaded
 
     def action_page_up(self) -> None:
         self.move_to(self.cursor - max(1, self.scrollable_content_region.height - 1))

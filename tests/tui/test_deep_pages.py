@@ -488,3 +488,31 @@ async def test_the_store_door_never_waits_for_the_event_loop_to_say_a_status(sto
         app._activity_from_thread(None)
         app._wait_from_thread("said on the loop's own thread")
         await wait_until(pilot, lambda: "said on the loop's own thread" in drawn(), timeout=5)
+
+
+async def test_end_pressed_while_another_order_loads_goes_to_its_end(tmp_path: Path, monkeypatch) -> None:
+    """``o`` (another order) empties the list until its first page is read -- half a second
+    and more at 250k sessions when the page is slow (a common source by start was, before
+    the start index was walked for it). End pressed meanwhile was lost: the list came back
+    at its top."""
+    db = build_many(tmp_path / "state.db", sessions=120)
+    gate = threading.Event()
+    real_page = BrowserData.page
+
+    def held_page(self, *args, **kwargs):
+        if not kwargs.get("by_activity", True):
+            gate.wait(10)
+        return real_page(self, *args, **kwargs)
+
+    app = make_app(db)
+    async with app.run_test(size=SIZE) as pilot:
+        lst = app.screen.query_one(SessionList)
+        await wait_until(pilot, lambda: lst.loaded and lst.row(0) is not None and not lst.counting)
+        monkeypatch.setattr(BrowserData, "page", held_page)
+        await pilot.press("o")
+        await wait_until(pilot, lambda: not lst.loaded)
+        await pilot.press("end")
+        gate.set()
+        await wait_until(pilot, lambda: lst.loaded and not lst.counting and lst.total == 120)
+        await wait_until(pilot, lambda: lst.cursor == 119 and lst.row(119) is not None)
+        assert lst.row(119).id == "20261117_000000_many00"  # the oldest start
