@@ -856,8 +856,8 @@ class SessionDB:
                                       walk_source)
         # The row's own flags first: SQLite tests a scanned row's terms in this order, and the
         # lineage test (subqueries, JSON) rejected what a flag would have (the archived view
-        # by last activity: 170 -> 130 ms a page at 250k sessions). (No parameters: the order of the
-        # placeholders is unchanged.)
+        # by last activity: 170 -> 130 ms a page at 250k sessions). (No parameters: the
+        # order of the placeholders is unchanged.)
         flags: list[str] = []
         if self._has_session_column("archived"):
             if archived_only:
@@ -1885,7 +1885,7 @@ class SessionDB:
         from .search import search_messages
 
         # The schema cookie looked up once, not at each of the call's three looks at the
-        # capabilities (a search that finds nothing: 72 -> ~55 us; upstream's one statement ~28).
+        # capabilities (a search that finds nothing: 72.7 -> 67.5 us; upstream's one statement ~28).
         return self._one_schema(lambda: search_messages(
             self,
             query,
