@@ -11,9 +11,10 @@ from __future__ import annotations
 import sqlite3  # noqa: F401
 
 from .capabilities import Capabilities
-from .db import DatabaseError, ReadOnlyError, SessionDB
+from .db import DatabaseError, ReadOnlyError, SessionDB, open_store
 from .paths import default_db_path, hermes_home
 from .schema import MAX_KNOWN_VERSION, SCHEMA_SQL, SCHEMA_VERSION
+from .store import Store
 from .timefmt import relative_time
 from .walmode import (
     _set_last_init_error,
@@ -25,6 +26,8 @@ from .walmode import (
 
 __all__ = [
     "SessionDB",
+    "Store",
+    "open_store",
     "SCHEMA_SQL",
     "SCHEMA_VERSION",
     "MAX_KNOWN_VERSION",

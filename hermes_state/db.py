@@ -14,22 +14,15 @@ from __future__ import annotations
 
 import json
 import logging
-import random
 import re
 import sqlite3
-import threading
 import time
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, TypeVar
 
-from .capabilities import Capabilities, classify_version
-from .capabilities import detect as _detect_capabilities
-from .capabilities import schema_cookie as _schema_cookie
-from .errors import DatabaseError, ReadOnlyError, TitleChangedError, describe_db_error
-from .errors import is_lock_error as _is_lock_error
-from .errors import needs_immutable as _needs_immutable
-from .lenient_text import lenient_text, read_leniently, refused_as_undecodable
+from .capabilities import Capabilities
+from .errors import DatabaseError, ReadOnlyError, TitleChangedError  # noqa: F401 (ReadOnlyError: re-exported)
+from .lenient_text import lenient_text, refused_as_undecodable
 from .lineage import (
     ancestors as _lineage_ancestors,
     build_tree as _lineage_build_tree,
@@ -39,16 +32,13 @@ from .lineage import (
     resume_target as _lineage_resume_target,
 )
 from .migrations import (
-    create_compat_views as _migrations_create_compat_views,
-    declared_columns as _migrations_declared_columns,
-    initialize as _migrations_initialize,
     parse_schema_columns as _migrations_parse_schema_columns,
     reconcile_columns as _migrations_reconcile_columns,
 )
 from .paths import default_db_path
 from .recency import RecencyWalk as _RecencyWalk
 from .query import escape_like
-from .schema import MAX_KNOWN_VERSION, SCHEMA_SQL, SCHEMA_VERSION
+from .schema import SCHEMA_SQL
 from .telegram_topics import (
     bind as _telegram_bind,
     binding as _telegram_binding,
@@ -62,7 +52,15 @@ from .telegram_topics import (
 )
 from .visibility import Rules, continuation_sql
 from .titles import MAX_TITLE_LENGTH, next_title_from, sanitize_title, split_number_suffix
-from .walmode import _set_last_init_error, apply_wal_with_fallback
+from .store import (
+    CHECKPOINT_EVERY_N_WRITES,
+    WRITE_MAX_RETRIES,
+    WRITE_RETRY_MAX_S,
+    WRITE_RETRY_MIN_S,
+    Store,
+    describe_open_error,
+    open_mode,
+)
 
 log = logging.getLogger(__name__)
 
@@ -127,24 +125,22 @@ class Listed(list):
 
 
 class SessionDB:
-    """The Hermes session store (``state.db``).
+    """The Hermes session store (``state.db``): upstream's API over a :class:`Store`.
 
     ``SessionDB(db_path=None)`` opens (creating if needed) the database at ``db_path`` or at
-    ``$HERMES_HOME/state.db``, upgrading older upstream schemas to 11 in place.
-    ``read_only=True`` opens with SQLite's ``mode=ro``: the file must exist, nothing is
-    created or migrated, and every mutating method raises :class:`ReadOnlyError`. In a
-    directory it cannot write, with no ``-shm`` beside the file (a WAL reader must create
-    it), the file is read as an immutable snapshot instead (``immutable=1``): ``immutable``
-    is then True and ``warnings`` says that changes by other processes are not seen.
-    ``on_lock_wait(waiting)`` is told when a write waits for another process's lock.
-    ``checkpoint_mode`` chooses the WAL checkpoint run every 50 writes and at close:
-    ``"PASSIVE"`` (upstream's, default) or ``"TRUNCATE"`` (also shrinks the WAL file).
+    ``$HERMES_HOME/state.db``, upgrading older upstream schemas in place; ``read_only=True``
+    opens with SQLite's ``mode=ro`` and every mutating method raises :class:`ReadOnlyError`.
+    How a file is opened, read and written is the store's (:attr:`store`, see
+    :class:`hermes_state.store.Store` for ``checkpoint_mode``, ``on_lock_wait`` and the
+    immutable snapshot of a read-only directory); this class keeps upstream's names.
     """
 
-    _WRITE_MAX_RETRIES = 15
-    _WRITE_RETRY_MIN_S = 0.020
-    _WRITE_RETRY_MAX_S = 0.150
-    _CHECKPOINT_EVERY_N_WRITES = 50
+    # Upstream's retry figures, as class attributes (a subclass or a test may lower them;
+    # they are read when a store is opened).
+    _WRITE_MAX_RETRIES = WRITE_MAX_RETRIES
+    _WRITE_RETRY_MIN_S = WRITE_RETRY_MIN_S
+    _WRITE_RETRY_MAX_S = WRITE_RETRY_MAX_S
+    _CHECKPOINT_EVERY_N_WRITES = CHECKPOINT_EVERY_N_WRITES
     MAX_TITLE_LENGTH = MAX_TITLE_LENGTH
 
     def __init__(
@@ -155,41 +151,14 @@ class SessionDB:
         checkpoint_mode: str = "PASSIVE",
         on_lock_wait: Callable[[bool], None] | None = None,
     ) -> None:
-        # The connection (``_open``) uses timeout=1.0, not SQLite's 30 s default: a short
-        # busy wait plus the jittered retry of _execute_write breaks writer convoys (WR-4).
-        self.db_path = Path(db_path) if db_path is not None else default_db_path()
-        #: Called with True when a write has to wait for another process's lock (before each
-        #: retry) and with False once that write has finished waiting (committed or failed).
-        #: A viewer uses it to say "waiting for the database"; it must not raise.
-        self.on_lock_wait = on_lock_wait
-        self.read_only = read_only
-        if checkpoint_mode.upper() not in ("PASSIVE", "TRUNCATE"):
-            raise ValueError("checkpoint_mode must be PASSIVE or TRUNCATE")
-        self.checkpoint_mode = checkpoint_mode.upper()
-        self._lock = threading.RLock()
-        self._write_count = 0
-        self._conn: sqlite3.Connection | None = None
-        #: Schema version found on disk when opened (None: created by this open).
-        self.opened_version: int | None = None
-        #: Tables shown through a TEMP view in their v11 shape (a read-only open of an older
-        #: file, :func:`~hermes_state.migrations.create_compat_views`): a view has no rowid.
-        self.compat_views: list[str] = []
-        #: The schema cookie of the file when they were made.
-        self._views_cookie: int | None = None
-        #: Human-readable warnings about the database (e.g. a newer schema version).
-        self.warnings: list[str] = []
-        #: Read as an immutable snapshot (read-only directory without ``-shm``; see
-        #: ``_open_read_only``): changes by other processes are not seen.
-        self.immutable = False
-        #: Full-text search is usable (False only when this SQLite lacks FTS5; see
-        #: ``_probe_fts5``).
-        self._fts_enabled = True
-        self._caps: Capabilities | None = None
-        #: Inside a read snapshot (``_read_snapshot``) whose schema cookie was checked: the
-        #: schema cannot change under a read transaction, so ``capabilities`` needs no check.
-        self._caps_in_snapshot = False
-        self._rules: Rules | None = None
-        self._rules_for: Capabilities | None = None
+        path = Path(db_path) if db_path is not None else default_db_path()
+        # The store's connection busy-waits 1 s, not SQLite's 30 s default: a short wait plus
+        # the jittered retry of its writes breaks writer convoys (WR-4).
+        #: The runtime: connection, lock, reads, writes, capabilities, visibility rules.
+        self.store = Store(
+            path, read_only=read_only, checkpoint_mode=checkpoint_mode, on_lock_wait=on_lock_wait,
+            write_max_retries=self._WRITE_MAX_RETRIES,
+        )
         #: ``(rules, {filters: (where, params)})``: see :meth:`_rich_filters`.
         self._filters_kept: tuple[Rules, dict] | None = None
         self._extra_pins: frozenset[str] | None = None
@@ -199,177 +168,104 @@ class SessionDB:
         #: store's largest rowid), for SessionDB._walk_start_for.
         self._source_sizes: dict[str, tuple[int, int, int]] = {}
         #: The sessions of the newest messages, kept between lists by last activity (BR-10).
-        self._recency = _RecencyWalk(self.db_path)
+        self._recency = _RecencyWalk(path)
         self._summary_cols: tuple[Capabilities, str] | None = None
+        # The recency index is kept for the next run when the store closes.
+        self.store.on_close.append(lambda: self._recency.save())
 
-        try:
-            self._open(read_only)
-        except Exception as exc:
-            # Why the open failed, for get_last_init_error() (upstream v16); never cleared
-            # on success, another thread may be about to report its own failure.
-            _set_last_init_error(f"{type(exc).__name__}: {exc}")
-            raise
+    # ------------------------------------------------------------------ the store's state
 
-    def _open(self, read_only: bool) -> None:
-        _check_sqlite_features()
-        if read_only:
-            self._conn = self._open_read_only()
-            return
-        self.db_path.parent.mkdir(parents=True, exist_ok=True)
-        # timeout=1.0, not SQLite's 30 s default: a short busy wait plus the jittered
-        # application-level retry of _execute_write breaks writer convoys (WR-4).
-        conn = sqlite3.connect(
-            str(self.db_path), check_same_thread=False, timeout=1.0, isolation_level=None
-        )
-        conn.row_factory = sqlite3.Row
-        self._conn = conn
-        try:
-            found = _peek_version(conn)
-            if found is not None and classify_version(found) == "unknown":
-                # UC-9: a store newer than any schema this project knows is only read.
-                self._conn = None
-                conn.close()
-                self.read_only = True
-                self._conn = self._open_read_only()
-                return
-            apply_wal_with_fallback(conn, db_label="state.db")
-            conn.execute("PRAGMA foreign_keys=ON")
-            self._fts_enabled = _probe_fts5(conn, required=False)
-            self._init_schema()
-        except BaseException:
-            self._conn = None
-            conn.close()
-            raise
-
-    # ------------------------------------------------------------------ connection
-
-    def _open_read_only(self) -> sqlite3.Connection:
-        parent = self.db_path.parent
-        if parent.exists() and not parent.is_dir():
-            raise DatabaseError(f"{parent} is a file, not a directory (it should hold {self.db_path.name})")
-        if not self.db_path.exists():
-            raise DatabaseError(f"no database at {self.db_path}")
-        if self.db_path.is_dir():
-            raise DatabaseError(f"{self.db_path} is a directory, not a database")
-        try:
-            empty = self.db_path.stat().st_size == 0
-        except OSError:
-            empty = False
-        if empty:
-            raise DatabaseError(f"{self.db_path} is an empty file, not a session database (yet)")
-        try:
-            conn, row = self._connect_read_only(immutable=False)
-        except sqlite3.OperationalError as exc:
-            if not _needs_immutable(self.db_path, exc):
-                raise DatabaseError(describe_db_error(exc, self.db_path)) from exc
-            # A WAL reader must create -shm beside the database; in a directory it cannot
-            # write, the only way to read is as an immutable file: no locks, no -shm, and
-            # no view of changes other processes make meanwhile (nor of a -wal left behind).
-            conn, row = self._connect_read_only(immutable=True)
-            self.immutable = True
-            wal = Path(str(self.db_path) + "-wal")
-            unseen = wal.stat().st_size if wal.exists() else 0
-            self.warnings.append(
-                f"{parent} is not writable, so the database is shown as a snapshot: changes "
-                "made by other processes while it is open are not seen"
-                + (f", nor the {unseen} bytes of recent changes in {wal.name}" if unseen else "")
-            )
-        self.opened_version = int(row[0]) if row else None
-        try:
-            # Old files keep their shape on disk; reads see it as v11 through TEMP views.
-            self.compat_views = _migrations_create_compat_views(conn)
-            self._views_cookie = _schema_cookie(conn)
-        except sqlite3.DatabaseError as exc:
-            conn.close()
-            raise DatabaseError(describe_db_error(exc, self.db_path)) from exc
-        if self.opened_version is not None and classify_version(self.opened_version) == "unknown":
-            message = (
-                f"database schema version {self.opened_version} is newer than "
-                f"{MAX_KNOWN_VERSION}; opened read-only"
-            )
-            self.warnings.append(message)
-            _warn_unknown_version_once(self.db_path, message)
-        elif self.opened_version is not None and self.opened_version < 11:
-            self.warnings.append(
-                f"database schema version {self.opened_version} is older than "
-                f"{SCHEMA_VERSION}; search may miss tool names until a writer upgrades it"
-            )
-        return conn
-
-    def _connect_read_only(self, *, immutable: bool) -> tuple[sqlite3.Connection, Any]:
-        """A ``mode=ro`` connection (``immutable=1`` too if asked) and the schema version row."""
-        uri = "file:" + _uri_path(self.db_path) + "?mode=ro" + ("&immutable=1" if immutable else "")
-        conn = sqlite3.connect(
-            uri, uri=True, check_same_thread=False, timeout=1.0, isolation_level=None
-        )
-        conn.row_factory = sqlite3.Row
-        try:
-            conn.execute("PRAGMA foreign_keys=ON")
-            row = conn.execute("SELECT version FROM schema_version LIMIT 1").fetchone()
-            _probe_fts5(conn, required=True)
-        except sqlite3.OperationalError:
-            conn.close()
-            raise
-        except sqlite3.DatabaseError as exc:
-            conn.close()
-            raise DatabaseError(describe_db_error(exc, self.db_path)) from exc
-        except DatabaseError:
-            conn.close()
-            raise
-        return conn, row
-
-    def _init_schema(self) -> None:
-        fts5 = self._fts_enabled
-
-        def init(conn: sqlite3.Connection) -> int | None:
-            return _migrations_initialize(conn, fts5)
-
-        self.opened_version = self._execute_write(init, count=False)
-
-    def _require_conn(self) -> sqlite3.Connection:
-        conn = self._conn
-        if conn is None:
-            raise sqlite3.ProgrammingError("SessionDB is closed")
-        return conn
-
-    def _check_writable(self) -> None:
-        if self.read_only:
-            if self.opened_version is not None and classify_version(self.opened_version) == "unknown":
-                raise ReadOnlyError(
-                    f"{self.db_path} has schema version {self.opened_version}, newer than "
-                    f"{MAX_KNOWN_VERSION}: it can only be read, nothing was changed"
-                )
-            raise ReadOnlyError(f"{self.db_path} is open read-only")
-
-    # ------------------------------------------------------------------ capabilities (UC-1)
+    db_path = property(lambda self: self.store.path, doc="The database file.")
+    read_only = property(lambda self: self.store.read_only)
+    immutable = property(lambda self: self.store.immutable)
+    opened_version = property(lambda self: self.store.opened_version,
+                              doc="Schema version found on disk when opened (None: created).")
+    compat_views = property(lambda self: self.store.compat_views)
+    warnings = property(lambda self: self.store.warnings)
+    checkpoint_mode = property(lambda self: self.store.checkpoint_mode)
+    capabilities = property(lambda self: self.store.capabilities)
+    rules = property(lambda self: self.store.rules)
 
     @property
-    def capabilities(self) -> Capabilities:
-        """What this store has (:class:`~hermes_state.capabilities.Capabilities`), read from
-        its live schema once and cached; re-detected when the schema cookie changes."""
-        with self._lock:
-            conn = self._require_conn()
-            caps = self._caps
-            if caps is not None and self._caps_in_snapshot:
-                return caps
-            if caps is None or caps.schema_cookie != _schema_cookie(conn):
-                if self.compat_views and self._views_cookie != _schema_cookie(conn):
-                    self._refresh_compat_views(conn)
-                caps = self._caps = _detect_capabilities(conn)
-            if self._caps_in_snapshot is None:
-                # The first check of a read snapshot: its cookie holds until it ends.
-                self._caps_in_snapshot = True
-            return caps
+    def on_lock_wait(self) -> Callable[[bool], None] | None:
+        return self.store.on_lock_wait
 
-    def _refresh_compat_views(self, conn: sqlite3.Connection) -> None:
-        """The file's schema changed under views made for its old shape (another connection
-        -- the browser's own writer, a gateway -- migrated it): they would hide the columns
-        it has now (a title set since read as NULL, every session as not archived). Made
-        again for the shape it has now; none at all once it has every column."""
-        for name in self.compat_views:
-            conn.execute(f'DROP VIEW IF EXISTS temp."{name}"')
-        self.compat_views = _migrations_create_compat_views(conn)
-        self._views_cookie = _schema_cookie(conn)
+    @on_lock_wait.setter
+    def on_lock_wait(self, callback: Callable[[bool], None] | None) -> None:
+        self.store.on_lock_wait = callback
+
+    # Upstream's suites (and our bench's instrumentation) reach these private names.
+    _lock = property(lambda self: self.store.lock)
+    _fts_enabled = property(lambda self: self.store.fts_enabled)
+
+    @property
+    def _conn(self) -> sqlite3.Connection | None:
+        return self.store.raw_connection
+
+    @_conn.setter
+    def _conn(self, conn: sqlite3.Connection) -> None:
+        self.store.swap_connection(conn)
+
+    def refresh_capabilities(self) -> Capabilities:
+        return self.store.refresh_capabilities()
+
+    def _execute_write(self, fn: Callable[[sqlite3.Connection], T], *, count: bool = True) -> T:
+        return self.store.write(fn, count=count)
+
+    def _read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        return self.store.read(fn)
+
+    def _fetchall(self, sql: str, params: Iterable[Any] = ()) -> list[sqlite3.Row]:
+        return self.store.fetchall(sql, params)
+
+    def _fetchone(self, sql: str, params: Iterable[Any] = ()) -> sqlite3.Row | None:
+        return self.store.fetchone(sql, params)
+
+    def _require_conn(self) -> sqlite3.Connection:
+        return self.store.connection
+
+    def _check_writable(self) -> None:
+        self.store.check_writable()
+
+    def _checkpoint(self, mode: str = "PASSIVE") -> None:
+        self.store.checkpoint(mode)
+
+    def _one_schema(self, fn: Callable[[], T]) -> T:
+        return self.store.one_schema(fn)
+
+    def _read_snapshot(self, fn: Callable[[], T]) -> T:
+        return self.store.read_snapshot(fn)
+
+    def _has_session_column(self, name: str) -> bool:
+        return self.store.has_session_column(name)
+
+    def _has_message_column(self, name: str) -> bool:
+        return self.store.has_message_column(name)
+
+    def _fts_table_exists(self, name: str) -> bool:
+        return self.store.fts_table_exists(name)
+
+    def _active_clause(self, include_inactive: bool, alias: str = "", *, replay: bool = False) -> str:
+        return self.store.active_clause(include_inactive, alias, replay=replay)
+
+    def interrupt(self) -> None:
+        """Stop the statement running on this connection (from any thread)."""
+        self.store.interrupt()
+
+    def close(self) -> None:
+        """Keep the recency index for the next run when asked (:attr:`recency_cache`),
+        checkpoint (best effort) and close."""
+        self.store.close()
+
+    def __enter__(self) -> "SessionDB":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def data_version(self) -> int:
+        """``PRAGMA data_version``: changes when another connection commits (WR-8)."""
+        return self.store.data_version()
 
     @property
     def extra_pins(self) -> frozenset[str]:
@@ -438,136 +334,6 @@ class SessionDB:
         return f"({alias}.id IN ({quoted}))"
 
     @property
-    def rules(self) -> Rules:
-        """The UC-3 reader rules for this store (:class:`~hermes_state.visibility.Rules`)."""
-        caps = self.capabilities
-        if self._rules_for is not caps:
-            self._rules = Rules.of(self)
-            self._rules_for = caps
-        return self._rules
-
-    def refresh_capabilities(self) -> Capabilities:
-        """Detect the capabilities again (e.g. after another process changed ``state_meta``)."""
-        with self._lock:
-            self._caps = None
-        return self.capabilities
-
-    def _execute_write(self, fn: Callable[[sqlite3.Connection], T], *, count: bool = True) -> T:
-        """Run ``fn(conn)`` in one ``BEGIN IMMEDIATE`` transaction and return its result.
-
-        Retries (up to ``_WRITE_MAX_RETRIES`` attempts, sleeping a random 20-150 ms between
-        them) only when SQLite reports the database locked or busy; any other error rolls back
-        and propagates at once -- but one: a transaction refused for text that is not UTF-8
-        runs again reading text leniently (:mod:`hermes_state.lenient_text`). ``fn`` may run
-        more than once, so it must have no side effects outside the transaction.
-        """
-        self._check_writable()
-        attempts = max(1, int(self._WRITE_MAX_RETRIES))
-        waited = False
-
-        def transaction(conn: sqlite3.Connection) -> T:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                result = fn(conn)
-                conn.execute("COMMIT")
-            except BaseException:
-                try:
-                    conn.execute("ROLLBACK")
-                except Exception:
-                    pass
-                raise
-            return result
-
-        try:
-            for attempt in range(attempts):
-                with self._lock:
-                    conn = self._require_conn()
-                    try:
-                        result = read_leniently(conn, lambda: transaction(conn))
-                    except sqlite3.OperationalError as exc:
-                        if not _is_lock_error(exc) or attempt == attempts - 1:
-                            raise
-                    else:
-                        if count:
-                            self._after_write()
-                        return result
-                if self.on_lock_wait is not None:
-                    waited = True
-                    self._notify_lock_wait(True)
-                time.sleep(random.uniform(self._WRITE_RETRY_MIN_S, self._WRITE_RETRY_MAX_S))
-            raise AssertionError("unreachable")  # pragma: no cover
-        finally:
-            if waited:
-                self._notify_lock_wait(False)
-
-    def _notify_lock_wait(self, waiting: bool) -> None:
-        try:
-            self.on_lock_wait(waiting)  # type: ignore[misc]
-        except Exception as exc:  # a display callback never breaks a write
-            log.debug("on_lock_wait failed: %s", exc)
-
-    def _after_write(self) -> None:
-        self._write_count += 1
-        if self._write_count % self._CHECKPOINT_EVERY_N_WRITES == 0:
-            self._checkpoint(self.checkpoint_mode)
-
-    def _checkpoint(self, mode: str = "PASSIVE") -> None:
-        try:
-            self._require_conn().execute(f"PRAGMA wal_checkpoint({mode})").fetchall()
-        except Exception as exc:  # best effort: never fail a write because of it
-            log.debug("checkpoint failed: %s", exc)
-
-    def _read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        """Run a read under the instance lock (WR-7); no application-level retry but one: a
-        read refused for text that is not UTF-8 runs again reading it leniently
-        (:mod:`hermes_state.lenient_text`)."""
-        with self._lock:
-            conn = self._require_conn()
-            if self.compat_views:
-                # An older file shown through views: if it was migrated meanwhile, they are
-                # made again for its new shape before anything reads through them.
-                self.capabilities
-            return read_leniently(conn, lambda: fn(conn))
-
-    def _fetchall(self, sql: str, params: Iterable[Any] = ()) -> list[sqlite3.Row]:
-        return self._read(lambda conn: conn.execute(sql, tuple(params)).fetchall())
-
-    def _fetchone(self, sql: str, params: Iterable[Any] = ()) -> sqlite3.Row | None:
-        return self._read(lambda conn: conn.execute(sql, tuple(params)).fetchone())
-
-    def interrupt(self) -> None:
-        """Stop the statement running on this connection (from any thread); it raises
-        ``sqlite3.OperationalError('interrupted')`` in the thread that ran it. A no-op when
-        nothing runs or the store is closed."""
-        conn = self._conn
-        if conn is not None:
-            try:
-                conn.interrupt()
-            except sqlite3.ProgrammingError:
-                pass  # closed meanwhile
-
-    def close(self) -> None:
-        """Checkpoint (best effort), keep the recency index for the next run when asked
-        (:attr:`recency_cache`), close the connection and set ``_conn`` to None."""
-        with self._lock:
-            conn = self._conn
-            if conn is None:
-                return
-            self._recency.save()
-            if not self.read_only:
-                self._checkpoint(self.checkpoint_mode)
-            try:
-                conn.close()
-            finally:
-                self._conn = None
-
-    def __enter__(self) -> "SessionDB":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    @property
     def recency_cache(self) -> Path | None:
         """A file that keeps this reader's recency index (which sessions hold the newest
         messages, BR-10) between runs, or None (the default: kept in memory only). Set it
@@ -578,9 +344,6 @@ class SessionDB:
     def recency_cache(self, path: Path | None) -> None:
         self._recency.cache = Path(path) if path is not None else None
 
-    def data_version(self) -> int:
-        """``PRAGMA data_version``: changes when another connection commits (WR-8)."""
-        return int(self._fetchone("PRAGMA data_version")[0])
 
     # ------------------------------------------------------------------ static helpers
 
@@ -638,7 +401,7 @@ class SessionDB:
         columns = "id, source, user_id, model, model_config, system_prompt, parent_session_id, started_at"
         values: tuple = (session_id, source, user_id, model, config, system_prompt, parent_session_id, now)
         if cwd is not None:  # upstream v16's working directory (UC-2)
-            self._require_column("sessions", "cwd")
+            self.store.require_column("sessions", "cwd")
             columns += ", cwd"
             values += (cwd,)
         marks = ", ".join("?" for _ in values)
@@ -1090,8 +853,8 @@ class SessionDB:
         self, sql: str, rows: list[tuple], extras: list[tuple[Any, bool]]
     ) -> tuple[str, list[tuple]]:
         """Extend the message INSERT with ``platform_message_id`` and ``observed``."""
-        self._require_column("messages", "platform_message_id")
-        self._require_column("messages", "observed")
+        self.store.require_column("messages", "platform_message_id")
+        self.store.require_column("messages", "observed")
         sql = sql.replace(
             "codex_message_items) VALUES (", "codex_message_items, platform_message_id, observed) VALUES (?, ?, "
         )
@@ -1530,7 +1293,7 @@ class SessionDB:
         One read snapshot from the first row to the last (no row listed twice or missed
         while other processes commit), held with the instance lock until the iterator is
         exhausted or closed: read it to the end or close it."""
-        with self._snapshot():
+        with self.store.snapshot():
             conn = self._require_conn()
             if self.compat_views:
                 self.capabilities
@@ -1742,48 +1505,6 @@ class SessionDB:
         return self._read(do)
 
     # ------------------------------------------------------------------ export
-
-    def _one_schema(self, fn: Callable[[], T]) -> T:
-        """Run ``fn`` (several reads, each in its own transaction) looking the schema cookie
-        up once, at the first look at :attr:`capabilities`, not at every one: a search looked
-        9 times (a search that finds nothing ran 12 statements, now 5: 0.84-0.89 of its time,
-        alternated with the old code). Only for work that decides from
-        the capabilities once anyway (a search builds its filters from them before its
-        first statement): a schema changed meanwhile is seen by the next call."""
-        with self._lock:
-            if self._caps_in_snapshot is not False:  # (inside a snapshot, or already held)
-                return fn()
-            self._caps_in_snapshot = None
-            try:
-                return fn()
-            finally:
-                self._caps_in_snapshot = False
-
-    def _read_snapshot(self, fn: Callable[[], T]) -> T:
-        """Run several reads (``fn`` calls the usual read methods) in one read transaction,
-        so they all see the same state even while other processes commit."""
-        with self._snapshot():
-            return fn()
-
-    @contextmanager
-    def _snapshot(self) -> Iterator[None]:
-        """One read transaction (and the instance lock) for the reads inside it (see
-        :meth:`_read_snapshot`); inside one already, that one."""
-        with self._lock:
-            conn = self._require_conn()
-            if conn.in_transaction:
-                yield
-                return
-            conn.execute("BEGIN")
-            self._caps_in_snapshot = None  # checked once, at the first look (see capabilities)
-            try:
-                yield
-            finally:
-                self._caps_in_snapshot = False
-                try:
-                    conn.execute("COMMIT")  # ends the read snapshot; nothing was written
-                except sqlite3.Error:
-                    pass
 
     def export_session(self, session_id: str) -> dict | None:
         """``{**session, "messages": [...]}`` (EX-1); None for an unknown id.
@@ -2049,36 +1770,11 @@ class SessionDB:
     # They are written against the capabilities of the store (UC-1): a column that a store
     # lacks is never named in SQL.
 
-    def _has_session_column(self, name: str) -> bool:
-        """The column can be read: it exists, or a read-only open shows it through a view."""
-        return self.capabilities.has_session_column(name) or (
-            self.read_only and name in _migrations_declared_columns("sessions")
-        )
-
-    def _has_message_column(self, name: str) -> bool:
-        return self.capabilities.has_message_column(name) or (
-            self.read_only and name in _migrations_declared_columns("messages")
-        )
-
-    def _require_column(self, table: str, name: str) -> None:
-        has = self._has_session_column if table == "sessions" else self._has_message_column
-        if not has(name):
-            raise DatabaseError(f"{self.db_path} has no {table}.{name} column (schema {self.opened_version})")
-
-    def _active_clause(self, include_inactive: bool, alias: str = "", *, replay: bool = False) -> str:
-        """Only visible rows (UC-3: not rewound; compacted history stays) unless asked for
-        rewound rows too (or the store has no flag). ``replay``: only active rows -- what an
-        agent resumes with, so compaction history is not replayed beside its summary."""
-        if include_inactive or not self._has_message_column("active"):
-            return ""
-        table = alias.rstrip(".") or "messages"
-        return f" AND {table}.active = 1" if replay else " AND " + self.rules.visible(table)
-
     def update_session_cwd(self, session_id: str, cwd: str) -> None:
         """Record the session's working directory; a blank id or cwd does nothing."""
         if not session_id or not cwd:
             return
-        self._require_column("sessions", "cwd")
+        self.store.require_column("sessions", "cwd")
         self._execute_write(
             lambda conn: conn.execute("UPDATE sessions SET cwd = ? WHERE id = ?", (cwd, session_id))
         )
@@ -2195,7 +1891,7 @@ class SessionDB:
     def set_session_archived(self, session_id: str, archived: bool) -> bool:
         """Archive (hide from the default list) or unarchive a session and its whole
         compression lineage, ancestors and continuations alike. True if any row changed."""
-        self._require_column("sessions", "archived")
+        self.store.require_column("sessions", "archived")
         value = 1 if archived else 0
 
         def do(conn: sqlite3.Connection) -> bool:
@@ -2311,7 +2007,7 @@ class SessionDB:
         when the message is not in the session or is not a user message. ``rewind_count``
         of the session grows by one on every call, even when nothing was left to rewind.
         """
-        self._require_column("messages", "active")
+        self.store.require_column("messages", "active")
         row = self._fetchone(
             "SELECT * FROM messages WHERE id = ? AND session_id = ?", (target_message_id, session_id)
         )
@@ -2349,7 +2045,7 @@ class SessionDB:
 
     def restore_rewound(self, session_id: str, since_message_id: int) -> int:
         """Make rewound messages with id ≥ ``since_message_id`` active again; how many."""
-        self._require_column("messages", "active")
+        self.store.require_column("messages", "active")
         return int(
             self._execute_write(
                 lambda conn: conn.execute(
@@ -2509,10 +2205,6 @@ class SessionDB:
         )
 
     # -------------------------------------------------- FTS maintenance
-
-    def _fts_table_exists(self, name: str) -> bool:
-        """The FTS table exists and can be queried here (its tokenizer loads)."""
-        return self.capabilities.fts_loads(name)
 
     def optimize_fts(self) -> int:
         """Merge each FTS index's segments into one (``'optimize'``); returns how many
@@ -2682,70 +2374,6 @@ _INSERT_MESSAGE_SQL = (
 )
 
 
-def _check_sqlite_features() -> None:
-    """CO-7: FTS5 with the trigram tokenizer (SQLite ≥ 3.34) must be available."""
-    if sqlite3.sqlite_version_info < (3, 34, 0):
-        raise DatabaseError(
-            f"SQLite {sqlite3.sqlite_version} is too old: the trigram tokenizer needs 3.34+"
-        )
-    # FTS5 and its trigram tokenizer are probed on the opened connection (_probe_fts5).
-
-
-def _probe_fts5(conn: sqlite3.Connection, *, required: bool) -> bool:
-    """Whether ``conn`` has FTS5 with the trigram tokenizer, probed in its TEMP schema.
-
-    Missing FTS5 altogether: a writer degrades as upstream v16 does (no full-text search,
-    FTS triggers dropped so message writes keep working; the next FTS5-capable open
-    restores and rebuilds the index) and False is returned. A reader (``required``), or an
-    SQLite whose FTS5 lacks the trigram tokenizer, gets a one-line :class:`DatabaseError`
-    naming the missing feature (CO-7).
-    """
-    cursor = conn.cursor()  # a connection's cursor factory may stand for another build
-    try:
-        cursor.execute("CREATE VIRTUAL TABLE temp._hermes_fts5_probe USING fts5(c, tokenize='trigram')")
-    except sqlite3.OperationalError as exc:
-        text = str(exc).lower()
-        if "no such module" in text and "fts5" in text and not required:
-            log.warning("this SQLite lacks FTS5: full-text search is disabled for %s", "state.db")
-            return False
-        raise DatabaseError(f"this SQLite lacks FTS5 or its trigram tokenizer: {exc}") from exc
-    cursor.execute("DROP TABLE temp._hermes_fts5_probe")
-    return True
-
-
-def _peek_version(conn: sqlite3.Connection) -> int | None:
-    """The stored schema version of a (possibly new or empty) file, without writing."""
-    try:
-        row = conn.execute("SELECT version FROM schema_version LIMIT 1").fetchone()
-    except sqlite3.OperationalError:
-        return None
-    try:
-        return int(row[0]) if row is not None and row[0] is not None else None
-    except (TypeError, ValueError):
-        return None
-
-
-_UNKNOWN_VERSION_WARNED: set[str] = set()
-_UNKNOWN_VERSION_LOCK = threading.Lock()
-
-
-def _warn_unknown_version_once(path: Path, message: str) -> None:
-    """UC-9: one logged warning per store per process, however often it is opened."""
-    try:
-        key = str(path.resolve())
-    except OSError:
-        key = str(path)
-    with _UNKNOWN_VERSION_LOCK:
-        if key in _UNKNOWN_VERSION_WARNED:
-            return
-        _UNKNOWN_VERSION_WARNED.add(key)
-    log.warning("%s: %s", path, message)
-
-
-def _uri_path(path: Path) -> str:
-    from urllib.parse import quote
-
-    return quote(str(path.resolve()))
 
 
 def _decode_message_row(row: sqlite3.Row) -> dict:
@@ -3698,3 +3326,21 @@ def _chain_list_sql(
         all_params.append("%" + escape_like(needle) + "%")
     order = _activity_order(pinned_first) if by_activity else f" ORDER BY {pinned_first}s.started_at DESC"
     return _chain_cte(where, rules) + select + order, all_params
+
+
+def open_store(
+    path: Path | str, access: str = "read", *, store_class: type[SessionDB] = SessionDB, **kwargs: Any
+) -> SessionDB:
+    """Open ``path`` for ``access`` ("read" or "write") by the one policy of
+    :func:`hermes_state.store.open_mode`; every failure is a one-line :class:`DatabaseError`.
+    The database must exist: nothing here creates one."""
+    path = Path(path)
+    read_only = open_mode(path, access)
+    try:
+        return store_class(path, read_only=read_only, **kwargs)
+    except DatabaseError:
+        raise
+    except sqlite3.Error as exc:
+        raise describe_open_error(path, access, exc) from exc
+    except OSError as exc:
+        raise DatabaseError(f"cannot open {path} ({exc.strerror or exc})") from exc

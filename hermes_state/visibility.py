@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .db import SessionDB
+    from .store import Store
 
 #: Sources of internal runs, hidden from the human list unless asked for by name (UC-3).
 INTERNAL_SOURCES: tuple[str, ...] = ("tool", "kanban", "oneshot")
@@ -106,19 +106,19 @@ class Rules:
     _fragments: dict = field(default_factory=dict, init=False, repr=False, compare=False, hash=False)
 
     @classmethod
-    def of(cls, db: "SessionDB") -> "Rules":
-        caps = db.capabilities
+    def of(cls, store: "Store") -> "Rules":
+        caps = store.capabilities
         return cls(
-            compacted=db._has_message_column("compacted"),
-            display_kind=db._has_message_column("display_kind"),
-            last_activity_at=db._has_session_column("last_activity_at"),
-            archived=db._has_session_column("archived"),
-            hidden=db._has_session_column("hidden"),
-            pinned=db._has_session_column("pinned"),
-            session_key=db._has_session_column("session_key"),
-            system_prompts=caps.has_table("system_prompts") and db._has_session_column("system_prompt_hash"),
-            cwd=db._has_session_column("cwd"),
-            git_repo_root=db._has_session_column("git_repo_root"),
+            compacted=store.has_message_column("compacted"),
+            display_kind=store.has_message_column("display_kind"),
+            last_activity_at=store.has_session_column("last_activity_at"),
+            archived=store.has_session_column("archived"),
+            hidden=store.has_session_column("hidden"),
+            pinned=store.has_session_column("pinned"),
+            session_key=store.has_session_column("session_key"),
+            system_prompts=caps.has_table("system_prompts") and store.has_session_column("system_prompt_hash"),
+            cwd=store.has_session_column("cwd"),
+            git_repo_root=store.has_session_column("git_repo_root"),
         )
 
     # ------------------------------------------------------------------ messages

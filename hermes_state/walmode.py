@@ -79,11 +79,15 @@ def _warn_once(db_label: str, exc: BaseException) -> None:
     )
 
 
-def _set_last_init_error(message: str | None) -> None:
+def set_last_init_error(message: str | None) -> None:
     """Record (or, with None, clear) why the last ``SessionDB()`` open failed."""
     global _last_init_error
     with _last_init_error_lock:
         _last_init_error = message
+
+
+#: Upstream's name, which its own suites call on the package.
+_set_last_init_error = set_last_init_error
 
 
 def get_last_init_error() -> str | None:

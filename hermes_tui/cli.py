@@ -60,8 +60,8 @@ from .collector import collector_paused
 # Importing makes ~100k objects, and the collector, run as they come, walked them all again and
 # again: ~0.1 s of a start-up (issue 15). Paused while the store's modules load.
 with collector_paused():
-    from hermes_state import connection
-    from hermes_state.db import SessionDB
+    from hermes_state import SessionDB
+    from hermes_state import open_store as open_store_at
     from hermes_state.errors import DatabaseError, describe_db_error
     from hermes_state.paths import hermes_home
     from hermes_state.timefmt import relative_time
@@ -151,7 +151,7 @@ def db_location() -> Path:
 def _open(access: str) -> SessionDB:
     path = db_location()
     try:
-        return connection.open_store(path, access, store_class=_store_class())
+        return open_store_at(path, access, store_class=_store_class())
     except DatabaseError as exc:
         raise _open_error(str(exc)) from exc
 

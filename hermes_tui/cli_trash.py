@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from hermes_state.connection import open_store
+from hermes_state import open_store
 from hermes_state.errors import DatabaseError
 from hermes_state.paths import default_db_path
 from hermes_state.timefmt import relative_time

@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any, Callable, Optional, TypeVar
 
 from hermes_state import SessionDB
 from hermes_state import listing, recency
-from hermes_state.connection import READ_WAIT_TEXT, WRITE_WAIT_TEXT, open_store, retry_read, write_problem
+from hermes_state import open_store
+from hermes_state.store import READ_WAIT_TEXT, WRITE_WAIT_TEXT, retry_read, write_problem
 from hermes_state.errors import DatabaseError, is_interrupted
 from hermes_state.models import LineageNode, Message, SearchHit, SessionSummary
 from hermes_state.query import limit_query
@@ -466,7 +467,7 @@ class BrowserData:
         """Why this database cannot be changed from the browser, or None if it can."""
         if self.gone:
             return self.gone
-        return write_problem(self.db_path, self.reader)
+        return write_problem(self.db_path, self.reader.opened_version)
 
     def writer(self) -> SessionDB:
         """The writable store, for one write: asked again before every write, so a file that
@@ -477,7 +478,7 @@ class BrowserData:
             if self._closed:
                 raise DatabaseError("the browser is closing")
             if self._writer is None:
-                problem = write_problem(self.db_path, self.reader)
+                problem = write_problem(self.db_path, self.reader.opened_version)
                 if problem and "newer" in problem:
                     raise DatabaseError(f"cannot change {self.db_path}: {problem}")
                 # open_store never creates a file: a database deleted a moment ago stays gone.

@@ -306,18 +306,22 @@ def test_wr4_busy_handler_waits_about_one_second(db: SessionDB, db_path: Path):
 # ---------------------------------------------------------------- WR-5
 
 
-class CheckpointCountingDB(SessionDB):
-    def __init__(self, *args, **kwargs):
-        self.checkpoints: list[str] = []
-        super().__init__(*args, **kwargs)
+def counting_checkpoints(db: SessionDB) -> list[str]:
+    """The modes of every checkpoint the store runs from now on (its own method, wrapped)."""
+    seen: list[str] = []
+    real = db.store.checkpoint
 
-    def _checkpoint(self, *args, **kwargs):
-        self.checkpoints.append(args[0] if args else kwargs.get("mode", "PASSIVE"))
-        return super()._checkpoint(*args, **kwargs)
+    def checkpoint(mode: str = "PASSIVE") -> None:
+        seen.append(mode)
+        real(mode)
+
+    db.store.checkpoint = checkpoint  # type: ignore[method-assign]
+    return seen
 
 
 def test_wr5_passive_checkpoint_every_50_writes(db_path: Path):
-    db = CheckpointCountingDB(db_path)
+    db = SessionDB(db_path)
+    db.checkpoints = counting_checkpoints(db)
     try:
         db.create_session("s", "cli")
         baseline = len(db.checkpoints)
@@ -337,7 +341,8 @@ def test_wr5_passive_checkpoint_every_50_writes(db_path: Path):
 
 
 def test_wr5_failed_writes_do_not_count(db_path: Path):
-    db = CheckpointCountingDB(db_path)
+    db = SessionDB(db_path)
+    db.checkpoints = counting_checkpoints(db)
     try:
         baseline = len(db.checkpoints)
         for _ in range(60):
@@ -349,19 +354,20 @@ def test_wr5_failed_writes_do_not_count(db_path: Path):
 
 
 def test_wr5_checkpoint_errors_swallowed(db_path: Path):
-    class Broken(SessionDB):
-        def _checkpoint(self, mode="PASSIVE"):
-            real = self._conn
-            try:
-                # A checkpoint against a closed connection object raises inside; it must
-                # not escape.
-                self._conn = sqlite3.connect(":memory:")
-                self._conn.close()
-                return super()._checkpoint(mode)
-            finally:
-                self._conn = real
+    db = SessionDB(db_path)
+    real_checkpoint = db.store.checkpoint
 
-    db = Broken(db_path)
+    def broken_checkpoint(mode: str = "PASSIVE") -> None:
+        # A checkpoint against a closed connection object raises inside; it must not escape.
+        closed = sqlite3.connect(":memory:")
+        closed.close()
+        real = db.store.swap_connection(closed)
+        try:
+            real_checkpoint(mode)
+        finally:
+            db.store.swap_connection(real)
+
+    db.store.checkpoint = broken_checkpoint  # type: ignore[method-assign]
     try:
         db.create_session("s", "cli")
         for i in range(55):

@@ -494,7 +494,7 @@ def release(proc: subprocess.Popen) -> None:
 
 def small_retry_budget(db: SessionDB) -> SessionDB:
     """The store's retry rules with a short budget, so a held lock outlasts it quickly."""
-    db._WRITE_MAX_RETRIES = 2
+    db.store.write_max_retries = 2
     db._conn.execute("PRAGMA busy_timeout = 50")
     return db
 
