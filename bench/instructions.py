@@ -83,12 +83,12 @@ def _workload(db, which: str, part: str):
                 conn.execute("COMMIT")
 
         return replay
-    from hermes_state.db import compute_preview
+    from hermes_state.preview import compute_preview
 
     rows = result[0] if which == "listing.page" else result
     ids = [row.id if hasattr(row, "id") else row["id"] for row in rows]
     rules = db.rules
-    columns = db._summary_columns() if which == "listing.page" else "s.*"
+    columns = db.lister.summary_columns() if which == "listing.page" else "s.*"
     sql = (f"SELECT {columns}, {rules.preview_sql()} AS preview, {rules.last_active_sql()} AS last_active "
            f"FROM sessions s WHERE s.id IN ({','.join('?' * len(ids))})")
     cursor = conn.cursor()

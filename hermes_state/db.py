@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import sqlite3
 import time
 from pathlib import Path
@@ -36,7 +35,10 @@ from .migrations import (
     reconcile_columns as _migrations_reconcile_columns,
 )
 from .paths import default_db_path
-from .recency import RecencyWalk as _RecencyWalk
+from .listing.engine import Lister
+from .listing.recency import RecencyWalk as _RecencyWalk
+from .listing.sql import rich_row
+from .preview import compute_preview, scrub_memory_context  # noqa: F401 (re-exported)
 from .query import escape_like
 from .schema import SCHEMA_SQL
 from .telegram_topics import (
@@ -81,47 +83,16 @@ def _tool_call_weight(tool_calls: Any) -> int:
     return 1
 
 
-# MS-6: memory-context scrubbing.
-_MEMORY_BLOCK_RE = re.compile(
-    r"<\s*memory-context\s*>.*?<\s*/\s*memory-context\s*>", re.IGNORECASE | re.DOTALL
-)
-_MEMORY_NOTE_RE = re.compile(
-    r"\[System note:\s*The following is recalled memory context,\s*NOT new user input\."
-    r"\s*Treat as informational background data\.\]\s*",
-    re.IGNORECASE,
-)
-_MEMORY_TAG_RE = re.compile(r"<\s*/?\s*memory-context\s*>", re.IGNORECASE)
 
 
-def scrub_memory_context(text: str) -> str:
-    """Remove injected memory-context blocks, notes and stray tags (MS-6)."""
-    text = _MEMORY_BLOCK_RE.sub("", text)
-    text = _MEMORY_NOTE_RE.sub("", text)
-    return _MEMORY_TAG_RE.sub("", text)
 
 
-def compute_preview(first_user_content: str | None) -> str:
-    """LI-3: the list preview from the first user message's text."""
-    if first_user_content is None:
-        return ""
-    window = first_user_content.replace("\n", " ").replace("\r", " ")[:63]
-    raw = window.strip()
-    if not raw:
-        return ""
-    return raw[:60] + ("..." if len(raw) > 60 else "")
 
 
 #: "No condition" for :meth:`SessionDB.set_session_title`'s ``expected``.
 _ANY = object()
 
 
-class Listed(list):
-    """Rows of a list, and whether they are exactly what the store holds now (``exact``): a
-    provisional first page (see :meth:`SessionDB.list_sessions_rich`) may not be."""
-
-    def __init__(self, rows=(), *, exact: bool = True) -> None:
-        super().__init__(rows)
-        self.exact = exact
 
 
 class SessionDB:
@@ -159,19 +130,8 @@ class SessionDB:
             path, read_only=read_only, checkpoint_mode=checkpoint_mode, on_lock_wait=on_lock_wait,
             write_max_retries=self._WRITE_MAX_RETRIES,
         )
-        #: ``(rules, {filters: (where, params)})``: see :meth:`_rich_filters`.
-        self._filters_kept: tuple[Rules, dict] | None = None
-        self._extra_pins: frozenset[str] | None = None
-        self._pins_cache: tuple[int, frozenset[str]] | None = None
-        self._count_cache: dict[tuple, tuple[int, int]] = {}
-        #: Per source: (data_version, its sessions counted up to SOURCE_WALK_CERTAIN, the
-        #: store's largest rowid), for SessionDB._walk_start_for.
-        self._source_sizes: dict[str, tuple[int, int, int]] = {}
-        #: The sessions of the newest messages, kept between lists by last activity (BR-10).
-        self._recency = _RecencyWalk(path)
-        self._summary_cols: tuple[Capabilities, str] | None = None
-        # The recency index is kept for the next run when the store closes.
-        self.store.on_close.append(lambda: self._recency.save())
+        #: The human list of this store: pages, orders, pins, counts, the recency index.
+        self.lister = Lister(self.store)
 
     # ------------------------------------------------------------------ the store's state
 
@@ -267,82 +227,77 @@ class SessionDB:
         """``PRAGMA data_version``: changes when another connection commits (WR-8)."""
         return self.store.data_version()
 
+    # ------------------------------------------------------------------ the list (Lister's)
+
     @property
     def extra_pins(self) -> frozenset[str]:
         """Pins kept in our settings file, for a store without ``sessions.pinned``."""
-        if self._extra_pins is None:
-            if self._has_session_column("pinned"):
-                self._extra_pins = frozenset()
-            else:
-                from .pins import pinned_in_file
-
-                self._extra_pins = pinned_in_file(self.db_path)
-        return self._extra_pins
+        return self.lister.extra_pins
 
     @extra_pins.setter
     def extra_pins(self, value: frozenset[str]) -> None:
-        self._extra_pins = frozenset(value)
-
-    def pinned_ids(self) -> frozenset[str]:
-        """Ids of the pinned sessions, exactly (on a v30 store: a scan of every session row,
-        kept until another connection commits)."""
-        return self._pinned_ids()
-
-    @property
-    def recency_guessed(self) -> bool:
-        """This reader's recency index is only a guess (see :meth:`RecencyWalk.guess`): its
-        provisional pages may rank otherwise than the store says."""
-        return self._recency.guessed
-
-    def build_recency(self) -> _RecencyWalk:
-        """A recency index built on this connection (one seek per session), for
-        :meth:`adopt_recency` by another: the build need not hold that one's lock."""
-        walk = _RecencyWalk(self.db_path)
-        self._read(walk.build)
-        return walk
-
-    def adopt_recency(self, walk: _RecencyWalk) -> None:
-        """Use ``walk`` (built by another connection to the same file) as this reader's
-        recency index; it is kept in this reader's cache file."""
-        with self._lock:
-            walk.cache = self._recency.cache
-            if walk.pins is None:
-                walk.pins = self._recency.pins
-            self._recency = walk
-            walk.save()
-
-    def assume_pins(self, pins: frozenset[str]) -> frozenset[str] | None:
-        """The pinned sessions as another connection found them exactly: what a provisional
-        page (see :meth:`list_sessions_rich`) rests on from now on. Returns what it rested on
-        before (None: nothing yet)."""
-        previous, self._recency.pins = self._recency.pins, frozenset(pins)
-        return previous
-
-    def _pinned_first(self, alias: str = "s") -> str:
-        """ORDER BY term: pinned conversations first (the column, else the settings file)."""
-        rank = self._pinned_rank(alias)
-        return f"{rank} DESC, " if rank is not None else ""
-
-    def _pinned_rank(self, alias: str = "s") -> str | None:
-        """What :meth:`_pinned_first` orders by (higher first); None when nothing is pinned."""
-        if self._has_session_column("pinned"):
-            return self.rules.pinned_rank(alias)
-        pins = self.extra_pins
-        if not pins:
-            return None
-        quoted = ",".join("'" + p.replace("'", "''") + "'" for p in sorted(pins))
-        return f"({alias}.id IN ({quoted}))"
+        self.lister.extra_pins = value
 
     @property
     def recency_cache(self) -> Path | None:
-        """A file that keeps this reader's recency index (which sessions hold the newest
-        messages, BR-10) between runs, or None (the default: kept in memory only). Set it
-        before the first list by last activity; see :mod:`hermes_state.recency`."""
-        return self._recency.cache
+        """The file keeping this reader's recency index between runs (see :class:`Lister`)."""
+        return self.lister.recency_cache
 
     @recency_cache.setter
     def recency_cache(self, path: Path | None) -> None:
-        self._recency.cache = Path(path) if path is not None else None
+        self.lister.recency_cache = path
+
+    @property
+    def recency_guessed(self) -> bool:
+        return self.lister.recency_guessed
+
+    def pinned_ids(self) -> frozenset[str]:
+        return self.lister.pinned_ids()
+
+    def build_recency(self) -> _RecencyWalk:
+        return self.lister.build_recency()
+
+    def adopt_recency(self, walk: _RecencyWalk) -> None:
+        self.lister.adopt_recency(walk)
+
+    def assume_pins(self, pins: frozenset[str]) -> frozenset[str] | None:
+        return self.lister.assume_pins(pins)
+
+    def list_sessions_rich(self, *args: Any, **kwargs: Any) -> list[dict]:
+        """Upstream's session list (see :meth:`Lister.list_sessions_rich`)."""
+        return self.lister.list_sessions_rich(*args, **kwargs)
+
+    def iter_sessions_rich(self, *args: Any, **kwargs: Any) -> Iterator[dict]:
+        return self.lister.iter_sessions_rich(*args, **kwargs)
+
+    def rank_listed(self, *args: Any, **kwargs: Any) -> list[str]:
+        return self.lister.rank_listed(*args, **kwargs)
+
+    def summaries_of(self, *args: Any, **kwargs: Any) -> list:
+        return self.lister.summaries_of(*args, **kwargs)
+
+    def list_summaries(self, *args: Any, **kwargs: Any) -> list:
+        return self.lister.list_summaries(*args, **kwargs)
+
+    def count_listed(self, *args: Any, **kwargs: Any) -> int:
+        return self.lister.count_listed(*args, **kwargs)
+
+    def get_summary(self, session_id: str):
+        return self.lister.get_summary(session_id)
+
+    def get_summaries(self, session_ids: Iterable[str]) -> list:
+        return self.lister.get_summaries(session_ids)
+
+
+
+
+
+
+
+
+
+
+
 
 
     # ------------------------------------------------------------------ static helpers
@@ -570,76 +525,13 @@ class SessionDB:
     ) -> int:
         """How many sessions; archived ones only when asked (upstream v16). With
         ``exclude_children`` only those :meth:`list_sessions_rich` would list."""
-        where, params = self._rich_filters(
+        where, params = self.lister.filters(
             source, exclude_sources, not exclude_children, min_message_count,
             include_archived, archived_only,
         )
         return int(self._fetchone(f"SELECT COUNT(*) FROM sessions s {where}", params)[0])
 
-    def _rich_filters(
-        self,
-        source: str | None,
-        exclude_sources: list[str] | None,
-        include_children: bool,
-        min_message_count: int = 0,
-        include_archived: bool = False,
-        archived_only: bool = False,
-        include_hidden: bool = False,
-        include_delegates: bool = False,
-        workspace: str | None = None,
-        walk_source: bool = False,
-    ) -> tuple[str, list[Any]]:
-        """WHERE clause (alias ``s``) shared by listing and counting (built once per filters
-        and schema: a page asks for it twice, a browser on every page); ``walk_source`` as
-        :func:`_list_filters`."""
-        rules = self.rules
-        key = (source, tuple(exclude_sources or ()), include_children, min_message_count, include_archived,
-               archived_only, include_hidden, include_delegates, workspace, walk_source)
-        kept = self._filters_kept
-        if kept is None or kept[0] is not rules:
-            kept = self._filters_kept = (rules, {})
-        found = kept[1].get(key)
-        if found is not None:
-            return found[0], list(found[1])
-        where, params = self._build_filters(
-            rules, source, exclude_sources, include_children, min_message_count, include_archived,
-            archived_only, include_hidden, include_delegates, workspace, walk_source,
-        )
-        if len(kept[1]) >= 64:
-            kept[1].clear()
-        kept[1][key] = (where, tuple(params))
-        return where, params
 
-    def _build_filters(
-        self, rules: Rules, source: str | None, exclude_sources: list[str] | None, include_children: bool,
-        min_message_count: int, include_archived: bool, archived_only: bool, include_hidden: bool,
-        include_delegates: bool, workspace: str | None, walk_source: bool = False,
-    ) -> tuple[str, list[Any]]:
-        where, params = _list_filters(rules, source, exclude_sources, include_children, include_delegates,
-                                      walk_source)
-        # The row's own flags first: SQLite tests a scanned row's terms in this order, and the
-        # lineage test (subqueries, JSON) rejected what a flag would have (the archived view
-        # by last activity: 170 -> 130 ms a page at 250k sessions). (No parameters: the
-        # order of the placeholders is unchanged.)
-        flags: list[str] = []
-        if self._has_session_column("archived"):
-            if archived_only:
-                flags.append("s.archived = 1")
-            elif not include_archived:
-                flags.append("s.archived = 0")
-        elif archived_only:
-            flags.append("0")
-        if not include_hidden and self._has_session_column("hidden"):
-            flags.append("COALESCE(s.hidden, 0) = 0")  # UC-3: hidden unless asked for
-        clauses = flags + ([where[len("WHERE "):]] if where else [])
-        if min_message_count and min_message_count > 0:
-            clauses.append("s.message_count >= ?")
-            params.append(int(min_message_count))
-        narrow, narrow_params = rules.workspace_clause(workspace)
-        if narrow is not None:  # BR-13: one workspace
-            clauses.append(narrow)
-            params.extend(narrow_params)
-        return ("WHERE " + " AND ".join(clauses)) if clauses else "", params
 
     def message_count(self, session_id: str | None = None) -> int:
         if session_id:
@@ -985,382 +877,18 @@ class SessionDB:
 
     # ------------------------------------------------------------------ listing
 
-    def list_sessions_rich(
-        self,
-        source: str | None = None,
-        exclude_sources: list[str] | None = None,
-        limit: int = 20,
-        offset: int = 0,
-        include_children: bool = False,
-        min_message_count: int = 0,
-        project_compression_tips: bool = True,
-        order_by_last_active: bool = False,
-        include_archived: bool = False,
-        archived_only: bool = False,
-        id_query: str | None = None,
-        include_hidden: bool = False,
-        include_delegates: bool = False,
-        workspace: str | None = None,
-        _columns: str | None = None,
-        provisional: bool = False,
-    ) -> list[dict]:
-        """Sessions newest-started first with ``preview`` and ``last_active`` (LI-2 … LI-5).
 
-        Unless ``include_children``, only roots and branches are listed (delegate runs marked
-        ``_delegate_from`` never); compression roots are then replaced by their live tip
-        (``_lineage_root_id`` names the root). A child whose parent row is missing (a broken
-        link) is listed as a root. Upstream v16's options: archived sessions only with
-        ``include_archived`` (or only them, ``archived_only``); ``min_message_count``;
-        ``order_by_last_active`` orders by the newest activity along each compression chain;
-        ``id_query`` keeps rows whose id, or an id along their chain, contains it
-        (case-insensitive). ``_columns`` (for :meth:`list_summaries`) reads only these
-        columns of each row (alias ``s``) instead of all of them.
 
-        ``provisional`` (a first page that must be quick, BR-10): the pinned sessions may be
-        taken from the recency cache (:attr:`recency_cache`) instead of reading every session
-        row to find them; the list returned (a :class:`Listed`) then says ``exact = False``,
-        and the caller asks again without it once the page is shown.
-        """
-        # One read snapshot: the filters, the walk and the rows see one state, and the
-        # schema is checked once for all of them (see ``capabilities``).
-        return self._read_snapshot(lambda: self._list_sessions_rich(
-            source, exclude_sources, limit, offset, include_children, min_message_count,
-            project_compression_tips, order_by_last_active, include_archived, archived_only, id_query,
-            include_hidden, include_delegates, workspace, _columns, provisional,
-        ))
 
-    def _list_sessions_rich(
-        self, source: str | None, exclude_sources: list[str] | None, limit: int, offset: int,
-        include_children: bool, min_message_count: int, project_compression_tips: bool,
-        order_by_last_active: bool, include_archived: bool, archived_only: bool, id_query: str | None,
-        include_hidden: bool, include_delegates: bool, workspace: str | None, _columns: str | None,
-        provisional: bool,
-    ) -> list[dict]:
-        columns = _columns or "s.*"
-        where, params = self._rich_filters(
-            source, exclude_sources, include_children, min_message_count,
-            include_archived, archived_only, include_hidden, include_delegates, workspace,
-        )
-        needle = (id_query or "").strip().lower()
-        if (
-            order_by_last_active and not needle and not include_children
-            and 0 <= offset and offset + limit <= _ACTIVITY_WALK_ROWS
-        ):
-            # The first pages by last activity without computing it for every session
-            # (BR-10): only the conversations that can be on the page are ranked.
-            rows = self._activity_first_pages(
-                where, params, limit, offset, project_compression_tips, include_delegates, columns,
-                provisional,
-            )
-            if rows is not None:
-                return rows
-        if order_by_last_active or needle:
-            return self._chain_page(
-                where, params, needle, order_by_last_active, limit, offset,
-                project_compression_tips and not include_children, include_delegates, columns,
-            )
-        else:
-            if source and self._walk_start_for(source, offset + limit):
-                where, params = self._rich_filters(
-                    source, exclude_sources, include_children, min_message_count, include_archived,
-                    archived_only, include_hidden, include_delegates, workspace, walk_source=True,
-                )
-            select = self._by_start_select(columns)
-            pins = sorted(self._pinned_ids())
-            if pins:
-                # Pinned first without giving up the start-time index: the few pinned rows
-                # are read apart, the rest walk the index (sorting every session by a
-                # "pinned" flag took 400 ms at 50k sessions).
-                return self._pinned_then_rest(select, where, params, pins, limit, offset,
-                                              project_compression_tips and not include_children,
-                                              include_delegates, columns)
-            sql = f"{select} {where} ORDER BY {self._by_start()}"
-        sql += " LIMIT ? OFFSET ?"
-        params += [int(limit), int(offset)]
 
-        rules = self.rules
-        file_pins = self.extra_pins
 
-        def do(conn: sqlite3.Connection) -> list[dict]:
-            rows = [_rich_row(row) for row in conn.execute(sql, params).fetchall()]
-            return _finish_listing(conn, rows, rules, file_pins,
-                                   project_compression_tips and not include_children, include_delegates,
-                                   columns)
 
-        return self._read(do)
 
-    def _chain_page(
-        self, where: str, params: list[Any], needle: str, by_activity: bool, limit: int, offset: int,
-        project: bool, include_delegates: bool, columns: str,
-    ) -> list[dict]:
-        """A page ranked along each conversation's compression chain (by its last activity, or
-        found by an id along the chain), in two statements: the page's ids ranked, then their
-        rows and previews. One statement computed every listed session's preview and columns
-        before sorting them: a page deep in the list by last activity took 7.8-8.4 s at 5M
-        messages (v30), 4.4-4.6 s ranking ids alone."""
-        rules = self.rules
-        ranked_sql, ranked_params = _chain_list_sql(
-            where, params, needle, by_activity, rules, self._pinned_first(), "s.id", previews=False,
-        )
-        ranked_sql += " LIMIT ? OFFSET ?"
-        ranked_params += [int(limit), int(offset)]
-        file_pins = self.extra_pins
 
-        def do(conn: sqlite3.Connection) -> list[dict]:
-            cursor = conn.cursor()
-            cursor.row_factory = None
-            ranked = [sid for sid, _chain_last in cursor.execute(ranked_sql, ranked_params).fetchall()]
-            return _rows_of(conn, ranked, rules, file_pins, project, include_delegates, columns)
 
-        return self._read(do)
 
-    def rank_listed(
-        self,
-        source: str | None = None,
-        exclude_sources: list[str] | None = None,
-        *,
-        include_archived: bool = False,
-        archived_only: bool = False,
-        include_hidden: bool = False,
-        include_delegates: bool = False,
-        workspace: str | None = None,
-        by_activity: bool = True,
-    ) -> list[str]:
-        """The ids of every conversation :meth:`list_summaries` lists under these filters, in
-        its order (by last activity, or with ``by_activity=False`` by start; compression roots:
-        each is shown at its tip): the whole ranking its pages are slices of, for a reader that
-        pages deep into the list. By last activity, one scan of every listed session and its
-        newest message (seconds at 250k sessions); by start, one walk of the start index
-        (~1 s there), where each page deep in the list walked it up to its offset instead."""
-        where, params = self._rich_filters(
-            source, exclude_sources, False, 0, include_archived, archived_only, include_hidden,
-            include_delegates, workspace,
-        )
-        if not by_activity:
-            return self._read_snapshot(lambda: self._rank_by_start(where, params))
-        sql, params = _chain_list_sql(
-            where, params, "", True, self.rules, self._pinned_first(), "s.id", previews=False,
-        )
 
-        def do(conn: sqlite3.Connection) -> list[str]:
-            cursor = conn.cursor()
-            cursor.row_factory = None
-            return [sid for sid, _chain_last in cursor.execute(sql, params)]
 
-        return self._read_snapshot(lambda: self._read(do))
-
-    def _rank_by_start(self, where: str, params: list[Any]) -> list[str]:
-        """:meth:`rank_listed` by start: the pinned conversations, then the rest, each in
-        :data:`BY_START` order -- as :meth:`_pinned_then_rest` reads a page."""
-        pins = sorted(self._pinned_ids())
-        select = "SELECT s.id FROM sessions s"
-        statements = _pinned_and_rest(select, where, params, pins)
-        order = self._by_start()
-
-        def do(conn: sqlite3.Connection) -> list[str]:
-            cursor = conn.cursor()
-            cursor.row_factory = None
-            ids: list[str] = []
-            for sql, args in statements:
-                ids += [row[0] for row in cursor.execute(f"{sql} ORDER BY {order}", args)]
-            return ids
-
-        return self._read(do)
-
-    def summaries_of(self, conversation_ids: list[str], *, include_delegates: bool = False) -> list["SessionSummary"]:
-        """The rows :meth:`list_summaries` shows for these conversations (ids from
-        :meth:`rank_listed`), in this order; an id no longer in the store is left out."""
-        from .models import SessionSummary
-
-        rules, file_pins, columns = self.rules, self.extra_pins, self._summary_columns()
-        ids = list(conversation_ids)
-
-        def do(conn: sqlite3.Connection) -> list[dict]:
-            return _rows_of(conn, ids, rules, file_pins, True, include_delegates, columns)
-
-        return SessionSummary.from_listing(self._read_snapshot(lambda: self._read(do)))
-
-    def _activity_first_pages(
-        self, where: str, params: list[Any], limit: int, offset: int, project: bool,
-        include_delegates: bool, columns: str = "s.*", provisional: bool = False,
-    ) -> "Listed | None":
-        """A page near the top of the list by last activity (BR-10), or None when the fast
-        path cannot vouch for it (then the general query answers).
-
-        One read transaction, so the walk, the ranking and the rows see the same state: the
-        conversations that can be on the page are found from the newest messages
-        (:func:`_activity_candidates`) and read with what ranks them, ranked by their chains'
-        last activity, and only the page's previews are read (:func:`_activity_page`)."""
-        rules = self.rules
-        pinned_rank = self._pinned_rank()
-        file_pins = self.extra_pins
-
-        def do(conn: sqlite3.Connection, pins: frozenset[str]) -> list[dict] | None:
-            walk = self._recency
-            wanted = offset + limit
-            for _attempt in range(4):
-                met = _MetConversations(columns, where, params, rules, pinned_rank, previews=offset == 0)
-                try:
-                    floor = _activity_candidates(conn, walk, met, wanted, pins, provisional)
-                except BaseException:
-                    walk.reset()  # never keep a walk cut short by an error or an interrupt
-                    raise
-                if floor is None:
-                    return None
-                paged = _activity_page(conn, met, floor, pins, limit, offset, rules)
-                if isinstance(paged, int):
-                    # Conversations met in the walk that rank below its floor (their newest
-                    # messages rewound): walk on for as many more.
-                    wanted += paged
-                    continue
-                if paged is None:
-                    return None
-                rows, tips = paged
-                return _finish_listing(conn, rows, rules, file_pins, project, include_delegates, columns, tips)
-            return None
-
-        def snapshot() -> Listed | None:
-            pins, exact = self._pinned_ids(provisional=provisional), True
-            if pins is None:
-                # The pins the recency cache kept (read with it), or none known yet (a first
-                # run): no scan of every row -- ~0.1 s at 250k sessions, ~0.75 s from a cold
-                # page cache -- before the first page. The caller reads the page again.
-                self._read(lambda conn: self._recency.refresh(conn, guess_ok=True))
-                pins, exact = self._recency.pins or frozenset(), False
-            rows = self._read(lambda conn: do(conn, pins))
-            return None if rows is None else Listed(rows, exact=exact and not self._recency.guessed)
-
-        return self._read_snapshot(snapshot)
-
-    def _pinned_ids(self, provisional: bool = False) -> frozenset[str] | None:
-        """Ids of pinned sessions: the v30 column (read once per change of the store, as the
-        column has no index: a scan of every session row), else our settings file.
-        ``provisional``: None rather than scanning (the caller may use the recency cache's)."""
-        if not self._has_session_column("pinned"):
-            return self.extra_pins
-        version = self.data_version()
-        cached = self._pins_cache
-        if cached is not None and cached[0] == version:
-            return cached[1]
-        if provisional:
-            return None
-        pins = frozenset(r[0] for r in self._fetchall("SELECT id FROM sessions WHERE pinned != 0"))
-        self._pins_cache = (version, pins)
-        self._recency.pins = pins  # kept with the recency index for the next run
-        return pins
-
-    def _pinned_then_rest(
-        self, select: str, where: str, params: list[Any], pins: list[str], limit: int, offset: int,
-        project: bool, include_delegates: bool, columns: str = "s.*",
-    ) -> list[dict]:
-        """A page of the start-ordered list with the pinned rows first (see list_sessions_rich)."""
-        (pinned_sql, pinned_args), (rest_sql, rest_args) = _pinned_and_rest(select, where, params, pins)
-        rules = self.rules
-        file_pins = self.extra_pins
-        order = self._by_start()
-
-        def do(conn: sqlite3.Connection) -> list[dict]:
-            pinned = conn.execute(f"{pinned_sql} ORDER BY {order}", pinned_args).fetchall()
-            page = pinned[offset: offset + limit]
-            room = limit - len(page)
-            if room > 0:
-                page += conn.execute(
-                    f"{rest_sql} ORDER BY {order} LIMIT ? OFFSET ?",
-                    [*rest_args, room, max(0, offset - len(pinned))],
-                ).fetchall()
-            rows = [_rich_row(row) for row in page]
-            return _finish_listing(conn, rows, rules, file_pins, project, include_delegates, columns)
-
-        return self._read(do)
-
-    def iter_sessions_rich(
-        self,
-        source: str | None = None,
-        exclude_sources: list[str] | None = None,
-        limit: int = 20,
-        *,
-        archived_only: bool = False,
-        chunk: int = 500,
-        brief: bool = False,
-    ) -> Iterator[dict]:
-        """The rows ``list_sessions_rich(source, exclude_sources, limit,
-        archived_only=archived_only)`` returns -- newest-started first, pinned first,
-        compression roots at their tips -- one at a time, ``chunk`` rows read at once instead
-        of the whole list (``hermes sessions list --limit 1000000`` held every row of a
-        197k-session store at once: 0.9 GB). ``brief``: only the columns
-        :meth:`list_summaries` reads (~20 of a v30 row's ~60), not all of them.
-
-        One read snapshot from the first row to the last (no row listed twice or missed
-        while other processes commit), held with the instance lock until the iterator is
-        exhausted or closed: read it to the end or close it."""
-        with self.store.snapshot():
-            conn = self._require_conn()
-            if self.compat_views:
-                self.capabilities
-            where, params = self._rich_filters(
-                source, exclude_sources, False, 0, False, archived_only, False, False, None,
-                walk_source=bool(source) and self._walk_start_for(source, int(limit)),
-            )
-            columns = self._summary_columns() if brief else "s.*"
-            rules, file_pins = self.rules, self.extra_pins
-            select = self._by_start_select(columns)
-            pins = sorted(self._pinned_ids())
-            # As list_sessions_rich: the pinned rows, then the rest by the start index.
-            statements = _pinned_and_rest(select, where, params, pins)
-            order = self._by_start()
-            left = int(limit)
-            for sql, args in statements:
-                if left <= 0:
-                    break
-                for rows in _listed_chunks(
-                    conn, f"{sql} ORDER BY {order} LIMIT ?", [*args, left], chunk,
-                    lambda rows: _finish_listing(conn, rows, rules, file_pins, True, False, columns),
-                ):
-                    left -= len(rows)
-                    yield from rows
-
-    def _walk_start_for(self, source: str, rows: int) -> bool:
-        """Should the list by start, filtered to ``source``, walk the start index and test
-        each session's source (a page of a common source: ~0.3 ms at 250k sessions) rather
-        than read the source's sessions through a source index and sort them all, their
-        previews and last activity computed for each first (cli, 40 % of them: 0.5 s a page)?
-        Yes unless the source is so rare that the walk would read most of the index to find
-        ``rows`` of it (a source of ten sessions: ~100 ms walked, 0.1 ms sorted). Decided from
-        a count of the source's sessions capped at :data:`SOURCE_WALK_CERTAIN` (one index
-        range, kept until another commit) against the store's size."""
-        if "sessions" in self.compat_views:
-            return False  # (a view has no start index of its own to walk)
-        version = self.data_version()
-        kept = self._source_sizes.get(source)
-        if kept is None or kept[0] != version:
-            conn = self._require_conn()
-            found = int(conn.execute(
-                "SELECT COUNT(*) FROM (SELECT 1 FROM sessions WHERE source = ? LIMIT ?)",
-                (source, SOURCE_WALK_CERTAIN),
-            ).fetchone()[0])
-            total = int(conn.execute("SELECT COALESCE(MAX(rowid), 0) FROM sessions").fetchone()[0])
-            if len(self._source_sizes) > 64:
-                self._source_sizes.clear()
-            kept = self._source_sizes[source] = (version, found, total)
-        _version, found, total = kept
-        if found >= SOURCE_WALK_CERTAIN:
-            return True
-        walked = min(total, rows * total / max(found, 1))
-        return walked * WALK_ROW_COST < found * SORTED_ROW_COST
-
-    def _by_start(self) -> str:
-        """The ORDER BY of the list by start (:data:`BY_START`, or through a view
-        :data:`BY_START_VIEW`)."""
-        return BY_START_VIEW if "sessions" in self.compat_views else BY_START
-
-    def _by_start_select(self, columns: str) -> str:
-        """The listing's SELECT (alias ``s``): ``columns``, the preview's raw text and the
-        last activity."""
-        rules = self.rules
-        return (
-            f"SELECT {columns}, {rules.preview_sql()} AS _preview_raw, "
-            f"{rules.last_active_sql()} AS last_active FROM sessions s"
-        )
 
     def search_sessions(self, source: str | None = None, limit: int = 20, offset: int = 0) -> list[dict]:
         """Every session (children included), most recently used first (LI-6)."""
@@ -1656,103 +1184,10 @@ class SessionDB:
 
     # ------------------------------------------------------------------ typed read API
 
-    def list_summaries(
-        self,
-        source: str | None = None,
-        exclude_sources: list[str] | None = None,
-        limit: int = 50,
-        offset: int = 0,
-        *,
-        include_archived: bool = False,
-        archived_only: bool = False,
-        include_hidden: bool = False,
-        order_by_last_active: bool = False,
-        include_delegates: bool = False,
-        workspace: str | None = None,
-        provisional: bool = False,
-    ) -> "Listed":
-        """Typed rows of :meth:`list_sessions_rich` (compression chains shown at their tip);
-        ``provisional`` as there (the answer's ``exact`` says whether it was)."""
-        from .models import SessionSummary
 
-        def read() -> Listed:
-            rows = self.list_sessions_rich(
-                source, exclude_sources, limit=limit, offset=offset, include_archived=include_archived,
-                archived_only=archived_only, include_hidden=include_hidden,
-                order_by_last_active=order_by_last_active, include_delegates=include_delegates,
-                workspace=workspace,
-                _columns=self._summary_columns(), provisional=provisional,
-            )
-            return Listed(SessionSummary.from_listing(rows), exact=getattr(rows, "exact", True))
 
-        return self._read_snapshot(read)
 
-    def _summary_columns(self) -> str:
-        """The columns a :class:`~hermes_state.models.SessionSummary` is made of, as far as
-        this store has them (a v30 row has ~60: converting them all was a third of a page)."""
-        caps = self.capabilities
-        cached = self._summary_cols
-        if cached is None or cached[0] is not caps:
-            names = [name for name in _SUMMARY_COLUMNS if name == "id" or self._has_session_column(name)]
-            cached = self._summary_cols = (caps, ", ".join(_summary_column(name) for name in names))
-        return cached[1]
 
-    def count_listed(
-        self,
-        source: str | None = None,
-        exclude_sources: list[str] | None = None,
-        include_archived: bool = False,
-        archived_only: bool = False,
-        include_hidden: bool = False,
-        include_delegates: bool = False,
-        workspace: str | None = None,
-    ) -> int:
-        """How many rows :meth:`list_sessions_rich` would list in total (for paging).
-
-        On a read-only store (a viewer) the answer is kept until another process commits
-        (``PRAGMA data_version``): a browser asks on every page load, and counting every
-        session took ~30 ms at 50k sessions."""
-        where, params = self._rich_filters(
-            source, exclude_sources, False, 0, include_archived, archived_only, include_hidden,
-            include_delegates, workspace,
-        )
-        key = (where, tuple(params))
-        version = self.data_version() if self.read_only else None
-        cached = self._count_cache.get(key)
-        if version is not None and cached is not None and cached[0] == version:
-            return cached[1]
-        count = int(self._fetchone(f"SELECT COUNT(*) FROM sessions s {where}", params)[0])
-        if version is not None:
-            if len(self._count_cache) > 64:
-                self._count_cache.clear()
-            self._count_cache[key] = (version, count)
-        return count
-
-    def get_summary(self, session_id: str):
-        """A :class:`~hermes_state.models.SessionSummary` of one session (no projection)."""
-        found = self.get_summaries([session_id])
-        return found[0] if found else None
-
-    def get_summaries(self, session_ids: "Iterable[str]") -> list:
-        """:meth:`get_summary` of each id, in the order given, in one statement (a title
-        match shows eight); ids without a session are left out."""
-        from .models import SessionSummary
-
-        ids = list(dict.fromkeys(session_ids))
-        if not ids:
-            return []
-        rows = self._fetchall(
-            f"SELECT s.*, {self.rules.preview_sql()} AS _preview_raw, {self.rules.last_active_sql()} AS last_active "
-            f"FROM sessions s WHERE s.id IN ({','.join('?' for _ in ids)})",
-            ids,
-        )
-        found = {}
-        for row in rows:
-            data = _rich_row(row)
-            if "pinned" not in data:
-                data["pinned"] = int(data["id"] in self.extra_pins)
-            found[data["id"]] = data
-        return SessionSummary.from_rows([found[sid] for sid in ids if sid in found])
 
     def get_message_models(self, session_id: str):
         """Typed messages of one session, ordered by ``(timestamp, id)``."""
@@ -1865,7 +1300,7 @@ class SessionDB:
         shows agrees whichever segment is asked). Where the store has no ``pinned`` column
         (before v30) the pin goes to our settings file instead (UC-5: never a new column).
         True if the session exists."""
-        from .pins import set_pinned_in_file
+        from .listing.pins import set_pinned_in_file
 
         def lineage(conn: sqlite3.Connection) -> list[str]:
             return _compression_lineage(conn, session_id)
@@ -1885,7 +1320,7 @@ class SessionDB:
             conn.execute(f"UPDATE sessions SET pinned = ? WHERE id IN ({marks})", [1 if pinned else 0, *ids])
             return True
 
-        self._pins_cache = None  # our own commit does not move this connection's data_version
+        self.lister.forget_pins()  # our own commit does not move this connection's data_version
         return bool(self._execute_write(do))
 
     def set_session_archived(self, session_id: str, archived: bool) -> bool:
@@ -2086,7 +1521,7 @@ class SessionDB:
             "ORDER BY s.started_at DESC, s.id DESC LIMIT ? OFFSET ?",
             (low, high, int(limit), int(offset)),
         )
-        return [_rich_row(row) for row in rows]
+        return [rich_row(row) for row in rows]
 
     def search_sessions_by_id(
         self, query: str, limit: int = 20, include_archived: bool = True
@@ -2362,7 +1797,7 @@ class SessionDB:
             "ORDER BY last_active DESC, s.started_at DESC LIMIT ?",
             (str(user_id), int(limit)),
         )
-        return [_rich_row(row) for row in rows]
+        return [rich_row(row) for row in rows]
 
 
 # ---------------------------------------------------------------------- helpers
@@ -2455,233 +1890,29 @@ def _drop_replayed_prompts(messages: list[dict]) -> list[dict]:
     return kept
 
 
-def _list_filters(
-    rules: Rules, source: str | None, exclude_sources: list[str] | None, include_children: bool,
-    include_delegates: bool = False, walk_source: bool = False,
-) -> tuple[str, list[Any]]:
-    clauses: list[str] = []
-    params: list[Any] = []
-    if not include_children:
-        # UC-3: roots, orphans, branches and reset children; delegate runs never (they
-        # stay hidden even once orphaned, as upstream v16 keeps them) unless asked for (BR-15).
-        listed = rules.listed("s")
-        clauses.append(f"({listed} OR {rules.delegate('s')})" if include_delegates else listed)
-    if source:
-        # ``walk_source``: tested on each row walked, not looked up through a source index
-        # (the unary ``+`` keeps SQLite from using one; see SessionDB._walk_start_for).
-        clauses.append("+s.source = ?" if walk_source else "s.source = ?")
-        params.append(source)
-    if exclude_sources:
-        clauses.append(f"s.source NOT IN ({','.join('?' for _ in exclude_sources)})")
-        params.extend(exclude_sources)
-    return ("WHERE " + " AND ".join(clauses)) if clauses else "", params
 
 
-def _listed_chunks(
-    conn: sqlite3.Connection, sql: str, params: list[Any], chunk: int,
-    finish: Callable[[list[dict]], list[dict]],
-) -> Iterator[list[dict]]:
-    """The rows of ``sql`` as listing rows, ``chunk`` at a time, each chunk through
-    ``finish``. Text that is not UTF-8 is read leniently (as ``read_leniently`` does for a
-    whole read): the statement runs again so decoding and the rows already handed out are
-    passed over (one snapshot: the same rows, in the same order)."""
-    done = 0
-    previous = conn.text_factory
-    try:
-        while True:
-            try:
-                cursor = conn.execute(sql, params)
-                skip = done
-                while skip > 0:
-                    got = cursor.fetchmany(min(skip, chunk))
-                    if not got:
-                        break
-                    skip -= len(got)
-                while True:
-                    batch = cursor.fetchmany(chunk)
-                    if not batch:
-                        return
-                    rows = finish([_rich_row(row) for row in batch])
-                    done += len(batch)
-                    yield rows
-            except sqlite3.OperationalError as exc:
-                if not refused_as_undecodable(conn, exc):
-                    raise
-                conn.text_factory = lenient_text
-    finally:
-        conn.text_factory = previous
 
 
-#: The list by start (LI-2): newest start first; sessions started at the same instant in the
-#: order they were written (the rowid), as the start index ``started_at DESC`` keeps them -- so
-#: it still serves the order alone, nothing sorted -- and named, so that a page read with
-#: ``OFFSET`` and a slice of :meth:`SessionDB.rank_listed`'s ranking agree whatever plan SQLite
-#: picks for each (a source filter reads the source index and sorts).
-BY_START = "s.started_at DESC, s.rowid"
-#: A source with at least this many sessions is listed by start by walking the start index
-#: (see SessionDB._walk_start_for); below it, by its count against the store's size.
-SOURCE_WALK_CERTAIN = 5_000
-#: What one row costs (relative; measured at 250k sessions, v30): walked on the start index
-#: and its source tested (~0.4 us), or read through the source index with its preview and
-#: last activity, then sorted (~5-9 us).
-WALK_ROW_COST = 0.4
-SORTED_ROW_COST = 7.0
-#: The same through a compatibility view (an older file read as v11): a view's rowid is NULL.
-BY_START_VIEW = "s.started_at DESC, s.id"
 
 
-def _pinned_and_rest(select: str, where: str, params: list[Any], pins: list[str]) -> list[tuple[str, list[Any]]]:
-    """The start-ordered list with the pinned rows first, as two statements without their
-    ORDER BY: the pinned rows, then the rest (which walk the start index); one, the whole
-    list, when nothing is pinned."""
-    if not pins:
-        return [(f"{select} {where}", list(params))]
-    marks = ",".join("?" for _ in pins)
-    joiner = " AND " if where else "WHERE "
-    return [
-        (f"{select} {where}{joiner}s.id IN ({marks})", [*params, *pins]),
-        (f"{select} {where}{joiner}s.id NOT IN ({marks})", [*params, *pins]),
-    ]
 
 
-def _rich_row(row: sqlite3.Row) -> dict:
-    # Not dict(row): that looks every column up by name (quadratic in the ~60 columns of a
-    # v30 row; 1.1 ms for a page of 50, against 0.15 ms this way).
-    return _rich_tuple(row.keys(), row)
 
 
-def _rich_tuple(names: list[str], values: Iterable[Any]) -> dict:
-    data = dict(zip(names, values))
-    data["preview"] = compute_preview(data.pop("_preview_raw", None))
-    return data
 
 
-#: What a :class:`~hermes_state.models.SessionSummary` reads of a session row.
-_SUMMARY_COLUMNS = (
-    "id", "source", "title", "started_at", "ended_at", "end_reason", "message_count", "tool_call_count",
-    "model", "user_id", "parent_session_id", "input_tokens", "output_tokens", "estimated_cost_usd",
-    "archived", "pinned", "hidden", "title_source", "cwd", "git_branch", "git_repo_root",
-)
-
-#: Summary columns read as their field's value when NULL (what ``_summary_fields`` did row by
-#: row in Python), and the flags as 0 or 1 (any value but 0 sets one, as the filters read them).
-_SUMMARY_DEFAULTS = {
-    "source": "''", "started_at": "0.0", "message_count": "0", "tool_call_count": "0",
-    "input_tokens": "0", "output_tokens": "0",
-}
-_SUMMARY_FLAGS = ("archived", "pinned", "hidden")
 
 
-def _summary_column(name: str) -> str:
-    """One column of :meth:`SessionDB._summary_columns`: as the summary's field takes it
-    (see :meth:`~hermes_state.models.SessionSummary.from_listing`)."""
-    if name in _SUMMARY_DEFAULTS:
-        return f"COALESCE(s.{name}, {_SUMMARY_DEFAULTS[name]}) AS {name}"
-    if name in _SUMMARY_FLAGS:
-        return f"(COALESCE(s.{name}, 0) != 0) AS {name}"
-    return f"s.{name}"
 
 
-_TIP_FIELDS = (
-    "id",
-    "ended_at",
-    "end_reason",
-    "message_count",
-    "tool_call_count",
-    "title",
-    "model",
-    "system_prompt",
-    "cwd",
-)
 
 
-def _rows_of(
-    conn: sqlite3.Connection, ids: list[str], rules: Rules, file_pins: frozenset[str], project: bool,
-    include_delegates: bool, columns: str,
-) -> list[dict]:
-    """The listing's rows of these sessions, in this order (with their previews and last
-    activity, finished as every listing finishes them); ids not found are left out."""
-    if not ids:
-        return []
-    by_id: dict[str, dict] = {}
-    for start in range(0, len(ids), 400):
-        chunk = ids[start:start + 400]
-        for row in conn.execute(
-            f"SELECT {columns}, {rules.preview_sql()} AS _preview_raw, {rules.last_active_sql()} AS last_active"
-            f" FROM sessions s WHERE s.id IN ({_marks(len(chunk))})",
-            _padded(chunk),
-        ).fetchall():
-            data = _rich_row(row)
-            by_id[data["id"]] = data
-    rows = [by_id[sid] for sid in ids if sid in by_id]
-    return _finish_listing(conn, rows, rules, file_pins, project, include_delegates, columns)
 
 
-def _finish_listing(
-    conn: sqlite3.Connection, rows: list[dict], rules: Rules, file_pins: frozenset[str],
-    project: bool, include_delegates: bool, columns: str = "s.*", tips: dict[str, str] | None = None,
-) -> list[dict]:
-    """What every listing does to its rows: pins from the settings file, compression roots
-    shown at their tip (LI-5; ``tips``: those already known), delegate runs marked."""
-    for row in rows:
-        row.pop("_chain_last_active", None)
-        if file_pins and "pinned" not in row:
-            row["pinned"] = int(row["id"] in file_pins)
-    if project:
-        rows = _project_tips(conn, rows, rules, columns, tips)
-    if include_delegates and rows:
-        ids = [row["id"] for row in rows]
-        marks = ",".join("?" for _ in ids)
-        delegates = {
-            r[0] for r in conn.execute(
-                f"SELECT s.id FROM sessions s WHERE s.id IN ({marks}) AND {rules.delegate('s')}", ids
-            )
-        }
-        for row in rows:
-            row["_delegate"] = int(row["id"] in delegates)
-    return rows
 
 
-def _project_tips(
-    conn: sqlite3.Connection, rows: list[dict], rules: Rules, columns: str = "s.*",
-    tips: dict[str, str] | None = None,
-) -> list[dict]:
-    """LI-5: show each compression root as its live tip (``tips``: those already known; the
-    others found by :func:`_straight_tips`, a fork by compression_tip). The tips' rows are
-    read by one statement."""
-    roots = [row["id"] for row in rows if row.get("end_reason") == "compression"]
-    if not roots:
-        return rows
-    known = dict(tips) if tips is not None else _straight_tips(conn, roots)
-    for root in roots:
-        if root not in known:
-            known[root] = _lineage_compression_tip(conn, root)
-    wanted = sorted({known[root] for root in roots if known[root] != root})
-    if not wanted:
-        return rows
-    cursor = conn.cursor()
-    cursor.row_factory = None
-    cursor.execute(
-        f"SELECT {columns}, {rules.preview_sql()} AS _preview_raw, {rules.last_active_sql()} AS last_active "
-        f"FROM sessions s WHERE s.id IN ({_marks(len(wanted))})",
-        _padded(wanted),
-    )
-    names = [d[0] for d in cursor.description]
-    where = names.index("id")
-    found = {row[where]: _rich_tuple(names, row) for row in cursor.fetchall()}
-    out = []
-    for row in rows:
-        tip_data = found.get(known.get(row["id"], row["id"])) if row.get("end_reason") == "compression" else None
-        if tip_data is None:
-            out.append(row)
-            continue
-        projected = dict(row)
-        for field in _TIP_FIELDS + ("last_active", "preview"):
-            if field in tip_data:
-                projected[field] = tip_data[field]
-        projected["_lineage_root_id"] = row["id"]
-        out.append(projected)
-    return out
+
 
 
 #: Tables whose rows belong to a session and go with it (UC-5): (table, column).
@@ -2916,416 +2147,38 @@ def _epoch_or_none(value: Any) -> float | None:
         return None
 
 
-#: The fast last-activity path serves pages ending within this many conversations; deeper
-#: pages use the general query (BR-10).
-_ACTIVITY_WALK_ROWS = 1000
-#: New sessions gathered by the walk before their conversations are looked up, at least.
-_ACTIVITY_WALK_BATCH = 8
-#: A walk that took this many sessions per conversation wanted (plus a few hundred) without
-#: filling the page gives up: a selective filter (the archived view, one source) lists few
-#: conversations, which the general query ranks faster than the walk would find them.
-_ACTIVITY_WALK_SELECTIVE = 10
-#: ... or, in a large store, this share of its sessions (1/40): the general query ranks every
-#: session the filter lists, after scanning them all for it (0.15-0.7 s at 250k sessions for a
-#: source or a workspace with 1-7 % of the conversations; 14-94 ms by the walk), and a walk of
-#: 1/40 of them that finds too few costs ~0.1 s more (the archived view: 0.47 -> 0.61 s).
-#: At 50k sessions the floor above is the larger.
-_ACTIVITY_WALK_SHARE = 40
-#: More candidates than this (bound parameters of one statement) go to the general query.
-_ACTIVITY_MAX_CANDIDATES = 16_384
 
 
-def _activity_candidates(
-    conn: sqlite3.Connection, walk: _RecencyWalk, met: "_MetConversations", wanted: int,
-    pinned: Iterable[str] = (), guess_ok: bool = False,
-) -> float | None:
-    """Find the listed conversations (compression roots that ``met`` lists) that can be among
-    the ``wanted`` most recently active, without ranking every session (BR-10): they are read
-    into ``met``. Returns ``floor``.
-
-    Sessions are taken from ``walk`` (newest message first) until ``wanted`` conversations are
-    found, and then every session with the same bound. ``floor`` is the last one's bound: a
-    session not taken has no message newer than it, so its conversation can only rank higher
-    through a start or a ``last_activity_at`` at or after ``floor`` -- both looked up by index
-    and added, as are the ``pinned`` sessions (pinned conversations come first whatever their
-    activity; they count towards ``wanted``). A conversation taken may still rank below
-    ``floor`` (its newest messages rewound): :func:`_activity_page` checks the page against
-    ``floor``.
-
-    None: the walk went through every session it keeps, or took ``_ACTIVITY_WALK_SELECTIVE``
-    sessions per conversation wanted (in a large store, a share of its sessions:
-    ``_ACTIVITY_WALK_SHARE``), without finding ``wanted`` conversations (a small store,
-    one of mostly empty sessions, a selective filter): the general query answers.
-    """
-    most_seen = _ACTIVITY_WALK_SELECTIVE * wanted + 256
-    shared = not _ACTIVITY_WALK_SHARE  # (the store's share looked at, once, when reached)
-    # Pinned conversations come first whatever their activity: looked up with the first
-    # batch, they count towards the page (the page check in _activity_page holds either way).
-    pins = list(dict.fromkeys(pinned))
-    walk.refresh(conn, guess_ok=guess_ok)
-    order = walk.order
-    taken = 0
-    while len(met.rows) < wanted or taken == 0:
-        # Ask for enough new sessions to fill the set at the rate seen so far (some are
-        # internal runs, continuations of a conversation already found, ...); at first the rest
-        # of the page after the pinned conversations plus a quarter (usually one look-up), then
-        # while none was found twice as many as taken (a selective filter: few rounds).
-        found = len(met.rows)
-        if found and taken:
-            need = int((wanted - found) * 1.1 * taken / found) + 1
-        else:
-            first = max(wanted - len(pins), 0)
-            need = max(first + first // 4 + 4, taken)
-        need = max(_ACTIVITY_WALK_BATCH, min(need, most_seen + 1 - taken))
-        batch = [sid for _negated, sid in order[taken:taken + need]]
-        taken += len(batch)
-        if batch or pins:
-            met.read(conn, batch + pins)
-            pins = []
-        if taken > most_seen and not shared and taken < len(order):
-            # About to give up: in a large store, walk on through a share of its sessions
-            # (how many it has had: the rowid only grows; one seek, only here).
-            shared = True
-            sessions = conn.execute("SELECT MAX(rowid) FROM sessions").fetchone()[0] or 0
-            most_seen = max(most_seen, sessions // _ACTIVITY_WALK_SHARE)
-        if taken >= len(order) or taken > most_seen:
-            break
-    if len(met.rows) < wanted or not taken:
-        return None
-    floor = -order[taken - 1][0]
-    looked = {sid for _negated, sid in order[:taken]} | set(pinned)
-    # Sessions tied with the last one taken are as recent: take them too. Then every session
-    # not taken has a bound below the floor -- those not kept too, unless the walk went
-    # through all it keeps with the floor still within their bound.
-    tied = []
-    while taken < len(order) and -order[taken][0] >= floor:
-        tied.append(order[taken][1])
-        taken += 1
-    if taken >= len(order) and walk.bound >= floor:
-        return None
-    extra = tied + [sid for sid in dict.fromkeys(_started_after(conn, floor, met.rules)) if sid not in looked]
-    if extra:
-        met.read(conn, list(dict.fromkeys(extra)))
-    return floor
 
 
-class _MetConversations:
-    """The listed conversations the last-activity walk met (BR-10), each read once, by the
-    statement that checks it is listed, with all that ranking it and showing it needs: the
-    listing's ``columns``, its own last activity, its pinned rank and its start.
-
-    ``rows`` maps each conversation's id to that row: the columns (:attr:`names`), then its
-    own last activity, its pinned rank, its start, whether it ended with ``compression`` (a
-    chain to walk), with ``previews`` its preview, and its id. A session met that is not listed
-    may continue a conversation after a compression: the conversation is followed back to its
-    root, which is read in its place when listed.
-
-    ``previews``: read each conversation's preview with it (for the first page, whose
-    conversations are nearly all those met: one statement fewer than reading the page's
-    previews apart)."""
-
-    def __init__(
-        self, columns: str, where: str, params: list[Any], rules: Rules, pinned_rank: str | None,
-        previews: bool = False,
-    ) -> None:
-        filters = where[len("WHERE "):] if where else "1"
-        self.rules = rules
-        self.params = list(params)
-        self.rows: dict[str, tuple] = {}
-        #: Sessions read and not listed (a continuation, a delegate run, filtered out): the
-        #: snapshot does not change, so they are not read again when a walk up meets them.
-        self.refused: set[str] = set()
-        self.names: list[str] = []
-        self.previews = previews
-        #: The values each row carries after the listing's columns (and before its id).
-        self.extra = 5 if previews else 4
-        preview = f", {rules.preview_sql()}" if previews else ""
-        self._select = (
-            f"SELECT {columns}, {rules.last_active_sql()}, {pinned_rank or '0'}, s.started_at, "
-            f"s.end_reason = 'compression'{preview}, s.id FROM sessions s WHERE s.id IN ({{marks}}) AND {filters}"
-        )
-
-    def read(self, conn: sqlite3.Connection, session_ids: list[str]) -> None:
-        """Read those of ``session_ids`` (not read yet) that are listed, then the listed
-        conversations the others continue."""
-        rows, refused = self.rows, self.refused
-        unread = [sid for sid in dict.fromkeys(session_ids) if sid not in rows and sid not in refused]
-        listed = self._read_listed(conn, unread)
-        unlisted = [sid for sid in unread if sid not in listed]
-        refused.update(unlisted)
-        if unlisted:
-            roots = [sid for sid in _continued_roots(conn, unlisted) if sid not in rows and sid not in refused]
-            if roots:
-                listed = self._read_listed(conn, roots)
-                refused.update(sid for sid in roots if sid not in listed)
-
-    def _read_listed(self, conn: sqlite3.Connection, session_ids: list[str]) -> set[str]:
-        found: set[str] = set()
-        cursor = conn.cursor()
-        cursor.row_factory = None
-        for start in range(0, len(session_ids), 400):
-            chunk = session_ids[start:start + 400]
-            cursor.execute(self._select.format(marks=_marks(len(chunk))), _padded(chunk) + self.params)
-            if not self.names:
-                self.names = [d[0] for d in cursor.description][:-self.extra - 1]  # and the id
-            for row in cursor.fetchall():
-                self.rows[row[-1]] = row
-                found.add(row[-1])
-        return found
 
 
-def _continued_roots(conn: sqlite3.Connection, session_ids: list[str]) -> list[str]:
-    """The sessions that ``session_ids`` continue after a compression, followed back through
-    every continuation (the roots among them are the conversations listed)."""
-    out: list[str] = []
-    cont = continuation_sql("p", "c")
-    cursor = conn.cursor()
-    cursor.row_factory = None
-    for start in range(0, len(session_ids), 400):
-        chunk = session_ids[start:start + 400]
-        # The walk up starts at the parents (most sessions have none).
-        cursor.execute(
-            "WITH RECURSIVE up(cur, depth) AS ("
-            " SELECT p.id, 1 FROM sessions c JOIN sessions p ON p.id = c.parent_session_id"
-            f" WHERE c.id IN ({_marks(len(chunk))}) AND {cont}"
-            " UNION ALL"
-            " SELECT p.id, up.depth + 1 FROM up JOIN sessions c ON c.id = up.cur"
-            " JOIN sessions p ON p.id = c.parent_session_id"
-            f" WHERE {cont} AND up.depth < 100)"
-            " SELECT DISTINCT cur FROM up",
-            _padded(chunk),
-        )
-        out.extend(row[0] for row in cursor.fetchall())
-    return list(dict.fromkeys(out))
 
 
-def _started_after(conn: sqlite3.Connection, floor: float, rules: Rules) -> list[str]:
-    """Sessions with a start or a ``last_activity_at`` at or after ``floor`` (by index)."""
-    cursor = conn.cursor()
-    cursor.row_factory = None
-    if rules.last_activity_at:
-        # One statement (the two index ranges OR-ed), each row read once.
-        cursor.execute(
-            "SELECT id FROM sessions WHERE started_at >= ?1 OR COALESCE(last_activity_at, started_at) >= ?1",
-            (floor,),
-        )
-    else:
-        cursor.execute("SELECT id FROM sessions WHERE started_at >= ?", (floor,))
-    return [row[0] for row in cursor.fetchall()]
 
 
-def _activity_page(
-    conn: sqlite3.Connection, met: _MetConversations, floor: float, pins: frozenset[str], limit: int,
-    offset: int, rules: Rules,
-) -> tuple[list[dict], dict[str, str]] | int | None:
-    """Rows ``offset`` … ``offset + limit`` of the conversations ``met`` read, ranked as
-    :func:`_chain_list_sql` ranks by activity: pinned first, then the newest activity along
-    the compression chain (then start, then id); and the compression tips the ranking walked
-    to.
-
-    Only a compression root has a chain to walk (continuations follow a segment that ended
-    with ``compression``): one statement walks those few; any other conversation's chain
-    activity is its own, read with its row. The ranking is made here, ordering values as
-    SQLite orders them (:func:`_sqlite_order`); the page's previews were read with its rows
-    (``met.previews``) or are read by one more statement. A chain that goes straight (one
-    continuation per segment, no cycle) ends at the tip
-    :func:`~hermes_state.lineage.compression_tip` would find; other chains are left to it.
-
-    A number when the page cannot be vouched for: its last row is neither pinned nor active
-    at or after ``floor``, so a conversation the walk did not see might rank above it; the
-    number of candidates below the floor is how many more conversations the walk should
-    find. None: too many candidates."""
-    rows = met.rows
-    if len(rows) > _ACTIVITY_MAX_CANDIDATES:
-        return None
-    own, pin, started, compressed = range(len(met.names), len(met.names) + 4)
-    chains = _chain_activity(conn, sorted(sid for sid, row in rows.items() if row[compressed]), rules)
-    ranking = []
-    for sid, row in rows.items():
-        last, members = chains.get(sid, (None, None))
-        if last is None:
-            last = row[own] if row[own] is not None else row[started]
-        ranking.append((sid, last, members, row[pin], row[started]))
-    if all(type(r[1]) in _NUMBERS and type(r[3]) in _NUMBERS and type(r[4]) in _NUMBERS for r in ranking):
-        ranking.sort(key=lambda r: (r[3], r[1], r[4], r[0]), reverse=True)  # as SQLite would, quicker
-    else:
-        ranking.sort(key=lambda r: (_sqlite_order(r[3]), _sqlite_order(r[1]), _sqlite_order(r[4]),
-                                    _sqlite_order(r[0])), reverse=True)
-    ranked = ranking[offset:offset + limit]
-    if len(ranked) < limit:
-        return None  # the walk found enough conversations, so this cannot be; be safe
-
-    def below(sid: str, act: Any) -> bool:
-        return sid not in pins and not (isinstance(act, (int, float)) and act >= floor)
-
-    if below(ranked[-1][0], ranked[-1][1]):
-        # Every candidate below the floor took the place of one the walk has not reached.
-        return sum(1 for sid, act, *_rest in ranking if below(sid, act))
-    if met.previews:
-        previews = {sid: rows[sid][compressed + 1] for sid, *_rest in ranked}
-    else:
-        page = [entry[0] for entry in ranked]
-        cursor = conn.cursor()
-        cursor.row_factory = None
-        cursor.execute(
-            f"SELECT s.id, {rules.preview_sql()} FROM sessions s WHERE s.id IN ({_marks(len(page))})",
-            _padded(page),
-        )
-        previews = dict(cursor.fetchall())
-    names = met.names
-    tips: dict[str, str] = {}
-    out = []
-    for sid, chain_last, members, _pin, _started in ranked:
-        row = rows[sid]
-        data = dict(zip(names, row))  # the columns (zip stops at the names)
-        if row[compressed]:
-            data["last_active"] = row[own]  # the tip's, once projected
-            if members is not None and (tip := _straight_tip(members)) is not None:
-                tips[sid] = tip
-        else:
-            data["last_active"] = chain_last
-        data["preview"] = compute_preview(previews.get(sid))
-        out.append(data)
-    return out, tips
 
 
-def _chain_activity(conn: sqlite3.Connection, roots: list[str], rules: Rules) -> dict[str, tuple[Any, str]]:
-    """Each compression root's newest activity along its chain and the chain's members (a
-    JSON array of ``[depth, id]``; see :func:`_straight_tip`)."""
-    out: dict[str, tuple[Any, str]] = {}
-    cursor = conn.cursor()
-    cursor.row_factory = None
-    for start in range(0, len(roots), 400):
-        chunk = roots[start:start + 400]
-        cursor.execute(
-            _chain_cte(f"WHERE s.id IN ({_marks(len(chunk))}) AND s.end_reason = 'compression'", rules,
-                       "json_group_array(json_array(chain.depth, chain.cur_id))")
-            + "SELECT root_id, last, members FROM activity",
-            _padded(chunk),
-        )
-        out.update((root, (last, members)) for root, last, members in cursor.fetchall())
-    return out
 
 
-_NUMBERS = (int, float)
 
 
-def _sqlite_order(value: Any) -> tuple[int, Any]:
-    """A sort key ordering values as SQLite's ORDER BY does: NULL, then numbers (integers and
-    reals together), then text (by code point: UTF-8's byte order), then blobs."""
-    if value is None:
-        return (0, 0)
-    if isinstance(value, _NUMBERS):
-        return (1, value)
-    if isinstance(value, str):
-        return (2, value)
-    return (3, bytes(value))
 
 
-def _straight_tips(conn: sqlite3.Connection, roots: list[str]) -> dict[str, str]:
-    """The tip of each compression root whose chain goes straight (see :func:`_straight_tip`),
-    all walked by one statement instead of two look-ups per segment and root."""
-    if not roots:
-        return {}
-    cursor = conn.cursor()
-    cursor.row_factory = None
-    cursor.execute(
-        "WITH RECURSIVE chain(root_id, cur_id, depth) AS ("
-        f" SELECT s.id, s.id, 0 FROM sessions s WHERE s.id IN ({_marks(len(roots))})"
-        " UNION ALL"
-        " SELECT chain.root_id, c.id, chain.depth + 1 FROM chain"
-        " JOIN sessions p ON p.id = chain.cur_id"
-        " JOIN sessions c ON c.parent_session_id = p.id"
-        f" WHERE {continuation_sql('p', 'c')} AND chain.depth < 100)"
-        " SELECT root_id, json_group_array(json_array(depth, cur_id)) FROM chain GROUP BY root_id",
-        _padded(roots),
-    )
-    return {root: tip for root, members in cursor.fetchall() if (tip := _straight_tip(members)) is not None}
 
 
-def _straight_tip(members: str) -> str | None:
-    """The last segment of a chain (a JSON array of ``[depth, id]``) that goes straight: one
-    segment at each depth, none twice. None otherwise (a fork, a cycle)."""
-    try:
-        pairs = json.loads(members)
-    except ValueError:
-        return None
-    by_depth = {depth: sid for depth, sid in pairs}
-    if sorted(by_depth) != list(range(len(pairs))) or len(set(by_depth.values())) != len(pairs):
-        return None
-    return by_depth[len(pairs) - 1]
 
 
-def _marks(n: int) -> str:
-    """``?`` placeholders for an IN list of ``n`` values, padded (see :func:`_padded`)."""
-    return ",".join("?" * _padded_size(n))
 
 
-def _padded_size(n: int) -> int:
-    if n <= 256:
-        return max(16, -(-n // 16) * 16)
-    size = 512
-    while size < n:
-        size *= 2
-    return size
 
 
-def _padded(values: list[Any]) -> list[Any]:
-    """``values`` padded with NULLs (which no ``IN`` matches) to a multiple of 16 (a power of
-    two past 256): a few statement texts instead of one per length, so the connection's
-    prepared statements are reused (preparing the ranking query costs more than running it)."""
-    return values + [None] * (_padded_size(len(values)) - len(values))
 
 
-def _chain_cte(where: str, rules: Rules, members: str | None = None) -> str:
-    """``chain`` (each listed row of ``where`` and its compression continuations, forward) and
-    ``activity`` (each listed row's newest activity along its chain, and ``members`` when
-    given: an aggregate over the chain's rows).
-
-    Each chain row carries what the next step and the activity need of its session (how it
-    ended, when, its own last activity), read with the row: the walk looks a session's
-    continuations up only when it ended ``compression`` (one index seek, none for the other
-    sessions), and no session is read twice. Reading each member again by id, twice, took
-    half of a page deep in the list by last activity (0.5 of 1.0 s at 1M messages)."""
-    return (
-        "WITH RECURSIVE chain(root_id, cur_id, depth, end_reason, ended_at, last) AS ("
-        f" SELECT s.id, s.id, 0, s.end_reason, s.ended_at, {rules.last_active_sql('s')} FROM sessions s {where}"
-        " UNION ALL"
-        f" SELECT chain.root_id, c.id, chain.depth + 1, c.end_reason, c.ended_at, {rules.last_active_sql('c')}"
-        " FROM chain JOIN sessions c ON c.parent_session_id = chain.cur_id"
-        f" WHERE {continuation_sql('chain', 'c')} AND chain.depth < 100),"
-        f" activity(root_id, last{', members' if members else ''}) AS ("
-        f" SELECT chain.root_id, MAX(chain.last){', ' + members if members else ''}"
-        " FROM chain GROUP BY chain.root_id) "
-    )
 
 
-def _activity_order(pinned_first: str, activity: str = "COALESCE(a.last, s.started_at)") -> str:
-    """The order by last activity (BR-10): pinned first, newest chain activity, then start."""
-    return f" ORDER BY {pinned_first}{activity} DESC, s.started_at DESC, s.id DESC"
 
 
-def _chain_list_sql(
-    where: str, params: list[Any], needle: str, by_activity: bool, rules: Rules, pinned_first: str,
-    columns: str = "s.*", previews: bool = True,
-) -> tuple[str, list[Any]]:
-    """The listing query walking each listed row's compression chain forward: for ordering
-    by the chain's newest activity and for matching ``needle`` against any id along it.
-    Without ``previews``: ``columns`` and the chain's last activity only."""
-    own = f", {rules.preview_sql()} AS _preview_raw, {rules.last_active_sql()} AS last_active" if previews else ""
-    select = (
-        f"SELECT {columns}{own}, COALESCE(a.last, s.started_at) AS _chain_last_active "
-        "FROM sessions s JOIN activity a ON a.root_id = s.id"
-    )
-    all_params = list(params)
-    if needle:
-        select += (
-            " WHERE EXISTS (SELECT 1 FROM chain q WHERE q.root_id = s.id"
-            " AND lower(q.cur_id) LIKE ? ESCAPE '\\')"
-        )
-        all_params.append("%" + escape_like(needle) + "%")
-    order = _activity_order(pinned_first) if by_activity else f" ORDER BY {pinned_first}s.started_at DESC"
-    return _chain_cte(where, rules) + select + order, all_params
 
 
 def open_store(

@@ -36,8 +36,8 @@ RESET_REASONS: tuple[str, ...] = (
 #: ``title_source`` values of titles nobody chose (UC-3).
 AUTOMATIC_TITLE_SOURCES: tuple[str, ...] = ("derived", "llm", "branch", "branch_fallback")
 #: Plausible timestamps: 2000-01-01 … 2100-01-01 (UTC). Anything else is ignored for activity.
-_EPOCH_2000 = 946684800.0
-_EPOCH_2100 = 4102444800.0
+EPOCH_2000 = 946684800.0
+EPOCH_2100 = 4102444800.0
 #: Compaction summaries written into a continuation's first user message.
 _SUMMARY_PREFIXES = ("[CONTEXT COMPACTION]", "[Context compacted]")
 
@@ -155,7 +155,7 @@ class Rules:
     def newest_message_sql(self, s: str = "s") -> str:
         return (
             f"(SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = {s}.id AND {self.visible()} "
-            f"AND m.timestamp < {_EPOCH_2100})"
+            f"AND m.timestamp < {EPOCH_2100})"
         )
 
     @_kept
@@ -163,7 +163,7 @@ class Rules:
         newest = self.newest_message_sql(s)
         if self.last_activity_at:
             stamp = (
-                f"(CASE WHEN {s}.last_activity_at BETWEEN {_EPOCH_2000} AND {_EPOCH_2100} "
+                f"(CASE WHEN {s}.last_activity_at BETWEEN {EPOCH_2000} AND {EPOCH_2100} "
                 f"THEN {s}.last_activity_at END)"
             )
             return f"COALESCE(NULLIF(MAX(COALESCE({stamp}, 0), COALESCE({newest}, 0)), 0), {s}.started_at)"

@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional, TypeVar
 
 from hermes_state import SessionDB
-from hermes_state import listing, recency
+from hermes_state import listing
+from hermes_state.listing import recency
 from hermes_state import open_store
 from hermes_state.store import READ_WAIT_TEXT, WRITE_WAIT_TEXT, retry_read, write_problem
 from hermes_state.errors import DatabaseError, is_interrupted
@@ -30,7 +31,7 @@ from hermes_state.models import LineageNode, Message, SearchHit, SessionSummary
 from hermes_state.query import limit_query
 from hermes_state.recap import Recap, RecapConfig, build_recap
 from hermes_state.retrieval import group_hits_by_conversation, lineage_roots
-from hermes_state.title_index import TitleIndex
+from hermes_state.listing.title_index import TitleIndex
 
 from . import operations
 

@@ -29,7 +29,8 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import ContentSwitcher, Input
 
-from hermes_state.listing import INTERNAL_SOURCES, VIEWS, hidden_sources
+from hermes_state.listing import VIEWS, hidden_sources
+from hermes_state.visibility import INTERNAL_SOURCES
 from hermes_state.models import SessionSummary
 
 from ..context import Access, AppContext, StoreChange, StoreStatus

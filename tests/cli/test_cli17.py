@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from hermes_state import SessionDB
-from hermes_state.pins import pinned_in_file
+from hermes_state.listing.pins import pinned_in_file
 from hermes_tui.cli import main
 
 

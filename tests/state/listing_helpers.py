@@ -3,14 +3,14 @@ controlled timestamps."""
 
 from __future__ import annotations
 
-import hermes_state.db as db_module
+import hermes_state.listing.activity as activity_module
 from hermes_state import SessionDB
 
 
 def _general(db: SessionDB, monkeypatch, **kw) -> list[dict]:
     """The general query's answer (the fast path switched off)."""
     with monkeypatch.context() as m:
-        m.setattr(db_module, "_ACTIVITY_WALK_ROWS", 0)
+        m.setattr(activity_module, "ACTIVITY_WALK_ROWS", 0)
         return db.list_sessions_rich(order_by_last_active=True, **kw)
 
 

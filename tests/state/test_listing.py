@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-import hermes_state.db as db_module
+import hermes_state.listing.activity as activity_module
+from hermes_state.listing.engine import Lister
 from hermes_state import SessionDB, listing
 from hermes_state.visibility import INTERNAL_SOURCES
 
@@ -163,7 +164,7 @@ def test_python_order_of_values_is_sqlites(tmp_path):
         by_sqlite = [r[0] for r in conn.execute("SELECT v FROM t ORDER BY v DESC")]
     finally:
         conn.close()
-    assert sorted(values, key=db_module._sqlite_order, reverse=True) == by_sqlite
+    assert sorted(values, key=activity_module.sqlite_order, reverse=True) == by_sqlite
 
 
 def test_the_corpus_has_what_the_fast_path_must_get_right(corpora):
@@ -208,7 +209,7 @@ def test_a_selective_filter_gives_up_the_walk_for_the_general_query(corpora, mon
     db = SessionDB(corpora[30], read_only=True)
     try:
         with monkeypatch.context() as m:
-            m.setattr(db_module, "_ACTIVITY_WALK_SELECTIVE", 1)
+            m.setattr(activity_module, "ACTIVITY_WALK_SELECTIVE", 1)
             rows, served = _fast(db, limit=50, archived_only=True)
         assert not served, "archived conversations are too rare for the walk"
         assert rows == _general(db, monkeypatch, limit=50, archived_only=True)
@@ -225,11 +226,11 @@ def test_in_a_large_store_the_walk_goes_on_for_a_share_of_its_sessions(corpora, 
         assert db._fetchall("SELECT MAX(rowid) FROM sessions")[0][0] > 256
         options = {"limit": 12, "workspace": "/home/maya/src/infra"}
         with monkeypatch.context() as m:
-            m.setattr(db_module, "_ACTIVITY_WALK_SELECTIVE", 0)  # (a floor of 256 sessions)
-            m.setattr(db_module, "_ACTIVITY_WALK_SHARE", 0)
+            m.setattr(activity_module, "ACTIVITY_WALK_SELECTIVE", 0)  # (a floor of 256 sessions)
+            m.setattr(activity_module, "ACTIVITY_WALK_SHARE", 0)
             _rows, served = _fast(db, **options)
             assert not served, "too few of its conversations among the newest 256 sessions"
-            m.setattr(db_module, "_ACTIVITY_WALK_SHARE", 1)  # the whole store's worth
+            m.setattr(activity_module, "ACTIVITY_WALK_SHARE", 1)  # the whole store's worth
             rows, served = _fast(db, **options)
             assert served
         assert rows == _general(db, monkeypatch, **options)
@@ -326,13 +327,13 @@ def test_the_kept_walk_survives_deletions_at_the_top_and_at_the_floor(db_path, m
     writer = SessionDB(db_path)
     reader = SessionDB(db_path, read_only=True)
     resets = []
-    original = db_module._RecencyWalk.reset
+    original = activity_module._RecencyWalk.reset
 
     def counting(self):
         resets.append(1)
         original(self)
 
-    monkeypatch.setattr(db_module._RecencyWalk, "reset", counting)
+    monkeypatch.setattr(activity_module._RecencyWalk, "reset", counting)
     try:
         ids = _many(writer, 40, 1767000000.0)
         assert assert_same_pages(reader, monkeypatch, limit=4)
@@ -344,7 +345,7 @@ def test_the_kept_walk_survives_deletions_at_the_top_and_at_the_floor(db_path, m
         # Delete, one by one, the conversation at the page's edge (its bound was the walk's
         # floor) and others around it: every page stays the general query's.
         for _ in range(12):
-            order = [sid for _newest, sid in reader._recency.order if sid in ids]
+            order = [sid for _newest, sid in reader.lister.recency.order if sid in ids]
             victim = order[min(4, len(order) - 1)]
             writer.delete_session(victim)
             ids.remove(victim)
@@ -362,7 +363,7 @@ def test_the_kept_walk_starts_over_after_many_new_messages_or_an_empty_start(db_
         assert reader.list_sessions_rich(order_by_last_active=True, limit=5) == []
         _many(writer, 12, 1767000000.0)  # the store was empty when the walk last looked
         assert assert_same_pages(reader, monkeypatch, limit=5)
-        monkeypatch.setattr(db_module._RecencyWalk, "MAX_NEW", 5)
+        monkeypatch.setattr(activity_module._RecencyWalk, "MAX_NEW", 5)
         for i in range(3):
             _add_messages(writer, "c000", [1767200000.0 + 10 * i + j for j in range(4)])
         assert assert_same_pages(reader, monkeypatch, limit=5)
@@ -376,9 +377,9 @@ def test_the_kept_walk_starts_over_after_many_new_messages_or_an_empty_start(db_
 
 
 def test_in_lists_are_padded_to_a_few_lengths():
-    assert [db_module._padded_size(n) for n in (0, 1, 16, 17, 66, 256, 257, 600)] == [
+    assert [activity_module.padded_size(n) for n in (0, 1, 16, 17, 66, 256, 257, 600)] == [
         16, 16, 16, 32, 80, 256, 512, 1024]
-    assert db_module._padded(["a", "b"]) == ["a", "b"] + [None] * 14
+    assert activity_module.padded_values(["a", "b"]) == ["a", "b"] + [None] * 14
 
 
 # ---------------------------------------------------------------------------- typed rows
@@ -506,7 +507,7 @@ def test_tips_of_straight_and_forked_chains(db_path, monkeypatch):
 
 
 def test_straight_tip_reads_only_straight_chains():
-    tip = db_module._straight_tip
+    tip = activity_module.straight_tip
     assert tip('[[0,"a"],[1,"b"],[2,"c"]]') == "c"
     assert tip('[[2,"c"],[0,"a"],[1,"b"]]') == "c"
     assert tip('[[0,"a"]]') == "a"
@@ -525,7 +526,7 @@ def test_straight_tips_are_compression_tips(corpora, schema):
     try:
         roots = [r[0] for r in db._fetchall("SELECT id FROM sessions WHERE end_reason = 'compression'")]
         assert len(roots) > 5
-        tips = db._read(lambda conn: db_module._straight_tips(conn, roots))
+        tips = db._read(lambda conn: activity_module.straight_tips(conn, roots))
         assert tips, "the corpus's chains go straight"
         for root, tip in tips.items():
             assert tip == db._read(lambda conn, r=root: compression_tip(conn, r))
@@ -557,7 +558,7 @@ def test_abandoned_rewinds_at_the_top_keep_the_fast_path(corpora, tmp_path, monk
     finally:
         writer.close()
     shortfalls: list[int] = []
-    page = db_module._activity_page
+    page = activity_module.activity_page
 
     def watched(*args, **kwargs):
         result = page(*args, **kwargs)
@@ -565,7 +566,7 @@ def test_abandoned_rewinds_at_the_top_keep_the_fast_path(corpora, tmp_path, monk
             shortfalls.append(result)
         return result
 
-    monkeypatch.setattr(db_module, "_activity_page", watched)
+    monkeypatch.setattr(activity_module, "activity_page", watched)
     db = SessionDB(path, read_only=True)
     try:
         for offset, limit in ((0, 50), (0, 5), (20, 30)):
@@ -601,13 +602,13 @@ def test_a_store_imported_session_by_session_is_ranked_by_time_not_by_id(db_path
 def test_the_kept_bounds_follow_new_messages_and_the_kept_limit(db_path, monkeypatch):
     """Only ``KEEP`` sessions are kept; the others' bound rises as they are dropped. A session
     written to again comes back with its new message."""
-    monkeypatch.setattr(db_module._RecencyWalk, "KEEP", 10)
+    monkeypatch.setattr(activity_module._RecencyWalk, "KEEP", 10)
     writer = SessionDB(db_path)
     reader = SessionDB(db_path, read_only=True)
     try:
         _many(writer, 25, 1767000000.0)
         assert assert_same_pages(reader, monkeypatch, limit=4)
-        walk = reader._recency
+        walk = reader.lister.recency
         newest = sorted((r[0] for r in writer._fetchall(
             "SELECT MAX(timestamp) FROM messages GROUP BY session_id")), reverse=True)
         assert [-n for n, _sid in walk.order] == newest[:10] and walk.bound == newest[10]
@@ -705,7 +706,7 @@ def test_slices_of_the_ranking_are_the_pages(corpora, monkeypatch, schema, filte
         assert len(ranking) == listing.count_listed(db, **filters)
         assert len(set(ranking)) == len(ranking)
         if by_activity:
-            monkeypatch.setattr(db_module, "_ACTIVITY_WALK_ROWS", 0)  # every page from the general query
+            monkeypatch.setattr(activity_module, "ACTIVITY_WALK_ROWS", 0)  # every page from the general query
             assert listing.ranked_deep(0, 1, by_activity=True)
         else:
             assert listing.ranked_deep(0, listing.BY_START_DEEP_ROWS + 1, by_activity=False)
@@ -792,12 +793,12 @@ STREAM_FILTERS = (
 def test_streamed_rows_are_list_sessions_richs_rows(corpora, schema, filters):
     db = _reader_with_pins(corpora[schema], schema)
     try:
-        assert db.extra_pins or db._pinned_ids(), "pinned rows come first in both"
+        assert db.extra_pins or db.lister.pinned_ids_known(), "pinned rows come first in both"
         for limit in (0, 1, 7, 50, 10**6):
             rows = db.list_sessions_rich(limit=limit, **filters)
             for chunk in (1, 3, 500):
                 assert list(db.iter_sessions_rich(limit=limit, chunk=chunk, **filters)) == rows, (limit, chunk)
-            brief = db.list_sessions_rich(limit=limit, _columns=db._summary_columns(), **filters)
+            brief = db.list_sessions_rich(limit=limit, _columns=db.lister.summary_columns(), **filters)
             assert list(db.iter_sessions_rich(limit=limit, brief=True, **filters)) == brief, limit
         assert len(rows) > 50 or filters, "the corpus lists more than a chunk"
     finally:
@@ -872,7 +873,7 @@ def _by_start_pages(db: SessionDB, source: str, walk: bool | None, monkeypatch) 
     statements: list[str] = []
     with monkeypatch.context() as m:
         if walk is not None:
-            m.setattr(SessionDB, "_walk_start_for", lambda self, source, rows: walk)
+            m.setattr(Lister, "walk_start_for", lambda self, source, rows: walk)
         db._conn.set_trace_callback(statements.append)
         try:
             pages = [

@@ -1,4 +1,4 @@
-"""The recency index kept between runs (hermes_state.recency): a reader with a cache file starts
+"""The recency index kept between runs (hermes_state.listing.recency): a reader with a cache file starts
 from what the last one knew and reads only what was written since -- and the first pages by
 last activity are still exactly the general query's, whatever happened in between. Any doubt
 about the file (another store at the path, its newest message gone, a damaged or foreign
@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
-import hermes_state.db as db_module
-from hermes_state import SessionDB, recency
+import hermes_state.listing.activity as activity_module
+from hermes_state import SessionDB
+from hermes_state.listing import recency
 from hermes_state.visibility import INTERNAL_SOURCES
 
 from listing_helpers import _add, _add_messages, _general
@@ -249,16 +250,16 @@ def test_cache_files_of_stores_not_browsed_for_a_month_are_swept(store, db_path,
 
 def test_the_cache_keeps_what_the_walk_keeps(store, db_path, tmp_path, monkeypatch):
     """With fewer kept sessions than the store has, the bound of the rest survives the trip."""
-    monkeypatch.setattr(db_module._RecencyWalk, "KEEP", 5)
+    monkeypatch.setattr(activity_module._RecencyWalk, "KEEP", 5)
     cache = recency.cache_file(db_path, tmp_path / "cache")
     first = _reader(db_path, cache)
     _first_pages(first, monkeypatch)
-    order, bound = list(first._recency.order), first._recency.bound
+    order, bound = list(first.lister.recency.order), first.lister.recency.bound
     first.close()
     second = _reader(db_path, cache)
     try:
-        second._read(second._recency.refresh)
-        assert second._recency.order == order and second._recency.bound == bound
+        second._read(second.lister.recency.refresh)
+        assert second.lister.recency.order == order and second.lister.recency.bound == bound
         _first_pages(second, monkeypatch)
     finally:
         second.close()

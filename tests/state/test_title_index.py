@@ -1,4 +1,4 @@
-"""The in-memory title index behind the title match (hermes_state.title_index): its candidates
+"""The in-memory title index behind the title match (hermes_state.listing.title_index): its candidates
 are exactly the titles SQLite's ``LIKE`` finds, however the text was typed (a new search or
 the last one extended), and it follows the store: new sessions, renames, deletions."""
 
@@ -11,7 +11,7 @@ import pytest
 
 from hermes_state import SessionDB, listing
 from hermes_state.query import escape_like
-from hermes_state.title_index import TitleIndex
+from hermes_state.listing.title_index import TitleIndex
 
 TITLES = [
     "Release prep", "release notes", "RELEASE checklist", "docker compose up", "Docker on the NAS",

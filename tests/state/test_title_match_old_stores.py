@@ -11,7 +11,7 @@ import time
 import pytest
 
 from hermes_state import SessionDB, listing
-from hermes_state.title_index import TitleIndex
+from hermes_state.listing.title_index import TitleIndex
 
 
 def titled(path, text: str) -> list[str]:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from hermes_state import SessionDB
-from hermes_state.pins import pinned_in_file
+from hermes_state.listing.pins import pinned_in_file
 from hermes_tui.widgets.session_list import SessionList
 
 from .conftest import SIZE, make_app, settle
@@ -261,12 +261,12 @@ async def test_br10_last_activity_first_and_start_order_toggle(upstream_copy, ve
 
 
 def _both_paths(path: Path, monkeypatch, **kw) -> tuple[list[str], list[str]]:
-    import hermes_state.db as db_module
+    import hermes_state.listing.activity as activity_module
 
     db = SessionDB(path, read_only=True)
     try:
         fast = [r["id"] for r in db.list_sessions_rich(order_by_last_active=True, **kw)]
-        monkeypatch.setattr(db_module, "_ACTIVITY_WALK_ROWS", 0)
+        monkeypatch.setattr(activity_module, "ACTIVITY_WALK_ROWS", 0)
         full = [r["id"] for r in db.list_sessions_rich(order_by_last_active=True, **kw)]
         monkeypatch.undo()
         return fast, full

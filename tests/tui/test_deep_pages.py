@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-import hermes_state.db as db_module
+import hermes_state.listing.activity as activity_module
 from hermes_state import SessionDB, listing
 from hermes_tui.data import BrowserData
 from hermes_tui.widgets.session_list import SessionList
@@ -34,7 +34,7 @@ WALK = 10
 def store_path(tmp_path: Path, monkeypatch) -> Path:
     import hermes_tui.data as data_module
 
-    monkeypatch.setattr(db_module, "_ACTIVITY_WALK_ROWS", WALK)
+    monkeypatch.setattr(activity_module, "ACTIVITY_WALK_ROWS", WALK)
     # A stale ranking's turn comes at once (its pacing has a test of its own): paced by what
     # ranking cost, a busy machine (CI beside other jobs) put the turn 60 ms off and the census
     # did not rank again.

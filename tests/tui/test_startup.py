@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from hermes_state import SessionDB, recency
+from hermes_state import SessionDB
+from hermes_state.listing import recency
 from hermes_tui.screens import browser as browser_module
 from hermes_tui.screens.browser import BrowserScreen
 from hermes_tui.widgets.session_list import SessionList
@@ -172,7 +173,7 @@ async def test_a_first_run_shows_a_guess_at_once_and_the_true_order_right_after(
     """No cache yet: the first window rests on the sessions of the newest messages written
     (no seek per session before the first paint); the index is built beside it and the list
     corrected -- here an import wrote the most recently active conversation first."""
-    from hermes_state.recency import RecencyWalk
+    from hermes_state.listing.recency import RecencyWalk
 
     path = tmp_path / "state.db"
     db = SessionDB(path)

@@ -14,7 +14,7 @@ import threading
 from pathlib import Path
 
 from hermes_state import SessionDB, listing
-from hermes_state.title_index import TitleIndex
+from hermes_state.listing.title_index import TitleIndex
 from hermes_tui.data import BrowserData
 
 

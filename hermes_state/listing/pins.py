@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .paths import data_dir, write_atomic
+from ..paths import data_dir, write_atomic
 
 
 def pins_path() -> Path:

@@ -13,13 +13,15 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import TYPE_CHECKING, Any, Iterable
 
-from .db import compute_preview
-from .models import SessionSummary
-from .query import escape_like
-from .visibility import INTERNAL_SOURCES, NO_WORKSPACE
+from ..preview import compute_preview
+from ..models import SessionSummary
+# The module itself, not its names: tests lower its walk limits by patching it.
+import hermes_state.listing.activity as activity
+from ..query import escape_like
+from ..visibility import INTERNAL_SOURCES, NO_WORKSPACE
 
 if TYPE_CHECKING:
-    from .db import SessionDB
+    from ..db import SessionDB
     from .title_index import TitleIndex
 
 
@@ -80,7 +82,7 @@ def page(
     (None with ``count=False``: counting a large store costs more than its first page).
 
     ``provisional``: a first page that must be quick may rest on what the recency cache knew
-    of the pinned sessions; the rows (a :class:`~hermes_state.db.Listed`) then say
+    of the pinned sessions; the rows (a :class:`~hermes_state.listing.sql.Listed`) then say
     ``exact = False`` and the page should be asked for again, exactly, once it is shown.
 
     ``view`` filters archived conversations (BR-11); ``include_hidden`` shows sessions marked
@@ -102,7 +104,7 @@ def page(
         )
 
     # One snapshot: the page and its count agree, even while other processes commit.
-    return db._read_snapshot(read)
+    return db.store.read_snapshot(read)
 
 
 #: Past this many rows of the list by start, a page walks the start index over every row
@@ -115,10 +117,8 @@ def ranked_deep(offset: int, limit: int, *, by_activity: bool) -> bool:
     activity past the first conversations, which the newest messages find (it ranks every
     listed conversation: seconds at 250k sessions); by start past
     :data:`BY_START_DEEP_ROWS`. A reader paging deep should page through one :func:`rank`."""
-    from . import db as db_module
-
     if by_activity:
-        return offset + limit > db_module._ACTIVITY_WALK_ROWS
+        return offset + limit > activity.ACTIVITY_WALK_ROWS
     return offset + limit > BY_START_DEEP_ROWS
 
 
@@ -189,11 +189,11 @@ def workspace_counts(
     caps = db.capabilities
     if expr is None or not (caps.has_cwd or caps.has_git_repo_root):
         return []  # the store records no workspace (a read-only open shows NULL columns)
-    where, params = db._rich_filters(
+    where, params = db.lister.filters(
         source, exclude_sources, False, 0, include_hidden=include_hidden,
         include_delegates=include_delegates, **view_options(view),
     )
-    rows = db._fetchall(
+    rows = db.store.fetchall(
         f"SELECT {expr} AS w, COUNT(*) AS n FROM sessions s {where} GROUP BY w "
         "ORDER BY n DESC, w IS NULL, w",
         params,
@@ -211,7 +211,7 @@ def workspace_session_ids(
     newest first, under the source filters (BR-13; :data:`NO_WORKSPACE`: those without one)."""
     narrow, params = db.rules.workspace_clause(workspace)
     extra, extra_params = _source_clause(source, exclude_sources)
-    rows = db._fetchall(
+    rows = db.store.fetchall(
         f"SELECT s.id FROM sessions s WHERE {narrow}{extra} ORDER BY s.started_at DESC",
         [*params, *extra_params],
     )
@@ -251,7 +251,7 @@ def page_of_ids(
         total = conn.execute(f"SELECT COUNT(*) FROM sessions s WHERE {where}", params).fetchone()[0]
         return found, int(total)
 
-    found, total = db._read(read)
+    found, total = db.store.read(read)
     return db.get_summaries(found), total
 
 
@@ -343,7 +343,7 @@ def match_sessions(
                 add((session_id,) for session_id in titled)
         return found
 
-    return db.get_summaries(db._read(read))
+    return db.get_summaries(db.store.read(read))
 
 
 def _titled_through_index(
@@ -395,7 +395,7 @@ def _titled_through_index(
 
 def refresh_title_index(db: "SessionDB", index: "TitleIndex") -> None:
     """Bring ``index`` up to date with ``db`` (built on first use), under its lock."""
-    db._read(index.refresh)
+    db.store.read(index.refresh)
 
 
 def title_index_version(db: "SessionDB") -> tuple[int, int]:
@@ -403,7 +403,7 @@ def title_index_version(db: "SessionDB") -> tuple[int, int]:
     and refreshed on this one (:meth:`~hermes_state.title_index.TitleIndex.answer_on`)."""
     from .title_index import store_version
 
-    return db._read(store_version)
+    return db.store.read(store_version)
 
 
 @dataclass(frozen=True)
@@ -437,7 +437,7 @@ def conversation_labels(db: "SessionDB", root_ids: list[str]) -> dict[str, Conve
         ).fetchall()
 
     labels: dict[str, ConversationLabel] = {}
-    for row in db._read(read):
+    for row in db.store.read(read):
         label = row["title"] or compute_preview(row["preview"])
         if row["end_reason"] == "compression":
             tip = db.get_compression_tip(row["id"])

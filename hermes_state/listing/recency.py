@@ -29,12 +29,12 @@ import sqlite3
 import time
 from pathlib import Path
 
-from .visibility import _EPOCH_2100
+from ..visibility import EPOCH_2100
 
 log = logging.getLogger(__name__)
 
 #: Plausible timestamps end before 2100: later ones are ignored for activity (UC-3).
-EPOCH_2100 = _EPOCH_2100
+EPOCH_2100 = EPOCH_2100
 
 #: Layout of the cache file; a file of another layout is ignored (and later replaced).
 CACHE_FORMAT = 1
@@ -276,7 +276,7 @@ class RecencyWalk:
             "pins": sorted(self.pins) if self.pins is not None else None,
         }
         try:
-            from .paths import write_atomic
+            from ..paths import write_atomic
 
             self.cache.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             write_atomic(self.cache, [json.dumps(data, separators=(",", ":"))], sync=False)
