@@ -1197,7 +1197,8 @@ class SessionDB:
 
     def lineage_tree(self, session_id: str):
         """The whole family of a session as a :class:`~hermes_state.models.LineageNode` tree."""
-        return self._read(lambda conn: _lineage_build_tree(conn, session_id))
+        rules = self.rules
+        return self._read(lambda conn: _lineage_build_tree(conn, session_id, rules))
 
     # ------------------------------------------------------------------ upstream v16 (UC-2)
     #

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sqlite3
 
 from .models import EDGE_LABELS, EdgeKind, LineageNode, from_store
-from .visibility import RESET_REASONS, continuation_sql, marker_sql
+from .visibility import RESET_REASONS, Rules, continuation_sql, marker_sql, rewound_counts
 
 __all__ = ["EDGE_LABELS", "EdgeKind", "LineageNode"]
 
@@ -164,7 +164,7 @@ _NODE_SQL = (
 )
 
 
-def build_tree(conn: sqlite3.Connection, session_id: str):
+def build_tree(conn: sqlite3.Connection, session_id: str, rules: "Rules | None" = None):
     """LI-13: the whole family of ``session_id`` as a tree of LineageNode, or None.
 
     The tree starts at the conversation root (top of the parent chain), contains every
@@ -187,6 +187,11 @@ def build_tree(conn: sqlite3.Connection, session_id: str):
         for row in conn.execute(_NODE_SQL.format(marks=marks, session_key=session_key), chunk):
             rows[row["id"]] = dict(row)
     tips = {compression_tip(conn, sid) for sid, row in rows.items() if row["end_reason"] == "compression"}
+    # Counts say what the transcript shows: rewound messages are not counted (``rules``: the
+    # store's reader rules, None for a store without the flag).
+    if rules is not None and "active" in {r[1] for r in conn.execute("PRAGMA table_info(messages)")}:
+        for sid, gone in rewound_counts(conn, rules, list(rows)).items():
+            rows[sid]["message_count"] = max(0, int(rows[sid]["message_count"] or 0) - gone)
 
     nodes: dict[str, LineageNode] = {}
     for sid, row in rows.items():

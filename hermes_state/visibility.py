@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 if TYPE_CHECKING:  # pragma: no cover
+    import sqlite3
+
     from .store import Store
 
 #: Sources of internal runs, hidden from the human list unless asked for by name (UC-3).
@@ -266,3 +268,24 @@ class Rules:
 
 def is_compaction_summary(text: str | None) -> bool:
     return bool(text) and any(text.startswith(p) for p in _SUMMARY_PREFIXES)
+
+
+def rewound_counts(conn: "sqlite3.Connection", rules: Rules, session_ids: list[str]) -> dict[str, int]:
+    """How many rewound messages (never shown, counted nor exported) each session holds, for
+    a store with the ``active`` flag; sessions without any are left out. One statement per
+    500 ids; the ``(session_id, active)`` index of every store with the flag finds only the
+    rewound rows."""
+    found: dict[str, int] = {}
+    compacted = " AND COALESCE(m.compacted, 0) = 0" if rules.compacted else ""
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    ids = list(session_ids)
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        found.update(cursor.execute(
+            f"SELECT m.session_id, COUNT(*) FROM messages m WHERE m.session_id IN ({','.join('?' for _ in chunk)})"
+            f" AND m.active = 0{compacted} GROUP BY m.session_id",
+            chunk,
+        ).fetchall())
+    return found
+

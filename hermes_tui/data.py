@@ -30,7 +30,8 @@ from hermes_state.errors import DatabaseError, is_interrupted
 from hermes_state.models import LineageNode, Message, SearchHit, SessionSummary
 from hermes_state.query import limit_query
 from hermes_state.recap import Recap, RecapConfig, build_recap
-from hermes_state.retrieval import group_hits_by_conversation, lineage_roots
+from hermes_state.conversation import conversation_roots
+from hermes_state.retrieval import group_hits_by_conversation
 from hermes_state.listing.title_index import TitleIndex
 
 from . import operations
@@ -898,10 +899,11 @@ class BrowserData:
         return self.read(read)
 
     def _roots_of(self, session_ids: set[str]) -> dict[str, str]:
-        """Lineage roots of many sessions: cached ones free, the rest in one query."""
+        """The conversation of each session (:func:`conversation_roots`: the row the list
+        shows it in), cached ones free, the rest in one query."""
         missing = [sid for sid in session_ids if sid not in self._roots]
         if missing:
-            self._roots.update(self.read(lambda db: lineage_roots(db, missing)))
+            self._roots.update(self.read(lambda db: conversation_roots(db.store, missing)))
         return {sid: self._roots.get(sid, sid) for sid in session_ids}
 
     # ------------------------------------------------------------------ writes

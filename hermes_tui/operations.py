@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Callable, Iterator
 from rich.filesize import decimal
 
 from hermes_state import SessionDB
+from hermes_state.conversation import conversation_members
 from hermes_state.errors import TitleChangedError, describe_write_error
 from hermes_state.paths import write_atomic
 from hermes_state.titles import sanitize_title
@@ -252,7 +253,7 @@ def plan_export(
         for marked_id in marked:
             if reader.get_session(marked_id) is None:
                 continue
-            for member in reader.get_descendants(reader.get_lineage_root(marked_id)):
+            for member in conversation_members(reader.store, marked_id):
                 if member not in family:
                     family.append(member)
         k = len(marked)

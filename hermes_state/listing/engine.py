@@ -26,6 +26,7 @@ from .sql import (
     SUMMARY_COLUMNS,
     WALK_ROW_COST,
     Listed,
+    count_shown_messages,
     finish_listing,
     list_filters,
     listed_chunks,
@@ -396,8 +397,11 @@ class Lister:
         rules, file_pins, columns = self.store.rules, self.extra_pins, self.summary_columns()
         ids = list(conversation_ids)
 
+        rewinds = self.store.has_message_column("active")
+
         def do(conn: sqlite3.Connection) -> list[dict]:
-            return rows_of(conn, ids, rules, file_pins, True, include_delegates, columns)
+            rows = rows_of(conn, ids, rules, file_pins, True, include_delegates, columns)
+            return count_shown_messages(conn, rules, rows, rewinds)
 
         return SessionSummary.from_listing(self.store.read_snapshot(lambda: self.store.read(do)))
 
@@ -610,7 +614,9 @@ class Lister:
                 workspace=workspace,
                 _columns=self.summary_columns(), provisional=provisional,
             )
-            return Listed(SessionSummary.from_listing(rows), exact=getattr(rows, "exact", True))
+            exact = getattr(rows, "exact", True)
+            rows = self.count_shown_messages(rows)
+            return Listed(SessionSummary.from_listing(rows), exact=exact)
 
         return self.store.read_snapshot(read)
 
@@ -679,4 +685,13 @@ class Lister:
             if "pinned" not in data:
                 data["pinned"] = int(data["id"] in self.extra_pins)
             found[data["id"]] = data
+        self.count_shown_messages(list(found.values()))
         return SessionSummary.from_rows([found[sid] for sid in ids if sid in found])
+
+    def count_shown_messages(self, rows: list[dict]) -> list[dict]:
+        """Rows with ``message_count`` less their rewound messages (see
+        :func:`~hermes_state.listing.sql.count_shown_messages`)."""
+        if not rows or not self.store.has_message_column("active"):
+            return rows
+        rules = self.store.rules
+        return self.store.read(lambda conn: count_shown_messages(conn, rules, rows, True))

@@ -138,7 +138,7 @@ def test_a_common_text_reads_only_the_newest_titles(tmp_path, monkeypatch):
 def test_candidates_the_filters_reject_are_left_to_sql(store, monkeypatch):
     """Reading candidates that a filter turns away, one batch after another, stops at
     MAX_TITLE_CANDIDATES: SQLite's scan of every title answers instead, the same answer."""
-    monkeypatch.setattr(listing, "MAX_TITLE_CANDIDATES", 2)
+    monkeypatch.setattr(listing.pages, "MAX_TITLE_CANDIDATES", 2)
     index = TitleIndex()
     statements: list[str] = []
     store._read(lambda conn: conn.set_trace_callback(statements.append))
@@ -174,7 +174,7 @@ def test_the_title_match_through_the_index_is_the_sql_one(tmp_path, monkeypatch,
     """listing.match_sessions with an index answers what it answers without one, with
     filters, after deletions, renames and sessions added (candidates are read again with the
     real condition); also when the newest sessions it reads again hold few of them."""
-    monkeypatch.setattr(listing, "RECENT_TITLE_WINDOW", recent_window)
+    monkeypatch.setattr(listing.pages, "RECENT_TITLE_WINDOW", recent_window)
     from hermes_workload.corpus import generate_corpus
 
     path = tmp_path / "state.db"

@@ -370,7 +370,7 @@ async def test_a_ranking_that_waited_its_turn_is_made_again_without_another_comm
 
 
 def test_deep_pages_by_start_are_slices_of_one_ranking_by_start(store_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr(listing, "BY_START_DEEP_ROWS", WALK)
+    monkeypatch.setattr(listing.pages, "BY_START_DEEP_ROWS", WALK)
     store = BrowserData(store_path)
     writer = SessionDB(store_path)
 
@@ -441,7 +441,7 @@ async def test_the_status_line_says_what_a_deep_page_waits_for(store_path: Path,
             return original(*args, **kwargs)
 
         monkeypatch.setattr(listing, "rank", slow_rank)
-        monkeypatch.setattr(listing, "BY_START_DEEP_ROWS", WALK)
+        monkeypatch.setattr(listing.pages, "BY_START_DEEP_ROWS", WALK)
 
         def drawn() -> str:
             return "".join(segment.text for segment in status.render_line(0))

@@ -26,7 +26,7 @@ def test_a_stale_title_index_is_rebuilt_on_its_own_thread_and_swapped_in(tmp_pat
         writer.set_session_title(f"s{n:02d}", f"topic {n}")
     # Only the newest session is read again after a change: the renamed old one can be found
     # through a rebuilt index only.
-    monkeypatch.setattr(listing, "RECENT_TITLE_WINDOW", 1)
+    monkeypatch.setattr(listing.pages, "RECENT_TITLE_WINDOW", 1)
     monkeypatch.setattr(TitleIndex, "MAX_AGE_S", 0.0)
     built_on: list[str] = []
     real_build = TitleIndex.build
