@@ -304,7 +304,7 @@ for _klass, (_title, _target, _upstream, _queries) in QUERY_CLASSES.items():
         title=_title,
         api="upstream v0.12 SQL (reference)",
         target_ms=None,
-        target_note=f"({_upstream:g} ms @1M in #3)",
+        target_note=f"(upstream v0.12: {_upstream:g} ms @1M)",
     )(_upstream_cases(_queries))
 
 
