@@ -1,4 +1,4 @@
-"""Export of every session to JSONL through the real CLI (issue 15).
+"""Export of every session to JSONL through the real CLI.
 
 ``hermes sessions export OUT`` runs in a fresh process on the corpus (``HERMES_HOME`` is a
 temporary directory whose ``state.db`` is a symbolic link to it: SQLite resolves the link, so

@@ -1,4 +1,4 @@
-"""Reliability harness (issue #7 items 1, 2 and 7): contention, kill -9 crashes, export faults.
+"""Reliability harness: contention, kill -9 crashes, export faults, the browser's own faults.
 
 ``python -m bench.reliability`` (or ``python bench/reliability.py``) runs the long version and
 prints a summary table:
@@ -1031,7 +1031,7 @@ def export_file_problems(path: Path, fmt: str, db_path: Path, deleted: dict[str,
     Messages are never edited by the workload, so every exported message must still exist
     with the same session, role, content and timestamp -- unless its session was deleted
     from the UI, in which case it must equal the rows the session had. The workload does
-    rewind (``active = 0``, never undone): an export leaves rewound rows out (SPEC UC-3) while
+    rewind (``active = 0``, never undone): an export leaves rewound rows out (UC-3) while
     ``message_count`` counts every row, so a session may carry fewer messages than its count
     by at most the rows rewound by the end of the run.
     """
@@ -1401,7 +1401,7 @@ def export_faults(work: Path, source_db: Path) -> tuple[list[str], str, int]:
     return problems, how, exported
 
 
-# ---------------------------------------------------------------------------- the browser's own faults (issue 14)
+# ---------------------------------------------------------------------------- the browser's own faults
 
 
 @dataclass
@@ -1567,7 +1567,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m bench.reliability",
         description="Long reliability run: contention, kill -9 crashes, export faults, the browser's own "
-        "faults (issues #7, #14).",
+        "faults.",
     )
     parser.add_argument("--seconds", type=float, default=60.0, help="contention run length (default 60)")
     parser.add_argument("--writers", type=int, default=4, help="writer processes (default 4)")

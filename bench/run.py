@@ -41,7 +41,7 @@ BENCH_DIR = Path(__file__).resolve().parent
 CORPUS_DIR = BENCH_DIR / ".corpus"
 RESULTS_DIR = BENCH_DIR / "results"
 
-#: Modules whose import registers benchmarks. Later issues append theirs.
+#: Modules whose import registers benchmarks. A new suite appends its own.
 SUITES = ("bench.search_suite", "bench.browse_suite", "bench.ui_suite", "bench.export_suite")
 
 #: Every bench corpus is anchored at this instant (2026-01-01 00:00 UTC) so that a given

@@ -1,7 +1,7 @@
 """Markdown tables from bench JSON results: ``python -m bench.summarize A.json [B.json …]``.
 
 One table per file (every row: target, p50, p95, pass/fail, load average, overlap@20), then
-the phase breakdowns and notes the run printed. For README sections such as "Scale (issue 15)".
+the phase breakdowns and notes the run printed. For bench/README.md's tables.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ app, opens the browser headless on DB and prints one JSON line:
 * ``first_page_s`` — seconds from SPAWNED_AT (the parent's ``time.time()`` just before it
   started this process, so interpreter start-up and imports count) to the first page of
   sessions painted: the first frame handed to the terminal driver with the list's rows in
-  it (``App._display``). Until the twelfth pass of issue 15 this was the moment a
+  it (``App._display``). It used to be the moment a
   ``call_after_refresh`` queued once the rows were loaded ran, which could be frames later
   and after other callbacks queued before it (the app's own post-start housekeeping: 30-50 ms
   more); ``first_page_callback_s`` still gives that moment;

@@ -1,4 +1,4 @@
-"""The browser's own latencies (issue #4 targets), measured on the real app, headless.
+"""The browser's own latencies against their targets, measured on the real app, headless.
 
 * ``ui.keystroke_to_paint`` — from a key typed in the search field to highlighted results
   painted (the screen records ``(query, seconds)`` once the results are on screen). Keys
@@ -157,7 +157,7 @@ _SLOWEST: list[tuple[float, str, str]] = []
     klass="ui_keystroke",
     title="keystroke to highlighted results painted",
     api="browser search pane",
-    target_ms=33.0,  # issue 15: painted within one frame at 60 Hz (p50), two at p95
+    target_ms=33.0,  # painted within one frame at 60 Hz (p50), two at p95
     target_p50_ms=17.0,
     group="ui",
 )

@@ -9,7 +9,7 @@ first screen, runs the watcher that publishes "store changed", and owns the one 
 a failed worker becomes a notice. Screens own their flows; nothing calls back into the app.
 
 The app result (``app.run()``'s return value) is the id of the session the user chose to
-resume, or None when they cancelled (SPEC BR-7).
+resume, or None when they cancelled (BR-7).
 """
 
 from __future__ import annotations
@@ -156,7 +156,7 @@ class HermesApp(App[str | None]):
         self.screen_change_signal.subscribe(self, self._screen_changed, immediate=True)
         if self.ctx.config.keymap:
             self.set_keymap(self.ctx.config.keymap)
-            # Said once, here, naming the file and the key (item 7).
+            # Said once, here, naming the file and the key: a problem in config.yaml is not silent.
             self.config_problems += keymap_problems(self.ctx.config.keymap, str(config_path()))
         for problem in self.config_problems:
             self.notify(problem, severity="warning", timeout=8, markup=False)

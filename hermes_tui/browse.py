@@ -78,7 +78,7 @@ def plain_browse(
     for i, row in enumerate(rows, start=1):
         label = fit_cells(_safe(row.get("title") or row.get("preview") or row["id"]), 50, 50, "...")
         when = relative_time(row.get("last_active"), now=current)
-        # The source in full ("discord", not "discor"), as ``list`` prints it (item 9).
+        # The source in full ("discord", not "discor"), as ``list`` prints it.
         print(f"  {i:>3}. {label}  {when:<10}  {_safe(row.get('source') or '')}", file=menu)
     n = len(rows)
     while True:
@@ -284,7 +284,8 @@ def drawing_on(tty: int) -> Iterator[None]:
 
 def start_first_window(db_path: Path, config, *, source: str | None, cache_dir: Path | None = None):
     """Open the store and read the browser's first pages in a thread, now, while the UI is
-    imported (issue 15); hand the result to ``build_app(first_window=...)``."""
+    imported, so the two overlap and ``browse`` reaches its first page sooner; hand the result
+    to ``build_app(first_window=...)``."""
     from hermes_state.listing import hidden_sources
     from hermes_state.paths import cache_dir as default_cache_dir
 

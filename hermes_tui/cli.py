@@ -1,8 +1,8 @@
-"""The ``hermes`` command line: ``hermes sessions <action>`` (SPEC §13, CLI-1 … CLI-16).
+"""The ``hermes`` command line: ``hermes sessions <action>`` (docs/requirements.md §13).
 
 ``main(argv=None) -> int`` parses, runs one action and returns the exit code (CLI-2): 0 on
 success, 1 for not found / cannot open / rejected / write failure / ``Cancelled.``, 2 for usage
-errors. Messages go to stdout exactly as SPEC writes them (argparse usage errors go to stderr;
+errors. Messages go to stdout exactly as §13 writes them (argparse usage errors go to stderr;
 so do errors of ``export -``, whose stdout is the data). No traceback ever reaches the user:
 database, file-system and unexpected errors become one ``Error: …`` line.
 
@@ -58,7 +58,7 @@ from typing import Any, Callable, Iterator
 from .collector import collector_paused
 
 # Importing makes ~100k objects, and the collector, run as they come, walked them all again and
-# again: ~0.1 s of a start-up (issue 15). Paused while the store's modules load.
+# again: ~0.1 s of a start-up. Paused while the store's modules load.
 with collector_paused():
     from hermes_state import SessionDB
     from hermes_state import open_store as open_store_at
@@ -211,7 +211,8 @@ def _cancelled() -> CliExit:
 
 def _list_head(titled: bool) -> list[str]:
     """The header and rule of ``hermes sessions list`` (CLI-7): the titled layout when any
-    row listed has a title. Widths count terminal cells, and a cut text ends in "…" (item 9)."""
+    row listed has a title. Widths count terminal cells, so CJK titles line up, and a cut
+    text ends in "…"."""
     return [TITLED_HEADER, TITLED_RULE] if titled else [UNTITLED_HEADER, UNTITLED_RULE]
 
 
@@ -232,7 +233,8 @@ def format_stats(stats: dict) -> list[str]:
         f"Total messages: {stats['total_messages']}",
     ]
     sources: dict[str, int] = stats.get("sources") or {}
-    # Most sessions first (item 9); equal counts keep upstream's order, then alphabetical.
+    # Most sessions first: the eye starts there; equal counts keep upstream's order, then
+    # alphabetical.
     rank = {name: i for i, name in enumerate(STATS_SOURCE_ORDER)}
     for name in sorted(
         (k for k, n in sources.items() if n > 0),
@@ -616,7 +618,8 @@ def _cmd_prune(args: argparse.Namespace) -> int:
               "nothing was deleted.")
         return 0
     with open_store("write") as db:
-        # Say how many before asking (item 9); the count is taken again by the delete itself.
+        # Say how many before asking, so the answer is informed; the count is taken again by
+        # the delete itself.
         count, messages = db.prunable_totals(older_than_days=days, source=args.source)
         if count == 0 and not args.yes:
             print(f"No ended sessions older than {days} days{where}.")

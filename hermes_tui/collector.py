@@ -1,4 +1,4 @@
-"""When Python's garbage collector may run in the browser (issue 15).
+"""When Python's garbage collector may run in the browser (start-up and keystroke speed).
 
 It runs as allocations come, which in a Textual app is exactly when somebody waits: while
 modules are imported and the app starts (~100k long-lived objects made, each older-generation

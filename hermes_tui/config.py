@@ -40,7 +40,7 @@ class AppConfig(BaseModel):
     resume_command: Optional[str] = None
     #: Binding id → keys, e.g. ``{"quit": "q,ctrl+q"}``; see the help screen for the ids.
     keymap: dict[str, str] = Field(default_factory=dict)
-    #: Resume recap settings (SPEC RC-9/RC-10).
+    #: Resume recap settings (RC-9/RC-10).
     recap: RecapConfig = Field(default_factory=RecapConfig)
     #: Rows fetched per page of the session list.
     page_size: int = Field(default=100, ge=10, le=1000)

@@ -60,7 +60,7 @@ def _data_version(db: SessionDB) -> int | None:
 
 class FirstWindow:
     """The browser's first pages, read in a thread while the UI is still being imported and
-    started (issue 15): opening the store and reading its first window -- disk reads from a
+    started: opening the store and reading its first window -- disk reads from a
     cold page cache -- overlap ~0.5 s of Python imports instead of following them.
 
     It opens the reader the browser will use (read-only, with the recency cache) and reads the

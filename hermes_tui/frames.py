@@ -1,4 +1,4 @@
-"""One frame for a keystroke and its answer (issue 15).
+"""One frame for a keystroke and its answer.
 
 Textual draws a frame as soon as anything changed and then at most 60 a second. A key typed
 in the search field changes the field at once, so its echo was drawn at once -- and the frame

@@ -1,7 +1,7 @@
 """The browser's keys as a person sees them: labels, per-screen groups, keymap problems.
 
-Used by the help screen (item 6) and by the app at start, which reports keymap problems
-from ``config.yaml`` once (item 7): an id that names no binding, and a key given to two
+Used by the help screen and by the app at start, which reports keymap problems
+from ``config.yaml`` once: an id that names no binding, and a key given to two
 bindings that are active at the same time (``copy_id: "d"`` silently took Delete's key).
 """
 

@@ -1,4 +1,4 @@
-"""Pydantic's plugins are not looked for in this program (issue 15: ``browse`` starting sooner).
+"""Pydantic's plugins are not looked for in this program: ``browse`` starts sooner.
 
 Pydantic looks for plugins (the ``pydantic`` entry-point group) when it builds its first
 model, and its loader imports :mod:`importlib.metadata` to do so -- with ``email``,

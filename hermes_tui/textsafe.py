@@ -74,7 +74,7 @@ class InertHighlighter:
 def fit_cells(text: str, width: int, pad: int | None = None, ellipsis: str = "…") -> str:
     """``text`` cut to ``width`` terminal cells (ending in ``ellipsis`` when cut), then padded
     with spaces to ``pad`` cells. Cells, not code points: a CJK character takes two, so
-    columns line up whatever the script (item 9)."""
+    columns line up whatever the script."""
     if text.isascii() and text.isprintable() and ellipsis == "…":
         # One cell a character (and "…" one): as Rich measures it, without its ~40 us a call,
         # most of a long listing's time.

@@ -32,7 +32,7 @@ Shape (what the search benchmark relies on):
   gateway and others; the time part is UTC so the build does not depend on the local zone),
   timestamps spread over months before ``now``, token counts and costs.
 
-* Current-upstream shapes (SPEC §16, :data:`SHAPE_RATES`): archived conversations (one with a
+* Current-upstream shapes (§16, :data:`SHAPE_RATES`): archived conversations (one with a
   compression pair at least), rewound rows (``active = 0``, ``rewind_count``), ``_delegate_from``
   and ``_branched_from`` markers, ``cwd`` workspaces in a handful of repositories, and the
   internal sources ``tool``, ``kanban``, ``oneshot`` and ``cron``. With ``schema=30`` the store is
@@ -1118,7 +1118,7 @@ def _plan(
 
 
 # ---------------------------------------------------------------------------------------------
-# Current-upstream shapes (SPEC §16): archive, pin, hidden sessions, rewinds, scaffolding rows,
+# Current-upstream shapes (§16): archive, pin, hidden sessions, rewinds, scaffolding rows,
 # compaction history, delegate / branch / reset markers, workspaces, internal sources.
 # ---------------------------------------------------------------------------------------------
 

@@ -1,14 +1,15 @@
 """The schema of a store born at upstream Hermes schema 30 (September 2026), for the workload.
 
-Upstream's v30 layout is not the one this project creates (``hermes_state`` creates v16, SPEC
-UC-2), but people run stores born at v30 and every reader must serve them (SPEC §16). The
-corpus generator and the simulator build such stores with :func:`create_v30_store` so the
-demo, the bench and the tests exercise the v30 rules on realistic data.
+Upstream's v30 layout is not the one this project creates (``hermes_state`` creates v16,
+UC-2), but people run stores born at v30 and every reader must serve them
+(docs/requirements.md §16). The corpus generator and the simulator build such stores with
+:func:`create_v30_store` so the demo, the bench and the tests exercise the v30 rules on
+realistic data.
 
 The statements below are the format itself, transcribed from ``sqlite_master`` of the
-reference store ``fixtures/upstream_v30.db`` (built from upstream's v30 DDL), in its creation
-order; a test checks that a store made here has exactly that ``sqlite_master``. What matters
-for writers:
+reference store ``upstream_v30.db`` (built from upstream's v30 DDL; "Reference stores" in
+docs/requirements.md), in its creation order; a test checks that a store made here has
+exactly that ``sqlite_master``. What matters for writers:
 
 * ``messages_fts(content, tool_name, tool_calls)`` is an **external-content** FTS5 table over
   the view ``messages_fts_src`` (a tool result is indexed through its first 8,192

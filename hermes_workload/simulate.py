@@ -112,7 +112,7 @@ _MAX_ERROR_SAMPLES = 8
 
 
 def generate_cli_session_id(now: datetime) -> str:
-    """CLI/TUI session id ``YYYYMMDD_HHMMSS_<6 lowercase hex>`` (SPEC CLI-16)."""
+    """CLI/TUI session id ``YYYYMMDD_HHMMSS_<6 lowercase hex>`` (CLI-16)."""
     return f"{now:%Y%m%d_%H%M%S}_{uuid.uuid4().hex[:6]}"
 
 

@@ -9,8 +9,10 @@ Fixtures
     The path of that file (``tmp_path / "state.db"``), without opening anything. Use it to
     open a second connection or to hand the path to another process.
 ``shared_fixtures_dir``
-    ``<repo>/../shared/fixtures`` (databases written by upstream Hermes), or the test is
-    skipped when it is absent.
+    ``<repo>/../shared/fixtures``: databases written by upstream Hermes at schema versions
+    2 to 30 (the reference stores described at the end of docs/requirements.md). They are
+    data kept beside the repository, not in it; a test that needs them is skipped when the
+    directory is absent.
 ``upstream_copy``
     ``upstream_copy(version) -> Path``: copies ``upstream_v<version>.db`` (with its
     ``-wal``/``-shm`` files if any) into ``tmp_path`` and returns the copy's path. Opening
@@ -95,7 +97,7 @@ def db(db_path: Path):
 
 @pytest.fixture
 def shared_fixtures_dir() -> Path:
-    """``<repo>/../shared/fixtures`` or skip when it does not exist."""
+    """``<repo>/../shared/fixtures`` (upstream's reference stores), or skip when it is absent."""
     if not SHARED_FIXTURES.is_dir():
         pytest.skip(f"shared fixtures not available at {SHARED_FIXTURES}")
     return SHARED_FIXTURES.resolve()

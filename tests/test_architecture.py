@@ -1,4 +1,5 @@
-"""The walls of DESIGN.md "one door to the store", checked on the source so they stay up.
+"""The walls of "one door to the store" (the layering of docs/architecture.md), checked on
+the source so they stay up.
 
 * no import cycle inside ``hermes_state`` or ``hermes_tui`` (function-level imports count;
   imports under ``if TYPE_CHECKING:`` do not);

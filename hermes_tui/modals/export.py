@@ -98,7 +98,7 @@ class ExportModal(ModalScreen[ExportOutcome | None]):
     def on_mount(self) -> None:
         box = self.query_one("#export-box")
         box.border_title = "Export"
-        # Enter on a radio button only selects it: say which keys export (item 10).
+        # Enter on a radio button only selects it: say which keys export.
         box.border_subtitle = "Ctrl+S exports · Space selects · Tab moves · Esc closes"
         field = self.query_one("#export-path", Input)
         if self.app.animation_level == "none":

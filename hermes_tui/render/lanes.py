@@ -1,4 +1,4 @@
-"""How a gateway lane reads to a person (SPEC GW-13): the sentences of the lane view.
+"""How a gateway lane reads to a person (GW-13): the sentences of the lane view.
 
 ``hermes_state.gateway.describe_lane`` gives the facts of a lane (:class:`LaneInfo`: flags,
 sharing, the :class:`ResetOutlook` seen at the app's clock); this module words them for the

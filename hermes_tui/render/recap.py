@@ -1,4 +1,4 @@
-"""The "Previous Conversation" card drawn from a :class:`~hermes_state.recap.Recap` (SPEC RC-8).
+"""The "Previous Conversation" card drawn from a :class:`~hermes_state.recap.Recap` (RC-8).
 
 The recap itself is data built in ``hermes_state.recap``; everything a person sees of it —
 labels, indents, dimming, colours (:class:`RecapTheme`), the Rich panel — lives here, in the

@@ -142,7 +142,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
         Binding("q", "quit", "Quit", id="quit"),
     ]
 
-    #: Below this many columns the detail pane folds away (``i`` shows it) (item 5).
+    #: Below this many columns the detail pane folds away (``i`` shows it): titles keep room.
     NARROW = 110
     #: Below this many columns only the footer's first two tiers are shown.
     MEDIUM = 160
@@ -249,7 +249,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
         self._fit_width(event.size.width)
 
     def _fit_width(self, width: int, update: bool = True) -> None:
-        """Small terminals: fold the detail pane, show the essential keys (item 5).
+        """Small terminals: fold the detail pane, show the essential keys.
         ``update=False``: the classes only (before the widgets they style are mounted)."""
         narrow = width < self.NARROW
         self.set_class(narrow, "-narrow", update=update)
@@ -433,7 +433,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
         kept; on a first run, a guess of the order too), are shown with the length known so
         far ("at least this many" until counted), and the census corrects them if they were
         wrong. So another process's commit is shown in the time of a page, however large the
-        store (issue 15)."""
+        store."""
         # The very first window is one page: the next is read when the reader gets near it
         # (from a cold page cache each page is ~1,000 random reads: half a second at 5M).
         first, self._first_window_asked = not self._first_window_asked, True

@@ -1,4 +1,4 @@
-"""HelpScreen: every key of the browser, grouped by screen, as a person types them (item 6).
+"""HelpScreen: every key of the browser, grouped by screen, as a person types them.
 
 The same key means different things on different screens (``enter`` opens a recap from the
 list, resumes from the recap, expands a tool call in a transcript), so the keys are listed

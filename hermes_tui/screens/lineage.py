@@ -1,4 +1,4 @@
-"""LineageScreen: the whole family of a session (issue 5 item 1, SPEC LI-1, LI-13).
+"""LineageScreen: the whole family of a session (LI-1, LI-13).
 
 The tree comes from ``SessionDB.lineage_tree`` (root, compression continuations, branches,
 delegates, with edge kinds, live tips, the current node and broken-chain flags), read in a

@@ -1,4 +1,4 @@
-"""RecapScreen: the resume recap of a session (issue 5 item 2, SPEC RC-*, BR-7).
+"""RecapScreen: the resume recap of a session (§12 RC-1 … RC-10, BR-7).
 
 What is shown, and why:
 

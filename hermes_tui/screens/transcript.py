@@ -1,4 +1,4 @@
-"""TranscriptScreen: every message of one session (issue 5 item 3).
+"""TranscriptScreen: every message of one session.
 
 Opened with ``t`` from the browser or the recap, and from a search hit with the hit's
 ``message_id`` and the ``query``: the view then starts on that message, scrolled so its first

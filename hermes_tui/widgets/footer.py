@@ -8,7 +8,7 @@ third of the event loop's work before the first page was painted. :class:`KeyFoo
 the same keys, the same way, but recomposes only when what it shows would change and makes
 each key with its final classes.
 
-:class:`TieredFooter` (the browser's) also fits the terminal's width (item 5): Textual's footer
+:class:`TieredFooter` (the browser's) also fits the terminal's width: Textual's footer
 cuts what does not fit, so at 80 columns "Quit" and "Help" fell off the end. Each key here has
 a tier; the screen says how wide it is (classes ``-narrow`` below 110 columns, ``-medium``
 below 160) and the stylesheet hides the tiers that do not fit. Every key stays in the help

@@ -1,4 +1,4 @@
-"""LineageTree: a session family as a Textual ``Tree`` (SPEC LI-1, LI-13).
+"""LineageTree: a session family as a Textual ``Tree`` (LI-1, LI-13).
 
 Each node is one session; its label (built as rich ``Text`` from data, never markup) shows the
 kind of edge from its parent, the title, the id, the message count, the time span (started →

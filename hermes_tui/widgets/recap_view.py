@@ -1,6 +1,6 @@
 """Widgets of the resume recap: the session header and the "Previous Conversation" card.
 
-The card is ``hermes_tui.render.recap.render_recap_panel`` (SPEC RC-8) over the recap data of
+The card is ``hermes_tui.render.recap.render_recap_panel`` (RC-8) over the recap data of
 ``hermes_state.recap``, so glyphs, indents, dimming and the "... N earlier messages ..." line
 are exactly the spec's. Its colours are the RC-8 defaults on dark themes; on light themes (where cornsilk text
 would be unreadable) they are mapped to the Textual theme's colours, as RC-8 allows.

@@ -1,4 +1,4 @@
-"""A vertical scrollbar drawn straight to strips (issue 15).
+"""A vertical scrollbar drawn straight to strips, for speed.
 
 Textual draws a scrollbar as any widget: its bar, a Rich renderable, goes through the
 generic pipeline (a visual, then each line through the styles cache). For the search pane's

@@ -479,7 +479,7 @@ class TranscriptView(KeysFollowFocus, StyleOncePerRepaint, ScrollView, can_focus
                 pieces.append(Piece("body", entry.body, 3))
         else:
             if entry.reasoning and self.show_reasoning:
-                # Labelled, so shown reasoning is not read as the reply (item 10).
+                # Labelled, so shown reasoning is not read as the reply.
                 pieces.append(Piece("reasoning", "Reasoning:", 3, wrap=False, searchable=False))
                 pieces.append(Piece("reasoning", entry.reasoning, 3))
             if entry.body:
@@ -635,7 +635,7 @@ class TranscriptView(KeysFollowFocus, StyleOncePerRepaint, ScrollView, can_focus
             for start, end in wrap_offsets(piece.text, width - GUTTER - piece.indent):
                 # The spaces after the last word belong to this line but may lie past the
                 # edge: drawn, they would make the row too long and its last letter would be
-                # cut for an ellipsis (item 3: "13 matche…"). The visible text always fits.
+                # cut for an ellipsis ("13 matche…"). The visible text always fits.
                 body = Text(piece.text[start:end].rstrip(" "), style=style, end="")
                 while first < len(spans) and spans[first][1] <= start:
                     first += 1

@@ -52,7 +52,7 @@ def test_br6_plain_list_layout_and_selection(home, monkeypatch, capsys) -> None:
     assert lines[1] == "  Browse sessions  (enter number to resume, q to cancel)"
     # Newest first, tool hidden, long labels cut to 47 + "...".
     assert lines[3].startswith("    1. " + "x" * 47 + "...  ")
-    assert lines[3].endswith("  telegram")  # the source in full (item 9)
+    assert lines[3].endswith("  telegram")  # the source in full, as ``list`` prints it
     assert lines[4].startswith("    2. refactoring auth" + " " * 34 + "  ")
     assert "tool" not in err
     assert "Run: hermes --resume 20250305_091523_a1b2c3" in err

@@ -197,7 +197,7 @@ def test_br17_plain_picker_cancel_exits_130(home, tmp_path, answer) -> None:
 
 def test_cli13_not_a_database_on_a_terminal_is_one_line_before_any_drawing(home, tmp_path) -> None:
     """The browser opens the file in a thread that then reads the first pages while the UI
-    loads (issue 15); a file it cannot open is still said in one line, before drawing."""
+    loads; a file it cannot open is still said in one line, before drawing."""
     (home / "state.db").write_bytes(os.urandom(4096))
     for suffix in ("-wal", "-shm"):
         (home / f"state.db{suffix}").unlink(missing_ok=True)

@@ -1,4 +1,4 @@
-"""``hermes sessions`` in-process (SPEC §13, CLI-1 … CLI-16).
+"""``hermes sessions`` in-process (docs/requirements.md §13).
 
 Every test runs ``main([...])`` against a real ``state.db`` under a temporary ``HERMES_HOME``
 built through ``SessionDB``'s public API. Relative times are made deterministic by placing
@@ -63,7 +63,7 @@ def run(capsys, monkeypatch):
 
 
 def spec_example(db: SessionDB, make_session, now: float) -> None:
-    """The two sessions of SPEC CLI-7's example, active 2.5 h and 3.4 days ago."""
+    """The two sessions of CLI-7's example, active 2.5 h and 3.4 days ago."""
     make_session(
         db, "20250303_101500_f00d1234", source="telegram", started_at=now - 3.5 * DAY,
         messages=[{"role": "user", "content": "What's the weather in Las Vegas?",
@@ -174,7 +174,7 @@ def test_cli7_truncation_and_long_source(run, store, make_session):
     assert lines[3] == "x" * 47 + "…   " + f"{date:<13} whatsapp_business 20250305_100000_0a0b0c0d"
 
 
-def test_item9_list_cuts_title_30_and_preview_38_with_ellipsis(run, store, make_session):
+def test_list_cuts_title_30_and_preview_38_with_ellipsis(run, store, make_session):
     now = time.time()
     make_session(store, "20250305_120000_123456", started_at=now - 50,
                  title="A very long session title that goes on and on",
@@ -186,7 +186,7 @@ def test_item9_list_cuts_title_30_and_preview_38_with_ellipsis(run, store, make_
     )
 
 
-def test_item9_list_widths_count_terminal_cells(run, store, make_session):
+def test_list_widths_count_terminal_cells(run, store, make_session):
     """CJK characters take two cells: the columns line up with ASCII rows, and a cut is "…"."""
     from rich.cells import cell_len
 
@@ -594,12 +594,12 @@ def test_cli11_prune_yes_flag_nothing_to_prune(run, prunable):
     assert run("prune", "--older-than", "1000", "-y") == (0, "Pruned 0 session(s).\n", "")
 
 
-def test_item9_prune_nothing_to_prune_does_not_ask(run, prunable):
+def test_prune_with_nothing_to_prune_does_not_ask(run, prunable):
     assert run("prune", "--older-than", "1000", stdin="") == (
         0, "No ended sessions older than 1000 days.\n", "")
 
 
-def test_item9_prune_dry_run_lists_and_deletes_nothing(run, prunable):
+def test_prune_dry_run_lists_and_deletes_nothing(run, prunable):
     code, out, err = run("prune", "--dry-run")
     assert code == 0 and err == ""
     lines = out.splitlines()
@@ -611,7 +611,7 @@ def test_item9_prune_dry_run_lists_and_deletes_nothing(run, prunable):
 # ----------------------------------------------------------------------------- CLI-12 stats
 
 
-def test_item9_stats_sources_by_count(run, store, home):
+def test_stats_lists_sources_most_sessions_first(run, store, home):
     counts = {"discord": 2, "cli": 3, "zulip": 1, "tool": 2, "slack": 1, "matrix": 1, "telegram": 0}
     n = 0
     for source, count in counts.items():

@@ -274,7 +274,7 @@ def test_cli_newer_schema_version_is_read_without_lowering_it(run, home):
     conn.close()
     code, out, err = run("list")
     assert code == 0 and err == "Warning: database schema version 31 is newer than 30; opened read-only\n"
-    # Issue 7 / UC-9: a store newer than any we know is only read — a write is refused.
+    # UC-9: a store newer than any we know is only read — a write is refused.
     code, out, _ = run("rename", "20250305_091523_a1b2c3", "refused")
     assert (code, out) == (1, f"Error: Could not open session database: {path} has schema version 31, "
                               "newer than this program's 30; it can only be read, nothing was changed\n")
@@ -335,7 +335,7 @@ def test_cli_read_only_directory_while_a_writer_has_it_open(run, home, tmp_path)
 
 @needs_permissions
 def test_cli_read_only_directory_without_shm_reads_a_snapshot(run, home):
-    """No -shm and no way to create it: read as an immutable snapshot, and say so (issue 7)."""
+    """No -shm and no way to create it: read as an immutable snapshot, and say so."""
     path = populated(home / "state.db")  # closed: SQLite removed -wal and -shm
     assert not Path(str(path) + "-shm").exists()
     home.chmod(0o555)

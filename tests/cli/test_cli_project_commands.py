@@ -1,4 +1,4 @@
-"""Project commands: ``hermes sessions generate`` and ``hermes sessions simulate`` (issue 6)."""
+"""Project commands: ``hermes sessions generate`` and ``hermes sessions simulate``."""
 
 from __future__ import annotations
 

@@ -135,7 +135,7 @@ def test_generate_progress_line_ends_with_a_newline(tmp_path, capsys):
 
 
 @pytest.mark.skipif(os.name != "posix", reason="pseudo-terminal")
-def test_item9_generate_ends_its_progress_line_on_a_terminal(tmp_path):
+def test_generate_ends_its_progress_line_on_a_terminal(tmp_path):
     """The bar is drawn on a terminal's stderr; its line is ended, so the shell prompt (or
     the next message) starts on a line of its own."""
     import re

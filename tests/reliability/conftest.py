@@ -1,4 +1,4 @@
-"""Shared fixtures of the contention, crash and export-fault tests (issue #7 items 1, 2, 7).
+"""Shared fixtures of the contention, crash and export-fault tests.
 
 The machinery (writer processes, the kill -9 loop, the store checks, the UI driver) lives in
 ``bench/reliability.py``, which runs the same scenarios at full size; these tests call it

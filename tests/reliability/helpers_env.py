@@ -1,5 +1,5 @@
 """Fixtures and helpers of the reliability tests for locks, bad environments, hostile content
-and hostile queries (issue #7 items 3-6).
+and hostile queries.
 
 Import what a test module needs (fixtures included) from here; ``conftest.py`` of this
 directory belongs to the contention/crash/export tests.

@@ -1,4 +1,4 @@
-"""Issue #7 item 4: a bad environment gives a clear message, in the CLI and in the app.
+"""A bad environment gives a clear message, in the CLI and in the app.
 
 Environments: no database yet; an empty file; random bytes; a truncated database (cut in
 its header, and cut in half); a database written by a newer Hermes (schema version 12);

@@ -1,4 +1,4 @@
-"""Four writer processes + the browser acting from its keys, 10 s (issue #7 item 1).
+"""Four writer processes + the browser acting from its keys, 10 s: nothing lost.
 
 The long run (60 s) is ``python -m bench.reliability``. The writers are real processes of
 the gateway simulator writing as fast as the lock allows, each logging every write after

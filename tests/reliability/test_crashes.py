@@ -1,4 +1,4 @@
-"""kill -9 of writer processes at random moments (issue #7 item 2; the long run: bench/reliability.py).
+"""kill -9 of writer processes at random moments (the long run: bench/reliability.py).
 
 A crashed agent must never leave the store unusable or half-written: after each kill the
 database opens, passes ``PRAGMA integrity_check`` and both FTS ``integrity-check``\\ s, has no

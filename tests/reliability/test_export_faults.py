@@ -1,4 +1,4 @@
-"""Exports under faults and the export → import round trip (issue #7 item 7).
+"""Exports under faults and the export → import round trip.
 
 * A disk that fills up half-way (a real 64 KiB tmpfs; the tests that need it skip when this
   process may not mount one) or an export that is interrupted (an iterator raising ENOSPC or
@@ -380,7 +380,7 @@ def test_export_of_a_session_being_written_is_a_snapshot(tmp_path: Path) -> None
     assert torn == [], f"{len(torn)} of {exports} exports were torn, e.g. {torn[:3]}"
 
 
-# ---------------------------------------------------------------------------- killed (issue 14 item 4)
+# ---------------------------------------------------------------------------- killed mid-export
 
 _SLOW_EXPORT = """
 import sys, time
@@ -409,7 +409,7 @@ def _kill_mid_export(target: Path, fallback: bool) -> None:
     assert proc.returncode == -9
 
 
-def test_item4_killed_export_leaves_no_temp_file(tmp_path: Path) -> None:
+def test_killed_export_leaves_no_temp_file(tmp_path: Path) -> None:
     out = tmp_path / "out"
     out.mkdir()
     target = previous_file(out)
@@ -417,7 +417,7 @@ def test_item4_killed_export_leaves_no_temp_file(tmp_path: Path) -> None:
     assert_untouched(out, target)  # the data went to an unnamed file: nothing to clean up
 
 
-def test_item4_without_o_tmpfile_the_next_write_sweeps_a_killed_writers_temp(tmp_path: Path) -> None:
+def test_without_o_tmpfile_the_next_write_sweeps_a_killed_writers_temp(tmp_path: Path) -> None:
     out = tmp_path / "out"
     out.mkdir()
     target = previous_file(out)

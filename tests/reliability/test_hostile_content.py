@@ -1,4 +1,4 @@
-"""Issue #7 item 5: hostile content is rendered inert and legible, and kept exact in exports.
+"""Hostile content is rendered inert and legible, and kept exact in exports.
 
 Message text, titles, session ids, sources, models, end reasons and tool calls hold
 Rich/Textual markup (``[bold]``, ``[/]``, ``[@click=app.quit]``), ANSI and OSC sequences

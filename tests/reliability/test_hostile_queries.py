@@ -1,4 +1,4 @@
-"""Issue #7 item 6: hostile search queries never raise and never take more than 200 ms.
+"""Hostile search queries never raise and never take more than 200 ms.
 
 Queries: FTS5 operators and syntax errors, unbalanced quotes, column filters, ``NEAR``,
 ``^``, prefixes, control characters, lone surrogates, 10,000-character strings, and samples

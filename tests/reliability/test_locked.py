@@ -1,4 +1,4 @@
-"""Issue #7 item 3: a locked database (another REAL process holds the lock for 5 s).
+"""A locked database (another REAL process holds the lock for 5 s).
 
 Two kinds of lock are held by a second process (:class:`helpers_env.Locker`):
 

@@ -1,4 +1,4 @@
-"""Pilot tests of the session browser (issue 4, SPEC BR-1 … BR-8)."""
+"""Pilot tests of the session browser (BR-1 … BR-8)."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ async def test_br1_detail_pane_follows_cursor(fixed_db: Path) -> None:
         assert detail.summary.id == "20261118_074000_a1b2c3"
 
 
-async def test_item10_s_picks_the_source_from_a_list_busiest_first_internal_last(fixed_db: Path) -> None:
+async def test_s_picks_the_source_from_a_list_busiest_first_internal_last(fixed_db: Path) -> None:
     from textual.widgets import OptionList
 
     from hermes_tui.modals.source_picker import SourcePicker

@@ -1,4 +1,4 @@
-"""Issue 15: the census (the list's length, the per-source counts, the pins: each a read of
+"""The census (the list's length, the per-source counts, the pins: each a read of
 every session row, ~0.4 s at 250k sessions) is spaced by what it costs, so a browser left
 open beside a gateway that commits several times a second does not keep a core busy; the
 user's own writes and filter changes are counted at once, and a commit still shows at once."""

@@ -1,4 +1,4 @@
-"""Issue 15: a gateway's commits do not compete with the keys being typed.
+"""A gateway's commits do not compete with the keys being typed.
 
 Each commit re-read the list hidden behind the search pane and asked the search again,
 interrupting the search of the key just typed. Now the hidden list is read when it is shown

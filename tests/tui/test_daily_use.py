@@ -1,4 +1,5 @@
-"""Issue 13 "daily use": small terminals, footer keys, help, keymap problems, small things."""
+"""The browser in daily use: small terminals, footer keys, help, keymap problems, transcript
+search, and small things (Ctrl+C, labels, the export dialog's keys, screenshots, previews)."""
 
 from __future__ import annotations
 
@@ -22,10 +23,10 @@ def footer_keys(app) -> list[str]:
     ]
 
 
-# ----------------------------------------------------------------------------- item 5
+# ----------------------------------------------------------------------------- small terminals
 
 
-async def test_item5_at_80_columns_the_detail_folds_and_titles_keep_room(fixed_db: Path) -> None:
+async def test_at_80_columns_the_detail_folds_and_titles_keep_room(fixed_db: Path) -> None:
     app = make_app(fixed_db)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
@@ -41,7 +42,7 @@ async def test_item5_at_80_columns_the_detail_folds_and_titles_keep_room(fixed_d
         assert not detail.display
 
 
-async def test_item5_footer_shows_the_essential_keys_at_80_columns(fixed_db: Path) -> None:
+async def test_footer_shows_the_essential_keys_at_80_columns(fixed_db: Path) -> None:
     app = make_app(fixed_db)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
@@ -50,8 +51,8 @@ async def test_item5_footer_shows_the_essential_keys_at_80_columns(fixed_db: Pat
             assert essential in keys, keys
 
 
-async def test_item5_wide_terminal_shows_the_detail_and_every_key(fixed_db: Path) -> None:
-    """At 160 columns: the detail pane, and t, y, u, L in the footer too (item 10)."""
+async def test_wide_terminal_shows_the_detail_and_every_key(fixed_db: Path) -> None:
+    """At 160 columns: the detail pane, and t, y, u, L in the footer too."""
     app = make_app(fixed_db)
     async with app.run_test(size=(160, 45)) as pilot:
         await settle(pilot)
@@ -67,7 +68,7 @@ async def test_item5_wide_terminal_shows_the_detail_and_every_key(fixed_db: Path
         assert "Quit" in footer_keys(app)
 
 
-def test_item5_snapshot_80x24_light(fixed_db: Path, snap_compare) -> None:
+def test_snapshot_80x24_light_detail_folded(fixed_db: Path, snap_compare) -> None:
     async def run_before(pilot) -> None:
         pilot.app.theme = "textual-light"
         await settle(pilot)
@@ -75,10 +76,10 @@ def test_item5_snapshot_80x24_light(fixed_db: Path, snap_compare) -> None:
     assert snap_compare(make_app(fixed_db), terminal_size=(80, 24), run_before=run_before)
 
 
-# ----------------------------------------------------------------------------- item 6
+# ----------------------------------------------------------------------------- help
 
 
-async def test_item6_help_groups_by_screen_with_keys_as_typed(fixed_db: Path, tmp_path, monkeypatch) -> None:
+async def test_help_groups_by_screen_with_keys_as_typed(fixed_db: Path, tmp_path, monkeypatch) -> None:
     from hermes_tui.screens.help import HelpScreen
 
     monkeypatch.setenv("HERMES_SESSIONS_CONFIG_DIR", str(tmp_path / "cfg"))
@@ -114,7 +115,7 @@ async def test_item6_help_groups_by_screen_with_keys_as_typed(fixed_db: Path, tm
         assert str(tmp_path / "cfg" / "config.yaml") in plain.replace("\n", "")
 
 
-def test_item6_snapshot_help_screen(fixed_db: Path, snap_compare, tmp_path, monkeypatch) -> None:
+def test_snapshot_help_screen(fixed_db: Path, snap_compare, tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("HERMES_SESSIONS_CONFIG_DIR", "/home/you/.config/hermes-sessions")
 
     async def run_before(pilot) -> None:
@@ -125,10 +126,10 @@ def test_item6_snapshot_help_screen(fixed_db: Path, snap_compare, tmp_path, monk
     assert snap_compare(make_app(fixed_db), terminal_size=(100, 40), run_before=run_before)
 
 
-# ----------------------------------------------------------------------------- item 7
+# ----------------------------------------------------------------------------- keymap problems
 
 
-async def test_item7_keymap_conflict_and_unknown_id_are_reported_once(fixed_db: Path, tmp_path, monkeypatch) -> None:
+async def test_keymap_conflict_and_unknown_id_are_reported_once(fixed_db: Path, tmp_path, monkeypatch) -> None:
     from hermes_tui.config import AppConfig
 
     monkeypatch.setenv("HERMES_SESSIONS_CONFIG_DIR", str(tmp_path / "cfg"))
@@ -146,7 +147,7 @@ async def test_item7_keymap_conflict_and_unknown_id_are_reported_once(fixed_db: 
         assert unknown[0] == f"{path}: keymap: unknown binding id 'no_such_id' (ignored); the help screen (?) lists the ids."
 
 
-async def test_item7_a_clean_keymap_reports_nothing(fixed_db: Path) -> None:
+async def test_a_clean_keymap_reports_nothing(fixed_db: Path) -> None:
     from hermes_tui.config import AppConfig
 
     config = AppConfig(animations="none", search_debounce_s=0.0, keymap={"copy_id": "c", "quit": "q,ctrl+q"})
@@ -156,7 +157,7 @@ async def test_item7_a_clean_keymap_reports_nothing(fixed_db: Path) -> None:
         assert not [n.message for n in app._notifications if "keymap" in n.message]
 
 
-# ----------------------------------------------------------------------------- item 8 (BR-19)
+# ------------------------------------------------------------------------ transcript search (BR-19)
 
 
 async def test_br19_slash_searches_inside_the_transcript_and_n_moves(fixed_db: Path) -> None:
@@ -233,10 +234,10 @@ def test_br19_snapshot_transcript_search(fixed_db: Path, snap_compare) -> None:
     assert snap_compare(make_app(fixed_db), terminal_size=(100, 30), run_before=run_before)
 
 
-# ----------------------------------------------------------------------------- item 10
+# ----------------------------------------------------------------------------- small things
 
 
-async def test_item10_ctrl_c_cancels_like_q(fixed_db: Path) -> None:
+async def test_ctrl_c_cancels_like_q(fixed_db: Path) -> None:
     app = make_app(fixed_db)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -262,7 +263,7 @@ async def test_a_warning_leads_the_status_line_so_a_narrow_terminal_keeps_it(fix
         assert drawn.endswith("…") and "conversations" in drawn
 
 
-async def test_item10_words_legend_and_labels(fixed_db: Path) -> None:
+async def test_words_legend_and_labels(fixed_db: Path) -> None:
     from hermes_tui.widgets.status import StatusLine
 
     app = make_app(fixed_db)
@@ -279,7 +280,7 @@ async def test_item10_words_legend_and_labels(fixed_db: Path) -> None:
         assert "(1 tool call)" in console.export_text()  # not "(1 tool calls)"
 
 
-async def test_item10_shown_reasoning_is_labelled(tmp_path: Path) -> None:
+async def test_shown_reasoning_is_labelled(tmp_path: Path) -> None:
     from hermes_state import SessionDB
     from hermes_tui.config import AppConfig
 
@@ -300,7 +301,7 @@ async def test_item10_shown_reasoning_is_labelled(tmp_path: Path) -> None:
         assert lines[1:3] == ["Reasoning:", "Think first."]
 
 
-async def test_item10_export_dialog_names_the_keys_that_export(fixed_db: Path) -> None:
+async def test_export_dialog_names_the_keys_that_export(fixed_db: Path) -> None:
     from hermes_tui.modals.export import ExportModal
 
     app = make_app(fixed_db)
@@ -313,12 +314,12 @@ async def test_item10_export_dialog_names_the_keys_that_export(fixed_db: Path) -
         assert "Ctrl+S exports" in subtitle and "Enter exports" not in subtitle
 
 
-def test_item10_readme_says_resume_command_is_not_run_through_a_shell() -> None:
+def test_readme_says_resume_command_is_not_run_through_a_shell() -> None:
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     assert "not run through a shell" in readme
 
 
-async def test_item10_screenshot_falls_back_like_export_and_says_where(fixed_db, tmp_path, monkeypatch):
+async def test_screenshot_falls_back_like_export_and_says_where(fixed_db, tmp_path, monkeypatch):
     from hermes_tui.config import AppConfig
 
     missing = tmp_path / "no-such-dir"
@@ -360,8 +361,8 @@ async def test_palette_screenshot_saves_where_exports_go_and_says_where(fixed_db
         assert path.parent == out and path.read_text().startswith("<svg")
 
 
-def test_item10_compression_continuation_previews_its_first_real_user_message(tmp_path):
-    """The summary a continuation starts with is not its preview (issue 13 item 10, UC-3)."""
+def test_compression_continuation_previews_its_first_real_user_message(tmp_path):
+    """The summary a continuation starts with is not its preview (UC-3)."""
     from hermes_state import SessionDB
 
     db = SessionDB(tmp_path / "state.db")

@@ -1,4 +1,4 @@
-"""The browser's own faults (issue 14): the file moves under it, the disk fills, a worker fails.
+"""The browser's own faults: the file moves under it, the disk fills, a worker fails.
 
 Real files and real second processes: the database is replaced with a real ``mv``/``cp`` and
 deleted with a real ``rm`` while the app runs under Pilot.
@@ -30,7 +30,7 @@ def sh(command: str) -> None:
     subprocess.run(["sh", "-c", command], check=True, timeout=30)
 
 
-async def test_item1_replaced_file_is_reopened_and_edits_go_to_it(fixed_db: Path) -> None:
+async def test_replaced_file_is_reopened_and_edits_go_to_it(fixed_db: Path) -> None:
     app = make_app(fixed_db, watch=True)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -62,7 +62,7 @@ async def test_item1_replaced_file_is_reopened_and_edits_go_to_it(fixed_db: Path
             old.close()
 
 
-async def test_item1_deleted_file_keeps_the_view_refuses_writes_and_is_never_created(fixed_db: Path) -> None:
+async def test_deleted_file_keeps_the_view_refuses_writes_and_is_never_created(fixed_db: Path) -> None:
     app = make_app(fixed_db, watch=True)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -82,7 +82,7 @@ async def test_item1_deleted_file_keeps_the_view_refuses_writes_and_is_never_cre
         assert sum("was deleted" in n and "showing what was read" in n for n in notifications(app)) == 1
 
 
-async def test_item1_writer_refuses_a_file_deleted_since_the_last_tick(fixed_db: Path) -> None:
+async def test_writer_refuses_a_file_deleted_since_the_last_tick(fixed_db: Path) -> None:
     """Between two watcher ticks: the check before the write itself catches it."""
     app = make_app(fixed_db)  # no watcher at all
     async with app.run_test(size=SIZE) as pilot:
@@ -94,7 +94,7 @@ async def test_item1_writer_refuses_a_file_deleted_since_the_last_tick(fixed_db:
         assert "was deleted" in " ".join(notifications(app)) + str(modal.query("#rename-error").first().content)
 
 
-# ---------------------------------------------------------------------------- item 2: undo and the trash
+# ---------------------------------------------------------------------------- undo and the trash
 
 import os  # noqa: E402
 import sys  # noqa: E402
@@ -122,7 +122,7 @@ def fill(directory: Path) -> Path:
     return filler
 
 
-async def test_item2_failed_undo_keeps_its_snapshot_until_the_restore_commits(tmp_path: Path) -> None:
+async def test_failed_undo_keeps_its_snapshot_until_the_restore_commits(tmp_path: Path) -> None:
     with DiskFull(tmp_path / "disk", size="16m") as disk:
         if not disk.available:
             import pytest
@@ -164,7 +164,7 @@ time.sleep(60)   # the browser is killed here, before anyone presses u
 """
 
 
-def test_item2_restore_after_the_browser_was_killed_between_delete_and_undo(fixed_db: Path, tmp_path: Path) -> None:
+def test_restore_after_the_browser_was_killed_between_delete_and_undo(fixed_db: Path, tmp_path: Path) -> None:
     from .test_rename import RELEASE
 
     before = whole_export(fixed_db)
@@ -197,7 +197,7 @@ def test_item2_restore_after_the_browser_was_killed_between_delete_and_undo(fixe
     assert "Traceback" not in again.stdout + again.stderr
 
 
-def test_item2_trash_forgets_entries_after_seven_days_and_refuses_empty_ids(fixed_db: Path, tmp_path: Path) -> None:
+def test_trash_forgets_entries_after_seven_days_and_refuses_empty_ids(fixed_db: Path, tmp_path: Path) -> None:
     from hermes_state.trash import delete_with_snapshot
 
     trash = tmp_path / "trash"
@@ -218,10 +218,10 @@ def test_item2_trash_forgets_entries_after_seven_days_and_refuses_empty_ids(fixe
 
 
 
-# ---------------------------------------------------------------------------- item 5: conditional rename
+# ---------------------------------------------------------------------------- conditional rename
 
 
-async def test_item5_rename_is_conditional_on_the_title_the_user_saw(fixed_db: Path) -> None:
+async def test_rename_is_conditional_on_the_title_the_user_saw(fixed_db: Path) -> None:
     from hermes_tui.modals.rename import RenameModal
 
     from .test_rename import error_text
@@ -245,7 +245,7 @@ async def test_item5_rename_is_conditional_on_the_title_the_user_saw(fixed_db: P
         assert any("Renamed" in n and "ALPHA" in n for n in notifications(app))
 
 
-# ---------------------------------------------------------------------------- item 3: one error path
+# ---------------------------------------------------------------------------- one error path
 
 
 def break_messages_table(db_path: Path) -> None:
@@ -266,7 +266,7 @@ async def _fails_with_a_notice(pilot, app) -> None:
     assert app.is_running
 
 
-async def test_item3_browser_search_worker_failure_is_a_notice(fixed_db: Path) -> None:
+async def test_browser_search_worker_failure_is_a_notice(fixed_db: Path) -> None:
     app = make_app(fixed_db)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -289,19 +289,19 @@ async def _screen_worker_fails(fixed_db: Path, open_screen) -> None:
         await _fails_with_a_notice(pilot, app)
 
 
-async def test_item3_transcript_worker_failure_is_a_notice(fixed_db: Path) -> None:
+async def test_transcript_worker_failure_is_a_notice(fixed_db: Path) -> None:
     await _screen_worker_fails(fixed_db, lambda app: app.ctx.screens.transcript(RELEASE))
 
 
-async def test_item3_recap_worker_failure_is_a_notice(fixed_db: Path) -> None:
+async def test_recap_worker_failure_is_a_notice(fixed_db: Path) -> None:
     await _screen_worker_fails(fixed_db, lambda app: app.ctx.screens.recap(RELEASE))
 
 
-async def test_item3_lineage_worker_failure_is_a_notice(fixed_db: Path) -> None:
+async def test_lineage_worker_failure_is_a_notice(fixed_db: Path) -> None:
     await _screen_worker_fails(fixed_db, lambda app: app.ctx.screens.lineage(RELEASE))
 
 
-async def test_item3_a_huge_paste_is_cut_shown_and_one_line(fixed_db: Path) -> None:
+async def test_a_huge_paste_is_cut_shown_and_one_line(fixed_db: Path) -> None:
     from textual import events
 
     from hermes_tui.widgets.search import SearchInput

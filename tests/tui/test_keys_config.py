@@ -1,4 +1,4 @@
-"""Keys: footer/help/palette coverage, remapping from the config file (issue 4 item 5, BR-3)."""
+"""Keys: footer/help/palette coverage, remapping from the config file (BR-3)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from .conftest import SIZE, make_app, settle
 BROWSER_ACTIONS = {
     "Search", "Lineage", "Transcript", "Rename", "Delete", "Undo", "Export",
     "Copy id", "Source", "Lanes", "Details", "Help", "Quit", "Open",
-    # Issue 12: archive, view filter, pin, order, hidden rows, workspaces, marks.
+    # Archive, view filter, pin, order, hidden rows, workspaces, marks (BR-11 … BR-15).
     "Archive / unarchive", "View: active / archived / all", "Pin / unpin",
     "Order: last activity / start", "Show hidden, internal and delegate runs", "Workspace",
     "Mark", "Clear marks",
@@ -100,7 +100,7 @@ def test_config_missing_or_broken_file_gives_defaults(tmp_path: Path) -> None:
     assert config == AppConfig() and "mapping" in problems[0]
 
 
-async def test_issue12_keys_are_remappable(upstream_copy) -> None:
+async def test_archive_pin_filter_and_mark_keys_are_remappable(upstream_copy) -> None:
     """a, v, p, o, H, w and space move to other keys; the old keys then do nothing."""
     from hermes_tui.modals.workspace_picker import WorkspacePicker
 

@@ -1,4 +1,4 @@
-"""Issue 15: a keystroke that changes the answer repaints the panes it changes and lays out
+"""A keystroke that changes the answer repaints the panes it changes and lays out
 nothing. Counted, not timed: a layout of the whole screen cost ~10 ms at 160x48 and was done
 once or twice per key (the query field's virtual size, the results' virtual size and their
 scrollbar coming and going), and the detail pane rebuilt the same details answer after answer."""

@@ -1,4 +1,4 @@
-"""The lane view's sentences (SPEC GW-13): ``hermes_tui.render.lanes`` over ``describe_lane``.
+"""The lane view's sentences (GW-13): ``hermes_tui.render.lanes`` over ``describe_lane``.
 
 Moved from tests/state/test_gateway.py when the wording left ``hermes_state``: the store gives
 the facts of a lane (``LaneInfo``, ``ResetOutlook``), the UI words them. Assertions unchanged;

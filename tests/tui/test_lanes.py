@@ -1,4 +1,4 @@
-"""Gateway lanes in the browser (issue 6 item 4, SPEC GW-13)."""
+"""Gateway lanes in the browser (GW-13)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Lineage tree screen (issue 5 item 1; SPEC LI-1 edge kinds, LI-7 live tip, LI-13 tree)."""
+"""Lineage tree screen (LI-1 edge kinds, LI-7 live tip, LI-13 tree)."""
 
 from __future__ import annotations
 

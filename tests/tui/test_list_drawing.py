@@ -1,4 +1,4 @@
-"""Issue 15: the session list draws a row again only when something it shows changed.
+"""The session list draws a row again only when something it shows changed.
 
 Each live refresh (a gateway commits several times a second) and each step of a scroll
 redraws every line of the list; drawn from scratch a line cost ~0.3 ms (11 ms for 41 lines

@@ -161,7 +161,7 @@ async def test_br16_detail_pane_shows_new_title_right_after_rename(fixed_db: Pat
 
 
 async def test_a_commit_shows_while_the_census_is_still_counting(tmp_path: Path) -> None:
-    """Issue 15: counting the list and finding the pins read every session row (~0.3 s at
+    """Counting the list and finding the pins read every session row (~0.3 s at
     250k sessions); a commit by another process is shown without waiting for them."""
     import threading
 

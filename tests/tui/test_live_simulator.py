@@ -1,4 +1,4 @@
-"""The browser stays current while a real simulator process writes (issue 6 acceptance).
+"""The browser stays current while a real simulator process writes.
 
 ``hermes sessions simulate`` runs as its own process with several writers against the
 database the browser has open: new sessions, titles and compression children must show up

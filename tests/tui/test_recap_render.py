@@ -1,4 +1,4 @@
-"""The recap card's Rich rendering (SPEC RC-8): ``hermes_tui.render.recap``.
+"""The recap card's Rich rendering (RC-8): ``hermes_tui.render.recap``.
 
 Moved from tests/state/test_recap.py with the renderer when rendering left ``hermes_state``;
 the recap data these draw is built by ``hermes_state.recap.build_recap`` (tested there).

@@ -1,4 +1,4 @@
-"""Resume recap screen (issue 5 item 2; SPEC RC-1 … RC-9, LI-8, BR-7)."""
+"""Resume recap screen (RC-1 … RC-9, LI-8, BR-7)."""
 
 from __future__ import annotations
 

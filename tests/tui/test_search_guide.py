@@ -1,5 +1,5 @@
-"""The search pane opens when the field takes focus, with how to search (issue 15: the first
-key no longer opens the pane in its own frame)."""
+"""The search pane opens when the field takes focus, with how to search (so the
+first key does not open the pane in a frame of its own)."""
 
 from __future__ import annotations
 

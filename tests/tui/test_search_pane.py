@@ -1,4 +1,4 @@
-"""Search-as-you-type in the browser (issue 4 item 3, SPEC BR-2, BR-4)."""
+"""Search-as-you-type in the browser (BR-2, BR-4)."""
 
 from __future__ import annotations
 
@@ -214,7 +214,7 @@ async def test_theme_change_repaints_cached_result_rows(fixed_db: Path) -> None:
 
 
 async def test_search_answer_records_its_phase_stamps_for_the_bench(fixed_db: Path) -> None:
-    """The bench splits keystroke → painted into phases from these stamps (issue 15): the
+    """The bench splits keystroke → painted into phases from these stamps: the
     data layer stamps the query, grouping and title match; the results widget stamps its
     rows being built and its first repaint after that, in that order."""
     app = make_app(fixed_db)

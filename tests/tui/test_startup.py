@@ -1,4 +1,4 @@
-"""Start-up (issue 15): the browser keeps its recency index between runs in the cache directory,
+"""Start-up: the browser keeps its recency index between runs in the cache directory,
 and its first window may rest on the pins that index kept -- corrected right after it is shown
 when another process pinned something meanwhile, without moving a reader who already moved."""
 
@@ -245,7 +245,7 @@ asyncio.run(main())
 
 
 def test_the_first_page_imports_and_builds_only_what_it_shows(v30_store, tmp_path):
-    """`browse` to the first page is mostly imports (issue 15: >= 1 s on a slow machine): the
+    """`browse` to the first page is mostly imports (>= 1 s on a slow machine): the
     dialogs, the secondary screens, the trash and the export are imported, and the
     transcript's models built, when first used; the search engine and its models once the
     first page is painted, for the first key -- none of them before the first page."""

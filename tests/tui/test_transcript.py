@@ -1,4 +1,4 @@
-"""Transcript view (issue 5 item 3): every message, collapsible tools, reasoning, search hits."""
+"""Transcript view: every message, collapsible tools, reasoning, search hits."""
 
 from __future__ import annotations
 
@@ -494,11 +494,11 @@ def test_snapshot_transcript_at_search_hit(fixed_db: Path, snap_compare) -> None
     assert snap_compare(make_app(fixed_db), terminal_size=(120, 32), run_before=run_before)
 
 
-# ----------------------------------------------------------------------------- item 3
+# ----------------------------------------------------------------------------- words at the edge
 
 
 @pytest.mark.parametrize("query", [None, "matches"], ids=["plain", "highlighted"])
-async def test_item3_word_ending_at_the_right_edge_is_drawn_whole(tmp_path: Path, query) -> None:
+async def test_word_ending_at_the_right_edge_is_drawn_whole(tmp_path: Path, query) -> None:
     """A word that ends exactly at the right edge keeps its last letter ("13 matche…" bug):
     the space after it belongs to the line but must not push the line past the edge."""
     from .dataset import build_fixed_db

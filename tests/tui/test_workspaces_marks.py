@@ -22,7 +22,7 @@ from hermes_tui.modals.export import ExportModal
 from hermes_tui.modals.workspace_picker import WorkspacePicker
 
 from .conftest import SIZE, make_app, settle
-from .test_browse_today import archived_of, assert_store_sound, lineage_of, notes
+from .test_archive_pin_and_order import archived_of, assert_store_sound, lineage_of, notes
 
 
 def modal_text(modal: ConfirmBatchModal) -> str:

@@ -1,5 +1,5 @@
-"""Snapshots of issue 12's views on upstream's own v30 and v16 stores (frozen clock, fixed
-size): last activity first with pins on top (BR-10, BR-12), start order (BR-10), the archived
+"""Snapshots of the list's orders and views on upstream's own v30 and v16 stores (frozen clock,
+fixed size): last activity first with pins on top (BR-10, BR-12), start order (BR-10), the archived
 view (BR-11), hidden / internal / delegate rows shown and marked (BR-15), the lineage tree with
 its delegate and reset edges (BR-15), and an empty search answer that says why (BR-20)."""
 

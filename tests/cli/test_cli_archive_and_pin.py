@@ -1,4 +1,5 @@
-"""CLI-17: archive / unarchive / pin / unpin; ambiguous prefixes and empty ids; list --archived."""
+"""Archive / unarchive / pin / unpin from the command line (CLI-17), on upstream's own stores:
+the whole lineage, pinned first, ambiguous prefixes and empty ids, list --archived."""
 
 from __future__ import annotations
 

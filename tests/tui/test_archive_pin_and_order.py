@@ -1,4 +1,4 @@
-"""The browser for how people use Hermes today (issue 12): archive, pin, last activity first,
+"""The browser for how people use Hermes now: archive, pin, last activity first,
 hidden and delegate rows, several at once, workspaces -- on stores written by upstream v16 and v30.
 
 After every write the store itself is checked: the values written, ``schema_version``
