@@ -54,10 +54,17 @@ def _calls(
 
         calls = {f"search {query!r}": searched(query) for query in searches}
     else:
+        query_type = getattr(listing, "ListQuery", None)  # (an old checkout's list took loose filters)
+        if query_type is not None:
+            def page() -> object:
+                return listing.page(db, query_type(exclude_sources=tuple(internal), order="activity"), 0, 50)
+        else:
+            def page() -> object:
+                return listing.page(db, 0, 50, exclude_sources=internal, by_activity=True)
         calls = {
             "list_sessions_rich, by activity": lambda: db.list_sessions_rich(
                 limit=50, exclude_sources=internal, order_by_last_active=True),
-            "listing.page, by activity": lambda: listing.page(db, 0, 50, exclude_sources=internal, by_activity=True),
+            "listing.page, by activity": page,
             "list_sessions_rich, by start": lambda: db.list_sessions_rich(limit=50, exclude_sources=["tool"]),
         }
     for call in calls.values():

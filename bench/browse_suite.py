@@ -38,11 +38,13 @@ def first_page(ctx: Context) -> list[Case]:
     group="browse",
 )
 def first_page_typed(ctx: Context) -> list[Case]:
+    from hermes_state.listing import ListQuery
+
     db = ctx.db
     return [
         Case(
             "limit=50, exclude tool",
-            lambda: db.list_summaries(exclude_sources=["tool"], limit=PAGE),
+            lambda: db.list_summaries(ListQuery(exclude_sources=("tool",)), limit=PAGE),
             lambda rows: {"hits": len(rows)},
         )
     ]
@@ -60,6 +62,7 @@ def first_page_by_activity(ctx: Context) -> list[Case]:
     """The browser's default list (BR-10): the 50 most recently active conversations, internal
     runs left out, and the list's length -- as the browser asks for it."""
     from hermes_state import listing
+    from hermes_state.listing import ListQuery, Order
     from hermes_state.visibility import INTERNAL_SOURCES
 
     db = ctx.db
@@ -72,7 +75,7 @@ def first_page_by_activity(ctx: Context) -> list[Case]:
         ),
         Case(
             "page + count (listing.page)",
-            lambda: listing.page(db, 0, PAGE, exclude_sources=excluded, by_activity=True),
+            lambda: listing.page(db, ListQuery(exclude_sources=excluded, order=Order.ACTIVITY), 0, PAGE),
             lambda result: {"hits": len(result[0])},
         ),
     ]
@@ -99,12 +102,13 @@ def _deep_page_cases(ctx: Context, *, by_activity: bool) -> list[Case]:
     """A deep page as the list reads it (middle and last), the whole ranking once, and the
     browser's slice of it -- in one order."""
     from hermes_state import listing
+    from hermes_state.listing import ListQuery, Order
     from hermes_state.visibility import INTERNAL_SOURCES
     from hermes_tui.data import BrowserData
 
     db = ctx.db
     excluded = list(INTERNAL_SOURCES)
-    total = listing.count_listed(db, exclude_sources=excluded)
+    total = listing.count_listed(db, ListQuery(exclude_sources=excluded))
     middle, last = max(0, total // 2), max(0, total - PAGE)
     store = BrowserData(ctx.db_path)
     read = "general query" if by_activity else "the start index walked"
@@ -113,13 +117,13 @@ def _deep_page_cases(ctx: Context, *, by_activity: bool) -> list[Case]:
     for label, offset in (("middle", middle), ("last page", last)):
         cases.append(Case(
             f"{read}, {label} (offset {offset:,} of {total:,})",
-            lambda offset=offset: listing.page(db, offset, PAGE, exclude_sources=excluded, by_activity=by_activity,
-                                               count=False),
+            lambda offset=offset: listing.page(db, ListQuery.from_options(exclude_sources=excluded, by_activity=by_activity),
+                                               offset, PAGE, count=False),
             lambda result: {"hits": len(result[0])},
         ))
     cases.append(Case(
         f"the whole ranking{order}, once (listing.rank)",
-        lambda: listing.rank(db, exclude_sources=excluded, by_activity=by_activity),
+        lambda: listing.rank(db, ListQuery.from_options(exclude_sources=excluded, by_activity=by_activity)),
         lambda ids: {"hits": len(ids)},
     ))
     cases.append(Case(

@@ -123,6 +123,7 @@ def measure(db, query: str, *, runs: int, ui: bool) -> dict:
 def listing_calls(db) -> dict:
     """The calls of the bench's ``first_page_by_activity`` class, by label."""
     from hermes_state import listing
+    from hermes_state.listing import ListQuery, Order
     from hermes_state.visibility import INTERNAL_SOURCES
 
     excluded = list(INTERNAL_SOURCES)
@@ -130,7 +131,7 @@ def listing_calls(db) -> dict:
         "list_sessions_rich(limit=50, by activity)": lambda: db.list_sessions_rich(
             limit=50, exclude_sources=excluded, order_by_last_active=True),
         "listing.page(0, 50, by_activity=True)": lambda: listing.page(
-            db, 0, 50, exclude_sources=excluded, by_activity=True),
+            db, ListQuery(exclude_sources=tuple(excluded), order=Order.ACTIVITY), 0, 50),
     }
 
 

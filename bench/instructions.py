@@ -44,13 +44,14 @@ WARM = 5
 
 def _calls(db) -> dict:
     from hermes_state import listing
+    from hermes_state.listing import ListQuery, Order
     from hermes_state.visibility import INTERNAL_SOURCES
 
     excluded = list(INTERNAL_SOURCES)
     return {
         "list_sessions_rich": lambda: db.list_sessions_rich(
             limit=50, exclude_sources=excluded, order_by_last_active=True),
-        "listing.page": lambda: listing.page(db, 0, 50, exclude_sources=excluded, by_activity=True),
+        "listing.page": lambda: listing.page(db, ListQuery(exclude_sources=excluded, order=Order.ACTIVITY), 0, 50),
     }
 
 

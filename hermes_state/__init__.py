@@ -14,6 +14,7 @@ from .capabilities import Capabilities
 from .db import DatabaseError, ReadOnlyError, SessionDB, open_store
 from .paths import default_db_path, hermes_home
 from .schema import MAX_KNOWN_VERSION, SCHEMA_SQL, SCHEMA_VERSION
+from .listing.query import ListQuery
 from .store import Store
 from .timefmt import relative_time
 from .walmode import (
@@ -27,6 +28,7 @@ from .walmode import (
 __all__ = [
     "SessionDB",
     "Store",
+    "ListQuery",
     "open_store",
     "SCHEMA_SQL",
     "SCHEMA_VERSION",

@@ -36,6 +36,7 @@ from .migrations import (
 )
 from .paths import default_db_path
 from .listing.engine import Lister
+from .listing.query import ListQuery
 from .listing.recency import RecencyWalk as _RecencyWalk
 from .listing.sql import rich_row
 from .preview import compute_preview, scrub_memory_context  # noqa: F401 (re-exported)
@@ -263,24 +264,57 @@ class SessionDB:
     def assume_pins(self, pins: frozenset[str]) -> frozenset[str] | None:
         return self.lister.assume_pins(pins)
 
-    def list_sessions_rich(self, *args: Any, **kwargs: Any) -> list[dict]:
-        """Upstream's session list (see :meth:`Lister.list_sessions_rich`)."""
-        return self.lister.list_sessions_rich(*args, **kwargs)
+    def list_sessions_rich(
+        self,
+        source: str | None = None,
+        exclude_sources: list[str] | None = None,
+        limit: int = 20,
+        offset: int = 0,
+        include_children: bool = False,
+        min_message_count: int = 0,
+        project_compression_tips: bool = True,
+        order_by_last_active: bool = False,
+        include_archived: bool = False,
+        archived_only: bool = False,
+        id_query: str | None = None,
+        include_hidden: bool = False,
+        include_delegates: bool = False,
+        workspace: str | None = None,
+        _columns: str | None = None,
+        provisional: bool = False,
+    ) -> list[dict]:
+        """Sessions newest-started first with ``preview`` and ``last_active`` (upstream's
+        list, LI-2 … LI-5): upstream's options as a :class:`ListQuery`, read by
+        :meth:`Lister.rows`. Archived sessions only with ``include_archived`` (or only them,
+        ``archived_only``); ``order_by_last_active`` orders by the newest activity along each
+        compression chain; ``id_query`` keeps rows whose id, or an id along their chain,
+        contains it."""
+        query = ListQuery.from_options(
+            source, exclude_sources, include_children=include_children, min_message_count=min_message_count,
+            include_archived=include_archived, archived_only=archived_only, include_hidden=include_hidden,
+            include_delegates=include_delegates, workspace=workspace, order_by_last_active=order_by_last_active,
+        )
+        return self.lister.rows(
+            query, limit, offset, id_query=id_query, project=project_compression_tips, columns=_columns,
+            provisional=provisional,
+        )
 
-    def iter_sessions_rich(self, *args: Any, **kwargs: Any) -> Iterator[dict]:
-        return self.lister.iter_sessions_rich(*args, **kwargs)
+    def iter_listed(self, query: ListQuery, limit: int = 20, *, chunk: int = 500, brief: bool = False) -> Iterator[dict]:
+        """:meth:`Lister.iter_rows`: the rows of a long list, read a chunk at a time."""
+        return self.lister.iter_rows(query, limit, chunk=chunk, brief=brief)
 
-    def rank_listed(self, *args: Any, **kwargs: Any) -> list[str]:
-        return self.lister.rank_listed(*args, **kwargs)
+    def rank_listed(self, query: ListQuery) -> list[str]:
+        return self.lister.rank_listed(query)
 
-    def summaries_of(self, *args: Any, **kwargs: Any) -> list:
-        return self.lister.summaries_of(*args, **kwargs)
+    def summaries_of(self, conversation_ids: list[str], *, include_delegates: bool = False) -> list:
+        return self.lister.summaries_of(conversation_ids, include_delegates=include_delegates)
 
-    def list_summaries(self, *args: Any, **kwargs: Any) -> list:
-        return self.lister.list_summaries(*args, **kwargs)
+    def list_summaries(self, query: ListQuery, limit: int = 50, offset: int = 0, *, provisional: bool = False) -> list:
+        """Typed rows of ``query``'s list (:meth:`Lister.list_summaries`)."""
+        return self.lister.list_summaries(query, limit, offset, provisional=provisional)
 
-    def count_listed(self, *args: Any, **kwargs: Any) -> int:
-        return self.lister.count_listed(*args, **kwargs)
+    def count_listed(self, query: ListQuery) -> int:
+        return self.lister.count_listed(query)
 
     def get_summary(self, session_id: str):
         return self.lister.get_summary(session_id)
@@ -525,10 +559,11 @@ class SessionDB:
     ) -> int:
         """How many sessions; archived ones only when asked (upstream v16). With
         ``exclude_children`` only those :meth:`list_sessions_rich` would list."""
-        where, params = self.lister.filters(
-            source, exclude_sources, not exclude_children, min_message_count,
-            include_archived, archived_only,
+        query = ListQuery.from_options(
+            source, exclude_sources, include_children=not exclude_children, min_message_count=min_message_count,
+            include_archived=include_archived, archived_only=archived_only,
         )
+        where, params = self.lister.filters(query)
         return int(self._fetchone(f"SELECT COUNT(*) FROM sessions s {where}", params)[0])
 
 

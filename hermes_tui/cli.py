@@ -60,7 +60,7 @@ from .collector import collector_paused
 # Importing makes ~100k objects, and the collector, run as they come, walked them all again and
 # again: ~0.1 s of a start-up. Paused while the store's modules load.
 with collector_paused():
-    from hermes_state import SessionDB
+    from hermes_state import ListQuery, SessionDB
     from hermes_state import open_store as open_store_at
     from hermes_state.errors import DatabaseError, describe_db_error
     from hermes_state.paths import hermes_home
@@ -301,8 +301,8 @@ def _cmd_list(args: argparse.Namespace) -> int:
         # The rows of list_sessions_rich (CLI-7), streamed: a large --limit printed as it is
         # read, not held whole. The layout depends on whether any row has a title, so the
         # rows before the first titled one wait (all of them only when none has one).
-        rows = db.iter_sessions_rich(
-            args.source, exclude, args.limit, archived_only=archived_only, brief=True,
+        rows = db.iter_listed(
+            ListQuery.from_options(args.source, exclude, archived_only=archived_only), args.limit, brief=True,
         )
         try:
             waiting: list[dict] = []

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional, TypeVar
 
 from hermes_state import SessionDB
 from hermes_state import listing
+from hermes_state.listing import ListQuery
 from hermes_state.listing import recency
 from hermes_state import open_store
 from hermes_state.store import READ_WAIT_TEXT, WRITE_WAIT_TEXT, retry_read, write_problem
@@ -46,8 +47,16 @@ __all__ = [
 ]
 
 
-def _page_key(offset: int, limit: int, **filters: Any) -> tuple:
-    return (offset, limit, *sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in filters.items()))
+def _query(
+    source: str | None, exclude_sources: list[str] | None, view: str = "active", include_hidden: bool = False,
+    include_delegates: bool = False, workspace: str | None = None, by_activity: bool = False,
+) -> ListQuery:
+    """The list the screen asks for, as the one value the store's list takes and every cache
+    here is keyed by (:class:`~hermes_state.listing.ListQuery`)."""
+    return ListQuery.from_options(
+        source, exclude_sources, view=view, include_hidden=include_hidden, include_delegates=include_delegates,
+        workspace=workspace, by_activity=by_activity,
+    )
 
 
 def _data_version(db: SessionDB) -> int | None:
@@ -75,10 +84,8 @@ class FirstWindow:
     ) -> None:
         self.db_path = Path(db_path)
         self.cache_dir = cache_dir
-        self.filters = dict(
-            source=source, exclude_sources=exclude_sources, view="active", include_hidden=False,
-            by_activity=True, include_delegates=False, workspace=None, count=False, provisional=True,
-        )
+        #: The list the browser opens on: by last activity, counted later, provisionally.
+        self.query = _query(source, exclude_sources, by_activity=True)
         self.page_size = page_size
         #: The reader, once opened (None: not yet, or the open failed: see ``error``).
         self.db: SessionDB | None = None
@@ -117,8 +124,8 @@ class FirstWindow:
                 return
             finally:
                 self.opened.set()
-            answer = listing.page(db, 0, self.page_size, **self.filters)
-            self.pages[_page_key(0, self.page_size, **self.filters)] = answer
+            answer = listing.page(db, self.query, 0, self.page_size, count=False, provisional=True)
+            self.pages[(self.query, 0, self.page_size, False, True)] = answer
         except BaseException as exc:  # a page failed: the browser reads it again itself
             self.error = self.error or exc
         finally:
@@ -135,12 +142,14 @@ class FirstWindow:
             db, self.db = self.db, None
             return db
 
-    def take(self, offset: int, limit: int, **filters: Any) -> tuple[list[SessionSummary], int | None] | None:
+    def take(
+        self, query: ListQuery, offset: int, limit: int, *, count: bool, provisional: bool,
+    ) -> tuple[list[SessionSummary], int | None] | None:
         """The page read ahead for exactly these arguments, once (None: not read ahead, or
         :meth:`forget` was called)."""
         self.done.wait()  # (the reader is busy with them until then anyway)
         with self._lock:
-            return self.pages.pop(_page_key(offset, limit, **filters), None)
+            return self.pages.pop((query, offset, limit, count, provisional), None)
 
     def forget(self) -> None:
         """The pages are of a file no longer at the path: none is handed out."""
@@ -273,15 +282,6 @@ class RecapData:
     lane: Any = None
 
 
-def _ranking_key(
-    source: str | None, exclude_sources: list[str] | None, view: str, include_hidden: bool,
-    include_delegates: bool, workspace: str | None, by_activity: bool,
-) -> tuple:
-    """The filters and the order a ranking is made under (a page and the census name them
-    alike)."""
-    return (source, tuple(exclude_sources or ()), view, include_hidden, include_delegates, workspace, by_activity)
-
-
 #: The status line while a ranking for pages deep in the list is made (once for the filters).
 RANKING_TEXT = "ordering every conversation to show this far down (once for these filters)…"
 
@@ -355,7 +355,7 @@ class BrowserData:
         self._titles_generation = 0
         #: Rankings of the list by last activity, by filters (see :meth:`page`); at most
         #: :data:`KEPT_RANKINGS`, the last used kept.
-        self._rankings: dict[tuple, _Ranking] = {}
+        self._rankings: dict[ListQuery, _Ranking] = {}
         self._ranking_lock = threading.Lock()
         self.warnings: list[str] = []
         self._closed = False
@@ -557,13 +557,10 @@ class BrowserData:
     ) -> tuple[list[SessionSummary], int | None]:
         """A page of the list and its length (None with ``count=False``); ``provisional`` as
         :func:`hermes_state.listing.page` (the rows' ``exact`` says whether it was)."""
+        query = _query(source, exclude_sources, view, include_hidden, include_delegates, workspace, by_activity)
         if self._first_window is not None:
             self.reader  # adopts the reader read ahead (the pages came from it)
-            ahead = self._first_window.take(
-                offset, limit, source=source, exclude_sources=exclude_sources, view=view,
-                include_hidden=include_hidden, by_activity=by_activity, include_delegates=include_delegates,
-                workspace=workspace, count=count, provisional=provisional,
-            )
+            ahead = self._first_window.take(query, offset, limit, count=count, provisional=provisional)
             if ahead is not None:
                 return ahead
         if listing.ranked_deep(offset, limit, by_activity=by_activity):
@@ -571,28 +568,17 @@ class BrowserData:
             # again (4-5 s at 250k sessions, 0.5-0.9 s at 50k), by start walk the start
             # index up to its offset (0.4-0.8 s a page past 100,000 rows): pages are slices
             # of one ranking, whose rows are read by id (a few ms).
-            key = _ranking_key(source, exclude_sources, view, include_hidden, include_delegates, workspace, by_activity)
-            ids = self._ranked(key)
+            ids = self._ranked(query)
             return self._slice(ids, offset, limit, include_delegates), (len(ids) if count else None)
-        return self.read(
-            lambda db: listing.page(
-                db, offset, limit, source=source, exclude_sources=exclude_sources, view=view,
-                include_hidden=include_hidden, by_activity=by_activity, include_delegates=include_delegates,
-                workspace=workspace, count=count, provisional=provisional,
-            )
-        )
+        return self.read(lambda db: listing.page(db, query, offset, limit, count=count, provisional=provisional))
 
     def workspace_counts(
         self, *, source: str | None, exclude_sources: list[str] | None, view: str = "active",
         include_hidden: bool = False,
     ) -> list[listing.WorkspaceCount]:
         """Each workspace with its conversation count under the other filters (BR-13)."""
-        return self.read(
-            lambda db: listing.workspace_counts(
-                db, source=source, exclude_sources=exclude_sources, view=view,
-                include_hidden=include_hidden, include_delegates=include_hidden,
-            )
-        )
+        query = _query(source, exclude_sources, view, include_hidden, include_delegates=include_hidden)
+        return self.read(lambda db: listing.workspace_counts(db, query))
 
     def page_of_ids(
         self,
@@ -627,18 +613,15 @@ class BrowserData:
         guess (no cache: a first run), gets one built here (1-2 s at 250k sessions);
         ``revised`` says whether either changes what its pages would show."""
         counter = self._connection("counter")
+        query = _query(source, exclude_sources, view, include_hidden, include_delegates, workspace, by_activity)
 
         def read(db: SessionDB) -> tuple[frozenset[str], int | None, dict[str, int]]:
             pins = db.pinned_ids()
-            total = listing.count_listed(
-                db, source=source, exclude_sources=exclude_sources, view=view, include_hidden=include_hidden,
-                include_delegates=include_delegates, workspace=workspace,
-            ) if count else None
+            total = listing.count_listed(db, query) if count else None
             return pins, total, db.source_counts()
 
         pins, total, sources = self._retry(lambda: read(counter))
-        key = _ranking_key(source, exclude_sources, view, include_hidden, include_delegates, workspace, by_activity)
-        ranking_s, again_in = self._rank_again(key)
+        ranking_s, again_in = self._rank_again(query)
         reader = self.reader
         assumed = reader.assume_pins(pins)
         revised = (assumed is not None and assumed != pins) or ranking_s is not None
@@ -648,7 +631,7 @@ class BrowserData:
         self.warm_titles()
         return Census(total, sources, revised=revised, ranking_s=ranking_s or 0.0, again_in=again_in)
 
-    def _ranked(self, key: tuple) -> list[str]:
+    def _ranked(self, key: ListQuery) -> list[str]:
         """The ranking for these filters: the one made last, even if another process has
         committed since (the census ranks again in its turn), else one made now -- on the
         ``counter`` connection, so the reader stays free for the pages near the top and the
@@ -680,24 +663,19 @@ class BrowserData:
             rows += self.read(lambda db: listing.summaries_of(db, chunk, include_delegates=include_delegates))
         return rows[:limit]
 
-    def _rank(self, key: tuple) -> _Ranking:
-        source, exclude_sources, view, include_hidden, include_delegates, workspace, by_activity = key
+    def _rank(self, key: ListQuery) -> _Ranking:
         counter = self._connection("counter")
 
         def rank(db: SessionDB) -> _Ranking:
             version = db.data_version()  # (before: a commit while ranking makes it stale)
             started = time.monotonic()
-            ids = listing.rank(
-                db, source=source, exclude_sources=list(exclude_sources), view=view,
-                include_hidden=include_hidden, include_delegates=include_delegates, workspace=workspace,
-                by_activity=by_activity,
-            )
+            ids = listing.rank(db, key)
             made_at = time.monotonic()
             return _Ranking(ids, version, cost_s=made_at - started, made_at=made_at)
 
         return self._retry(lambda: rank(counter))
 
-    def _rank_again(self, key: tuple) -> tuple[float | None, float | None]:
+    def _rank_again(self, key: ListQuery) -> tuple[float | None, float | None]:
         """In the census's turn: rank these filters again if a page was read from their
         ranking since the last census and another process has committed since it was made
         (then what the new ranking cost, in seconds: the pages shown may have changed), once

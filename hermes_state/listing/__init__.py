@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+from .query import ListQuery, Order, View
 from .pages import (
     BY_START_DEEP_ROWS,
     MAX_TITLE_CANDIDATES,
@@ -35,6 +36,7 @@ from .pages import (
 )
 
 __all__ = [
+    "ListQuery", "Order", "View",
     "BY_START_DEEP_ROWS", "MAX_TITLE_CANDIDATES", "RECENT_TITLE_WINDOW", "VIEWS", "ConversationLabel",
     "WorkspaceCount", "conversation_labels", "count_listed", "hidden_sources", "match_sessions", "page",
     "page_of_ids", "rank", "ranked_deep", "refresh_title_index", "summaries_of", "title_index_version",

@@ -17,6 +17,7 @@ from ..visibility import Rules
 # The module itself, not its names: tests lower its walk limits by patching it.
 import hermes_state.listing.activity as activity
 from .activity import MetConversations, activity_candidates, chain_list_sql
+from .query import ListQuery
 from .recency import RecencyWalk as _RecencyWalk
 from .sql import (
     BY_START,
@@ -142,127 +143,91 @@ class Lister:
     def recency_cache(self, path: Path | None) -> None:
         self.recency.cache = Path(path) if path is not None else None
 
-    def filters(
-        self,
-        source: str | None,
-        exclude_sources: list[str] | None,
-        include_children: bool,
-        min_message_count: int = 0,
-        include_archived: bool = False,
-        archived_only: bool = False,
-        include_hidden: bool = False,
-        include_delegates: bool = False,
-        workspace: str | None = None,
-        walk_source: bool = False,
-    ) -> tuple[str, list[Any]]:
-        """WHERE clause (alias ``s``) shared by listing and counting (built once per filters
-        and schema: a page asks for it twice, a browser on every page); ``walk_source`` as
-        :func:`list_filters`."""
+    def filters(self, query: ListQuery, *, walk_source: bool = False) -> tuple[str, list[Any]]:
+        """WHERE clause (alias ``s``) of ``query``'s rows, shared by listing and counting
+        (built once per query and schema: a page asks for it twice, a browser on every page);
+        ``walk_source`` as :func:`list_filters`. The order plays no part."""
         rules = self.store.rules
-        key = (source, tuple(exclude_sources or ()), include_children, min_message_count, include_archived,
-               archived_only, include_hidden, include_delegates, workspace, walk_source)
+        key = (query.unordered, walk_source)
         kept = self._filters_kept
         if kept is None or kept[0] is not rules:
             kept = self._filters_kept = (rules, {})
         found = kept[1].get(key)
         if found is not None:
             return found[0], list(found[1])
-        where, params = self._build_filters(
-            rules, source, exclude_sources, include_children, min_message_count, include_archived,
-            archived_only, include_hidden, include_delegates, workspace, walk_source,
-        )
+        where, params = self._build_filters(rules, query, walk_source)
         if len(kept[1]) >= 64:
             kept[1].clear()
         kept[1][key] = (where, tuple(params))
         return where, params
 
-    def _build_filters(
-        self, rules: Rules, source: str | None, exclude_sources: list[str] | None, include_children: bool,
-        min_message_count: int, include_archived: bool, archived_only: bool, include_hidden: bool,
-        include_delegates: bool, workspace: str | None, walk_source: bool = False,
-    ) -> tuple[str, list[Any]]:
-        where, params = list_filters(rules, source, exclude_sources, include_children, include_delegates,
-                                      walk_source)
+    def _build_filters(self, rules: Rules, q: ListQuery, walk_source: bool = False) -> tuple[str, list[Any]]:
+        where, params = list_filters(rules, q.source, list(q.exclude_sources), q.include_children,
+                                     q.include_delegates, walk_source)
         # The row's own flags first: SQLite tests a scanned row's terms in this order, and the
         # lineage test (subqueries, JSON) rejected what a flag would have (the archived view
         # by last activity: 170 -> 130 ms a page at 250k sessions). (No parameters: the
         # order of the placeholders is unchanged.)
         flags: list[str] = []
         if self.store.has_session_column("archived"):
-            if archived_only:
+            if q.archived_only:
                 flags.append("s.archived = 1")
-            elif not include_archived:
+            elif not q.include_archived:
                 flags.append("s.archived = 0")
-        elif archived_only:
+        elif q.archived_only:
             flags.append("0")
-        if not include_hidden and self.store.has_session_column("hidden"):
+        if not q.include_hidden and self.store.has_session_column("hidden"):
             flags.append("COALESCE(s.hidden, 0) = 0")  # UC-3: hidden unless asked for
         clauses = flags + ([where[len("WHERE "):]] if where else [])
-        if min_message_count and min_message_count > 0:
+        if q.min_messages > 0:
             clauses.append("s.message_count >= ?")
-            params.append(int(min_message_count))
-        narrow, narrow_params = rules.workspace_clause(workspace)
+            params.append(q.min_messages)
+        narrow, narrow_params = rules.workspace_clause(q.workspace)
         if narrow is not None:  # BR-13: one workspace
             clauses.append(narrow)
             params.extend(narrow_params)
         return ("WHERE " + " AND ".join(clauses)) if clauses else "", params
 
-    def list_sessions_rich(
+    def rows(
         self,
-        source: str | None = None,
-        exclude_sources: list[str] | None = None,
+        query: ListQuery,
         limit: int = 20,
         offset: int = 0,
-        include_children: bool = False,
-        min_message_count: int = 0,
-        project_compression_tips: bool = True,
-        order_by_last_active: bool = False,
-        include_archived: bool = False,
-        archived_only: bool = False,
+        *,
         id_query: str | None = None,
-        include_hidden: bool = False,
-        include_delegates: bool = False,
-        workspace: str | None = None,
-        _columns: str | None = None,
+        project: bool = True,
+        columns: str | None = None,
         provisional: bool = False,
     ) -> list[dict]:
-        """Sessions newest-started first with ``preview`` and ``last_active`` (LI-2 … LI-5).
+        """A page of ``query``'s list as upstream's dict rows, with ``preview`` and
+        ``last_active`` (LI-2 … LI-5).
 
-        Unless ``include_children``, only roots and branches are listed (delegate runs marked
-        ``_delegate_from`` never); compression roots are then replaced by their live tip
-        (``_lineage_root_id`` names the root). A child whose parent row is missing (a broken
-        link) is listed as a root. Upstream v16's options: archived sessions only with
-        ``include_archived`` (or only them, ``archived_only``); ``min_message_count``;
-        ``order_by_last_active`` orders by the newest activity along each compression chain;
-        ``id_query`` keeps rows whose id, or an id along their chain, contains it
-        (case-insensitive). ``_columns`` (for :meth:`list_summaries`) reads only these
-        columns of each row (alias ``s``) instead of all of them.
+        Unless ``query.include_children``, only what is listed on its own (roots, branches,
+        reset children, orphans; delegate runs only with ``include_delegates``); ``project``
+        then replaces a compression root by its live tip (``_lineage_root_id`` names the
+        root). ``id_query`` keeps rows whose id, or an id along their chain, contains it
+        (case-insensitive). ``columns`` reads only these columns of each row (alias ``s``).
 
         ``provisional`` (a first page that must be quick, BR-10): the pinned sessions may be
-        taken from the recency cache (:attr:`recency_cache`) instead of reading every session
-        row to find them; the list returned (a :class:`Listed`) then says ``exact = False``,
-        and the caller asks again without it once the page is shown.
+        taken from the recency cache instead of reading every session row to find them; the
+        list returned (a :class:`Listed`) then says ``exact = False``, and the caller asks
+        again without it once the page is shown.
         """
         # One read snapshot: the filters, the walk and the rows see one state, and the
         # schema is checked once for all of them (see ``capabilities``).
-        return self.store.read_snapshot(lambda: self._list_sessions_rich(
-            source, exclude_sources, limit, offset, include_children, min_message_count,
-            project_compression_tips, order_by_last_active, include_archived, archived_only, id_query,
-            include_hidden, include_delegates, workspace, _columns, provisional,
-        ))
-
-    def _list_sessions_rich(
-        self, source: str | None, exclude_sources: list[str] | None, limit: int, offset: int,
-        include_children: bool, min_message_count: int, project_compression_tips: bool,
-        order_by_last_active: bool, include_archived: bool, archived_only: bool, id_query: str | None,
-        include_hidden: bool, include_delegates: bool, workspace: str | None, _columns: str | None,
-        provisional: bool,
-    ) -> list[dict]:
-        columns = _columns or "s.*"
-        where, params = self.filters(
-            source, exclude_sources, include_children, min_message_count,
-            include_archived, archived_only, include_hidden, include_delegates, workspace,
+        return self.store.read_snapshot(
+            lambda: self._rows(query, limit, offset, id_query, project, columns, provisional)
         )
+
+    def _rows(
+        self, q: ListQuery, limit: int, offset: int, id_query: str | None, project: bool,
+        columns: str | None, provisional: bool,
+    ) -> list[dict]:
+        columns = columns or "s.*"
+        include_children, include_delegates = q.include_children, q.include_delegates
+        order_by_last_active = q.by_activity
+        project_compression_tips = project
+        where, params = self.filters(q)
         needle = (id_query or "").strip().lower()
         if (
             order_by_last_active and not needle and not include_children
@@ -282,11 +247,8 @@ class Lister:
                 project_compression_tips and not include_children, include_delegates, columns,
             )
         else:
-            if source and self.walk_start_for(source, offset + limit):
-                where, params = self.filters(
-                    source, exclude_sources, include_children, min_message_count, include_archived,
-                    archived_only, include_hidden, include_delegates, workspace, walk_source=True,
-                )
+            if q.source and self.walk_start_for(q.source, offset + limit):
+                where, params = self.filters(q, walk_source=True)
             select = self._by_start_select(columns)
             pins = sorted(self.pinned_ids_known())
             if pins:
@@ -336,28 +298,15 @@ class Lister:
 
         return self.store.read(do)
 
-    def rank_listed(
-        self,
-        source: str | None = None,
-        exclude_sources: list[str] | None = None,
-        *,
-        include_archived: bool = False,
-        archived_only: bool = False,
-        include_hidden: bool = False,
-        include_delegates: bool = False,
-        workspace: str | None = None,
-        by_activity: bool = True,
-    ) -> list[str]:
-        """The ids of every conversation :meth:`list_summaries` lists under these filters, in
-        its order (by last activity, or with ``by_activity=False`` by start; compression roots:
-        each is shown at its tip): the whole ranking its pages are slices of, for a reader that
-        pages deep into the list. By last activity, one scan of every listed session and its
-        newest message (seconds at 250k sessions); by start, one walk of the start index
-        (~1 s there), where each page deep in the list walked it up to its offset instead."""
-        where, params = self.filters(
-            source, exclude_sources, False, 0, include_archived, archived_only, include_hidden,
-            include_delegates, workspace,
-        )
+    def rank_listed(self, query: ListQuery) -> list[str]:
+        """The ids of every conversation :meth:`list_summaries` lists for ``query``, in its
+        order (compression roots: each is shown at its tip): the whole ranking its pages are
+        slices of, for a reader that pages deep into the list. By last activity, one scan of
+        every listed session and its newest message (seconds at 250k sessions); by start,
+        one walk of the start index (~1 s there), where each page deep in the list walked it
+        up to its offset instead."""
+        where, params = self.filters(query.with_(include_children=False, min_messages=0))
+        by_activity = query.by_activity
         if not by_activity:
             return self.store.read_snapshot(lambda: self._rank_by_start(where, params))
         sql, params = chain_list_sql(
@@ -498,33 +447,24 @@ class Lister:
 
         return self.store.read(do)
 
-    def iter_sessions_rich(
-        self,
-        source: str | None = None,
-        exclude_sources: list[str] | None = None,
-        limit: int = 20,
-        *,
-        archived_only: bool = False,
-        chunk: int = 500,
-        brief: bool = False,
+    def iter_rows(
+        self, query: ListQuery, limit: int = 20, *, chunk: int = 500, brief: bool = False,
     ) -> Iterator[dict]:
-        """The rows ``list_sessions_rich(source, exclude_sources, limit,
-        archived_only=archived_only)`` returns -- newest-started first, pinned first,
-        compression roots at their tips -- one at a time, ``chunk`` rows read at once instead
-        of the whole list (``hermes sessions list --limit 1000000`` held every row of a
-        197k-session store at once: 0.9 GB). ``brief``: only the columns
+        """The rows ``rows(query, limit)`` returns by start -- newest-started first, pinned
+        first, compression roots at their tips -- one at a time, ``chunk`` rows read at once
+        instead of the whole list (``hermes sessions list --limit 1000000`` held every row of
+        a 197k-session store at once: 0.9 GB). ``brief``: only the columns
         :meth:`list_summaries` reads (~20 of a v30 row's ~60), not all of them.
 
         One read snapshot from the first row to the last (no row listed twice or missed
-        while other processes commit), held with the instance lock until the iterator is
-        exhausted or closed: read it to the end or close it."""
+        while other processes commit), held with the lock until the iterator is exhausted
+        or closed: read it to the end or close it."""
         with self.store.snapshot():
             conn = self.store.connection
             if self.store.compat_views:
                 self.store.capabilities
             where, params = self.filters(
-                source, exclude_sources, False, 0, False, archived_only, False, False, None,
-                walk_source=bool(source) and self.walk_start_for(source, int(limit)),
+                query, walk_source=bool(query.source) and self.walk_start_for(query.source, int(limit)),
             )
             columns = self.summary_columns() if brief else "s.*"
             rules, file_pins = self.store.rules, self.extra_pins
@@ -588,31 +528,17 @@ class Lister:
         )
 
     def list_summaries(
-        self,
-        source: str | None = None,
-        exclude_sources: list[str] | None = None,
-        limit: int = 50,
-        offset: int = 0,
-        *,
-        include_archived: bool = False,
-        archived_only: bool = False,
-        include_hidden: bool = False,
-        order_by_last_active: bool = False,
-        include_delegates: bool = False,
-        workspace: str | None = None,
-        provisional: bool = False,
+        self, query: ListQuery, limit: int = 50, offset: int = 0, *, provisional: bool = False,
     ) -> "Listed":
-        """Typed rows of :meth:`list_sessions_rich` (compression chains shown at their tip);
-        ``provisional`` as there (the answer's ``exact`` says whether it was)."""
+        """Typed rows of :meth:`rows` (compression chains shown at their tip, counts as the
+        transcript shows them); ``provisional`` as there (the answer's ``exact`` says
+        whether it was)."""
         from ..models import SessionSummary
 
         def read() -> Listed:
-            rows = self.list_sessions_rich(
-                source, exclude_sources, limit=limit, offset=offset, include_archived=include_archived,
-                archived_only=archived_only, include_hidden=include_hidden,
-                order_by_last_active=order_by_last_active, include_delegates=include_delegates,
-                workspace=workspace,
-                _columns=self.summary_columns(), provisional=provisional,
+            rows = self.rows(
+                query.with_(include_children=False), limit, offset,
+                columns=self.summary_columns(), provisional=provisional,
             )
             exact = getattr(rows, "exact", True)
             rows = self.count_shown_messages(rows)
@@ -630,25 +556,13 @@ class Lister:
             cached = self._summary_cols = (caps, ", ".join(summary_column(name) for name in names))
         return cached[1]
 
-    def count_listed(
-        self,
-        source: str | None = None,
-        exclude_sources: list[str] | None = None,
-        include_archived: bool = False,
-        archived_only: bool = False,
-        include_hidden: bool = False,
-        include_delegates: bool = False,
-        workspace: str | None = None,
-    ) -> int:
-        """How many rows :meth:`list_sessions_rich` would list in total (for paging).
+    def count_listed(self, query: ListQuery) -> int:
+        """How many rows :meth:`rows` would list for ``query`` in total (for paging).
 
         On a read-only store (a viewer) the answer is kept until another process commits
         (``PRAGMA data_version``): a browser asks on every page load, and counting every
         session took ~30 ms at 50k sessions."""
-        where, params = self.filters(
-            source, exclude_sources, False, 0, include_archived, archived_only, include_hidden,
-            include_delegates, workspace,
-        )
+        where, params = self.filters(query)
         key = (where, tuple(params))
         version = self.store.data_version() if self.store.read_only else None
         cached = self._count_cache.get(key)

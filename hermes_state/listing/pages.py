@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from ..preview import compute_preview
 from ..models import SessionSummary
+from .query import ListQuery
 # The module itself, not its names: tests lower its walk limits by patching it.
 import hermes_state.listing.activity as activity
 from ..query import escape_like
@@ -65,43 +66,26 @@ def view_options(view: str) -> dict[str, bool]:
 
 def page(
     db: "SessionDB",
+    query: ListQuery,
     offset: int,
     limit: int,
     *,
-    source: str | None = None,
-    exclude_sources: list[str] | None = None,
-    view: str = "active",
-    include_hidden: bool = False,
-    by_activity: bool = False,
-    include_delegates: bool = False,
-    workspace: str | None = None,
     count: bool = True,
     provisional: bool = False,
 ) -> tuple[list[SessionSummary], int | None]:
-    """One page of the human list (compression chains at their tip) and the list's length
+    """One page of ``query``'s list (compression chains at their tip) and the list's length
     (None with ``count=False``: counting a large store costs more than its first page).
 
     ``provisional``: a first page that must be quick may rest on what the recency cache knew
     of the pinned sessions; the rows (a :class:`~hermes_state.listing.sql.Listed`) then say
     ``exact = False`` and the page should be asked for again, exactly, once it is shown.
-
-    ``view`` filters archived conversations (BR-11); ``include_hidden`` shows sessions marked
-    hidden (BR-15); ``by_activity`` orders by last activity instead of start (BR-10). Pinned
-    conversations come first in every order (BR-12). ``workspace`` narrows to one workspace
-    (BR-13; :data:`NO_WORKSPACE`: those without one).
+    Pinned conversations come first in every order (BR-12).
     """
     def read() -> tuple[list[SessionSummary], int | None]:
-        rows = db.list_summaries(
-            source, exclude_sources, limit=limit, offset=offset, include_hidden=include_hidden,
-            order_by_last_active=by_activity, include_delegates=include_delegates, workspace=workspace,
-            provisional=provisional, **view_options(view),
-        )
+        rows = db.lister.list_summaries(query, limit, offset, provisional=provisional)
         if not count:
             return rows, None
-        return rows, count_listed(
-            db, source=source, exclude_sources=exclude_sources, view=view, include_hidden=include_hidden,
-            include_delegates=include_delegates, workspace=workspace,
-        )
+        return rows, count_listed(db, query)
 
     # One snapshot: the page and its count agree, even while other processes commit.
     return db.store.read_snapshot(read)
@@ -122,25 +106,11 @@ def ranked_deep(offset: int, limit: int, *, by_activity: bool) -> bool:
     return offset + limit > BY_START_DEEP_ROWS
 
 
-def rank(
-    db: "SessionDB",
-    *,
-    source: str | None = None,
-    exclude_sources: list[str] | None = None,
-    view: str = "active",
-    include_hidden: bool = False,
-    include_delegates: bool = False,
-    workspace: str | None = None,
-    by_activity: bool = True,
-) -> list[str]:
-    """The ids of every conversation :func:`page` lists under these filters, in its order (by
-    last activity, or by start): ``page(db, offset, limit, by_activity=..., ...)`` shows
-    ``summaries_of(db, rank(db, by_activity=..., ...)[offset:offset + limit])`` while the
-    store is unchanged."""
-    return db.rank_listed(
-        source, exclude_sources, include_hidden=include_hidden, include_delegates=include_delegates,
-        workspace=workspace, by_activity=by_activity, **view_options(view),
-    )
+def rank(db: "SessionDB", query: ListQuery) -> list[str]:
+    """The ids of every conversation :func:`page` lists for ``query``, in its order:
+    ``page(db, query, offset, limit)`` shows ``summaries_of(db, rank(db,
+    query)[offset:offset + limit])`` while the store is unchanged."""
+    return db.lister.rank_listed(query)
 
 
 def summaries_of(db: "SessionDB", conversation_ids: list[str], *, include_delegates: bool = False) -> list[SessionSummary]:
@@ -148,21 +118,9 @@ def summaries_of(db: "SessionDB", conversation_ids: list[str], *, include_delega
     return db.summaries_of(conversation_ids, include_delegates=include_delegates)
 
 
-def count_listed(
-    db: "SessionDB",
-    *,
-    source: str | None = None,
-    exclude_sources: list[str] | None = None,
-    view: str = "active",
-    include_hidden: bool = False,
-    include_delegates: bool = False,
-    workspace: str | None = None,
-) -> int:
-    """How many rows :func:`page` lists under these filters (a scan of ``sessions``)."""
-    return db.count_listed(
-        source, exclude_sources, include_hidden=include_hidden, include_delegates=include_delegates,
-        workspace=workspace, **view_options(view),
-    )
+def count_listed(db: "SessionDB", query: ListQuery) -> int:
+    """How many rows :func:`page` lists for ``query`` (a scan of ``sessions``)."""
+    return db.lister.count_listed(query)
 
 
 @dataclass(frozen=True)
@@ -174,25 +132,15 @@ class WorkspaceCount:
     count: int
 
 
-def workspace_counts(
-    db: "SessionDB",
-    *,
-    source: str | None = None,
-    exclude_sources: list[str] | None = None,
-    view: str = "active",
-    include_hidden: bool = False,
-    include_delegates: bool = False,
-) -> list[WorkspaceCount]:
-    """Every workspace with the number of conversations the list would show in it under the
-    other filters, busiest first (one grouped scan of ``sessions``; none on stores before v16)."""
+def workspace_counts(db: "SessionDB", query: ListQuery) -> list[WorkspaceCount]:
+    """Every workspace with the number of conversations the list would show in it under
+    ``query``'s other filters, busiest first (one grouped scan of ``sessions``; none on
+    stores before v16)."""
     expr = db.rules.workspace_sql()
     caps = db.capabilities
     if expr is None or not (caps.has_cwd or caps.has_git_repo_root):
         return []  # the store records no workspace (a read-only open shows NULL columns)
-    where, params = db.lister.filters(
-        source, exclude_sources, False, 0, include_hidden=include_hidden,
-        include_delegates=include_delegates, **view_options(view),
-    )
+    where, params = db.lister.filters(query.with_(workspace=None, include_children=False, min_messages=0))
     rows = db.store.fetchall(
         f"SELECT {expr} AS w, COUNT(*) AS n FROM sessions s {where} GROUP BY w "
         "ORDER BY n DESC, w IS NULL, w",

@@ -846,7 +846,7 @@ def test_cli15_one_store_opened_and_closed(run, titled, spy, argv, stdin, expect
 def test_cli15_store_closed_when_command_fails_midway(run, titled, spy, monkeypatch):
     import sqlite3
 
-    real = SessionDB.iter_sessions_rich
+    real = SessionDB.iter_listed
 
     def broken_after(rows: int):
         def broken(self, *args, **kwargs):
@@ -857,12 +857,12 @@ def test_cli15_store_closed_when_command_fails_midway(run, titled, spy, monkeypa
             raise sqlite3.OperationalError("disk I/O error")
         return broken
 
-    monkeypatch.setattr(SessionDB, "iter_sessions_rich", broken_after(0))
+    monkeypatch.setattr(SessionDB, "iter_listed", broken_after(0))
     code, out, _ = run("list")
     assert code == 1 and out.startswith("Error: ") and out.count("\n") == 1
     assert len(spy) == 1 and spy[0]._conn is None
     # Streamed: what was printed before the failure stays printed, the error comes last.
-    monkeypatch.setattr(SessionDB, "iter_sessions_rich", broken_after(10**6))  # (after the last row)
+    monkeypatch.setattr(SessionDB, "iter_listed", broken_after(10**6))  # (after the last row)
     code, out, _ = run("list")
     assert code == 1 and out.splitlines()[0].startswith("Title") and out.splitlines()[-1].startswith("Error: ")
     assert len(spy) == 2 and spy[1]._conn is None

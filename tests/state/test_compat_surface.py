@@ -13,6 +13,7 @@ import pytest
 
 import hermes_state
 from hermes_state import SCHEMA_SQL, SCHEMA_VERSION, SessionDB
+from hermes_state.listing import ListQuery
 
 
 def search_available() -> bool:
@@ -364,8 +365,8 @@ def exercise_reads(db: SessionDB) -> None:
         db.get_compression_tip(sid)
         db.resolve_resume_session_id(sid)
     db.list_sessions_rich()
-    db.list_summaries()
-    db.count_listed()
+    db.list_summaries(ListQuery())
+    db.count_listed(ListQuery())
     db.search_sessions()
     db.export_all()
     db.stats()

@@ -16,6 +16,7 @@ import hermes_state.listing.activity as activity_module
 from hermes_state.listing.engine import Lister
 from hermes_state import SessionDB, listing
 from hermes_state.visibility import INTERNAL_SOURCES
+from hermes_state.listing import ListQuery
 
 from corpus_helpers import corpora_in_both_layouts
 from listing_helpers import _add, _add_messages, _fast, _general, assert_same_pages
@@ -28,13 +29,13 @@ def test_count_is_kept_until_another_process_commits_and_then_read_again(tmp_pat
         writer.create_session(f"s{i}", "cli")
     viewer = SessionDB(path, read_only=True)
     try:
-        assert listing.page(viewer, 0, 10)[1] == 3
+        assert listing.page(viewer, ListQuery(), 0, 10)[1] == 3
         statements: list[str] = []
         viewer._conn.set_trace_callback(statements.append)
-        assert listing.page(viewer, 0, 10)[1] == 3
+        assert listing.page(viewer, ListQuery(), 0, 10)[1] == 3
         assert not any("COUNT(*) FROM sessions" in s for s in statements)  # answered from what it knew
         writer.create_session("s3", "cli")  # another connection commits
-        assert listing.page(viewer, 0, 10)[1] == 4
+        assert listing.page(viewer, ListQuery(), 0, 10)[1] == 4
         assert any("COUNT(*) FROM sessions" in s for s in statements)
     finally:
         viewer._conn.set_trace_callback(None)
@@ -407,7 +408,7 @@ def test_summaries_are_the_rich_rows_typed(corpora, schema, by_activity):
                         {"archived_only": True}, {"include_hidden": True, "include_delegates": True},
                         {"source": "cli"}):
             for offset, limit in ((0, 50), (40, 30), (990, 20)):
-                typed = db.list_summaries(limit=limit, offset=offset, order_by_last_active=by_activity, **options)
+                typed = db.list_summaries(ListQuery.from_options(order_by_last_active=by_activity, **options), limit=limit, offset=offset)
                 assert typed == _typed_both_ways(
                     db, limit=limit, offset=offset, order_by_last_active=by_activity, **options), options
                 assert typed or offset > 0 or "archived_only" in options
@@ -425,8 +426,7 @@ def test_summaries_read_nulls_and_odd_values_as_the_rich_rows_typed(corpora, tmp
     shutil.copy(corpora[30], path)
     db = SessionDB(path)
     try:
-        ids = [row.id for row in db.list_summaries(limit=30, order_by_last_active=by_activity,
-                                                   exclude_sources=list(INTERNAL_SOURCES))
+        ids = [row.id for row in db.list_summaries(ListQuery.from_options(order_by_last_active=by_activity, exclude_sources=list(INTERNAL_SOURCES)), limit=30)
                if not row.pinned and row.lineage_root_id is None][:5]  # rows of their own session
         odd = [
             "UPDATE sessions SET message_count = NULL, input_tokens = NULL, tool_call_count = NULL WHERE id = ?",
@@ -440,7 +440,7 @@ def test_summaries_read_nulls_and_odd_values_as_the_rich_rows_typed(corpora, tmp
                 other.execute(sql, (sid,))
         other.close()
         for options in ({"exclude_sources": list(INTERNAL_SOURCES)}, {"include_hidden": True}):
-            typed = db.list_summaries(order_by_last_active=by_activity, **options)
+            typed = db.list_summaries(ListQuery.from_options(order_by_last_active=by_activity, **options))
             assert typed == _typed_both_ways(db, order_by_last_active=by_activity, **options)
         by_id = {row.id: row for row in typed}
         pins = [row.pinned for row in typed]
@@ -461,7 +461,7 @@ def test_summaries_are_the_rich_rows_typed_on_upstream_stores(upstream_copy, ver
         try:
             for by_activity in (True, False):
                 for options in ({}, {"include_archived": True}, {"include_hidden": True}):
-                    assert db.list_summaries(order_by_last_active=by_activity, **options) == _typed_both_ways(
+                    assert db.list_summaries(ListQuery.from_options(order_by_last_active=by_activity, **options)) == _typed_both_ways(
                         db, order_by_last_active=by_activity, **options)
         finally:
             db.close()
@@ -703,8 +703,8 @@ def test_slices_of_the_ranking_are_the_pages(corpora, monkeypatch, schema, filte
     start instead."""
     db = _reader_with_pins(corpora[schema], schema)
     try:
-        ranking = listing.rank(db, by_activity=by_activity, **filters)
-        assert len(ranking) == listing.count_listed(db, **filters)
+        ranking = listing.rank(db, ListQuery.from_options(by_activity=by_activity, **filters))
+        assert len(ranking) == listing.count_listed(db, ListQuery.from_options(**filters))
         assert len(set(ranking)) == len(ranking)
         if by_activity:
             monkeypatch.setattr(activity_module, "ACTIVITY_WALK_ROWS", 0)  # every page from the general query
@@ -713,7 +713,7 @@ def test_slices_of_the_ranking_are_the_pages(corpora, monkeypatch, schema, filte
             assert listing.ranked_deep(0, listing.BY_START_DEEP_ROWS + 1, by_activity=False)
             assert not listing.ranked_deep(0, listing.BY_START_DEEP_ROWS, by_activity=False)
         for offset, limit in ((0, 50), (50, 50), (7, 13), (max(0, len(ranking) - 20), 50), (len(ranking), 10)):
-            rows, _total = listing.page(db, offset, limit, by_activity=by_activity, count=False, **filters)
+            rows, _total = listing.page(db, ListQuery.from_options(by_activity=by_activity, **filters), offset, limit, count=False)
             assert listing.summaries_of(
                 db, ranking[offset:offset + limit], include_delegates=filters.get("include_delegates", False),
             ) == rows, (offset, limit)
@@ -736,9 +736,9 @@ def test_sessions_started_at_one_instant_keep_one_order_in_pages_and_ranking(tmp
         db.set_session_pinned("s04", True)
         db.set_session_pinned("s17", True)
         for filters in ({}, {"source": "telegram"}, {"exclude_sources": ["cli"]}):
-            ranking = listing.rank(db, by_activity=False, **filters)
+            ranking = listing.rank(db, ListQuery.from_options(by_activity=False, **filters))
             pages = [row.id for offset in range(0, 30, 7)
-                     for row in listing.page(db, offset, 7, by_activity=False, count=False, **filters)[0]]
+                     for row in listing.page(db, ListQuery.from_options(by_activity=False, **filters), offset, 7, count=False)[0]]
             assert pages == ranking, filters
             pinned = [sid for sid in written if sid in ("s04", "s17") and sid in ranking]
             assert ranking == pinned + [sid for sid in written if sid in ranking and sid not in pinned]
@@ -753,8 +753,8 @@ def test_old_stores_rank_by_start_through_their_compatibility_views(shared_fixtu
     for path in sorted(shared_fixtures_dir.glob("upstream_v*.db")):
         db = SessionDB(path, read_only=True)
         try:
-            ranking = listing.rank(db, by_activity=False)
-            rows, total = listing.page(db, 0, 1000, by_activity=False)
+            ranking = listing.rank(db, ListQuery.from_options(by_activity=False))
+            rows, total = listing.page(db, ListQuery.from_options(by_activity=False), 0, 1000)
             # (a compression root ranked is shown at its tip, by either)
             assert listing.summaries_of(db, ranking) == rows and total == len(ranking), path.name
             checked += bool(db.compat_views)
@@ -768,7 +768,7 @@ def test_the_ranking_leaves_out_a_conversation_deleted_since(tmp_path):
     try:
         for i in range(5):
             _add(db, f"s{i}", 1_700_000_000 + i, [1_700_000_100 + i])
-        ranking = listing.rank(db)
+        ranking = listing.rank(db, ListQuery())
         assert ranking == ["s4", "s3", "s2", "s1", "s0"]
         db.delete_session("s2")
         assert [row.id for row in listing.summaries_of(db, ranking)] == ["s4", "s3", "s1", "s0"]
@@ -798,9 +798,9 @@ def test_streamed_rows_are_list_sessions_richs_rows(corpora, schema, filters):
         for limit in (0, 1, 7, 50, 10**6):
             rows = db.list_sessions_rich(limit=limit, **filters)
             for chunk in (1, 3, 500):
-                assert list(db.iter_sessions_rich(limit=limit, chunk=chunk, **filters)) == rows, (limit, chunk)
+                assert list(db.iter_listed(ListQuery.from_options(**filters), limit=limit, chunk=chunk)) == rows, (limit, chunk)
             brief = db.list_sessions_rich(limit=limit, _columns=db.lister.summary_columns(), **filters)
-            assert list(db.iter_sessions_rich(limit=limit, brief=True, **filters)) == brief, limit
+            assert list(db.iter_listed(ListQuery.from_options(**filters), limit=limit, brief=True)) == brief, limit
         assert len(rows) > 50 or filters, "the corpus lists more than a chunk"
     finally:
         db.close()
@@ -812,7 +812,7 @@ def test_streamed_rows_are_list_sessions_richs_rows_on_upstream_stores(upstream_
     try:
         for filters in STREAM_FILTERS:
             rows = db.list_sessions_rich(limit=10**6, **filters)
-            assert list(db.iter_sessions_rich(limit=10**6, chunk=2, **filters)) == rows, filters
+            assert list(db.iter_listed(ListQuery.from_options(**filters), limit=10**6, chunk=2)) == rows, filters
     finally:
         db.close()
 
@@ -830,7 +830,7 @@ def test_a_streamed_listing_is_one_snapshot_while_another_process_writes(tmp_pat
     db = _numbered(path, 40)
     try:
         before = db.list_sessions_rich(limit=1000)
-        rows = db.iter_sessions_rich(limit=1000, chunk=5)
+        rows = db.iter_listed(ListQuery(), limit=1000, chunk=5)
         streamed = [next(rows) for _ in range(7)]
         # Another process deletes a row not yet read and adds a newer session.
         script = (
@@ -853,7 +853,7 @@ def test_a_streamed_listing_reads_text_that_is_not_utf8_leniently_once(tmp_path)
             "UPDATE sessions SET title = 'bad ' || X'FF' || ' title' WHERE id = 's03'"))
         rows = db.list_sessions_rich(limit=100)  # (read leniently as a whole)
         assert [row["title"] for row in rows if row["id"] == "s03"] == ["bad \ufffd title"]
-        streamed = list(db.iter_sessions_rich(limit=100, chunk=4))
+        streamed = list(db.iter_listed(ListQuery(), limit=100, chunk=4))
         assert streamed == rows
         assert len({row["id"] for row in streamed}) == 30
     finally:
@@ -881,7 +881,7 @@ def _by_start_pages(db: SessionDB, source: str, walk: bool | None, monkeypatch) 
                 [row["id"] for row in db.list_sessions_rich(source=source, limit=limit, offset=offset)]
                 for offset, limit in ((0, 50), (0, 7), (7, 13), (40, 40), (300, 25))
             ]
-            streamed = [row["id"] for row in db.iter_sessions_rich(source=source, limit=1000, chunk=9)]
+            streamed = [row["id"] for row in db.iter_listed(ListQuery.from_options(source=source), limit=1000, chunk=9)]
         finally:
             db._conn.set_trace_callback(None)
     return pages, streamed, statements

@@ -21,6 +21,7 @@ import hermes_state.listing.activity as activity_module
 from hermes_state import SessionDB
 from hermes_state.listing import recency
 from hermes_state.visibility import INTERNAL_SOURCES
+from hermes_state.listing import ListQuery
 
 from listing_helpers import _add, _add_messages, _general
 
@@ -289,7 +290,7 @@ def _ids(rows) -> list[str]:
 def test_a_provisional_first_page_takes_the_cached_pins_and_says_so(v30_store, tmp_path, monkeypatch):
     cache = recency.cache_file(v30_store, tmp_path / "cache")
     first = _reader(v30_store, cache)
-    exact = first.list_summaries(limit=20, order_by_last_active=True)
+    exact = first.list_summaries(ListQuery.from_options(order_by_last_active=True), limit=20)
     assert exact.exact
     first.close()
     assert json.loads(cache.read_text())["pins"], "the corpus has pins, kept with the index"
@@ -306,16 +307,16 @@ def test_a_provisional_first_page_takes_the_cached_pins_and_says_so(v30_store, t
     try:
         statements: list[str] = []
         second._conn.set_trace_callback(statements.append)
-        quick = second.list_summaries(limit=20, order_by_last_active=True, provisional=True)
+        quick = second.list_summaries(ListQuery.from_options(order_by_last_active=True), limit=20, provisional=True)
         second._conn.set_trace_callback(None)
         assert not quick.exact
         assert not any("pinned = 1" in s for s in statements), "no scan of every session"
         assert old not in _ids(quick), "the cache did not know that pin"
-        right = second.list_summaries(limit=20, order_by_last_active=True)
+        right = second.list_summaries(ListQuery.from_options(order_by_last_active=True), limit=20)
         assert right.exact and old in _ids(right)
         assert _ids(right) == [r["id"] for r in _general(second, monkeypatch, limit=20)]
         # Once the pins are known exactly, a provisional ask is exact too.
-        again = second.list_summaries(limit=20, order_by_last_active=True, provisional=True)
+        again = second.list_summaries(ListQuery.from_options(order_by_last_active=True), limit=20, provisional=True)
         assert again.exact and _ids(again) == _ids(right)
     finally:
         second.close()
@@ -331,11 +332,11 @@ def test_on_a_v16_store_with_a_cache_a_provisional_page_is_exact(tmp_path, monke
     cache = recency.cache_file(path, tmp_path / "cache")
     _reader(path, cache).close()
     first = _reader(path, cache)
-    first.list_summaries(limit=10, order_by_last_active=True)
+    first.list_summaries(ListQuery.from_options(order_by_last_active=True), limit=10)
     first.close()
     db = _reader(path, cache)
     try:
-        rows = db.list_summaries(limit=10, order_by_last_active=True, provisional=True)
+        rows = db.list_summaries(ListQuery.from_options(order_by_last_active=True), limit=10, provisional=True)
         assert rows.exact
         assert _ids(rows) == [r["id"] for r in _general(db, monkeypatch, limit=10)]
     finally:
@@ -370,7 +371,7 @@ def test_a_first_provisional_page_rests_on_a_guess_until_a_built_index_is_adopte
     try:
         statements: list[str] = []
         reader._conn.set_trace_callback(statements.append)
-        guessed = reader.list_summaries(limit=5, order_by_last_active=True, provisional=True)
+        guessed = reader.list_summaries(ListQuery.from_options(order_by_last_active=True), limit=5, provisional=True)
         reader._conn.set_trace_callback(None)
         assert not guessed.exact and reader.recency_guessed
         assert not _built(statements), "no seek per session on the first page"
@@ -379,7 +380,7 @@ def test_a_first_provisional_page_rests_on_a_guess_until_a_built_index_is_adopte
         assert expected[0] == "busy" and "busy" not in _ids(guessed), "the guess met only the last written"
         reader.adopt_recency(helper.build_recency())
         assert not reader.recency_guessed and cache.exists()
-        adopted = reader.list_summaries(limit=5, order_by_last_active=True, provisional=True)
+        adopted = reader.list_summaries(ListQuery.from_options(order_by_last_active=True), limit=5, provisional=True)
         assert adopted.exact and _ids(adopted) == expected
     finally:
         helper.close()
@@ -392,7 +393,7 @@ def test_a_page_asked_for_exactly_replaces_a_guess_with_a_build(tmp_path, monkey
     monkeypatch.setattr(recency.RecencyWalk, "GUESS_ROWS", 10)
     reader = _reader(path, recency.cache_file(path, tmp_path / "cache"))
     try:
-        reader.list_summaries(limit=5, order_by_last_active=True, provisional=True)
+        reader.list_summaries(ListQuery.from_options(order_by_last_active=True), limit=5, provisional=True)
         assert reader.recency_guessed
         rows = reader.list_sessions_rich(order_by_last_active=True, limit=5)
         assert not reader.recency_guessed

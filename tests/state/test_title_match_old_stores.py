@@ -12,6 +12,7 @@ import pytest
 
 from hermes_state import SessionDB, listing
 from hermes_state.listing.title_index import TitleIndex
+from hermes_state.listing import ListQuery
 
 
 def titled(path, text: str) -> list[str]:
@@ -97,7 +98,7 @@ def test_a_reader_sees_the_new_shape_once_another_connection_migrates_the_file(u
             writer.close()
         assert reader.get_session("20260102_100000_b2b2b2c3")["title"] == "Trip notes"
         assert reader.compat_views == []
-        listed = {s.id: s for s in reader.list_summaries()}
+        listed = {s.id: s for s in reader.list_summaries(ListQuery())}
         assert listed["20260102_100000_b2b2b2c3"].title == "Trip notes"
         assert "20260102_120000_e5e5e5e5" not in listed  # archived: out of the list (BR-11)
         assert [s.title for s in listing.match_sessions(reader, "trip", index=TitleIndex())] == ["Trip notes"]

@@ -15,6 +15,7 @@ import pytest
 from hermes_state import SessionDB, listing
 from hermes_state.models import EdgeKind
 from hermes_state.visibility import INTERNAL_SOURCES
+from hermes_state.listing import ListQuery
 
 
 @pytest.fixture
@@ -42,7 +43,7 @@ def ids(rows) -> list[str]:
 
 
 def human_list(db: SessionDB):
-    rows, total = listing.page(db, 0, 100, source=None, exclude_sources=list(INTERNAL_SOURCES))
+    rows, total = listing.page(db, ListQuery.from_options(source=None, exclude_sources=list(INTERNAL_SOURCES)), 0, 100)
     assert total == len(rows)
     return rows
 

@@ -18,6 +18,7 @@ from hermes_state.listing import (
     workspace_session_ids,
 )
 from hermes_state.visibility import INTERNAL_SOURCES, NO_WORKSPACE
+from hermes_state.listing import ListQuery
 from hermes_workload.corpus import generate_corpus
 
 NOW = 1767225600.0
@@ -44,14 +45,14 @@ def test_counts_add_up_to_the_list_and_each_narrows_to_its_count(corpus: Path) -
     raw = sqlite3.connect(f"file:{corpus}?mode=ro", uri=True)
     try:
         excluded = list(INTERNAL_SOURCES)
-        counts = workspace_counts(db, exclude_sources=excluded)
+        counts = workspace_counts(db, ListQuery.from_options(exclude_sources=excluded))
         named = [c for c in counts if c.workspace != NO_WORKSPACE]
         assert len(named) >= 3, "the corpus has several workspaces"
         assert [c.count for c in counts] == sorted((c.count for c in counts), reverse=True)
-        _rows, total = page(db, 0, 1, exclude_sources=excluded)
+        _rows, total = page(db, ListQuery.from_options(exclude_sources=excluded), 0, 1)
         assert sum(c.count for c in counts) == total
         for item in counts:
-            rows, n = page(db, 0, 500, exclude_sources=excluded, workspace=item.workspace, by_activity=True)
+            rows, n = page(db, ListQuery.from_options(exclude_sources=excluded, workspace=item.workspace, by_activity=True), 0, 500)
             assert n == item.count
             assert len(rows) == min(n, 500)
             for row in rows:
@@ -68,7 +69,7 @@ def test_search_and_title_match_are_narrowed(corpus: Path) -> None:
     db = SessionDB(corpus, read_only=True)
     raw = sqlite3.connect(f"file:{corpus}?mode=ro", uri=True)
     try:
-        target = next(c for c in workspace_counts(db) if c.workspace != NO_WORKSPACE).workspace
+        target = next(c for c in workspace_counts(db, ListQuery()) if c.workspace != NO_WORKSPACE).workspace
         # Every match of a common word, newest first, compared whole: with a budget no
         # loaded test run can use up (the default 300 ms cut the unfiltered answer short
         # under two busy workers, and the comparison failed for that, not for the filter).
@@ -89,7 +90,7 @@ def test_search_and_title_match_are_narrowed(corpus: Path) -> None:
         home = workspace_of(raw, titled[0])
         found = match_sessions(db, word, workspace=home if home else NO_WORKSPACE, limit=50)
         assert titled[0] in {s.id for s in found}
-        other = next(c.workspace for c in workspace_counts(db) if c.workspace not in (home or NO_WORKSPACE, ""))
+        other = next(c.workspace for c in workspace_counts(db, ListQuery()) if c.workspace not in (home or NO_WORKSPACE, ""))
         assert titled[0] not in {s.id for s in match_sessions(db, word, workspace=other, limit=50)}
     finally:
         raw.close()
@@ -100,7 +101,7 @@ def test_export_ids_of_a_workspace_include_children(corpus: Path) -> None:
     db = SessionDB(corpus, read_only=True)
     raw = sqlite3.connect(f"file:{corpus}?mode=ro", uri=True)
     try:
-        target = next(c for c in workspace_counts(db) if c.workspace != NO_WORKSPACE).workspace
+        target = next(c for c in workspace_counts(db, ListQuery()) if c.workspace != NO_WORKSPACE).workspace
         ids = workspace_session_ids(db, target)
         direct = [r[0] for r in raw.execute("SELECT id FROM sessions ORDER BY started_at DESC")
                   if workspace_of(raw, r[0]) == target]
@@ -116,10 +117,10 @@ def test_a_store_without_workspaces(upstream_copy, version: int) -> None:
     before = Path(path).read_bytes()
     db = SessionDB(path, read_only=True)
     try:
-        assert workspace_counts(db) == []
-        _rows, total = page(db, 0, 50)
-        assert page(db, 0, 50, workspace="/home/u/webapp")[1] == 0
-        assert page(db, 0, 50, workspace=NO_WORKSPACE)[1] == total
+        assert workspace_counts(db, ListQuery()) == []
+        _rows, total = page(db, ListQuery(), 0, 50)
+        assert page(db, ListQuery.from_options(workspace="/home/u/webapp"), 0, 50)[1] == 0
+        assert page(db, ListQuery.from_options(workspace=NO_WORKSPACE), 0, 50)[1] == total
         assert db.search("the", workspace="/home/u/webapp").hits == []
     finally:
         db.close()
@@ -130,9 +131,9 @@ def test_upstream_v16_fixture_counts(upstream_copy) -> None:
     path = upstream_copy(16)
     db = SessionDB(path, read_only=True)
     try:
-        counts = {c.workspace: c.count for c in workspace_counts(db, exclude_sources=list(INTERNAL_SOURCES))}
+        counts = {c.workspace: c.count for c in workspace_counts(db, ListQuery.from_options(exclude_sources=list(INTERNAL_SOURCES)))}
         assert set(counts) == {"/home/u/webapp", "/home/u/infra", NO_WORKSPACE}
-        _rows, total = page(db, 0, 50, exclude_sources=list(INTERNAL_SOURCES))
+        _rows, total = page(db, ListQuery.from_options(exclude_sources=list(INTERNAL_SOURCES)), 0, 50)
         assert sum(counts.values()) == total
     finally:
         db.close()

@@ -14,6 +14,7 @@ import pytest
 
 from hermes_state import SessionDB
 from hermes_state.listing.pins import pinned_in_file
+from hermes_state.listing import ListQuery
 from hermes_tui.widgets.session_list import SessionList
 
 from .conftest import SIZE, make_app, settle
@@ -223,7 +224,7 @@ def ranked(path: Path, **kw) -> list[str]:
 
     db = SessionDB(path, read_only=True)
     try:
-        return [r.id for r in db.list_summaries(exclude_sources=list(INTERNAL_SOURCES), limit=100, **kw)]
+        return [r.id for r in db.list_summaries(ListQuery.from_options(exclude_sources=list(INTERNAL_SOURCES), **kw), limit=100)]
     finally:
         db.close()
 

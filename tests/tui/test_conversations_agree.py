@@ -9,6 +9,7 @@ import pytest
 from hermes_tui.widgets.search import SearchResults
 
 from .conftest import SIZE, make_app, settle
+from hermes_state.listing import ListQuery
 
 P = "20260921_"
 
@@ -57,7 +58,7 @@ async def test_every_count_of_a_rewound_session_is_what_its_transcript_shows(ups
     try:
         shown = len(db.get_messages(r1))  # the transcript's messages: rewound ones left out
         assert shown == 4
-        listed = {row.id: row for row in db.list_summaries(limit=50)}
+        listed = {row.id: row for row in db.list_summaries(ListQuery(), limit=50)}
         assert listed[r1].message_count == shown
         assert db.get_summary(r1).message_count == shown
         assert summaries_of(db, [r1])[0].message_count == shown

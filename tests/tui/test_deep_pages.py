@@ -19,6 +19,7 @@ import pytest
 
 import hermes_state.listing.activity as activity_module
 from hermes_state import SessionDB, listing
+from hermes_state.listing import ListQuery
 from hermes_tui.data import BrowserData
 from hermes_tui.widgets.session_list import SessionList
 
@@ -63,7 +64,7 @@ def deep_page(store: BrowserData, offset: int, limit: int = 10, by_activity: boo
 def general_page(path: Path, offset: int, limit: int = 10, by_activity: bool = True) -> list[str]:
     db = SessionDB(path, read_only=True)
     try:
-        rows, _total = listing.page(db, offset, limit, by_activity=by_activity, count=False)
+        rows, _total = listing.page(db, ListQuery.from_options(by_activity=by_activity), offset, limit, count=False)
         return [row.id for row in rows]
     finally:
         db.close()
