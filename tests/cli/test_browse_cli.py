@@ -90,8 +90,9 @@ def test_cli13_empty_database_plain_prints_no_sessions(home, monkeypatch, capsys
 
 def test_cli13_not_a_database_is_one_line(home, monkeypatch, capsys) -> None:
     (home / "state.db").write_bytes(os.urandom(4096))
-    code, out, _ = _browse(monkeypatch, capsys, "")
-    assert code == 1 and out.count("\n") == 1 and out.startswith("Error: Could not open session database:")
+    code, out, err = _browse(monkeypatch, capsys, "")
+    assert (code, out) == (1, "")
+    assert err.count("\n") == 1 and err.startswith("Error: Could not open session database:")
 
 
 def _run_cli(args: list[str], env: dict, stdin: str) -> subprocess.CompletedProcess:
