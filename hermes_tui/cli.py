@@ -199,8 +199,9 @@ def resolve_id(db: SessionDB, arg: str | None) -> str:
 def confirm(prompt: str) -> bool:
     """CLI-6: ``y``/``yes`` confirms; anything else, EOF or Ctrl-C declines. The prompt is
     asked on stderr: stdout keeps only what the command produces."""
-    print(prompt, end="", file=sys.stderr, flush=True)
     try:
+        # (inside the try: a Ctrl-C right after the prompt appears declines too)
+        print(prompt, end="", file=sys.stderr, flush=True)
         answer = input()
     except (EOFError, KeyboardInterrupt):
         print(file=sys.stderr)
