@@ -288,9 +288,12 @@ def _non_negative_int(text: str) -> int:
 
 def _limit(text: str) -> int:
     """A ``--limit``: 0 would list nothing and say "No sessions found." of a full store."""
-    value = _non_negative_int(text)
-    if value == 0:
-        raise argparse.ArgumentTypeError("must be 1 or more: '0'")
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more: {text!r}")
     return value
 
 
