@@ -126,7 +126,7 @@ def own_script_paths() -> set[Path]:
     """Paths of this project's own scripts that run the session commands (never re-executed
     by a resume command): ``hermes-sessions``, or a ``hermes`` of an older install. Our
     ``hermes`` shim is not one: it hands ``hermes --resume`` to Hermes Agent."""
-    from .hermes_shim import script_kind
+    from .agent import script_kind
 
     paths: set[Path] = set()
     for candidate in (shutil.which("hermes"), sys.argv[0] if sys.argv else None):
@@ -148,7 +148,7 @@ def resume_argv(template: str, session_id: str) -> list[str]:
 def refuses_own_script(argv: list[str]) -> bool:
     """CLI-13: a resume command that would start this project's session commands again is
     refused: one of our session scripts, or our ``hermes`` shim asked for ``sessions``."""
-    from .hermes_shim import script_kind
+    from .agent import script_kind
 
     if not argv:
         return True
@@ -166,7 +166,7 @@ def refuses_own_script(argv: list[str]) -> bool:
 
 def hand_off(session_id: str, resume_command: str | None) -> int:
     """BR-7: print the id on stdout; run the resume command in place of this process."""
-    from .hermes_shim import resume_hint
+    from .agent import resume_hint
 
     print(session_id, flush=True)
     if not resume_command:
