@@ -43,8 +43,15 @@ def _browse(monkeypatch, capsys, stdin: str, *extra: str):
     return code, out, err
 
 
-def test_br6_plain_list_layout_and_selection(home, monkeypatch, capsys) -> None:
+def test_br6_plain_list_layout_and_selection(home, monkeypatch, capsys, tmp_path) -> None:
     _fill(home)
+    # Hermes Agent's `hermes` on PATH, so that the hint after the choice is the agent's command
+    # (without one it says what to install instead).
+    agent = tmp_path / "agent-bin" / "hermes"
+    agent.parent.mkdir()
+    agent.write_text("#!/bin/sh\nexit 0\n")
+    agent.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{agent.parent}{os.pathsep}{os.environ['PATH']}")
     code, out, err = _browse(monkeypatch, capsys, "2\n")
     assert code == 0
     assert out == "20250305_091523_a1b2c3\n"  # BR-17: stdout carries only the id
