@@ -42,7 +42,15 @@ from .screens.browser import BrowserScreen
 from .screens.unavailable import UnavailableScreen
 from .widgets.text_field import drop_held_keys, hold_key, hold_keys, release_held_keys_later
 
-STYLES = Path(__file__).parent / "styles"
+def _styles_dir() -> Path:
+    """Where the ``.tcss`` files are: ``styles/`` at the repository top is their one source;
+    a built wheel carries them inside this package (pyproject's ``force-include``), while a
+    source tree or an editable install finds them beside the package."""
+    shipped = Path(__file__).parent / "styles"
+    return shipped if shipped.is_dir() else Path(__file__).parent.parent / "styles"
+
+
+STYLES = _styles_dir()
 
 MIN_WIDTH = 40
 MIN_HEIGHT = 10

@@ -48,8 +48,9 @@ def plain_browse(
 ) -> tuple[int, str | None]:
     """BR-6: a numbered list and a prompt. Returns (exit code, chosen id or None).
 
-    The list, the prompt and its messages go to ``menu`` (stderr, BR-17); errors opening the
-    store go to ``stdout`` (CLI-3). A cancel returns ``(CANCELLED, None)``.
+    The list, the prompt and its messages go to ``menu`` (stderr, BR-17), and so do errors
+    opening the store: ``stdout`` is for the chosen id alone. A cancel returns
+    ``(CANCELLED, None)``.
     """
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout
@@ -57,7 +58,7 @@ def plain_browse(
     try:
         db = SessionDB(db_path, read_only=True)
     except (DatabaseError, Exception) as exc:
-        print(f"Error: Could not open session database: {_one_line(exc, db_path)}", file=stdout)
+        print(f"Error: Could not open session database: {_safe(_one_line(exc, db_path))}", file=menu)
         return 1, None
     for warning in db.warnings:
         _err(f"Warning: {_safe(warning)}")
@@ -66,7 +67,7 @@ def plain_browse(
             source=source, exclude_sources=None if source else list(INTERNAL_SOURCES), limit=limit
         )
     except Exception as exc:
-        print(f"Error: Could not open session database: {_one_line(exc, db_path)}", file=stdout)
+        print(f"Error: Could not open session database: {_safe(_one_line(exc, db_path))}", file=menu)
         return 1, None
     finally:
         db.close()
@@ -122,21 +123,19 @@ def _one_line(exc: BaseException, path: Path) -> str:
 
 
 def own_script_paths() -> set[Path]:
-    """Paths that are this project's own ``hermes`` entry point (never re-executed)."""
+    """Paths of this project's own scripts that run the session commands (never re-executed
+    by a resume command): ``hermes-sessions``, or a ``hermes`` of an older install. Our
+    ``hermes`` shim is not one: it hands ``hermes --resume`` to Hermes Agent."""
+    from .agent import script_kind
+
     paths: set[Path] = set()
     for candidate in (shutil.which("hermes"), sys.argv[0] if sys.argv else None):
-        if not candidate:
+        if not candidate or script_kind(candidate) != "sessions":
             continue
         try:
-            path = Path(candidate).resolve()
+            paths.add(Path(candidate).resolve())
         except OSError:
             continue
-        try:
-            head = path.read_bytes()[:4096]
-        except OSError:
-            continue
-        if b"hermes_tui" in head:
-            paths.add(path)
     return paths
 
 
@@ -147,29 +146,37 @@ def resume_argv(template: str, session_id: str) -> list[str]:
 
 
 def refuses_own_script(argv: list[str]) -> bool:
-    """CLI-13: a resume command that resolves to this project's own script is refused."""
+    """CLI-13: a resume command that would start this project's session commands again is
+    refused: one of our session scripts, or our ``hermes`` shim asked for ``sessions``."""
+    from .agent import script_kind
+
     if not argv:
         return True
     exe = shutil.which(argv[0])
     if exe is None:
         return False
+    kind = script_kind(exe)
+    if kind == "shim":
+        return len(argv) > 1 and argv[1] == "sessions"
     try:
-        return Path(exe).resolve() in own_script_paths()
+        return kind == "sessions" or Path(exe).resolve() in own_script_paths()
     except OSError:
         return False
 
 
 def hand_off(session_id: str, resume_command: str | None) -> int:
     """BR-7: print the id on stdout; run the resume command in place of this process."""
+    from .agent import resume_hint
+
     print(session_id, flush=True)
     if not resume_command:
-        _err(f"Run: hermes --resume {session_id}")
+        _err(resume_hint(session_id))
         return 0
     argv = resume_argv(resume_command, session_id)
     if refuses_own_script(argv):
         _err(
             f"Not running resume_command {resume_command!r}: it starts this session browser "
-            f"itself, not Hermes Agent. Run: hermes --resume {session_id}"
+            f"itself, not Hermes Agent. {resume_hint(session_id)}"
         )
         return 1
     try:
@@ -324,13 +331,13 @@ def _run_browse(db_path: Path | None, *, source: str | None, limit: int, demo: b
             demo_home.build()
             db_path = demo_home.db_path
         elif db_path is None or not db_path.exists():
-            print(
-                f"Error: no session database at {db_path} "
+            _err(
+                f"Error: no session database at {_safe(str(db_path))} "
                 "(try 'hermes sessions browse --demo' to explore demo data)"
             )
             return 1
         elif db_path.is_dir():
-            print(f"Error: Could not open session database: {db_path} is a directory")
+            _err(f"Error: Could not open session database: {_safe(str(db_path))} is a directory")
             return 1
         tty = None if plain else open_controlling_tty()
         # The demo's store goes when it ends: so does what was cached of it.
@@ -344,13 +351,13 @@ def _run_browse(db_path: Path | None, *, source: str | None, limit: int, demo: b
                 try:
                     SessionDB(db_path, read_only=True).close()
                 except Exception as exc:
-                    print(f"Error: Could not open session database: {_one_line(exc, db_path)}")
+                    _err(f"Error: Could not open session database: {_safe(_one_line(exc, db_path))}")
                     return 1
             else:
                 first = start_first_window(db_path, config, source=source, cache_dir=cache_dir)
                 first.opened.wait()
                 if first.error is not None and first.db is None:
-                    print(f"Error: Could not open session database: {_one_line(first.error, db_path)}")
+                    _err(f"Error: Could not open session database: {_safe(_one_line(first.error, db_path))}")
                     first.close()
                     return 1
         if tty is None:

@@ -2,9 +2,14 @@
 
 ``main(argv=None) -> int`` parses, runs one action and returns the exit code (CLI-2): 0 on
 success, 1 for not found / cannot open / rejected / write failure / ``Cancelled.``, 2 for usage
-errors. Messages go to stdout exactly as §13 writes them (argparse usage errors go to stderr;
-so do errors of ``export -``, whose stdout is the data). No traceback ever reaches the user:
-database, file-system and unexpected errors become one ``Error: …`` line.
+errors. ``sessions_main`` is the same under the name ``hermes-sessions`` (which no other
+program installs; ``hermes`` itself is Hermes Agent's: see :mod:`hermes_tui.hermes_shim`).
+
+The two streams: stdout carries what a command produces -- a listing, figures,
+exported data, or the one line saying what a write did -- and nothing else, so it can be piped.
+Every error, warning, hint, prompt and ``Cancelled.`` goes to stderr, in every command. No
+traceback ever reaches the user: database, file-system and unexpected errors become one
+``Error: …`` line.
 
 Adding an action
 ----------------
@@ -87,13 +92,12 @@ UNTITLED_MARK = "\u2014"  # em dash for untitled rows in the titled layout
 
 
 class CliExit(Exception):
-    """Stop the action: print ``message`` (if any) and exit with ``code``."""
+    """Stop the action: print ``message`` (if any) on stderr and exit with ``code``."""
 
-    def __init__(self, message: str | None, code: int = 1, *, stderr: bool = False) -> None:
+    def __init__(self, message: str | None, code: int = 1) -> None:
         super().__init__(message)
         self.message = message
         self.code = code
-        self.stderr = stderr
 
 
 def _open_error(detail: str) -> CliExit:
@@ -193,11 +197,14 @@ def resolve_id(db: SessionDB, arg: str | None) -> str:
 
 
 def confirm(prompt: str) -> bool:
-    """CLI-6: ``y``/``yes`` confirms; anything else, EOF or Ctrl-C declines."""
+    """CLI-6: ``y``/``yes`` confirms; anything else, EOF or Ctrl-C declines. The prompt is
+    asked on stderr: stdout keeps only what the command produces."""
     try:
-        answer = input(prompt)
+        # (inside the try: a Ctrl-C right after the prompt appears declines too)
+        print(prompt, end="", file=sys.stderr, flush=True)
+        answer = input()
     except (EOFError, KeyboardInterrupt):
-        print()
+        print(file=sys.stderr)
         return False
     return answer.strip().lower() in ("y", "yes")
 
@@ -240,7 +247,7 @@ def format_stats(stats: dict) -> list[str]:
         (k for k, n in sources.items() if n > 0),
         key=lambda k: (-sources[k], rank.get(k, len(rank)), k),
     ):
-        lines.append(f"  {inert(name)}: {sources[name]} sessions")
+        lines.append(f"  {inert(name)}: {_plural_sessions(sources[name])}")
     size = stats.get("db_size_bytes")
     if size is not None:
         lines.append(f"Database size: {size / 1048576:.1f} MB")
@@ -279,6 +286,30 @@ def _non_negative_int(text: str) -> int:
     return value
 
 
+def _limit(text: str) -> int:
+    """A ``--limit``: 0 would list nothing and say "No sessions found." of a full store."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more: {text!r}")
+    return value
+
+
+def warn_unknown_source(db: SessionDB, source: str | None) -> None:
+    """A ``--source`` no session has is most likely a typo: say so on stderr, naming the
+    sources the store has (the command still runs: a source may have no session yet)."""
+    if source is None:
+        return
+    known = db.source_counts()
+    if source in known:
+        return
+    names = ", ".join(inert(name) for name in sorted(k for k in known if k)) or "none (no sessions)"
+    print(f"Warning: no session has source '{inert(source)}'; sources in this store: {names}",
+          file=sys.stderr)
+
+
 # list ------------------------------------------------------------------------
 
 
@@ -286,9 +317,7 @@ def _non_negative_int(text: str) -> int:
 def _add_list(sub) -> None:
     parser = sub.add_parser("list", help="list recent sessions")
     parser.add_argument("--source", help="only sessions from this source (e.g. cli, telegram)")
-    parser.add_argument(
-        "--limit", type=_non_negative_int, default=20, help="how many sessions (default 20)"
-    )
+    parser.add_argument("--limit", type=_limit, default=20, help="how many sessions (default 20)")
     parser.add_argument("--archived", action="store_true", help="list archived sessions instead")
     parser.set_defaults(run=_cmd_list)
 
@@ -298,6 +327,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
     archived_only = getattr(args, "archived", False)
     now = time.time()
     with open_store("read") as db:
+        warn_unknown_source(db, args.source)
         # The rows of list_sessions_rich (CLI-7), streamed: a large --limit printed as it is
         # read, not held whole. The layout depends on whether any row has a title, so the
         # rows before the first titled one wait (all of them only when none has one).
@@ -326,7 +356,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
             rows.close()
         # An empty list over archived conversations says where they are (on stderr: stdout
         # keeps CLI-3's exact line).
-        archived = 0 if archived_only or not args.limit else db.session_count(
+        archived = 0 if archived_only else db.session_count(
             args.source, archived_only=True, exclude_children=True, exclude_sources=exclude,
         )
     print("No sessions found.")
@@ -350,7 +380,7 @@ def _add_browse(sub) -> None:
     parser.add_argument("--source", help="only sessions from this source")
     parser.add_argument(
         "--limit",
-        type=_non_negative_int,
+        type=_limit,
         default=500,
         help="rows listed by the plain fallback (default 500)",
     )
@@ -371,9 +401,27 @@ def _cmd_browse(args: argparse.Namespace) -> int:
     from hermes_tui.browse import run_browse  # noqa: PLC0415 - deliberately lazy
 
     path = None if args.demo else db_location()
+    if path is not None and args.source is not None:
+        _warn_unknown_source_at(path, args.source)
     return int(
         run_browse(path, source=args.source, limit=args.limit, demo=args.demo, plain=args.plain)
     )
+
+
+def _warn_unknown_source_at(path: Path, source: str) -> None:
+    """The browser's unknown-source warning, said before it starts (it stays on the terminal
+    under the browser's screen). A store that cannot be read is left to the browser to report,
+    in its own words."""
+    try:
+        db = SessionDB(path, read_only=True)
+    except Exception:
+        return
+    try:
+        warn_unknown_source(db, source)
+    except Exception:
+        pass
+    finally:
+        db.close()
 
 
 # export ----------------------------------------------------------------------
@@ -411,12 +459,11 @@ def _cmd_export(args: argparse.Namespace) -> int:
     from hermes_state.export_parallel import export_to_path, export_to_stream
 
     to_stdout = args.output == "-"
-    # stdout carries the data: every error of this run goes to stderr instead.
-    args._errors_to_stderr = to_stdout
     with open_store("read") as db, _export_progress(to_stdout) as progress:
         # An empty --session-id is an error, never "every session" (CLI-17).
         session_ids = [resolve_id(db, args.session_id)] if args.session_id is not None else None
         source = None if session_ids else args.source
+        warn_unknown_source(db, source)
         if to_stdout:
             count = export_to_stream(
                 db, sys.stdout, args.format, source=source, session_ids=session_ids
@@ -467,7 +514,7 @@ def _cmd_delete(args: argparse.Namespace) -> int:
         )
         if not outcome.ok:
             if db.get_session(session_id) is None:
-                raise CliExit(f"Session '{args.session_id}' not found.")
+                raise CliExit(f"Session '{inert(args.session_id)}' not found.")
             raise CliExit(f"Error: {inert(outcome.error or 'the session was not deleted')}")
     print(f"Deleted session '{inert(session_id)}'.")
     # (stdout says only what CLI-9 says; the way back goes to stderr)
@@ -574,7 +621,7 @@ def _cmd_rename(args: argparse.Namespace) -> int:
         except ValueError as exc:
             raise CliExit(f"Error: {inert(exc)}") from exc
         if not updated:
-            raise CliExit(f"Session '{args.session_id}' not found.")
+            raise CliExit(f"Session '{inert(args.session_id)}' not found.")
     stored = sanitize_title(title)
     if stored is None:
         print(f"Session '{inert(session_id)}' title cleared.")
@@ -610,6 +657,7 @@ def _cmd_prune(args: argparse.Namespace) -> int:
     where = f" from '{inert(args.source)}'" if args.source else ""
     if args.dry_run:
         with open_store("read") as db:
+            warn_unknown_source(db, args.source)
             rows = db.prunable_sessions(older_than_days=days, source=args.source)
         for sid, source, title in rows:
             shown = fit_cells(inert(title or UNTITLED_MARK), 40)
@@ -618,6 +666,7 @@ def _cmd_prune(args: argparse.Namespace) -> int:
               "nothing was deleted.")
         return 0
     with open_store("write") as db:
+        warn_unknown_source(db, args.source)
         # Say how many before asking, so the answer is informed; the count is taken again by
         # the delete itself.
         count, messages = db.prunable_totals(older_than_days=days, source=args.source)
@@ -701,7 +750,7 @@ def _add_simulate(sub) -> None:
 def _cmd_simulate(args: argparse.Namespace) -> int:
     from .cli_workload import simulate_main
 
-    return _run_sub(simulate_main, args.args, "hermes sessions simulate")
+    return _run_sub(simulate_main, args.args, f"{getattr(args, 'prog', SESSIONS_PROG)} simulate")
 
 
 @session_action("generate")
@@ -718,7 +767,7 @@ def _add_generate(sub) -> None:
 def _cmd_generate(args: argparse.Namespace) -> int:
     from .cli_workload import generate_main
 
-    return _run_sub(generate_main, args.args, "hermes sessions generate")
+    return _run_sub(generate_main, args.args, f"{getattr(args, 'prog', SESSIONS_PROG)} generate")
 
 
 _OWN_PARSERS: dict[str, Callable[[argparse.Namespace], int]] = {
@@ -750,33 +799,58 @@ def _cmd_import(args: argparse.Namespace) -> int:
     else:
         source = Path(args.input)
         if not source.is_file():
-            raise CliExit(f"Error: cannot read {args.input}: no such file")
+            raise CliExit(f"Error: cannot read {inert(args.input)}: no such file")
+    _create_store_for_import()
     with open_store("write") as db:
         try:
             report = import_jsonl(db, source)
         except (OSError, UnicodeDecodeError) as exc:
             reason = getattr(exc, "strerror", None) or str(exc)
-            raise CliExit(f"Error: cannot read {args.input}: {reason}") from exc
+            raise CliExit(f"Error: cannot read {inert(args.input)}: {reason}") from exc
     print(report.summary())
+    # What was not imported as it was: warnings, so on stderr.
     for session_id, title, owner in report.title_collisions:
-        print(f"  title '{inert(title)}' of {inert(session_id)} is in use by {inert(owner)}; imported untitled")
+        print(f"  title '{inert(title)}' of {inert(session_id)} is in use by {inert(owner)}; imported untitled",
+              file=sys.stderr)
     for session_id, parent in report.missing_parents:
-        print(f"  parent {inert(parent)} of {inert(session_id)} is missing; imported as a root")
+        print(f"  parent {inert(parent)} of {inert(session_id)} is missing; imported as a root", file=sys.stderr)
     for line, reason in report.errors:
-        print(f"  line {line}: {inert(reason)}")
+        print(f"  line {line}: {inert(reason)}", file=sys.stderr)
     return 0 if report.ok else 1
+
+
+def _create_store_for_import() -> None:
+    """Import is how history moves to a new machine (export there, import here): a
+    ``HERMES_HOME`` with no ``state.db`` yet gets one, created as Hermes Agent creates it
+    (every other action only opens an existing store)."""
+    path = db_location()
+    if path.exists() or path.is_symlink():
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        SessionDB(path).close()
+    except (OSError, sqlite3.Error, DatabaseError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise _open_error(f"cannot create {path}: {reason}") from exc
 
 
 # ---------------------------------------------------------------------------- parser and main
 
 
-def build_parser() -> argparse.ArgumentParser:
+#: The two names our commands run under: ``hermes sessions`` (through the ``hermes`` that
+#: hands other commands to Hermes Agent) and ``hermes-sessions`` (a name nothing else installs).
+SESSIONS_PROG = "hermes sessions"
+STANDALONE_PROG = "hermes-sessions"
+
+
+def build_parser(sessions_prog: str = SESSIONS_PROG) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="hermes", description="Browse, search and manage Hermes Agent sessions."
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     sessions = commands.add_parser(
         "sessions",
+        prog=sessions_prog,
         help="manage stored sessions",
         description="Manage the sessions stored in $HERMES_HOME/state.db.",
     )
@@ -802,29 +876,33 @@ def _silence_stdout() -> None:
         pass
 
 
-def _emit(message: str | None, stderr: bool) -> None:
+def _emit(message: str | None) -> None:
+    """An error of the run: on stderr, whatever the command (stdout is for its output), and
+    inert (it may quote a path or an argument)."""
     if message is None:
         return
-    stream = sys.stderr if stderr else sys.stdout
-    print(message, file=stream)
+    print(inert(message), file=sys.stderr)
 
 
-def _errors_to_stderr(args: argparse.Namespace) -> bool:
-    return bool(getattr(args, "_errors_to_stderr", False))
+def sessions_main(argv: list[str] | None = None) -> int:
+    """The ``hermes-sessions`` console script: ``hermes-sessions list`` is ``hermes sessions
+    list``, under a name that no other program installs."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    return main(["sessions", *argv], _sessions_prog=STANDALONE_PROG)
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, *, _sessions_prog: str = SESSIONS_PROG) -> int:
     """Run ``hermes`` with ``argv`` (default ``sys.argv[1:]``); return the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if len(argv) >= 2 and argv[0] == "sessions" and argv[1] in _OWN_PARSERS:
         # These commands parse their own options (argparse's REMAINDER cannot take a
         # leading ``--option`` through a subparser).
         try:
-            return _OWN_PARSERS[argv[1]](argparse.Namespace(args=argv[2:]))
+            return _OWN_PARSERS[argv[1]](argparse.Namespace(args=argv[2:], prog=_sessions_prog))
         except KeyboardInterrupt:
             print("\nInterrupted.", file=sys.stderr)
             return 130
-    parser = build_parser()
+    parser = build_parser(_sessions_prog)
     try:
         args, extras = parser.parse_known_args(argv)
         if extras:
@@ -834,15 +912,15 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:  # usage error (2) or --help (0)
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
     run = getattr(args, "run", None)
-    if run is None:  # CLI-14: no action given
-        args._help_parser.print_help()
+    if run is None:  # CLI-14: no action given (a usage error: its help goes to stderr)
+        args._help_parser.print_help(sys.stderr)
         return 2
     try:
         code = run(args)
         sys.stdout.flush()
         return code
     except CliExit as exc:
-        _emit(exc.message, exc.stderr or _errors_to_stderr(args))
+        _emit(exc.message)
         return exc.code
     except BrokenPipeError:
         _silence_stdout()
@@ -851,23 +929,23 @@ def main(argv: list[str] | None = None) -> int:
         print("\nInterrupted.", file=sys.stderr)
         return 130
     except DatabaseError as exc:
-        _emit(f"Error: {exc}", _errors_to_stderr(args))
+        _emit(f"Error: {exc}")
         return 1
     except sqlite3.Error as exc:
         try:
             path = db_location()
         except CliExit:
             path = hermes_home() / "state.db"
-        _emit(f"Error: {describe_db_error(exc, path)}", _errors_to_stderr(args))
+        _emit(f"Error: {describe_db_error(exc, path)}")
         return 1
     except OSError as exc:
         where = f": {exc.filename}" if exc.filename else ""
-        _emit(f"Error: {exc.strerror or exc}{where}", _errors_to_stderr(args))
+        _emit(f"Error: {exc.strerror or exc}{where}")
         return 1
     except Exception as exc:  # last resort: one line, never a traceback
         if os.environ.get(DEBUG_ENV) == "1":
             raise
-        _emit(f"Error: unexpected {type(exc).__name__}: {exc}", _errors_to_stderr(args))
+        _emit(f"Error: unexpected {type(exc).__name__}: {exc}")
         return 1
 
 

@@ -1,8 +1,8 @@
-"""``hermes sessions trash`` and ``hermes sessions restore``: the browser's deletes, kept 7 days.
+"""``hermes sessions trash`` and ``hermes sessions restore``: deleted sessions, kept 7 days.
 
-A session deleted in the browser is also written to the trash under the user data directory
-(owner-only) inside the deleting transaction, so it can be brought back here even when the
-browser was killed between the delete and its undo.
+A session deleted in the browser or by ``hermes sessions delete`` is also written to the trash
+under the user data directory (owner-only) inside the deleting transaction, so it can be brought
+back here even when the browser was killed between the delete and its undo.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def _fail(message: str) -> int:
 
 
 def add_trash(sub) -> None:
-    parser = sub.add_parser("trash", help=f"list sessions deleted in the browser (kept {TRASH_DAYS} days)")
+    parser = sub.add_parser("trash", help=f"list deleted sessions (by delete or in the browser), kept {TRASH_DAYS} days")
     parser.set_defaults(run=cmd_trash)
 
 
@@ -97,7 +97,8 @@ def cmd_restore(args: argparse.Namespace) -> int:
         return _fail(f"Error: Could not open session database: {inert(str(exc))}")
     try:
         if entry.database and entry.database != str(db.db_path):
-            print(f"(deleted from {inert(entry.database)}; restoring into {inert(str(db.db_path))})")
+            print(f"(deleted from {inert(entry.database)}; restoring into {inert(str(db.db_path))})",
+                  file=sys.stderr)
         report = undo_delete(lambda: db, snapshot)
     finally:
         db.close()

@@ -114,6 +114,9 @@ def simulate_main(argv: Optional[Sequence[str]] = None, prog: Optional[str] = No
                         help="events per second per writer; 0 = as fast as possible (default 5)")
     parser.add_argument("--duration", type=_non_negative_float, default=None,
                         help="seconds to run (default: until Ctrl-C)")
+    # A workload of a known size, however fast the machine: what a duration cannot give.
+    parser.add_argument("--events", type=_positive_int, default=None,
+                        help="stop each writer after N events (default: no limit)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument("--log-dir", help="write one JSON-lines log per writer here")
     parser.add_argument("--realtime", action="store_true",
@@ -133,7 +136,9 @@ def simulate_main(argv: Optional[Sequence[str]] = None, prog: Optional[str] = No
         # SIGTERM (e.g. from ``browse --demo`` closing its writer) stops like Ctrl-C does.
         previous_term = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
     try:
-        span = f"{args.duration:g} s" if args.duration is not None else "until Ctrl-C"
+        limits = ([f"{args.duration:g} s"] if args.duration is not None else []) + (
+            [f"{args.events} events each"] if args.events is not None else [])
+        span = " or ".join(limits) or "until Ctrl-C"
         pace = f"{args.rate:g} events/s each" if args.rate > 0 else "as fast as possible"
         print(f"Simulating {args.writers} writer{'s' if args.writers != 1 else ''} on {home} "
               f"({pace}, {span}).", file=sys.stderr, flush=True)
@@ -142,6 +147,7 @@ def simulate_main(argv: Optional[Sequence[str]] = None, prog: Optional[str] = No
             writers=args.writers,
             rate=args.rate,
             duration=args.duration,
+            max_events=args.events,
             seed=args.seed,
             log_dir=Path(args.log_dir) if args.log_dir else None,
             age_lanes=not args.realtime,

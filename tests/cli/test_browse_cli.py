@@ -43,8 +43,15 @@ def _browse(monkeypatch, capsys, stdin: str, *extra: str):
     return code, out, err
 
 
-def test_br6_plain_list_layout_and_selection(home, monkeypatch, capsys) -> None:
+def test_br6_plain_list_layout_and_selection(home, monkeypatch, capsys, tmp_path) -> None:
     _fill(home)
+    # Hermes Agent's `hermes` on PATH, so that the hint after the choice is the agent's command
+    # (without one it says what to install instead).
+    agent = tmp_path / "agent-bin" / "hermes"
+    agent.parent.mkdir()
+    agent.write_text("#!/bin/sh\nexit 0\n")
+    agent.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{agent.parent}{os.pathsep}{os.environ['PATH']}")
     code, out, err = _browse(monkeypatch, capsys, "2\n")
     assert code == 0
     assert out == "20250305_091523_a1b2c3\n"  # BR-17: stdout carries only the id
@@ -90,8 +97,9 @@ def test_cli13_empty_database_plain_prints_no_sessions(home, monkeypatch, capsys
 
 def test_cli13_not_a_database_is_one_line(home, monkeypatch, capsys) -> None:
     (home / "state.db").write_bytes(os.urandom(4096))
-    code, out, _ = _browse(monkeypatch, capsys, "")
-    assert code == 1 and out.count("\n") == 1 and out.startswith("Error: Could not open session database:")
+    code, out, err = _browse(monkeypatch, capsys, "")
+    assert (code, out) == (1, "")
+    assert err.count("\n") == 1 and err.startswith("Error: Could not open session database:")
 
 
 def _run_cli(args: list[str], env: dict, stdin: str) -> subprocess.CompletedProcess:

@@ -61,17 +61,17 @@ class Terminal:
     """A pseudo-terminal that becomes the controlling terminal of one child process."""
 
     def __init__(self, argv: list[str], env: dict, stdout: Path, *, stdin_tty: bool = True,
-                 size: tuple[int, int] = (100, 30)) -> None:
+                 size: tuple[int, int] = (100, 30), stderr: Path | None = None) -> None:
         self.master, slave = os.openpty()
         cols, rows = size
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
         self.screen = b""
-        with open(stdout, "wb") as out, open(os.devnull, "wb") as null:
+        with open(stdout, "wb") as out, open(stderr or os.devnull, "wb") as err:
             self.proc = subprocess.Popen(
                 argv,
                 stdin=slave if stdin_tty else subprocess.DEVNULL,
                 stdout=out,
-                stderr=null,
+                stderr=err,
                 env=env,
                 cwd=REPO,
                 start_new_session=True,
@@ -201,8 +201,10 @@ def test_cli13_not_a_database_on_a_terminal_is_one_line_before_any_drawing(home,
     (home / "state.db").write_bytes(os.urandom(4096))
     for suffix in ("-wal", "-shm"):
         (home / f"state.db{suffix}").unlink(missing_ok=True)
-    term, stdout = _browse(home, tmp_path)
+    stderr = tmp_path / "stderr.txt"
+    term, stdout = _browse(home, tmp_path, stderr=stderr)
     assert term.finish() == 1
-    out = stdout.read_text()
-    assert out.count("\n") == 1 and out.startswith("Error: Could not open session database:"), out
+    assert stdout.read_text() == ""  # (stdout is for the chosen id alone)
+    err = stderr.read_text()
+    assert err.count("\n") == 1 and err.startswith("Error: Could not open session database:"), err
     assert b"\x1b[?1049h" not in term.screen, "the UI never started"

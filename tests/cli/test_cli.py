@@ -92,20 +92,24 @@ def test_cli1_main_returns_int_and_console_script_points_at_it(run, store, home)
     code, out, _ = run("stats")
     assert code == 0 and isinstance(code, int)
     scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
-    assert scripts["hermes"] == "hermes_tui.cli:main"
+    # `hermes` hands Hermes Agent's own commands on; `hermes-sessions` is ours alone.
+    assert scripts["hermes"] == "hermes_tui.hermes_shim:main"
+    assert scripts["hermes-sessions"] == "hermes_tui.cli:sessions_main"
 
 
 def test_cli14_missing_action_prints_sessions_help_exit_2(capsys, home):
     assert main(["sessions"]) == 2
-    out = capsys.readouterr().out
-    assert out.startswith("usage: hermes sessions")
+    out, err = capsys.readouterr()
+    assert out == ""  # a usage error: the help goes with it to stderr
+    assert err.startswith("usage: hermes sessions")
     for action in ("list", "browse", "export", "delete", "rename", "prune", "stats"):
-        assert f"\n    {action} " in out
+        assert f"\n    {action} " in err
 
 
 def test_cli14_no_command_prints_top_help_exit_2(capsys, home):
     assert main([]) == 2
-    assert "sessions" in capsys.readouterr().out
+    out, err = capsys.readouterr()
+    assert out == "" and "sessions" in err
 
 
 def test_cli2_usage_errors_exit_2_on_stderr(run, store):
@@ -345,8 +349,8 @@ def test_cli17_empty_id_is_an_error_never_every_session(run, three_sessions, hom
 def test_cli5_like_wildcards_are_literal(run, store, make_session):
     make_session(store, "20250305_aXb", messages=[("user", "x")])
     store.close()
-    assert run("rename", "20250305_a_b", "t")[1] == "Session '20250305_a_b' not found.\n"
-    assert run("rename", "20250305_a%", "t")[1] == "Session '20250305_a%' not found.\n"
+    assert run("rename", "20250305_a_b", "t")[1:] == ("", "Session '20250305_a_b' not found.\n")
+    assert run("rename", "20250305_a%", "t")[1:] == ("", "Session '20250305_a%' not found.\n")
 
 
 # ----------------------------------------------------------------------------- CLI-6, CLI-9 delete
@@ -382,22 +386,25 @@ PROMPT = "Delete session '20250305_091523_a1b2c3' and all its messages? [y/N] "
 
 @pytest.mark.parametrize("answer", ["y\n", "yes\n", "YES\n", "  Yes  \n", "y"])
 def test_cli6_yes_answers_confirm(run, deletable, home, answer):
-    code, out, _ = run("delete", "20250305_091523_a1b2c3", stdin=answer)
+    code, out, err = run("delete", "20250305_091523_a1b2c3", stdin=answer)
     assert code == 0
-    assert out == PROMPT + "Deleted session '20250305_091523_a1b2c3'.\n"
+    # The prompt is CLI-9's, word for word, on stderr: stdout says only what was done.
+    assert out == "Deleted session '20250305_091523_a1b2c3'.\n"
+    assert PROMPT in err
     assert not _exists(home, "20250305_091523_a1b2c3")
 
 
 @pytest.mark.parametrize("answer", ["n\n", "\n", "no\n", "yeah\n", "y es\n", "ye\n"])
 def test_cli6_other_answers_decline(run, deletable, home, answer):
-    code, out, _ = run("delete", "20250305_091523_a1b2c3", stdin=answer)
-    assert (code, out) == (1, PROMPT + "Cancelled.\n")
+    code, out, err = run("delete", "20250305_091523_a1b2c3", stdin=answer)
+    assert (code, out) == (1, "")
+    assert err.endswith(PROMPT + "Cancelled.\n")
     assert _exists(home, "20250305_091523_a1b2c3")
     assert (deletable / "20250305_091523_a1b2c3.json").exists()
 
 
 def test_cli9_prompt_says_on_stderr_what_else_goes_and_what_stays(run, deletable, home):
-    """The prompt is CLI-9's, word for word, on stdout; stderr says what it does not: the
+    """The prompt is CLI-9's, word for word, on stderr, after what it does not say: the
     delegate (sub-agent) runs that go with the session (UC-5), the children that stay."""
     db = SessionDB(home / "state.db")
     try:
@@ -409,12 +416,14 @@ def test_cli9_prompt_says_on_stderr_what_else_goes_and_what_stays(run, deletable
     finally:
         db.close()
     code, out, err = run("delete", "20250305_091523_a1b2c3", stdin="n\n")
-    assert (code, out) == (1, PROMPT + "Cancelled.\n")
+    assert (code, out) == (1, "")
+    assert err.endswith(PROMPT + "Cancelled.\n")
     assert "Its 2 delegate (sub-agent) runs (3 messages) are deleted with it." in err
     assert "1 child session stays, as a root." in err
     assert _exists(home, "20250305_091800_d2")
     code, out, err = run("delete", "20250305_091523_a1b2c3", stdin="y\n")
-    assert (code, out) == (0, PROMPT + "Deleted session '20250305_091523_a1b2c3'.\n")
+    assert (code, out) == (0, "Deleted session '20250305_091523_a1b2c3'.\n")
+    assert PROMPT in err
     assert not _exists(home, "20250305_091800_d2") and _exists(home, "20250305_091600_c0ffee")
 
 
@@ -435,15 +444,15 @@ def test_cli9_prompt_calls_a_session_live_by_the_users_live_window(run, store, m
 
 
 def test_cli6_eof_cancels(run, deletable, home):
-    code, out, _ = run("delete", "20250305_091523_a1b2c3", stdin="")
-    assert code == 1
-    assert out == PROMPT + "\nCancelled.\n"
+    code, out, err = run("delete", "20250305_091523_a1b2c3", stdin="")
+    assert (code, out) == (1, "")
+    assert err.endswith(PROMPT + "\nCancelled.\n")
     assert _exists(home, "20250305_091523_a1b2c3")
 
 
 def test_cli6_ctrl_c_cancels(run, deletable, home):
-    code, out, _ = run("delete", "20250305_091523_a1b2c3", stdin=_InterruptingStdin())
-    assert code == 1 and out.endswith("\nCancelled.\n")
+    code, out, err = run("delete", "20250305_091523_a1b2c3", stdin=_InterruptingStdin())
+    assert code == 1 and out == "" and err.endswith("\nCancelled.\n")
     assert _exists(home, "20250305_091523_a1b2c3")
 
 
@@ -532,8 +541,8 @@ def test_cli10_rename_to_blank_clears_title(run, titled, home):
 def test_cli10_duplicate_title_rejected(run, titled):
     assert run("rename", "20250305_091523_a1b2c3", "my", "project") == (
         1,
-        "Error: Title 'my project' is already in use by session 20250304_143022_e4f5a6\n",
         "",
+        "Error: Title 'my project' is already in use by session 20250304_143022_e4f5a6\n",
     )
 
 
@@ -543,8 +552,8 @@ def test_cli10_own_title_and_case_variant_accepted(run, titled):
 
 
 def test_cli10_too_long_title_rejected(run, titled, home):
-    code, out, _ = run("rename", "20250305_091523_a1b2c3", "x" * 101)
-    assert (code, out) == (1, "Error: Title too long (101 chars, max 100)\n")
+    assert run("rename", "20250305_091523_a1b2c3", "x" * 101) == (
+        1, "", "Error: Title too long (101 chars, max 100)\n")
     assert run("rename", "20250305_091523_a1b2c3", "x" * 100)[0] == 0
 
 
@@ -573,20 +582,20 @@ def _ids(home: Path) -> list[str]:
 
 
 def test_cli11_prune_prompt_and_result(run, prunable):
-    code, out, _ = run("prune", stdin="y\n")
-    assert (code, out) == (0, "Delete 2 ended sessions older than 90 days? [y/N] Pruned 2 session(s).\n")
+    assert run("prune", stdin="y\n") == (
+        0, "Pruned 2 session(s).\n", "Delete 2 ended sessions older than 90 days? [y/N] ")
     assert _ids(prunable) == ["old_live", "recent_ended"]
 
 
 def test_cli11_prune_with_source_and_days(run, prunable):
-    code, out, _ = run("prune", "--older-than", "30", "--source", "cli", stdin="yes\n")
-    assert out == "Delete 1 ended session older than 30 days from 'cli'? [y/N] Pruned 1 session(s).\n"
+    code, out, err = run("prune", "--older-than", "30", "--source", "cli", stdin="yes\n")
+    assert (out, err) == ("Pruned 1 session(s).\n", "Delete 1 ended session older than 30 days from 'cli'? [y/N] ")
     assert _ids(prunable) == ["old_live", "old_tg_ended", "recent_ended"]
 
 
 def test_cli11_prune_declined(run, prunable):
     assert run("prune", "--older-than", "5", stdin="n\n") == (
-        1, "Delete 3 ended sessions older than 5 days? [y/N] Cancelled.\n", "")
+        1, "", "Delete 3 ended sessions older than 5 days? [y/N] Cancelled.\n")
     assert len(_ids(prunable)) == 4
 
 
@@ -630,9 +639,9 @@ def test_stats_lists_sources_most_sessions_first(run, store, home):
         "  cli: 3 sessions\n"
         "  discord: 2 sessions\n"
         "  tool: 2 sessions\n"
-        "  slack: 1 sessions\n"
-        "  matrix: 1 sessions\n"
-        "  zulip: 1 sessions\n"
+        "  slack: 1 session\n"
+        "  matrix: 1 session\n"
+        "  zulip: 1 session\n"
         f"Database size: {size / 1048576:.1f} MB\n"
     )
 
@@ -766,10 +775,10 @@ def test_cli8_export_bad_format_is_usage_error(run, exportable, tmp_path):
 
 
 def test_cli13_browse_without_database_names_path_and_suggests_demo(run, home):
-    code, out, _ = run("browse")
-    assert code == 1
-    assert out.count("\n") == 1
-    assert str(home / "state.db") in out and "--demo" in out
+    code, out, err = run("browse")
+    assert (code, out) == (1, "")
+    assert err.count("\n") == 1
+    assert str(home / "state.db") in err and "--demo" in err
     assert not (home / "state.db").exists()
 
 
@@ -797,12 +806,13 @@ def test_cli_import_reports_bad_lines_exit_1(run, store, tmp_path):
     store.close()
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": "s", "source": "cli", "started_at": 1.0}\n{oops\n')
-    code, out, _ = run("import", str(bad))
+    code, out, err = run("import", str(bad))
     assert code == 1
-    assert out.splitlines()[0] == "Imported 1 session, 0 messages, 1 bad line(s)."
-    assert out.splitlines()[1].startswith("  line 2: ")
+    # The summary is what the import did; the bad line is a diagnostic.
+    assert out == "Imported 1 session, 0 messages, 1 bad line(s).\n"
+    assert err.startswith("  line 2: ") and err.count("\n") == 1
     assert run("import", str(tmp_path / "missing.jsonl")) == (
-        1, f"Error: cannot read {tmp_path / 'missing.jsonl'}: no such file\n", "")
+        1, "", f"Error: cannot read {tmp_path / 'missing.jsonl'}: no such file\n")
 
 
 # ----------------------------------------------------------------------------- CLI-15
@@ -858,13 +868,13 @@ def test_cli15_store_closed_when_command_fails_midway(run, titled, spy, monkeypa
         return broken
 
     monkeypatch.setattr(SessionDB, "iter_listed", broken_after(0))
-    code, out, _ = run("list")
-    assert code == 1 and out.startswith("Error: ") and out.count("\n") == 1
+    code, out, err = run("list")
+    assert code == 1 and out == "" and err.startswith("Error: ") and err.count("\n") == 1
     assert len(spy) == 1 and spy[0]._conn is None
     # Streamed: what was printed before the failure stays printed, the error comes last.
     monkeypatch.setattr(SessionDB, "iter_listed", broken_after(10**6))  # (after the last row)
-    code, out, _ = run("list")
-    assert code == 1 and out.splitlines()[0].startswith("Title") and out.splitlines()[-1].startswith("Error: ")
+    code, out, err = run("list")
+    assert code == 1 and out.splitlines()[0].startswith("Title") and err.startswith("Error: ")
     assert len(spy) == 2 and spy[1]._conn is None
 
 
@@ -891,7 +901,7 @@ def test_cli11_a_large_prune_while_something_writes_says_what_the_lock_costs(run
                                                                           monkeypatch):
     """A prune is one transaction (EX-5): every writer waits for all of it, and upstream's gives
     a write up after ~16 s. Large, while the store is being written, it says so on stderr before
-    CLI-11's prompt (unchanged on stdout); small, or on a quiet store, nothing."""
+    CLI-11's prompt (unchanged, on stderr too); small, or on a quiet store, nothing."""
     from hermes_tui import cli
 
     now = time.time()
@@ -903,10 +913,10 @@ def test_cli11_a_large_prune_while_something_writes_says_what_the_lock_costs(run
                  messages=[{"role": "user", "content": "still talking", "timestamp": now - 60}])
     store.close()
     prompt = "Delete 2 ended sessions older than 90 days? [y/N] Cancelled.\n"
-    assert run("prune", stdin="n\n") == (1, prompt, "")  # (3 messages: far below the bar)
+    assert run("prune", stdin="n\n") == (1, "", prompt)  # (3 messages: far below the bar)
     monkeypatch.setattr(cli, "PRUNE_LOCK_WARN_MESSAGES", 3)
     code, out, err = run("prune", stdin="n\n")
-    assert (code, out) == (1, prompt)
+    assert (code, out) == (1, "") and err.endswith(prompt)
     assert err.startswith("⚠ This store was written 1m ago: an agent or a gateway may be writing to it.")
     assert "Pruning 2 sessions (3 messages) is one transaction" in err
     assert "prune in steps (a larger --older-than first)" in err
@@ -919,7 +929,7 @@ def test_cli11_a_large_prune_while_something_writes_says_what_the_lock_costs(run
         ))
     finally:
         writer.close()
-    assert run("prune", stdin="n\n") == (1, prompt, "")
+    assert run("prune", stdin="n\n") == (1, "", prompt)
 
 
 def test_last_write_at_is_the_newest_message_or_session_start(db):

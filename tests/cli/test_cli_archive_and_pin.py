@@ -129,5 +129,8 @@ def test_an_empty_list_over_archived_conversations_says_where_they_are(capsys, h
     assert (code, out) == (0, "No sessions found.\n")  # CLI-3's line, exactly
     assert err == "(1 archived: hermes sessions list --source whatsapp --archived)\n"
     code, out, err = run(capsys, "list", "--source", "matrix")
-    assert (code, out, err) == (0, "No sessions found.\n", "")
+    # (no session has that source at all: a warning naming the ones there are, no archive hint)
+    assert (code, out) == (0, "No sessions found.\n")
+    assert err == ("Warning: no session has source 'matrix'; sources in this store: "
+                   "cli, cron, discord, kanban, subagent, telegram, whatsapp\n")
     assert "taxes 2025" in run(capsys, "list", "--source", "whatsapp", "--archived")[1]

@@ -11,7 +11,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -62,21 +61,21 @@ def populate(home: Path) -> None:
 def test_cli2_subprocess_exit_codes_and_no_traceback(home):
     missing = hermes(home, "sessions", "list")
     assert missing.returncode == 1
-    assert missing.stdout == f"Error: Could not open session database: no database at {home / 'state.db'}\n"
-    assert missing.stderr == ""
+    assert missing.stderr == f"Error: Could not open session database: no database at {home / 'state.db'}\n"
+    assert missing.stdout == ""
 
     populate(home)
     ok = hermes(home, "sessions", "list")
     assert ok.returncode == 0 and "refactoring auth" in ok.stdout and ok.stderr == ""
 
     not_found = hermes(home, "sessions", "rename", "zzz", "x")
-    assert (not_found.returncode, not_found.stdout) == (1, "Session 'zzz' not found.\n")
+    assert (not_found.returncode, not_found.stdout, not_found.stderr) == (1, "", "Session 'zzz' not found.\n")
 
     usage = hermes(home, "sessions", "list", "--limit")
     assert usage.returncode == 2 and usage.stdout == "" and "usage:" in usage.stderr
 
-    no_action = hermes(home, "sessions")
-    assert no_action.returncode == 2 and "list" in no_action.stdout
+    no_action = hermes(home, "sessions")  # a usage error: the help goes to stderr
+    assert no_action.returncode == 2 and no_action.stdout == "" and "list" in no_action.stderr
 
     for result in (missing, ok, not_found, usage, no_action):
         assert "Traceback" not in result.stdout + result.stderr
@@ -85,19 +84,20 @@ def test_cli2_subprocess_exit_codes_and_no_traceback(home):
 def test_cli3_subprocess_not_a_database(home):
     (home / "state.db").write_bytes(os.urandom(4096))
     result = hermes(home, "sessions", "stats")
-    assert result.returncode == 1 and result.stderr == ""
-    assert result.stdout == (f"Error: Could not open session database: {home / 'state.db'} "
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr == (f"Error: Could not open session database: {home / 'state.db'} "
                              "is not a SQLite database (or it is encrypted)\n")
 
 
 def test_cli6_subprocess_eof_cancels(home):
     populate(home)
     result = hermes(home, "sessions", "delete", "20250305", stdin="")
-    assert result.returncode == 1
-    assert result.stdout == ("Delete session '20250305_091523_a1b2c3' and all its messages? [y/N] \n"
+    assert (result.returncode, result.stdout) == (1, "")
+    # The note before the prompt (the session was written just now, not ended), the prompt, the
+    # end of input, and the cancel: all on stderr.
+    assert result.stderr == ("⚠ It looks live: an agent may still be writing to it.\n"
+                             "Delete session '20250305_091523_a1b2c3' and all its messages? [y/N] \n"
                              "Cancelled.\n")
-    # (nothing but the note before the prompt: the session was written just now, not ended)
-    assert result.stderr == "⚠ It looks live: an agent may still be writing to it.\n"
 
 
 def test_cli6_subprocess_ctrl_c_at_prompt_cancels(home):
@@ -114,18 +114,17 @@ def test_cli6_subprocess_ctrl_c_at_prompt_cancels(home):
     )
     prompt = b" older than 0 days? [y/N] "
     seen = b""
-    deadline = time.monotonic() + 30
-    while not seen.endswith(prompt) and time.monotonic() < deadline:
-        chunk = os.read(proc.stdout.fileno(), 256)
+    while not seen.endswith(prompt):  # (the prompt is on stderr; EOF ends the wait)
+        chunk = os.read(proc.stderr.fileno(), 256)
         if not chunk:
             break
         seen += chunk
     assert seen.startswith(b"Delete ") and seen.endswith(prompt), seen
     proc.send_signal(signal.SIGINT)
-    rest, err = proc.communicate(timeout=30)
+    out, rest = proc.communicate(timeout=30)
     assert proc.returncode == 1
     assert rest == b"\nCancelled.\n"
-    assert err == b""
+    assert out == b""
 
 
 def test_cli_subprocess_broken_pipe_is_silent(home):

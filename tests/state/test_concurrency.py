@@ -10,7 +10,6 @@ from __future__ import annotations
 import multiprocessing
 import sqlite3
 import threading
-import time
 import traceback
 from pathlib import Path
 
@@ -86,13 +85,11 @@ def test_wr3_four_writers_and_a_reader_lose_nothing(tmp_path: Path):
     reader = ctx.Process(target=_reader, args=(str(path), start, stop, errors, counts))
     for proc in writers + [reader]:
         proc.start()
-    began = time.monotonic()
     start.set()
     for proc in writers:
         proc.join(120)
     stop.set()
     reader.join(60)
-    elapsed = time.monotonic() - began
     problems = []
     while not errors.empty():
         problems.append(errors.get())
@@ -121,7 +118,6 @@ def test_wr3_four_writers_and_a_reader_lose_nothing(tmp_path: Path):
         assert hits == WRITERS * (PER_WRITER // 10)
     finally:
         db.close()
-    assert elapsed < 60
 
 
 def test_co9_threads_share_one_instance_safely(db: SessionDB):

@@ -25,7 +25,7 @@ from hermes_tui.legible import MINIMUM_CONTRAST, contrast, legible_variables
 
 from .conftest import SIZE, make_app, settle
 
-STYLES = Path(__file__).resolve().parents[2] / "hermes_tui" / "styles"
+STYLES = Path(__file__).resolve().parents[2] / "styles"
 THEMES = sorted(BUILTIN_THEMES)
 DECORATION = re.compile(r"^[\u2500-\u259f\s]*$")
 DIM_FACTOR = 0.66  # how much of the colour a terminal's "dim" keeps (Textual's factor)
