@@ -126,7 +126,7 @@ def _reference_match(db: Any, result: Any) -> tuple[str, str] | None:
 
 def _like_reference(db: Any, query: str) -> tuple[str, str] | None:
     from hermes_state.query import cjk_tokens
-    from hermes_state.search import TRIGRAM_TABLE, _trigram_vocab
+    from hermes_state.search import TRIGRAM_TABLE, trigram_vocab
 
     tokens = [t for t in cjk_tokens(query) if t.upper() not in ("AND", "OR", "NOT")]
     if len(tokens) != 1 or len(tokens[0]) >= 3:
@@ -134,7 +134,7 @@ def _like_reference(db: Any, query: str) -> tuple[str, str] | None:
     term = tokens[0].lower()
 
     def expand(conn) -> list[str]:
-        vocab = _trigram_vocab(conn)
+        vocab = trigram_vocab(conn)
         return [r[0] for r in conn.execute(
             f"SELECT term FROM {vocab} WHERE term >= ? AND term < ?", (term, term + "\U0010ffff"))]
 

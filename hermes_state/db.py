@@ -20,8 +20,15 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, TypeVar
 
 from .capabilities import Capabilities
+from .deletion import (
+    busy_sessions,
+    compression_lineage,
+    delegate_descendants,
+    delete_session_rows,
+    prunable_sql,
+    remove_session_files,
+)
 from .errors import DatabaseError, ReadOnlyError, TitleChangedError  # noqa: F401 (ReadOnlyError: re-exported)
-from .lenient_text import lenient_text, refused_as_undecodable
 from .lineage import (
     ancestors as _lineage_ancestors,
     build_tree as _lineage_build_tree,
@@ -53,7 +60,6 @@ from .telegram_topics import (
     is_enabled as _telegram_is_enabled,
     migrate as _telegram_migrate,
 )
-from .visibility import Rules, continuation_sql
 from .titles import MAX_TITLE_LENGTH, next_title_from, sanitize_title, split_number_suffix
 from .store import (
     CHECKPOINT_EVERY_N_WRITES,
@@ -989,14 +995,14 @@ class SessionDB:
             if not conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone():
                 return None
             # Upstream v16: delegate sub-agent runs (``_delegate_from``) go with their parent.
-            delegates = _delegate_descendants(conn, [session_id])
-            _delete_sessions(conn, delegates + [session_id])
+            delegates = delegate_descendants(conn, [session_id])
+            delete_session_rows(conn, delegates + [session_id])
             return delegates
 
         delegates = self._execute_write(do)
         deleted = delegates is not None
         if deleted and sessions_dir is not None:
-            _remove_session_files(Path(sessions_dir), list(delegates) + [session_id])
+            remove_session_files(Path(sessions_dir), list(delegates) + [session_id])
         return deleted
 
     def prune_sessions(
@@ -1006,7 +1012,7 @@ class SessionDB:
         sessions_dir: Path | None = None,
     ) -> int:
         """Delete ended sessions started before the cutoff; children are orphaned (EX-5)."""
-        sql, params = _prunable_sql(older_than_days, source)
+        sql, params = prunable_sql(older_than_days, source)
         return self._sweep(sql, params, sessions_dir)
 
     def _sweep(self, select_sql: str, params: Iterable[Any], sessions_dir: Path | None) -> int:
@@ -1019,23 +1025,23 @@ class SessionDB:
             ids = [row[0] for row in conn.execute(select_sql, params).fetchall()]
             held = {sid for sid, _what, _until in busy_sessions(conn, ids)}
             ids = [sid for sid in ids if sid not in held]
-            _delete_sessions(conn, ids)
+            delete_session_rows(conn, ids)
             return ids
 
         ids = self._execute_write(do)
         if ids and sessions_dir is not None:
-            _remove_session_files(Path(sessions_dir), ids)
+            remove_session_files(Path(sessions_dir), ids)
         return len(ids)
 
     def prunable_session_ids(self, older_than_days: float = 90, source: str | None = None) -> list[str]:
         """The ids :meth:`prune_sessions` would delete now (for a count or a dry run)."""
-        sql, params = _prunable_sql(older_than_days, source)
+        sql, params = prunable_sql(older_than_days, source)
         return [row[0] for row in self._fetchall(sql, params)]
 
     def prunable_totals(self, older_than_days: float = 90, source: str | None = None) -> tuple[int, int]:
         """How many sessions :meth:`prune_sessions` would delete now, and their messages (by
         the sessions' counters), in one statement."""
-        sql, params = _prunable_sql(older_than_days, source, "COUNT(*), COALESCE(SUM(message_count), 0)")
+        sql, params = prunable_sql(older_than_days, source, "COUNT(*), COALESCE(SUM(message_count), 0)")
         sessions, messages = self._fetchone(sql, params)
         return int(sessions or 0), int(messages or 0)
 
@@ -1058,7 +1064,7 @@ class SessionDB:
         """``(id, source, title)`` of each session :meth:`prune_sessions` would delete now, in
         one statement (a dry run lists them: a whole row read for each, kept until printed,
         took 20 s and 1.1 GB for 150k sessions)."""
-        sql, params = _prunable_sql(older_than_days, source, "id, source, title")
+        sql, params = prunable_sql(older_than_days, source, "id, source, title")
 
         def do(conn: sqlite3.Connection) -> list[tuple[str, str | None, Any]]:
             cursor = conn.cursor()
@@ -1339,7 +1345,7 @@ class SessionDB:
         from .listing.pins import set_pinned_in_file
 
         def lineage(conn: sqlite3.Connection) -> list[str]:
-            return _compression_lineage(conn, session_id)
+            return compression_lineage(conn, session_id)
 
         if not self._has_session_column("pinned"):
             ids = self._read(lineage)
@@ -1366,7 +1372,7 @@ class SessionDB:
         value = 1 if archived else 0
 
         def do(conn: sqlite3.Connection) -> bool:
-            ids = _compression_lineage(conn, session_id)
+            ids = compression_lineage(conn, session_id)
             if not ids:
                 return False
             marks = ",".join("?" for _ in ids)
@@ -1606,13 +1612,13 @@ class SessionDB:
                 ]
             if not existing:
                 return [], []
-            delegates = _delegate_descendants(conn, existing)
-            _delete_sessions(conn, delegates + existing)
+            delegates = delegate_descendants(conn, existing)
+            delete_session_rows(conn, delegates + existing)
             return existing, delegates
 
         existing, delegates = self._execute_write(do)
         if sessions_dir is not None and (existing or delegates):
-            _remove_session_files(Path(sessions_dir), delegates + existing)
+            remove_session_files(Path(sessions_dir), delegates + existing)
         return len(existing)
 
     def delete_session_if_empty(self, session_id: str, sessions_dir: Path | None = None) -> bool:
@@ -1628,7 +1634,7 @@ class SessionDB:
 
         deleted = bool(self._execute_write(do))
         if deleted and sessions_dir is not None:
-            _remove_session_files(Path(sessions_dir), [session_id])
+            remove_session_files(Path(sessions_dir), [session_id])
         return deleted
 
     def _empty_sessions_sql(self) -> str:
@@ -1950,210 +1956,6 @@ def _drop_replayed_prompts(messages: list[dict]) -> list[dict]:
 
 
 
-
-#: Tables whose rows belong to a session and go with it (UC-5): (table, column).
-DEPENDENT_TABLES: tuple[tuple[str, str], ...] = (
-    ("session_model_usage", "session_id"),
-    ("compression_locks", "session_id"),
-    ("session_turn_leases", "conversation_id"),
-    ("telegram_dm_topic_bindings", "session_id"),
-)
-
-
-def _table_columns(conn: sqlite3.Connection, table: str) -> set[str]:
-    return {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
-
-
-def dependent_tables(conn: sqlite3.Connection) -> list[tuple[str, str]]:
-    """The :data:`DEPENDENT_TABLES` this store has."""
-    return [(t, c) for t, c in DEPENDENT_TABLES if c in _table_columns(conn, t)]
-
-
-def busy_sessions(conn: sqlite3.Connection, ids: list[str], now: float | None = None) -> list[tuple[str, str, float]]:
-    """``(session_id, what, until)`` for sessions an agent holds right now: an unexpired
-    ``compression_locks`` or ``session_turn_leases`` row (UC-5: never deleted under it)."""
-    now = time.time() if now is None else now
-    held: list[tuple[str, str, float]] = []
-    for table, column, what in (("compression_locks", "session_id", "a compression"),
-                                ("session_turn_leases", "conversation_id", "a turn")):
-        if column not in _table_columns(conn, table):
-            continue
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
-            marks = ",".join("?" for _ in chunk)
-            held += [
-                (row[0], what, float(row[1]))
-                for row in conn.execute(
-                    f"SELECT {column}, expires_at FROM {table} WHERE {column} IN ({marks}) AND expires_at > ?",
-                    chunk + [now],
-                )
-            ]
-    return held
-
-
-def unloadable_fts_tables(conn: sqlite3.Connection) -> list[str]:
-    """FTS5 tables over ``messages`` whose tokenizer this process cannot load (UC-7)."""
-    names = [
-        row[0] for row in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%fts5%'"
-        )
-    ]
-    broken = []
-    for name in names:
-        try:
-            conn.execute(f'SELECT 1 FROM "{name}" LIMIT 0').fetchall()
-        except sqlite3.OperationalError as exc:
-            if "tokenizer" in str(exc).lower():
-                broken.append(name)
-    return broken
-
-
-def stand_down_unloadable_fts(conn: sqlite3.Connection) -> list[str]:
-    """UC-7, as upstream does it: in the caller's write transaction, drop the triggers that
-    would feed an FTS table whose tokenizer cannot load here and mark that index stale
-    (``state_meta.fts_cjk_stale = '1'`` for the CJK table), so upstream rebuilds it where the
-    tokenizer is installed. Returns the triggers dropped."""
-    dropped: list[str] = []
-    for table in unloadable_fts_tables(conn):
-        triggers = [
-            row[0] for row in conn.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'messages'"
-            )
-            if row[0].startswith(table + "_")
-        ]
-        for trigger in triggers:
-            conn.execute(f'DROP TRIGGER IF EXISTS "{trigger}"')
-            dropped.append(trigger)
-        key = "fts_cjk_stale" if table == "messages_fts_cjk" else f"{table}_stale"
-        conn.execute(
-            "INSERT INTO state_meta (key, value) VALUES (?, '1') "
-            "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key,)
-        )
-    return dropped
-
-
-class SessionBusyError(DatabaseError):
-    """An agent holds the session right now (an unexpired compression lock or turn lease)."""
-
-
-def _prunable_sql(older_than_days: float, source: str | None, columns: str = "id") -> tuple[str, list[Any]]:
-    """Ended sessions started before the cutoff (EX-5), optionally of one source."""
-    cutoff = time.time() - older_than_days * 86400
-    sql = f"SELECT {columns} FROM sessions WHERE started_at < ? AND ended_at IS NOT NULL"
-    params: list[Any] = [cutoff]
-    if source:
-        sql += " AND source = ?"
-        params.append(source)
-    return sql, params
-
-
-def _delete_sessions(conn: sqlite3.Connection, ids: list[str]) -> None:
-    """Orphan children, delete messages (FTS follows via triggers), the rows of dependent
-    tables and the sessions, then system prompts nobody uses any more (UC-5). Refuses, in
-    one line and before changing anything, while an agent holds one of the sessions."""
-    held = busy_sessions(conn, ids)
-    if held:
-        sid, what, until = held[0]
-        stamp = time.strftime("%H:%M:%S", time.localtime(until))
-        raise SessionBusyError(
-            f"session {sid} is in use: an agent holds it for {what} until {stamp}; nothing was deleted"
-        )
-    stand_down_unloadable_fts(conn)
-    dependents = dependent_tables(conn)
-    prompts = "system_prompt_hash" in _table_columns(conn, "sessions") and bool(
-        _table_columns(conn, "system_prompts")
-    )
-    for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
-        marks = ",".join("?" for _ in chunk)
-        hashes = [
-            row[0] for row in conn.execute(
-                f"SELECT DISTINCT system_prompt_hash FROM sessions WHERE id IN ({marks}) "
-                "AND system_prompt_hash IS NOT NULL", chunk,
-            )
-        ] if prompts else []
-        conn.execute(
-            f"UPDATE sessions SET parent_session_id = NULL WHERE parent_session_id IN ({marks})",
-            chunk,
-        )
-        conn.execute(f"DELETE FROM messages WHERE session_id IN ({marks})", chunk)
-        for table, column in dependents:
-            conn.execute(f"DELETE FROM {table} WHERE {column} IN ({marks})", chunk)
-        conn.execute(f"DELETE FROM sessions WHERE id IN ({marks})", chunk)
-        for digest in hashes:
-            conn.execute(
-                "DELETE FROM system_prompts WHERE hash = ? AND NOT EXISTS "
-                "(SELECT 1 FROM sessions WHERE system_prompt_hash = ?)", (digest, digest),
-            )
-
-
-def _remove_session_files(directory: Path, ids: list[str]) -> None:
-    """EX-4: remove ``<id>.json``, ``<id>.jsonl`` and ``request_dump_<id>_*.json``."""
-    for session_id in ids:
-        candidates = [directory / f"{session_id}.json", directory / f"{session_id}.jsonl"]
-        try:
-            candidates += [
-                p
-                for p in directory.glob(f"request_dump_{_glob_escape(session_id)}_*.json")
-                if p.is_file()
-            ]
-        except OSError:
-            pass
-        for path in candidates:
-            try:
-                path.unlink()
-            except OSError:
-                pass
-
-
-def _glob_escape(text: str) -> str:
-    import glob
-
-    return glob.escape(text)
-
-
-def _compression_lineage(conn: sqlite3.Connection, session_id: str) -> list[str]:
-    """The session plus every compression ancestor and continuation (a continuation is a
-    child started at or after its parent ended with ``compression``); empty if unknown."""
-    rows = conn.execute(
-        "WITH RECURSIVE "
-        "up(id) AS (SELECT id FROM sessions WHERE id = ? UNION "
-        "  SELECT p.id FROM up JOIN sessions c ON c.id = up.id "
-        "  JOIN sessions p ON p.id = c.parent_session_id "
-        f"  WHERE {continuation_sql('p', 'c')}), "
-        "down(id) AS (SELECT id FROM sessions WHERE id = ? UNION "
-        "  SELECT c.id FROM down JOIN sessions p ON p.id = down.id "
-        "  JOIN sessions c ON c.parent_session_id = p.id "
-        f"  WHERE {continuation_sql('p', 'c')}) "
-        "SELECT id FROM up UNION SELECT id FROM down",
-        (session_id, session_id),
-    ).fetchall()
-    return [row[0] for row in rows]
-
-
-_DELEGATE_FROM = "json_extract(CASE WHEN json_valid(model_config) THEN model_config END, '$._delegate_from')"
-
-
-def _delegate_descendants(conn: sqlite3.Connection, parent_ids: list[str]) -> list[str]:
-    """Delegate sub-agent runs hanging off ``parent_ids`` (``model_config._delegate_from``
-    naming the parent, or a marked child of it), recursively; the parents excluded."""
-    found: list[str] = []
-    seen = set(parent_ids)
-    frontier = list(parent_ids)
-    while frontier:
-        batch, frontier = frontier[:400], frontier[400:]
-        marks = ",".join("?" for _ in batch)
-        rows = conn.execute(
-            f"SELECT id FROM sessions WHERE {_DELEGATE_FROM} IN ({marks}) "
-            f"OR (parent_session_id IN ({marks}) AND {_DELEGATE_FROM} IS NOT NULL)",
-            batch + batch,
-        ).fetchall()
-        for (child,) in rows:
-            if child not in seen:
-                seen.add(child)
-                found.append(child)
-                frontier.append(child)
-    return found
 
 
 def _content_text(content: Any) -> str:

@@ -246,10 +246,10 @@ EXPORT_BATCH_SESSIONS = 200
 EXPORT_BATCH_MESSAGES = 8000
 
 
-def _export_plan(db: SessionDB, source: str | None) -> "tuple[list[str], array[int]]":
+def export_plan(db: SessionDB, source: str | None) -> "tuple[list[str], array[int]]":
     """Ids of every session (of ``source``), most recently used first -- the order of
     :meth:`SessionDB.iter_export_all` (a test holds the two to the same output) -- and each
-    one's message count as the same statement read it (what :func:`_plan_batches` cuts
+    one's message count as the same statement read it (what :func:`plan_batches` cuts
     batches by, without a statement per batch)."""
     where = "WHERE s.source = ?" if source else ""
     # CAST: a count stored as text or a blob (nothing enforces the column's type) plans as 0.
@@ -270,7 +270,7 @@ def _export_plan(db: SessionDB, source: str | None) -> "tuple[list[str], array[i
             add_count(count if isinstance(count, int) and 0 < count < 1 << 62 else 0)
         return ids, counts
 
-    return db._read(read)
+    return db.store.read(read)
 
 
 def batch_statements(db: SessionDB) -> tuple[str, str]:
@@ -281,7 +281,7 @@ def batch_statements(db: SessionDB) -> tuple[str, str]:
         f"{db.rules.system_prompt_sql('s')} AS {PROMPT_ALIAS} FROM sessions s WHERE s.id IN ({IDS})"
     )
     messages_sql = (
-        f"SELECT * FROM messages WHERE session_id IN ({IDS}){db._active_clause(False)} "
+        f"SELECT * FROM messages WHERE session_id IN ({IDS}){db.store.active_clause(False)} "
         "ORDER BY session_id, timestamp, id"
     )
     return sessions_sql, messages_sql
@@ -291,7 +291,7 @@ def _read_batch(db: SessionDB, ids: list[str]) -> dict[str, dict]:
     """The export dicts of ``ids`` (those that still exist), read in one snapshot so each
     session's row and messages agree."""
     sessions_sql, messages_sql = batch_statements(db)
-    return db._read_snapshot(lambda: db._read(lambda conn: read_batch(conn, sessions_sql, messages_sql, ids)))
+    return db.store.read_snapshot(lambda: db.store.read(lambda conn: read_batch(conn, sessions_sql, messages_sql, ids)))
 
 
 def iter_export_all_batched(db: SessionDB, source: str | None = None) -> Iterator[dict]:
@@ -304,7 +304,7 @@ def iter_export_all_batched(db: SessionDB, source: str | None = None) -> Iterato
     a ``yield``. (Reading the next batch in a thread while this one is encoded was measured:
     no gain, the GIL serialises the Python both sides do.)
     """
-    ids, counts = _export_plan(db, source)
+    ids, counts = export_plan(db, source)
     for batch, found in _batches(db, ids, counts):
         for session_id in batch:
             obj = found.get(session_id)
@@ -315,14 +315,14 @@ def iter_export_all_batched(db: SessionDB, source: str | None = None) -> Iterato
 def _batches(
     db: SessionDB, ids: list[str], counts: "array[int]"
 ) -> Iterator[tuple[list[str], dict[str, dict]]]:
-    for batch in _plan_batches(ids, counts):
+    for batch in plan_batches(ids, counts):
         yield batch, _read_batch(db, batch)
 
 
-def _plan_batches(ids: list[str], counts: "array[int]", max_messages: int | None = None) -> Iterator[list[str]]:
+def plan_batches(ids: list[str], counts: "array[int]", max_messages: int | None = None) -> Iterator[list[str]]:
     """``ids`` cut into batches of at most ``EXPORT_BATCH_SESSIONS`` sessions and, unless one
     session is longer, ``max_messages`` messages (default ``EXPORT_BATCH_MESSAGES``), by the
-    message ``counts`` read beside ``ids`` (:func:`_export_plan`)."""
+    message ``counts`` read beside ``ids`` (:func:`export_plan`)."""
     max_messages = max_messages or EXPORT_BATCH_MESSAGES
     start = 0
     while start < len(ids):
@@ -600,7 +600,7 @@ def import_jsonl(
     report = ImportReport()
     deferred_parents: list[tuple[str, str]] = []
     relink: set[str] = set()  # sessions already present whose lost parent link is restored
-    columns = db._read(_session_columns)
+    columns = db.store.read(_session_columns)
     column_set = set(columns)
     batch: list[tuple[int, dict, list]] = []
     batch_messages = 0
@@ -613,7 +613,7 @@ def import_jsonl(
         nonlocal batch_messages
         if not batch:
             return
-        outcomes = db._execute_write(
+        outcomes = db.store.write(
             lambda conn: _import_batch(conn, batch, columns, column_set)
         )
         for (line_number, obj, rows), outcome in zip(batch, outcomes):
@@ -655,7 +655,7 @@ def import_jsonl(
     flush()
 
     if deferred_parents:
-        missing = db._execute_write(lambda conn: _link_parents(conn, deferred_parents))
+        missing = db.store.write(lambda conn: _link_parents(conn, deferred_parents))
         report.missing_parents.extend(m for m in missing if m[0] not in relink)
         lost = set(missing)
         report.relinked_existing.extend(

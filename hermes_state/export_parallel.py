@@ -32,7 +32,7 @@ except ImportError:  # pragma: no cover - not on Windows
 from . import export
 from .db import SessionDB
 from .errors import DatabaseError
-from .export import ProgressCallback, batch_statements, _export_plan, _plan_batches
+from .export import ProgressCallback, batch_statements, export_plan, plan_batches
 from .paths import write_atomic
 
 #: Exports of fewer messages than this run in one process.
@@ -70,7 +70,7 @@ def suitable(db: SessionDB, source: str | None) -> bool:
     if default_workers() < 2 or db.immutable or (db.opened_version or 0) < 11:
         return False
     where, params = ("WHERE source = ?", [source]) if source else ("", [])
-    row = db._fetchone(f"SELECT COALESCE(SUM(message_count), 0) FROM sessions {where}", params)
+    row = db.store.fetchone(f"SELECT COALESCE(SUM(message_count), 0) FROM sessions {where}", params)
     return int(row[0] or 0) >= PARALLEL_MIN_MESSAGES
 
 
@@ -155,9 +155,9 @@ def iter_jsonl_parallel(
     try:
         # The workers start (~50 ms each: an interpreter, sqlite3, json) while the order is read.
         pool.extend(_Worker(config) for _ in range(count))
-        ids, counts = _export_plan(db, source)
+        ids, counts = export_plan(db, source)
         pending: deque[_Worker] = deque()
-        for n, batch in enumerate(_plan_batches(ids, counts, BATCH_MESSAGES)):
+        for n, batch in enumerate(plan_batches(ids, counts, BATCH_MESSAGES)):
             worker = pool[n % count]
             worker.send(json.dumps(batch))
             pending.append(worker)

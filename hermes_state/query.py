@@ -93,7 +93,7 @@ def sanitize_fts5_query(query: str) -> str:
 # ---------------------------------------------------------------------------- SR-16 repair
 
 _FTS_SPACE = " \t\n\r\f\v"
-_OPERATORS = ("AND", "OR", "NOT")
+OPERATORS = ("AND", "OR", "NOT")
 
 
 def _is_bareword_char(ch: str) -> bool:
@@ -248,7 +248,7 @@ def parse_fts_query(sanitized: str) -> ParsedQuery:
                 if items and items[-1].kind != "op" and not items[-1].prefix:
                     items[-1].prefix = True
                 continue
-            if kind == "word" and value in _OPERATORS and len(chunk) == 1:
+            if kind == "word" and value in OPERATORS and len(chunk) == 1:
                 items.append(QueryItem("op", value))
             elif kind == "word":
                 items.append(QueryItem("word", value))
@@ -301,11 +301,11 @@ class CjkRoute:
 
     @property
     def terms(self) -> list[str]:
-        return [t for t in self.tokens if t not in _OPERATORS]
+        return [t for t in self.tokens if t not in OPERATORS]
 
 
 def _is_op_token(token: str) -> bool:
-    return token.upper() in _OPERATORS
+    return token.upper() in OPERATORS
 
 
 def cjk_tokens(q: str) -> list[str]:
@@ -326,13 +326,13 @@ def cjk_tokens(q: str) -> list[str]:
             op = token.upper()
             if not tokens:
                 continue
-            if tokens[-1] in _OPERATORS:
+            if tokens[-1] in OPERATORS:
                 tokens[-1] = op
                 continue
             tokens.append(op)
         else:
             tokens.append(token)
-    while tokens and tokens[-1] in _OPERATORS:
+    while tokens and tokens[-1] in OPERATORS:
         tokens.pop()
     return tokens
 
@@ -341,7 +341,7 @@ def route_cjk(q: str) -> CjkRoute:
     """SR-9 steps 2–3 with the per-token rule: trigram unless a CJK token has 1–2 CJK chars."""
     raw = q.strip('"').strip()
     tokens = cjk_tokens(q)
-    terms = [t for t in tokens if t not in _OPERATORS]
+    terms = [t for t in tokens if t not in OPERATORS]
     cjk_terms = [t for t in terms if contains_cjk(t)]
     if count_cjk(raw) >= 3 and all(count_cjk(t) >= 3 for t in cjk_terms):
         return CjkRoute("B", tokens, raw)
@@ -351,7 +351,7 @@ def route_cjk(q: str) -> CjkRoute:
 def trigram_match(tokens: Sequence[str]) -> str:
     """SR-10: operators verbatim, every other token a quoted substring (inner ``"`` doubled)."""
     return " ".join(
-        t if t in _OPERATORS else '"' + t.replace('"', '""') + '"' for t in tokens
+        t if t in OPERATORS else '"' + t.replace('"', '""') + '"' for t in tokens
     )
 
 
@@ -371,8 +371,8 @@ MAX_QUERY_WORDS = 32
 #: Snippet width in characters (FTS5's 40 tokens are about this much English).
 SNIPPET_CHARS = 200
 _SNIPPET_LEAD = 50
-_WORD_RE = re.compile(r"[^\W_]+")
-_MARKED_RE = re.compile("\x02([^\x03]*)\x03")
+WORD_RE = re.compile(r"[^\W_]+")
+MARKED_RE = re.compile("\x02([^\x03]*)\x03")
 
 
 _LAST_SPACE_RE = re.compile(r"\s(?=\S*$)")
@@ -397,7 +397,7 @@ def limit_query(text: str) -> tuple[str, str | None]:
 
 # ---------------------------------------------------------------------------- snippets
 
-def _split_marked(marked: str) -> tuple[str, list[tuple[int, int]]]:
+def split_marked(marked: str) -> tuple[str, list[tuple[int, int]]]:
     """Text with MARK_OPEN/MARK_CLOSE markers → plain text and the marked spans."""
     plain: list[str] = []
     spans: list[tuple[int, int]] = []
@@ -503,7 +503,7 @@ def make_snippet(
 
 
 @functools.lru_cache(maxsize=4096)
-def _fold(token: str) -> str:
+def fold_text(token: str) -> str:
     """unicode61's folding, approximately: lower case without diacritics."""
     token = token.lower()
     if token.isascii():
@@ -527,7 +527,7 @@ def _last_plain_word(q: str) -> str | None:
     if len(last) != 1 or last[0][0] != "word":
         return None
     word = last[0][1]
-    if word.upper() in _OPERATORS or contains_cjk(word) or not q.endswith(word):
+    if word.upper() in OPERATORS or contains_cjk(word) or not q.endswith(word):
         return None
     return word
 

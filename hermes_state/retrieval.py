@@ -86,7 +86,7 @@ def lineage_roots(db: "SessionDB", session_ids: Iterable[str]) -> dict[str, str]
                     roots[origin] = node
 
     if wanted:
-        db._read(run)
+        db.store.read(run)
     return roots
 
 

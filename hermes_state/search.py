@@ -105,7 +105,7 @@ from .query import (
     escape_like,
     is_cjk_codepoint,
     limit_query,
-    _OPERATORS,
+    OPERATORS,
     parse_fts_query,
     ParsedQuery,
     QueryItem,
@@ -134,12 +134,12 @@ _LIKE_CLAUSE_NOT_NULL = (
 )
 
 
-def _like_clause(term: str, not_null: bool = False) -> tuple[str, list[str]]:
+def like_clause(term: str, not_null: bool = False) -> tuple[str, list[str]]:
     pattern = "%" + escape_like(term) + "%"
     return (_LIKE_CLAUSE_NOT_NULL if not_null else _LIKE_CLAUSE), [pattern, pattern, pattern]
 
 
-def _filter_sql(
+def filter_sql(
     source_filter: Sequence[str] | None,
     exclude_sources: Sequence[str] | None,
     role_filter: Sequence[str] | None,
@@ -169,12 +169,12 @@ def _filter_sql(
     return clauses, params
 
 
-def _where(clauses: Iterable[str]) -> str:
+def where_clause(clauses: Iterable[str]) -> str:
     clauses = list(clauses)
     return (" AND " + " AND ".join(clauses)) if clauses else ""
 
 
-def _safe_int(value: Any, default: int) -> int:
+def safe_int(value: Any, default: int) -> int:
     try:
         return max(0, int(value))
     except (TypeError, ValueError, OverflowError):
@@ -262,22 +262,22 @@ def search_messages(
     if not isinstance(query, str) or not query.strip():
         return []
     query, _cut = limit_query(query)
-    limit = _safe_int(limit, 20)
-    offset = _safe_int(offset, 0)
+    limit = safe_int(limit, 20)
+    offset = safe_int(offset, 0)
     try:
         q = sanitize_fts5_query(query)
     except Exception:  # pragma: no cover - the sanitiser is pure string work
         return []
     if not q:
         return []
-    filters, filter_params = _filter_sql(
+    filters, filter_params = filter_sql(
         source_filter, exclude_sources, role_filter, db.rules.findable("m"), db.rules.not_hidden("s")
     )
-    where_extra = _where(filters)
+    where_extra = where_clause(filters)
 
     # A store from before schema 10, opened without migrating it (UC-8), has no trigram
     # table: its substrings are found by LIKE (path C), as that store's own upstream did.
-    trigram = db._fts_table_exists(TRIGRAM_TABLE)
+    trigram = db.store.fts_table_exists(TRIGRAM_TABLE)
 
     def run(conn: sqlite3.Connection) -> list[dict]:
         if not contains_cjk(q):
@@ -288,7 +288,7 @@ def search_messages(
         return _path_c(conn, route, where_extra, filter_params, limit, offset)
 
     try:
-        return db._read(run)
+        return db.store.read(run)
     except (sqlite3.Error, UnicodeError, ValueError, OverflowError):
         return []
 
@@ -315,7 +315,7 @@ def _path_a(conn, query, q, where_extra, filter_params, limit, offset) -> list[d
 def _trigram_retry(conn, parsed, where_extra, filter_params, limit, offset) -> list[sqlite3.Row]:
     if offset == 0 and limit == 0:
         return []
-    if any(len(item.text) < 3 for item, _neg in _positive_terms(parsed)):
+    if any(len(item.text) < 3 for item, _neg in positive_query_terms(parsed)):
         return []  # a substring under 3 characters never matches a trigram
     match = " ".join(item.render_substring() for item in parsed.items)
     # Exact bm25 only when cheap: upstream returned [] here, so this must not become slow.
@@ -331,7 +331,7 @@ def _trigram_retry(conn, parsed, where_extra, filter_params, limit, offset) -> l
         return []
 
 
-def _positive_terms(parsed: ParsedQuery) -> list[tuple[QueryItem, list[QueryItem]]]:
+def positive_query_terms(parsed: ParsedQuery) -> list[tuple[QueryItem, list[QueryItem]]]:
     return [clause for group in parsed.groups() for clause in group]
 
 
@@ -348,7 +348,7 @@ def _probe_count(conn, table: str, match: str, cap: int) -> int | None:
 
 
 def _path_b(conn, tokens, where_extra, filter_params, limit, offset) -> list[dict]:
-    if not any(t not in _OPERATORS for t in tokens):
+    if not any(t not in OPERATORS for t in tokens):
         return []
     match = trigram_match(tokens)
     try:
@@ -364,7 +364,7 @@ def _path_c(conn, route: CjkRoute, where_extra, filter_params, limit, offset) ->
     terms = route.terms or [route.raw]
     clauses, params = [], []
     for term in terms:
-        clause, values = _like_clause(term)
+        clause, values = like_clause(term)
         clauses.append(clause)
         params.extend(values)
     snippet = "substr(m.content, max(1, instr(m.content, ?) - 40), 120)"
@@ -392,7 +392,7 @@ def _path_c(conn, route: CjkRoute, where_extra, filter_params, limit, offset) ->
                 # scan: leave it out (same rows; the snippet still anchors on terms[0]).
                 clauses, params = [], []
                 for term in present:
-                    clause, values = _like_clause(term)
+                    clause, values = like_clause(term)
                     clauses.append(clause)
                     params.extend(values)
                 base = (
@@ -428,7 +428,7 @@ def _definitely_absent(conn: sqlite3.Connection, term: str) -> bool:
             ch.isascii() or is_cjk_codepoint(ord(ch)) or ch.lower() == ch == ch.upper() for ch in term
         ):
             return False
-        vocab = _trigram_vocab(conn)
+        vocab = trigram_vocab(conn)
         folded = term.lower()
         row = conn.execute(
             f"SELECT 1 FROM {vocab} WHERE term >= ? AND term < ? LIMIT 1",
@@ -443,7 +443,7 @@ LIKE_FIRST_ROWS = 3000
 
 # ---------------------------------------------------------------------------- CJK (search)
 
-def _trigram_vocab(conn: sqlite3.Connection) -> str:
+def trigram_vocab(conn: sqlite3.Connection) -> str:
     """A TEMP fts5vocab over the trigram table on this connection (never in ``main``)."""
     name = "temp.hermes_search_trigram_vocab"
     conn.execute(

@@ -23,33 +23,33 @@ from .query import (
     cjk_tokens,
     contains_cjk,
     find_spans,
-    _fold,
+    fold_text,
     limit_query,
     make_snippet,
     MARK_CLOSE,
     MARK_OPEN,
-    _MARKED_RE,
-    _OPERATORS,
+    MARKED_RE,
+    OPERATORS,
     parse_fts_query,
     ParsedQuery,
     QueryItem,
     sanitize_fts5_query,
     short_last_word,
-    _split_marked,
+    split_marked,
     trigram_match,
-    _WORD_RE,
+    WORD_RE,
 )
 from .search import (
     EXACT_BM25_MAX_ROWS,
-    _filter_sql,
+    filter_sql,
     FTS_TABLE,
-    _like_clause,
+    like_clause,
     LIKE_FIRST_ROWS,
-    _positive_terms,
-    _safe_int,
+    positive_query_terms,
+    safe_int,
     TRIGRAM_TABLE,
-    _trigram_vocab,
-    _where,
+    trigram_vocab,
+    where_clause,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -271,7 +271,7 @@ def _idf(df: int, total: int) -> float:
 
 
 def _marked_count(text: str) -> int:
-    """How many spans ``highlight()`` marked in ``text`` (what ``_MARKED_RE`` finds): the
+    """How many spans ``highlight()`` marked in ``text`` (what ``MARKED_RE`` finds): the
     number of opening markers when there are as many closing ones -- always, unless the
     content itself carries marker characters (then the regex counts; content holding both
     kinds out of order may be off by one, a ranking weight, never a hit). 400 rows a
@@ -279,7 +279,7 @@ def _marked_count(text: str) -> int:
     opened = text.count(MARK_OPEN)
     if opened == text.count(MARK_CLOSE):
         return opened
-    return len(_MARKED_RE.findall(text))
+    return len(MARKED_RE.findall(text))
 
 
 class _TfMatcher:
@@ -320,8 +320,8 @@ class _TfMatcher:
         """The phrase of each count one marked piece adds (an index once per count)."""
         out: list[int] = []
         exact, prefixes = self.exact, self.prefixes
-        for word in _WORD_RE.findall(piece):
-            folded = _fold(word)
+        for word in WORD_RE.findall(piece):
+            folded = fold_text(word)
             out.extend(exact.get(folded, ()))
             for head, index in prefixes:
                 if folded.startswith(head):
@@ -342,11 +342,11 @@ class _Row:
     marked: bool = True
 
 
-#: Letters of CJK scripts that unicode61 and ``_WORD_RE`` both take as token characters and
+#: Letters of CJK scripts that unicode61 and ``WORD_RE`` both take as token characters and
 #: neither folds (kana, the unified ideographs of Unicode 1.1 and extension A, Hangul
 #: syllables): text of these and ASCII splits into the same tokens in both.
 _CJK_LETTERS = "\u3005-\u3007\u3041-\u3096\u309d-\u309f\u30a1-\u30fa\u30fc-\u30ff\u3400-\u4db5\u4e00-\u9fa5\uac00-\ud7a3"
-#: A character around which ``_WORD_RE`` and case-insensitive matching may tell tokens
+#: A character around which ``WORD_RE`` and case-insensitive matching may tell tokens
 #: otherwise than unicode61 (remove_diacritics 1, categories L* N* Co): the combining marks
 #: unicode61 keeps inside a token (U+0300-U+0331, dropped when folded), private-use
 #: characters (token characters there, separators here), and every letter or digit beyond
@@ -475,7 +475,7 @@ def _mark_inexact(ctx: "_Ctx", table: str, match: str, rows: list[_Row]) -> None
     ):
         row = todo.get(int(rowid))
         if row is not None:
-            row.plain, row.spans = _split_marked(text or "")
+            row.plain, row.spans = split_marked(text or "")
             row.marked = True
     for row in todo.values():
         row.marked = True  # (not found: nothing to mark)
@@ -515,7 +515,7 @@ def _scan_sql(
     else:
         source = f" FROM {table}"
     order_sql = "rank" if order == "rank" else f"{table}.rowid DESC"
-    return f"{select}{source} WHERE {table} MATCH ?{extra}{_where(ctx.filters)} ORDER BY {order_sql}"
+    return f"{select}{source} WHERE {table} MATCH ?{extra}{where_clause(ctx.filters)} ORDER BY {order_sql}"
 
 
 def _plain_text_sql(table: str, ctx: _Ctx) -> str:
@@ -576,7 +576,7 @@ def _query_shape(parsed: ParsedQuery) -> tuple[tuple[str, bool], ...] | None:
     another (:func:`_narrows`)."""
     shape = []
     for item in parsed.items:
-        if item.kind != "word" or not item.text.isascii() or not _WORD_RE.fullmatch(item.text):
+        if item.kind != "word" or not item.text.isascii() or not WORD_RE.fullmatch(item.text):
             return None
         shape.append((item.text.lower(), item.prefix))
     return tuple(shape) or None
@@ -603,7 +603,7 @@ def _lightable(db: "SessionDB", parsed: ParsedQuery) -> bool:
         if item.kind == "op":
             if item.text not in ("AND", "OR", "NOT"):
                 return False
-        elif item.kind != "word" or not item.text.isascii() or not _WORD_RE.fullmatch(item.text):
+        elif item.kind != "word" or not item.text.isascii() or not WORD_RE.fullmatch(item.text):
             return False
     groups = parsed.groups()
     if len(groups) > 1 and not all(len(group) == 1 and not group[0][1] for group in groups):
@@ -851,7 +851,7 @@ def _fts_engine(
         """A row of a statement that highlighted it (or, ``plain``, of the trigram table)."""
         if plain:
             return _Row(int(rowid), text or "", find_spans(text or "", substring_terms), score)
-        body, spans = _split_marked(text or "")
+        body, spans = split_marked(text or "")
         return _Row(int(rowid), body, spans, score)
 
     light = ctx.light if not plain else None
@@ -978,7 +978,7 @@ def _window_scores(rows, phrases, idfs, plain, light: "_Light | None" = None) ->
         columns = [[float(_marked_count(text or "")) for _rowid, text in rows]]
     else:
         matcher = _TfMatcher(phrases)
-        per_row = [matcher.counts(_MARKED_RE.findall(text or "")) for _rowid, text in rows]
+        per_row = [matcher.counts(MARKED_RE.findall(text or "")) for _rowid, text in rows]
         columns = [list(column) for column in zip(*per_row)]
     return _bm25_ranked(rows, columns, dls, idfs)
 
@@ -1045,7 +1045,7 @@ def _next_prefix_bound(prefix: str) -> str:
 
 def _expand_short(ctx: _Ctx, term: str) -> list[str] | None:
     """Trigrams that start with a 1–2 character ``term``: [] when absent, None when too many."""
-    vocab = _trigram_vocab(ctx.conn)
+    vocab = trigram_vocab(ctx.conn)
     folded = term.lower()
     cursor = ctx.conn.execute(
         f"SELECT term FROM {vocab} WHERE term >= ? AND term < ?",
@@ -1068,7 +1068,7 @@ def _quote(text: str) -> str:
 def _cjk_search(ctx: _Ctx, q: str) -> tuple[_Outcome | None, str]:
     """Paths B/C for :func:`search`: trigram substrings, short tokens expanded or LIKE."""
     tokens = cjk_tokens(q)
-    items = [QueryItem("op", t) if t in _OPERATORS else QueryItem("phrase", t) for t in tokens]
+    items = [QueryItem("op", t) if t in OPERATORS else QueryItem("phrase", t) for t in tokens]
     groups = ParsedQuery(items=items, verbatim=False).groups()
     terms = [item.text for item in items if item.kind != "op"]
     if not terms:
@@ -1152,12 +1152,12 @@ def _like_search(ctx: _Ctx, groups, terms: list[str], floor: int | None = None) 
     for group in groups:
         parts = []
         for pos, negs in group:
-            clause, values = _like_clause(pos.text)
+            clause, values = like_clause(pos.text)
             parts.append(clause)
             params.extend(values)
             for neg in negs:
                 # NOT over NULL columns would be NULL: compare against '' instead.
-                clause, values = _like_clause(neg.text, not_null=True)
+                clause, values = like_clause(neg.text, not_null=True)
                 parts.append("NOT " + clause)
                 params.extend(values)
         group_sql.append("(" + " AND ".join(parts) + ")")
@@ -1165,7 +1165,7 @@ def _like_search(ctx: _Ctx, groups, terms: list[str], floor: int | None = None) 
         "SELECT m.id, COALESCE(m.content, '') || ' ' || COALESCE(m.tool_name, '') || ' ' || "
         "COALESCE(m.tool_calls, '') FROM messages m "
         + ("JOIN sessions s ON s.id = m.session_id " if ctx.filtered else "")
-        + f"WHERE ({' OR '.join(group_sql)}){_where(ctx.filters)}"
+        + f"WHERE ({' OR '.join(group_sql)}){where_clause(ctx.filters)}"
         + (" AND m.id > ?" if floor is not None else "")
         + " ORDER BY m.id DESC"
     )
@@ -1201,7 +1201,7 @@ def _unicode61_phrases(parsed: ParsedQuery, expansions: dict[int, str] | None = 
     for group in parsed.groups():
         for pos, negs in group:
             for item, negated in [(pos, False), *((n, True) for n in negs)]:
-                tokens = [_fold(w) for w in _WORD_RE.findall(item.text)]
+                tokens = [fold_text(w) for w in WORD_RE.findall(item.text)]
                 phrases.append(_Phrase(expansions.get(id(item), item.render()), tokens, item.prefix, negated))
     return phrases
 
@@ -1375,7 +1375,7 @@ def _expand_prefixes(ctx: _Ctx, parsed: ParsedQuery) -> tuple[str, dict[int, str
             rendered.append("AND")
         previous = item
         text = item.render()
-        if item.kind == "word" and item.prefix and item.text.isascii() and _WORD_RE.fullmatch(item.text):
+        if item.kind == "word" and item.prefix and item.text.isascii() and WORD_RE.fullmatch(item.text):
             terms = _prefix_terms(ctx, item.text.lower())
             if terms:
                 text = expansions[id(item)] = "(" + " OR ".join(_quote(term) for term in terms) + ")"
@@ -1551,8 +1551,8 @@ def search(
     started = time.perf_counter()
     if sort not in _SORTS:
         raise ValueError(f"sort must be one of {', '.join(_SORTS)}")
-    limit = _safe_int(limit, 20)
-    offset = _safe_int(offset, 0)
+    limit = safe_int(limit, 20)
+    offset = safe_int(offset, 0)
     text = query if isinstance(query, str) else ""
     result = SearchResult(query=text, sort=sort, limit=limit, offset=offset)
 
@@ -1580,7 +1580,7 @@ def search(
         asked = _Question(text, q, typing_word, cut_note, limit, offset, sort, _frozen(source_filter),
                           _frozen(exclude_sources), _frozen(role_filter), budget_ms, workspace,
                           bool(include_hidden))
-        return db._one_schema(lambda: _search(db, done, asked, reuse))
+        return db.store.one_schema(lambda: _search(db, done, asked, reuse))
 
     found = answer(text, q, typing_word)
     shorter = _without_short_last_word(text, q) if typing_word and not found.hits and not found.error else None
@@ -1655,7 +1655,7 @@ def _search(db, done, asked: _Question, reuse: bool) -> "SearchResult":
     source_filter, exclude_sources, role_filter = asked.source_filter, asked.exclude_sources, asked.role_filter
     workspace = asked.workspace
     shown = "1" if asked.include_hidden else db.rules.not_hidden("s")
-    filters, params = _filter_sql(source_filter, exclude_sources, role_filter, db.rules.findable("m"), shown)
+    filters, params = filter_sql(source_filter, exclude_sources, role_filter, db.rules.findable("m"), shown)
     narrow, narrow_params = db.rules.workspace_clause(workspace)
     if narrow is not None:
         filters.append(narrow)
@@ -1702,18 +1702,18 @@ def _search(db, done, asked: _Question, reuse: bool) -> "SearchResult":
                 outcome.total == 0
                 and len(text.strip()) >= 3
                 and parsed.terms
-                and all(len(pos.text) >= 3 for pos, _ in _positive_terms(parsed))
+                and all(len(pos.text) >= 3 for pos, _ in positive_query_terms(parsed))
             ):
                 if ctx.trigram:
                     retry = " ".join(item.render_substring() for item in parsed.items)
                     outcome = _fts_engine(
                         ctx, TRIGRAM_TABLE, retry, _substring_phrases(parsed.groups()), "fts5+trigram",
-                        [pos.text for pos, _ in _positive_terms(parsed)],
+                        [pos.text for pos, _ in positive_query_terms(parsed)],
                     )
                     effective = retry
                 else:
                     groups = parsed.groups()
-                    found = _like_search(ctx, groups, [pos.text for pos, _ in _positive_terms(parsed)])
+                    found = _like_search(ctx, groups, [pos.text for pos, _ in positive_query_terms(parsed)])
                     outcome = replace(found, path="fts5+like")
                     effective = _describe_like(groups)
         if typing_word and not outcome.rows and outcome.total == 0:
@@ -1761,7 +1761,7 @@ def _search(db, done, asked: _Question, reuse: bool) -> "SearchResult":
     except TypeError:  # a filter of values that cannot be a key: nothing kept, nothing reused
         read = run_alone
     try:
-        return db._read(read)
+        return db.store.read(read)
     except sqlite3.OperationalError as exc:
         message = str(exc)
         if "fts5" in message or "syntax" in message or "no such column" in message:

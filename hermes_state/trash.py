@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from .db import SessionDB, _delegate_descendants, _delete_sessions, _remove_session_files, dependent_tables
+from .db import SessionDB
+from .deletion import delegate_descendants, delete_session_rows, dependent_tables, remove_session_files
 from .errors import describe_write_error
 from .paths import default_trash_dir, write_atomic
 
@@ -104,7 +105,7 @@ def preview_delete(
             return None
         # UC-5: delegate runs go with it (as the delete takes them); every other child of
         # the session or of those runs is orphaned.
-        companions = _delegate_descendants(conn, [session_id])
+        companions = delegate_descendants(conn, [session_id])
         going = [session_id, *companions]
         marks = ",".join("?" for _ in going)
 
@@ -149,7 +150,7 @@ def preview_delete(
             live=live,
         )
 
-    return reader._read(read)
+    return reader.store.read(read)
 
 
 # ---------------------------------------------------------------------------- delete + undo
@@ -300,7 +301,7 @@ def delete_with_snapshot(
             return None
         session_columns = [d[0] for d in cur.description]
         # UC-5: delegate runs go with their parent; the snapshot holds them all.
-        companions = _delegate_descendants(conn, [session_id])
+        companions = delegate_descendants(conn, [session_id])
         ids = [session_id] + companions
         marks = ",".join("?" for _ in ids)
         by_id = {r["id"]: tuple(r) for r in conn.execute(f"SELECT * FROM sessions WHERE id IN ({marks})", ids)}
@@ -334,12 +335,12 @@ def delete_with_snapshot(
             snapshot.files = files
             write_trash(trash_path, snapshot, database=db.db_path)
             snapshot.trash_path = trash_path
-        _delete_sessions(conn, ids)
+        delete_session_rows(conn, ids)
         return snapshot
 
     try:
         db = writer()
-        deleted = db._execute_write(do)
+        deleted = db.store.write(do)
     except Exception as exc:
         if trash_path is not None:
             trash_path.unlink(missing_ok=True)  # the delete did not happen
@@ -349,7 +350,7 @@ def delete_with_snapshot(
     if deleted is None:
         return DeleteOutcome(False, error=f"Session {session_id} no longer exists.")
     if sessions_dir is not None:
-        _remove_session_files(sessions_dir, deleted.session_ids)
+        remove_session_files(sessions_dir, deleted.session_ids)
         deleted.sessions_dir = sessions_dir
         deleted.files = files
         deleted.unsaved_files = unsaved
@@ -529,7 +530,7 @@ def undo_delete(writer: Callable[[], SessionDB], snapshot: DeletedSession) -> Un
     # Whatever goes wrong, nothing was restored and the snapshot is intact: it can be retried.
     report.retryable = True
     try:
-        report = writer()._execute_write(do)
+        report = writer().store.write(do)
     except _IdTaken:
         report.error = (
             f"A session with id {snapshot.session_id} exists again (created after the delete); "

@@ -1611,7 +1611,7 @@ def _build(
     schema: int = 16,
     batch_messages: int = 20000,
 ) -> CorpusStats:
-    from hermes_state.db import SessionDB
+    from hermes_state import SessionDB
 
     if schema not in SCHEMAS:
         raise ValueError(f"schema must be one of {', '.join(map(str, SCHEMAS))}, not {schema!r}")
@@ -1621,7 +1621,7 @@ def _build(
         _prepare_v30(path)
     db = SessionDB(path)
     try:
-        existing = db._fetchone("SELECT COUNT(*) FROM sessions")[0]
+        existing = db.store.fetchone("SELECT COUNT(*) FROM sessions")[0]
         if existing:
             raise ValueError(f"{path} already holds {existing} sessions; build a corpus into a new file")
         found = db.opened_version
@@ -1632,7 +1632,7 @@ def _build(
         total = sum(p.n for p in plans)
         stats = CorpusStats(path=str(path), seed=seed, now=now, schema=schema)
         sql = _insert_statements(schema)
-        conn = db._require_conn()
+        conn = db.store.connection
         saved = {name: conn.execute(f"PRAGMA {name}").fetchone()[0]
                  for name in ("synchronous", "cache_size", "temp_store")}
         # Build-time speed only, on this connection; nothing persistent changes.
@@ -1658,7 +1658,7 @@ def _build(
                     if b["usage"]:
                         c.executemany(sql["usage"], b["usage"])
 
-                db._execute_write(insert, count=False)
+                db.store.write(insert, count=False)
                 done += len(batch["messages"])
                 if count % 10 == 0:  # keep the WAL from growing to the size of the database
                     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()

@@ -65,7 +65,7 @@ try:  # POSIX only; the cross-process sessions.json lock needs it.
 except ImportError:  # pragma: no cover - not reachable on the supported platforms
     fcntl = None  # type: ignore[assignment]
 
-from hermes_state.db import SessionDB
+from hermes_state import SessionDB
 from hermes_state.gateway import (
     SESSION_RESET_END_REASON,
     GatewayConfig,
@@ -548,7 +548,7 @@ class Simulator:
                 values,
             )
 
-        self.db._execute_write(do)
+        self.db.store.write(do)
 
     def _end(self, session_id: str, reason: str) -> None:
         self.db.end_session(session_id, reason)
@@ -624,7 +624,7 @@ class Simulator:
                       (conv.session_id,))
             return int(cursor.lastrowid)
 
-        message_id = self.db._execute_write(do)
+        message_id = self.db.store.write(do)
         conv.message_count += 1
         self.report.messages += 1
         self._emit({
@@ -635,7 +635,7 @@ class Simulator:
         return message_id
 
     def _write_v30(self, sql: str, params: tuple) -> None:
-        self.db._execute_write(lambda c: c.execute(sql, params))
+        self.db.store.write(lambda c: c.execute(sql, params))
 
     def _set_title(self, conv: _Conv, base: str) -> Optional[str]:
         """TI-6/TI-7: ask for the next free lineage title, retry once if another writer won."""

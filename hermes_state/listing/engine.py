@@ -162,8 +162,7 @@ class Lister:
         return where, params
 
     def _build_filters(self, rules: Rules, q: ListQuery, walk_source: bool = False) -> tuple[str, list[Any]]:
-        where, params = list_filters(rules, q.source, list(q.exclude_sources), q.include_children,
-                                     q.include_delegates, walk_source)
+        where, params = list_filters(rules, q, walk_source)
         # The row's own flags first: SQLite tests a scanned row's terms in this order, and the
         # lineage test (subqueries, JSON) rejected what a flag would have (the archived view
         # by last activity: 170 -> 130 ms a page at 250k sessions). (No parameters: the

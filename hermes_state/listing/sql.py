@@ -6,15 +6,17 @@ function is pure (SQL text and parameters) or reads through a connection it is g
 
 from __future__ import annotations
 
-import json
 import sqlite3
-from typing import Any, Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from ..lenient_text import lenient_text, refused_as_undecodable
 from ..lineage import compression_tip as lineage_compression_tip
 from ..preview import compute_preview
 from ..visibility import Rules, rewound_counts
 from .activity import padded_values, placeholders, straight_tips
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .query import ListQuery
 
 
 class Listed(list):
@@ -26,13 +28,14 @@ class Listed(list):
         self.exact = exact
 
 
-def list_filters(
-    rules: Rules, source: str | None, exclude_sources: list[str] | None, include_children: bool,
-    include_delegates: bool = False, walk_source: bool = False,
-) -> tuple[str, list[Any]]:
+def list_filters(rules: Rules, query: "ListQuery", walk_source: bool = False) -> tuple[str, list[Any]]:
+    """The WHERE clause of what is listed and from which sources (the flags, the minimum and
+    the workspace are the Lister's: see :meth:`Lister.filters`)."""
     clauses: list[str] = []
     params: list[Any] = []
-    if not include_children:
+    source, exclude_sources = query.source, list(query.exclude_sources)
+    include_delegates = query.include_delegates
+    if not query.include_children:
         # UC-3: roots, orphans, branches and reset children; delegate runs never (they
         # stay hidden even once orphaned, as upstream v16 keeps them) unless asked for (BR-15).
         listed = rules.listed("s")

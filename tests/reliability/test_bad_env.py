@@ -176,7 +176,7 @@ def test_bad_env_cli_empty_file(tmp_path, monkeypatch, capsys, command):
         assert code == 1
         assert_one_error_line(out + err, str(db), "is an empty file")
     else:
-        assert (code, out) == (1, f"Session '{SID}' not found.\n")
+        assert (code, out, err) == (1, "", f"Session '{SID}' not found.\n")
 
 
 @pytest.mark.parametrize("command", list(COMMANDS))
@@ -189,8 +189,8 @@ def test_bad_env_cli_newer_schema_is_read_never_changed(tmp_path, monkeypatch, c
         assert code == READ_OK.get(command, 0), (out, err)
         assert "Warning: database schema version 31 is newer than 30; opened read-only" in err
     else:
-        assert code == 1
-        assert_one_error_line(out, "schema version 31", "newer", "nothing was changed")
+        assert code == 1 and out == ""
+        assert_one_error_line(err, "schema version 31", "newer", "nothing was changed")
     after = schema_fingerprint(db)
     assert after == before and after[0] == [(31,)]
     store = SessionDB(db, read_only=True)
@@ -218,8 +218,8 @@ def test_bad_env_cli_read_only_file_and_directory(tmp_path, kind):
             if name in READS:
                 assert code == READ_OK.get(name, 0), (name, out, err)
             else:
-                assert code == 1, (name, out, err)
-                assert_one_error_line(out, "is read-only")
+                assert code == 1 and out == "", (name, out, err)
+                assert_one_error_line(err, "is read-only")
         assert len(results["list"][1].splitlines()) == 2 + 3
         assert results["stats"][1].startswith("Total sessions: 3\nTotal messages: 12\n")
         assert "Select [1-3]" in results["browse"][2]  # the picker's menu is on stderr (BR-17)
@@ -251,9 +251,9 @@ def test_bad_env_cli_read_only_directory_while_a_writer_has_it_open(tmp_path):
     home.chmod(0o555)
     try:
         results = cli_unprivileged(home, [["list"], ["delete", SID, "--yes"]])
-        (code, out, err), (dcode, dout, _derr) = results
+        (code, out, err), (dcode, dout, derr) = results
         assert code == 0 and "written while you read" in out and "snapshot" not in err
-        assert dcode == 1 and "is read-only" in dout
+        assert dcode == 1 and dout == "" and "is read-only" in derr
     finally:
         home.chmod(0o755)
         writer.close()

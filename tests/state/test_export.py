@@ -793,7 +793,7 @@ def test_batched_export_skips_a_session_deleted_after_the_order_was_read(db):
     for i in range(3):
         db.create_session(f"s{i}", "cli")
         db.append_message(f"s{i}", "user", f"hello {i}")
-    ids, _counts = export_mod._export_plan(db, None)
+    ids, _counts = export_mod.export_plan(db, None)
     db.delete_session(ids[1])
     found = export_mod._read_batch(db, ids)
     assert set(found) == {ids[0], ids[2]}
@@ -811,10 +811,10 @@ def test_batches_are_cut_by_the_counts_read_with_the_order(db):
         for n in range(length):
             db.append_message(f"s{i}", "user", f"m{n}")
     db._execute_write(lambda conn: conn.execute("UPDATE sessions SET message_count = 'many' WHERE id = 's7'"))
-    ids, counts = export_mod._export_plan(db, None)
+    ids, counts = export_mod.export_plan(db, None)
     assert ids == [f"s{i}" for i in range(7, -1, -1)]  # most recently used first
     assert dict(zip(ids, counts)) == {"s0": 3, "s1": 3, "s2": 12, "s3": 2, "s4": 2, "s5": 2, "s6": 9, "s7": 0}
-    planned = list(export_mod._plan_batches(ids, counts, 10))
+    planned = list(export_mod.plan_batches(ids, counts, 10))
     assert planned == [["s7", "s6"], ["s5", "s4", "s3"], ["s2"], ["s1", "s0"]]
     assert [b for b in planned if "s2" in b] == [["s2"]]
     assert sum(planned, []) == ids

@@ -219,7 +219,7 @@ def test_highlights_are_trimmed_to_the_narrower_query(db, tmp_path, small_window
     """``dock*`` marks ``dockyard``; ``docker*`` must mark only what FTS5 would: glued CJK
     tokens (one unicode61 token) and words with diacritics (``Dockér`` folds to ``docker``)
     answer as a fresh search does, narrowed or not."""
-    from hermes_state.query import _fold
+    from hermes_state.query import fold_text
 
     texts = (
         [f"docker and dockyard and dockers {i}" for i in range(40)]
@@ -236,7 +236,7 @@ def test_highlights_are_trimmed_to_the_narrower_query(db, tmp_path, small_window
             assert answer(got) == answer(search(fresh, typed)), typed
         got = search(reader, "docker", sort="newest")
         marked = {hit.snippet[a:b] for hit in got.hits for a, b in hit.spans}
-        assert "dockyard" not in marked and {_fold(piece)[:6] for piece in marked} == {"docker"}
+        assert "dockyard" not in marked and {fold_text(piece)[:6] for piece in marked} == {"docker"}
     finally:
         reader.close()
         fresh.close()
@@ -284,7 +284,7 @@ def term_spans(text: str, word: str, prefix: bool):
 
 def fts5_marks(conn, text_rowid: int, word: str, prefix: bool):
     """What FTS5 says of one row for one word: whether it matches, and highlight()'s spans."""
-    from hermes_state.query import _split_marked
+    from hermes_state.query import split_marked
 
     row = conn.execute(
         "SELECT highlight(t, 0, char(2), char(3)) FROM t WHERE t MATCH ? AND rowid = ?",
@@ -292,7 +292,7 @@ def fts5_marks(conn, text_rowid: int, word: str, prefix: bool):
     ).fetchone()
     if row is None:
         return False, []
-    return True, _split_marked(row[0])[1]
+    return True, split_marked(row[0])[1]
 
 
 @pytest.mark.parametrize(("word", "prefix"), WORDS)
@@ -564,7 +564,7 @@ def test_words_ored_or_negated_are_marked_as_fts5_marks_them(texts, query):
     matches and ``_marks_exactly`` vouches for, the marks are ``highlight()``'s."""
     import sqlite3
 
-    from hermes_state.query import _split_marked, parse_fts_query
+    from hermes_state.query import split_marked, parse_fts_query
 
     parsed = parse_fts_query(query)
     light = engine_mod._Light(engine_mod._unicode61_phrases(parsed))
@@ -577,7 +577,7 @@ def test_words_ored_or_negated_are_marked_as_fts5_marks_them(texts, query):
         ):
             row = light.row(rowid, texts[rowid - 1], None)
             if row.marked:
-                assert row.spans == _split_marked(marked)[1], (texts[rowid - 1], query)
+                assert row.spans == split_marked(marked)[1], (texts[rowid - 1], query)
     finally:
         conn.close()
 
