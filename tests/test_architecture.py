@@ -412,3 +412,15 @@ def hold(app, screen):
         "15: ._keymap",
         "15: ._invoke_later",
     ]
+
+
+def test_walls_widgets_screens_and_dialogs_never_import_the_store_door():
+    """What they show comes from :mod:`hermes_tui.view_models`; the door (``hermes_tui.data``,
+    its connections and threads) is reached through the context they are handed."""
+    graph = import_graph("hermes_tui")
+    assert "hermes_tui.view_models" in graph["hermes_tui.widgets.search"]  # the graph sees imports
+    offenders = sorted(
+        name for name, targets in graph.items()
+        if name.split(".")[1:2] in (["widgets"], ["screens"], ["modals"]) and "hermes_tui.data" in targets
+    )
+    assert offenders == []

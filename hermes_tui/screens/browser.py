@@ -34,7 +34,7 @@ from hermes_state.visibility import INTERNAL_SOURCES
 from hermes_state.models import SessionSummary
 
 from ..context import Access, AppContext, StoreChange, StoreStatus
-from ..data import Census, SearchView
+from ..view_models import Census, SearchView
 from ..keynames import bound_keys_label
 from ..messages import SearchFinished
 from ..collector import hold_collection, release_collection

@@ -31,7 +31,7 @@ from textual.message import Message
 
 from ..widgets.footer import KeyFooter
 from ..context import AppContext, StoreChange
-from ..data import RecapData
+from ..view_models import RecapData
 from ..widgets.recap_view import RecapView, SessionHeader, recap_theme_for
 from .base import HermesScreen
 

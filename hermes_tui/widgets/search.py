@@ -27,7 +27,7 @@ from textual.widgets import Input
 from hermes_state.timefmt import relative_time
 
 from ..compat import input_cursor_visible, input_suggestion, run_after_this_frame, scroll_update
-from ..data import SearchView
+from ..view_models import SearchView
 from ..frames import FrameHold
 from ..render.marks import marks
 from ..textsafe import InertHighlighter, inert_line
