@@ -36,7 +36,7 @@ from hermes_state.models import SessionSummary
 from ..context import Access, AppContext, StoreChange, StoreStatus
 from ..view_models import Census, SearchView
 from ..keynames import bound_keys_label
-from ..messages import SearchFinished
+from ..messages import Generation, SearchFinished, Stamp, WorkerDone
 from ..collector import hold_collection, release_collection
 from ..modals.source_picker import SourcePicker
 from ..modals.workspace_picker import WorkspacePick, WorkspacePicker, workspace_label
@@ -208,6 +208,8 @@ class BrowserScreen(SessionFlows, HermesScreen):
         #: (query, seconds from keystroke to results painted) of recent searches (bench).
         self.search_latencies: list[tuple[str, float]] = []
         self._widgets: dict[type, Widget] = {}
+        #: The detail pane's loads for the highlighted hit: only the newest one's answer shows.
+        self._detail_requests = Generation()
 
     # ------------------------------------------------------------------ layout
 
@@ -518,7 +520,8 @@ class BrowserScreen(SessionFlows, HermesScreen):
                 by_activity=self.by_activity,
             )
         except BaseException:
-            self.app.call_from_thread(self._census_failed)
+            # Posted before the error is: the screen learns the census ended, then why.
+            self.post_message(WorkerDone(self._census_failed))
             raise
         self.post_message(CensusLoaded(key, census, time.monotonic() - started))
 
@@ -931,12 +934,12 @@ class BrowserScreen(SessionFlows, HermesScreen):
     def _load_detail_of_highlighted(self, session_id: str) -> None:
         target = self.results.target_of_highlighted()
         if target and target[0] == session_id:  # (still the one highlighted)
-            self.load_detail(session_id)
+            self.load_detail(session_id, self._detail_requests.next())
 
     @work(thread=True, group="detail", exclusive=True, exit_on_error=False)
-    def load_detail(self, session_id: str) -> None:
+    def load_detail(self, session_id: str, stamp: Stamp | None = None) -> None:
         summary = self.ctx.store.summary(session_id)
-        self.app.call_from_thread(self._detail_loaded, session_id, summary)
+        self.post_message(WorkerDone(self._detail_loaded, session_id, summary, stamp=stamp))
 
     def _detail_loaded(self, session_id: str, summary: SessionSummary | None) -> None:
         target = self.results.target_of_highlighted()
@@ -989,7 +992,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
     @work(thread=True, group="sources", exclusive=True, exit_on_error=False)
     def _load_sources(self, picker: SourcePicker) -> None:
         counts = self.ctx.store.source_counts()
-        self.app.call_from_thread(picker.set_counts, counts)
+        self.post_message(WorkerDone(picker.set_counts, counts))  # (a picker closed meanwhile ignores them)
 
     def action_pick_workspace(self) -> None:
         """``w``: narrow the list and the search to one workspace, picked with counts (BR-13).
@@ -1013,7 +1016,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
             source=self.source_filter, exclude_sources=self.exclude_sources, view=self.view,
             include_hidden=self.show_hidden,
         )
-        self.app.call_from_thread(picker.set_counts, counts)
+        self.post_message(WorkerDone(picker.set_counts, counts))  # (a picker closed meanwhile ignores them)
 
     def action_cycle_view(self) -> None:
         """Active, archived only, all (BR-11)."""

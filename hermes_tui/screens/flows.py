@@ -8,13 +8,15 @@ screen implements to re-read what it shows.
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from textual import work
 
 from ..config import default_export_dir
 from ..context import AppContext
+from ..messages import WorkerDone
 from ..operations import ArchiveChange, DeleteBatch, ExportOutcome, ExportPlan, human_size
 from ..textsafe import inert_line
 from ..widgets.text_field import drop_held_keys, hold_keys
@@ -62,6 +64,11 @@ class SessionFlows:
 
     # -------------------------------------------------------------- helpers
 
+    def _from_worker(self, apply: Callable[..., object], *args: object) -> None:
+        """From a flow's worker: ``apply(*args)`` on the event loop (see WorkerDone). A
+        flow's outcome is never stale: its undo and its notice always apply."""
+        self.post_message(WorkerDone(apply, *args))  # type: ignore[attr-defined]
+
     def say(self, text: str, *, severity: str = "information", timeout: float = 5) -> None:
         """A notification; titles and paths in it are data, so markup is off."""
         self.notify(inert_line(text), severity=severity, timeout=timeout, markup=False)  # type: ignore[attr-defined]
@@ -83,7 +90,7 @@ class SessionFlows:
     @work(thread=True, group="flow", exit_on_error=False)
     def _load_rename(self, session_id: str) -> None:
         summary = self.ctx.store.summary(session_id)
-        self.app.call_from_thread(self._open_rename, session_id, summary)  # type: ignore[attr-defined]
+        self._from_worker(self._open_rename, session_id, summary)
 
     def _open_rename(self, session_id: str, summary) -> None:
         if summary is None:
@@ -124,7 +131,7 @@ class SessionFlows:
         preview = ctx.store.delete_preview(session_id, now=ctx.clock(), live_window_s=ctx.config.live_window_s)
         if preview is not None:
             preview.lane = ctx.lanes.lane_for(session_id)
-        self.app.call_from_thread(self._open_delete, session_id, preview)  # type: ignore[attr-defined]
+        self._from_worker(self._open_delete, session_id, preview)
 
     def _open_delete(self, session_id: str, preview: DeletePreview | None) -> None:
         if preview is None:
@@ -143,7 +150,7 @@ class SessionFlows:
     @work(thread=True, group="flow", exit_on_error=False)
     def _delete(self, preview: DeletePreview) -> None:
         outcome = self.ctx.store.delete(preview.session_id, sessions_dir=self.ctx.sessions_dir)
-        self.app.call_from_thread(self._deleted, preview, outcome)  # type: ignore[attr-defined]
+        self._from_worker(self._deleted, preview, outcome)
 
     def _deleted(self, preview: DeletePreview, outcome: DeleteOutcome) -> None:
         if not outcome.ok or outcome.deleted is None:
@@ -208,7 +215,7 @@ class SessionFlows:
                 snapshots.append(outcome.deleted)
             else:
                 failed.append((session_id, outcome.error or "not deleted"))
-        self.app.call_from_thread(self._deleted_many, snapshots, failed)  # type: ignore[attr-defined]
+        self._from_worker(self._deleted_many, snapshots, failed)
 
     def _deleted_many(self, snapshots: list[DeletedSession], failed: list[tuple[str, str]]) -> None:
         if snapshots:
@@ -249,9 +256,9 @@ class SessionFlows:
             report = self.ctx.store.undo(snapshot)
         except BaseException:
             # Nothing was restored: keep the snapshot so u can try again.
-            self.app.call_from_thread(self.ctx.undo.push, snapshot)  # type: ignore[attr-defined]
+            self._from_worker(self.ctx.undo.push, snapshot)
             raise
-        self.app.call_from_thread(self._undone, snapshot, report)  # type: ignore[attr-defined]
+        self._from_worker(self._undone, snapshot, report)
 
     def _undone(self, snapshot: DeletedSession, report: UndoReport) -> None:
         if not report.restored:
@@ -282,7 +289,7 @@ class SessionFlows:
                 restored.append(snapshot)
             else:
                 failed.append((snapshot, report.summary(CURLY)))
-        self.app.call_from_thread(self._batch_undone, batch, restored, failed)  # type: ignore[attr-defined]
+        self._from_worker(self._batch_undone, batch, restored, failed)
 
     def _batch_undone(self, batch: DeleteBatch, restored: list, failed: list) -> None:
         if failed:
@@ -303,9 +310,9 @@ class SessionFlows:
             for session_id in change.session_ids:
                 self.ctx.store.set_archived(session_id, not change.archived)
         except BaseException:
-            self.app.call_from_thread(self.ctx.undo.push, change)  # type: ignore[attr-defined]
+            self._from_worker(self.ctx.undo.push, change)
             raise
-        self.app.call_from_thread(self._archive_undone, change)  # type: ignore[attr-defined]
+        self._from_worker(self._archive_undone, change)
 
     def _archive_undone(self, change: ArchiveChange) -> None:
         self.say(f"Undone: {change.what} {'unarchived' if change.archived else 'archived'} again.", timeout=5)
@@ -324,13 +331,12 @@ class SessionFlows:
         store = self.ctx.store
         reason = store.archive_unavailable()
         if reason:
-            self.app.call_from_thread(  # type: ignore[attr-defined]
-                self.say, f"Cannot archive: {reason}. Nothing was changed.", severity="warning", timeout=8
-            )
+            text = f"Cannot archive: {reason}. Nothing was changed."
+            self._from_worker(partial(self.say, text, severity="warning", timeout=8))
             return
         summaries = [s for sid in session_ids if (s := store.summary(sid)) is not None]
         if not summaries:
-            self.app.call_from_thread(self._gone, session_ids[0])  # type: ignore[attr-defined]
+            self._from_worker(self._gone, session_ids[0])
             return
         if archived is None:
             archived = not summaries[0].archived
@@ -341,7 +347,7 @@ class SessionFlows:
         change = ArchiveChange(
             tuple(s.id for s in done), archived, tuple(s.label for s in done)
         )
-        self.app.call_from_thread(self._archived, change)  # type: ignore[attr-defined]
+        self._from_worker(self._archived, change)
 
     def _gone(self, session_id: str) -> None:
         self.say(f"Session {session_id} no longer exists.", severity="warning", timeout=4)
@@ -365,15 +371,15 @@ class SessionFlows:
         store = self.ctx.store
         summary = store.summary(session_id)
         if summary is None:
-            self.app.call_from_thread(self._gone, session_id)  # type: ignore[attr-defined]
+            self._from_worker(self._gone, session_id)
             return
         pinned = not summary.pinned
         if self.ctx.access.read_only_reason and store.read(lambda db: db.capabilities.has_pinned):
             # The pin is a write to the store itself (v30 column); the settings file is not.
-            self.app.call_from_thread(self.cannot_write, "pin")  # type: ignore[attr-defined]
+            self._from_worker(self.cannot_write, "pin")
             return
         store.set_pinned(session_id, pinned)
-        self.app.call_from_thread(self._pinned, summary, pinned)  # type: ignore[attr-defined]
+        self._from_worker(self._pinned, summary, pinned)
 
     def _pinned(self, summary, pinned: bool) -> None:
         self.say(f"{'Pinned' if pinned else 'Unpinned'} “{summary.label}”.", timeout=4)
@@ -397,7 +403,7 @@ class SessionFlows:
             directory=directory, now=self.ctx.clock(), marked=self.marked_ids(),
             workspace=self.workspace_filter(),
         )
-        self.app.call_from_thread(self._open_export, plan)  # type: ignore[attr-defined]
+        self._from_worker(self._open_export, plan)
 
     def _open_export(self, plan: ExportPlan) -> None:
         from ..modals.export import ExportModal
