@@ -9,8 +9,8 @@ Live data never moves the reader (BR-16): a refresh after another process's comm
 highlighted conversation on the same screen row of the list, and the highlighted hit where it
 was in the results; the detail pane follows the highlighted row's newest state.
 
-The screen owns its flows (:class:`~hermes_tui.screens.flows.SessionFlows`): it opens the
-rename / delete / export modals and the recap, lineage and transcript screens itself.
+The screen owns its flows (:class:`~hermes_tui.screens.flows.SessionActions`, which opens the
+rename / delete / export modals) and opens the recap, lineage and transcript screens itself.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from ..modals.workspace_picker import WorkspacePick, WorkspacePicker, workspace_
 from ..pacing import Pacer
 from ..textsafe import InertHighlighter, inert_line
 from .base import HermesScreen
-from .flows import SessionFlows
+from .flows import SessionActions
 from ..widgets.detail import DetailPane
 from ..widgets.footer import TieredFooter
 from ..widgets.search import SearchInput, SearchResults
@@ -111,7 +111,7 @@ def row_key(row: SessionSummary) -> str:
     return row.lineage_root_id or row.id
 
 
-class BrowserScreen(SessionFlows, HermesScreen):
+class BrowserScreen(HermesScreen):
     """The main screen of ``hermes sessions browse``."""
 
     #: The list has the focus from the start (Textual's default, the first focusable widget,
@@ -156,6 +156,8 @@ class BrowserScreen(SessionFlows, HermesScreen):
         self, ctx: AppContext, *, source: str | None = None, on_first_page: Callable[[], None] | None = None
     ) -> None:
         super().__init__(ctx)
+        #: Rename, delete, archive, pin, undo and export (the screen is their FlowsHost).
+        self.actions = SessionActions(self)
         self._on_first_page = on_first_page
         self.source_filter: str | None = source
         #: Show only sessions that are the current session of some gateway lane.
@@ -1060,17 +1062,17 @@ class BrowserScreen(SessionFlows, HermesScreen):
         with marks, every marked one after one confirmation (BR-14)."""
         marked = self._marked_rows()
         if marked:
-            self.start_batch("unarchive" if marked[0].archived else "archive", marked)
+            self.actions.start_batch("unarchive" if marked[0].archived else "archive", marked)
             return
         target = self._require_target()
         if target:
-            self.start_archive([target])
+            self.actions.start_archive([target])
 
     def action_pin(self) -> None:
         """Pin or unpin the highlighted conversation: pinned ones come first (BR-12)."""
         target = self._require_target()
         if target:
-            self.start_pin(target)
+            self.actions.start_pin(target)
 
     def action_toggle_lanes(self) -> None:
         """Show only sessions that are live in some gateway lane (or everything again)."""
@@ -1108,22 +1110,22 @@ class BrowserScreen(SessionFlows, HermesScreen):
     def action_rename(self) -> None:
         target = self._require_target()
         if target:
-            self.start_rename(target)
+            self.actions.start_rename(target)
 
     def action_delete(self) -> None:
         marked = self._marked_rows()
         if marked:
-            self.start_batch("delete", marked)
+            self.actions.start_batch("delete", marked)
             return
         target = self._require_target()
         if target:
-            self.start_delete(target)
+            self.actions.start_delete(target)
 
     def action_undo(self) -> None:
-        self.start_undo()
+        self.actions.start_undo()
 
     def action_export(self) -> None:
-        self.start_export(self._target())
+        self.actions.start_export(self._target())
 
     def action_quit(self) -> None:
         self.app.exit(None)
