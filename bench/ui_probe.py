@@ -97,13 +97,13 @@ async def _probe(db_path: str, spawned_at: float, query: str | None, transcript:
         out["rss_first_page_mb"] = _peak_rss_mb()
         browser = app.screen
         if query:
-            before = len(browser.search_latencies)
+            before = len(browser.search.latencies)
             started = time.time()
             browser.query_one(SearchInput).value = query
             deadline = time.monotonic() + 60
-            while len(browser.search_latencies) == before and time.monotonic() < deadline:
+            while len(browser.search.latencies) == before and time.monotonic() < deadline:
                 await asyncio.sleep(0.002)
-            if len(browser.search_latencies) > before:
+            if len(browser.search.latencies) > before:
                 out["search_ms"] = (time.time() - started) * 1000
                 view = browser.results.view
                 out["search_hits"] = view.hit_count if view is not None else 0

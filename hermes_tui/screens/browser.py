@@ -34,15 +34,15 @@ from hermes_state.visibility import INTERNAL_SOURCES
 from hermes_state.models import SessionSummary
 
 from ..context import Access, AppContext, StoreChange, StoreStatus
-from ..view_models import Census, SearchView
+from ..view_models import Census
 from ..keynames import bound_keys_label
-from ..messages import Generation, SearchFinished, Stamp, WorkerDone
-from ..collector import hold_collection, release_collection
+from ..messages import SearchFinished, WorkerDone
 from ..modals.source_picker import SourcePicker
 from ..modals.workspace_picker import WorkspacePick, WorkspacePicker, workspace_label
 from ..pacing import Pacer
 from ..textsafe import InertHighlighter, inert_line
 from .base import HermesScreen
+from .browser_search import SearchAsYouType
 from .flows import SessionActions
 from ..widgets.detail import DetailPane
 from ..widgets.footer import TieredFooter
@@ -52,10 +52,6 @@ from ..widgets.status import StatusLine
 from ..widgets.text_field import focus_now
 
 
-#: Hits per page of the search pane (more than a screenful; the next page loads as you move).
-SEARCH_PAGE = 40
-#: After a commit, the search is asked again once no key has searched for this long.
-SEARCH_REFRESH_QUIET_S = 0.3
 
 #: How the titles and the status line name each view filter (BR-11).
 VIEW_NAMES = {"active": "active", "archived": "archived only", "all": "active + archived"}
@@ -190,28 +186,16 @@ class BrowserScreen(HermesScreen):
         self.source_counts: dict[str, int] = {}
         #: ``source_counts`` has been counted (by a census) at least once.
         self._counted_sources = False
-        self._search_timer: Timer | None = None
-        self._collection_timer: Timer | None = None
-        self._search_query = ""
         self._pending_select: str | None = None
         #: Where the cursor was when ``_pending_select`` was asked for: moved since (keys
         #: typed behind the dialog's Enter), the reader's move wins.
         self._pending_select_from: int | None = None
-        self._last_search_at = 0.0
-        self._keystroke_at = 0.0
-        #: A search worker is running (a newer query interrupts it).
-        self._searching = False
         #: Another process committed while the list was hidden behind the search pane: read
         #: it when it is shown (2: and what it rested on was wrong; see refresh_data).
         self._list_stale = 0
-        #: Another process committed since the last search started (see _refresh_search).
-        self._search_stale = False
-        self._search_refresh_timer: Timer | None = None
-        #: (query, seconds from keystroke to results painted) of recent searches (bench).
-        self.search_latencies: list[tuple[str, float]] = []
         self._widgets: dict[type, Widget] = {}
-        #: The detail pane's loads for the highlighted hit: only the newest one's answer shows.
-        self._detail_requests = Generation()
+        #: Search as you type: the query, its searches and the search pane.
+        self.search = SearchAsYouType(self)
 
     # ------------------------------------------------------------------ layout
 
@@ -311,7 +295,7 @@ class BrowserScreen(HermesScreen):
     def exclude_sources(self) -> list[str] | None:
         return hidden_sources(self.source_filter, self.internal_shown)
 
-    def _filter_label(self) -> str:
+    def filter_label(self) -> str:
         label = inert_line(self.source_filter) or ("all" if self.internal_shown else "all (internal runs hidden)")
         if self.workspace is not None:
             label += f" · in {workspace_label(self.workspace)}"
@@ -408,7 +392,7 @@ class BrowserScreen(HermesScreen):
             # While results are shown the pane's titles describe the search instead.
             # Text, not a str: a str title is parsed as markup, and a source or a workspace path
             # is data ("/home/u/[wip]" must show as it is).
-            main.border_title = Text(f"Sessions · {self._filter_label()} · {self._view_label()}")
+            main.border_title = Text(f"Sessions · {self.filter_label()} · {self._view_label()}")
             main.border_subtitle = Text(count)
         access = ""
         if self.ctx.access.read_only_reason:
@@ -608,7 +592,7 @@ class BrowserScreen(HermesScreen):
 
         The list behind the search pane is read again when it is shown, not at each commit;
         the search is asked again unless a key's search will show the commit anyway (see
-        :meth:`_refresh_search`). A gateway commits several times a second, and both
+        :meth:`SearchAsYouType.refresh`). A gateway commits several times a second, and both
         competed with the keys being typed."""
         self.generation += 1
         lst = self.session_list
@@ -617,21 +601,7 @@ class BrowserScreen(HermesScreen):
             self.load_window(lst.cursor, None, keep_current=True, correction=correction)
         else:
             self._list_stale = max(self._list_stale, 2 if correction else 1)
-        if self._search_query:
-            self._search_stale = True
-            self._refresh_search()
-
-    def _refresh_search(self) -> None:
-        """Ask the search again after a commit -- unless a search started since will show it:
-        while keys are being typed (each one searches afresh) or a search is running (its
-        answer shows first), look again a little later."""
-        self._search_refresh_timer = None
-        if not self._search_stale or not self._search_query:
-            return
-        if self._searching or time.monotonic() - self._last_search_at < SEARCH_REFRESH_QUIET_S:
-            self._search_refresh_timer = self.set_timer(SEARCH_REFRESH_QUIET_S, self._refresh_search)
-            return
-        self.start_search(self._search_query, keep=True)
+        self.search.committed()
 
     def store_changed(self, change: StoreChange) -> None:
         """Another process committed (or the lanes changed): re-read what is shown."""
@@ -641,7 +611,7 @@ class BrowserScreen(HermesScreen):
             self._census_paced = True
             self.refresh_data()
         elif change.lanes:
-            self._show_detail(self.session_list.current)
+            self.show_detail(self.session_list.current)
 
     def select_session(self, key: str, since: int | None = None) -> None:
         """Move the cursor to a conversation once it is loaded (e.g. after a rename), unless
@@ -661,7 +631,7 @@ class BrowserScreen(HermesScreen):
         return self.session_list.cursor
 
     def export_filters(self) -> tuple[str | None, str | None, list[str] | None]:
-        return self._search_query or None, self.source_filter, self.exclude_sources
+        return self.search.query or None, self.source_filter, self.exclude_sources
 
     def marked_ids(self) -> list[str]:
         return list(self.session_list.marked)
@@ -677,9 +647,9 @@ class BrowserScreen(HermesScreen):
 
     @on(SessionList.Highlighted, "#sessions")
     def _highlighted(self, event: SessionList.Highlighted) -> None:
-        self._show_detail(event.summary)
+        self.show_detail(event.summary)
 
-    def _show_detail(self, summary: SessionSummary | None) -> None:
+    def show_detail(self, summary: SessionSummary | None) -> None:
         lane = self.ctx.lanes.lane_for(summary.id) if summary is not None else None
         self._one(DetailPane).show(summary, lane)
 
@@ -697,201 +667,17 @@ class BrowserScreen(HermesScreen):
         # The search pane opens when the field takes focus (`/`, a click, Tab), showing how
         # to search until the first key: opened by the first key instead, its layout and
         # the whole pane were drawn in that key's frame (~7 ms of every query's first key).
-        if event.widget is self.search_input and not self._search_query.strip():
-            self._show_guide()
+        if event.widget is self.search_input and not self.search.query.strip():
+            self.search.show_guide()
 
     @on(events.DescendantBlur)
     def _focus_left(self, event: events.DescendantBlur) -> None:
         # An empty query has nothing to show once the field lets go: the list again.
-        if event.widget is self.search_input and not self._search_query.strip():
+        if event.widget is self.search_input and not self.search.query.strip():
             if self.switcher.current == "results":
-                self._show_list()
+                self.show_list()
 
-    def _show_guide(self) -> None:
-        """The search pane of an empty, focused field: the query language by example."""
-        def key(binding_id: str, default: str) -> str:
-            return bound_keys_label(self.app, binding_id, default)
-
-        self.results.show_guide(
-            f"{key('previous_hit', 'up')} {key('next_hit', 'down')} move through the hits · "
-            f"{key('open_hit', 'enter')} opens one · {key('clear_search', 'escape')} goes back to the list"
-        )
-        switcher = self.switcher
-        switcher.current = "results"
-        switcher.border_title = self._search_title()
-        switcher.border_subtitle = Text("type to search")
-
-    def _still_searching(self, query: str) -> None:
-        if query == self._search_query and self.results.showing_guide:
-            self.switcher.border_subtitle = Text("searching…")
-
-    @on(Input.Changed, "#search")
-    def _query_changed(self, event: Input.Changed) -> None:
-        query = event.value
-        if self._search_timer is not None:
-            self._search_timer.stop()
-            self._search_timer = None
-        self._search_query = query
-        # The latency of this change starts when its key reached the field, before the frame
-        # that echoed it (~2 ms earlier); a change not made by a key (a paste, the program)
-        # starts now.
-        now = time.perf_counter()
-        key_at = self.search_input.key_at
-        self._keystroke_at = key_at if 0 <= now - key_at < 0.25 else now
-        if not query.strip():
-            self.ctx.store.interrupt_search()
-            if self.search_input.has_focus:
-                self._show_guide()
-            else:
-                self._show_list()
-            self.search_input.release_echo(self.results, self.switcher)
-            return
-        # No garbage collection until this answer is painted (or a second has passed): see
-        # hermes_tui.collector.hold_collection.
-        hold_collection()
-        if self._collection_timer is not None:
-            self._collection_timer.stop()
-        self._collection_timer = self.set_timer(1.0, release_collection)
-        switcher = self.switcher
-        if switcher.current != "results":
-            # The search pane opens at the first key, empty (its rows were cleared with the
-            # last query) and named. The key's echo is held for the answer (SearchInput's
-            # frame_hold), so the switch's layout is drawn in the answer's frame: drawn
-            # beside the first search instead, it shared the interpreter with it and first
-            # keys took longer (1M, held: p50 45.6 ms, drawn at once: 55.2).
-            self.results.clear_results()
-            switcher.current = "results"
-            switcher.border_title = self._search_title()
-            switcher.border_subtitle = Text("searching…")
-        elif self.results.showing_guide:
-            # The pane is open already (the field took focus) and keeps its title; the answer's
-            # frame redraws only the hits. A search slower than that says so.
-            self.set_timer(0.1, lambda: self._still_searching(query))
-        # Leading edge: the first keystroke after a pause searches at once (so one key
-        # paints in the time of one query); keys typed in quick succession are coalesced
-        # into one search after the debounce interval.
-        now = time.monotonic()
-        debounce = self.ctx.config.search_debounce_s
-        if now - self._last_search_at >= debounce:
-            self._last_search_at = now
-            # The key's echo waits for this answer (SearchInput.frame_hold): one frame for both.
-            self.start_search(query)
-        else:
-            self.search_input.release_echo()
-            self._search_timer = self.set_timer(debounce, lambda: self._debounced_search(query))
-
-    def _debounced_search(self, query: str) -> None:
-        self._search_timer = None
-        if query == self._search_query:
-            self._last_search_at = time.monotonic()
-            self.start_search(query)
-
-    def start_search(self, query: str, *, keep: bool = False) -> None:
-        """Search for ``query``; a search still running for an older query is stopped.
-
-        ``keep``: the same query again after a commit; its answer is merged in place.
-        """
-        if self._searching:
-            self.ctx.store.interrupt_search()
-        self._searching = True
-        self._search_stale = False  # (this one sees every commit made before it)
-        if self._search_refresh_timer is not None:
-            self._search_refresh_timer.stop()
-            self._search_refresh_timer = None
-        shown = self.results.view
-        # A refresh asks for as many hits as are shown, so pages already loaded (BR-20) stay.
-        limit = max(SEARCH_PAGE, shown.hit_count) if keep and shown is not None else SEARCH_PAGE
-        self.run_search(query, keep, limit)
-
-    @work(thread=True, group="search", exclusive=True, exit_on_error=False)
-    def run_search(self, query: str, keep: bool = False, limit: int = 40) -> None:
-        view = self.ctx.store.search(
-            query, source=self.source_filter, exclude_sources=self.exclude_sources, limit=limit,
-            workspace=self.workspace, include_hidden=self.show_hidden,
-        )
-        view.more = view.more and view.hit_count >= SEARCH_PAGE
-        self.post_message(SearchFinished(query, view, keep=keep))
-
-    @on(SearchResults.NeedMore, "#results")
-    def _need_more(self, event: SearchResults.NeedMore) -> None:
-        if event.query == self._search_query:
-            self.load_more(event.query, event.offset)
-
-    @work(thread=True, group="search-more", exclusive=True, exit_on_error=False)
-    def load_more(self, query: str, offset: int) -> None:
-        view = self.ctx.store.search(
-            query, source=self.source_filter, exclude_sources=self.exclude_sources,
-            limit=SEARCH_PAGE, offset=offset, workspace=self.workspace, include_hidden=self.show_hidden,
-        )
-        self.post_message(SearchFinished(query, view, page=True))
-
-    @on(SearchFinished)
-    def _search_finished(self, event: SearchFinished) -> None:
-        view: SearchView = event.view
-        if view.interrupted:
-            return  # superseded; the newer search answers
-        if event.page:
-            if event.query == self._search_query:
-                self.results.append(view)
-                self._search_subtitle(self.results.view)
-            return
-        if event.query == self._search_query:
-            self._searching = False
-        if event.query != self._search_query or not event.query.strip():
-            return  # a stale answer: the query changed while it ran
-        switcher = self.switcher
-        keep = event.keep and switcher.current == "results"
-        switcher.current = "results"
-        self.results.show(view, keep=keep)
-        # The key's echo and this answer in one frame, the results' scrollbar (resized by the
-        # answer) with them.
-        self.search_input.release_echo(self.results, self.results.vertical_scrollbar)
-        if not keep:
-            started = self._keystroke_at
-
-            def painted() -> None:
-                self.search_latencies.append((event.query, time.perf_counter() - started))
-                release_collection()
-
-            self.results.after_paint(painted)
-        # The pane's border (how the answer was served, in how long) follows a frame after
-        # the hits: redrawing it redraws the whole pane, ~3 ms before the hits could show.
-        self.results.after_paint(lambda: self._search_titles(view))
-        if not view.groups and not view.title_matches:
-            # BR-20: nothing highlighted, nothing to describe (after the frame, as above).
-            self.results.after_paint(lambda: self._describe_nothing_for(view))
-
-    def _describe_nothing_for(self, view: SearchView) -> None:
-        if self.results.view is view and self.switcher.current == "results":
-            self._show_detail(None)
-
-    def _search_titles(self, view: SearchView) -> None:
-        if self.results.view is view:  # (a newer answer has its own)
-            self.switcher.border_title = self._search_title()
-            self._search_subtitle(view)
-
-    def _search_title(self) -> Text:
-        """The search pane's title: what is searched (a Text: the filters are data)."""
-        return Text(f"Search · {self._filter_label()}")
-
-    def _search_subtitle(self, view: SearchView | None) -> None:
-        """Path, ranking, hits shown of the estimated total, conversations, time, notes."""
-        if view is None:
-            return
-        main = self.switcher
-        hits = f"{view.hit_count} hit{'s' if view.hit_count != 1 else ''}"
-        if view.total_estimate and view.total_estimate > view.hit_count:
-            hits += f" of ~{view.total_estimate:,}"
-        convs = len(view.groups)
-        parts = [view.path or "—", hits, f"{convs} conversation{'s' if convs != 1 else ''}",
-                 f"{view.elapsed_ms:.1f} ms"]
-        if view.ranking:
-            parts.insert(1, view.ranking)
-        if view.note and not view.answered:  # (that note heads the hits)
-            parts.append(view.note)
-        main.border_subtitle = Text(" · ".join(parts))
-
-    def _show_list(self) -> None:
+    def show_list(self) -> None:
         self.switcher.current = "sessions"
         if self._list_stale:
             correction, self._list_stale = self._list_stale > 1, 0
@@ -899,54 +685,37 @@ class BrowserScreen(HermesScreen):
             self.load_window(lst.cursor, None, keep_current=True, correction=correction)
         self.results.clear_results()
         self._update_titles()
-        self._show_detail(self.session_list.current)
+        self.show_detail(self.session_list.current)
+
+    @on(Input.Changed, "#search")
+    def _query_changed(self, event: Input.Changed) -> None:
+        self.search.query_changed(event.value)
+
+    @on(SearchFinished)
+    def _search_finished(self, event: SearchFinished) -> None:
+        self.search.finished(event)
+
+    @on(SearchResults.NeedMore, "#results")
+    def _need_more(self, event: SearchResults.NeedMore) -> None:
+        self.search.need_more(event.query, event.offset)
+
+    @on(SearchInput.Navigate, "#search")
+    def _navigate(self, event: SearchInput.Navigate) -> None:
+        self.search.navigate(event.action)
+
+    @on(SearchResults.HitHighlighted, "#results")
+    def _hit_highlighted(self, event: SearchResults.HitHighlighted) -> None:
+        self.search.hit_highlighted(event.session_id)
 
     @on(SearchInput.Cleared, "#search")
     def _search_cleared(self) -> None:
-        self._search_query = ""
-        self._show_list()
+        self.search.query = ""
+        self.show_list()
         self.session_list.focus()
 
     @on(SearchResults.Back, "#results")
     def _results_back(self) -> None:
         self.search_input.action_clear_search()
-
-    @on(SearchInput.Navigate, "#search")
-    def _navigate(self, event: SearchInput.Navigate) -> None:
-        if self.switcher.current != "results" or self.results.showing_guide:
-            if event.action == "down":
-                self.session_list.focus()
-            return
-        results = self.results
-        if event.action == "down":
-            results.action_cursor_down()
-        elif event.action == "up":
-            results.action_cursor_up()
-        elif event.action == "open":
-            results.choose_highlighted()
-
-    @on(SearchResults.HitHighlighted, "#results")
-    def _hit_highlighted(self, event: SearchResults.HitHighlighted) -> None:
-        if event.session_id:
-            # After the frame that shows the hits: drawing the detail pane (~6 ms) in that
-            # frame made every answer that moved to another session paint that much later.
-            session_id = event.session_id
-            self.results.after_paint(lambda: self._load_detail_of_highlighted(session_id))
-
-    def _load_detail_of_highlighted(self, session_id: str) -> None:
-        target = self.results.target_of_highlighted()
-        if target and target[0] == session_id:  # (still the one highlighted)
-            self.load_detail(session_id, self._detail_requests.next())
-
-    @work(thread=True, group="detail", exclusive=True, exit_on_error=False)
-    def load_detail(self, session_id: str, stamp: Stamp | None = None) -> None:
-        summary = self.ctx.store.summary(session_id)
-        self.post_message(WorkerDone(self._detail_loaded, session_id, summary, stamp=stamp))
-
-    def _detail_loaded(self, session_id: str, summary: SessionSummary | None) -> None:
-        target = self.results.target_of_highlighted()
-        if self.switcher.current == "results" and target and target[0] == session_id:
-            self._show_detail(summary)
 
     @on(SearchResults.Chosen, "#results")
     def _hit_chosen(self, event: SearchResults.Chosen) -> None:
@@ -1084,10 +853,10 @@ class BrowserScreen(HermesScreen):
         self.session_list.reset()
         self.load_window(0, None)
         self._update_titles()
-        if self._search_query:
-            self.start_search(self._search_query)
+        if self.search.query:
+            self.search.start(self.search.query)
         elif self.results.showing_guide:
-            self._show_guide()  # (its title names the filters)
+            self.search.show_guide()  # (its title names the filters)
 
     def action_copy_id(self) -> None:
         target = self._require_target()
@@ -1104,7 +873,7 @@ class BrowserScreen(HermesScreen):
         target = self._require_target()
         if target:
             showing_results = self.switcher.current == "results"
-            query = self._search_query if showing_results else None
+            query = self.search.query if showing_results else None
             self.app.push_screen(self.ctx.screens.transcript(target, query=query))
 
     def action_rename(self) -> None:

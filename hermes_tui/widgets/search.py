@@ -62,7 +62,7 @@ class SearchInput(KeysInOrder, Input):
             self.action = action
 
     #: When the last key reached the field (``time.perf_counter()``), before the field handled
-    #: it and echoed it: where a keystroke's latency starts (BrowserScreen.search_latencies).
+    #: it and echoed it: where a keystroke's latency starts (SearchAsYouType.latencies).
     key_at = 0.0
 
     def __init__(self, *args, hold_echo: bool = False, **kwargs) -> None:

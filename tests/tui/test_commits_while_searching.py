@@ -81,13 +81,13 @@ async def test_a_commit_while_typing_is_shown_by_the_next_key_not_by_another_sea
     db = build_many(tmp_path / "state.db", sessions=12)
     async with watching(db) as (app, pilot, screen, lst):
         searches: list[tuple[str, bool]] = []
-        real_start = screen.start_search
+        real_start = screen.search.start
 
         def start_search(query: str, *, keep: bool = False) -> None:
             searches.append((query, keep))
             real_start(query, keep=keep)
 
-        screen.start_search = start_search
+        screen.search.start = start_search
         await pilot.press("slash", *"harv")
         results = screen.results
         await wait_until(pilot, lambda: results.view is not None and len(hit_ids(results)) == 12)
@@ -117,4 +117,4 @@ async def test_a_commit_while_typing_is_shown_by_the_next_key_not_by_another_sea
                          and len(hit_ids(results)) == 14)
         await pilot.pause(0.8)  # (a quiet moment: a search asked again would have started)
         assert [keep for _query, keep in searches if keep] == [], searches
-        assert not screen._search_stale
+        assert not screen.search.stale
