@@ -122,7 +122,7 @@ async def _probe(db_path: str, spawned_at: float, query: str | None, transcript:
         # As a person who browses for a while: the census (which, on a first run, builds the
         # recency index and keeps it for the next) is done before the browser closes.
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and getattr(browser, "_census_running", False):
+        while time.monotonic() < deadline and getattr(getattr(browser, "list_window", None), "census_running", False):
             await asyncio.sleep(0.05)
         await pilot.pause(0.2)
     out["rss_mb"] = _peak_rss_mb()

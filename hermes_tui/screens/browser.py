@@ -1,22 +1,25 @@
 """BrowserScreen: the session list, the search pane and the detail pane.
 
-Data flow: every query runs in a thread worker (the store door blocks) and comes back as a
-message; the screen applies it on the event loop. Page loads carry a *generation* so a page
-requested before a filter change or a refresh is dropped when it arrives late, and search
-results carry their query so a stale answer is dropped; a superseded search is interrupted.
+The screen holds the filters and the widgets, and composes three parts that do the work:
+
+* :class:`~hermes_tui.screens.browser_window.ListWindow` -- the pages around the reader and
+  the list's count (the census), read in thread workers; a page asked for before a filter
+  change or a refresh is dropped when it arrives late (its *generation*);
+* :class:`~hermes_tui.screens.browser_search.SearchAsYouType` -- a search per key, the
+  search pane, a stale answer dropped (its query), a superseded search interrupted;
+* :class:`~hermes_tui.screens.flows.SessionActions` -- rename, delete, archive, pin, undo and
+  export: the modals, the writes and what is said after them.
+
+Messages reach the screen (a part is not a DOM node): its handlers hand each on to its part.
+Workers are the screen's, so a failure takes the screen's error path.
 
 Live data never moves the reader (BR-16): a refresh after another process's commit keeps the
 highlighted conversation on the same screen row of the list, and the highlighted hit where it
 was in the results; the detail pane follows the highlighted row's newest state.
-
-The screen owns its flows (:class:`~hermes_tui.screens.flows.SessionActions`, which opens the
-rename / delete / export modals) and opens the recap, lineage and transcript screens itself.
 """
 
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass, field
 from typing import Callable
 
 from rich.text import Text
@@ -24,8 +27,6 @@ from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.message import Message
-from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import ContentSwitcher, Input
 
@@ -34,15 +35,14 @@ from hermes_state.visibility import INTERNAL_SOURCES
 from hermes_state.models import SessionSummary
 
 from ..context import Access, AppContext, StoreChange, StoreStatus
-from ..view_models import Census
 from ..keynames import bound_keys_label
 from ..messages import SearchFinished, WorkerDone
 from ..modals.source_picker import SourcePicker
 from ..modals.workspace_picker import WorkspacePick, WorkspacePicker, workspace_label
-from ..pacing import Pacer
 from ..textsafe import InertHighlighter, inert_line
 from .base import HermesScreen
 from .browser_search import SearchAsYouType
+from .browser_window import CensusLoaded, ListWindow, PageLoaded, WindowLoaded
 from .flows import SessionActions
 from ..widgets.detail import DetailPane
 from ..widgets.footer import TieredFooter
@@ -57,55 +57,6 @@ from ..widgets.text_field import focus_now
 VIEW_NAMES = {"active": "active", "archived": "archived only", "all": "active + archived"}
 #: The list's empty state when the store holds no session at all.
 NO_SESSIONS_YET = "No sessions yet — new ones appear here as they are written."
-
-@dataclass
-class Window:
-    """Pages around a row, loaded together so a refresh lands in one step."""
-
-    generation: int
-    pages: dict[int, list[SessionSummary]]
-    total: int
-    keep_key: str | None
-    source_counts: dict[str, int] = field(default_factory=dict)
-    #: Keep the conversation highlighted when the window is shown on its screen row (BR-16).
-    keep_current: bool = False
-    #: Read again because what the shown window rested on was wrong: keep the reader's place
-    #: only if they have moved, else show the list from its top (see refresh_data).
-    correction: bool = False
-    #: The pages reached the end of the list: ``total`` is its length, not a lower bound.
-    exact: bool = False
-
-
-class WindowLoaded(Message):
-    def __init__(self, window: Window) -> None:
-        super().__init__()
-        self.window = window
-
-
-class CensusLoaded(Message):
-    """The census (see :meth:`BrowserScreen.load_window`) of the list under the filters
-    ``key``, taken after the window it follows was painted."""
-
-    def __init__(self, key: tuple, census: Census, seconds: float = 0.0) -> None:
-        super().__init__()
-        self.key = key
-        self.census = census
-        #: What taking it cost (see :class:`~hermes_tui.pacing.Pacer`).
-        self.seconds = seconds
-
-
-class PageLoaded(Message):
-    def __init__(self, generation: int, offset: int, rows: list[SessionSummary]) -> None:
-        super().__init__()
-        self.generation = generation
-        self.offset = offset
-        self.rows = rows
-
-
-def row_key(row: SessionSummary) -> str:
-    """A conversation's stable identity: its lineage root (the row id changes at each tip)."""
-    return row.lineage_root_id or row.id
-
 
 class BrowserScreen(HermesScreen):
     """The main screen of ``hermes sessions browse``."""
@@ -154,7 +105,8 @@ class BrowserScreen(HermesScreen):
         super().__init__(ctx)
         #: Rename, delete, archive, pin, undo and export (the screen is their FlowsHost).
         self.actions = SessionActions(self)
-        self._on_first_page = on_first_page
+        #: The list's window (the pages around the reader) and its count.
+        self.list_window = ListWindow(self, on_first_page)
         self.source_filter: str | None = source
         #: Show only sessions that are the current session of some gateway lane.
         self.lanes_only = False
@@ -166,33 +118,6 @@ class BrowserScreen(HermesScreen):
         self.show_hidden = False
         #: One workspace (BR-13): None every one, ``NO_WORKSPACE`` those without one.
         self.workspace: str | None = None
-        #: The filters the list's length was last counted for (see :meth:`load_window`).
-        self._counted_key: tuple | None = None
-        #: The first window has been asked for (it is one page, see load_window).
-        self._first_window_asked = False
-        #: A census is being taken / another is wanted after it (see _want_census).
-        self._census_running = False
-        self._census_due = False
-        #: Censuses spaced by what they cost (a gateway commits many times a second).
-        self._census_pacer = Pacer()
-        self._census_timer: Timer | None = None
-        #: Why the next census is wanted: another process committed (it waits its turn), the
-        #: user wrote (it does not, even if a commit came too).
-        self._census_paced = False
-        self._census_prompt = False
-        #: The filters the last census was taken for.
-        self._census_key: tuple | None = None
-        self.generation = 0
-        self.source_counts: dict[str, int] = {}
-        #: ``source_counts`` has been counted (by a census) at least once.
-        self._counted_sources = False
-        self._pending_select: str | None = None
-        #: Where the cursor was when ``_pending_select`` was asked for: moved since (keys
-        #: typed behind the dialog's Enter), the reader's move wins.
-        self._pending_select_from: int | None = None
-        #: Another process committed while the list was hidden behind the search pane: read
-        #: it when it is shown (2: and what it rested on was wrong; see refresh_data).
-        self._list_stale = 0
         self._widgets: dict[type, Widget] = {}
         #: Search as you type: the query, its searches and the search pane.
         self.search = SearchAsYouType(self)
@@ -229,9 +154,9 @@ class BrowserScreen(HermesScreen):
         self.query_one(SessionList).focus()
         self.ctx.signals.status.subscribe(self, self._status)
         self.ctx.signals.access.subscribe(self, self._access)
-        self._update_titles()
+        self.update_titles()
         self._fit_width(self.app.size.width)
-        self.load_window(0, None)
+        self.list_window.load(0, None)
 
     def on_resize(self, event) -> None:
         self._fit_width(event.size.width)
@@ -259,7 +184,7 @@ class BrowserScreen(HermesScreen):
             line.set_warning(status.text, status.severity)
 
     def _access(self, _access: Access) -> None:
-        self._update_titles()
+        self.update_titles()
 
     def _one(self, kind: type[Widget]) -> Widget:
         """The screen's one widget of ``kind``, looked up once: a DOM query matched CSS
@@ -342,7 +267,7 @@ class BrowserScreen(HermesScreen):
         if not self.show_hidden:
             left_out += ["hidden", *([] if self.internal_shown else ["an internal run"]), "a delegate run"]
             keys.append(f"{bound_keys_label(self.app, 'toggle_hidden', 'H')} shows hidden rows")
-        if left_out and sum(self.source_counts.values()):
+        if left_out and sum(self.list_window.source_counts.values()):
             kinds = ", ".join(left_out[:-1]) + f" or {left_out[-1]}" if len(left_out) > 1 else left_out[0]
             return f"No conversation to list: every session in the store is {kinds} ({'; '.join(keys)})."
         return NO_SESSIONS_YET
@@ -352,29 +277,13 @@ class BrowserScreen(HermesScreen):
         extra = " · hidden, internal and delegate runs shown" if self.show_hidden else ""
         return f"{VIEW_NAMES[self.view]} · by {'last activity' if self.by_activity else 'start'}{extra}"
 
-    def _filter_key(self) -> tuple:
+    def filter_key(self) -> tuple:
         return (self.source_filter, self.lanes_only, self.view, self.by_activity, self.show_hidden,
                 self.workspace, self.ctx.config.show_tool_sessions)
 
-    def _page(
-        self, offset: int, size: int, count: bool = True, provisional: bool = False
-    ) -> tuple[list[SessionSummary], int | None]:
-        data = self.ctx.store
-        if self.lanes_only:
-            return data.page_of_ids(
-                self.ctx.lanes.live_ids(), offset, size,
-                source=self.source_filter, exclude_sources=self.exclude_sources, workspace=self.workspace,
-            )
-        return data.page(
-            offset, size, source=self.source_filter, exclude_sources=self.exclude_sources,
-            view=self.view, by_activity=self.by_activity,
-            include_hidden=self.show_hidden, include_delegates=self.show_hidden,
-            workspace=self.workspace, count=count, provisional=provisional,
-        )
-
-    def _update_titles(self) -> None:
+    def update_titles(self) -> None:
         lst = self.session_list
-        counting = self._counted_key != self._filter_key()
+        counting = self.list_window.counted_key != self.filter_key()
         if not lst.loaded:
             count = "loading…"
         elif counting:
@@ -408,181 +317,21 @@ class BrowserScreen(HermesScreen):
 
     # ------------------------------------------------------------------ loading
 
-    @work(thread=True, group="window", exclusive=True, exit_on_error=False)
-    def load_window(
-        self, center: int, keep_key: str | None, *, keep_current: bool = False, correction: bool = False
-    ) -> None:
-        """The pages around ``center``; the census (the list's length, the per-source counts,
-        the exact pins) follows on its own connection.
-
-        Counting the list and finding the pinned sessions each read every session row
-        (~0.3 s at 250k sessions, seconds from a cold page cache) while a page is a few
-        milliseconds: pages rest on the pins last found (at start-up, those the recency cache
-        kept; on a first run, a guess of the order too), are shown with the length known so
-        far ("at least this many" until counted), and the census corrects them if they were
-        wrong. So another process's commit is shown in the time of a page, however large the
-        store."""
-        # The very first window is one page: the next is read when the reader gets near it
-        # (from a cold page cache each page is ~1,000 random reads: half a second at 5M).
-        first, self._first_window_asked = not self._first_window_asked, True
-        window, exact = self._window(self.generation, center, keep_key, self._filter_key(), True, one_page=first)
-        window.keep_current, window.correction, window.exact = keep_current, correction, exact is not None
-        self.post_message(WindowLoaded(window))
-
-    def _window(
-        self, generation: int, center: int, keep_key: str | None, key: tuple, provisional: bool,
-        one_page: bool = False,
-    ) -> tuple[Window, int | None]:
-        """The pages around ``center`` (``one_page``: its own only) and, when they reach the
-        end, the list's length."""
-        size = self.ctx.config.page_size
-        first_page = (center // size) * size
-        offsets = [first_page] if one_page else sorted({max(0, first_page - size), first_page, first_page + size})
-        pages: dict[int, list[SessionSummary]] = {}
-        exact: int | None = None
-        end = 0
-        for offset in offsets:
-            rows, counted = self._page(offset, size, count=self.lanes_only, provisional=provisional)
-            pages[offset] = rows
-            end = offset + len(rows)
-            if counted is not None:
-                exact = counted
-            if len(rows) < size:
-                exact = end if exact is None else exact
-                break
-        known = self.session_list.total if self._counted_key == key else 0
-        total = exact if exact is not None else max(end + 1, known)
-        return Window(generation, pages, total, keep_key, self.source_counts), exact
-
-    @work(thread=True, group="pages", exit_on_error=False)
-    def load_page(self, generation: int, offset: int) -> None:
-        rows, _total = self._page(offset, self.ctx.config.page_size, count=False, provisional=True)
-        self.post_message(PageLoaded(generation, offset, rows))
-
     @on(SessionList.NeedPage, "#sessions")
     def _need_page(self, event: SessionList.NeedPage) -> None:
-        self.load_page(self.generation, event.offset)
-
-    def _want_census(self) -> None:
-        """Take a census after this window -- one at a time, and spaced by what it costs:
-        while one is taken, the next waits for it and serves every window shown meanwhile;
-        after another process's commit, the next waits nine times as long as the last one
-        took, so counting takes at most a tenth of a core (a gateway commits many times a
-        second and each census reads every session row: ~0.4 s at 250k sessions; taken back
-        to back they kept a core busy). One wanted at start-up, for other filters or after
-        the user's own write does not wait its turn."""
-        if self._census_running:
-            self._census_due = True
-            return
-        key = self._filter_key()
-        prompt = self._census_prompt or not self._census_paced or key != self._census_key
-        wait = self._census_pacer.wait(prompt=prompt)
-        if wait > 0:
-            self._census_due = True
-            if self._census_timer is None:
-                self._census_timer = self.set_timer(wait, self._census_turn)
-            return
-        if self._census_timer is not None:
-            self._census_timer.stop()
-            self._census_timer = None
-        self._census_running, self._census_due = True, False
-        self._census_prompt = self._census_paced = False
-        self._census_key = key
-        self._census_pacer.started()
-        self.take_census(key, count=not self.lanes_only)
-
-    def _census_turn(self) -> None:
-        self._census_timer = None
-        if self._census_due:
-            self._want_census()
-
-    @work(thread=True, group="census", exit_on_error=False)
-    def take_census(self, key: tuple, count: bool) -> None:
-        started = time.monotonic()
-        try:
-            census = self.ctx.store.census(
-                count=count, source=self.source_filter, exclude_sources=self.exclude_sources, view=self.view,
-                include_hidden=self.show_hidden, include_delegates=self.show_hidden, workspace=self.workspace,
-                by_activity=self.by_activity,
-            )
-        except BaseException:
-            # Posted before the error is: the screen learns the census ended, then why.
-            self.post_message(WorkerDone(self._census_failed))
-            raise
-        self.post_message(CensusLoaded(key, census, time.monotonic() - started))
-
-    def _census_failed(self) -> None:
-        self._census_running = False
-        self._census_pacer.finished()
-
-    @on(CensusLoaded)
-    def _census_loaded(self, event: CensusLoaded) -> None:
-        self._census_running = False
-        census = event.census
-        # (the list ranked again for deep pages is paced apart: its cost is not the count's)
-        self._census_pacer.finished(max(0.0, event.seconds - census.ranking_s))
-        current = event.key == self._filter_key()
-        if current:
-            self.source_counts = census.source_counts
-            self._counted_sources = True
-            if census.total is not None:
-                self._counted_key = event.key
-                if census.total != self.session_list.total:
-                    self.session_list.set_total(census.total)
-            self._update_titles()
-        if census.revised:
-            self.refresh_data(correction=True)  # (which wants a census again)
-        elif self._census_due or not current:
-            self._want_census()
-        elif census.again_in is not None:
-            # A stale ranking of the list waits its turn: a census then, though nothing
-            # else commits meanwhile.
-            self._census_due = self._census_paced = True
-            if self._census_timer is None:
-                self._census_timer = self.set_timer(census.again_in, self._census_turn)
+        self.list_window.need_page(event.offset)
 
     @on(PageLoaded)
     def _page_loaded(self, event: PageLoaded) -> None:
-        if event.generation == self.generation:
-            self.session_list.set_page(event.offset, event.rows)
+        self.list_window.page_loaded(event)
 
     @on(WindowLoaded)
     def _window_loaded(self, event: WindowLoaded) -> None:
-        window = event.window
-        if window.generation != self.generation:
-            return
-        lst = self.session_list
-        self.source_counts = window.source_counts
-        if window.exact:
-            self._counted_key = self._filter_key()  # (its length is known: no "N+ … counting")
-        if self._pending_select and lst.cursor != self._pending_select_from:
-            self._pending_select = None  # the reader moved after asking: keep their place
-        # BR-16: the highlighted conversation -- as it is now, the reader may have moved
-        # while the window was read -- stays on the screen row it is on.
-        current = lst.current
-        moved = lst.cursor > 0 or lst.scroll_offset.y > 0
-        screen_row = lst.cursor - lst.scroll_offset.y
-        lst.clear_rows()
-        lst.set_total(window.total)
-        for offset, rows in window.pages.items():
-            lst.set_page(offset, rows)
-        target = self._pending_select or window.keep_key
-        if not target and window.keep_current and current is not None and (moved or not window.correction):
-            target = row_key(current)
-        if target:
-            index = lst.index_of_key(target, key_of=row_key)
-            if index is not None:
-                if self._pending_select:
-                    lst.move_to(index)
-                    self._pending_select = None
-                else:
-                    lst.keep_at(index, screen_row)
-        lst.announce()
-        self._update_titles()
-        if self._on_first_page is not None:
-            self.app.call_after_refresh(self._on_first_page)
-            self._on_first_page = None
-        self._want_census()
+        self.list_window.window_loaded(event)
+
+    @on(CensusLoaded)
+    def _census_loaded(self, event: CensusLoaded) -> None:
+        self.list_window.census_loaded(event)
 
     def refresh_data(self, *, correction: bool = False) -> None:
         """Reload what is visible, keeping the reader's place (BR-16). ``correction``: what the
@@ -594,13 +343,7 @@ class BrowserScreen(HermesScreen):
         the search is asked again unless a key's search will show the commit anyway (see
         :meth:`SearchAsYouType.refresh`). A gateway commits several times a second, and both
         competed with the keys being typed."""
-        self.generation += 1
-        lst = self.session_list
-        lst.invalidate()
-        if self.switcher.current == "sessions":
-            self.load_window(lst.cursor, None, keep_current=True, correction=correction)
-        else:
-            self._list_stale = max(self._list_stale, 2 if correction else 1)
+        self.list_window.refresh(correction=correction)
         self.search.committed()
 
     def store_changed(self, change: StoreChange) -> None:
@@ -608,7 +351,7 @@ class BrowserScreen(HermesScreen):
         if not self.query(SessionList):
             return  # not composed yet, or being torn down
         if change.database or (change.lanes and self.lanes_only):
-            self._census_paced = True
+            self.list_window.census_paced = True
             self.refresh_data()
         elif change.lanes:
             self.show_detail(self.session_list.current)
@@ -616,12 +359,11 @@ class BrowserScreen(HermesScreen):
     def select_session(self, key: str, since: int | None = None) -> None:
         """Move the cursor to a conversation once it is loaded (e.g. after a rename), unless
         the reader moves it from ``since`` (default: where it is now) first."""
-        self._pending_select = key
-        self._pending_select_from = self.session_list.cursor if since is None else since
+        self.list_window.select(key, since)
         self.refresh_data()
 
     def after_write(self, select: str | None = None, since: int | None = None) -> None:
-        self._census_prompt = True  # the user's own change: counted at once
+        self.list_window.census_prompt = True  # the user's own change: counted at once
         if select:
             self.select_session(select, since)
         else:
@@ -641,7 +383,7 @@ class BrowserScreen(HermesScreen):
 
     def after_batch(self) -> None:
         self.session_list.clear_marks()
-        self._update_titles()
+        self.update_titles()
 
     # ------------------------------------------------------------------ detail
 
@@ -679,12 +421,9 @@ class BrowserScreen(HermesScreen):
 
     def show_list(self) -> None:
         self.switcher.current = "sessions"
-        if self._list_stale:
-            correction, self._list_stale = self._list_stale > 1, 0
-            lst = self.session_list
-            self.load_window(lst.cursor, None, keep_current=True, correction=correction)
+        self.list_window.show_stale()
         self.results.clear_results()
-        self._update_titles()
+        self.update_titles()
         self.show_detail(self.session_list.current)
 
     @on(Input.Changed, "#search")
@@ -754,8 +493,9 @@ class BrowserScreen(HermesScreen):
             self.source_filter = source or None
             self._reload_from_top()
 
-        counted = self._counted_sources
-        picker = SourcePicker(self.source_counts if counted else None, self.source_filter, INTERNAL_SOURCES)
+        counted = self.list_window.counted_sources
+        counts = self.list_window.source_counts if counted else None
+        picker = SourcePicker(counts, self.source_filter, INTERNAL_SOURCES)
         self.app.push_screen(picker, chosen)
         if not counted:
             self._load_sources(picker)
@@ -817,13 +557,13 @@ class BrowserScreen(HermesScreen):
         if lst.toggle_mark() is None:
             return
         lst.action_cursor_down()
-        self._update_titles()
+        self.update_titles()
 
     def action_clear_marks(self) -> None:
         if self.session_list.marked:
             n = len(self.session_list.marked)
             self.session_list.clear_marks()
-            self._update_titles()
+            self.update_titles()
             self.notify(f"Cleared {n} mark{'s' if n != 1 else ''}.", timeout=2)
 
     def action_archive(self) -> None:
@@ -849,10 +589,8 @@ class BrowserScreen(HermesScreen):
         self._reload_from_top()
 
     def _reload_from_top(self) -> None:
-        self.generation += 1
-        self.session_list.reset()
-        self.load_window(0, None)
-        self._update_titles()
+        self.list_window.from_top()
+        self.update_titles()
         if self.search.query:
             self.search.start(self.search.query)
         elif self.results.showing_guide:

@@ -40,13 +40,13 @@ async def test_the_hidden_list_is_read_when_shown_and_the_search_follows_commits
     db = build_many(tmp_path / "state.db", sessions=12)
     async with watching(db) as (app, pilot, screen, lst):
         windows: list[int] = []
-        real_load_window = screen.load_window
+        real_load_window = screen.list_window.load
 
         def load_window(*args, **kwargs):
             windows.append(len(windows))
             return real_load_window(*args, **kwargs)
 
-        screen.load_window = load_window
+        screen.list_window.load = load_window
         # Commits seen while the list is shown are read then (the last of the writer's may be
         # seen only after the search already shows it: the search reads its own snapshot).
         seen_while_shown: list[bool] = []
