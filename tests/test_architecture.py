@@ -6,6 +6,9 @@ the source so they stay up.
 * no module of ``hermes_tui`` uses a private name of ``hermes_state`` (an imported ``_name``,
   or ``._name`` called on a store object);
 * no screen, modal or widget calls a method defined on the app class (screens own their flows);
+* no module but ``hermes_tui.compat`` touches a private Textual name;
+* widgets, screens and dialogs never import the store door (``hermes_tui.data``);
+* the browser screen composes its parts, mixing nothing in;
 * the app does not reach into screens (no walking ``screen_stack``).
 """
 
@@ -424,3 +427,21 @@ def test_walls_widgets_screens_and_dialogs_never_import_the_store_door():
         if name.split(".")[1:2] in (["widgets"], ["screens"], ["modals"]) and "hermes_tui.data" in targets
     )
     assert offenders == []
+
+
+def test_walls_the_browser_composes_its_parts_and_mixes_nothing_in():
+    """BrowserScreen owns its parts (the list window and its count, search as you type, the
+    actions) as plain objects: no mixin reaching into the screen, none a DOM node of its own."""
+    from textual.dom import DOMNode
+
+    from hermes_tui.screens.base import HermesScreen
+    from hermes_tui.screens.browser import BrowserScreen
+    from hermes_tui.screens.browser_search import SearchAsYouType
+    from hermes_tui.screens.browser_window import ListWindow
+    from hermes_tui.screens.flows import SessionActions
+
+    assert BrowserScreen.__bases__ == (HermesScreen,)
+    assert not any(issubclass(part, DOMNode) for part in (ListWindow, SearchAsYouType, SessionActions))
+    for module in ("browser", "browser_search", "browser_window", "flows"):
+        source = (ROOT / "hermes_tui" / "screens" / f"{module}.py").read_text(encoding="utf-8")
+        assert "type: ignore" not in source, f"{module}: a part that needs type: ignore reaches past its host"
