@@ -97,13 +97,13 @@ async def _probe(db_path: str, spawned_at: float, query: str | None, transcript:
         out["rss_first_page_mb"] = _peak_rss_mb()
         browser = app.screen
         if query:
-            before = len(browser.search_latencies)
+            before = len(browser.search.latencies)
             started = time.time()
             browser.query_one(SearchInput).value = query
             deadline = time.monotonic() + 60
-            while len(browser.search_latencies) == before and time.monotonic() < deadline:
+            while len(browser.search.latencies) == before and time.monotonic() < deadline:
                 await asyncio.sleep(0.002)
-            if len(browser.search_latencies) > before:
+            if len(browser.search.latencies) > before:
                 out["search_ms"] = (time.time() - started) * 1000
                 view = browser.results.view
                 out["search_hits"] = view.hit_count if view is not None else 0
@@ -122,7 +122,7 @@ async def _probe(db_path: str, spawned_at: float, query: str | None, transcript:
         # As a person who browses for a while: the census (which, on a first run, builds the
         # recency index and keeps it for the next) is done before the browser closes.
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and getattr(browser, "_census_running", False):
+        while time.monotonic() < deadline and getattr(getattr(browser, "list_window", None), "census_running", False):
             await asyncio.sleep(0.05)
         await pilot.pause(0.2)
     out["rss_mb"] = _peak_rss_mb()

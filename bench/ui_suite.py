@@ -46,14 +46,14 @@ KEY_GAP_S = 0.15
 PROBE_QUERY = "docker"
 
 #: Phases of keystroke → painted, each between two stamps: the key handled by the screen
-#: (``_keystroke_at``), the search worker starting ``BrowserData.search`` (``start``),
+#: (``search.keystroke_at``), the search worker starting ``BrowserData.search`` (``start``),
 #: ``SessionDB.search`` returned (``query``), hits grouped by conversation with their labels
 #: (``grouped``), the title/id match joined (``done``), the screen showing the answer
 #: (widget ``show``), the rows built (``built``), the widget's first repaint after that
 #: (``render`` … ``rendered``), and the callback the widget then queues, run once that frame is
 #: written (painted; see ``SearchResults.after_paint``).
 PHASES = (
-    ("dispatch", "key", "start"),  # Input.Changed → start_search → thread worker running
+    ("dispatch", "key", "start"),  # Input.Changed → search.start → thread worker running
     ("query", "start", "query"),  # SQL: SessionDB.search (FTS / trigram / LIKE)
     ("group+labels", "query", "grouped"),  # lineage roots, grouping, conversation labels
     ("titles wait", "grouped", "done"),  # the title/id match, run beside the query
@@ -91,7 +91,7 @@ def _phase_stamps(screen, seconds: float) -> dict[str, float] | None:
     view = screen.results.view
     if view is None or not getattr(view, "stamps", None):
         return None
-    key = screen._keystroke_at
+    key = screen.search.keystroke_at
     stamps = {"key": key, "painted": key + seconds, **view.stamps, **screen.results.stamps}
     if any(name not in stamps for _p, a, b in PHASES for name in (a, b)):
         return None
@@ -129,8 +129,8 @@ async def _type_queries(
                 field = screen.query_one(SearchInput)
                 await empty_and_focus(pilot, field)
                 for ch in query:
-                    if await press_and_wait(pilot, ch, screen.search_latencies):
-                        typed, seconds = screen.search_latencies[-1]
+                    if await press_and_wait(pilot, ch, screen.search.latencies):
+                        typed, seconds = screen.search.latencies[-1]
                         if typed.strip() and record:
                             samples[query].append(seconds * 1000)
                             stamps = _phase_stamps(screen, seconds)

@@ -34,6 +34,7 @@ from .config import AppConfig, config_path, save_setting
 from .keys import keymap_problems
 from .context import Access, AppContext, Screens, Signals, StoreChange, StoreStatus
 from .live import LiveFeed
+from .messages import WorkerDone, apply_result
 from .data import BrowserData, FirstWindow
 from .legible import legible_variables
 from .screens.base import WorkerFailed
@@ -133,7 +134,7 @@ class HermesApp(App[str | None]):
         self._frozen = False
         self._gc_threshold = gc.get_threshold()
         self._gc_was_enabled = gc.isenabled()
-        self.live = LiveFeed(self.ctx, self.call_from_thread, self._store_changed)
+        self.live = LiveFeed(self.ctx, self._deliver, self._store_changed)
         if config.animations == "none":
             self.animation_level = "none"
 
@@ -273,10 +274,10 @@ class HermesApp(App[str | None]):
         try:
             reason = store.write_problem()
         except DatabaseError as exc:
-            self.call_from_thread(self._unavailable, str(exc))
+            self.post_message(WorkerDone(self._unavailable, str(exc)))
             return
         access = Access(read_only_reason=reason, immutable=store.immutable)
-        self.call_from_thread(self._set_access, access, list(store.warnings))
+        self.post_message(WorkerDone(self._set_access, access, list(store.warnings)))
 
     def _set_access(self, access: Access, warnings: list[str]) -> None:
         self.ctx.access = access
@@ -320,11 +321,9 @@ class HermesApp(App[str | None]):
         self.ctx.signals.store_changed.publish(change)
 
     def _file_event(self, kind: str, text: str) -> None:
-        """From a worker: the database file was replaced (reopened) or deleted. Said once."""
-        try:
-            self.call_from_thread(self._file_changed, kind, text)
-        except RuntimeError:
-            pass  # the app is closing
+        """From a worker: the database file was replaced (reopened) or deleted. Said once.
+        (Posted: an app that is closing drops it.)"""
+        self.post_message(WorkerDone(self._file_changed, kind, text))
 
     def _file_changed(self, kind: str, text: str) -> None:
         self.notify(text, severity="warning", timeout=10, markup=False)
@@ -351,6 +350,15 @@ class HermesApp(App[str | None]):
     @on(_StatusPosted)
     def _status_posted(self, message: _StatusPosted) -> None:
         self.ctx.signals.status.publish(message.status)
+
+    def _deliver(self, apply: Callable[[], None]) -> None:
+        """The live feed's way to the event loop: posted, so its watch thread never waits."""
+        self.post_message(WorkerDone(apply))
+
+    @on(WorkerDone)
+    def _worker_done(self, message: WorkerDone) -> None:
+        """The app's own workers' results (access, file events, the live feed)."""
+        apply_result(message, self.report_error)
 
     # ------------------------------------------------------------------ errors
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .compat import begin_batch, check_refresh, end_batch
+
 if TYPE_CHECKING:
     from textual.dom import DOMNode
     from textual.timer import Timer
@@ -41,7 +43,7 @@ class FrameHold:
             return
         app = self._node.app
         # The counterpart of App.batch_update's context manager, ended by release().
-        app._begin_batch()
+        begin_batch(app)
         self._timer = self._node.set_timer(self._limit, self._expired, name="frame-hold")
 
     def release(self, *changed: "Widget") -> None:
@@ -54,7 +56,7 @@ class FrameHold:
             return
         timer.stop()
         for widget in changed:
-            widget._check_refresh()  # what the widget's next idle would do
+            check_refresh(widget)  # what the widget's next idle would do
         self._end()
 
     def _expired(self) -> None:
@@ -64,8 +66,7 @@ class FrameHold:
     def _end(self) -> None:
         self._timer = None
         app = self._node.app
-        app._end_batch()
-        if not app._batch_count and app.screen_stack:
+        if end_batch(app) and app.screen_stack:
             # Wake the screen so that it draws now (from a timer, nothing else would). No
             # screen: the app is closing (the field is unmounted while it holds).
             app.screen.check_idle()

@@ -26,7 +26,9 @@ def keys_label(keys: str) -> str:
 
 def bound_keys_label(app, binding_id: str | None, default: str) -> str:
     """The keys of binding ``binding_id`` as the user's keymap has them (``default``, the
-    binding's own keys, when it does not remap it), as a person reads them. Textual 8.2.8
-    (pinned) keeps the keymap set with ``App.set_keymap`` in ``App._keymap``."""
-    keymap = getattr(app, "_keymap", None) or {}
-    return keys_label((keymap.get(binding_id) if binding_id else None) or default)
+    binding's own keys, when it does not remap it), as a person reads them."""
+    # Imported here: this is a leaf module, and the compat module imports Textual.
+    from .compat import keymap
+
+    remapped = keymap(app).get(binding_id) if binding_id else None
+    return keys_label(remapped or default)

@@ -24,8 +24,8 @@ from .context import AppContext, StoreChange
 class LiveFeed:
     def __init__(self, ctx: AppContext, deliver: Callable[[Callable[[], None]], None],
                  publish: Callable[[StoreChange], None]) -> None:
-        """``deliver(fn)`` runs ``fn`` on the event loop (``App.call_from_thread``);
-        ``publish(change)`` is called there with each coalesced change."""
+        """``deliver(fn)`` has ``fn`` run on the event loop, without waiting for it (the
+        app posts it); ``publish(change)`` is called there with each coalesced change."""
         self.ctx = ctx
         self._deliver = deliver
         self._publish = publish
@@ -88,10 +88,7 @@ class LiveFeed:
                 lanes=change.lanes or bool(pending and pending.lanes),
             )
         if pending is None:
-            try:
-                self._deliver(self._flush)
-            except RuntimeError:
-                pass  # the app is closing
+            self._deliver(self._flush)
 
     def _flush(self) -> None:
         with self._lock:

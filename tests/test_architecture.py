@@ -6,12 +6,16 @@ the source so they stay up.
 * no module of ``hermes_tui`` uses a private name of ``hermes_state`` (an imported ``_name``,
   or ``._name`` called on a store object);
 * no screen, modal or widget calls a method defined on the app class (screens own their flows);
+* no module but ``hermes_tui.compat`` touches a private Textual name;
+* widgets, screens and dialogs never import the store door (``hermes_tui.data``);
+* the browser screen composes its parts, mixing nothing in;
 * the app does not reach into screens (no walking ``screen_stack``).
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -232,3 +236,212 @@ def test_walls_widget_messages_name_their_widget():
                     found.append(f"{widget.__name__}.{name}")
                     assert issubclass(member, WidgetMessage), f"{widget.__name__}.{name} has no control"
     assert "SessionList.Highlighted" in found and "SearchResults.Chosen" in found
+
+
+# -- Textual's private names stay in hermes_tui.compat ---------------------------------------
+
+@functools.cache
+def _textual_source_scan() -> tuple[frozenset[str], dict[tuple[str, str], frozenset[str]]]:
+    """Private names Textual defines anywhere (functions, classes, module- and class-level
+    names, attributes set on ``self``), and per class ``(module, name)`` those its own body
+    sets on ``self``. One pass over Textual's source."""
+    import textual
+
+    root = Path(textual.__file__).parent
+    names: set[str] = set()
+    per_class: dict[tuple[str, str], frozenset[str]] = {}
+    for path in root.rglob("*.py"):
+        module = ".".join(("textual", *path.relative_to(root).with_suffix("").parts))
+        module = module.removesuffix(".__init__")
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+                names.add(node.attr)
+            if isinstance(node, ast.ClassDef):
+                per_class[(module, node.name)] = frozenset(
+                    inner.attr for inner in ast.walk(node)
+                    if isinstance(inner, ast.Attribute) and isinstance(inner.ctx, ast.Store)
+                    and isinstance(inner.value, ast.Name) and inner.value.id == "self"
+                    and inner.attr.startswith("_")
+                )
+    return frozenset(n for n in names if n.startswith("_") and not n.startswith("__")), per_class
+
+
+def _textual_private_names() -> frozenset[str]:
+    return _textual_source_scan()[0]
+
+
+def _own_private_names() -> set[str]:
+    """Private names hermes_tui defines for itself: functions, classes, module- and
+    class-level names, and attributes it sets on ``self``."""
+    names: set[str] = set()
+    for path in _modules("hermes_tui").values():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+            elif (
+                isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store)
+                and isinstance(node.value, ast.Name) and node.value.id == "self"
+            ):
+                names.add(node.attr)
+    return {n for n in names if n.startswith("_") and not n.startswith("__")}
+
+
+def _textual_privates_of(cls: type) -> set[str]:
+    """The private names a Textual class in ``cls``'s bases defines or sets on ``self``:
+    what ``self._x`` in ``cls`` would reach (or, defined in ``cls``, replace)."""
+    per_class = _textual_source_scan()[1]
+    names: set[str] = set()
+    for klass in cls.__mro__:
+        if klass.__module__.split(".")[0] == "textual":
+            names |= {n for n in vars(klass) if n.startswith("_") and not n.startswith("__")}
+            names |= per_class.get((klass.__module__, klass.__name__), frozenset())
+    return names
+
+
+def _all_subclasses(cls: type) -> list[type]:
+    found, stack = [], [cls]
+    while stack:
+        for sub in stack.pop().__subclasses__():
+            found.append(sub)
+            stack.append(sub)
+    return found
+
+
+def private_textual_uses(source: str, namespace: dict, textual_private: set[str], own: set[str]) -> list[str]:
+    """Where ``source`` (whose classes are found by name in ``namespace``) touches a private
+    Textual name: imports from a private Textual module or of a private name; ``x._name`` or
+    ``getattr(x, "_name")`` on anything but ``self`` for a Textual name hermes_tui does not
+    define itself; and, in a class, ``self._name`` or a method or attribute it defines, for a
+    private name of the Textual classes it derives from -- or that the classes mixing it in
+    derive from."""
+    offenders: list[str] = []
+    tree = ast.parse(source)
+    self_scopes: dict[int, set[str]] = {}  # id of a class's node -> the Textual names of its self
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and isinstance(namespace.get(node.name), type):
+            cls = namespace[node.name]
+            privates = set()
+            for klass in (cls, *_all_subclasses(cls)):
+                privates |= _textual_privates_of(klass)
+            for inner in ast.walk(node):
+                self_scopes.setdefault(id(inner), privates)
+            for item in node.body:
+                defined = (
+                    [item.name] if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
+                    else [t.id for t in getattr(item, "targets", [getattr(item, "target", None)])
+                          if isinstance(t, ast.Name)]
+                )
+                offenders += [f"{item.lineno}: {node.name} defines {n}" for n in defined if n in privates]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "textual":
+            if any(part.startswith("_") for part in node.module.split(".")) or any(
+                alias.name.startswith("_") for alias in node.names
+            ):
+                offenders.append(f"{node.lineno}: imports from {node.module}")
+        elif isinstance(node, ast.Import):
+            offenders += [
+                f"{node.lineno}: imports {alias.name}" for alias in node.names
+                if alias.name.split(".")[0] == "textual" and any(p.startswith("_") for p in alias.name.split("."))
+            ]
+        name, target = None, None
+        if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
+            name, target = node.attr, node.value
+        elif (
+            isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            and node.func.id in ("getattr", "hasattr", "setattr") and len(node.args) >= 2
+            and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)
+        ):
+            name, target = node.args[1].value, node.args[0]
+        if name is None or not name.startswith("_") or name.startswith("__"):
+            continue
+        if isinstance(target, ast.Name) and target.id in ("self", "cls"):
+            if name in self_scopes.get(id(node), set()):
+                offenders.append(f"{node.lineno}: self.{name}")
+        elif name in textual_private and name not in own:
+            offenders.append(f"{node.lineno}: .{name}")
+    return offenders
+
+
+def test_walls_only_the_compat_module_touches_private_textual_names():
+    import importlib
+
+    textual_private, own = _textual_private_names(), _own_private_names()
+    assert {"_begin_batch", "_forward_event", "_vertical_scrollbar"} <= textual_private  # the scan sees them
+    offenders = []
+    for name, path in _modules("hermes_tui").items():
+        if name == "hermes_tui.compat":
+            continue
+        namespace = vars(importlib.import_module(name))
+        found = private_textual_uses(path.read_text(encoding="utf-8"), namespace, textual_private, own)
+        offenders += [f"{name}:{where}" for where in found]
+    assert offenders == []
+
+
+def test_walls_private_textual_use_finder_finds_each_kind():
+    """The wall is not vacuous: each kind of private use in a sample module is found."""
+    source = '''
+from textual.widgets._footer import FooterKey
+from textual.widgets import Input
+
+class Keys:
+    async def _on_key(self, event):
+        return self._cursor_visible
+
+class Field(Keys, Input):
+    def _on_paste(self, event):
+        self._mine = self._suggestion
+
+def hold(app, screen):
+    app._begin_batch()
+    return getattr(app, "_keymap", None), screen._invoke_later
+'''
+    namespace: dict = {}
+    exec(compile(source, "<sample>", "exec"), namespace)
+    found = private_textual_uses(source, namespace, _textual_private_names(), _own_private_names())
+    assert found == [
+        "6: Keys defines _on_key",
+        "10: Field defines _on_paste",
+        "2: imports from textual.widgets._footer",
+        "7: self._cursor_visible",
+        "11: self._suggestion",
+        "14: ._begin_batch",
+        "15: ._keymap",
+        "15: ._invoke_later",
+    ]
+
+
+def test_walls_widgets_screens_and_dialogs_never_import_the_store_door():
+    """What they show comes from :mod:`hermes_tui.view_models`; the door (``hermes_tui.data``,
+    its connections and threads) is reached through the context they are handed."""
+    graph = import_graph("hermes_tui")
+    assert "hermes_tui.view_models" in graph["hermes_tui.widgets.search"]  # the graph sees imports
+    offenders = sorted(
+        name for name, targets in graph.items()
+        if name.split(".")[1:2] in (["widgets"], ["screens"], ["modals"]) and "hermes_tui.data" in targets
+    )
+    assert offenders == []
+
+
+def test_walls_the_browser_composes_its_parts_and_mixes_nothing_in():
+    """BrowserScreen owns its parts (the list window and its count, search as you type, the
+    actions) as plain objects: no mixin reaching into the screen, none a DOM node of its own."""
+    from textual.dom import DOMNode
+
+    from hermes_tui.screens.base import HermesScreen
+    from hermes_tui.screens.browser import BrowserScreen
+    from hermes_tui.screens.browser_search import SearchAsYouType
+    from hermes_tui.screens.browser_window import ListWindow
+    from hermes_tui.screens.flows import SessionActions
+
+    assert BrowserScreen.__bases__ == (HermesScreen,)
+    assert not any(issubclass(part, DOMNode) for part in (ListWindow, SearchAsYouType, SessionActions))
+    for module in ("browser", "browser_search", "browser_window", "flows"):
+        source = (ROOT / "hermes_tui" / "screens" / f"{module}.py").read_text(encoding="utf-8")
+        assert "type: ignore" not in source, f"{module}: a part that needs type: ignore reaches past its host"

@@ -4,17 +4,22 @@
 * Live refresh: the screen subscribes to ``ctx.signals.store_changed``. Only a visible screen
   reacts (:meth:`store_changed`); a covered one remembers what it missed and catches up once
   when it is shown again — a busy gateway costs nothing for the screens below.
+* Worker results: a worker of the screen posts what it found to the screen, as a message of
+  its own or a :class:`~hermes_tui.messages.WorkerDone` (applied here, or dropped if stale).
 * Errors: a worker of the screen that fails is turned into :class:`WorkerFailed`, which bubbles
-  to the app's one error path (``Worker.StateChanged`` itself does not bubble).
+  to the app's one error path (``Worker.StateChanged`` itself does not bubble); so is an error
+  applying a worker's result.
 """
 
 from __future__ import annotations
 
+from textual import on
 from textual.message import Message
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from ..context import AppContext, StoreChange
+from ..messages import WorkerDone, apply_result
 
 
 class WorkerFailed(Message):
@@ -62,6 +67,10 @@ class HermesScreen(Screen):
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.state == WorkerState.ERROR and event.worker.error is not None:
             self.post_message(WorkerFailed(event.worker.error, event.worker.name))
+
+    @on(WorkerDone)
+    def _worker_done(self, message: WorkerDone) -> None:
+        apply_result(message, lambda error: self.post_message(WorkerFailed(error)))
 
     def action_help(self) -> None:
         self.app.push_screen(self.ctx.screens.help(self))

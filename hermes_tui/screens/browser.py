@@ -1,22 +1,25 @@
 """BrowserScreen: the session list, the search pane and the detail pane.
 
-Data flow: every query runs in a thread worker (the store door blocks) and comes back as a
-message; the screen applies it on the event loop. Page loads carry a *generation* so a page
-requested before a filter change or a refresh is dropped when it arrives late, and search
-results carry their query so a stale answer is dropped; a superseded search is interrupted.
+The screen holds the filters and the widgets, and composes three parts that do the work:
+
+* :class:`~hermes_tui.screens.browser_window.ListWindow` -- the pages around the reader and
+  the list's count (the census), read in thread workers; a page asked for before a filter
+  change or a refresh is dropped when it arrives late (its *generation*);
+* :class:`~hermes_tui.screens.browser_search.SearchAsYouType` -- a search per key, the
+  search pane, a stale answer dropped (its query), a superseded search interrupted;
+* :class:`~hermes_tui.screens.flows.SessionActions` -- rename, delete, archive, pin, undo and
+  export: the modals, the writes and what is said after them.
+
+Messages reach the screen (a part is not a DOM node): its handlers hand each on to its part.
+Workers are the screen's, so a failure takes the screen's error path.
 
 Live data never moves the reader (BR-16): a refresh after another process's commit keeps the
 highlighted conversation on the same screen row of the list, and the highlighted hit where it
 was in the results; the detail pane follows the highlighted row's newest state.
-
-The screen owns its flows (:class:`~hermes_tui.screens.flows.SessionFlows`): it opens the
-rename / delete / export modals and the recap, lineage and transcript screens itself.
 """
 
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass, field
 from typing import Callable
 
 from rich.text import Text
@@ -24,8 +27,6 @@ from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.message import Message
-from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import ContentSwitcher, Input
 
@@ -34,16 +35,15 @@ from hermes_state.visibility import INTERNAL_SOURCES
 from hermes_state.models import SessionSummary
 
 from ..context import Access, AppContext, StoreChange, StoreStatus
-from ..data import Census, SearchView
 from ..keynames import bound_keys_label
-from ..messages import SearchFinished
-from ..collector import hold_collection, release_collection
+from ..messages import SearchFinished, WorkerDone
 from ..modals.source_picker import SourcePicker
 from ..modals.workspace_picker import WorkspacePick, WorkspacePicker, workspace_label
-from ..pacing import Pacer
 from ..textsafe import InertHighlighter, inert_line
 from .base import HermesScreen
-from .flows import SessionFlows
+from .browser_search import SearchAsYouType
+from .browser_window import CensusLoaded, ListWindow, PageLoaded, WindowLoaded
+from .flows import SessionActions
 from ..widgets.detail import DetailPane
 from ..widgets.footer import TieredFooter
 from ..widgets.search import SearchInput, SearchResults
@@ -52,66 +52,13 @@ from ..widgets.status import StatusLine
 from ..widgets.text_field import focus_now
 
 
-#: Hits per page of the search pane (more than a screenful; the next page loads as you move).
-SEARCH_PAGE = 40
-#: After a commit, the search is asked again once no key has searched for this long.
-SEARCH_REFRESH_QUIET_S = 0.3
 
 #: How the titles and the status line name each view filter (BR-11).
 VIEW_NAMES = {"active": "active", "archived": "archived only", "all": "active + archived"}
 #: The list's empty state when the store holds no session at all.
 NO_SESSIONS_YET = "No sessions yet — new ones appear here as they are written."
 
-@dataclass
-class Window:
-    """Pages around a row, loaded together so a refresh lands in one step."""
-
-    generation: int
-    pages: dict[int, list[SessionSummary]]
-    total: int
-    keep_key: str | None
-    source_counts: dict[str, int] = field(default_factory=dict)
-    #: Keep the conversation highlighted when the window is shown on its screen row (BR-16).
-    keep_current: bool = False
-    #: Read again because what the shown window rested on was wrong: keep the reader's place
-    #: only if they have moved, else show the list from its top (see refresh_data).
-    correction: bool = False
-    #: The pages reached the end of the list: ``total`` is its length, not a lower bound.
-    exact: bool = False
-
-
-class WindowLoaded(Message):
-    def __init__(self, window: Window) -> None:
-        super().__init__()
-        self.window = window
-
-
-class CensusLoaded(Message):
-    """The census (see :meth:`BrowserScreen.load_window`) of the list under the filters
-    ``key``, taken after the window it follows was painted."""
-
-    def __init__(self, key: tuple, census: Census, seconds: float = 0.0) -> None:
-        super().__init__()
-        self.key = key
-        self.census = census
-        #: What taking it cost (see :class:`~hermes_tui.pacing.Pacer`).
-        self.seconds = seconds
-
-
-class PageLoaded(Message):
-    def __init__(self, generation: int, offset: int, rows: list[SessionSummary]) -> None:
-        super().__init__()
-        self.generation = generation
-        self.offset = offset
-        self.rows = rows
-
-
-def row_key(row: SessionSummary) -> str:
-    """A conversation's stable identity: its lineage root (the row id changes at each tip)."""
-    return row.lineage_root_id or row.id
-
-
-class BrowserScreen(SessionFlows, HermesScreen):
+class BrowserScreen(HermesScreen):
     """The main screen of ``hermes sessions browse``."""
 
     #: The list has the focus from the start (Textual's default, the first focusable widget,
@@ -156,7 +103,10 @@ class BrowserScreen(SessionFlows, HermesScreen):
         self, ctx: AppContext, *, source: str | None = None, on_first_page: Callable[[], None] | None = None
     ) -> None:
         super().__init__(ctx)
-        self._on_first_page = on_first_page
+        #: Rename, delete, archive, pin, undo and export (the screen is their FlowsHost).
+        self.actions = SessionActions(self)
+        #: The list's window (the pages around the reader) and its count.
+        self.list_window = ListWindow(self, on_first_page)
         self.source_filter: str | None = source
         #: Show only sessions that are the current session of some gateway lane.
         self.lanes_only = False
@@ -168,46 +118,9 @@ class BrowserScreen(SessionFlows, HermesScreen):
         self.show_hidden = False
         #: One workspace (BR-13): None every one, ``NO_WORKSPACE`` those without one.
         self.workspace: str | None = None
-        #: The filters the list's length was last counted for (see :meth:`load_window`).
-        self._counted_key: tuple | None = None
-        #: The first window has been asked for (it is one page, see load_window).
-        self._first_window_asked = False
-        #: A census is being taken / another is wanted after it (see _want_census).
-        self._census_running = False
-        self._census_due = False
-        #: Censuses spaced by what they cost (a gateway commits many times a second).
-        self._census_pacer = Pacer()
-        self._census_timer: Timer | None = None
-        #: Why the next census is wanted: another process committed (it waits its turn), the
-        #: user wrote (it does not, even if a commit came too).
-        self._census_paced = False
-        self._census_prompt = False
-        #: The filters the last census was taken for.
-        self._census_key: tuple | None = None
-        self.generation = 0
-        self.source_counts: dict[str, int] = {}
-        #: ``source_counts`` has been counted (by a census) at least once.
-        self._counted_sources = False
-        self._search_timer: Timer | None = None
-        self._collection_timer: Timer | None = None
-        self._search_query = ""
-        self._pending_select: str | None = None
-        #: Where the cursor was when ``_pending_select`` was asked for: moved since (keys
-        #: typed behind the dialog's Enter), the reader's move wins.
-        self._pending_select_from: int | None = None
-        self._last_search_at = 0.0
-        self._keystroke_at = 0.0
-        #: A search worker is running (a newer query interrupts it).
-        self._searching = False
-        #: Another process committed while the list was hidden behind the search pane: read
-        #: it when it is shown (2: and what it rested on was wrong; see refresh_data).
-        self._list_stale = 0
-        #: Another process committed since the last search started (see _refresh_search).
-        self._search_stale = False
-        self._search_refresh_timer: Timer | None = None
-        #: (query, seconds from keystroke to results painted) of recent searches (bench).
-        self.search_latencies: list[tuple[str, float]] = []
         self._widgets: dict[type, Widget] = {}
+        #: Search as you type: the query, its searches and the search pane.
+        self.search = SearchAsYouType(self)
 
     # ------------------------------------------------------------------ layout
 
@@ -241,9 +154,9 @@ class BrowserScreen(SessionFlows, HermesScreen):
         self.query_one(SessionList).focus()
         self.ctx.signals.status.subscribe(self, self._status)
         self.ctx.signals.access.subscribe(self, self._access)
-        self._update_titles()
+        self.update_titles()
         self._fit_width(self.app.size.width)
-        self.load_window(0, None)
+        self.list_window.load(0, None)
 
     def on_resize(self, event) -> None:
         self._fit_width(event.size.width)
@@ -271,7 +184,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
             line.set_warning(status.text, status.severity)
 
     def _access(self, _access: Access) -> None:
-        self._update_titles()
+        self.update_titles()
 
     def _one(self, kind: type[Widget]) -> Widget:
         """The screen's one widget of ``kind``, looked up once: a DOM query matched CSS
@@ -307,7 +220,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
     def exclude_sources(self) -> list[str] | None:
         return hidden_sources(self.source_filter, self.internal_shown)
 
-    def _filter_label(self) -> str:
+    def filter_label(self) -> str:
         label = inert_line(self.source_filter) or ("all" if self.internal_shown else "all (internal runs hidden)")
         if self.workspace is not None:
             label += f" · in {workspace_label(self.workspace)}"
@@ -354,7 +267,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
         if not self.show_hidden:
             left_out += ["hidden", *([] if self.internal_shown else ["an internal run"]), "a delegate run"]
             keys.append(f"{bound_keys_label(self.app, 'toggle_hidden', 'H')} shows hidden rows")
-        if left_out and sum(self.source_counts.values()):
+        if left_out and sum(self.list_window.source_counts.values()):
             kinds = ", ".join(left_out[:-1]) + f" or {left_out[-1]}" if len(left_out) > 1 else left_out[0]
             return f"No conversation to list: every session in the store is {kinds} ({'; '.join(keys)})."
         return NO_SESSIONS_YET
@@ -364,29 +277,13 @@ class BrowserScreen(SessionFlows, HermesScreen):
         extra = " · hidden, internal and delegate runs shown" if self.show_hidden else ""
         return f"{VIEW_NAMES[self.view]} · by {'last activity' if self.by_activity else 'start'}{extra}"
 
-    def _filter_key(self) -> tuple:
+    def filter_key(self) -> tuple:
         return (self.source_filter, self.lanes_only, self.view, self.by_activity, self.show_hidden,
                 self.workspace, self.ctx.config.show_tool_sessions)
 
-    def _page(
-        self, offset: int, size: int, count: bool = True, provisional: bool = False
-    ) -> tuple[list[SessionSummary], int | None]:
-        data = self.ctx.store
-        if self.lanes_only:
-            return data.page_of_ids(
-                self.ctx.lanes.live_ids(), offset, size,
-                source=self.source_filter, exclude_sources=self.exclude_sources, workspace=self.workspace,
-            )
-        return data.page(
-            offset, size, source=self.source_filter, exclude_sources=self.exclude_sources,
-            view=self.view, by_activity=self.by_activity,
-            include_hidden=self.show_hidden, include_delegates=self.show_hidden,
-            workspace=self.workspace, count=count, provisional=provisional,
-        )
-
-    def _update_titles(self) -> None:
+    def update_titles(self) -> None:
         lst = self.session_list
-        counting = self._counted_key != self._filter_key()
+        counting = self.list_window.counted_key != self.filter_key()
         if not lst.loaded:
             count = "loading…"
         elif counting:
@@ -404,7 +301,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
             # While results are shown the pane's titles describe the search instead.
             # Text, not a str: a str title is parsed as markup, and a source or a workspace path
             # is data ("/home/u/[wip]" must show as it is).
-            main.border_title = Text(f"Sessions · {self._filter_label()} · {self._view_label()}")
+            main.border_title = Text(f"Sessions · {self.filter_label()} · {self._view_label()}")
             main.border_subtitle = Text(count)
         access = ""
         if self.ctx.access.read_only_reason:
@@ -420,180 +317,21 @@ class BrowserScreen(SessionFlows, HermesScreen):
 
     # ------------------------------------------------------------------ loading
 
-    @work(thread=True, group="window", exclusive=True, exit_on_error=False)
-    def load_window(
-        self, center: int, keep_key: str | None, *, keep_current: bool = False, correction: bool = False
-    ) -> None:
-        """The pages around ``center``; the census (the list's length, the per-source counts,
-        the exact pins) follows on its own connection.
-
-        Counting the list and finding the pinned sessions each read every session row
-        (~0.3 s at 250k sessions, seconds from a cold page cache) while a page is a few
-        milliseconds: pages rest on the pins last found (at start-up, those the recency cache
-        kept; on a first run, a guess of the order too), are shown with the length known so
-        far ("at least this many" until counted), and the census corrects them if they were
-        wrong. So another process's commit is shown in the time of a page, however large the
-        store."""
-        # The very first window is one page: the next is read when the reader gets near it
-        # (from a cold page cache each page is ~1,000 random reads: half a second at 5M).
-        first, self._first_window_asked = not self._first_window_asked, True
-        window, exact = self._window(self.generation, center, keep_key, self._filter_key(), True, one_page=first)
-        window.keep_current, window.correction, window.exact = keep_current, correction, exact is not None
-        self.post_message(WindowLoaded(window))
-
-    def _window(
-        self, generation: int, center: int, keep_key: str | None, key: tuple, provisional: bool,
-        one_page: bool = False,
-    ) -> tuple[Window, int | None]:
-        """The pages around ``center`` (``one_page``: its own only) and, when they reach the
-        end, the list's length."""
-        size = self.ctx.config.page_size
-        first_page = (center // size) * size
-        offsets = [first_page] if one_page else sorted({max(0, first_page - size), first_page, first_page + size})
-        pages: dict[int, list[SessionSummary]] = {}
-        exact: int | None = None
-        end = 0
-        for offset in offsets:
-            rows, counted = self._page(offset, size, count=self.lanes_only, provisional=provisional)
-            pages[offset] = rows
-            end = offset + len(rows)
-            if counted is not None:
-                exact = counted
-            if len(rows) < size:
-                exact = end if exact is None else exact
-                break
-        known = self.session_list.total if self._counted_key == key else 0
-        total = exact if exact is not None else max(end + 1, known)
-        return Window(generation, pages, total, keep_key, self.source_counts), exact
-
-    @work(thread=True, group="pages", exit_on_error=False)
-    def load_page(self, generation: int, offset: int) -> None:
-        rows, _total = self._page(offset, self.ctx.config.page_size, count=False, provisional=True)
-        self.post_message(PageLoaded(generation, offset, rows))
-
     @on(SessionList.NeedPage, "#sessions")
     def _need_page(self, event: SessionList.NeedPage) -> None:
-        self.load_page(self.generation, event.offset)
-
-    def _want_census(self) -> None:
-        """Take a census after this window -- one at a time, and spaced by what it costs:
-        while one is taken, the next waits for it and serves every window shown meanwhile;
-        after another process's commit, the next waits nine times as long as the last one
-        took, so counting takes at most a tenth of a core (a gateway commits many times a
-        second and each census reads every session row: ~0.4 s at 250k sessions; taken back
-        to back they kept a core busy). One wanted at start-up, for other filters or after
-        the user's own write does not wait its turn."""
-        if self._census_running:
-            self._census_due = True
-            return
-        key = self._filter_key()
-        prompt = self._census_prompt or not self._census_paced or key != self._census_key
-        wait = self._census_pacer.wait(prompt=prompt)
-        if wait > 0:
-            self._census_due = True
-            if self._census_timer is None:
-                self._census_timer = self.set_timer(wait, self._census_turn)
-            return
-        if self._census_timer is not None:
-            self._census_timer.stop()
-            self._census_timer = None
-        self._census_running, self._census_due = True, False
-        self._census_prompt = self._census_paced = False
-        self._census_key = key
-        self._census_pacer.started()
-        self.take_census(key, count=not self.lanes_only)
-
-    def _census_turn(self) -> None:
-        self._census_timer = None
-        if self._census_due:
-            self._want_census()
-
-    @work(thread=True, group="census", exit_on_error=False)
-    def take_census(self, key: tuple, count: bool) -> None:
-        started = time.monotonic()
-        try:
-            census = self.ctx.store.census(
-                count=count, source=self.source_filter, exclude_sources=self.exclude_sources, view=self.view,
-                include_hidden=self.show_hidden, include_delegates=self.show_hidden, workspace=self.workspace,
-                by_activity=self.by_activity,
-            )
-        except BaseException:
-            self.app.call_from_thread(self._census_failed)
-            raise
-        self.post_message(CensusLoaded(key, census, time.monotonic() - started))
-
-    def _census_failed(self) -> None:
-        self._census_running = False
-        self._census_pacer.finished()
-
-    @on(CensusLoaded)
-    def _census_loaded(self, event: CensusLoaded) -> None:
-        self._census_running = False
-        census = event.census
-        # (the list ranked again for deep pages is paced apart: its cost is not the count's)
-        self._census_pacer.finished(max(0.0, event.seconds - census.ranking_s))
-        current = event.key == self._filter_key()
-        if current:
-            self.source_counts = census.source_counts
-            self._counted_sources = True
-            if census.total is not None:
-                self._counted_key = event.key
-                if census.total != self.session_list.total:
-                    self.session_list.set_total(census.total)
-            self._update_titles()
-        if census.revised:
-            self.refresh_data(correction=True)  # (which wants a census again)
-        elif self._census_due or not current:
-            self._want_census()
-        elif census.again_in is not None:
-            # A stale ranking of the list waits its turn: a census then, though nothing
-            # else commits meanwhile.
-            self._census_due = self._census_paced = True
-            if self._census_timer is None:
-                self._census_timer = self.set_timer(census.again_in, self._census_turn)
+        self.list_window.need_page(event.offset)
 
     @on(PageLoaded)
     def _page_loaded(self, event: PageLoaded) -> None:
-        if event.generation == self.generation:
-            self.session_list.set_page(event.offset, event.rows)
+        self.list_window.page_loaded(event)
 
     @on(WindowLoaded)
     def _window_loaded(self, event: WindowLoaded) -> None:
-        window = event.window
-        if window.generation != self.generation:
-            return
-        lst = self.session_list
-        self.source_counts = window.source_counts
-        if window.exact:
-            self._counted_key = self._filter_key()  # (its length is known: no "N+ … counting")
-        if self._pending_select and lst.cursor != self._pending_select_from:
-            self._pending_select = None  # the reader moved after asking: keep their place
-        # BR-16: the highlighted conversation -- as it is now, the reader may have moved
-        # while the window was read -- stays on the screen row it is on.
-        current = lst.current
-        moved = lst.cursor > 0 or lst.scroll_offset.y > 0
-        screen_row = lst.cursor - lst.scroll_offset.y
-        lst.clear_rows()
-        lst.set_total(window.total)
-        for offset, rows in window.pages.items():
-            lst.set_page(offset, rows)
-        target = self._pending_select or window.keep_key
-        if not target and window.keep_current and current is not None and (moved or not window.correction):
-            target = row_key(current)
-        if target:
-            index = lst.index_of_key(target, key_of=row_key)
-            if index is not None:
-                if self._pending_select:
-                    lst.move_to(index)
-                    self._pending_select = None
-                else:
-                    lst.keep_at(index, screen_row)
-        lst.announce()
-        self._update_titles()
-        if self._on_first_page is not None:
-            self.app.call_after_refresh(self._on_first_page)
-            self._on_first_page = None
-        self._want_census()
+        self.list_window.window_loaded(event)
+
+    @on(CensusLoaded)
+    def _census_loaded(self, event: CensusLoaded) -> None:
+        self.list_window.census_loaded(event)
 
     def refresh_data(self, *, correction: bool = False) -> None:
         """Reload what is visible, keeping the reader's place (BR-16). ``correction``: what the
@@ -603,50 +341,29 @@ class BrowserScreen(SessionFlows, HermesScreen):
 
         The list behind the search pane is read again when it is shown, not at each commit;
         the search is asked again unless a key's search will show the commit anyway (see
-        :meth:`_refresh_search`). A gateway commits several times a second, and both
+        :meth:`SearchAsYouType.refresh`). A gateway commits several times a second, and both
         competed with the keys being typed."""
-        self.generation += 1
-        lst = self.session_list
-        lst.invalidate()
-        if self.switcher.current == "sessions":
-            self.load_window(lst.cursor, None, keep_current=True, correction=correction)
-        else:
-            self._list_stale = max(self._list_stale, 2 if correction else 1)
-        if self._search_query:
-            self._search_stale = True
-            self._refresh_search()
-
-    def _refresh_search(self) -> None:
-        """Ask the search again after a commit -- unless a search started since will show it:
-        while keys are being typed (each one searches afresh) or a search is running (its
-        answer shows first), look again a little later."""
-        self._search_refresh_timer = None
-        if not self._search_stale or not self._search_query:
-            return
-        if self._searching or time.monotonic() - self._last_search_at < SEARCH_REFRESH_QUIET_S:
-            self._search_refresh_timer = self.set_timer(SEARCH_REFRESH_QUIET_S, self._refresh_search)
-            return
-        self.start_search(self._search_query, keep=True)
+        self.list_window.refresh(correction=correction)
+        self.search.committed()
 
     def store_changed(self, change: StoreChange) -> None:
         """Another process committed (or the lanes changed): re-read what is shown."""
         if not self.query(SessionList):
             return  # not composed yet, or being torn down
         if change.database or (change.lanes and self.lanes_only):
-            self._census_paced = True
+            self.list_window.census_paced = True
             self.refresh_data()
         elif change.lanes:
-            self._show_detail(self.session_list.current)
+            self.show_detail(self.session_list.current)
 
     def select_session(self, key: str, since: int | None = None) -> None:
         """Move the cursor to a conversation once it is loaded (e.g. after a rename), unless
         the reader moves it from ``since`` (default: where it is now) first."""
-        self._pending_select = key
-        self._pending_select_from = self.session_list.cursor if since is None else since
+        self.list_window.select(key, since)
         self.refresh_data()
 
     def after_write(self, select: str | None = None, since: int | None = None) -> None:
-        self._census_prompt = True  # the user's own change: counted at once
+        self.list_window.census_prompt = True  # the user's own change: counted at once
         if select:
             self.select_session(select, since)
         else:
@@ -656,7 +373,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
         return self.session_list.cursor
 
     def export_filters(self) -> tuple[str | None, str | None, list[str] | None]:
-        return self._search_query or None, self.source_filter, self.exclude_sources
+        return self.search.query or None, self.source_filter, self.exclude_sources
 
     def marked_ids(self) -> list[str]:
         return list(self.session_list.marked)
@@ -666,15 +383,15 @@ class BrowserScreen(SessionFlows, HermesScreen):
 
     def after_batch(self) -> None:
         self.session_list.clear_marks()
-        self._update_titles()
+        self.update_titles()
 
     # ------------------------------------------------------------------ detail
 
     @on(SessionList.Highlighted, "#sessions")
     def _highlighted(self, event: SessionList.Highlighted) -> None:
-        self._show_detail(event.summary)
+        self.show_detail(event.summary)
 
-    def _show_detail(self, summary: SessionSummary | None) -> None:
+    def show_detail(self, summary: SessionSummary | None) -> None:
         lane = self.ctx.lanes.lane_for(summary.id) if summary is not None else None
         self._one(DetailPane).show(summary, lane)
 
@@ -692,256 +409,52 @@ class BrowserScreen(SessionFlows, HermesScreen):
         # The search pane opens when the field takes focus (`/`, a click, Tab), showing how
         # to search until the first key: opened by the first key instead, its layout and
         # the whole pane were drawn in that key's frame (~7 ms of every query's first key).
-        if event.widget is self.search_input and not self._search_query.strip():
-            self._show_guide()
+        if event.widget is self.search_input and not self.search.query.strip():
+            self.search.show_guide()
 
     @on(events.DescendantBlur)
     def _focus_left(self, event: events.DescendantBlur) -> None:
         # An empty query has nothing to show once the field lets go: the list again.
-        if event.widget is self.search_input and not self._search_query.strip():
+        if event.widget is self.search_input and not self.search.query.strip():
             if self.switcher.current == "results":
-                self._show_list()
+                self.show_list()
 
-    def _show_guide(self) -> None:
-        """The search pane of an empty, focused field: the query language by example."""
-        def key(binding_id: str, default: str) -> str:
-            return bound_keys_label(self.app, binding_id, default)
-
-        self.results.show_guide(
-            f"{key('previous_hit', 'up')} {key('next_hit', 'down')} move through the hits · "
-            f"{key('open_hit', 'enter')} opens one · {key('clear_search', 'escape')} goes back to the list"
-        )
-        switcher = self.switcher
-        switcher.current = "results"
-        switcher.border_title = self._search_title()
-        switcher.border_subtitle = Text("type to search")
-
-    def _still_searching(self, query: str) -> None:
-        if query == self._search_query and self.results.showing_guide:
-            self.switcher.border_subtitle = Text("searching…")
+    def show_list(self) -> None:
+        self.switcher.current = "sessions"
+        self.list_window.show_stale()
+        self.results.clear_results()
+        self.update_titles()
+        self.show_detail(self.session_list.current)
 
     @on(Input.Changed, "#search")
     def _query_changed(self, event: Input.Changed) -> None:
-        query = event.value
-        if self._search_timer is not None:
-            self._search_timer.stop()
-            self._search_timer = None
-        self._search_query = query
-        # The latency of this change starts when its key reached the field, before the frame
-        # that echoed it (~2 ms earlier); a change not made by a key (a paste, the program)
-        # starts now.
-        now = time.perf_counter()
-        key_at = self.search_input.key_at
-        self._keystroke_at = key_at if 0 <= now - key_at < 0.25 else now
-        if not query.strip():
-            self.ctx.store.interrupt_search()
-            if self.search_input.has_focus:
-                self._show_guide()
-            else:
-                self._show_list()
-            self.search_input.release_echo(self.results, self.switcher)
-            return
-        # No garbage collection until this answer is painted (or a second has passed): see
-        # hermes_tui.collector.hold_collection.
-        hold_collection()
-        if self._collection_timer is not None:
-            self._collection_timer.stop()
-        self._collection_timer = self.set_timer(1.0, release_collection)
-        switcher = self.switcher
-        if switcher.current != "results":
-            # The search pane opens at the first key, empty (its rows were cleared with the
-            # last query) and named. The key's echo is held for the answer (SearchInput's
-            # frame_hold), so the switch's layout is drawn in the answer's frame: drawn
-            # beside the first search instead, it shared the interpreter with it and first
-            # keys took longer (1M, held: p50 45.6 ms, drawn at once: 55.2).
-            self.results.clear_results()
-            switcher.current = "results"
-            switcher.border_title = self._search_title()
-            switcher.border_subtitle = Text("searching…")
-        elif self.results.showing_guide:
-            # The pane is open already (the field took focus) and keeps its title; the answer's
-            # frame redraws only the hits. A search slower than that says so.
-            self.set_timer(0.1, lambda: self._still_searching(query))
-        # Leading edge: the first keystroke after a pause searches at once (so one key
-        # paints in the time of one query); keys typed in quick succession are coalesced
-        # into one search after the debounce interval.
-        now = time.monotonic()
-        debounce = self.ctx.config.search_debounce_s
-        if now - self._last_search_at >= debounce:
-            self._last_search_at = now
-            # The key's echo waits for this answer (SearchInput.frame_hold): one frame for both.
-            self.start_search(query)
-        else:
-            self.search_input.release_echo()
-            self._search_timer = self.set_timer(debounce, lambda: self._debounced_search(query))
-
-    def _debounced_search(self, query: str) -> None:
-        self._search_timer = None
-        if query == self._search_query:
-            self._last_search_at = time.monotonic()
-            self.start_search(query)
-
-    def start_search(self, query: str, *, keep: bool = False) -> None:
-        """Search for ``query``; a search still running for an older query is stopped.
-
-        ``keep``: the same query again after a commit; its answer is merged in place.
-        """
-        if self._searching:
-            self.ctx.store.interrupt_search()
-        self._searching = True
-        self._search_stale = False  # (this one sees every commit made before it)
-        if self._search_refresh_timer is not None:
-            self._search_refresh_timer.stop()
-            self._search_refresh_timer = None
-        shown = self.results.view
-        # A refresh asks for as many hits as are shown, so pages already loaded (BR-20) stay.
-        limit = max(SEARCH_PAGE, shown.hit_count) if keep and shown is not None else SEARCH_PAGE
-        self.run_search(query, keep, limit)
-
-    @work(thread=True, group="search", exclusive=True, exit_on_error=False)
-    def run_search(self, query: str, keep: bool = False, limit: int = 40) -> None:
-        view = self.ctx.store.search(
-            query, source=self.source_filter, exclude_sources=self.exclude_sources, limit=limit,
-            workspace=self.workspace, include_hidden=self.show_hidden,
-        )
-        view.more = view.more and view.hit_count >= SEARCH_PAGE
-        self.post_message(SearchFinished(query, view, keep=keep))
-
-    @on(SearchResults.NeedMore, "#results")
-    def _need_more(self, event: SearchResults.NeedMore) -> None:
-        if event.query == self._search_query:
-            self.load_more(event.query, event.offset)
-
-    @work(thread=True, group="search-more", exclusive=True, exit_on_error=False)
-    def load_more(self, query: str, offset: int) -> None:
-        view = self.ctx.store.search(
-            query, source=self.source_filter, exclude_sources=self.exclude_sources,
-            limit=SEARCH_PAGE, offset=offset, workspace=self.workspace, include_hidden=self.show_hidden,
-        )
-        self.post_message(SearchFinished(query, view, page=True))
+        self.search.query_changed(event.value)
 
     @on(SearchFinished)
     def _search_finished(self, event: SearchFinished) -> None:
-        view: SearchView = event.view
-        if view.interrupted:
-            return  # superseded; the newer search answers
-        if event.page:
-            if event.query == self._search_query:
-                self.results.append(view)
-                self._search_subtitle(self.results.view)
-            return
-        if event.query == self._search_query:
-            self._searching = False
-        if event.query != self._search_query or not event.query.strip():
-            return  # a stale answer: the query changed while it ran
-        switcher = self.switcher
-        keep = event.keep and switcher.current == "results"
-        switcher.current = "results"
-        self.results.show(view, keep=keep)
-        # The key's echo and this answer in one frame, the results' scrollbar (resized by the
-        # answer) with them.
-        self.search_input.release_echo(self.results, self.results.vertical_scrollbar)
-        if not keep:
-            started = self._keystroke_at
+        self.search.finished(event)
 
-            def painted() -> None:
-                self.search_latencies.append((event.query, time.perf_counter() - started))
-                release_collection()
+    @on(SearchResults.NeedMore, "#results")
+    def _need_more(self, event: SearchResults.NeedMore) -> None:
+        self.search.need_more(event.query, event.offset)
 
-            self.results.after_paint(painted)
-        # The pane's border (how the answer was served, in how long) follows a frame after
-        # the hits: redrawing it redraws the whole pane, ~3 ms before the hits could show.
-        self.results.after_paint(lambda: self._search_titles(view))
-        if not view.groups and not view.title_matches:
-            # BR-20: nothing highlighted, nothing to describe (after the frame, as above).
-            self.results.after_paint(lambda: self._describe_nothing_for(view))
+    @on(SearchInput.Navigate, "#search")
+    def _navigate(self, event: SearchInput.Navigate) -> None:
+        self.search.navigate(event.action)
 
-    def _describe_nothing_for(self, view: SearchView) -> None:
-        if self.results.view is view and self.switcher.current == "results":
-            self._show_detail(None)
-
-    def _search_titles(self, view: SearchView) -> None:
-        if self.results.view is view:  # (a newer answer has its own)
-            self.switcher.border_title = self._search_title()
-            self._search_subtitle(view)
-
-    def _search_title(self) -> Text:
-        """The search pane's title: what is searched (a Text: the filters are data)."""
-        return Text(f"Search · {self._filter_label()}")
-
-    def _search_subtitle(self, view: SearchView | None) -> None:
-        """Path, ranking, hits shown of the estimated total, conversations, time, notes."""
-        if view is None:
-            return
-        main = self.switcher
-        hits = f"{view.hit_count} hit{'s' if view.hit_count != 1 else ''}"
-        if view.total_estimate and view.total_estimate > view.hit_count:
-            hits += f" of ~{view.total_estimate:,}"
-        convs = len(view.groups)
-        parts = [view.path or "—", hits, f"{convs} conversation{'s' if convs != 1 else ''}",
-                 f"{view.elapsed_ms:.1f} ms"]
-        if view.ranking:
-            parts.insert(1, view.ranking)
-        if view.note and not view.answered:  # (that note heads the hits)
-            parts.append(view.note)
-        main.border_subtitle = Text(" · ".join(parts))
-
-    def _show_list(self) -> None:
-        self.switcher.current = "sessions"
-        if self._list_stale:
-            correction, self._list_stale = self._list_stale > 1, 0
-            lst = self.session_list
-            self.load_window(lst.cursor, None, keep_current=True, correction=correction)
-        self.results.clear_results()
-        self._update_titles()
-        self._show_detail(self.session_list.current)
+    @on(SearchResults.HitHighlighted, "#results")
+    def _hit_highlighted(self, event: SearchResults.HitHighlighted) -> None:
+        self.search.hit_highlighted(event.session_id)
 
     @on(SearchInput.Cleared, "#search")
     def _search_cleared(self) -> None:
-        self._search_query = ""
-        self._show_list()
+        self.search.query = ""
+        self.show_list()
         self.session_list.focus()
 
     @on(SearchResults.Back, "#results")
     def _results_back(self) -> None:
         self.search_input.action_clear_search()
-
-    @on(SearchInput.Navigate, "#search")
-    def _navigate(self, event: SearchInput.Navigate) -> None:
-        if self.switcher.current != "results" or self.results.showing_guide:
-            if event.action == "down":
-                self.session_list.focus()
-            return
-        results = self.results
-        if event.action == "down":
-            results.action_cursor_down()
-        elif event.action == "up":
-            results.action_cursor_up()
-        elif event.action == "open":
-            results.choose_highlighted()
-
-    @on(SearchResults.HitHighlighted, "#results")
-    def _hit_highlighted(self, event: SearchResults.HitHighlighted) -> None:
-        if event.session_id:
-            # After the frame that shows the hits: drawing the detail pane (~6 ms) in that
-            # frame made every answer that moved to another session paint that much later.
-            session_id = event.session_id
-            self.results.after_paint(lambda: self._load_detail_of_highlighted(session_id))
-
-    def _load_detail_of_highlighted(self, session_id: str) -> None:
-        target = self.results.target_of_highlighted()
-        if target and target[0] == session_id:  # (still the one highlighted)
-            self.load_detail(session_id)
-
-    @work(thread=True, group="detail", exclusive=True, exit_on_error=False)
-    def load_detail(self, session_id: str) -> None:
-        summary = self.ctx.store.summary(session_id)
-        self.app.call_from_thread(self._detail_loaded, session_id, summary)
-
-    def _detail_loaded(self, session_id: str, summary: SessionSummary | None) -> None:
-        target = self.results.target_of_highlighted()
-        if self.switcher.current == "results" and target and target[0] == session_id:
-            self._show_detail(summary)
 
     @on(SearchResults.Chosen, "#results")
     def _hit_chosen(self, event: SearchResults.Chosen) -> None:
@@ -980,8 +493,9 @@ class BrowserScreen(SessionFlows, HermesScreen):
             self.source_filter = source or None
             self._reload_from_top()
 
-        counted = self._counted_sources
-        picker = SourcePicker(self.source_counts if counted else None, self.source_filter, INTERNAL_SOURCES)
+        counted = self.list_window.counted_sources
+        counts = self.list_window.source_counts if counted else None
+        picker = SourcePicker(counts, self.source_filter, INTERNAL_SOURCES)
         self.app.push_screen(picker, chosen)
         if not counted:
             self._load_sources(picker)
@@ -989,7 +503,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
     @work(thread=True, group="sources", exclusive=True, exit_on_error=False)
     def _load_sources(self, picker: SourcePicker) -> None:
         counts = self.ctx.store.source_counts()
-        self.app.call_from_thread(picker.set_counts, counts)
+        self.post_message(WorkerDone(picker.set_counts, counts))  # (a picker closed meanwhile ignores them)
 
     def action_pick_workspace(self) -> None:
         """``w``: narrow the list and the search to one workspace, picked with counts (BR-13).
@@ -1013,7 +527,7 @@ class BrowserScreen(SessionFlows, HermesScreen):
             source=self.source_filter, exclude_sources=self.exclude_sources, view=self.view,
             include_hidden=self.show_hidden,
         )
-        self.app.call_from_thread(picker.set_counts, counts)
+        self.post_message(WorkerDone(picker.set_counts, counts))  # (a picker closed meanwhile ignores them)
 
     def action_cycle_view(self) -> None:
         """Active, archived only, all (BR-11)."""
@@ -1043,13 +557,13 @@ class BrowserScreen(SessionFlows, HermesScreen):
         if lst.toggle_mark() is None:
             return
         lst.action_cursor_down()
-        self._update_titles()
+        self.update_titles()
 
     def action_clear_marks(self) -> None:
         if self.session_list.marked:
             n = len(self.session_list.marked)
             self.session_list.clear_marks()
-            self._update_titles()
+            self.update_titles()
             self.notify(f"Cleared {n} mark{'s' if n != 1 else ''}.", timeout=2)
 
     def action_archive(self) -> None:
@@ -1057,17 +571,17 @@ class BrowserScreen(SessionFlows, HermesScreen):
         with marks, every marked one after one confirmation (BR-14)."""
         marked = self._marked_rows()
         if marked:
-            self.start_batch("unarchive" if marked[0].archived else "archive", marked)
+            self.actions.start_batch("unarchive" if marked[0].archived else "archive", marked)
             return
         target = self._require_target()
         if target:
-            self.start_archive([target])
+            self.actions.start_archive([target])
 
     def action_pin(self) -> None:
         """Pin or unpin the highlighted conversation: pinned ones come first (BR-12)."""
         target = self._require_target()
         if target:
-            self.start_pin(target)
+            self.actions.start_pin(target)
 
     def action_toggle_lanes(self) -> None:
         """Show only sessions that are live in some gateway lane (or everything again)."""
@@ -1075,14 +589,12 @@ class BrowserScreen(SessionFlows, HermesScreen):
         self._reload_from_top()
 
     def _reload_from_top(self) -> None:
-        self.generation += 1
-        self.session_list.reset()
-        self.load_window(0, None)
-        self._update_titles()
-        if self._search_query:
-            self.start_search(self._search_query)
+        self.list_window.from_top()
+        self.update_titles()
+        if self.search.query:
+            self.search.start(self.search.query)
         elif self.results.showing_guide:
-            self._show_guide()  # (its title names the filters)
+            self.search.show_guide()  # (its title names the filters)
 
     def action_copy_id(self) -> None:
         target = self._require_target()
@@ -1099,28 +611,28 @@ class BrowserScreen(SessionFlows, HermesScreen):
         target = self._require_target()
         if target:
             showing_results = self.switcher.current == "results"
-            query = self._search_query if showing_results else None
+            query = self.search.query if showing_results else None
             self.app.push_screen(self.ctx.screens.transcript(target, query=query))
 
     def action_rename(self) -> None:
         target = self._require_target()
         if target:
-            self.start_rename(target)
+            self.actions.start_rename(target)
 
     def action_delete(self) -> None:
         marked = self._marked_rows()
         if marked:
-            self.start_batch("delete", marked)
+            self.actions.start_batch("delete", marked)
             return
         target = self._require_target()
         if target:
-            self.start_delete(target)
+            self.actions.start_delete(target)
 
     def action_undo(self) -> None:
-        self.start_undo()
+        self.actions.start_undo()
 
     def action_export(self) -> None:
-        self.start_export(self._target())
+        self.actions.start_export(self._target())
 
     def action_quit(self) -> None:
         self.app.exit(None)

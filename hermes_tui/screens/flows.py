@@ -1,25 +1,29 @@
 """Rename, delete, archive, pin, undo and export as flows a screen owns: ask, confirm, write, say.
 
-A screen that mixes in :class:`SessionFlows` opens the modals itself, runs the store door in
-its own workers (so a failure takes the screen's error path) and tells the person what
-happened in one plain-text line. After a write it calls :meth:`after_write`, which the
-screen implements to re-read what it shows.
+:class:`SessionActions` belongs to one screen (the browser's): it opens the modals over it,
+runs the store door in the screen's workers (so a failure takes the screen's error path) and
+tells the person what happened in one plain-text line. After a write it asks the screen to
+re-read what it shows (:class:`FlowsHost`).
 """
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-from textual import work
+from typing import TYPE_CHECKING, Callable, Protocol
 
 from ..config import default_export_dir
 from ..context import AppContext
+from ..messages import WorkerDone
 from ..operations import ArchiveChange, DeleteBatch, ExportOutcome, ExportPlan, human_size
 from ..textsafe import inert_line
 from ..widgets.text_field import drop_held_keys, hold_keys
 
 if TYPE_CHECKING:
+    from textual.app import App
+    from textual.message import Message
+    from textual.worker import Worker
+
     from hermes_state.trash import DeleteOutcome, DeletePreview, DeletedSession, UndoReport
 
 # Each modal is imported when it is first opened, not with the browser: together ~18 ms of
@@ -30,12 +34,21 @@ if TYPE_CHECKING:
 CURLY = ("“", "”")
 
 
-class SessionFlows:
-    """Mixed into a :class:`~hermes_tui.screens.base.HermesScreen` (needs ``ctx``)."""
+class FlowsHost(Protocol):
+    """What :class:`SessionActions` needs of the screen that owns it: the screen's context,
+    app, notices and workers, and the hooks by which it re-reads what it shows."""
 
     ctx: AppContext
 
-    # -------------------------------------------------------------- hooks
+    @property
+    def app(self) -> "App": ...
+
+    def notify(self, message: str, *, severity: str = ..., timeout: float | None = ..., markup: bool = ...) -> None: ...
+
+    def post_message(self, message: "Message") -> bool: ...
+
+    def run_worker(self, work: Callable[[], object], *, group: str = ..., thread: bool = ...,
+                   exit_on_error: bool = ...) -> "Worker": ...
 
     def after_write(self, select: str | None = None, since: int | None = None) -> None:
         """Re-read what the screen shows; ``select`` is the session to highlight, unless the
@@ -43,28 +56,46 @@ class SessionFlows:
 
     def list_position(self) -> int | None:
         """Where the reader is in the screen's list (None: no list)."""
-        return None
 
     def export_filters(self) -> tuple[str | None, str | None, list[str] | None]:
         """``(query, source, exclude_sources)`` the export's "matching" scope starts from."""
-        return None, None, None
 
     def marked_ids(self) -> list[str]:
         """Conversations marked with ``space`` (BR-14); an export offers them first."""
-        return []
 
     def workspace_filter(self) -> str | None:
         """The workspace the screen is narrowed to (BR-13), for the export's scopes."""
-        return None
 
     def after_batch(self) -> None:
         """A batch action on the marked conversations was carried out: clear the marks."""
 
+
+class SessionActions:
+    """The flows of one screen (see the module's docstring)."""
+
+    def __init__(self, host: FlowsHost) -> None:
+        self.host = host
+        self.ctx = host.ctx
+
+    @property
+    def app(self) -> "App":
+        return self.host.app
+
     # -------------------------------------------------------------- helpers
+
+    def _in_worker(self, work: Callable[..., object], *args: object) -> None:
+        """Run ``work(*args)`` in a thread worker of the screen (its failure takes the
+        screen's error path)."""
+        self.host.run_worker(partial(work, *args), group="flow", thread=True, exit_on_error=False)
+
+    def _from_worker(self, apply: Callable[..., object], *args: object) -> None:
+        """From a flow's worker: ``apply(*args)`` on the event loop (see WorkerDone), by the
+        screen. A flow's outcome is never stale: its undo and its notice always apply."""
+        self.host.post_message(WorkerDone(apply, *args))
 
     def say(self, text: str, *, severity: str = "information", timeout: float = 5) -> None:
         """A notification; titles and paths in it are data, so markup is off."""
-        self.notify(inert_line(text), severity=severity, timeout=timeout, markup=False)  # type: ignore[attr-defined]
+        self.host.notify(inert_line(text), severity=severity, timeout=timeout, markup=False)
 
     def cannot_write(self, what: str) -> bool:
         reason = self.ctx.access.read_only_reason
@@ -78,23 +109,22 @@ class SessionFlows:
     def start_rename(self, session_id: str) -> None:
         if not self.cannot_write("rename"):
             hold_keys(self.app)  # (what is typed behind "r" is the new title)
-            self._load_rename(session_id)
+            self._in_worker(self._load_rename, session_id)
 
-    @work(thread=True, group="flow", exit_on_error=False)
     def _load_rename(self, session_id: str) -> None:
         summary = self.ctx.store.summary(session_id)
-        self.app.call_from_thread(self._open_rename, session_id, summary)  # type: ignore[attr-defined]
+        self._from_worker(self._open_rename, session_id, summary)
 
     def _open_rename(self, session_id: str, summary) -> None:
         if summary is None:
             drop_held_keys(self.app)
             self.say(f"Session {session_id} no longer exists.", severity="warning", timeout=4)
-            self.after_write()
+            self.host.after_write()
             return
         from ..modals.rename import RenameModal
 
         store = self.ctx.store
-        position = self.list_position()  # (the keys typed behind Enter may move from there)
+        position = self.host.list_position()  # (the keys typed behind Enter may move from there)
 
         def done(result: str | None) -> None:
             if result is None:
@@ -103,9 +133,9 @@ class SessionFlows:
                 self.say(f"Renamed {session_id} to “{result}”.", timeout=4)
             else:
                 self.say(f"Title cleared for {session_id}.", timeout=4)
-            self.after_write(select=session_id, since=position)
+            self.host.after_write(select=session_id, since=position)
 
-        self.app.push_screen(  # type: ignore[attr-defined]
+        self.app.push_screen(
             RenameModal(session_id, summary.title, label=summary.label,
                         save=lambda raw, expected: store.rename(session_id, raw, expected=expected)),
             done,
@@ -116,39 +146,37 @@ class SessionFlows:
     def start_delete(self, session_id: str) -> None:
         if not self.cannot_write("delete"):
             hold_keys(self.app)  # (for the dialog: never the list's keys meanwhile)
-            self._load_delete(session_id)
+            self._in_worker(self._load_delete, session_id)
 
-    @work(thread=True, group="flow", exit_on_error=False)
     def _load_delete(self, session_id: str) -> None:
         ctx = self.ctx
         preview = ctx.store.delete_preview(session_id, now=ctx.clock(), live_window_s=ctx.config.live_window_s)
         if preview is not None:
             preview.lane = ctx.lanes.lane_for(session_id)
-        self.app.call_from_thread(self._open_delete, session_id, preview)  # type: ignore[attr-defined]
+        self._from_worker(self._open_delete, session_id, preview)
 
     def _open_delete(self, session_id: str, preview: DeletePreview | None) -> None:
         if preview is None:
             drop_held_keys(self.app)
             self.say(f"Session {session_id} no longer exists.", severity="warning", timeout=4)
-            self.after_write()
+            self.host.after_write()
             return
         from ..modals.delete import ConfirmDeleteModal
 
         def done(confirmed: bool | None) -> None:
             if confirmed:
-                self._delete(preview)
+                self._in_worker(self._delete, preview)
 
-        self.app.push_screen(ConfirmDeleteModal(preview, clock=self.ctx.clock), done)  # type: ignore[attr-defined]
+        self.app.push_screen(ConfirmDeleteModal(preview, clock=self.ctx.clock), done)
 
-    @work(thread=True, group="flow", exit_on_error=False)
     def _delete(self, preview: DeletePreview) -> None:
         outcome = self.ctx.store.delete(preview.session_id, sessions_dir=self.ctx.sessions_dir)
-        self.app.call_from_thread(self._deleted, preview, outcome)  # type: ignore[attr-defined]
+        self._from_worker(self._deleted, preview, outcome)
 
     def _deleted(self, preview: DeletePreview, outcome: DeleteOutcome) -> None:
         if not outcome.ok or outcome.deleted is None:
             self.say(f"Delete failed: {outcome.error}", severity="error", timeout=8)
-            self.after_write()
+            self.host.after_write()
             return
         deleted = outcome.deleted
         self.ctx.undo.push(deleted)
@@ -164,7 +192,7 @@ class SessionFlows:
         if deleted.unsaved_files:
             text += f" {len(deleted.unsaved_files)} large file(s) cannot be brought back by undo."
         self.say(text, timeout=6)
-        self.after_write()
+        self.host.after_write()
 
     # -------------------------------------------------------------- several at once (BR-14)
 
@@ -186,18 +214,17 @@ class SessionFlows:
         def done(confirmed: bool | None) -> None:
             if not confirmed:
                 return
-            self.after_batch()
+            self.host.after_batch()
             ids = [row.id for row in rows]
             if verb == "delete":
-                self._delete_many(ids)
+                self._in_worker(self._delete_many, ids)
             else:
-                self._archive(ids, archived=(verb == "archive"))
+                self._in_worker(self._archive, ids, verb == "archive")
 
         from ..modals.confirm_batch import ConfirmBatchModal
 
-        self.app.push_screen(ConfirmBatchModal(verb, list(rows), note=note), done)  # type: ignore[attr-defined]
+        self.app.push_screen(ConfirmBatchModal(verb, list(rows), note=note), done)
 
-    @work(thread=True, group="flow", exit_on_error=False)
     def _delete_many(self, session_ids: list[str]) -> None:
         store = self.ctx.store
         snapshots: list[DeletedSession] = []
@@ -208,7 +235,7 @@ class SessionFlows:
                 snapshots.append(outcome.deleted)
             else:
                 failed.append((session_id, outcome.error or "not deleted"))
-        self.app.call_from_thread(self._deleted_many, snapshots, failed)  # type: ignore[attr-defined]
+        self._from_worker(self._deleted_many, snapshots, failed)
 
     def _deleted_many(self, snapshots: list[DeletedSession], failed: list[tuple[str, str]]) -> None:
         if snapshots:
@@ -225,7 +252,7 @@ class SessionFlows:
             text += " Press u to undo all."
         self.say(text, severity="error" if failed and not snapshots else ("warning" if failed else "information"),
                  timeout=8)
-        self.after_write()
+        self.host.after_write()
 
     # -------------------------------------------------------------- undo
 
@@ -237,21 +264,20 @@ class SessionFlows:
             return
         item = self.ctx.undo.pop()
         if isinstance(item, ArchiveChange):
-            self._undo_archive(item)
+            self._in_worker(self._undo_archive, item)
         elif isinstance(item, DeleteBatch):
-            self._undo_batch(item)
+            self._in_worker(self._undo_batch, item)
         elif item is not None:
-            self._undo(item)
+            self._in_worker(self._undo, item)
 
-    @work(thread=True, group="flow", exit_on_error=False)
     def _undo(self, snapshot: DeletedSession) -> None:
         try:
             report = self.ctx.store.undo(snapshot)
         except BaseException:
             # Nothing was restored: keep the snapshot so u can try again.
-            self.app.call_from_thread(self.ctx.undo.push, snapshot)  # type: ignore[attr-defined]
+            self._from_worker(self.ctx.undo.push, snapshot)
             raise
-        self.app.call_from_thread(self._undone, snapshot, report)  # type: ignore[attr-defined]
+        self._from_worker(self._undone, snapshot, report)
 
     def _undone(self, snapshot: DeletedSession, report: UndoReport) -> None:
         if not report.restored:
@@ -265,9 +291,8 @@ class SessionFlows:
             severity="information" if report.exact else "warning",
             timeout=6 if report.exact else 12,
         )
-        self.after_write(select=snapshot.session_id)
+        self.host.after_write(select=snapshot.session_id)
 
-    @work(thread=True, group="flow", exit_on_error=False)
     def _undo_batch(self, batch: DeleteBatch) -> None:
         """Restore every session of a batch delete, newest delete first."""
         restored: list[DeletedSession] = []
@@ -282,7 +307,7 @@ class SessionFlows:
                 restored.append(snapshot)
             else:
                 failed.append((snapshot, report.summary(CURLY)))
-        self.app.call_from_thread(self._batch_undone, batch, restored, failed)  # type: ignore[attr-defined]
+        self._from_worker(self._batch_undone, batch, restored, failed)
 
     def _batch_undone(self, batch: DeleteBatch, restored: list, failed: list) -> None:
         if failed:
@@ -295,21 +320,20 @@ class SessionFlows:
         else:
             n = len(restored)
             self.say(f"Restored {n} session{'s' if n != 1 else ''}.", timeout=6)
-        self.after_write(select=batch.snapshots[0].session_id if restored else None)
+        self.host.after_write(select=batch.snapshots[0].session_id if restored else None)
 
-    @work(thread=True, group="flow", exit_on_error=False)
     def _undo_archive(self, change: ArchiveChange) -> None:
         try:
             for session_id in change.session_ids:
                 self.ctx.store.set_archived(session_id, not change.archived)
         except BaseException:
-            self.app.call_from_thread(self.ctx.undo.push, change)  # type: ignore[attr-defined]
+            self._from_worker(self.ctx.undo.push, change)
             raise
-        self.app.call_from_thread(self._archive_undone, change)  # type: ignore[attr-defined]
+        self._from_worker(self._archive_undone, change)
 
     def _archive_undone(self, change: ArchiveChange) -> None:
         self.say(f"Undone: {change.what} {'unarchived' if change.archived else 'archived'} again.", timeout=5)
-        self.after_write(select=change.session_ids[0])
+        self.host.after_write(select=change.session_ids[0])
 
     # -------------------------------------------------------------- archive, pin
 
@@ -317,20 +341,18 @@ class SessionFlows:
         """Archive the conversations, or unarchive them when the first one is archived
         (BR-11); several (marked) ones go through :meth:`start_batch` (BR-14)."""
         if session_ids and not self.cannot_write("archive"):
-            self._archive(list(session_ids))
+            self._in_worker(self._archive, list(session_ids))
 
-    @work(thread=True, group="flow", exit_on_error=False)
     def _archive(self, session_ids: list[str], archived: bool | None = None) -> None:
         store = self.ctx.store
         reason = store.archive_unavailable()
         if reason:
-            self.app.call_from_thread(  # type: ignore[attr-defined]
-                self.say, f"Cannot archive: {reason}. Nothing was changed.", severity="warning", timeout=8
-            )
+            text = f"Cannot archive: {reason}. Nothing was changed."
+            self._from_worker(partial(self.say, text, severity="warning", timeout=8))
             return
         summaries = [s for sid in session_ids if (s := store.summary(sid)) is not None]
         if not summaries:
-            self.app.call_from_thread(self._gone, session_ids[0])  # type: ignore[attr-defined]
+            self._from_worker(self._gone, session_ids[0])
             return
         if archived is None:
             archived = not summaries[0].archived
@@ -341,11 +363,11 @@ class SessionFlows:
         change = ArchiveChange(
             tuple(s.id for s in done), archived, tuple(s.label for s in done)
         )
-        self.app.call_from_thread(self._archived, change)  # type: ignore[attr-defined]
+        self._from_worker(self._archived, change)
 
     def _gone(self, session_id: str) -> None:
         self.say(f"Session {session_id} no longer exists.", severity="warning", timeout=4)
-        self.after_write()
+        self.host.after_write()
 
     def _archived(self, change: ArchiveChange) -> None:
         self.ctx.undo.push(change)
@@ -354,30 +376,29 @@ class SessionFlows:
 
     def after_archive(self, change: ArchiveChange) -> None:
         """Re-read after an archive change (override to keep the cursor's place)."""
-        self.after_write()
+        self.host.after_write()
 
     def start_pin(self, session_id: str) -> None:
         """Pin or unpin (BR-12); pins of stores without the column go to our settings file."""
-        self._pin(session_id)
+        self._in_worker(self._pin, session_id)
 
-    @work(thread=True, group="flow", exit_on_error=False)
     def _pin(self, session_id: str) -> None:
         store = self.ctx.store
         summary = store.summary(session_id)
         if summary is None:
-            self.app.call_from_thread(self._gone, session_id)  # type: ignore[attr-defined]
+            self._from_worker(self._gone, session_id)
             return
         pinned = not summary.pinned
         if self.ctx.access.read_only_reason and store.read(lambda db: db.capabilities.has_pinned):
             # The pin is a write to the store itself (v30 column); the settings file is not.
-            self.app.call_from_thread(self.cannot_write, "pin")  # type: ignore[attr-defined]
+            self._from_worker(self.cannot_write, "pin")
             return
         store.set_pinned(session_id, pinned)
-        self.app.call_from_thread(self._pinned, summary, pinned)  # type: ignore[attr-defined]
+        self._from_worker(self._pinned, summary, pinned)
 
     def _pinned(self, summary, pinned: bool) -> None:
         self.say(f"{'Pinned' if pinned else 'Unpinned'} “{summary.label}”.", timeout=4)
-        self.after_write(select=summary.lineage_root_id or summary.id)
+        self.host.after_write(select=summary.lineage_root_id or summary.id)
 
     # -------------------------------------------------------------- export
 
@@ -387,17 +408,16 @@ class SessionFlows:
         except Exception:
             directory = Path.home()
         hold_keys(self.app)  # (for the dialog: never the list's keys meanwhile)
-        self._plan_export(session_id, directory)
+        self._in_worker(self._plan_export, session_id, directory)
 
-    @work(thread=True, group="flow", exit_on_error=False)
     def _plan_export(self, session_id: str | None, directory: Path) -> None:
-        query, source, exclude = self.export_filters()
+        query, source, exclude = self.host.export_filters()
         plan = self.ctx.store.plan_export(
             session_id, query=query, source=source, exclude_sources=exclude,
-            directory=directory, now=self.ctx.clock(), marked=self.marked_ids(),
-            workspace=self.workspace_filter(),
+            directory=directory, now=self.ctx.clock(), marked=self.host.marked_ids(),
+            workspace=self.host.workspace_filter(),
         )
-        self.app.call_from_thread(self._open_export, plan)  # type: ignore[attr-defined]
+        self._from_worker(self._open_export, plan)
 
     def _open_export(self, plan: ExportPlan) -> None:
         from ..modals.export import ExportModal
@@ -416,4 +436,4 @@ class SessionFlows:
                 timeout=8,
             )
 
-        self.app.push_screen(ExportModal(plan, runner=runner), done)  # type: ignore[attr-defined]
+        self.app.push_screen(ExportModal(plan, runner=runner), done)

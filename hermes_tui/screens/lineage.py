@@ -18,7 +18,6 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.message import Message
 from textual.widgets import Static, Tree
 
 
@@ -28,6 +27,7 @@ from hermes_state.timefmt import stamp_and_relative as _when
 
 from ..widgets.footer import KeyFooter
 from ..context import AppContext, StoreChange
+from ..messages import Generation, Stamp, WorkerDone
 from ..textsafe import inert_line
 from .base import HermesScreen
 from ..legible import muted
@@ -38,14 +38,6 @@ from ..widgets.lineage_tree import (
     node_problems,
     node_status,
 )
-
-
-class LineageLoaded(Message):
-    def __init__(self, generation: int, family: LineageNode | None) -> None:
-        super().__init__()
-        self.generation = generation
-        self.family = family
-
 
 
 
@@ -91,7 +83,8 @@ class LineageScreen(HermesScreen):
         super().__init__(ctx)
         self.session_id = session_id
         self.family: LineageNode | None = None
-        self.generation = 0
+        #: Each load of the family; only the newest one's answer shows.
+        self.loads = Generation()
         self.loaded = False
 
     def compose(self) -> ComposeResult:
@@ -111,19 +104,18 @@ class LineageScreen(HermesScreen):
 
     # ------------------------------------------------------------------ loading
 
-    @work(thread=True, group="lineage", exclusive=True, exit_on_error=False)
     def load(self) -> None:
-        generation = self.generation
-        family = self.ctx.store.lineage(self.session_id)
-        self.post_message(LineageLoaded(generation, family))
+        self._load(self.loads.next())
 
-    @on(LineageLoaded)
-    def _loaded(self, event: LineageLoaded) -> None:
-        if event.generation != self.generation:
-            return
+    @work(thread=True, group="lineage", exclusive=True, exit_on_error=False)
+    def _load(self, stamp: Stamp) -> None:
+        family = self.ctx.store.lineage(self.session_id)
+        self.post_message(WorkerDone(self._loaded, family, stamp=stamp))
+
+    def _loaded(self, family: LineageNode | None) -> None:
         header = self.query_one("#lineage-header", Static)
         tree = self.tree
-        if event.family is None:
+        if family is None:
             self.family = None
             tree.clear()
             tree.root.set_label(Text(f"Session {inert_line(self.session_id)} no longer exists.", style="bold"))
@@ -131,15 +123,14 @@ class LineageScreen(HermesScreen):
             self._show_detail(None)
             return
         keep = tree.highlighted.id if (self.loaded and tree.highlighted is not None) else None
-        self.family = event.family
+        self.family = family
         self.loaded = True
-        tree.show_family(event.family, select=keep)
-        header.update(family_summary(event.family, muted(self)))
+        tree.show_family(family, select=keep)
+        header.update(family_summary(family, muted(self)))
         self._show_detail(tree.highlighted)
 
     def store_changed(self, change: StoreChange) -> None:
         if change.database:
-            self.generation += 1
             self.load()
 
     # ------------------------------------------------------------------ detail

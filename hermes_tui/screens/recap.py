@@ -22,25 +22,18 @@ Esc back.
 
 from __future__ import annotations
 
-from textual import on, work
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.message import Message
 
 
 from ..widgets.footer import KeyFooter
 from ..context import AppContext, StoreChange
-from ..data import RecapData
+from ..messages import Generation, Stamp, WorkerDone
+from ..view_models import RecapData
 from ..widgets.recap_view import RecapView, SessionHeader, recap_theme_for
 from .base import HermesScreen
-
-
-class RecapLoaded(Message):
-    def __init__(self, generation: int, data: RecapData) -> None:
-        super().__init__()
-        self.generation = generation
-        self.data = data
 
 
 class RecapScreen(HermesScreen):
@@ -60,7 +53,8 @@ class RecapScreen(HermesScreen):
         #: The search that led here: the transcript opened from this recap highlights it (BR-19).
         self.search_query = query
         self.data: RecapData | None = None
-        self.generation = 0
+        #: Each load of the recap; only the newest one's answer shows.
+        self.loads = Generation()
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="recap-scroll"):
@@ -76,27 +70,25 @@ class RecapScreen(HermesScreen):
     def minimal(self) -> bool:
         return self.ctx.config.recap.mode == "minimal"
 
-    @work(thread=True, group="recap", exclusive=True, exit_on_error=False)
     def load(self) -> None:
-        generation = self.generation
+        self._load(self.loads.next())
+
+    @work(thread=True, group="recap", exclusive=True, exit_on_error=False)
+    def _load(self, stamp: Stamp) -> None:
         result = self.ctx.store.recap(self.session_id, self.ctx.config.recap)
         result.lane = self.ctx.lanes.lane_for(result.target_id)
-        self.post_message(RecapLoaded(generation, result))
+        self.post_message(WorkerDone(self._loaded, result, stamp=stamp))
 
-    @on(RecapLoaded)
-    def _loaded(self, event: RecapLoaded) -> None:
-        if event.generation != self.generation:
-            return
-        self.data = event.data
-        self.query_one(SessionHeader).show(event.data)
+    def _loaded(self, data: RecapData) -> None:
+        self.data = data
+        self.query_one(SessionHeader).show(data)
         card = self.query_one(RecapView)
-        if event.data.summary is None:
+        if data.summary is None:
             card.display = False
             return
-        card.show(event.data.recap, minimal=self.minimal, theme=recap_theme_for(self.app.current_theme, self.app.theme_variables))
+        card.show(data.recap, minimal=self.minimal, theme=recap_theme_for(self.app.current_theme, self.app.theme_variables))
 
     def store_changed(self, change: StoreChange) -> None:
-        self.generation += 1
         self.load()
 
     # ------------------------------------------------------------------ actions

@@ -16,7 +16,6 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.message import Message as TextualMessage
 from textual.widgets import Input, Static
 
 
@@ -25,18 +24,11 @@ from hermes_state.models import SessionSummary
 from ..widgets.footer import KeyFooter
 from ..widgets.text_field import TextField, focus_now
 from ..context import AppContext, StoreChange
+from ..messages import Generation, Stamp, WorkerDone
 from ..textsafe import InertHighlighter, inert_line
 from .base import HermesScreen
 from ..widgets.transcript_view import Entry, TranscriptView, make_entry, match_pattern, query_terms
 from ..legible import muted
-
-
-class TranscriptLoaded(TextualMessage):
-    def __init__(self, generation: int, summary: SessionSummary | None, entries: list[Entry]) -> None:
-        super().__init__()
-        self.generation = generation
-        self.summary = summary
-        self.entries = entries
 
 
 def _version(summary: SessionSummary) -> tuple[int, float | None]:
@@ -66,7 +58,8 @@ class TranscriptScreen(HermesScreen):
         self.search_query = (query or "").strip() or None
         self.pattern = match_pattern(query_terms(self.search_query))
         self.summary: SessionSummary | None = None
-        self.generation = 0
+        #: Each load of the transcript; only the newest one's answer shows.
+        self.loads = Generation()
         self.loaded = False
         #: (message count, last active) of the messages on screen: a refresh skips re-reading
         #: them when these are unchanged (commits to other sessions are the common case).
@@ -96,46 +89,45 @@ class TranscriptScreen(HermesScreen):
 
     # ------------------------------------------------------------------ loading
 
-    @work(thread=True, group="transcript", exclusive=True, exit_on_error=False)
     def load(self) -> None:
-        generation = self.generation
+        self._load(self.loads.next())
+
+    @work(thread=True, group="transcript", exclusive=True, exit_on_error=False)
+    def _load(self, stamp: Stamp) -> None:
         store = self.ctx.store
         summary = store.summary(self.session_id)
         if summary is not None and self._shown == _version(summary):
             # Another session changed: this one has the same messages, keep the view as is.
-            self.post_message(TranscriptLoaded(generation, summary, None))
+            self.post_message(WorkerDone(self._loaded, summary, None, stamp=stamp))
             return
         messages = store.messages(self.session_id) if summary else []
         # Display text and match flags are derived here, off the event loop.
         entries = [make_entry(message, self.pattern) for message in messages]
-        self.post_message(TranscriptLoaded(generation, summary, entries))
+        self.post_message(WorkerDone(self._loaded, summary, entries, stamp=stamp))
 
-    @on(TranscriptLoaded)
-    def _loaded(self, event: TranscriptLoaded) -> None:
-        if event.generation != self.generation:
-            return
+    def _loaded(self, summary: SessionSummary | None, entries: list[Entry] | None) -> None:
         view = self.view
-        self.summary = event.summary
-        if event.summary is None:
+        self.summary = summary
+        if summary is None:
             self._shown = None
             view.show_placeholder(f"Session {inert_line(self.session_id)} no longer exists.")
             self._update_header()
             return
-        if event.entries is None:
+        if entries is None:
             self._update_header()
             return
-        self._shown = _version(event.summary)
+        self._shown = _version(summary)
         first_load = not self.loaded
         self.loaded = True
         if first_load:
-            view.set_entries(event.entries)
+            view.set_entries(entries)
             self._open_at_target()
         else:
             current = view.current
             at_end = view.scroll_offset.y >= view.max_scroll_y_for_total and (
                 not view.entries or view.cursor == len(view.entries) - 1
             )
-            view.set_entries(event.entries, keep=current.id if current else None, follow=at_end)
+            view.set_entries(entries, keep=current.id if current else None, follow=at_end)
         self._update_header()
 
     def _open_at_target(self) -> None:
@@ -154,7 +146,6 @@ class TranscriptScreen(HermesScreen):
 
     def store_changed(self, change: StoreChange) -> None:
         if change.database:
-            self.generation += 1
             self.load()
 
     # ------------------------------------------------------------------ header

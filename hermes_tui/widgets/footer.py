@@ -20,7 +20,8 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import Footer
-from textual.widgets._footer import FooterKey
+
+from ..compat import FooterKey, footer_bindings_ready, mark_footer_bindings_ready
 
 
 class KeyFooter(Footer):
@@ -36,7 +37,7 @@ class KeyFooter(Footer):
     def _entries(self) -> list[tuple]:
         """``(binding, enabled, tooltip)`` of each key shown, in order (one per action; the
         command palette's last, on the right)."""
-        if not self._bindings_ready:
+        if not footer_bindings_ready(self):
             return []
         app = self.app
         active = self.screen.active_bindings
@@ -60,7 +61,7 @@ class KeyFooter(Footer):
         ))
 
     def bindings_changed(self, screen: Screen) -> None:
-        self._bindings_ready = True
+        mark_footer_bindings_ready(self)
         if not screen.app.app_focus:
             return
         if (

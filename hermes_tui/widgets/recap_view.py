@@ -19,7 +19,7 @@ from textual.widgets import Static
 from hermes_state.recap import Recap
 from hermes_state.timefmt import stamp_and_relative as _when
 
-from ..data import RecapData
+from ..view_models import RecapData
 from ..render.fields import Fields
 from ..render.lanes import lane_rows
 from ..render.recap import RecapTheme, render_recap_panel

@@ -20,6 +20,8 @@ from textual.scrollbar import ScrollBar, ScrollBarRender
 from textual.strip import Strip
 from textual.widget import Widget
 
+from ..compat import vertical_scrollbar
+
 
 class QuickScrollBar(ScrollBar):
     """Textual's ``ScrollBar`` with a direct ``render_lines`` for the vertical bar."""
@@ -78,12 +80,11 @@ class QuickScrollBar(ScrollBar):
 
 def quick_vertical_scrollbar(widget: Widget) -> ScrollBar:
     """``widget``'s vertical scrollbar, made a :class:`QuickScrollBar` the first time it is
-    asked for. Textual 8.2.8 (pinned): what ``Widget.vertical_scrollbar`` does, with our
-    class."""
-    bar = widget._vertical_scrollbar
-    if bar is None:
+    asked for: what ``Widget.vertical_scrollbar`` does, with our class."""
+
+    def make() -> ScrollBar:
         bar = QuickScrollBar(vertical=True, name="vertical", thickness=widget.scrollbar_size_vertical)
         bar.display = False
-        widget._vertical_scrollbar = bar
-        widget.app._start_widget(widget, bar)
-    return bar
+        return bar
+
+    return vertical_scrollbar(widget, make)

@@ -26,7 +26,8 @@ from textual.widgets import Input
 
 from hermes_state.timefmt import relative_time
 
-from ..data import SearchView
+from ..compat import input_cursor_visible, input_suggestion, run_after_this_frame, scroll_update
+from ..view_models import SearchView
 from ..frames import FrameHold
 from ..render.marks import marks
 from ..textsafe import InertHighlighter, inert_line
@@ -61,7 +62,7 @@ class SearchInput(KeysInOrder, Input):
             self.action = action
 
     #: When the last key reached the field (``time.perf_counter()``), before the field handled
-    #: it and echoed it: where a keystroke's latency starts (BrowserScreen.search_latencies).
+    #: it and echoed it: where a keystroke's latency starts (SearchAsYouType.latencies).
     key_at = 0.0
 
     def __init__(self, *args, hold_echo: bool = False, **kwargs) -> None:
@@ -80,13 +81,13 @@ class SearchInput(KeysInOrder, Input):
         value = self.value
         if (
             y != 0 or not value or self.password or not isinstance(self.highlighter, InertHighlighter)
-            or not self.selection.is_empty or (self._suggestion and self.has_focus)
+            or not self.selection.is_empty or (input_suggestion(self) and self.has_focus)
         ):
             return super().render_line(y)
         plain = inert_line(value)  # (what InertHighlighter draws: one code point for one)
         cursor = self.cursor_position
         segments: list[Segment] = []
-        if self.has_focus and self._cursor_visible:
+        if self.has_focus and input_cursor_visible(self):
             cursor_style = self.get_component_rich_style("input--cursor")
             if cursor == len(plain):
                 plain += " "
@@ -117,9 +118,9 @@ class SearchInput(KeysInOrder, Input):
     def on_unmount(self) -> None:
         self.release_echo()
 
-    def _on_paste(self, event: events.Paste) -> None:
+    def on_paste(self, event: events.Paste) -> None:
         """A pasted block is one query: its line breaks become spaces (Input keeps only the
-        first line of a paste)."""
+        first line of a paste). Textual runs each class's own handler, this class's first."""
         if event.text:
             text = " ".join(event.text.split())
             selection = self.selection
@@ -455,8 +456,7 @@ class SearchResults(KeysFollowFocus, ScrollView, can_focus=True):
             self.virtual_size = size
             return changed
         self.set_reactive(SearchResults.virtual_size, size)
-        # Textual 8.2.8 (pinned): what a layout would do for a scroll view whose size stayed.
-        self._scroll_update(size)
+        scroll_update(self, size)
         if not self._showing:  # (show repaints what changed)
             self.refresh()
         return False
@@ -677,7 +677,7 @@ class SearchResults(KeysFollowFocus, ScrollView, can_focus=True):
                 # drawn runs it once written. (call_after_refresh posts a message that reaches
                 # the screen after this frame -- the list then waits for the next refresh,
                 # which the results' scrollbar, resized by this frame, asks for a slot later.)
-                self.screen._invoke_later(callback, self)
+                run_after_this_frame(self.screen, callback, self)
         return lines
 
     def render_line(self, y: int) -> Strip:

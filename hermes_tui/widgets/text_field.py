@@ -39,6 +39,8 @@ from textual.app import App
 from textual.widget import Widget
 from textual.widgets import Input
 
+from ..compat import check_bindings, forward_event
+
 #: How many times one key is handed on (the focus moving again meanwhile) before it is let go.
 _MOST_HANDS = 4
 
@@ -108,7 +110,7 @@ def _send_on(app: App, event: events.Key, *, hands: int) -> None:
     copy = events.Key(event.key, event.character)
     copy.time = event.time  # (the order it was typed in, should it be held again)
     copy._hermes_hands = hands  # type: ignore[attr-defined]
-    (app.focused or app.screen)._forward_event(copy)
+    forward_event(app.focused or app.screen, copy)
 
 
 def focus_now(widget: Widget) -> None:
@@ -137,9 +139,7 @@ def _handed_on(widget: Widget, event: events.Key) -> bool:
 
 
 async def _run_binding(widget: Widget, event: events.Key) -> bool:
-    # Textual 8.2.8 (pinned): App._check_bindings is what the app runs once the key has
-    # bubbled up to it (non-priority bindings, the focused widget first, then its parents).
-    if await widget.app._check_bindings(event.key):  # type: ignore[attr-defined]
+    if await check_bindings(widget.app, event.key):
         event.stop()
         event.prevent_default()  # (the widget's own handlers are not to see it again)
         return True
@@ -150,7 +150,9 @@ class KeysFollowFocus:
     """Mix in first, for a focusable widget that is not a text field (lists, panes): its keys'
     bindings run at once, and keys that arrive after the focus left it are handed on."""
 
-    async def _on_key(self, event: events.Key) -> None:
+    # Textual runs the key handler of each class in the MRO that defines one, in MRO order
+    # (the subclass's own first): this one runs before the widget's base class's.
+    async def on_key(self, event: events.Key) -> None:
         if not _handed_on(self, event):  # type: ignore[arg-type]
             await _run_binding(self, event)  # type: ignore[arg-type]
 
@@ -159,7 +161,8 @@ class KeysInOrder:
     """Mix in before :class:`~textual.widgets.Input`: its editing keys act in order, and keys
     that arrive after the focus left it are handed on."""
 
-    async def _on_key(self, event: events.Key) -> None:
+    # As KeysFollowFocus's: run before Input's own key handler, which comes next in the MRO.
+    async def on_key(self, event: events.Key) -> None:
         if _handed_on(self, event):  # type: ignore[arg-type]
             return
         if event.is_printable:

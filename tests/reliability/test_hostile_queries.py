@@ -35,7 +35,8 @@ except ImportError:  # collected as a rootdir-relative module
 
 from hermes_state import SessionDB
 from hermes_state.models import SearchResult
-from hermes_tui.data import BrowserData, SearchView
+from hermes_tui.data import BrowserData
+from hermes_tui.view_models import SearchView
 
 #: The fixed list: templates, every CJK block, huge strings, then random mixes.
 FIXED_QUERIES = hostile_queries(seed=0, n=400)

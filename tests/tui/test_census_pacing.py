@@ -76,13 +76,13 @@ async def test_commits_wait_for_the_census_turn_own_writes_and_filters_do_not(tm
         lst = screen.query_one(SessionList)
         await wait_until(pilot, lambda: censuses and lst.total == 20)
         await settle(pilot)
-        await wait_until(pilot, lambda: not screen._census_running)
+        await wait_until(pilot, lambda: not screen.list_window.census_running)
         # The last census cost 1 s (a very large store): the next may start 9 s after it.
         clock = Clock()
-        screen._census_pacer = Pacer(clock=clock)
-        screen._census_pacer.started()
+        screen.list_window.census_pacer = Pacer(clock=clock)
+        screen.list_window.census_pacer.started()
         clock.now += 1.0
-        screen._census_pacer.finished()
+        screen.list_window.census_pacer.finished()
         before = len(censuses)
 
         writer = start_writer(db, "sessions", "fig", 4, 0.05)
@@ -94,33 +94,33 @@ async def test_commits_wait_for_the_census_turn_own_writes_and_filters_do_not(tm
         assert lst.total == 24
         await pilot.pause(0.5)
         # ...and the census they want waits its turn.
-        assert len(censuses) == before and screen._census_due
+        assert len(censuses) == before and screen.list_window.census_due
 
         # The user's own write is counted at once.
         await pilot.press("p")
         await wait_until(pilot, lambda: len(censuses) > before)
         # It cost next to nothing on this small store: the turn of the one the commits owed
         # came almost at once after it.
-        await wait_until(pilot, lambda: not screen._census_running and not screen._census_due)
+        await wait_until(pilot, lambda: not screen.list_window.census_running and not screen.list_window.census_due)
         await settle(pilot)
         # Make the census costly again, then change the filters: counted at once too.
-        screen._census_pacer.started()
+        screen.list_window.census_pacer.started()
         clock.now += 1.0
-        screen._census_pacer.finished()
+        screen.list_window.census_pacer.finished()
         counted = len(censuses)
         await pilot.press("v")  # active -> archived
         await wait_until(pilot, lambda: len(censuses) == counted + 1)
         assert censuses[-1]["view"] == "archived"
 
         # A census owed when its turn comes is taken then.
-        await wait_until(pilot, lambda: not screen._census_running)
+        await wait_until(pilot, lambda: not screen.list_window.census_running)
         owed = len(censuses)
-        screen._census_pacer.started()
+        screen.list_window.census_pacer.started()
         clock.now += 0.2  # its turn 1.8 s (of this clock) after it
-        screen._census_pacer.finished()
+        screen.list_window.census_pacer.finished()
         writer = start_writer(db, "append", "20261118_090000_new00", 1, 0.0)
         writer.wait(timeout=30)
-        await wait_until(pilot, lambda: screen._census_due)
+        await wait_until(pilot, lambda: screen.list_window.census_due)
         await pilot.pause(0.3)
         assert len(censuses) == owed
         clock.now += 10.0

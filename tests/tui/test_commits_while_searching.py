@@ -40,13 +40,13 @@ async def test_the_hidden_list_is_read_when_shown_and_the_search_follows_commits
     db = build_many(tmp_path / "state.db", sessions=12)
     async with watching(db) as (app, pilot, screen, lst):
         windows: list[int] = []
-        real_load_window = screen.load_window
+        real_load_window = screen.list_window.load
 
         def load_window(*args, **kwargs):
             windows.append(len(windows))
             return real_load_window(*args, **kwargs)
 
-        screen.load_window = load_window
+        screen.list_window.load = load_window
         # Commits seen while the list is shown are read then (the last of the writer's may be
         # seen only after the search already shows it: the search reads its own snapshot).
         seen_while_shown: list[bool] = []
@@ -81,13 +81,13 @@ async def test_a_commit_while_typing_is_shown_by_the_next_key_not_by_another_sea
     db = build_many(tmp_path / "state.db", sessions=12)
     async with watching(db) as (app, pilot, screen, lst):
         searches: list[tuple[str, bool]] = []
-        real_start = screen.start_search
+        real_start = screen.search.start
 
         def start_search(query: str, *, keep: bool = False) -> None:
             searches.append((query, keep))
             real_start(query, keep=keep)
 
-        screen.start_search = start_search
+        screen.search.start = start_search
         await pilot.press("slash", *"harv")
         results = screen.results
         await wait_until(pilot, lambda: results.view is not None and len(hit_ids(results)) == 12)
@@ -117,4 +117,4 @@ async def test_a_commit_while_typing_is_shown_by_the_next_key_not_by_another_sea
                          and len(hit_ids(results)) == 14)
         await pilot.pause(0.8)  # (a quiet moment: a search asked again would have started)
         assert [keep for _query, keep in searches if keep] == [], searches
-        assert not screen._search_stale
+        assert not screen.search.stale

@@ -293,13 +293,13 @@ async def test_another_list_does_not_show_the_last_ones_count_while_counting(tmp
         assert str(screen.switcher.border_subtitle) == "330 conversations"
         counting.clear()
         seen: list[str] = []
-        real_update = screen._update_titles
+        real_update = screen.update_titles
 
         def update_titles() -> None:
             real_update()
             seen.append(str(screen.switcher.border_subtitle))
 
-        screen._update_titles = update_titles
+        screen.update_titles = update_titles
         await pilot.press("o")
         await wait_until(pilot, lambda: lst.loaded and lst.row(0) is not None)
         counting.set()

@@ -174,16 +174,16 @@ async def test_no_collection_between_a_keystroke_and_its_answer_painted(fixed_db
         gc.callbacks.append(record)
         try:
             for key in "/docker":
-                before = len(screen.search_latencies)
+                before = len(screen.search.latencies)
                 await pilot.press(key)
                 if key == "/":
                     continue
-                pressed = screen._keystroke_at
+                pressed = screen.search.keystroke_at
                 for _ in range(300):
-                    if len(screen.search_latencies) > before:
+                    if len(screen.search.latencies) > before:
                         break
                     await pilot.pause(0.01)
-                painted = pressed + screen.search_latencies[-1][1]
+                painted = pressed + screen.search.latencies[-1][1]
                 assert gc.isenabled(), "on again once the answer is painted"
                 assert not [t for t in collections if pressed <= t <= painted]
         finally:
@@ -244,14 +244,14 @@ async def test_an_answer_counts_as_painted_only_once_its_frame_is_written(fixed_
         screen = app.screen
         checked = 0
         for key in "cker":
-            before = len(screen.search_latencies)
+            before = len(screen.search.latencies)
             frames.clear()
             await pilot.press(key)
             await settle(pilot)
-            assert len(screen.search_latencies) == before + 1
-            _query, seconds = screen.search_latencies[-1]
-            assert frames and screen._keystroke_at <= frames[0][0], "timed from the key, before its echo"
-            painted_at = screen._keystroke_at + seconds
+            assert len(screen.search.latencies) == before + 1
+            _query, seconds = screen.search.latencies[-1]
+            assert frames and screen.search.keystroke_at <= frames[0][0], "timed from the key, before its echo"
+            painted_at = screen.search.keystroke_at + seconds
             drawn = [(at, widgets) for at, widgets in frames if "results" in widgets]
             assert drawn, "the answer was drawn"
             first_at, first_widgets = drawn[0]
@@ -289,10 +289,10 @@ async def test_a_key_and_its_answer_are_drawn_in_one_frame(fixed_db: Path, monke
         screen = app.screen
         for key in "ock":
             frames.clear()
-            before = len(screen.search_latencies)
+            before = len(screen.search.latencies)
             await pilot.press(key)
             await settle(pilot)
-            assert len(screen.search_latencies) == before + 1
+            assert len(screen.search.latencies) == before + 1
             echoed = [i for i, widgets in enumerate(frames) if "SearchInput" in widgets]
             assert echoed, frames
             assert "SearchResults" in frames[echoed[0]], f"the echo was drawn alone: {frames}"
@@ -329,19 +329,19 @@ async def test_an_answer_late_past_the_hold_does_not_keep_the_echo_back(fixed_db
         monkeypatch.setattr(store, "search", slow_search)
         frames = _record_frames(monkeypatch)
         screen = app.screen
-        before = len(screen.search_latencies)
+        before = len(screen.search.latencies)
         # (Only this key's hold: under load the answer to "d" may itself have come after the
         # limit, and its hold expired then.)
         expired.clear()
         started = time.monotonic()
         await pilot.press("o")
         await asyncio.sleep(max(0.0, HOLD_LIMIT_S + 0.1 - (time.monotonic() - started)))
-        assert len(screen.search_latencies) == before, "the answer is not in yet"
+        assert len(screen.search.latencies) == before, "the answer is not in yet"
         assert expired == [True], "the key held the screen, and the limit ended the hold"
         assert not screen.search_input.frame_hold.held and app._batch_count == 0
         assert any("SearchInput" in widgets for widgets in frames), "the echo is drawn"
         await settle(pilot)
-        assert len(screen.search_latencies) == before + 1 and screen.results.view.query == "do"
+        assert len(screen.search.latencies) == before + 1 and screen.results.view.query == "do"
 
 
 async def test_emptying_the_field_lets_the_screen_draw_at_once(fixed_db: Path) -> None:

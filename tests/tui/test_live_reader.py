@@ -184,7 +184,7 @@ async def test_a_commit_shows_while_the_census_is_still_counting(tmp_path: Path)
         # from here on, every census is held until released.
         await wait_until(pilot, lambda: censuses and lst.row(0) is not None and lst.total == 20)
         await settle(pilot)
-        await wait_until(pilot, lambda: not app.screen._census_running)
+        await wait_until(pilot, lambda: not app.screen.list_window.census_running)
         before = len(censuses)
         holding.set()
         writer = start_writer(db, "sessions", "fig", 6, 0.1)

@@ -171,8 +171,8 @@ async def test_a_first_key_slower_than_a_tenth_of_a_second_says_searching(fixed_
         await pilot.press("/")
         await settle(pilot)
         screen = app.screen
-        screen._search_query = "dock"  # typed; its answer not in yet: the guide still shows
-        screen._still_searching("doc")  # an older key's check: nothing to say
+        screen.search.query = "dock"  # typed; its answer not in yet: the guide still shows
+        screen.search.still_searching("doc")  # an older key's check: nothing to say
         assert _pane(app)[2] == "type to search"
-        screen._still_searching("dock")
+        screen.search.still_searching("dock")
         assert _pane(app)[2] == "searching…"

@@ -11,8 +11,8 @@ import pytest
 
 from hermes_state import SessionDB
 from hermes_state.listing import recency
-from hermes_tui.screens import browser as browser_module
-from hermes_tui.screens.browser import BrowserScreen
+from hermes_tui.screens import browser_window
+from hermes_tui.screens.browser_window import ListWindow
 from hermes_tui.widgets.session_list import SessionList
 
 from .conftest import make_app, settle
@@ -43,13 +43,13 @@ def _pin_a_quiet_conversation(path: Path) -> str:
 def _spy_windows(monkeypatch) -> list:
     """Every window the browser's worker hands to the screen, in order."""
     seen: list = []
-    original = browser_module.WindowLoaded.__init__
+    original = browser_window.WindowLoaded.__init__
 
     def spy(self, window):
         seen.append(window)
         original(self, window)
 
-    monkeypatch.setattr(browser_module.WindowLoaded, "__init__", spy)
+    monkeypatch.setattr(browser_window.WindowLoaded, "__init__", spy)
     return seen
 
 
@@ -98,7 +98,7 @@ async def test_the_correction_keeps_a_reader_who_has_moved_on_their_conversation
     await _first_run(v30_store, cache_dir)
     pinned = _pin_a_quiet_conversation(v30_store)
     go_on = threading.Event()
-    original = BrowserScreen._window
+    original = ListWindow._window
     calls = []
 
     def held(self, *args, **kwargs):
@@ -107,7 +107,7 @@ async def test_the_correction_keeps_a_reader_who_has_moved_on_their_conversation
             go_on.wait(10)  # the corrected window waits until the reader has moved
         return original(self, *args, **kwargs)
 
-    monkeypatch.setattr(BrowserScreen, "_window", held)
+    monkeypatch.setattr(ListWindow, "_window", held)
     app = make_app(v30_store, cache_dir=cache_dir)
     async with app.run_test(size=(120, 32)) as pilot:
         lst = app.screen.query_one(SessionList)

@@ -1,0 +1,314 @@
+"""The browser's search as you type: the part of :class:`~hermes_tui.screens.browser.BrowserScreen`
+that turns keys in the search field into searches and their answers into the search pane.
+
+A key searches at once after a pause, keys in quick succession are coalesced (debounced); a
+search still running for an older query is interrupted; an answer for a query no longer typed
+is dropped. The key's echo is held for its answer (one frame for both, see
+:mod:`hermes_tui.frames`). After another process's commit the query is asked again, unless a
+key's search will show the commit anyway. The detail pane follows the highlighted hit.
+"""
+
+from __future__ import annotations
+
+import time
+from functools import partial
+from typing import TYPE_CHECKING, Callable
+
+from rich.text import Text
+
+from ..collector import hold_collection, release_collection
+from ..keynames import bound_keys_label
+from ..messages import Generation, SearchFinished, Stamp, WorkerDone
+from ..view_models import SearchView
+
+if TYPE_CHECKING:
+    from textual.timer import Timer
+
+    from hermes_state.models import SessionSummary
+
+    from .browser import BrowserScreen
+
+#: Hits per page of the search pane (more than a screenful; the next page loads as you move).
+SEARCH_PAGE = 40
+#: After a commit, the search is asked again once no key has searched for this long.
+SEARCH_REFRESH_QUIET_S = 0.3
+
+
+class SearchAsYouType:
+    """Owned by one :class:`BrowserScreen`; its workers and timers are the screen's."""
+
+    def __init__(self, screen: "BrowserScreen") -> None:
+        self.screen = screen
+        #: The query in the field now (what an answer must be for to be shown).
+        self.query = ""
+        self._search_timer: Timer | None = None
+        self._collection_timer: Timer | None = None
+        self._last_search_at = 0.0
+        #: When the key behind the current query reached the field (``time.perf_counter()``).
+        self.keystroke_at = 0.0
+        #: A search worker is running (a newer query interrupts it).
+        self._searching = False
+        #: Another process committed since the last search started (see :meth:`refresh`).
+        self.stale = False
+        self._refresh_timer: Timer | None = None
+        #: (query, seconds from keystroke to results painted) of recent searches (bench).
+        self.latencies: list[tuple[str, float]] = []
+        #: The detail pane's loads for the highlighted hit: only the newest one's answer shows.
+        self._detail_requests = Generation()
+
+    # ------------------------------------------------------------------ the pane
+
+    def show_guide(self) -> None:
+        """The search pane of an empty, focused field: the query language by example."""
+        screen = self.screen
+
+        def key(binding_id: str, default: str) -> str:
+            return bound_keys_label(screen.app, binding_id, default)
+
+        screen.results.show_guide(
+            f"{key('previous_hit', 'up')} {key('next_hit', 'down')} move through the hits · "
+            f"{key('open_hit', 'enter')} opens one · {key('clear_search', 'escape')} goes back to the list"
+        )
+        switcher = screen.switcher
+        switcher.current = "results"
+        switcher.border_title = self.title()
+        switcher.border_subtitle = Text("type to search")
+
+    def still_searching(self, query: str) -> None:
+        if query == self.query and self.screen.results.showing_guide:
+            self.screen.switcher.border_subtitle = Text("searching…")
+
+    def title(self) -> Text:
+        """The search pane's title: what is searched (a Text: the filters are data)."""
+        return Text(f"Search · {self.screen.filter_label()}")
+
+    def subtitle(self, view: SearchView | None) -> None:
+        """Path, ranking, hits shown of the estimated total, conversations, time, notes."""
+        if view is None:
+            return
+        main = self.screen.switcher
+        hits = f"{view.hit_count} hit{'s' if view.hit_count != 1 else ''}"
+        if view.total_estimate and view.total_estimate > view.hit_count:
+            hits += f" of ~{view.total_estimate:,}"
+        convs = len(view.groups)
+        parts = [view.path or "—", hits, f"{convs} conversation{'s' if convs != 1 else ''}",
+                 f"{view.elapsed_ms:.1f} ms"]
+        if view.ranking:
+            parts.insert(1, view.ranking)
+        if view.note and not view.answered:  # (that note heads the hits)
+            parts.append(view.note)
+        main.border_subtitle = Text(" · ".join(parts))
+
+    def _titles(self, view: SearchView) -> None:
+        if self.screen.results.view is view:  # (a newer answer has its own)
+            self.screen.switcher.border_title = self.title()
+            self.subtitle(view)
+
+    def _describe_nothing_for(self, view: SearchView) -> None:
+        screen = self.screen
+        if screen.results.view is view and screen.switcher.current == "results":
+            screen.show_detail(None)
+
+    # ------------------------------------------------------------------ keys
+
+    def query_changed(self, query: str) -> None:
+        """The field's text changed (a key, a paste, the program)."""
+        screen = self.screen
+        if self._search_timer is not None:
+            self._search_timer.stop()
+            self._search_timer = None
+        self.query = query
+        # The latency of this change starts when its key reached the field, before the frame
+        # that echoed it (~2 ms earlier); a change not made by a key (a paste, the program)
+        # starts now.
+        now = time.perf_counter()
+        key_at = screen.search_input.key_at
+        self.keystroke_at = key_at if 0 <= now - key_at < 0.25 else now
+        if not query.strip():
+            screen.ctx.store.interrupt_search()
+            if screen.search_input.has_focus:
+                self.show_guide()
+            else:
+                screen.show_list()
+            screen.search_input.release_echo(screen.results, screen.switcher)
+            return
+        # No garbage collection until this answer is painted (or a second has passed): see
+        # hermes_tui.collector.hold_collection.
+        hold_collection()
+        if self._collection_timer is not None:
+            self._collection_timer.stop()
+        self._collection_timer = screen.set_timer(1.0, release_collection)
+        switcher = screen.switcher
+        if switcher.current != "results":
+            # The search pane opens at the first key, empty (its rows were cleared with the
+            # last query) and named. The key's echo is held for the answer (SearchInput's
+            # frame_hold), so the switch's layout is drawn in the answer's frame: drawn
+            # beside the first search instead, it shared the interpreter with it and first
+            # keys took longer (1M, held: p50 45.6 ms, drawn at once: 55.2).
+            screen.results.clear_results()
+            switcher.current = "results"
+            switcher.border_title = self.title()
+            switcher.border_subtitle = Text("searching…")
+        elif screen.results.showing_guide:
+            # The pane is open already (the field took focus) and keeps its title; the answer's
+            # frame redraws only the hits. A search slower than that says so.
+            screen.set_timer(0.1, lambda: self.still_searching(query))
+        # Leading edge: the first keystroke after a pause searches at once (so one key
+        # paints in the time of one query); keys typed in quick succession are coalesced
+        # into one search after the debounce interval.
+        now = time.monotonic()
+        debounce = screen.ctx.config.search_debounce_s
+        if now - self._last_search_at >= debounce:
+            self._last_search_at = now
+            # The key's echo waits for this answer (SearchInput.frame_hold): one frame for both.
+            self.start(query)
+        else:
+            screen.search_input.release_echo()
+            self._search_timer = screen.set_timer(debounce, lambda: self._debounced(query))
+
+    def _debounced(self, query: str) -> None:
+        self._search_timer = None
+        if query == self.query:
+            self._last_search_at = time.monotonic()
+            self.start(query)
+
+    # ------------------------------------------------------------------ searching
+
+    def start(self, query: str, *, keep: bool = False) -> None:
+        """Search for ``query``; a search still running for an older query is stopped.
+
+        ``keep``: the same query again after a commit; its answer is merged in place.
+        """
+        screen = self.screen
+        if self._searching:
+            screen.ctx.store.interrupt_search()
+        self._searching = True
+        self.stale = False  # (this one sees every commit made before it)
+        if self._refresh_timer is not None:
+            self._refresh_timer.stop()
+            self._refresh_timer = None
+        shown = screen.results.view
+        # A refresh asks for as many hits as are shown, so pages already loaded (BR-20) stay.
+        limit = max(SEARCH_PAGE, shown.hit_count) if keep and shown is not None else SEARCH_PAGE
+        self._in_worker(partial(self._run, query, keep, limit), group="search")
+
+    def _in_worker(self, work: Callable[[], None], group: str) -> None:
+        """One worker of the group at a time (a newer one cancels the older), on the screen."""
+        self.screen.run_worker(work, group=group, exclusive=True, thread=True, exit_on_error=False)
+
+    def _run(self, query: str, keep: bool, limit: int) -> None:
+        screen = self.screen
+        view = screen.ctx.store.search(
+            query, source=screen.source_filter, exclude_sources=screen.exclude_sources, limit=limit,
+            workspace=screen.workspace, include_hidden=screen.show_hidden,
+        )
+        view.more = view.more and view.hit_count >= SEARCH_PAGE
+        screen.post_message(SearchFinished(query, view, keep=keep))
+
+    def need_more(self, query: str, offset: int) -> None:
+        """The results want the next page of hits (BR-20)."""
+        if query == self.query:
+            self._in_worker(partial(self._load_more, query, offset), group="search-more")
+
+    def _load_more(self, query: str, offset: int) -> None:
+        screen = self.screen
+        view = screen.ctx.store.search(
+            query, source=screen.source_filter, exclude_sources=screen.exclude_sources,
+            limit=SEARCH_PAGE, offset=offset, workspace=screen.workspace, include_hidden=screen.show_hidden,
+        )
+        screen.post_message(SearchFinished(query, view, page=True))
+
+    def finished(self, event: SearchFinished) -> None:
+        """An answer: shown if it is for the query typed now."""
+        screen = self.screen
+        view: SearchView = event.view
+        if view.interrupted:
+            return  # superseded; the newer search answers
+        results = screen.results
+        if event.page:
+            if event.query == self.query:
+                results.append(view)
+                self.subtitle(results.view)
+            return
+        if event.query == self.query:
+            self._searching = False
+        if event.query != self.query or not event.query.strip():
+            return  # a stale answer: the query changed while it ran
+        switcher = screen.switcher
+        keep = event.keep and switcher.current == "results"
+        switcher.current = "results"
+        results.show(view, keep=keep)
+        # The key's echo and this answer in one frame, the results' scrollbar (resized by the
+        # answer) with them.
+        screen.search_input.release_echo(results, results.vertical_scrollbar)
+        if not keep:
+            started = self.keystroke_at
+
+            def painted() -> None:
+                self.latencies.append((event.query, time.perf_counter() - started))
+                release_collection()
+
+            results.after_paint(painted)
+        # The pane's border (how the answer was served, in how long) follows a frame after
+        # the hits: redrawing it redraws the whole pane, ~3 ms before the hits could show.
+        results.after_paint(lambda: self._titles(view))
+        if not view.groups and not view.title_matches:
+            # BR-20: nothing highlighted, nothing to describe (after the frame, as above).
+            results.after_paint(lambda: self._describe_nothing_for(view))
+
+    def refresh(self) -> None:
+        """Ask the search again after a commit -- unless a search started since will show it:
+        while keys are being typed (each one searches afresh) or a search is running (its
+        answer shows first), look again a little later."""
+        self._refresh_timer = None
+        if not self.stale or not self.query:
+            return
+        if self._searching or time.monotonic() - self._last_search_at < SEARCH_REFRESH_QUIET_S:
+            self._refresh_timer = self.screen.set_timer(SEARCH_REFRESH_QUIET_S, self.refresh)
+            return
+        self.start(self.query, keep=True)
+
+    def committed(self) -> None:
+        """Another process committed (or the user wrote): the answer shown may be out of date."""
+        if self.query:
+            self.stale = True
+            self.refresh()
+
+    # ------------------------------------------------------------------ moving through hits
+
+    def navigate(self, action: str) -> None:
+        """Up, down or open, typed in the field."""
+        screen = self.screen
+        if screen.switcher.current != "results" or screen.results.showing_guide:
+            if action == "down":
+                screen.session_list.focus()
+            return
+        results = screen.results
+        if action == "down":
+            results.action_cursor_down()
+        elif action == "up":
+            results.action_cursor_up()
+        elif action == "open":
+            results.choose_highlighted()
+
+    def hit_highlighted(self, session_id: str | None) -> None:
+        if session_id:
+            # After the frame that shows the hits: drawing the detail pane (~6 ms) in that
+            # frame made every answer that moved to another session paint that much later.
+            self.screen.results.after_paint(lambda: self._load_detail_of_highlighted(session_id))
+
+    def _load_detail_of_highlighted(self, session_id: str) -> None:
+        target = self.screen.results.target_of_highlighted()
+        if target and target[0] == session_id:  # (still the one highlighted)
+            stamp = self._detail_requests.next()
+            self._in_worker(partial(self._load_detail, session_id, stamp), group="detail")
+
+    def _load_detail(self, session_id: str, stamp: Stamp) -> None:
+        summary = self.screen.ctx.store.summary(session_id)
+        self.screen.post_message(WorkerDone(self._detail_loaded, session_id, summary, stamp=stamp))
+
+    def _detail_loaded(self, session_id: str, summary: "SessionSummary | None") -> None:
+        screen = self.screen
+        target = screen.results.target_of_highlighted()
+        if screen.switcher.current == "results" and target and target[0] == session_id:
+            screen.show_detail(summary)

@@ -1,0 +1,116 @@
+"""What the screens and widgets show: plain data made by the store door
+(:mod:`hermes_tui.data`) in its threads and handed to the UI.
+
+Kept apart from the door so that a widget that draws one of these needs nothing of the
+store: no connection, no thread, no list policy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Optional
+
+if TYPE_CHECKING:
+    from hermes_state.models import SearchHit, SessionSummary
+    from hermes_state.recap import Recap
+
+__all__ = ["Census", "HitGroup", "RecapData", "SearchView"]
+
+
+@dataclass
+class HitGroup:
+    """Search hits of one conversation (lineage root)."""
+
+    root_id: str
+    label: str
+    source: str
+    hits: list[SearchHit] = field(default_factory=list)
+    #: The conversation is archived, or hidden (shown only when asked for): marked as the
+    #: list marks its rows (BR-11, BR-15).
+    archived: bool = False
+    hidden: bool = False
+
+    @property
+    def count(self) -> int:
+        return len(self.hits)
+
+
+@dataclass
+class SearchView:
+    """What the search pane shows for one query."""
+
+    query: str
+    groups: list[HitGroup] = field(default_factory=list)
+    title_matches: list[SessionSummary] = field(default_factory=list)
+    path: str = ""
+    ranking: str = ""
+    hit_count: int = 0
+    total_estimate: int | None = None
+    elapsed_ms: float = 0.0
+    note: str | None = None
+    #: The words that answered when the last, too short to be a prefix, matched nothing
+    #: (``SearchResult.answered_query``): the pane says so above the hits.
+    answered: str | None = None
+    #: Superseded by a newer query and stopped (``Connection.interrupt``): drop it.
+    interrupted: bool = False
+    #: Where this page of hits starts, and whether another page may follow (BR-20).
+    offset: int = 0
+    more: bool = False
+    #: ``time.perf_counter()`` when each phase of :meth:`BrowserData.search` ended (``start``,
+    #: ``query``: the full-text search, ``grouped``: conversations and labels, ``done``: the
+    #: title/id match joined), so the bench can split keystroke → painted into its phases.
+    stamps: dict[str, float] = field(default_factory=dict)
+
+    def merged(self, page: "SearchView") -> "SearchView":
+        """This answer with the next page of the same query appended: hits of a conversation
+        already shown join its group; new conversations follow (rank order: a next page only
+        appends)."""
+        groups = {g.root_id: HitGroup(g.root_id, g.label, g.source, list(g.hits)) for g in self.groups}
+        for group in page.groups:
+            if group.root_id in groups:
+                groups[group.root_id].hits.extend(group.hits)
+            else:
+                groups[group.root_id] = group
+        return SearchView(
+            query=self.query, groups=list(groups.values()), title_matches=self.title_matches,
+            path=self.path, ranking=self.ranking, hit_count=self.hit_count + page.hit_count,
+            total_estimate=page.total_estimate or self.total_estimate, elapsed_ms=page.elapsed_ms,
+            note=self.note, answered=self.answered, offset=self.offset, more=page.more,
+        )
+
+
+@dataclass
+class Census:
+    """What a list's window does not say and is costly to know (each a scan of every session
+    row): how long the list is, the sessions of each source, and whether the pins a
+    provisional window rested on were right."""
+
+    total: int | None
+    source_counts: dict[str, int]
+    #: The reader's provisional pages may be wrong -- the pinned sessions differ from those it
+    #: assumed, or its recency index was a guess and is now built: read the window again.
+    revised: bool = False
+    #: Seconds of the census spent ranking the list again for pages deep in it (not the
+    #: census's own cost: the ranking is paced apart, see BrowserData._rank_again).
+    ranking_s: float = 0.0
+    #: A stale ranking waits its turn: take a census again in this many seconds (None: none waits).
+    again_in: float | None = None
+
+
+@dataclass
+class RecapData:
+    """Everything the recap screen shows, read in one worker pass."""
+
+    requested_id: str
+    #: The session the recap describes and Enter resumes (LI-8 applied to ``requested_id``).
+    target_id: str
+    summary: Optional[SessionSummary]
+    recap: Optional[Recap] = None
+    #: 1-based position of the target in its lineage chain, and the chain's length.
+    position: int = 1
+    chain_length: int = 1
+    #: The live tip of the target's compression chain, when it is another session.
+    tip_id: Optional[str] = None
+    #: Ids of the chain (root first), for the header.
+    chain: list[str] = field(default_factory=list)
+    lane: Any = None
