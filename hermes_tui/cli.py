@@ -72,6 +72,7 @@ with collector_paused():
     from hermes_state.timefmt import relative_time
     from hermes_state.visibility import INTERNAL_SOURCES
     from hermes_state.titles import sanitize_title
+    from hermes_state.inert_text import inert_cells
 
     from .textsafe import fit_cells
 
@@ -106,21 +107,14 @@ def _open_error(detail: str) -> CliExit:
 
 # ---------------------------------------------------------------------------- terminal safety
 
-_INERT = {cp: chr(0x2400 + cp) for cp in range(0x20) if cp != 0x09}  # ␀…␟; tab kept (LI-3)
-_INERT[0x7F] = "\u2421"
-for _cp in list(range(0x80, 0xA0)) + list(range(0x202A, 0x202F)) + list(range(0x2066, 0x206A)):
-    _INERT[_cp] = "\ufffd"
-for _cp in (0x061C, 0x200E, 0x200F):
-    _INERT[_cp] = "\ufffd"
-
-
 def inert(text: Any) -> str:
     """Display text with terminal controls made visible, one code point for one.
 
     Previews and ids are data: an ESC in a message must not drive the terminal. The
-    replacement keeps the length, so the column layout of CLI-7 is unchanged.
+    replacement keeps the length, so the column layout of CLI-7 is unchanged (tabs kept,
+    LI-3). The table is the browser's (hermes_state.inert_text).
     """
-    return str(text).translate(_INERT)
+    return inert_cells(text)
 
 
 # ---------------------------------------------------------------------------- opening the store
