@@ -48,6 +48,7 @@ _BLOCK = {**_VISIBLE, 0x0A: "\n", 0x09: " ", 0x0D: " "}
 _CELLS = {**_VISIBLE, 0x09: "\t"}
 #: A document (Markdown on a terminal): newline and tab kept, CR shown.
 _DOCUMENT = {**_VISIBLE, 0x0A: "\n", 0x09: "\t"}
+_DOCUMENT_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def has_unsafe(text: str) -> bool:
@@ -80,7 +81,7 @@ def inert_document(text: str) -> str:
     every other control visible. A CRLF line end is a line end (a message written on Windows
     reads as it was written); a lone CR, which would move the cursor back over the line, is
     shown as ``␍``."""
-    if not UNSAFE_RE.search(text):
+    if not _DOCUMENT_RE.search(text):
         return text
     if "\r\n" in text:
         text = text.replace("\r\n", "\n")
