@@ -9,13 +9,15 @@ half-written export and a failure leaves no partial file behind.
 Public API
 ----------
 ``session_to_jsonl(obj) -> str``
-    One EX-3 line (``json.dumps(obj, ensure_ascii=False) + "\\n"``).
+    One EX-3 line (``json.dumps(obj, ensure_ascii=False) + "\\n"``, with DEL, C1 and bidi
+    controls escaped as ``\\uXXXX``: the same JSON value, nothing raw to drive a terminal).
 ``session_to_markdown(obj) -> str``
     A readable transcript of one exported session.
 ``iter_export(db, source=None, session_ids=None, progress=None) -> Iterator[dict]``
     Exported session dicts one at a time, reporting ``progress(done, total)``.
-``render_chunks(sessions, fmt) -> Iterator[str]``
-    Text chunks of a JSONL or Markdown export of ``sessions``.
+``render_chunks(sessions, fmt, visible_controls=False) -> Iterator[str]``
+    Text chunks of a JSONL or Markdown export of ``sessions`` (Markdown for a terminal with
+    ``visible_controls``).
 ``export_to_path(db, path, fmt="jsonl", ...) -> int`` / ``export_to_stream(db, stream, ...)``
     Write an export; return the number of sessions written.
 ``write_atomic(path, chunks, mode=0o600) -> int``
@@ -53,7 +55,8 @@ FORMATS = ("jsonl", "md")
 
 
 def session_to_jsonl(obj: dict) -> str:
-    """One EX-3 line: the session dict as JSON (non-ASCII kept as is) plus a newline."""
+    """One EX-3 line: the session dict as JSON (non-ASCII kept as is) plus a newline; no
+    control raw (see :func:`~hermes_state.export_batch.jsonl_line`)."""
     return jsonl_line(obj)
 
 
