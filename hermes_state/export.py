@@ -42,6 +42,7 @@ from typing import IO, Any, Callable, Iterable, Iterator
 
 from .db import SessionDB
 from .export_batch import IDS, PROMPT_ALIAS, blob_text, jsonl_line, read_batch
+from .inert_text import inert_document
 from .paths import write_atomic
 
 ProgressCallback = Callable[[int, int], None]
@@ -374,9 +375,17 @@ def iter_export(
             progress(done, max(total, done))
 
 
-def render_chunks(sessions: Iterable[dict], fmt: str = "jsonl") -> Iterator[str]:
+def render_chunks(
+    sessions: Iterable[dict], fmt: str = "jsonl", *, visible_controls: bool = False
+) -> Iterator[str]:
     """Text chunks of an export: one JSONL line per session, or Markdown documents
-    separated by a horizontal rule."""
+    separated by a horizontal rule.
+
+    JSONL never carries a control raw (:func:`session_to_jsonl`) and stays exact. Markdown
+    is exact by default (a file keeps every byte of content); with ``visible_controls``
+    every control in it but newline and tab is shown as a visible character
+    (:func:`~hermes_state.inert_text.inert_document`): Markdown read on a terminal, where an
+    ESC in a message would retitle it or write the clipboard."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown export format {fmt!r} (expected one of {', '.join(FORMATS)})")
     first = True
@@ -386,7 +395,10 @@ def render_chunks(sessions: Iterable[dict], fmt: str = "jsonl") -> Iterator[str]
         else:
             if not first:
                 yield "---\n\n"
-            yield session_to_markdown(obj)
+            # The whole document at once: content, title, model, tool names, cwd and ids
+            # alike, whatever field a control came in.
+            document = session_to_markdown(obj)
+            yield inert_document(document) if visible_controls else document
         first = False
 
 
@@ -426,10 +438,12 @@ def export_to_stream(
     source: str | None = None,
     session_ids: list[str] | None = None,
     progress: ProgressCallback | None = None,
+    visible_controls: bool = False,
 ) -> int:
-    """Export to an open text stream (e.g. stdout); return the number of sessions written."""
+    """Export to an open text stream (e.g. stdout); return the number of sessions written.
+    ``visible_controls``: Markdown to be read on a terminal (see :func:`render_chunks`)."""
     counter = _Counter(iter_export(db, source, session_ids, progress))
-    for chunk in render_chunks(counter, fmt):
+    for chunk in render_chunks(counter, fmt, visible_controls=visible_controls):
         stream.write(chunk)
     stream.flush()
     return counter.count

@@ -54,6 +54,7 @@ from __future__ import annotations
 import argparse
 import os
 import sqlite3
+import stat
 import sys
 import time
 from contextlib import contextmanager
@@ -448,6 +449,13 @@ def _export_progress(to_stdout: bool) -> Iterator[Callable[..., None] | None]:
         yield update
 
 
+def _is_regular_file(stream: Any) -> bool:
+    try:
+        return stat.S_ISREG(os.fstat(stream.fileno()).st_mode)
+    except (OSError, ValueError, AttributeError):  # (io.UnsupportedOperation is both)
+        return False
+
+
 def _cmd_export(args: argparse.Namespace) -> int:
     # (on several cores when the export is large: the same bytes, see export_parallel)
     from hermes_state.export_parallel import export_to_path, export_to_stream
@@ -459,8 +467,13 @@ def _cmd_export(args: argparse.Namespace) -> int:
         source = None if session_ids else args.source
         warn_unknown_source(db, source)
         if to_stdout:
+            # Markdown on stdout is read on a terminal (or through a pipe that ends at one:
+            # ``| head``): its controls are shown, never sent raw. Redirected to a file
+            # (``> out.md``) it stays exact, as an export to a path does. JSONL is safe
+            # and exact everywhere (hermes_state.export_batch.jsonl_line).
             count = export_to_stream(
-                db, sys.stdout, args.format, source=source, session_ids=session_ids
+                db, sys.stdout, args.format, source=source, session_ids=session_ids,
+                visible_controls=not _is_regular_file(sys.stdout),
             )
         else:
             try:
