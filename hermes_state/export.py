@@ -514,6 +514,9 @@ _MESSAGE_COLUMNS = (
     "codex_message_items",
 )
 _JSON_TEXT_COLUMNS = ("reasoning_details", "codex_reasoning_items", "codex_message_items")
+#: Message columns an import writes when the store has them (after ``_MESSAGE_COLUMNS``):
+#: without them an export → import → export lost the platform's message id (EX-3 says equal).
+_OPTIONAL_MESSAGE_COLUMNS = ("platform_message_id", "observed")
 
 
 class _BadLine(ValueError):
@@ -574,6 +577,12 @@ def _message_row(session_id: str, msg: Any, previous_ts: float) -> tuple[Any, li
         value = msg.get(column)
         # MS-4 exports these as the stored strings; a hand-made file may hold decoded JSON.
         values.append(value if value is None or isinstance(value, str) else json.dumps(value))
+    # Kept where the store has the column (v16 and later; dropped by _import_session otherwise).
+    platform_id = msg.get("platform_message_id")
+    if not _is_scalar(platform_id):
+        raise _BadLine("message platform_message_id is not a plain value")
+    values.append(platform_id)
+    values.append(1 if msg.get("observed") else 0)
     original_id = msg.get("id")
     if isinstance(original_id, bool) or not isinstance(original_id, int):
         original_id = None
@@ -816,10 +825,16 @@ def _import_session(
     tool_calls_total = 0
     # UC-5: an imported message is active, said explicitly (some upgraded upstream stores
     # added the column without a default, and a NULL is neither shown nor rewound).
-    has_active = "active" in {r[1] for r in conn.execute("PRAGMA table_info(messages)")}
-    columns = ", ".join(_MESSAGE_COLUMNS) + (", active" if has_active else "")
-    placeholders = ", ".join("?" for _ in _MESSAGE_COLUMNS) + (", 1" if has_active else "")
-    for original_id, values, weight in rows:
+    present = {r[1] for r in conn.execute("PRAGMA table_info(messages)")}
+    has_active = "active" in present
+    # The optional columns a message row carries after _MESSAGE_COLUMNS: those the store has.
+    optional = [name in present for name in _OPTIONAL_MESSAGE_COLUMNS]
+    names = [*_MESSAGE_COLUMNS, *(n for n, kept in zip(_OPTIONAL_MESSAGE_COLUMNS, optional) if kept)]
+    columns = ", ".join(names) + (", active" if has_active else "")
+    placeholders = ", ".join("?" for _ in names) + (", 1" if has_active else "")
+    fixed = len(_MESSAGE_COLUMNS)
+    for original_id, row_values, weight in rows:
+        values = row_values[:fixed] + [v for v, kept in zip(row_values[fixed:], optional) if kept]
         tool_calls_total += weight
         if original_id is not None and not conn.execute(
             "SELECT 1 FROM messages WHERE id = ?", (original_id,)
