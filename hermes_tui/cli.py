@@ -73,7 +73,7 @@ with collector_paused():
     from hermes_state.timefmt import relative_time
     from hermes_state.visibility import INTERNAL_SOURCES
     from hermes_state.titles import sanitize_title
-    from hermes_state.inert_text import inert_cells
+    from hermes_state.inert_text import inert_cells, shell_quote
 
     from .textsafe import fit_cells
 
@@ -525,7 +525,9 @@ def _cmd_delete(args: argparse.Namespace) -> int:
             raise CliExit(f"Error: {inert(outcome.error or 'the session was not deleted')}")
     print(f"Deleted session '{inert(session_id)}'.")
     # (stdout says only what CLI-9 says; the way back goes to stderr)
-    print(f"Kept {TRASH_DAYS} days in the trash: hermes sessions restore {inert(session_id)}", file=sys.stderr)
+    # (quoted for a shell: controls visible, and the shell still makes the id of it)
+    print(f"Kept {TRASH_DAYS} days in the trash: hermes sessions restore {shell_quote(session_id)}",
+          file=sys.stderr)
     return 0
 
 
