@@ -1,4 +1,4 @@
-"""Issue 42 item 2: the id the browser hands out never carries a control to a terminal.
+"""The id the browser hands out never carries a control to a terminal.
 
 A session id holding controls (another writer, or an import, can store one) chosen in the
 browser -- on a real pseudo-terminal, and in the plain picker -- is refused: nothing on

@@ -1,4 +1,5 @@
-"""A store whose every text column holds terminal controls (issue 42's acceptance data).
+"""A store whose every text column holds terminal controls: the data of the check that
+nothing stored reaches a terminal raw.
 
 :func:`build_controls_store` writes, through the real write API (``SessionDB``) and, for the
 columns that API never sets, raw SQL on the same file:
@@ -106,7 +107,7 @@ def build_controls_store(path: Path, schema: int = 30, now: float | None = None)
             # Raw SQL for every other text column of the session row, before its messages
             # (v30's trigram view reads the session's source when a message is indexed).
             _fill_session(db, sid, started)
-            # S5's preview and a search find a NUL early in the text (issue 42 item 11).
+            # S5's preview and a search find a NUL early in the text: neither may stop there.
             early = "early\x00nul " if sid == S5 else ""
             db.append_message(sid, "user", early + hostile(f"{n}.user_content"))
             db.append_message(

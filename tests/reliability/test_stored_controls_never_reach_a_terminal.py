@@ -1,4 +1,4 @@
-"""Issue 42, acceptance: no byte sequence from stored data reaches a terminal raw.
+"""No byte sequence from stored data reaches a terminal raw, from any command or screen.
 
 A store holds OSC 0 / OSC 52 / CSI / C1 / bidi / NUL payloads in every text column a writer
 can set and in session ids (:mod:`controls_store`). Every ``hermes sessions`` command runs

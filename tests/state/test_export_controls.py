@@ -1,5 +1,6 @@
-"""Issue 42 item 1 in the library: an export never carries a terminal control raw where it
-would be shown, and a file keeps every stored value exactly.
+"""An export never carries a terminal control raw where it would be shown (an OSC 0 in a
+message retitled the terminal through an export to stdout), and a file keeps every stored
+value exactly.
 
 * JSONL: JSON escapes C0 itself; DEL, C1 and bidi controls are ``\\uXXXX`` too -- in files and
   on stdout, one process or several -- and decode to the stored text.

@@ -1,7 +1,8 @@
-"""Issue 42 item 11 (its NUL part): a NUL in a message no longer cuts the list preview or a
-search snippet short. SQLite's substr() and FTS5's highlight() both treat text as a C
-string; the preview now shows the NUL as ``␀`` and goes on, the snippet carries the whole
-text (the browser shows its NUL as ``␀``, as every control)."""
+"""A NUL in a message no longer cuts the list preview or a search snippet short.
+
+SQLite's substr() and FTS5's highlight() both treat text as a C string; the preview now shows
+the NUL as ``␀`` and goes on, the snippet carries the whole text (the browser shows its NUL
+as ``␀``, as every control)."""
 
 from __future__ import annotations
 
