@@ -153,6 +153,8 @@ def delete_session_rows(conn: sqlite3.Connection, ids: list[str]) -> None:
 def remove_session_files(directory: Path, ids: list[str]) -> None:
     """EX-4: remove ``<id>.json``, ``<id>.jsonl`` and ``request_dump_<id>_*.json``."""
     for session_id in ids:
+        if "\x00" in session_id:
+            continue  # no file is named with a NUL (and os.* raise ValueError for one)
         candidates = [directory / f"{session_id}.json", directory / f"{session_id}.jsonl"]
         try:
             candidates += [

@@ -9,13 +9,15 @@ half-written export and a failure leaves no partial file behind.
 Public API
 ----------
 ``session_to_jsonl(obj) -> str``
-    One EX-3 line (``json.dumps(obj, ensure_ascii=False) + "\\n"``).
+    One EX-3 line (``json.dumps(obj, ensure_ascii=False) + "\\n"``, with DEL, C1 and bidi
+    controls escaped as ``\\uXXXX``: the same JSON value, nothing raw to drive a terminal).
 ``session_to_markdown(obj) -> str``
     A readable transcript of one exported session.
 ``iter_export(db, source=None, session_ids=None, progress=None) -> Iterator[dict]``
     Exported session dicts one at a time, reporting ``progress(done, total)``.
-``render_chunks(sessions, fmt) -> Iterator[str]``
-    Text chunks of a JSONL or Markdown export of ``sessions``.
+``render_chunks(sessions, fmt, visible_controls=False) -> Iterator[str]``
+    Text chunks of a JSONL or Markdown export of ``sessions`` (Markdown for a terminal with
+    ``visible_controls``).
 ``export_to_path(db, path, fmt="jsonl", ...) -> int`` / ``export_to_stream(db, stream, ...)``
     Write an export; return the number of sessions written.
 ``write_atomic(path, chunks, mode=0o600) -> int``
@@ -40,6 +42,7 @@ from typing import IO, Any, Callable, Iterable, Iterator
 
 from .db import SessionDB
 from .export_batch import IDS, PROMPT_ALIAS, blob_text, jsonl_line, read_batch
+from .inert_text import inert_document
 from .paths import write_atomic
 
 ProgressCallback = Callable[[int, int], None]
@@ -53,7 +56,8 @@ FORMATS = ("jsonl", "md")
 
 
 def session_to_jsonl(obj: dict) -> str:
-    """One EX-3 line: the session dict as JSON (non-ASCII kept as is) plus a newline."""
+    """One EX-3 line: the session dict as JSON (non-ASCII kept as is) plus a newline; no
+    control raw (see :func:`~hermes_state.export_batch.jsonl_line`)."""
     return jsonl_line(obj)
 
 
@@ -371,9 +375,17 @@ def iter_export(
             progress(done, max(total, done))
 
 
-def render_chunks(sessions: Iterable[dict], fmt: str = "jsonl") -> Iterator[str]:
+def render_chunks(
+    sessions: Iterable[dict], fmt: str = "jsonl", *, visible_controls: bool = False
+) -> Iterator[str]:
     """Text chunks of an export: one JSONL line per session, or Markdown documents
-    separated by a horizontal rule."""
+    separated by a horizontal rule.
+
+    JSONL never carries a control raw (:func:`session_to_jsonl`) and stays exact. Markdown
+    is exact by default (a file keeps every byte of content); with ``visible_controls``
+    every control in it but newline and tab is shown as a visible character
+    (:func:`~hermes_state.inert_text.inert_document`): Markdown read on a terminal, where an
+    ESC in a message would retitle it or write the clipboard."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown export format {fmt!r} (expected one of {', '.join(FORMATS)})")
     first = True
@@ -383,7 +395,10 @@ def render_chunks(sessions: Iterable[dict], fmt: str = "jsonl") -> Iterator[str]
         else:
             if not first:
                 yield "---\n\n"
-            yield session_to_markdown(obj)
+            # The whole document at once: content, title, model, tool names, cwd and ids
+            # alike, whatever field a control came in.
+            document = session_to_markdown(obj)
+            yield inert_document(document) if visible_controls else document
         first = False
 
 
@@ -423,10 +438,12 @@ def export_to_stream(
     source: str | None = None,
     session_ids: list[str] | None = None,
     progress: ProgressCallback | None = None,
+    visible_controls: bool = False,
 ) -> int:
-    """Export to an open text stream (e.g. stdout); return the number of sessions written."""
+    """Export to an open text stream (e.g. stdout); return the number of sessions written.
+    ``visible_controls``: Markdown to be read on a terminal (see :func:`render_chunks`)."""
     counter = _Counter(iter_export(db, source, session_ids, progress))
-    for chunk in render_chunks(counter, fmt):
+    for chunk in render_chunks(counter, fmt, visible_controls=visible_controls):
         stream.write(chunk)
     stream.flush()
     return counter.count
@@ -497,6 +514,9 @@ _MESSAGE_COLUMNS = (
     "codex_message_items",
 )
 _JSON_TEXT_COLUMNS = ("reasoning_details", "codex_reasoning_items", "codex_message_items")
+#: Message columns an import writes when the store has them (after ``_MESSAGE_COLUMNS``):
+#: without them an export → import → export lost the platform's message id (EX-3 says equal).
+_OPTIONAL_MESSAGE_COLUMNS = ("platform_message_id", "observed")
 
 
 class _BadLine(ValueError):
@@ -557,6 +577,12 @@ def _message_row(session_id: str, msg: Any, previous_ts: float) -> tuple[Any, li
         value = msg.get(column)
         # MS-4 exports these as the stored strings; a hand-made file may hold decoded JSON.
         values.append(value if value is None or isinstance(value, str) else json.dumps(value))
+    # Kept where the store has the column (v16 and later; dropped by _import_session otherwise).
+    platform_id = msg.get("platform_message_id")
+    if not _is_scalar(platform_id):
+        raise _BadLine("message platform_message_id is not a plain value")
+    values.append(platform_id)
+    values.append(1 if msg.get("observed") else 0)
     original_id = msg.get("id")
     if isinstance(original_id, bool) or not isinstance(original_id, int):
         original_id = None
@@ -799,10 +825,16 @@ def _import_session(
     tool_calls_total = 0
     # UC-5: an imported message is active, said explicitly (some upgraded upstream stores
     # added the column without a default, and a NULL is neither shown nor rewound).
-    has_active = "active" in {r[1] for r in conn.execute("PRAGMA table_info(messages)")}
-    columns = ", ".join(_MESSAGE_COLUMNS) + (", active" if has_active else "")
-    placeholders = ", ".join("?" for _ in _MESSAGE_COLUMNS) + (", 1" if has_active else "")
-    for original_id, values, weight in rows:
+    present = {r[1] for r in conn.execute("PRAGMA table_info(messages)")}
+    has_active = "active" in present
+    # The optional columns a message row carries after _MESSAGE_COLUMNS: those the store has.
+    optional = [name in present for name in _OPTIONAL_MESSAGE_COLUMNS]
+    names = [*_MESSAGE_COLUMNS, *(n for n, kept in zip(_OPTIONAL_MESSAGE_COLUMNS, optional) if kept)]
+    columns = ", ".join(names) + (", active" if has_active else "")
+    placeholders = ", ".join("?" for _ in names) + (", 1" if has_active else "")
+    fixed = len(_MESSAGE_COLUMNS)
+    for original_id, row_values, weight in rows:
+        values = row_values[:fixed] + [v for v, kept in zip(row_values[fixed:], optional) if kept]
         tool_calls_total += weight
         if original_id is not None and not conn.execute(
             "SELECT 1 FROM messages WHERE id = ?", (original_id,)

@@ -1,8 +1,9 @@
 """Reading and encoding one batch of an export -- and, run as a script, a worker process that
 does it for :mod:`hermes_state.export_parallel`.
 
-Only the standard library is imported here, and :mod:`hermes_state.lenient_text` (the standard
-library only too; a worker reads it from beside this file): a worker runs this file by its
+Only the standard library is imported here, and :mod:`hermes_state.lenient_text` and
+:mod:`hermes_state.inert_text` (the standard library only too; a worker reads them from
+beside this file): a worker runs this file by its
 path (``python -I .../export_batch.py``), so it never imports the ``hermes_state`` package
 (pydantic and all: ~20 MB a process), and a large export on two CPUs stays within 150 MB.
 
@@ -22,12 +23,14 @@ from operator import itemgetter
 from typing import Any, Iterator
 
 try:
+    from .inert_text import escape_json_text
     from .lenient_text import BLOB_TYPES, lenient_text, read_leniently
-except ImportError:  # run by its path in a worker: no package, the module beside this one
+except ImportError:  # run by its path in a worker: no package, the modules beside this one
     import sys
     from pathlib import Path
 
     sys.path.append(str(Path(__file__).parent))  # after the standard library's own
+    from inert_text import escape_json_text  # type: ignore[no-redef]
     from lenient_text import BLOB_TYPES, lenient_text, read_leniently  # type: ignore[no-redef]
 
 #: The column that carries a session's system prompt read by hash (dropped from the row).
@@ -121,8 +124,14 @@ def decode_tool_calls(raw: str, message_id: Any) -> Any:
 
 
 def jsonl_line(obj: dict) -> str:
-    """One EX-3 line: the session dict as JSON (non-ASCII kept as is) plus a newline."""
-    return json.dumps(obj, ensure_ascii=False, default=blob_text) + "\n"
+    """One EX-3 line: the session dict as JSON (non-ASCII kept as is) plus a newline.
+
+    JSON escapes C0 controls itself; DEL, the C1 controls (U+009B is a CSI on many
+    terminals) and the bidi controls are escaped too (``\\u009b``), in files as on stdout:
+    the same JSON value, so an import reads back exactly what was stored, while ``cat``,
+    ``head`` or ``less`` of an export -- or the export itself on a terminal -- cannot
+    drive the terminal. Other text is byte for byte EX-3's ``ensure_ascii=False``."""
+    return escape_json_text(json.dumps(obj, ensure_ascii=False, default=blob_text)) + "\n"
 
 
 def blob_text(value: Any) -> str:

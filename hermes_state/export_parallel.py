@@ -210,12 +210,14 @@ def export_to_stream(
     source: str | None = None,
     session_ids: list[str] | None = None,
     progress: ProgressCallback | None = None,
+    visible_controls: bool = False,
 ) -> int:
     """:func:`hermes_state.export.export_to_stream`, on several cores when :func:`suitable`
-    (the bytes go to the stream's binary buffer when it has one)."""
+    (the bytes go to the stream's binary buffer when it has one). ``visible_controls``
+    changes Markdown only: JSONL never carries a control raw."""
     if not (fmt == "jsonl" and session_ids is None and suitable(db, source)):
         return export.export_to_stream(db, stream, fmt, source=source, session_ids=session_ids,
-                                       progress=progress)
+                                       progress=progress, visible_controls=visible_controls)
     chunks, counted = _counted_chunks(db, source, progress)
     binary = getattr(stream, "buffer", None)
     stream.flush()  # (what the text layer holds goes first)

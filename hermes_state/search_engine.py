@@ -340,6 +340,9 @@ class _Row:
     #: False: ``spans`` are not known yet -- only FTS5 can mark this text
     #: (:func:`_mark_inexact`).
     marked: bool = True
+    #: ``plain`` and ``spans`` come from ``highlight()``, which loses text after a NUL
+    #: (:func:`_text_after_nul`).
+    highlighted: bool = False
 
 
 #: Letters of CJK scripts that unicode61 and ``WORD_RE`` both take as token characters and
@@ -476,7 +479,7 @@ def _mark_inexact(ctx: "_Ctx", table: str, match: str, rows: list[_Row]) -> None
         row = todo.get(int(rowid))
         if row is not None:
             row.plain, row.spans = split_marked(text or "")
-            row.marked = True
+            row.marked = row.highlighted = True
     for row in todo.values():
         row.marked = True  # (not found: nothing to mark)
 
@@ -852,7 +855,7 @@ def _fts_engine(
         if plain:
             return _Row(int(rowid), text or "", find_spans(text or "", substring_terms), score)
         body, spans = split_marked(text or "")
-        return _Row(int(rowid), body, spans, score)
+        return _Row(int(rowid), body, spans, score, highlighted=True)
 
     light = ctx.light if not plain else None
     #: A row of a newest-first scan (:func:`_scan_sql`: plain text with ``ctx.light``).
@@ -1385,6 +1388,61 @@ def _expand_prefixes(ctx: _Ctx, parsed: ParsedQuery) -> tuple[str, dict[int, str
     return " ".join(rendered), expansions
 
 
+def _text_after_nul(ctx: _Ctx, db: "SessionDB", table: str, rows: list[_Row]) -> None:
+    """The page's rows marked by ``highlight()`` whose text holds a NUL, given their whole text.
+
+    ``highlight()`` copies the text between two marks as a C string: a NUL there ends the
+    copy, and the rest of that stretch was lost (``before\\x00after zebra`` came back as
+    ``before`` + ``zebra``: the snippet showed neither the NUL nor what followed it).
+    Otherwise its text, marks removed, is the indexed text exactly; so the page's texts are
+    measured in bytes (one statement; a length, not a scan, however long the text) and a
+    text ``highlight()`` gave back shorter is read again whole. The strings it marked are
+    found in that text where they stand as whole words (FTS5 marks whole tokens: the same
+    string at word boundaries is the same match).
+    """
+    todo = {row.rowid: row for row in rows if row.highlighted}
+    if not todo:
+        return
+    for row in todo.values():
+        row.highlighted = False
+    fts = db.capabilities.fts.get(table)
+
+    def texts(rowids: list[int], what: str) -> list[tuple[int, Any]]:
+        marks = ",".join("?" for _ in rowids)
+        if fts is not None and fts.text_sql:
+            inner = f"SELECT m.id AS i, {fts.text_sql} AS t FROM messages m WHERE m.id IN ({marks})"
+        elif fts is not None and fts.stored_text_sql:
+            # (an inline table's own copy, read as a plain table: half the time of the
+            # same rows through the FTS5 table)
+            inner = f"SELECT id AS i, c0 AS t FROM {table}_content WHERE id IN ({marks})"
+        else:
+            inner = f"SELECT {table}.rowid AS i, {table}.content AS t FROM {table} WHERE {table}.rowid IN ({marks})"
+        return ctx.conn.execute(f"SELECT i, {what} FROM ({inner})", rowids).fetchall()
+
+    try:
+        sizes = texts(list(todo), "length(CAST(t AS BLOB))")
+        cut = [int(rowid) for rowid, size in sizes if int(rowid) in todo and isinstance(size, int)
+               and len(todo[int(rowid)].plain.encode("utf-8", "surrogatepass")) != size]
+        read = texts(cut, "t") if cut else []
+    except sqlite3.OperationalError:
+        raise
+    except sqlite3.DatabaseError:
+        # (an external table whose content= view no longer keeps a row: FTS5 calls that
+        # corrupt) the snippets stay as highlight() made them.
+        return
+    for rowid, whole in read:
+        row = todo[int(rowid)]
+        if not isinstance(whole, str) or "\x00" not in whole:
+            continue  # (shorter for another reason: text that is not UTF-8, marker characters)
+        pieces = sorted({row.plain[a:b] for a, b in row.spans if b > a}, key=len, reverse=True)
+        row.plain = whole
+        if not pieces:
+            row.spans = []
+            continue
+        words = re.compile("(?<![^\\W_])(?:" + "|".join(map(re.escape, pieces)) + ")(?![^\\W_])")
+        row.spans = [match.span() for match in words.finditer(whole)]
+
+
 def _snippets_from_other_columns(
     ctx: _Ctx, db: "SessionDB", table: str, phrases: list[_Phrase], rows: list[_Row]
 ) -> None:
@@ -1724,6 +1782,8 @@ def _search(db, done, asked: _Question, reuse: bool) -> "SearchResult":
                 ctx.notes.append(f"“{short}” counts as a whole word until it has {PREFIX_MIN_CHARS} letters: "
                                  "keep typing")
         hit_path = outcome.path.split("+")[-1]
+        if hit_path == "fts5":
+            _text_after_nul(ctx, db, FTS_TABLE, outcome.rows)
         if hit_path == "fts5" and phrases:
             _snippets_from_other_columns(ctx, db, FTS_TABLE, phrases, outcome.rows)
         hits = _hits(ctx, outcome.rows, hit_path)

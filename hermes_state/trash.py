@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import base64
 import glob
+import hashlib
 import json
 import os
+import re
 import secrets
 import sqlite3
 import time
@@ -216,6 +218,8 @@ class DeleteOutcome:
 
 def _session_files(directory: Path, session_id: str) -> list[Path]:
     """The files EX-4 removes for a session (same names, same glob)."""
+    if "\x00" in session_id:
+        return []  # no file is named with a NUL (and os.* raise ValueError for one)
     paths = [directory / f"{session_id}.json", directory / f"{session_id}.jsonl"]
     try:
         paths += sorted(
@@ -224,6 +228,20 @@ def _session_files(directory: Path, session_id: str) -> list[Path]:
     except OSError:
         pass
     return paths
+
+
+#: A session id that can start a trash entry's file name as it is.
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@+=-]{0,119}")
+
+
+def _entry_stem(session_id: str) -> str:
+    """The start of the file name of ``session_id``'s trash entry: the id itself when it is
+    an ordinary name, else a digest of it. Another writer (or an import) may store an id
+    holding a NUL (no file can be named with one), a ``/`` or terminal controls; the name is
+    only a label -- the entry's content says which session it holds."""
+    if _PLAIN_NAME.fullmatch(session_id):
+        return session_id
+    return "id-" + hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def _save_files(directory: Path | None, session_id: str) -> tuple[list[SavedFile], list[Path]]:
@@ -292,7 +310,7 @@ def delete_with_snapshot(
     itself (nothing deleted, no trash file left), for a caller that words errors its own way.
     """
     files, unsaved = _save_files(sessions_dir, session_id)
-    trash_path = trash / f"{session_id}.{secrets.token_hex(4)}.json" if trash is not None else None
+    trash_path = trash / f"{_entry_stem(session_id)}.{secrets.token_hex(4)}.json" if trash is not None else None
 
     def do(conn: sqlite3.Connection) -> DeletedSession | None:
         cur = conn.execute("SELECT * FROM sessions WHERE id = ?", (session_id,))

@@ -71,6 +71,28 @@ def marker_sql(alias: str, key: str) -> str:
     return f"json_extract(CASE WHEN json_valid({config}) THEN {config} END, '$.{key}')"
 
 
+def text_prefix_sql(head: str, width: int) -> str:
+    """The first ``width`` characters of ``head`` -- the first ``4 * width`` bytes of a text
+    as a blob, enough for ``width`` characters however wide -- as text, a NUL shown as ``␀``.
+
+    SQLite's ``substr()`` of text stops at a NUL (it walks the text as a C string): a first
+    message with a NUL in its first words previewed only what came before it. A head holding
+    a NUL goes through JSON instead, which reads a value by its length: ``json_quote()``
+    writes the NUL as ``\\u0000``; that escape becomes ``\\u2400`` (escaped backslashes are
+    set aside first, as a control character ``json_quote()`` never leaves raw, so the text
+    ``\\u0000`` itself is kept); ``json_extract()`` reads the text back. The query reads
+    ``head`` once (a subquery column): naming a column twice reads a large value twice.
+    """
+    json_path = (
+        "json_extract(replace(replace(replace(json_quote(CAST({h} AS TEXT)), '\\\\', char(1)), "
+        "'\\u0000', '\\u2400'), char(1), '\\\\'), '$')"
+    ).format(h=head)
+    return (
+        f"CASE WHEN instr({head}, X'00') THEN substr({json_path}, 1, {width}) "
+        f"ELSE substr(CAST({head} AS TEXT), 1, {width}) END"
+    )
+
+
 def continuation_sql(p: str, c: str) -> str:
     """``c`` continues ``p`` after a compression: ``p`` ended ``compression``, ``c`` started
     at or after that, and ``c`` is not a branch, a reset child or a delegate run (UC-3: the
@@ -147,10 +169,11 @@ class Rules:
             f"AND substr(m.content, 1, {len(p)}) != '{p}'" for p in _SUMMARY_PREFIXES
         )
         compacted = " AND m.compacted = 0" if self.compacted else ""
+        head = f"substr(CAST(m.content AS BLOB), 1, {4 * width})"
         return (
-            f"(SELECT substr(m.content, 1, {width}) FROM messages m WHERE m.session_id = {s}.id "
-            f"AND m.role = 'user' AND m.content IS NOT NULL AND {self.findable()}{compacted} "
-            f"{summaries} ORDER BY m.timestamp, m.id LIMIT 1)"
+            f"(SELECT {text_prefix_sql('head', width)} FROM (SELECT {head} AS head FROM messages m "
+            f"WHERE m.session_id = {s}.id AND m.role = 'user' AND m.content IS NOT NULL AND "
+            f"{self.findable()}{compacted} {summaries} ORDER BY m.timestamp, m.id LIMIT 1))"
         )
 
     @_kept

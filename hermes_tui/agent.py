@@ -120,8 +120,12 @@ def find_agent() -> Agent | None:
 
 def resume_hint(session_id: str) -> str:
     """What to run to resume ``session_id``, said truthfully: the agent's command when there is
-    an agent to run it, else what to install first."""
-    command = f"hermes --resume {session_id}"
+    an agent to run it, else what to install first. The id is quoted for a shell: an id with
+    a control in it shows it as ``\\x1b`` inside ``$'…'``, and the shell makes the exact id
+    of what is printed (hermes_state.inert_text.shell_quote)."""
+    from hermes_state.inert_text import shell_quote
+
+    command = f"hermes --resume {shell_quote(session_id)}"
     if find_agent() is not None:
         return f"Run: {command}"
     return f"Resume it with Hermes Agent (not installed here: {INSTALL_HINT}): {command}"

@@ -22,6 +22,7 @@ from typing import Callable, Iterator, TextIO
 
 from hermes_state import SessionDB
 from hermes_state.errors import DatabaseError, describe_db_error
+from hermes_state.inert_text import has_unsafe
 from hermes_state.timefmt import relative_time
 from hermes_state.visibility import INTERNAL_SOURCES
 
@@ -107,7 +108,7 @@ def plain_browse(
 
 
 def _safe(text: str) -> str:
-    from .textsafe import inert_line
+    from hermes_state.inert_text import inert_line
 
     return inert_line(text)
 
@@ -165,9 +166,23 @@ def refuses_own_script(argv: list[str]) -> bool:
 
 
 def hand_off(session_id: str, resume_command: str | None) -> int:
-    """BR-7: print the id on stdout; run the resume command in place of this process."""
+    """BR-7: print the id on stdout; run the resume command in place of this process.
+
+    An id holding a control character (another writer, or ``hermes sessions import``, can
+    store one) is refused: nothing on stdout, nothing run, exit 1, and on stderr the command
+    that resumes it, quoted so that every character is visible and the shell still makes
+    the exact id of it (:func:`~hermes_tui.agent.resume_hint`). Printed raw it would drive
+    the terminal (stdout may be one, or a pipe that ends at one); printed escaped it would
+    be an id that does not exist, which ``hermes --resume "$id"`` would then be given.
+    """
     from .agent import resume_hint
 
+    if has_unsafe(session_id):
+        _err(
+            "Error: the chosen session id holds control characters: not printed, as they would "
+            f"reach the terminal. {resume_hint(session_id)}"
+        )
+        return 1
     print(session_id, flush=True)
     if not resume_command:
         _err(resume_hint(session_id))

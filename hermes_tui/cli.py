@@ -54,6 +54,7 @@ from __future__ import annotations
 import argparse
 import os
 import sqlite3
+import stat
 import sys
 import time
 from contextlib import contextmanager
@@ -72,6 +73,7 @@ with collector_paused():
     from hermes_state.timefmt import relative_time
     from hermes_state.visibility import INTERNAL_SOURCES
     from hermes_state.titles import sanitize_title
+    from hermes_state.inert_text import inert_cells, shell_quote
 
     from .textsafe import fit_cells
 
@@ -106,21 +108,14 @@ def _open_error(detail: str) -> CliExit:
 
 # ---------------------------------------------------------------------------- terminal safety
 
-_INERT = {cp: chr(0x2400 + cp) for cp in range(0x20) if cp != 0x09}  # ␀…␟; tab kept (LI-3)
-_INERT[0x7F] = "\u2421"
-for _cp in list(range(0x80, 0xA0)) + list(range(0x202A, 0x202F)) + list(range(0x2066, 0x206A)):
-    _INERT[_cp] = "\ufffd"
-for _cp in (0x061C, 0x200E, 0x200F):
-    _INERT[_cp] = "\ufffd"
-
-
 def inert(text: Any) -> str:
     """Display text with terminal controls made visible, one code point for one.
 
     Previews and ids are data: an ESC in a message must not drive the terminal. The
-    replacement keeps the length, so the column layout of CLI-7 is unchanged.
+    replacement keeps the length, so the column layout of CLI-7 is unchanged (tabs kept,
+    LI-3). The table is the browser's (hermes_state.inert_text).
     """
-    return str(text).translate(_INERT)
+    return inert_cells(text)
 
 
 # ---------------------------------------------------------------------------- opening the store
@@ -454,6 +449,13 @@ def _export_progress(to_stdout: bool) -> Iterator[Callable[..., None] | None]:
         yield update
 
 
+def _is_regular_file(stream: Any) -> bool:
+    try:
+        return stat.S_ISREG(os.fstat(stream.fileno()).st_mode)
+    except (OSError, ValueError, AttributeError):  # (io.UnsupportedOperation is both)
+        return False
+
+
 def _cmd_export(args: argparse.Namespace) -> int:
     # (on several cores when the export is large: the same bytes, see export_parallel)
     from hermes_state.export_parallel import export_to_path, export_to_stream
@@ -465,8 +467,13 @@ def _cmd_export(args: argparse.Namespace) -> int:
         source = None if session_ids else args.source
         warn_unknown_source(db, source)
         if to_stdout:
+            # Markdown on stdout is read on a terminal (or through a pipe that ends at one:
+            # ``| head``): its controls are shown, never sent raw. Redirected to a file
+            # (``> out.md``) it stays exact, as an export to a path does. JSONL is safe
+            # and exact everywhere (hermes_state.export_batch.jsonl_line).
             count = export_to_stream(
-                db, sys.stdout, args.format, source=source, session_ids=session_ids
+                db, sys.stdout, args.format, source=source, session_ids=session_ids,
+                visible_controls=not _is_regular_file(sys.stdout),
             )
         else:
             try:
@@ -518,7 +525,9 @@ def _cmd_delete(args: argparse.Namespace) -> int:
             raise CliExit(f"Error: {inert(outcome.error or 'the session was not deleted')}")
     print(f"Deleted session '{inert(session_id)}'.")
     # (stdout says only what CLI-9 says; the way back goes to stderr)
-    print(f"Kept {TRASH_DAYS} days in the trash: hermes sessions restore {inert(session_id)}", file=sys.stderr)
+    # (quoted for a shell: controls visible, and the shell still makes the id of it)
+    print(f"Kept {TRASH_DAYS} days in the trash: hermes sessions restore {shell_quote(session_id)}",
+          file=sys.stderr)
     return 0
 
 

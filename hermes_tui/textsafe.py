@@ -9,47 +9,11 @@ visible character, so lengths (and match spans computed on the original) stay va
 
 from __future__ import annotations
 
-import re
+# The list of dangerous code points and what each becomes is hermes_state's, shared with the
+# CLI and the exports: one table, so a screen and a command never disagree.
+from hermes_state.inert_text import has_unsafe, inert_block, inert_line
 
-_C0_PICTURES = {cp: chr(0x2400 + cp) for cp in range(0x20)}  # ␀ … ␟
-_C0_PICTURES[0x7F] = "\u2421"  # ␡
-_REPLACEMENT = "\ufffd"
-
-_TABLE: dict[int, str] = dict(_C0_PICTURES)
-for cp in range(0x80, 0xA0):  # C1 controls (CSI, OSC, ST … as single bytes)
-    _TABLE[cp] = _REPLACEMENT
-for cp in list(range(0x202A, 0x202F)) + list(range(0x2066, 0x206A)) + [0x200E, 0x200F, 0x061C]:
-    _TABLE[cp] = _REPLACEMENT  # bidi embeddings, overrides, isolates and marks
-
-_SINGLE_LINE = dict(_TABLE)
-_SINGLE_LINE[0x0A] = " "
-_SINGLE_LINE[0x0D] = " "
-_SINGLE_LINE[0x09] = " "
-
-_MULTI_LINE = dict(_TABLE)
-_MULTI_LINE[0x0A] = "\n"  # keep line structure
-_MULTI_LINE[0x09] = " "  # one space: keeps match span offsets valid
-_MULTI_LINE[0x0D] = " "
-
-_UNSAFE_RE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-
-
-def inert_line(text: str | None) -> str:
-    """One line of display text: newlines and tabs become spaces, controls visible."""
-    if not text:
-        return ""
-    return text.translate(_SINGLE_LINE)
-
-
-def inert_block(text: str | None) -> str:
-    """Multi-line display text: newlines kept, every other control made visible."""
-    if not text:
-        return ""
-    return text.translate(_MULTI_LINE)
-
-
-def has_unsafe(text: str) -> bool:
-    return bool(_UNSAFE_RE.search(text))
+__all__ = ["InertHighlighter", "fit_cells", "has_unsafe", "home_path", "inert_block", "inert_line"]
 
 
 class InertHighlighter:
