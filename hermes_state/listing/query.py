@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Iterable
 
 from ..visibility import INTERNAL_SOURCES
@@ -60,11 +61,27 @@ class ListQuery:
     order: Order = Order.STARTED
 
     def __post_init__(self) -> None:
-        # Normalise what callers hand in, so equal lists are equal keys.
-        object.__setattr__(self, "exclude_sources", tuple(self.exclude_sources or ()))
-        object.__setattr__(self, "view", View(self.view))
-        object.__setattr__(self, "order", Order(self.order))
-        object.__setattr__(self, "min_messages", max(0, int(self.min_messages or 0)))
+        # Normalise what callers hand in, so equal lists are equal keys. (Only what needs it:
+        # a query is made for every page a reader asks for.)
+        if type(self.exclude_sources) is not tuple:
+            object.__setattr__(self, "exclude_sources", tuple(self.exclude_sources or ()))
+        if type(self.view) is not View:
+            object.__setattr__(self, "view", View(self.view))
+        if type(self.order) is not Order:
+            object.__setattr__(self, "order", Order(self.order))
+        if type(self.min_messages) is not int or self.min_messages < 0:
+            object.__setattr__(self, "min_messages", max(0, int(self.min_messages or 0)))
+
+    def __hash__(self) -> int:
+        # Kept once computed: a query is the key of every cache of its list, looked up several
+        # times a page. (Frozen: its fields never change.)
+        found = self.__dict__.get("_hash")
+        if found is None:
+            found = hash((self.source, self.exclude_sources, self.view, self.include_hidden,
+                          self.include_delegates, self.include_children, self.min_messages,
+                          self.workspace, self.order))
+            object.__setattr__(self, "_hash", found)
+        return found
 
     # ------------------------------------------------------------------ made from
 
@@ -134,7 +151,7 @@ class ListQuery:
     def archived_only(self) -> bool:
         return self.view is View.ARCHIVED
 
-    @property
+    @cached_property
     def unordered(self) -> "ListQuery":
         """The filters alone (the order set to its default): the key of what does not
         depend on the order -- the WHERE clause, the count."""
