@@ -155,6 +155,11 @@ def remove_session_files(directory: Path, ids: list[str]) -> None:
     for session_id in ids:
         if "\x00" in session_id:
             continue  # no file is named with a NUL (and os.* raise ValueError for one)
+        if "/" in session_id or session_id in (".", ".."):
+            # A session's files are named by its id inside ``directory``: an id that is not a
+            # plain file name (another writer can store ``../../x``) names none there, and
+            # must never reach a file outside it.
+            continue
         candidates = [directory / f"{session_id}.json", directory / f"{session_id}.jsonl"]
         try:
             candidates += [
