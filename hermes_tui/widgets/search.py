@@ -120,7 +120,9 @@ class SearchInput(KeysInOrder, Input):
 
     def on_paste(self, event: events.Paste) -> None:
         """A pasted block is one query: its line breaks become spaces (Input keeps only the
-        first line of a paste). Textual runs each class's own handler, this class's first."""
+        first line of a paste). Textual runs each class's own handler, this class's first:
+        ``prevent_default`` keeps Input's from inserting the first line again after it."""
+        event.prevent_default()
         if event.text:
             text = " ".join(event.text.split())
             selection = self.selection

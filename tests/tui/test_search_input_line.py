@@ -103,3 +103,19 @@ async def test_the_short_path_is_taken(monkeypatch):
         calls.clear()
         field.render_line(0)
         assert calls == [0]
+
+
+async def test_a_pasted_block_of_lines_is_one_query_typed_once(fixed_db) -> None:
+    from textual import events
+
+    from .conftest import SIZE, make_app, settle
+
+    app = make_app(fixed_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("/", "x")
+        field = app.screen.query_one(SearchInput)
+        field.post_message(events.Paste("ab\ncd\n"))
+        await settle(pilot)
+        # The line breaks become spaces, and nothing of it is inserted a second time.
+        assert field.value == "xab cd"
