@@ -261,7 +261,11 @@ class ListWindow:
         if current:
             self.source_counts = census.source_counts
             self.counted_sources = True
-            if census.total is not None:
+            # A list reset for another order or filter is "loading…" until its own first
+            # window: a count that arrives before it must not mark it loaded with no rows
+            # (an End pressed meanwhile was spent on rows that were not there). The window
+            # asks for a census again once it is shown.
+            if census.total is not None and screen.session_list.loaded:
                 self.counted_key = event.key
                 if census.total != screen.session_list.total:
                     screen.session_list.set_total(census.total)
