@@ -1238,7 +1238,7 @@ class SessionDB:
 
     def lineage_tree(self, session_id: str):
         """The whole family of a session as a :class:`~hermes_state.models.LineageNode` tree."""
-        rules = self.rules
+        rules = self.rules if self.store.has_message_column("active") else None
         return self._read(lambda conn: _lineage_build_tree(conn, session_id, rules))
 
     # ------------------------------------------------------------------ upstream v16 (UC-2)

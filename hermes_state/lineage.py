@@ -9,7 +9,7 @@ from __future__ import annotations
 import sqlite3
 
 from .models import EDGE_LABELS, EdgeKind, LineageNode, from_store
-from .visibility import RESET_REASONS, Rules, continuation_sql, marker_sql, rewound_counts
+from .visibility import RESET_REASONS, Rules, continuation_sql, count_shown_messages, marker_sql
 
 __all__ = ["EDGE_LABELS", "EdgeKind", "LineageNode"]
 
@@ -165,7 +165,8 @@ _NODE_SQL = (
 
 
 def build_tree(conn: sqlite3.Connection, session_id: str, rules: "Rules | None" = None):
-    """LI-13: the whole family of ``session_id`` as a tree of LineageNode, or None.
+    """LI-13: the whole family of ``session_id`` as a tree of LineageNode, or None; with
+    ``rules`` (a store with the ``active`` flag) its counts leave rewound messages out.
 
     The tree starts at the conversation root (top of the parent chain), contains every
     descendant of that root, labels each edge (LI-1), marks live compression tips and the
@@ -188,10 +189,9 @@ def build_tree(conn: sqlite3.Connection, session_id: str, rules: "Rules | None" 
             rows[row["id"]] = dict(row)
     tips = {compression_tip(conn, sid) for sid, row in rows.items() if row["end_reason"] == "compression"}
     # Counts say what the transcript shows: rewound messages are not counted (``rules``: the
-    # store's reader rules, None for a store without the flag).
-    if rules is not None and "active" in {r[1] for r in conn.execute("PRAGMA table_info(messages)")}:
-        for sid, gone in rewound_counts(conn, rules, list(rows)).items():
-            rows[sid]["message_count"] = max(0, int(rows[sid]["message_count"] or 0) - gone)
+    # store's reader rules when it has the flag, else None).
+    if rules is not None:
+        count_shown_messages(conn, rules, list(rows.values()), True)
 
     nodes: dict[str, LineageNode] = {}
     for sid, row in rows.items():

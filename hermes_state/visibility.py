@@ -312,3 +312,17 @@ def rewound_counts(conn: "sqlite3.Connection", rules: Rules, session_ids: list[s
         ).fetchall())
     return found
 
+
+def count_shown_messages(conn: "sqlite3.Connection", rules: Rules, rows: list[dict], rewinds: bool) -> list[dict]:
+    """Each row's ``message_count`` less its rewound messages, so every count a person reads
+    (the list, the detail pane, lineage) is what the transcript shows. ``rewinds``: the
+    store has the ``active`` flag at all."""
+    if not rewinds or not rows:
+        return rows
+    rewound = rewound_counts(conn, rules, [row["id"] for row in rows])
+    if rewound:
+        for row in rows:
+            gone = rewound.get(row["id"])
+            if gone:
+                row["message_count"] = max(0, int(row.get("message_count") or 0) - gone)
+    return rows

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from ..capabilities import Capabilities
-from ..visibility import Rules
+from ..visibility import Rules, count_shown_messages
 # The module itself, not its names: tests lower its walk limits by patching it.
 import hermes_state.listing.activity as activity
 from .activity import MetConversations, activity_candidates, chain_list_sql
@@ -27,7 +27,6 @@ from .sql import (
     SUMMARY_COLUMNS,
     WALK_ROW_COST,
     Listed,
-    count_shown_messages,
     finish_listing,
     list_filters,
     listed_chunks,
@@ -603,7 +602,7 @@ class Lister:
 
     def count_shown_messages(self, rows: list[dict]) -> list[dict]:
         """Rows with ``message_count`` less their rewound messages (see
-        :func:`~hermes_state.listing.sql.count_shown_messages`)."""
+        :func:`~hermes_state.visibility.count_shown_messages`)."""
         if not rows or not self.store.has_message_column("active"):
             return rows
         rules = self.store.rules

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 from ..lenient_text import lenient_text, refused_as_undecodable
 from ..lineage import compression_tip as lineage_compression_tip
 from ..preview import compute_preview
-from ..visibility import Rules, rewound_counts
+from ..visibility import Rules
 from .activity import padded_values, placeholders, straight_tips
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -267,18 +267,3 @@ def project_tips(
         projected["_lineage_root_id"] = row["id"]
         out.append(projected)
     return out
-
-
-def count_shown_messages(conn: sqlite3.Connection, rules: Rules, rows: list[dict], rewinds: bool) -> list[dict]:
-    """Each row's ``message_count`` less its rewound messages, so every count a person reads
-    (the list, the detail pane, lineage) is what the transcript shows. ``rewinds``: the
-    store has the ``active`` flag at all."""
-    if not rewinds or not rows:
-        return rows
-    rewound = rewound_counts(conn, rules, [row["id"] for row in rows])
-    if rewound:
-        for row in rows:
-            gone = rewound.get(row["id"])
-            if gone:
-                row["message_count"] = max(0, int(row.get("message_count") or 0) - gone)
-    return rows
