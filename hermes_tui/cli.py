@@ -271,25 +271,23 @@ def session_action(name: str) -> Callable[[_ActionAdder], _ActionAdder]:
     return register
 
 
-def _non_negative_int(text: str) -> int:
+def _int_at_least(text: str, least: int) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"invalid integer: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more: {text!r}")
+    if value < least:
+        raise argparse.ArgumentTypeError(f"must be {least} or more: {text!r}")
     return value
+
+
+def _non_negative_int(text: str) -> int:
+    return _int_at_least(text, 0)
 
 
 def _limit(text: str) -> int:
     """A ``--limit``: 0 would list nothing and say "No sessions found." of a full store."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more: {text!r}")
-    return value
+    return _int_at_least(text, 1)
 
 
 def warn_unknown_source(db: SessionDB, source: str | None) -> None:
