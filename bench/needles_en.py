@@ -24,7 +24,7 @@ EN = [
               "open 2456-2458/udp on the router and reload."),
             U("Works! friends are connected. thanks"),
         ],
-        {"prefix": "cadd", "words": "layer4 config udp", "vague": "server hostname friends",
+        {"prefix": "cadd", "words": "layer4 config udp", "vague": "server proxy port",
          "spread": "caddy friends connected"},
     ),
     needle(
@@ -35,7 +35,7 @@ EN = [
             T("terminal", {"command": "psql -c 'select count(*), state from pg_stat_activity group by state'"},
               " count | state\n-------+--------\n   183 | idle\n    14 | active\n     3 | idle in transaction"),
             A("183 idle connections: every gunicorn worker keeps its own SQLAlchemy pool of 10. "
-              "With 20 workers that's the whole server. Put pgbouncer in transaction pooling mode "
+              "With 20 workers that's the whole postgres server. Put pgbouncer in transaction pooling mode "
               "between the app and postgres and shrink the app pool."),
             U("does transaction pooling break anything?"),
             A("Session state does not survive between transactions: prepared statements, SET "
@@ -43,7 +43,7 @@ EN = [
               "(prepare_threshold=None) and you should be fine."),
             U("deployed pgbouncer with default_pool_size 40, the morning spike is gone"),
         ],
-        {"prefix": "pgboun", "words": "pgbouncer transaction pooling", "vague": "idle connections server",
+        {"prefix": "pgboun", "words": "pgbouncer transaction pooling", "vague": "postgres worker server",
          "spread": "gunicorn prepared spike"},
     ),
     needle(
@@ -51,7 +51,7 @@ EN = [
         [
             U("ssh over the wireguard tunnel works but git clone hangs forever. any idea?"),
             A("Small packets pass and large ones stall: that smells like an MTU problem. "
-              "WireGuard adds 80 bytes of overhead, and if the office uplink is PPPoE the path "
+              "WireGuard adds 80 bytes of overhead, and if the office network uses PPPoE the path "
               "MTU is 1492, not 1500."),
             U("how do I check"),
             A("Ping with the don't-fragment bit and shrink the size until it passes: "
@@ -60,13 +60,13 @@ EN = [
             U("1392 was the biggest that went through. set MTU = 1340 and git clone is instant now"),
             A("Good. Write it down somewhere, a new laptop will hit the same thing."),
         ],
-        {"prefix": "wiregu", "words": "wireguard tunnel hangs", "vague": "large packets stall problem",
+        {"prefix": "wiregu", "words": "wireguard tunnel hangs", "vague": "large packets network",
          "spread": "wireguard 1340 clone"},
     ),
     needle(
         "sourdough-starter", "en", "whatsapp", 6, "Reviving the sourdough starter",
         [
-            U("my sourdough starter has a grey liquid on top and smells like nail polish. is it dead?"),
+            U("my sourdough starter has a grey liquid on top and smells like nail polish. is it dead or can I fix it?"),
             A("Almost certainly not. The liquid is hooch: alcohol the yeast makes when it's hungry. "
               "The acetone smell means the same thing. Pour it off, discard all but a spoonful, and "
               "feed it equal weights of flour and water twice a day."),
@@ -76,7 +76,7 @@ EN = [
             U("it doubled this morning! baking a loaf on saturday"),
             A("Then feed it Friday night so it peaks when you mix the dough. Enjoy the bake."),
         ],
-        {"prefix": "sourdo", "words": "hooch yeast hungry", "vague": "flour water twice day",
+        {"prefix": "sourdo", "words": "hooch yeast hungry", "vague": "smells dead fix",
          "spread": "sourdough doubled saturday"},
     ),
     needle(
@@ -92,7 +92,7 @@ EN = [
             A("Then apply. To stop this happening again, give the CI job a timeout shorter than the "
               "runner's, so terraform itself gets the signal and releases the lock."),
         ],
-        {"prefix": "dynamod", "words": "terraform state lock", "vague": "runner never released",
+        {"prefix": "dynamod", "words": "terraform state lock", "vague": "lock table plan",
          "spread": "dynamodb route53 timeout"},
     ),
     needle(
@@ -109,7 +109,7 @@ EN = [
               "check the hanger isn't bent."),
             U("barrel adjuster fixed it, half a turn. riding fine now"),
         ],
-        {"prefix": "derail", "words": "cassette teeth shark", "vague": "chain skips pedal hard",
+        {"prefix": "derail", "words": "cassette teeth shark", "vague": "bike chain small",
          "spread": "commuter barrel riding"},
     ),
     needle(
@@ -127,7 +127,7 @@ EN = [
               "nginx have their own idle timeouts."),
             U("confirmed, the dashboard has been connected for 20 minutes"),
         ],
-        {"prefix": "websock", "words": "websocket timeout minute", "vague": "disconnect every seconds prod",
+        {"prefix": "websock", "words": "websocket timeout minute", "vague": "dashboard seconds prod",
          "spread": "dashboard heartbeats 3600"},
     ),
     needle(
@@ -145,7 +145,7 @@ EN = [
               "Saved."),
             A("Done, the checklist is saved as 'taxes 2025'."),
         ],
-        {"prefix": "deducti", "words": "receipts home office", "vague": "bills year internet",
+        {"prefix": "deducti", "words": "receipts home office", "vague": "home office plan",
          "spread": "accountant checklist depreciate"},
     ),
     needle(
@@ -163,7 +163,7 @@ EN = [
               "(/tmp/billing-gw0.db, gw1…). Then no test sees another's seed."),
             U("per-worker databases fixed it, 200 runs green"),
         ],
-        {"prefix": "xdis", "words": "worker fixture path", "vague": "fails one run five",
+        {"prefix": "xdis", "words": "worker fixture path", "vague": "test invoice fails",
          "spread": "rounding gw0 green"},
     ),
     needle(
@@ -181,7 +181,7 @@ EN = [
             A("The earliest slot is February 11 at 10:30. I've added it to your calendar with the "
               "document list in the notes."),
         ],
-        {"prefix": "embass", "words": "visa tokyo april", "vague": "letter flight bank statements",
+        {"prefix": "embass", "words": "visa tokyo april", "vague": "flight letter bank",
          "spread": "nigerian slot calendar"},
     ),
     needle(
@@ -228,7 +228,7 @@ EN = [
               "instead of a user silently losing their login), cache keeps allkeys-lru."),
             U("moved sessions to a separate redis, no more random logouts"),
         ],
-        {"prefix": "evicte", "words": "redis full keys", "vague": "users logged out randomly",
+        {"prefix": "evicte", "words": "redis full keys", "vague": "logged out user",
          "spread": "limiter noeviction logouts"},
     ),
     needle(
@@ -260,7 +260,7 @@ EN = [
               "threads and Lucene's off-heap buffers."),
             U("no restarts for two days now"),
         ],
-        {"prefix": "oomkil", "words": "jvm heap limit", "vague": "pods every few hours",
+        {"prefix": "oomkil", "words": "jvm heap limit", "vague": "search pods upgrade",
          "spread": "lucene restarts upgrade"},
     ),
     needle(
@@ -292,13 +292,13 @@ EN = [
               "branches would carry the old blobs back. Announce a freeze, migrate, force-push."),
             U("migration done, fresh clone is 180MB"),
         ],
-        {"prefix": "migrat", "words": "psd files history", "vague": "clone takes forever",
+        {"prefix": "migrat", "words": "psd files history", "vague": "repo files clone",
          "spread": "freeze 180mb psd"},
     ),
     needle(
         "vacation-itinerary", "en", "telegram", 110, "Lisbon and Sintra itinerary",
         [
-            U("plan 4 days in Lisbon for us in May. one day should be Sintra"),
+            U("plan a 4 day trip to Lisbon for us in May. one day should be Sintra"),
             A("Day 1 Alfama and the castle, tram 28 early before the queues. Day 2 Belém: the "
               "monastery, the tower, pastéis at the original bakery. Day 3 Sintra: Pena palace "
               "first thing, then Quinta da Regaleira. Day 4 LX Factory and a sunset at Miradouro "
@@ -309,14 +309,14 @@ EN = [
             U("book the Pena tickets for the 14th at 9:30"),
             A("Booked, two adults, 14 May 09:30. The tickets are in your email."),
         ],
-        {"prefix": "regalei", "words": "sintra train easy", "vague": "days one day should",
+        {"prefix": "regalei", "words": "sintra train easy", "vague": "plan trip may",
          "spread": "lisbon 434 tickets"},
         split_turn=2,
     ),
     needle(
         "s3-presigned", "en", "cli", 125, "Presigned upload URLs expiring too soon",
         [
-            U("presigned S3 upload URLs die after about an hour even though I set ExpiresIn to 7 days"),
+            U("presigned S3 upload URLs for the bucket die after about an hour even though I set ExpiresIn to 7 days"),
             A("A presigned URL can't outlive the credentials that signed it. If the API server signs "
               "with the instance role's temporary credentials, the URL expires when that STS session "
               "does, about an hour later."),
@@ -328,7 +328,7 @@ EN = [
               "Wrote api/uploads.py"),
             A("Changed it to 15 minute URLs minted on demand by the client."),
         ],
-        {"prefix": "presig", "words": "credentials sts session", "vague": "upload urls hour days",
+        {"prefix": "presig", "words": "credentials sts session", "vague": "upload bucket hour",
          "spread": "ecs safer minute"},
     ),
     needle(
@@ -349,7 +349,7 @@ EN = [
     needle(
         "cert-renewal-cron", "en", "cli", 152, "Let's Encrypt renewal silently failing",
         [
-            U("got an email that the cert for status.example.org expires in 9 days. certbot should "
+            U("got an email that the certificate for status.example.org expires in 9 days. certbot should "
               "have renewed it"),
             T("terminal", {"command": "sudo certbot renew --dry-run"},
               "Failed to renew certificate status.example.org with error: Some challenges have failed.\n"
@@ -362,7 +362,7 @@ EN = [
               "--deploy-hook to reload and a mail on failure so you hear about it before the 9 day "
               "warning."),
         ],
-        {"prefix": "certbo", "words": "challenge 404 webroot", "vague": "email expires days",
+        {"prefix": "certbo", "words": "challenge 404 webroot", "vague": "email certificate expires",
          "spread": "acme silent timer"},
         split_turn=3,
     ),
@@ -434,7 +434,7 @@ EN = [
               "BEGIN IMMEDIATE."),
             U("no more locked errors in 3 days of load tests"),
         ],
-        {"prefix": "immedia", "words": "pragma busy connection", "vague": "worker logs under load",
+        {"prefix": "immedia", "words": "pragma busy connection", "vague": "queue worker database",
          "spread": "queue deadlock jobs"},
     ),
     needle(
@@ -449,7 +449,7 @@ EN = [
             U("shoes have 900 km on them lol. buying new ones"),
             A("Break them in on easy runs for two weeks before using them for long runs."),
         ],
-        {"prefix": "eccentr", "words": "marathon september plan", "vague": "long run week easy",
+        {"prefix": "eccentr", "words": "marathon september plan", "vague": "build long run",
          "spread": "berlin calf shoes"},
         split_turn=2,
     ),
@@ -468,7 +468,7 @@ EN = [
               "and the same user/password in the ESPHome mqtt block."),
             U("soil moisture readings are coming in again"),
         ],
-        {"prefix": "mosquit", "words": "listener anonymous clients", "vague": "sensors can connect",
+        {"prefix": "mosquit", "words": "listener anonymous clients", "vague": "garden sensors connect",
          "spread": "esp32 soil passwd"},
     ),
     needle(
@@ -502,7 +502,7 @@ EN = [
               "Patched src/main.rs"),
             U("compiles. went with Arc"),
         ],
-        {"prefix": "toki", "words": "static future borrow", "vague": "does not live long enough",
+        {"prefix": "toki", "words": "static future borrow", "vague": "config live long",
          "spread": "leak compiles spawn"},
     ),
     needle(
@@ -519,7 +519,7 @@ EN = [
               "folder to /tmp and diff it against the original."),
             U("check passed and the restored photos folder matches. wiping it tomorrow"),
         ],
-        {"prefix": "resti", "words": "thinkpad backup nas", "vague": "wipe old proper home",
+        {"prefix": "resti", "words": "thinkpad backup nas", "vague": "old backup home",
          "spread": "sftp photos wiping"},
     ),
 ]
