@@ -184,6 +184,7 @@ def corpus_shares(path: Path) -> dict[str, float]:
 
 
 def run_benchmark(bench: Benchmark, ctx: Context) -> dict[str, Any]:
+    bench = bench.at_size(ctx.messages)
     row: dict[str, Any] = {
         "key": bench.key,
         "class": bench.klass,
