@@ -6,7 +6,7 @@
     python -m bench --size 1m --classes relevance    # the same, as a row of the speed harness
 
 Every needle of :mod:`bench.needles` (hand-written conversations: one session, a compression
-chain or a gateway chat) is planted at its age (1-360 days before the corpus's ``now``) into a
+chain or a gateway chat) is planted at its age (1-360 days before the store's newest message) into a
 copy of a generated corpus, cached beside it and keyed by the needle set's digest, so the
 shared corpus is never written. For each of a needle's four queries (:data:`KINDS`) the bench
 finds the rank at which the needle's conversation appears among the conversations shown:
@@ -147,11 +147,22 @@ def planted_ids(needles: Iterable[Needle], now: float) -> dict[str, Planted]:
     return {n.key: Planted(n.key, tuple(s["id"] for s in plan_sessions(n, now))) for n in needles}
 
 
+def store_now(base: Path) -> float:
+    """The instant needles' ages count back from: the store's newest message (a generated
+    corpus ends just before its ``now``; a real store at its last activity)."""
+    conn = sqlite3.connect(f"file:{base}?mode=ro", uri=True)
+    try:
+        newest = conn.execute("SELECT MAX(timestamp) FROM messages").fetchone()[0]
+    finally:
+        conn.close()
+    return float(newest) if newest is not None else time.time()
+
+
 def planted_copy(base: Path, needles: list[Needle], now: float, *, quiet: bool = False) -> Path:
     """A copy of the corpus at ``base`` with ``needles`` planted, cached beside it as
-    ``<base>-needles-<digest>.db`` (built under a temporary name and renamed when complete;
-    ``base`` is only read)."""
-    target = base.with_name(f"{base.stem}-needles-{set_digest(needles)}.db")
+    ``<base>-needles-<digest>-<now>.db`` (built under a temporary name and renamed when
+    complete; ``base`` is only read)."""
+    target = base.with_name(f"{base.stem}-needles-{set_digest(needles)}-{int(now)}.db")
     if target.exists():
         return target
     building = target.with_name(target.name + ".building")
@@ -441,6 +452,7 @@ def report(base: Path, path: Path, outcomes: list[Outcome], *, command: str) -> 
 
     return {
         "command": command,
+        "now": store_now(base),
         "base": str(base),
         "planted": str(path),
         "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -453,7 +465,7 @@ def report(base: Path, path: Path, outcomes: list[Outcome], *, command: str) -> 
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .run import BENCH_NOW, RESULTS_DIR, corpus_path, ensure_corpus, parse_size
+    from .run import RESULTS_DIR, corpus_path, ensure_corpus, parse_size
 
     parser = argparse.ArgumentParser(prog="python -m bench.relevance", description=__doc__.split("\n\n")[0])
     parser.add_argument("--size", default="1m", help="corpus size: 10k, 100k, 1m, 5m or a number (default 1m)")
@@ -483,7 +495,7 @@ def main(argv: list[str] | None = None) -> int:
         elif not base.exists():
             print(f"Error: no store at {base}", file=sys.stderr)
             return 2
-        path, outcomes = run(base, now=BENCH_NOW, kinds=kinds, max_rank=args.max_rank, quiet=args.quiet)
+        path, outcomes = run(base, now=store_now(base), kinds=kinds, max_rank=args.max_rank, quiet=args.quiet)
     except (OSError, sqlite3.Error) as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return 2

@@ -21,6 +21,7 @@ from bench.relevance import (
     planted_copy,
     planted_ids,
     scores,
+    store_now,
     summarize,
 )
 from bench.run import BENCH_NOW
@@ -43,8 +44,13 @@ def corpus(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def planted(corpus: Path) -> Path:
-    return planted_copy(corpus, NEEDLES, BENCH_NOW, quiet=True)
+def now(corpus: Path) -> float:
+    return store_now(corpus)
+
+
+@pytest.fixture(scope="module")
+def planted(corpus: Path, now: float) -> Path:
+    return planted_copy(corpus, NEEDLES, now, quiet=True)
 
 
 def _open(path: Path):
@@ -74,9 +80,9 @@ def test_planting_writes_a_copy_and_leaves_the_corpus_as_it_was(corpus: Path, tm
             Path(f"{copy}{suffix}").unlink(missing_ok=True)
 
 
-def test_a_compression_needle_is_one_conversation_at_its_age(planted: Path) -> None:
+def test_a_compression_needle_is_one_conversation_at_its_age(planted: Path, now: float) -> None:
     chains = [n for n in NEEDLES if n.split is not None]
-    ids = planted_ids(chains, BENCH_NOW)
+    ids = planted_ids(chains, now)
     db = SessionDB(planted, read_only=True)
     try:
         for n in chains:
@@ -84,17 +90,17 @@ def test_a_compression_needle_is_one_conversation_at_its_age(planted: Path) -> N
             assert conversation_roots(db.store, [child]) == {child: parent}
             row = db.get_session(parent)
             assert row["end_reason"] == "compression"
-            assert abs((BENCH_NOW - row["started_at"]) / 86400 - n.age_days) < 0.25
+            assert abs((now - row["started_at"]) / 86400 - n.age_days) < 0.25
             assert db.get_session(child)["parent_session_id"] == parent
             assert len(db.get_messages(parent)) + len(db.get_messages(child)) == len(n.messages)
     finally:
         db.close()
 
 
-def test_message_level_rankings_find_what_one_message_holds_and_never_a_spread_query(planted: Path) -> None:
+def test_message_level_rankings_find_what_one_message_holds_and_never_a_spread_query(planted: Path, now: float) -> None:
     store, db = _open(planted)
     try:
-        outcomes = measure(store, db, NEEDLES, planted_ids(NEEDLES, BENCH_NOW))
+        outcomes = measure(store, db, NEEDLES, planted_ids(NEEDLES, now))
     finally:
         db.close()
         store.close()
