@@ -405,6 +405,8 @@ def format_misses(outcomes: list[Outcome], method: str = "browser", limit: int =
     """The queries ``method`` ranks worst (not found, or past 10), with the other methods'
     ranks beside them: where to look first."""
     bad = [o for o in outcomes if o.ranks[method] is None or o.ranks[method] > 10]
+    # Misses every method shares (the spread kind before conversation-level search) last.
+    bad.sort(key=lambda o: all(o.ranks[m] is None for m in METHODS))
     if not bad:
         return f"{METHOD_TITLES[method]}: every query within the first 10 conversations."
     lines = [f"{METHOD_TITLES[method]} past rank 10 or not found ({len(bad)} queries; "
