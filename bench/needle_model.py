@@ -4,7 +4,7 @@ would type to find it again, with the rules every needle is checked against.
 A needle is planted into a generated corpus (:mod:`bench.relevance`) as one conversation:
 one session, or a compression chain (a parent ended with ``compression`` and the child that
 continues it), in a CLI or a gateway source. Its four queries are the four kinds of the
-relevance table (issue 44):
+relevance table:
 
 * ``prefix`` -- one distinctive word, partly typed (the browser makes the last word a prefix);
 * ``words`` -- two or three words, a distinctive one and common ones, all in one message;

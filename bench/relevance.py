@@ -1,4 +1,4 @@
-"""Does search find the conversation a person remembers? The relevance bench (issue 44, item 6).
+"""Does search find the conversation a person remembers? The relevance bench.
 
     python -m bench.relevance --size 1m              # the cached 1M corpus, needles planted in a copy
     python -m bench.relevance --size 1m --schema 30

@@ -36,7 +36,7 @@ QUERY_CLASSES: dict[str, tuple[str, float, float, tuple[str, ...]]] = {
         "prefix while typing", 15.0, 125.0, ("dock*", "kube*", "depl*", "pyth*", "postg*"),
     ),
     # Phrases of words each in a few percent of messages: FTS5 intersects their position
-    # lists whether or not the phrase occurs (issue 44: 50-55 ms p50 at 5M on a held-out store).
+    # lists whether or not the phrase occurs (50-55 ms p50 at 5M on a held-out store).
     "common_phrase": (
         "phrase of common words", 15.0, 125.0,
         ('"staging cluster"', '"docker deployment"', '"auth module"', '"docker image"', '"the cluster"',
@@ -300,7 +300,7 @@ def _upstream_cases(queries: tuple[str, ...]):
 UPSTREAM_FIGURE_OF = {"common_phrase": "'s multi-word", "spread_words": "'s multi-word"}
 
 #: Targets that grow with the store (from this many messages, p95 ms), by class: spread words
-#: ≤ 30 ms at 1M and ≤ 60 ms at 5M (issue 44); other classes hold one target at every size.
+#: ≤ 30 ms at 1M and ≤ 60 ms at 5M (the product's targets for them); other classes hold one target at every size.
 SCALED_TARGETS: dict[str, tuple[tuple[int, float], ...]] = {
     "spread_words": ((0, 30.0), (2_500_000, 60.0)),
 }

@@ -1,4 +1,4 @@
-"""The relevance bench's needle set holds to its rules (issue 44, item 6): enough hand-written
+"""The relevance bench's needle set holds to its rules: enough hand-written
 conversations, English and CJK, ages spread over the year, compression chains and gateway
 chats, and four queries each -- the spread kind never answerable by a single message."""
 

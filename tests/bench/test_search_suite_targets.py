@@ -1,5 +1,5 @@
-"""The speed suite holds phrases of common words and words spread over a conversation
-(issue 44), the spread words to a target that grows with the store."""
+"""The speed suite holds phrases of common words and words spread over a conversation,
+the spread words to a target that grows with the store."""
 
 from __future__ import annotations
 
