@@ -264,8 +264,8 @@ class SessionDB:
     def build_recency(self) -> _RecencyWalk:
         return self.lister.build_recency()
 
-    def adopt_recency(self, walk: _RecencyWalk) -> None:
-        self.lister.adopt_recency(walk)
+    def adopt_recency(self, walk: _RecencyWalk) -> bool:
+        return self.lister.adopt_recency(walk)
 
     def assume_pins(self, pins: frozenset[str]) -> frozenset[str] | None:
         return self.lister.assume_pins(pins)
