@@ -798,14 +798,26 @@ def _run_sub(entry: Callable[..., int], argv: list[str], prog: str) -> int:
 
 @session_action("import")
 def _add_import(sub) -> None:
-    parser = sub.add_parser("import", help="import sessions from a JSONL export")
-    parser.add_argument("input", metavar="INPUT", help="JSONL file written by export, or - for stdin")
+    parser = sub.add_parser(
+        "import", help="import sessions from a JSONL export, or Claude Code / Codex transcripts (--from)")
+    parser.add_argument("input", metavar="INPUT", nargs="?",
+                        help="JSONL file written by export, or - for stdin; with --from: a transcript file or "
+                             "directory (default ~/.claude/projects or ~/.codex/sessions)")
+    parser.add_argument("--from", dest="from_format", choices=("claude-code", "codex"),
+                        help="read another agent's transcripts (sessions tagged with this source)")
     parser.set_defaults(run=_cmd_import)
 
 
 def _cmd_import(args: argparse.Namespace) -> int:
     from hermes_state.export import import_jsonl
 
+    if args.from_format:
+        from .cli_import import run_foreign_import
+
+        return run_foreign_import(args, _create_store_for_import, open_store)
+    if args.input is None:
+        args._help_parser.print_usage(sys.stderr)
+        raise CliExit(f"{args._help_parser.prog}: error: the following arguments are required: INPUT", code=2)
     if args.input == "-":
         source: Any = sys.stdin
     else:
