@@ -92,6 +92,14 @@ def _text(content: Any) -> str:
 def _output_text(output: Any) -> str:
     """A tool's output: a string, or an object carrying it (``output`` / ``content``)."""
     if isinstance(output, str):
+        # A shell call's output is itself JSON text: {"output": "...", "metadata": {...}}.
+        if output.startswith("{") and '"output"' in output:
+            try:
+                decoded = json.loads(output)
+            except ValueError:
+                return output
+            if isinstance(decoded, dict) and isinstance(decoded.get("output"), str):
+                return decoded["output"]
         return output
     if isinstance(output, dict):
         for key in ("output", "content"):
