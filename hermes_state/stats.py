@@ -1,5 +1,5 @@
 """The figures of ``hermes sessions stats``: totals, per source, per model, per month, and the
-database's size on disk (issue 43 item 3; CLI-12, EX-7).
+database's size on disk (CLI-12, CLI-19, EX-7).
 
 One read snapshot gives every figure, so the groups add up to the totals while a gateway
 commits. Every session the store holds is counted (archived, hidden and internal runs too:

@@ -559,7 +559,7 @@ def _flag_command(name: str) -> None:
     @session_action(name)
     def _add(sub) -> None:
         parser = sub.add_parser(name, help=_FLAG_COMMANDS[name][2])
-        if name == "pin":  # the pinned list is pin's (issue 43: scripts read it with --json)
+        if name == "pin":  # the pinned list is pin's (CLI-18: scripts read it with --json)
             from .cli_pins import add_pin_list_options
 
             add_pin_list_options(parser)

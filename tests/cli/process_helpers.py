@@ -1,4 +1,4 @@
-"""Shared by the tests of issue 43's commands: ``hermes-sessions`` as a real process, and the
+"""Shared by the tests of CLI-18 … CLI-20: ``hermes-sessions`` as a real process, and the
 checks that a write left a store's shape as it was (version, ``sqlite_master``, integrity,
 full-text index integrity)."""
 

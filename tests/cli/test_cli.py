@@ -633,7 +633,7 @@ def test_stats_lists_sources_most_sessions_first(run, store, home):
     code, out, _ = run("stats")
     size = (home / "state.db").stat().st_size
     assert code == 0
-    # CLI-12's block first, as upstream prints it; the tables of issue 43 follow.
+    # CLI-12's block first, as upstream prints it; CLI-19's tables follow.
     assert out.startswith(
         "Total sessions: 10\n"
         "Total messages: 20\n"

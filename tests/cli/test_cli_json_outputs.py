@@ -1,4 +1,4 @@
-"""Issue 43 item 3: ``--json`` of ``list``, ``stats``, ``trash`` and ``pin --list``, and the
+"""CLI-18, CLI-19: ``--json`` of ``list``, ``stats``, ``trash`` and ``pin --list``, and the
 figures of ``stats`` -- real processes on generated stores and on upstream's v16 and v30 stores."""
 
 from __future__ import annotations

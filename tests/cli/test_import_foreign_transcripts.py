@@ -1,4 +1,4 @@
-"""Issue 43 item 4: ``import --from claude-code|codex [PATH]`` -- real processes, transcripts
+"""CLI-20: ``import --from claude-code|codex [PATH]`` -- real processes, transcripts
 written here from the formats' public descriptions (none of their files is committed),
 into new stores and into upstream's v16 and v30 stores written in place."""
 

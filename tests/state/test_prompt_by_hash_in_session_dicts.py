@@ -1,4 +1,4 @@
-"""Issue 43 item 5: on a v30 store, the session dicts of upstream's API carry the system prompt
+"""UC-10: on a v30 store, the session dicts of upstream's API carry the system prompt
 kept once by hash in ``system_prompts`` (upstream answers ``COALESCE(prompt by hash,
 sessions.system_prompt)``), on the real upstream v30 reference store."""
 

@@ -1,4 +1,4 @@
-"""Issue 43 item 5: a v30 session that started on one platform and is routed to another
+"""UC-11: a v30 session that started on one platform and is routed to another
 (``created_source`` beside ``source``) shows ``created→current`` in the browser's list and
 detail pane; a session that never moved shows its source alone (upstream's v30 store)."""
 
