@@ -47,7 +47,7 @@ from .listing.query import ListQuery
 from .listing.recency import RecencyWalk as _RecencyWalk
 from .listing.sql import rich_row
 from .preview import compute_preview, scrub_memory_context  # noqa: F401 (re-exported)
-from .prompts import with_resolved_prompt, with_resolved_prompts
+from .prompts import iter_with_resolved_prompts, with_resolved_prompt, with_resolved_prompts
 from .query import escape_like
 from .schema import SCHEMA_SQL
 from .telegram_topics import (
@@ -308,7 +308,8 @@ class SessionDB:
 
     def iter_listed(self, query: ListQuery, limit: int = 20, *, chunk: int = 500, brief: bool = False) -> Iterator[dict]:
         """:meth:`Lister.iter_rows`: the rows of a long list, read a chunk at a time."""
-        return self.lister.iter_rows(query, limit, chunk=chunk, brief=brief)
+        rows = self.lister.iter_rows(query, limit, chunk=chunk, brief=brief)
+        return rows if brief else iter_with_resolved_prompts(self.store, rows, chunk)
 
     def rank_listed(self, query: ListQuery) -> list[str]:
         return self.lister.rank_listed(query)

@@ -14,7 +14,7 @@ statements that read ``s.*`` (the list, search, cron runs, handoffs …) keep th
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Iterable, Iterator
 
 if TYPE_CHECKING:
     from .store import Store
@@ -55,3 +55,24 @@ def with_resolved_prompt(store: "Store", row: dict | None) -> dict | None:
     if row is None:
         return None
     return with_resolved_prompts(store, [row])[0]
+
+
+def iter_with_resolved_prompts(store: "Store", rows: Iterator[dict], batch: int = _CHUNK) -> Iterator[dict]:
+    """``rows`` (a stream of session dicts) as :func:`with_resolved_prompts` makes them, a
+    batch at a time; closing this closes ``rows``. When the store keeps no prompt by hash the
+    rows pass through untouched."""
+    try:
+        if not store.rules.system_prompts:
+            yield from rows
+            return
+        waiting: list[dict] = []
+        for row in rows:
+            waiting.append(row)
+            if len(waiting) >= batch:
+                yield from with_resolved_prompts(store, waiting)
+                waiting = []
+        yield from with_resolved_prompts(store, waiting)
+    finally:
+        close = getattr(rows, "close", None)
+        if close is not None:
+            close()
