@@ -5,6 +5,7 @@ into new stores and into upstream's v16 and v30 stores written in place."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sqlite3
 from pathlib import Path
@@ -275,3 +276,37 @@ def test_a_file_name_with_a_control_is_named_inert(home, tmp_path):
     result = hermes(home, "import", "--from", "claude-code", str(root))
     assert result.returncode == 0
     assert "\x1b" not in result.stderr and "\x07" not in result.stderr and "␛]0;x␇dir" in result.stderr
+
+
+@pytest.mark.skipif(os.name != "posix", reason="pseudo-terminal")
+def test_progress_is_drawn_on_a_terminal_and_stdout_keeps_one_line(home, tmp_path):
+    import re
+    import select
+    import subprocess
+    import sys
+
+    from process_helpers import REPO
+
+    for n in range(3):
+        write_claude_code(tmp_path / "claude", session_id=f"5f0c7e1a-1111-4222-8333-94445555000{n}",
+                          broken=False, agent=False)
+    master, slave = os.openpty()
+    env = dict(os.environ, PYTHONPATH=str(REPO), TERM="xterm-256color", HERMES_HOME=str(home))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hermes_tui.cli", "sessions", "import", "--from", "claude-code", str(tmp_path / "claude")],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=slave, env=env, cwd=REPO,
+    )
+    os.close(slave)
+    out, _ = proc.communicate(timeout=120)
+    seen = b""
+    while select.select([master], [], [], 0.2)[0]:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(master)
+    assert proc.returncode == 0 and out == b"Imported 3 sessions (12 messages) from Claude Code.\n"
+    assert b"importing" in re.sub(rb"\x1b\[[0-9;?]*[A-Za-z]", b"", seen)
