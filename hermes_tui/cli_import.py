@@ -30,6 +30,9 @@ def _plural(n: int, word: str) -> str:
 def summary_line(outcome: Outcome, label: str) -> str:
     line = (f"Imported {_plural(len(outcome.imported), 'session')} "
             f"({_plural(outcome.messages, 'message')}) from {label}")
+    if outcome.continued:
+        added = sum(n for _sid, n in outcome.continued)
+        line += f"; {len(outcome.continued):,} continued (+{_plural(added, 'message')})"
     if outcome.already_present:
         line += f"; {len(outcome.already_present):,} already present"
     return line + "."

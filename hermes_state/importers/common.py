@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 if TYPE_CHECKING:
+    import sqlite3
+
     from ..store import Store
 
 
@@ -180,6 +182,9 @@ class Outcome:
     title_collisions: list[tuple[str, str, str]] = field(default_factory=list)
     #: Files that held no conversation (no user or assistant message).
     empty_files: int = 0
+    #: ``(session id, messages added)``: sessions imported before whose transcript has grown
+    #: since (the conversation went on): the new messages were added after the stored ones.
+    continued: list[tuple[str, int]] = field(default_factory=list)
 
 
 def write_sessions(
@@ -200,7 +205,12 @@ def write_sessions(
         line = json.dumps(session.record(), ensure_ascii=False)
         report = import_jsonl_into(store, [line])
         outcome.imported.extend(report.imported)
-        outcome.already_present.extend(report.skipped_existing)
+        for session_id in report.skipped_existing:
+            added = store.write(lambda conn: _continue(conn, session))
+            if added:
+                outcome.continued.append((session_id, added))
+            else:
+                outcome.already_present.append(session_id)
         outcome.messages += report.messages
         outcome.title_collisions.extend(report.title_collisions)
         for _line, reason in report.errors:
@@ -208,3 +218,41 @@ def write_sessions(
         # (a parent must be in the store already: callers write a session's sub-agent runs
         # after it; one whose parent is nowhere is kept as a root)
     return outcome
+
+
+def _continue(conn: "sqlite3.Connection", session: Session) -> int:
+    """Add the messages of ``session`` past those already stored, when the stored session is
+    this import's (same source) and holds fewer: a transcript read again after its
+    conversation went on. Returns how many were added (0: nothing to do). The stored messages
+    are never changed; a session written by anything else is never touched."""
+    row = conn.execute("SELECT source FROM sessions WHERE id = ?", (session.id,)).fetchone()
+    if row is None or row[0] != session.source:
+        return 0
+    stored = conn.execute("SELECT COUNT(*) FROM messages WHERE session_id = ?", (session.id,)).fetchone()[0]
+    new = session.messages[stored:]
+    if not new:
+        return 0
+    present = {r[1] for r in conn.execute("PRAGMA table_info(messages)")}
+    names = ["session_id", "role", "content", "tool_call_id", "tool_calls", "tool_name", "timestamp",
+             "finish_reason", "reasoning"]
+    names = [n for n in names if n in present]
+    extra = ", active" if "active" in present else ""  # said explicitly, as every import does (UC-5)
+    marks = ", ".join("?" for _ in names) + (", 1" if extra else "")
+    calls = 0
+    for message in new:
+        values = {**message, "session_id": session.id,
+                  "tool_calls": json.dumps(message["tool_calls"]) if message.get("tool_calls") else None}
+        calls += len(message.get("tool_calls") or ())
+        conn.execute(f"INSERT INTO messages ({', '.join(names)}{extra}) VALUES ({marks})",
+                     [values.get(n) for n in names])
+    columns = {r[1] for r in conn.execute("PRAGMA table_info(sessions)")}
+    record = session.record()
+    sets = ["message_count = COALESCE(message_count, 0) + ?", "tool_call_count = COALESCE(tool_call_count, 0) + ?"]
+    params: list[Any] = [len(new), calls]
+    for name in ("ended_at", "last_activity_at", "model", "input_tokens", "output_tokens",
+                 "cache_read_tokens", "cache_write_tokens", "reasoning_tokens"):
+        if name in columns and record.get(name) is not None:
+            sets.append(f"{name} = ?")
+            params.append(record[name])
+    conn.execute(f"UPDATE sessions SET {', '.join(sets)} WHERE id = ?", [*params, session.id])
+    return len(new)

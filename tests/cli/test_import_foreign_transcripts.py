@@ -310,3 +310,45 @@ def test_progress_is_drawn_on_a_terminal_and_stdout_keeps_one_line(home, tmp_pat
     os.close(master)
     assert proc.returncode == 0 and out == b"Imported 3 sessions (12 messages) from Claude Code.\n"
     assert b"importing" in re.sub(rb"\x1b\[[0-9;?]*[A-Za-z]", b"", seen)
+
+
+@pytest.mark.parametrize("version", [None, 30])
+def test_a_transcript_that_grew_adds_only_its_new_messages(upstream_copy, home, tmp_path, version):
+    if version:
+        home.mkdir()
+        shutil.copyfile(upstream_copy(version), home / "state.db")
+    transcript = write_claude_code(tmp_path / "claude", broken=False, agent=False)
+    assert hermes(home, "import", "--from", "claude-code", str(tmp_path / "claude")).returncode == 0
+    sid = f"claude-code-{CC_ID}"
+    before = _messages(home, sid)
+    with open(transcript, "a", encoding="utf-8") as handle:  # the conversation went on
+        handle.write(_line(type="user", sessionId=CC_ID, uuid="u7", timestamp="2026-04-02T09:00:00.000Z",
+                           message={"role": "user", "content": "And now CONTINUEDWORD?"}) + "\n")
+        handle.write(_line(type="assistant", sessionId=CC_ID, uuid="u8", timestamp="2026-04-02T09:00:05.000Z",
+                           message={"id": "msg_9", "role": "assistant", "model": "claude-opus-4-7",
+                                    "content": [{"type": "text", "text": "Done."}],
+                                    "usage": {"input_tokens": 10, "output_tokens": 2}}) + "\n")
+    again = hermes(home, "import", "--from", "claude-code", str(tmp_path / "claude"))
+    assert again.returncode == 0
+    assert again.stdout == "Imported 0 sessions (0 messages) from Claude Code; 1 continued (+2 messages).\n"
+    after = _messages(home, sid)
+    assert after[:len(before)] == before  # what was stored is untouched
+    assert [(m["role"], m["content"]) for m in after[len(before):]] == [("user", "And now CONTINUEDWORD?"), ("assistant", "Done.")]
+    session = _session(home, sid)
+    assert session["message_count"] == len(after) and session["ended_at"] == parse_iso("2026-04-02T09:00:05Z")
+    assert session["model"] == "claude-opus-4-7" and session["input_tokens"] == 160
+    third = hermes(home, "import", "--from", "claude-code", str(tmp_path / "claude"))
+    assert third.stdout == "Imported 0 sessions (0 messages) from Claude Code; 1 already present.\n"
+    db = SessionDB(home / "state.db", read_only=True)
+    try:
+        assert {hit["session_id"] for hit in db.search_messages("CONTINUEDWORD")} == {sid}
+    finally:
+        db.close()
+    if version:
+        assert_store_sound(home / "state.db")
+
+
+def parse_iso(text: str) -> float:
+    from datetime import datetime
+
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
