@@ -89,7 +89,7 @@ class Session:
             "source": self.source,
             # v30: the platform the session started on; it never moved.
             "created_source": self.source,
-            "title": self.title,
+            "title": _title(self.title),
             "model": self.model,
             "model_config": json.dumps(self.model_config) if self.model_config else None,
             "parent_session_id": self.parent_session_id,
@@ -109,6 +109,22 @@ class Session:
             "reasoning_tokens": self.reasoning_tokens,
             "messages": self.messages,
         }
+
+
+def _title(text: str | None) -> str | None:
+    """A title as a person would have set it (TI-1: controls and invisibles out, whitespace
+    folded); one too long is cut to the limit, ending in an ellipsis, rather than lost."""
+    from ..titles import MAX_TITLE_LENGTH, sanitize_title
+
+    if not text:
+        return None
+    try:
+        return sanitize_title(text)
+    except ValueError:
+        # (cleaning only removes or folds characters: a prefix one shorter than the limit
+        # cleans to at most that many)
+        cut = sanitize_title(text[: MAX_TITLE_LENGTH - 1])
+        return f"{cut}\u2026" if cut else None
 
 
 def parse_time(value: Any) -> float | None:
@@ -206,7 +222,9 @@ def write_sessions(
         report = import_jsonl_into(store, [line])
         outcome.imported.extend(report.imported)
         for session_id in report.skipped_existing:
-            added = store.write(lambda conn: _continue(conn, session))
+            # Read first: an unchanged transcript (the usual case) takes no write lock.
+            stored = store.fetchone("SELECT COUNT(*) FROM messages WHERE session_id = ?", (session_id,))[0]
+            added = store.write(lambda conn: _continue(conn, session)) if len(session.messages) > stored else 0
             if added:
                 outcome.continued.append((session_id, added))
             else:

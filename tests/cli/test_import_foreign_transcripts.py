@@ -352,3 +352,15 @@ def parse_iso(text: str) -> float:
     from datetime import datetime
 
     return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+def test_an_imported_title_is_cleaned_as_a_typed_one_and_a_long_one_is_cut(home, tmp_path):
+    write_claude_code(tmp_path / "claude", broken=False, agent=False)
+    transcript = next((tmp_path / "claude").rglob("*.jsonl"))
+    lines = transcript.read_text(encoding="utf-8").splitlines()
+    lines[0] = _line(type="summary", summary="Fix\nthe \x1b[31mlogin\u202e " + "word " * 60, leafUuid="u5")
+    transcript.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert hermes(home, "import", "--from", "claude-code", str(tmp_path / "claude")).returncode == 0
+    title = _session(home, f"claude-code-{CC_ID}")["title"]
+    assert title.startswith("Fix the [31mlogin word word") and title.endswith("\u2026") and len(title) <= 100
+    assert "\x1b" not in title and "\n" not in title and "\u202e" not in title
