@@ -198,6 +198,9 @@ def test_trash_json_lists_a_deleted_session(home, tmp_path):
     [entry] = document["entries"]
     assert entry["session_id"] == "gone" and entry["messages"] == 1 and entry["other_store"] is False
     assert entry["expires_at"] == entry["deleted_at"] + 7 * 86400
+    assert entry["problem"] is None and entry["entry"].startswith("gone")
+    restored = hermes(home, "restore", entry["entry"], extra_env=env)  # the name restore takes
+    assert restored.returncode == 0, restored.stderr
     empty = _document(hermes(home, "trash", "--json", extra_env={"HERMES_SESSIONS_DATA_DIR": str(tmp_path / "none")}))
     assert empty["entries"] == []
 
