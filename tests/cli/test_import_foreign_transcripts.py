@@ -364,3 +364,16 @@ def test_an_imported_title_is_cleaned_as_a_typed_one_and_a_long_one_is_cut(home,
     title = _session(home, f"claude-code-{CC_ID}")["title"]
     assert title.startswith("Fix the [31mlogin word word") and title.endswith("\u2026") and len(title) <= 100
     assert "\x1b" not in title and "\n" not in title and "\u202e" not in title
+
+
+def test_a_store_whose_tokenizer_cannot_load_refuses_in_one_line_and_keeps_everything(upstream_copy, home, tmp_path):
+    """UC-7: the CJK index's tokenizer lives in an extension this process lacks; a message
+    insert would fire its trigger. The import refuses in one line; nothing is written."""
+    home.mkdir()
+    shutil.copyfile(upstream_copy("30_cjkext"), home / "state.db")
+    before = shape(home / "state.db"), _counts(home)
+    write_codex(tmp_path / "codex")
+    result = hermes(home, "import", "--from", "codex", str(tmp_path / "codex" / "sessions"))
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.count("\n") == 1 and "no such tokenizer" in result.stderr
+    assert (shape(home / "state.db"), _counts(home)) == before
