@@ -31,7 +31,7 @@ JSON_VERSION = 1
 SESSION_FIELDS = (
     "id", "title", "preview", "source", "created_source", "shown_source", "model",
     "started_at", "ended_at", "end_reason", "last_active", "message_count", "tool_call_count",
-    "input_tokens", "output_tokens", "estimated_cost_usd", "parent_session_id",
+    "input_tokens", "output_tokens", "estimated_cost_usd", "parent_session_id", "lineage_root_id",
     "archived", "pinned", "cwd", "git_branch", "git_repo_root",
 )
 
@@ -84,6 +84,8 @@ def session_item(row: dict) -> dict:
         "output_tokens": _integer(row.get("output_tokens")),
         "estimated_cost_usd": _number(row.get("estimated_cost_usd")),
         "parent_session_id": _text(row.get("parent_session_id")),
+        # A compression chain is listed once, at its live tip: the chain's first session.
+        "lineage_root_id": _text(row.get("_lineage_root_id")),
         "archived": bool(row.get("archived")),
         "pinned": bool(row.get("pinned")),
         "cwd": _text(row.get("cwd")),

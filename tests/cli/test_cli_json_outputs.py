@@ -101,6 +101,8 @@ def test_list_json_on_upstream_v30_lists_what_the_text_list_lists(upstream_copy,
     assert [i["id"] for i in items] == [line.split()[-1] for line in text.splitlines()[2:]]
     pinned = [i["id"] for i in items if i["pinned"]]
     assert pinned == ["20260921_140000_r1"]
+    tip = next(i for i in items if i["id"] == "20260921_122000_c3")  # the chain c1 → c2 → c3
+    assert tip["lineage_root_id"] == "20260921_120000_c1"
     assert shape(home / "state.db") == before
 
 
