@@ -53,8 +53,11 @@ def transcript_files(root: Path) -> list[Path]:
 
 
 def thread_names(root: Path) -> dict[str, str]:
-    """Codex's titles of its threads (``session_index.jsonl`` beside ``sessions/``), by id."""
-    for index in (root.parent / "session_index.jsonl", root / "session_index.jsonl"):
+    """Codex's titles of its threads (``session_index.jsonl`` beside ``sessions/``), by id:
+    looked for in ``root`` and the folders above it (a PATH naming one rollout, or a day's
+    folder, finds the index of the Codex home it lies in)."""
+    candidates = [root, *list(root.parents)[:6]]
+    for index in (folder / "session_index.jsonl" for folder in candidates):
         if not index.is_file():
             continue
         names: dict[str, str] = {}

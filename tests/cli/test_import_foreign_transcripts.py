@@ -377,3 +377,10 @@ def test_a_store_whose_tokenizer_cannot_load_refuses_in_one_line_and_keeps_every
     assert result.returncode == 1 and result.stdout == ""
     assert result.stderr.count("\n") == 1 and "no such tokenizer" in result.stderr
     assert (shape(home / "state.db"), _counts(home)) == before
+
+
+def test_path_may_name_one_transcript_file(home, tmp_path):
+    rollout = write_codex(tmp_path / "codex")
+    result = hermes(home, "import", "--from", "codex", str(rollout))
+    assert result.returncode == 0 and result.stdout == "Imported 1 session (4 messages) from Codex.\n"
+    assert _session(home, f"codex-{CX_ID}")["title"] == "List the files"  # the index of its Codex home
