@@ -43,9 +43,10 @@ def format_text(stats: Stats) -> list[str]:
     # Most sessions first: the eye starts there; equal counts keep upstream's order, then
     # alphabetical (CLI-12).
     rank = {name: i for i, name in enumerate(STATS_SOURCE_ORDER)}
-    for group in sorted((g for g in stats.by_source if g.sessions > 0),
-                        key=lambda g: (-g.sessions, rank.get(g.key or "", len(rank)), g.key or "")):
-        lines.append(f"  {inert_cells(group.key or '')}: {plural(group.sessions, 'session')}")
+    by_source = sorted(stats.by_source, key=lambda g: (-g.sessions, rank.get(g.key or "", len(rank)), g.key or ""))
+    for group in by_source:
+        if group.sessions > 0:
+            lines.append(f"  {inert_cells(group.key or '')}: {plural(group.sessions, 'session')}")
     size = stats.size
     if size.main is not None:
         lines.append(f"Database size: {_mb(size.main)}")
@@ -54,7 +55,7 @@ def format_text(stats: Stats) -> list[str]:
     tokens = stats.tokens
     if tokens.get("input_tokens") is not None or tokens.get("output_tokens") is not None:
         lines.append(f"Tokens: {tokens.get('input_tokens') or 0:,} in, {tokens.get('output_tokens') or 0:,} out")
-    lines += _table("By source", stats.by_source, stats)
+    lines += _table("By source", by_source, stats)  # (in the order of the lines above)
     models = stats.by_model
     if len(models) > MODEL_ROWS:
         rest = Group(f"({len(models) - MODEL_ROWS + 1} others)")
