@@ -49,3 +49,18 @@ async def test_a_session_that_moved_platforms_shows_created_to_current(upstream_
         assert detail.summary.id == MOVED and detail.summary.shown_source == "tui\u2192telegram"
         shown = "\n".join(strip.text for strip in detail.render_lines(Region(0, 0, detail.size.width, detail.size.height)))
         assert "tui\u2192telegram" in shown
+
+
+def test_the_plain_fallback_shows_created_to_current_too(upstream_copy, tmp_path, monkeypatch, capsys) -> None:
+    import io
+    import sys
+
+    from hermes_tui.cli import main
+
+    path = _store(upstream_copy, tmp_path)
+    monkeypatch.setenv("HERMES_HOME", str(path.parent))
+    monkeypatch.setattr(sys, "stdin", io.StringIO("q\n"))
+    assert main(["sessions", "browse", "--plain"]) == 130
+    err = capsys.readouterr().err
+    assert any(line.endswith("  tui\u2192telegram") for line in err.splitlines())
+    assert not any(line.endswith("  cli\u2192cli") for line in err.splitlines())
