@@ -64,3 +64,18 @@ def test_the_plain_fallback_shows_created_to_current_too(upstream_copy, tmp_path
     err = capsys.readouterr().err
     assert any(line.endswith("  tui\u2192telegram") for line in err.splitlines())
     assert not any(line.endswith("  cli\u2192cli") for line in err.splitlines())
+
+
+def test_snapshot_created_to_current_in_list_and_detail(snap_compare, upstream_copy, tmp_path) -> None:
+    """How ``tui→telegram`` looks: cut to the list's source column, whole in the detail pane."""
+    path = _store(upstream_copy, tmp_path)
+
+    async def run_before(pilot) -> None:
+        await settle(pilot)
+        lst = pilot.app.screen.query_one(SessionList)
+        ids = [lst.row(i).id for i in range(lst.total) if lst.row(i) is not None]
+        for _ in range(ids.index(MOVED)):
+            await pilot.press("j")
+        await settle(pilot)
+
+    assert snap_compare(make_app(path), terminal_size=SIZE, run_before=run_before)
