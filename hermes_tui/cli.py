@@ -231,7 +231,7 @@ def _list_line(row: dict, titled: bool, now: float | None) -> str:
     if titled:
         title = fit_cells(inert(row.get("title") or UNTITLED_MARK), 30, 32)
         return f"{title} {fit_cells(inert(preview), 38, 40)} {last:<13} {inert(row['id'])}"
-    # v30: "created→current" where the session moved platforms, as upstream's list shows it.
+    # v30: "created→current" where the session moved platforms (UC-11).
     source = inert(shown_source(row.get("source"), row.get("created_source")))
     return f"{fit_cells(inert(preview), 48, 50)} {last:<13} {fit_cells(source, 10**6, 6)} {inert(row['id'])}"
 
