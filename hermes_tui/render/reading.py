@@ -26,9 +26,9 @@ STATUS_WORDS = {
 
 #: Why, in the detail pane.
 STATUS_REASONS = {
-    COMPLETE: "the last message is a reply",
-    INTERRUPTED: "the last message waits for an answer (a user turn, a tool call or its result)",
-    ERROR: "the last turn ended in an error",
+    COMPLETE: "ends on a reply",
+    INTERRUPTED: "ends waiting for an answer",
+    ERROR: "its last turn failed",
     EMPTY: "no message",
 }
 

@@ -97,7 +97,7 @@ class DetailPane(Widget):
         live = text_style(self, "hs-success") if summary.is_live else ""
         row("status", Text(inert_line(summary.status), style=live))
         if summary.lifecycle:
-            row("ended as", f"{status_word(summary.lifecycle)}: {STATUS_REASONS.get(summary.lifecycle, '')}")
+            row("lifecycle", f"{status_word(summary.lifecycle)} — {STATUS_REASONS.get(summary.lifecycle, '')}")
         if summary.unread:
             row("read", Text(f"{UNREAD_GLYPH} unread: activity since it was last read", style=text_style(self, "hs-accent")))
         elif summary.last_read_at:

@@ -158,3 +158,83 @@ async def test_on_a_store_without_the_column_nothing_is_written_and_the_browser_
         assert "Unread is not tracked in this store (schema v16): nothing is unread here." in notes(app)
     assert hashlib.sha256(path.read_bytes()).hexdigest() == before
     assert integrity(path) == "ok"
+
+
+# ---------------------------------------------------------------------------- the picture
+
+
+def _reading_store(path: Path, make_session) -> Path:
+    """The v30 fixture with a conversation of each state: s1 marked unread, the c-chain read
+    before its last message (unread), the others read since, one that failed, one empty."""
+    db = SessionDB(path)
+    try:
+        make_session(db, "20260921_170000_e1", started_at=1_790_030_000.0, title="deploy the docs site",
+                     messages=[("user", "deploy the docs site"),
+                               {"role": "assistant", "content": "provider error", "finish_reason": "error"}])
+        make_session(db, "20260921_171000_z1", started_at=1_790_030_600.0, title="scratch")
+        for sid in (R1, K1, "20260921_130000_b1", "20260921_110000_g2", "20260921_100000_g1",
+                    "20260921_163000_cr", "20260921_170000_e1", "20260921_171000_z1"):
+            set_read(db.store, sid, True, now=1_790_040_000.0)
+        set_read(db.store, C3, True, now=1_790_012_050.0)  # before c3's last message
+        set_read(db.store, S1, False)
+    finally:
+        db.close()
+    return path
+
+
+def test_snapshot_list_with_unread_markers_and_status_glyphs_80x24(upstream_copy, make_session, snap_compare):
+    path = _reading_store(upstream_copy(30), make_session)
+
+    async def run_before(pilot) -> None:
+        await settle(pilot)
+
+    assert snap_compare(make_app(path), terminal_size=(80, 24), run_before=run_before)
+
+
+# ---------------------------------------------------------------------------- search, help
+
+
+def _results_text(app) -> str:
+    return "\n".join(row.text.plain for row in app.screen.results._rows)
+
+
+async def test_search_groups_carry_the_unread_marker_and_obey_the_filters(upstream_copy):
+    path = upstream_copy(30)
+    mark_unread(path, S1)  # "auth refactor": docker deployment failed …
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("slash", *"docker")
+        await settle(pilot)
+        view = app.screen.results.view
+        unread = {g.root_id for g in view.groups if g.unread}
+        assert unread == {S1} and len(view.groups) > 1
+        assert f"{UNREAD_GLYPH} auth refactor" in _results_text(app)
+        app.screen.action_toggle_unread()  # U (the search field has the keys)
+        await settle(pilot)
+        assert [g.root_id for g in app.screen.results.view.groups] == [S1]
+        everything = {g.root_id for g in view.groups}
+        app.screen.action_toggle_unread()
+        app.screen.action_cycle_status()  # done only: every conversation that mentions docker
+        await settle(pilot)
+        assert {g.root_id for g in app.screen.results.view.groups} == everything
+        app.screen.action_cycle_status()  # interrupted only: none of them
+        await settle(pilot)
+        assert app.screen.results.view.groups == []
+
+
+async def test_help_has_a_legend_of_every_mark_a_row_shows(upstream_copy):
+    app = make_app(upstream_copy(30))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("question_mark")
+        await settle(pilot)
+        from rich.console import Console
+
+        console = Console(width=120, record=True)
+        console.print(app.screen.render_help())
+        text = console.export_text()
+    for words in ("Marks in the session list", "live session", "ended session", "interrupted:", "error:",
+                  "empty:", f"{UNREAD_GLYPH}", "unread: activity since it was last read", "m", "Mark read",
+                  "Mark unread", "Unread only", "Status: all / done / interrupted / error / empty"):
+        assert words in text, words
