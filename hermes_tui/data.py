@@ -484,10 +484,11 @@ class BrowserData:
 
     def workspace_counts(
         self, *, source: str | None, exclude_sources: list[str] | None, view: str = "active",
-        include_hidden: bool = False,
+        include_hidden: bool = False, unread_only: bool = False, statuses: tuple[str, ...] = (),
     ) -> list[listing.WorkspaceCount]:
         """Each workspace with its conversation count under the other filters (BR-13)."""
-        query = _query(source, exclude_sources, view, include_hidden, include_delegates=include_hidden)
+        query = _query(source, exclude_sources, view, include_hidden, include_delegates=include_hidden,
+                       unread_only=unread_only, statuses=statuses)
         return self.read(lambda db: listing.workspace_counts(db, query))
 
     def page_of_ids(

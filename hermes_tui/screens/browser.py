@@ -549,7 +549,7 @@ class BrowserScreen(HermesScreen):
     def _load_workspaces(self, picker: WorkspacePicker) -> None:
         counts = self.ctx.store.workspace_counts(
             source=self.source_filter, exclude_sources=self.exclude_sources, view=self.view,
-            include_hidden=self.show_hidden,
+            include_hidden=self.show_hidden, **self.reading_filters,
         )
         self.post_message(WorkerDone(picker.set_counts, counts))  # (a picker closed meanwhile ignores them)
 

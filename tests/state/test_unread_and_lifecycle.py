@@ -16,6 +16,7 @@ import pytest
 
 from hermes_state import ListQuery, SessionDB
 from hermes_state import lifecycle
+from hermes_state.listing import workspace_counts
 from hermes_state.listing.marks import conversation_marks
 from hermes_state.unread import UnreadNotTracked, not_tracked, set_read, set_read_many
 
@@ -101,6 +102,8 @@ def test_a_conversation_is_unread_only_with_activity_after_its_watermark(upstrea
         only = _human(unread_only=True)
         assert {r.id for r in db.list_summaries(only, 50)} == {C3, K1}
         assert db.lister.count_listed(only) == 2
+        # The workspace picker's counts obey it too.
+        assert sum(w.count for w in workspace_counts(db, only)) == 2
         by_activity = only.with_(order="activity")
         assert {r.id for r in db.list_summaries(by_activity, 50)} == {C3, K1}
         marks = conversation_marks(db.store, [C1, S1, K1])
