@@ -109,17 +109,23 @@ def statuses(store: "Store", session_ids: Iterable[str]) -> dict[str, str]:
 
 def tip_sql(alias: str = "s") -> str:
     """SQL of the id the list shows for the listed row ``alias``: itself, or for a
-    compression root the live tip its chain leads to (each step to the newest-started
-    continuation, as :func:`hermes_state.lineage.compression_tip` walks it; at most 100)."""
+    compression root the live tip its chain leads to, each step to the newest-started
+    continuation as :func:`hermes_state.lineage.compression_tip` walks it -- a chain of any
+    length. UNION visits each session once, so a loop of parent links ends (its root is
+    then shown for it)."""
     step = (
         "(SELECT c.id FROM sessions p JOIN sessions c ON c.parent_session_id = p.id"
         f" WHERE p.id = walk.id AND {continuation_sql('p', 'c')} ORDER BY c.started_at DESC LIMIT 1)"
     )
+    continued = (
+        "EXISTS (SELECT 1 FROM sessions tp JOIN sessions tc ON tc.parent_session_id = tp.id"
+        f" WHERE tp.id = walk.id AND {continuation_sql('tp', 'tc')})"
+    )
     return (
-        f"(CASE WHEN {alias}.end_reason = 'compression' THEN (WITH RECURSIVE walk(id, depth) AS"
-        f" (SELECT {alias}.id, 0 UNION SELECT {step}, walk.depth + 1 FROM walk"
-        f" WHERE walk.id IS NOT NULL AND walk.depth < 100)"
-        f" SELECT id FROM walk WHERE id IS NOT NULL ORDER BY depth DESC LIMIT 1) ELSE {alias}.id END)"
+        f"(CASE WHEN {alias}.end_reason = 'compression' THEN COALESCE((WITH RECURSIVE walk(id) AS"
+        f" (SELECT {alias}.id UNION SELECT {step} FROM walk WHERE walk.id IS NOT NULL)"
+        f" SELECT walk.id FROM walk WHERE walk.id IS NOT NULL AND NOT {continued} LIMIT 1), {alias}.id)"
+        f" ELSE {alias}.id END)"
     )
 
 

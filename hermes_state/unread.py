@@ -49,7 +49,10 @@ def not_tracked(store: "Store") -> str | None:
     """Why nothing is unread here, in one line -- or None when the store tracks it."""
     if tracks_unread(store):
         return None
-    return not_tracked_text(store.opened_version)
+    version = store.opened_version
+    if version is None:  # (a store this connection created: its version is the one it wrote)
+        version = store.capabilities.schema_version
+    return not_tracked_text(version)
 
 
 def not_tracked_text(version: int | None) -> str:

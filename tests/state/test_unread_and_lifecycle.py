@@ -199,3 +199,32 @@ def test_status_names_people_type_are_read_as_upstreams():
         lifecycle.parse_statuses("done,finished")
     assert ListQuery(statuses=("error", "complete")) == ListQuery(statuses=("complete", "error"))
     assert hash(ListQuery(unread_only=True)) != hash(ListQuery())
+
+
+def test_a_chain_of_any_length_is_read_and_classified_at_its_live_tip(upstream_copy, make_session):
+    """150 compressions (past any old walk's 100 steps): the status and the unread state the
+    list shows, filters on and counts by are the live tip's."""
+    db = SessionDB(upstream_copy(30))
+    try:
+        _long_chain(db, make_session)
+    finally:
+        db.close()
+
+
+def _long_chain(db: SessionDB, make_session) -> None:
+    start, parent = 2_000_000_000.0, None
+    for n in range(150):
+        sid = f"seg{n:03d}"
+        last = n == 149
+        make_session(db, sid, started_at=start, parent_session_id=parent,
+                     **({} if last else {"ended_at": start + 60, "end_reason": "compression"}),
+                     messages=[("user", f"turn {n}")] if last else [("user", f"turn {n}"), ("assistant", "ok")])
+        parent, start = sid, start + 60
+    rows = [r for r in db.list_summaries(_human(), 50) if r.id.startswith("seg")]
+    assert [(r.id, r.lineage_root_id, r.lifecycle) for r in rows] == [("seg149", "seg000", "interrupted")]
+    interrupted = {r.id for r in db.list_summaries(_human(statuses=("interrupted",)), 50)}
+    assert "seg149" in interrupted
+    assert "seg149" not in {r.id for r in db.list_summaries(_human(statuses=("complete",)), 50)}
+    set_read(db.store, "seg010", True, now=start - 60.5)  # before the tip's last message
+    assert [r.id for r in db.list_summaries(_human(unread_only=True), 50)] == ["seg149"]
+    assert conversation_marks(db.store, ["seg000"])["seg000"].unread
