@@ -16,11 +16,13 @@ from typing import TYPE_CHECKING, Callable
 
 from hermes_state.lifecycle import STATUSES
 
+from ..context import StoreChange
 from ..messages import WorkerDone
 from ..render.reading import status_word
 from ..textsafe import inert_line
 
 if TYPE_CHECKING:
+    from .base import HermesScreen
     from .browser import BrowserScreen
 
 
@@ -28,6 +30,22 @@ def next_status(current: str | None) -> str | None:
     """The status filter after ``current``: every status (None), then each in turn."""
     order: list[str | None] = [None, *STATUSES]
     return order[(order.index(current) + 1) % len(order)] if current in order else None
+
+
+def mark_opened(screen: "HermesScreen", session_id: str | None) -> None:
+    """A transcript or a recap was opened from a screen other than the browser's (the
+    lineage tree): mark it read as :meth:`Reading.opened` does, and tell every screen the
+    store changed (the browser beneath reads its rows again when it is shown)."""
+    ctx = screen.ctx
+    if session_id is None or not ctx.config.mark_read_on_open or ctx.access.read_only_reason:
+        return
+
+    def work() -> None:
+        store = ctx.store
+        if not store.unread_problem() and store.set_read(session_id, True):
+            screen.post_message(WorkerDone(ctx.signals.store_changed.publish, StoreChange(database=True)))
+
+    screen.run_worker(work, group="reading", thread=True, exit_on_error=False)
 
 
 class Reading:
@@ -101,4 +119,4 @@ class Reading:
             self._from_worker(self._warn, f"{problem[0].upper()}{problem[1:]}: nothing is unread here.")
 
 
-__all__ = ["Reading", "next_status", "status_word"]
+__all__ = ["Reading", "mark_opened", "next_status", "status_word"]

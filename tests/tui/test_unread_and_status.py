@@ -238,3 +238,22 @@ async def test_help_has_a_legend_of_every_mark_a_row_shows(upstream_copy):
                   "empty:", f"{UNREAD_GLYPH}", "unread: activity since it was last read", "m", "Mark read",
                   "Mark unread", "Unread only", "Status: all / done / interrupted / error / empty"):
         assert words in text, words
+
+
+async def test_a_transcript_opened_from_the_lineage_tree_is_marked_read_and_the_list_follows(upstream_copy):
+    path = upstream_copy(30)
+    mark_unread(path, C1)
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        move_to(app, C3)
+        await pilot.press("l")
+        await settle(pilot)
+        await pilot.press("t")
+        await settle(pilot)
+        assert watermarks(path)[C1] > 0
+        await pilot.press("escape")
+        await settle(pilot)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert UNREAD_GLYPH not in row_text(app, C3)
