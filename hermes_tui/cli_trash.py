@@ -52,7 +52,7 @@ def _large_restore_agreed(db, snapshot, assume_yes: bool) -> bool:
     messages = len(snapshot.message_rows)
     if messages < RESTORE_LOCK_WARN_MESSAGES or assume_yes:
         return True
-    from .cli import confirm
+    from .cli_prompt import confirm
     from .config import load_config
 
     config, _problems = load_config()
