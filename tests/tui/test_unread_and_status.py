@@ -257,3 +257,13 @@ async def test_a_transcript_opened_from_the_lineage_tree_is_marked_read_and_the_
         await pilot.press("escape")
         await settle(pilot)
         assert UNREAD_GLYPH not in row_text(app, C3)
+
+
+async def test_a_wide_footer_shows_the_mark_read_and_unread_keys(upstream_copy):
+    from .test_daily_use import footer_keys
+
+    app = make_app(upstream_copy(30))
+    async with app.run_test(size=(200, 40)) as pilot:
+        await settle(pilot)
+        keys = footer_keys(app)
+    assert "Mark read" in keys and "Mark unread" in keys, keys
