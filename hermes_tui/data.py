@@ -500,12 +500,15 @@ class BrowserData:
         source: str | None,
         exclude_sources: list[str] | None,
         workspace: str | None = None,
+        unread_only: bool = False,
+        statuses: tuple[str, ...] = (),
     ) -> tuple[list[SessionSummary], int]:
         """A page of just these sessions (e.g. the ones live in a gateway lane), newest first."""
+        reading = ListQuery(unread_only=unread_only, statuses=statuses)
         return self.read(
             lambda db: listing.page_of_ids(
                 db, session_ids, offset, limit, source=source, exclude_sources=exclude_sources,
-                workspace=workspace,
+                workspace=workspace, reading=reading,
             )
         )
 

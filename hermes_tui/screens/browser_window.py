@@ -130,6 +130,7 @@ class ListWindow:
             return data.page_of_ids(
                 screen.ctx.lanes.live_ids(), offset, size,
                 source=screen.source_filter, exclude_sources=screen.exclude_sources, workspace=screen.workspace,
+                **screen.reading_filters,
             )
         return data.page(
             offset, size, source=screen.source_filter, exclude_sources=screen.exclude_sources,

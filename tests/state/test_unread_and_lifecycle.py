@@ -228,3 +228,20 @@ def _long_chain(db: SessionDB, make_session) -> None:
     set_read(db.store, "seg010", True, now=start - 60.5)  # before the tip's last message
     assert [r.id for r in db.list_summaries(_human(unread_only=True), 50)] == ["seg149"]
     assert conversation_marks(db.store, ["seg000"])["seg000"].unread
+
+
+def test_a_page_of_given_sessions_obeys_the_reading_filters(upstream_copy):
+    """The browser's live-lanes view lists given sessions: unread only and a status narrow it."""
+    from hermes_state.listing import page_of_ids
+
+    db = SessionDB(upstream_copy(30))
+    try:
+        set_read(db.store, S1, False)
+        given = {S1, K1, "20260921_140000_r1"}
+        rows, total = page_of_ids(db, given, 0, 10, reading=ListQuery(unread_only=True))
+        assert ([r.id for r in rows], total) == ([S1], 1)
+        rows, total = page_of_ids(db, given, 0, 10, reading=ListQuery(statuses=("interrupted",)))
+        assert ([r.id for r in rows], total) == ([K1], 1)
+        assert page_of_ids(db, given, 0, 10)[1] == 3
+    finally:
+        db.close()
