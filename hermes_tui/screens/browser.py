@@ -242,6 +242,10 @@ class BrowserScreen(HermesScreen):
         label = inert_line(self.source_filter) or ("all" if self.internal_shown else "all (internal runs hidden)")
         if self.workspace is not None:
             label += f" · in {workspace_label(self.workspace)}"
+        if self.unread_only:
+            label += " · unread"
+        if self.status_filter:
+            label += f" · {status_word(self.status_filter)}"
         return f"{label} · live lanes" if self.lanes_only else label
 
     def _filter_parts(self) -> list[str]:

@@ -267,3 +267,19 @@ async def test_a_wide_footer_shows_the_mark_read_and_unread_keys(upstream_copy):
         await settle(pilot)
         keys = footer_keys(app)
     assert "Mark read" in keys and "Mark unread" in keys, keys
+
+
+async def test_the_pane_title_and_the_empty_list_name_the_reading_filters(upstream_copy):
+    app = make_app(upstream_copy(30))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("S", "S", "S")  # error: none on this store
+        await settle(pilot)
+        screen = app.screen
+        assert screen.session_list.total == 0
+        assert "error" in str(screen.switcher.border_title)
+        assert screen.session_list.empty_text.startswith("No conversation matches the filters:")
+        assert "status error" in screen.session_list.empty_text
+        await pilot.press("U")
+        await settle(pilot)
+        assert "unread" in str(screen.switcher.border_title)
