@@ -245,3 +245,19 @@ def test_a_page_of_given_sessions_obeys_the_reading_filters(upstream_copy):
         assert page_of_ids(db, given, 0, 10)[1] == 3
     finally:
         db.close()
+
+
+def test_upstreams_rich_rows_say_unread_where_the_store_keeps_the_watermark(upstream_copy):
+    path = upstream_copy(30)
+    db = SessionDB(path)
+    try:
+        set_read(db.store, S1, False)
+        rows = {row["id"]: row for row in db.list_sessions_rich(limit=50)}
+        assert rows[S1]["unread"] is True and rows[C3]["unread"] is False
+    finally:
+        db.close()
+    db = SessionDB(upstream_copy(16), read_only=True)
+    try:
+        assert all("unread" not in row for row in db.list_sessions_rich(limit=50))
+    finally:
+        db.close()
