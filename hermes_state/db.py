@@ -61,6 +61,8 @@ from .telegram_topics import (
     is_enabled as _telegram_is_enabled,
     migrate as _telegram_migrate,
 )
+from .lifecycle import statuses as lifecycle_statuses
+from .unread import is_unread, set_read
 from .titles import MAX_TITLE_LENGTH, next_title_from, sanitize_title, split_number_suffix
 from .store import (
     CHECKPOINT_EVERY_N_WRITES,
@@ -1383,6 +1385,20 @@ class SessionDB:
             return cursor.rowcount > 0
 
         return bool(self._execute_write(do))
+
+    def set_session_read(self, session_id: str, read: bool = True) -> bool:
+        """Upstream's: mark the conversation read (now) or unread (0.0), its whole lineage."""
+        return bool(set_read(self.store, session_id, read))
+
+    @staticmethod
+    def session_unread(session_row: dict) -> bool:
+        """Upstream's: activity after the ``last_read_at`` watermark (NULL: read)."""
+        get = session_row.get
+        return is_unread(get("last_read_at"), get("last_active"), get("started_at"))
+
+    def session_lifecycle_statuses(self, session_ids: list[str]) -> dict[str, str]:
+        """Upstream's: ``{id: complete | interrupted | error | empty}`` from each last message."""
+        return lifecycle_statuses(self.store, session_ids)
 
     # -------------------------------------------------- messages: window, rewind
 

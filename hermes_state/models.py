@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic.fields import FieldInfo
 
 from .lenient_text import BLOB_TYPES, lenient_text
+from .unread import is_unread
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -132,6 +133,12 @@ class SessionSummary(BaseModel):
     def shown_source(self) -> str:
         """``source``, or ``created→current`` where the session moved platforms (v30)."""
         return shown_source(self.source, self.created_source)
+    #: Upstream's read watermark (``last_read_at``, v30; None where never read or not kept):
+    #: the conversation's root's, as upstream's list reads it (see :mod:`hermes_state.unread`).
+    last_read_at: Optional[float] = None
+    #: How the conversation's tip ended (:mod:`hermes_state.lifecycle`: ``complete``,
+    #: ``interrupted``, ``error``, ``empty``); None where not read.
+    lifecycle: Optional[str] = None
 
     @classmethod
     def from_row(cls, row: dict) -> "SessionSummary":
@@ -171,6 +178,11 @@ class SessionSummary(BaseModel):
     @property
     def is_live(self) -> bool:
         return self.ended_at is None
+
+    @property
+    def unread(self) -> bool:
+        """Activity after the read watermark (upstream's rule; a NULL watermark is read)."""
+        return is_unread(self.last_read_at, self.last_active, self.started_at)
 
     @property
     def status(self) -> str:
@@ -227,6 +239,8 @@ def _summary_fields(row: dict) -> dict:
         "git_branch": get("git_branch"),
         "git_repo_root": get("git_repo_root"),
         "created_source": get("created_source"),
+        "last_read_at": get("last_read_at"),
+        "lifecycle": get("lifecycle"),
     }
 
 

@@ -300,7 +300,21 @@ def _add_list(sub) -> None:
     parser.add_argument("--limit", type=_limit, default=20, help="how many sessions (default 20)")
     parser.add_argument("--archived", action="store_true", help="list archived sessions instead")
     parser.add_argument("--json", action="store_true", help="one JSON document (see README, JSON output)")
+    parser.add_argument("--unread", action="store_true", help="only conversations with activity since last read (v30 stores)")
+    parser.add_argument(
+        "--status", type=_statuses, metavar="STATUS[,STATUS]",
+        help="only conversations that ended so: done, interrupted, error, empty",
+    )
     parser.set_defaults(run=_cmd_list)
+
+
+def _statuses(text: str) -> tuple[str, ...]:
+    from hermes_state.lifecycle import parse_statuses
+
+    try:
+        return parse_statuses(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
@@ -309,11 +323,22 @@ def _cmd_list(args: argparse.Namespace) -> int:
     now = time.time()
     with open_store("read") as db:
         warn_unknown_source(db, args.source)
+        unread_only = getattr(args, "unread", False)
+        if unread_only:
+            from hermes_state.unread import not_tracked
+
+            problem = not_tracked(db.store)
+            if problem:
+                print(f"Note: {problem}: nothing is unread.", file=sys.stderr)
         # The rows of list_sessions_rich (CLI-7), streamed: a large --limit printed as it is
         # read, not held whole. The layout depends on whether any row has a title, so the
         # rows before the first titled one wait (all of them only when none has one).
         rows = db.iter_listed(
-            ListQuery.from_options(args.source, exclude, archived_only=archived_only), args.limit, brief=True,
+            ListQuery.from_options(
+                args.source, exclude, archived_only=archived_only, unread_only=unread_only,
+                statuses=getattr(args, "status", None) or (),
+            ),
+            args.limit, brief=True,
         )
         if args.json:
             from .cli_json import session_item, write_document
@@ -343,7 +368,8 @@ def _cmd_list(args: argparse.Namespace) -> int:
             rows.close()
         # An empty list over archived conversations says where they are (on stderr: stdout
         # keeps CLI-3's exact line).
-        archived = 0 if archived_only else db.session_count(
+        narrowed = unread_only or bool(getattr(args, "status", None))
+        archived = 0 if archived_only or narrowed else db.session_count(
             args.source, archived_only=True, exclude_children=True, exclude_sources=exclude,
         )
     print("No sessions found.")
@@ -618,6 +644,20 @@ def _add_restore(sub) -> None:
     from .cli_trash import add_restore
 
     add_restore(sub)
+
+
+@session_action("read")
+def _add_read(sub) -> None:
+    from .cli_unread import add_read
+
+    add_read(sub, "read", sys.modules[__name__])
+
+
+@session_action("unread")
+def _add_unread(sub) -> None:
+    from .cli_unread import add_read
+
+    add_read(sub, "unread", sys.modules[__name__])
 
 
 # rename ----------------------------------------------------------------------

@@ -17,6 +17,7 @@ from ..visibility import Rules, count_shown_messages
 # The module itself, not its names: tests lower its walk limits by patching it.
 import hermes_state.listing.activity as activity
 from .activity import MetConversations, activity_candidates, chain_list_sql
+from .marks import mark_filters, with_lifecycle
 from .query import ListQuery
 from .recency import RecencyWalk as _RecencyWalk
 from .sql import (
@@ -194,6 +195,9 @@ class Lister:
         if narrow is not None:  # BR-13: one workspace
             clauses.append(narrow)
             params.extend(narrow_params)
+        marked, marked_params = mark_filters(self.store, q)  # unread only, lifecycle statuses
+        clauses += marked
+        params += marked_params
         return ("WHERE " + " AND ".join(clauses)) if clauses else "", params
 
     def rows(
@@ -358,7 +362,7 @@ class Lister:
 
         def do(conn: sqlite3.Connection) -> list[dict]:
             rows = rows_of(conn, ids, rules, file_pins, True, include_delegates, columns)
-            return count_shown_messages(conn, rules, rows, rewinds)
+            return with_lifecycle(self.store, count_shown_messages(conn, rules, rows, rewinds))
 
         return SessionSummary.from_listing(self.store.read_snapshot(lambda: self.store.read(do)))
 
@@ -551,7 +555,7 @@ class Lister:
                 columns=self.summary_columns(), provisional=provisional,
             )
             exact = getattr(rows, "exact", True)
-            rows = self.count_shown_messages(rows)
+            rows = with_lifecycle(self.store, self.count_shown_messages(rows))
             return Listed(SessionSummary.from_listing(rows), exact=exact)
 
         return self.store.read_snapshot(read)
@@ -609,7 +613,7 @@ class Lister:
             if "pinned" not in data:
                 data["pinned"] = int(data["id"] in self.extra_pins)
             found[data["id"]] = data
-        self.count_shown_messages(list(found.values()))
+        with_lifecycle(self.store, self.count_shown_messages(list(found.values())))
         return SessionSummary.from_rows([found[sid] for sid in ids if sid in found])
 
     def count_shown_messages(self, rows: list[dict]) -> list[dict]:
