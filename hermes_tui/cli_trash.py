@@ -44,7 +44,7 @@ def cmd_trash(args: argparse.Namespace) -> int:
         print(f"The trash is empty ({directory}).")
         return 0
     now = time.time()
-    here = default_db_path()
+    here = _store_path(args)
     # The trash is one per user, the stores many (a HERMES_HOME per profile): an entry deleted
     # from another store is marked, since restore puts it into this one.
     elsewhere: list[str] = []
@@ -62,6 +62,11 @@ def cmd_trash(args: argparse.Namespace) -> int:
               f"restore puts it into {inert(str(here))}")
     print(f"\nKept {TRASH_DAYS} days in {directory}. Restore with: hermes sessions restore SESSION_ID")
     return 0
+
+
+def _store_path(args: argparse.Namespace) -> Path:
+    """The store of the run's profile (``--profile``, else the one Hermes runs in)."""
+    return getattr(args, "store_path", None) or default_db_path()
 
 
 def _same_path(recorded: str, path: Path) -> bool:
@@ -90,7 +95,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
         snapshot = read_trash(entry.path)
     except ValueError as exc:
         return _fail(f"Error: {inert(str(exc))}")
-    path = default_db_path()
+    path = _store_path(args)
     try:
         db = open_store(path, "write")
     except DatabaseError as exc:
