@@ -121,14 +121,17 @@ def hit_key(hit: Any) -> tuple[int, float]:
     return (1, -_number(getattr(hit, "timestamp", None)))
 
 
-def merge_hits(answers: Sequence[tuple[T, Iterable[Any]]]) -> list[tuple[T, Any]]:
+def merge_hits(
+    answers: Sequence[tuple[T, Iterable[Any]]], *, key_of: Callable[[Any], Any] = lambda item: item,
+) -> list[tuple[T, Any]]:
     """Several stores' search hits as one answer, ranked together by :func:`hit_key`, each
     store's hits kept in their own order. The one function that ranks hits of several
-    stores: a change in how a store scores its hits is followed here through the score."""
+    stores: a change in how a store scores its hits is followed here through the score.
+    ``key_of`` gives the hit an item is ranked by (a conversation: its best hit)."""
 
     def tagged(index: int, owner: T, hits: Iterable[Any]) -> Iterator[tuple[tuple, int, T, Any]]:
         for hit in hits:
-            yield hit_key(hit), index, owner, hit
+            yield hit_key(key_of(hit)), index, owner, hit
 
     merged = heapq.merge(*(tagged(i, owner, hits) for i, (owner, hits) in enumerate(answers)))
     return [(owner, hit) for _key, _index, owner, hit in merged]

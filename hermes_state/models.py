@@ -125,6 +125,9 @@ class SessionSummary(BaseModel):
     cwd: Optional[str] = None
     git_branch: Optional[str] = None
     git_repo_root: Optional[str] = None
+    #: The Hermes profile the row is of, set only while rows of several profiles are shown
+    #: together (PF-5): a store on its own never sets it.
+    profile: Optional[str] = None
 
     @classmethod
     def from_row(cls, row: dict) -> "SessionSummary":

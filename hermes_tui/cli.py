@@ -456,6 +456,17 @@ def _add_browse(sub) -> None:
 
 def _cmd_browse(args: argparse.Namespace) -> int:
     """The browser hook (CLI-13). Imports the UI lazily: no other action loads textual."""
+    if cli_profiles.across(args) and not args.demo:
+        from hermes_state.profiles import discover
+        from hermes_tui.browse import run_browse  # noqa: PLC0415 - deliberately lazy
+
+        found = discover()
+        with_stores = found.with_stores()
+        if not with_stores:
+            raise CliExit(f"Error: no profile under {found.root} has a session database "
+                          f"(profiles: {found.known()})")
+        return int(run_browse(None, source=args.source, limit=args.limit, demo=False, plain=args.plain,
+                              profiles=with_stores))
     if not args.demo:
         path = db_location()
         if not path.exists():

@@ -83,6 +83,7 @@ class BrowserScreen(HermesScreen):
         Binding("y", "copy_id", "Copy id", id="copy_id"),
         Binding("s", "cycle_source", "Source", id="cycle_source"),
         Binding("w", "pick_workspace", "Workspace", id="pick_workspace", show=False),
+        Binding("P", "pick_profile", "Profile", id="pick_profile", show=False),
         Binding("L", "toggle_lanes", "Lanes", id="lanes_only"),
         Binding("i", "toggle_detail", "Details", id="toggle_detail"),
         Binding("question_mark", "help", "Help", id="help"),
@@ -232,6 +233,9 @@ class BrowserScreen(HermesScreen):
             f"source {inert_line(self.source_filter)}" if self.source_filter
             else ("all sources" if self.internal_shown else "all sources (internal runs hidden)")
         ]
+        profile = getattr(self.ctx.store, "profile_filter", None)
+        if profile is not None:  # (browsing every Hermes profile, narrowed to one: PF-6)
+            parts.insert(0, f"profile {inert_line(profile)}")
         if self.lanes_only:
             parts.append("live lanes only")
         if self.workspace is not None:
@@ -255,7 +259,7 @@ class BrowserScreen(HermesScreen):
         session the store holds is archived, hidden or an internal or delegate run, or that
         there is no session yet -- never "no sessions yet" over a store that has some."""
         narrowed = (self.source_filter is not None or self.workspace is not None or self.lanes_only
-                    or self.view == "archived")
+                    or self.view == "archived" or getattr(self.ctx.store, "profile_filter", None) is not None)
         if narrowed:
             view = (f" ({bound_keys_label(self.app, 'cycle_view', 'v')} changes the view)"
                     if self.view != "all" else "")
@@ -279,7 +283,7 @@ class BrowserScreen(HermesScreen):
 
     def filter_key(self) -> tuple:
         return (self.source_filter, self.lanes_only, self.view, self.by_activity, self.show_hidden,
-                self.workspace, self.ctx.config.show_tool_sessions)
+                self.workspace, self.ctx.config.show_tool_sessions, getattr(self.ctx.store, "profile_filter", None))
 
     def update_titles(self) -> None:
         lst = self.session_list
@@ -528,6 +532,36 @@ class BrowserScreen(HermesScreen):
             include_hidden=self.show_hidden,
         )
         self.post_message(WorkerDone(picker.set_counts, counts))  # (a picker closed meanwhile ignores them)
+
+    def action_pick_profile(self) -> None:
+        """``P``: across Hermes profiles (``browse --all-profiles``), narrow the list, the
+        search and the counts to one profile, picked with counts (PF-6)."""
+        from ..modals.profile_picker import ProfilePicker
+
+        store = self.ctx.store
+        if not hasattr(store, "profile_filter"):
+            self.notify("One profile is shown: browse --all-profiles shows every profile's sessions.",
+                        timeout=5, markup=False)
+            return
+
+        def chosen(name: str | None) -> None:
+            if name is None or (name or None) == store.profile_filter:
+                return
+            store.profile_filter = name or None
+            self._reload_from_top()
+
+        picker = ProfilePicker(store.names, None, store.profile_filter, store.left_out)
+        self.app.push_screen(picker, chosen)
+        self._load_profiles(picker)
+
+    @work(thread=True, group="profiles", exclusive=True, exit_on_error=False)
+    def _load_profiles(self, picker) -> None:
+        store = self.ctx.store
+        counts = store.count_by_profile(
+            source=self.source_filter, exclude_sources=self.exclude_sources, view=self.view,
+            include_hidden=self.show_hidden, include_delegates=self.show_hidden, workspace=self.workspace,
+        )
+        self.post_message(WorkerDone(picker.set_counts, counts, dict(store.left_out)))
 
     def action_cycle_view(self) -> None:
         """Active, archived only, all (BR-11)."""

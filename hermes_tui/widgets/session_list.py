@@ -382,6 +382,8 @@ class SessionList(KeysFollowFocus, StyleOncePerRepaint, ScrollView, can_focus=Tr
             when = relative_time(self._row_time(row), now=self.clock())
         count = f"{row.message_count} msg" if row.message_count == 1 else f"{row.message_count} msgs"
         meta = f" {inert_line(row.source)[:10]:<10} {count:>9} {when:>10} "
+        if row.profile is not None:  # (rows of several Hermes profiles shown together: PF-5)
+            meta = f"  {inert_line(row.profile)[:10]:<10}{meta}"
         live = row.is_live
         glyph = Text("● " if live else "○ ", style=self._part("live" if live else "ended"))
         label_width = max(8, width - len(meta) - 3)
