@@ -121,7 +121,10 @@ class HermesApp(App[str | None]):
             # Every profile's store at once (PF-6): one door fanning out to each.
             from .data_profiles import ProfilesData
 
-            store: Any = ProfilesData(list(profiles), **door)
+            # (first_window: each profile's read-ahead, by name, when the caller made them)
+            store: Any = ProfilesData(list(profiles), page_size=config.page_size,
+                                      first_windows=first_window if isinstance(first_window, dict) else None,
+                                      **door)
             db_label = db_label or f"{len(profiles)} profiles"
         else:
             store = BrowserData(self.db_path, first_window=first_window, **door)

@@ -365,10 +365,12 @@ def _browse_profiles(profiles: list, *, source: str | None, limit: int, plain: b
         if tty is None:
             code, chosen = _plain_across(profiles, source=source, limit=limit)
         else:
+            # Every profile's first page read ahead while the UI is imported, as for one store.
+            ahead = {p.name: start_first_window(p.db_path, config, source=source) for p in profiles}
             from .app import build_app
 
             app = build_app(profiles[0].db_path, config=config, source=source, config_problems=problems,
-                            save_settings=True, profiles=profiles)
+                            save_settings=True, profiles=profiles, first_window=ahead)
             with drawing_on(tty):
                 chosen = app.run()
             code = CANCELLED

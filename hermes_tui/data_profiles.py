@@ -44,8 +44,8 @@ T = TypeVar("T")
 #: Between a profile's name and a session id in the ids this door hands out.
 SEPARATOR = ":"
 
-#: Rows read from one store at a time while merging pages.
-CHUNK = 64
+#: Rows read from one store at a time while merging pages (the list's page size, by default).
+CHUNK = 50
 
 #: Merged lists kept (filters switched back and forth).
 KEPT_MERGES = 4
@@ -89,16 +89,23 @@ class ProfilesData:
         on_activity: Callable[[str | None], None] | None = None,
         trash_dir: Path | None = None,
         cache_dir: Path | None = None,
+        first_windows: dict[str, Any] | None = None,
+        page_size: int = CHUNK,
     ) -> None:
+        """``first_windows``: each profile's first pages read ahead while the UI was imported
+        (:class:`~hermes_tui.data.FirstWindow`, by profile name); ``page_size`` the list's page,
+        which is what is read from each store at a time (so a read-ahead page is used as is)."""
         if not profiles:
             raise DatabaseError("no profile has a session database")
+        self.chunk = max(1, int(page_size))
+        first_windows = first_windows or {}
         self.profiles = {profile.name: profile for profile in profiles}
         self._order = [profile.name for profile in profiles]
         self._on_file_event = on_file_event or (lambda _kind, _text: None)
         self.parts: dict[str, BrowserData] = {
             profile.name: BrowserData(
                 profile.db_path, on_wait=on_wait, on_activity=on_activity, trash_dir=trash_dir,
-                cache_dir=cache_dir,
+                cache_dir=cache_dir, first_window=first_windows.get(profile.name),
                 on_file_event=lambda kind, text, name=profile.name: self._on_file_event(kind, f"profile '{name}': {text}"),
             )
             for profile in profiles
@@ -289,20 +296,32 @@ class ProfilesData:
                 del self._merges[next(iter(self._merges))]
         by_activity = bool(filters.get("by_activity"))
         across = len(shown) > 1
+        chunk = self.chunk
+
+        def fetch(name: str, part: BrowserData) -> None:
+            start = merge.consumed.get(name, 0)
+            rows, _n = self._call(name, lambda p: p.page(
+                start, chunk, count=False, provisional=provisional, **filters), ([], None))
+            merge.buffers[name], merge.position[name] = rows, 0
+            merge.consumed[name] = start + len(rows)
+            if len(rows) < chunk:
+                merge.done.add(name)
+
         with merge.lock:
+            # The first rows of every store at once (a thread each: SQLite lets go of the GIL).
+            empty = [(name, part) for name, part in shown
+                     if name not in merge.buffers and name not in merge.done]
+            if len(empty) > 1 and len(merge.rows) < offset + limit:
+                for future in [self._pool.submit(fetch, name, part) for name, part in empty]:
+                    future.result()
             while len(merge.rows) < offset + limit:
                 heads = []
                 for index, (name, part) in enumerate(shown):
                     buffer = merge.buffers.get(name, [])
                     at = merge.position.get(name, 0)
                     if at >= len(buffer) and name not in merge.done:
-                        start = merge.consumed.get(name, 0)
-                        rows, _n = self._call(name, lambda p, s=start: p.page(
-                            s, CHUNK, count=False, provisional=provisional, **filters), ([], None))
-                        merge.buffers[name], merge.position[name] = buffer, at = rows, 0
-                        merge.consumed[name] = start + len(rows)
-                        if len(rows) < CHUNK:
-                            merge.done.add(name)
+                        fetch(name, part)
+                        buffer, at = merge.buffers[name], 0
                     if at < len(buffer):
                         heads.append((list_key(buffer[at], by_activity), index, name))
                 if not heads:
