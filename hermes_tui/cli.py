@@ -410,9 +410,6 @@ def _list_across(args: argparse.Namespace, query: ListQuery, now: float) -> int:
     from hermes_state.across_profiles import merge_listed
 
     with cli_profiles.open_across(_open_profile_store, cli_profiles.warn) as (opened, _left):
-        for item in opened:
-            for warning in item.store.warnings:
-                print(f"Warning: {inert(item.profile.name)}: {inert(warning)}", file=sys.stderr)
         _warn_unknown_source_across([item.store for item in opened], args.source)
         streams = [(item.profile.name, item.store.iter_listed(query, args.limit, brief=True)) for item in opened]
         try:
@@ -1073,6 +1070,18 @@ def _emit(message: str | None) -> None:
     print(inert(message), file=sys.stderr)
 
 
+def _quiet_library_log() -> None:
+    """What the storage library logs for a program that does not configure logging (a store
+    newer than it knows, UC-9) reached stderr through Python's last-resort handler, beside
+    the ``Warning:`` line this command prints from the store's warnings: two lines for one
+    thing, and across profiles (PF-3) a line not naming its profile. The command says it."""
+    import logging
+
+    library = logging.getLogger("hermes_state")
+    if not library.handlers:
+        library.addHandler(logging.NullHandler())
+
+
 def sessions_main(argv: list[str] | None = None) -> int:
     """The ``hermes-sessions`` console script: ``hermes-sessions list`` is ``hermes sessions
     list``, under a name that no other program installs."""
@@ -1083,6 +1092,7 @@ def sessions_main(argv: list[str] | None = None) -> int:
 def main(argv: list[str] | None = None, *, _sessions_prog: str = SESSIONS_PROG) -> int:
     """Run ``hermes`` with ``argv`` (default ``sys.argv[1:]``); return the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    _quiet_library_log()
     if len(argv) >= 2 and argv[0] == "sessions" and argv[1] in _OWN_PARSERS:
         # These commands parse their own options (argparse's REMAINDER cannot take a
         # leading ``--option`` through a subparser).

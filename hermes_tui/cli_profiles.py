@@ -74,6 +74,9 @@ def open_across(opener: Callable[[Profile], Any], warn: Callable[[str], None]) -
     opened, left = open_each(with_stores, opener)
     for item in left:
         warn(f"Warning: {inert_line(item.line())}")
+    for item in opened:  # (a store newer than this program knows: read, never written)
+        for warning in getattr(item.store, "warnings", ()):
+            warn(f"Warning: profile '{inert_line(item.profile.name)}': {inert_line(warning)}")
     try:
         if not opened:
             raise NoProfileStore("no profile's session database could be read")

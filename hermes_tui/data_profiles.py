@@ -124,6 +124,7 @@ class ProfilesData:
         #: Deletes' snapshots as handed out → (profile, the store's own snapshot), for undo.
         self._snapshots: dict[int, tuple[str, Any]] = {}
         self._scopes: dict[int, str] = {}
+        self._said: set[str] = set()
 
     # ------------------------------------------------------------------ the stores
 
@@ -176,6 +177,10 @@ class ProfilesData:
             answers = [(name, self._call(name, lambda p, n=name: fn(n, p), _LEFT)) for name, _p in parts]
         return [(name, answer) for name, answer in answers if answer is not _LEFT]
 
+    def session_id_of(self, qualified: str) -> str:
+        """The session's own id (what ``hermes -p PROFILE --resume`` takes)."""
+        return split(qualified)[1]
+
     def _part_of(self, qualified: str) -> tuple[str, BrowserData, str]:
         name, session_id = split(qualified)
         part = self.parts.get(name)
@@ -215,7 +220,13 @@ class ProfilesData:
 
     @property
     def warnings(self) -> list[str]:
-        return [f"{name}: {warning}" for name in self.names for warning in self.parts[name].warnings]
+        """Each store's warnings, each said once (the app asks again after every notice of a
+        left-out profile): a store newer than this program knows is named in one line."""
+        fresh = [f"profile '{name}': {warning}" for name in self.names for warning in self.parts[name].warnings]
+        with self._lock:
+            fresh = [line for line in fresh if line not in self._said]
+            self._said.update(fresh)
+        return fresh
 
     @property
     def is_open(self) -> bool:
@@ -232,7 +243,10 @@ class ProfilesData:
         return gone[0] if gone and len(gone) == len(self.names) else None
 
     def write_problem(self) -> str | None:
-        """None: each store says for itself when a write to it is refused."""
+        """None: each store says for itself when a write to it is refused. Asked once the app
+        starts: every store is opened here, so that one that cannot be read is named (once)
+        and each one's warnings (a schema newer than this program knows) are said."""
+        self._each(lambda _n, part: part.reader, [(name, self.parts[name]) for name in self.names], parallel=True)
         return None
 
     def check_file(self) -> str:
@@ -340,7 +354,8 @@ class ProfilesData:
     def page_of_ids(self, session_ids: set[str], offset: int, limit: int, **filters: Any) -> tuple[list[SessionSummary], int]:
         by_profile: dict[str, set[str]] = {}
         for qualified in session_ids:
-            name, session_id = split(qualified)
+            # (the gateway lanes are the default profile's: their ids come bare)
+            name, session_id = split(qualified) if SEPARATOR in qualified else (self._order[0], qualified)
             by_profile.setdefault(name, set()).add(session_id)
         rows: list[tuple[str, SessionSummary]] = []
         for name, ids in by_profile.items():

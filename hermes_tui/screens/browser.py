@@ -633,6 +633,8 @@ class BrowserScreen(HermesScreen):
     def action_copy_id(self) -> None:
         target = self._require_target()
         if target:
+            # (across profiles the row's id is profile:id; what is copied is the session's own)
+            target = getattr(self.ctx.store, "session_id_of", lambda qualified: qualified)(target)
             self.app.copy_to_clipboard(target)
             self.notify(f"Copied session id {inert_line(target)}", timeout=2, markup=False)
 

@@ -203,3 +203,28 @@ def _schema(path: Path):
     with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
         version = conn.execute("SELECT version FROM schema_version").fetchone()
         return version, sorted(conn.execute("SELECT type, name, sql FROM sqlite_master"))
+
+
+def future_profile(root: Path) -> Path:
+    """A profile whose store is upstream's v30 marked with a schema this program does not know."""
+    home = root / "profiles" / "future"
+    home.mkdir()
+    target = home / "state.db"
+    target.write_bytes(store(root, "coder").read_bytes())
+    with sqlite3.connect(target) as conn:
+        conn.execute("UPDATE schema_version SET version = 99")
+    conn.close()
+    return target
+
+
+def test_a_store_newer_than_known_is_read_with_one_warning_and_never_written(profiles_home):
+    path = future_profile(profiles_home)
+    before = digest(path)
+    result = hermes(profiles_home, "list", "--all-profiles", "--limit", "200")
+    assert result.returncode == 0, result.stderr
+    warned = [line for line in result.stderr.splitlines() if "future" in line]
+    assert len(warned) == 1 and "newer" in warned[0]
+    assert any(line.startswith("future ") for line in result.stdout.splitlines())
+    renamed = hermes(profiles_home, "rename", "--profile", "future", "20260921_090000_s1", "x")
+    assert renamed.returncode == 1 and "Traceback" not in renamed.stderr
+    assert digest(path) == before

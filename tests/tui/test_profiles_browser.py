@@ -244,3 +244,20 @@ def test_snapshot_profile_filter(snap_compare, profiles_home, tmp_path) -> None:
         await settle(pilot)
 
     assert snap_compare(profiles_app(profiles_home, tmp_path), terminal_size=(80, 24), run_before=run_before)
+
+
+async def test_a_store_newer_than_known_is_listed_and_named_once(profiles_home, tmp_path):
+    home = profiles_home / "profiles" / "future"
+    home.mkdir()
+    (home / "state.db").write_bytes(store(profiles_home, "coder").read_bytes())
+    with sqlite3.connect(home / "state.db") as conn:
+        conn.execute("UPDATE schema_version SET version = 99")
+    conn.close()
+    app = profiles_app(profiles_home, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        lst = app.screen.session_list
+        assert "future" in {r.profile for r in rows_of(lst)}
+        said = [n for n in notes(app) if "future" in n]
+        assert len(said) == 1 and "newer" in said[0]
+        assert len([n for n in notes(app) if "broken" in n]) == 1
