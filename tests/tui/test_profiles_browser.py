@@ -261,3 +261,38 @@ async def test_a_store_newer_than_known_is_listed_and_named_once(profiles_home, 
         said = [n for n in notes(app) if "future" in n]
         assert len(said) == 1 and "newer" in said[0]
         assert len([n for n in notes(app) if "broken" in n]) == 1
+
+
+async def test_a_replaced_or_deleted_store_is_noticed_for_its_profile_only(profiles_home, tmp_path, shared_fixtures_dir):
+    app = profiles_app(profiles_home, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        store_door = app.ctx.store
+        # Another file put in coder's place (a restore, a sync tool): reopened, said once.
+        replacement = tmp_path / "replacement.db"
+        replacement.write_bytes((shared_fixtures_dir / "upstream_v16.db").read_bytes())
+        replacement.chmod(0o644)
+        import os
+
+        os.replace(replacement, store(profiles_home, "coder"))
+        assert store_door.check_file() == "replaced"
+        await settle(pilot)
+        said = [n for n in notes(app) if "was replaced" in n]
+        assert len(said) == 1 and said[0].startswith("profile 'coder'"), said
+        app.screen.refresh_data()
+        await settle(pilot)
+        coder_ids = {r.id.split(":", 1)[1] for r in rows_of(app.screen.session_list) if r.profile == "coder"}
+        assert coder_ids and all(sid.startswith("20260528_") for sid in coder_ids)
+        # old's file deleted: what was read stays, its writes are refused; the others write.
+        os.unlink(store(profiles_home, "old"))
+        store_door.check_file()
+        await settle(pilot)
+        assert len([n for n in notes(app) if "was deleted" in n and n.startswith("profile 'old'")]) == 1
+        old_row = next(r for r in rows_of(app.screen.session_list) if r.profile == "old")
+        outcome = store_door.rename(old_row.id, "nope", expected=old_row.title)
+        assert not outcome.ok and "deleted" in (outcome.error or "")
+        assert not store(profiles_home, "old").exists()  # (never created again)
+        default_row = next(r for r in rows_of(app.screen.session_list) if r.profile == "default" and r.title)
+        done = store_door.rename(default_row.id, "still writable", expected=default_row.title)
+        assert done.ok
+    sound(store(profiles_home, "default"))
