@@ -228,3 +228,16 @@ def test_a_store_newer_than_known_is_read_with_one_warning_and_never_written(pro
     renamed = hermes(profiles_home, "rename", "--profile", "future", "20260921_090000_s1", "x")
     assert renamed.returncode == 1 and "Traceback" not in renamed.stderr
     assert digest(path) == before
+
+
+def test_hermes_dash_p_before_sessions_chooses_the_profile_as_hermes_does(profiles_home, monkeypatch, capsys):
+    from hermes_tui.hermes_shim import main as hermes_main
+
+    monkeypatch.setenv("HERMES_HOME", str(profiles_home))
+    monkeypatch.setenv("HERMES_SESSIONS_DATA_DIR", str(profiles_home.parent / "data"))
+    assert hermes_main(["-p", "old", "sessions", "list", "--limit", "200"]) == 0
+    via_dash_p = capsys.readouterr().out
+    assert hermes_main(["sessions", "list", "--profile", "old", "--limit", "200"]) == 0
+    assert capsys.readouterr().out == via_dash_p
+    assert hermes_main(["--profile=old", "sessions", "stats"]) == 0
+    assert capsys.readouterr().out.startswith("Total sessions: ")
