@@ -241,3 +241,35 @@ def test_hermes_dash_p_before_sessions_chooses_the_profile_as_hermes_does(profil
     assert capsys.readouterr().out == via_dash_p
     assert hermes_main(["--profile=old", "sessions", "stats"]) == 0
     assert capsys.readouterr().out.startswith("Total sessions: ")
+
+
+def browse(root: Path, *args: str, stdin: str):
+    env = dict(os.environ, HERMES_HOME=str(root), PYTHONPATH=str(REPO),
+               HERMES_SESSIONS_DATA_DIR=str(root.parent / "data"), HERMES_SESSIONS_CACHE_DIR=str(root.parent / "cache"),
+               HERMES_SESSIONS_CONFIG_DIR=str(root.parent / "config"))
+    return subprocess.run(
+        [sys.executable, "-m", "hermes_tui.cli", "sessions", "browse", "--plain", *args],
+        input=stdin, capture_output=True, text=True, cwd=REPO, env=env, timeout=120, start_new_session=True,
+    )
+
+
+def test_browse_across_profiles_picks_a_session_and_says_its_profile(profiles_home):
+    result = browse(profiles_home, "--all-profiles", stdin="1\n")
+    assert result.returncode == 0, result.stderr
+    chosen = result.stdout.strip()
+    assert chosen and ":" not in chosen  # (the session's own id, as hermes --resume takes it)
+    broken_named_once(result.stderr)
+    # (after the prompt: typed at a terminal, the echoed Enter ends the prompt's line)
+    hint = [line[line.index("(in profile '"):] for line in result.stderr.splitlines() if "(in profile '" in line]
+    assert len(hint) == 1 and f"--resume {chosen}" in hint[0]
+    name = hint[0].split("'")[1]
+    assert f"hermes -p {name} --resume {chosen}" in hint[0]
+    assert chosen in ids_of(store(profiles_home, name))
+    menu = result.stderr
+    assert all(f"{profile} · " in menu for profile in READABLE)
+
+
+def test_browse_one_profile_lists_only_its_sessions(profiles_home):
+    result = browse(profiles_home, "--profile", "old", stdin="1\n")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() in ids_of(store(profiles_home, "old"))
