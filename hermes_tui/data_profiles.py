@@ -123,7 +123,8 @@ class ProfilesData:
         self._pool = ThreadPoolExecutor(max_workers=max(1, len(profiles)), thread_name_prefix="hermes-profiles")
         #: Deletes' snapshots as handed out → (profile, the store's own snapshot), for undo.
         self._snapshots: dict[int, tuple[str, Any]] = {}
-        self._scopes: dict[int, str] = {}
+        #: Export scopes handed out → the (profile, the store's own scope) pairs they stand for.
+        self._scopes: dict[int, list] = {}
         self._said: set[str] = set()
 
     # ------------------------------------------------------------------ the stores
@@ -544,25 +545,100 @@ class ProfilesData:
     # ------------------------------------------------------------------ export
 
     def plan_export(self, qualified: str | None, **kwargs: Any):
-        """The export dialog's choices, for the row's own profile (or the profile shown):
-        each scope exports from one store, and says which."""
-        if qualified is not None:
-            name, part, session_id = self._part_of(qualified)
-        else:
-            name, part = self._shown()[0]
-            session_id = None
-        marked = [split(q)[1] for q in kwargs.pop("marked", None) or [] if split(q)[0] == name]
-        plan = part.plan_export(session_id, marked=marked, **kwargs)
+        """The export dialog's choices across the shown profiles: this session and its
+        lineage from the row's own store; the marked conversations, the search's sessions,
+        a workspace, a source or everything from every shown store that has some -- one file,
+        each session carrying its profile when several stores write it."""
+        from .operations import ExportScope
+
+        marked = kwargs.pop("marked", None) or []
+        row_name, session_id = split(qualified) if qualified is not None else (None, None)
+        plans: list[tuple[str, Any]] = []
+        for name, part in self._shown():
+            own_marks = [sid for q in marked for n, sid in [split(q)] if n == name]
+            plan = self._call(name, lambda p, n=name, m=own_marks: p.plan_export(
+                session_id if n == row_name else None, marked=m or None, **kwargs), None)
+            if plan is not None:
+                plans.append((name, plan))
+        if not plans:
+            raise DatabaseError("no profile's store could be read")
+        keys: list[str] = []
+        for _name, plan in plans:
+            for scope in plan.scopes:
+                if scope.key not in keys:
+                    keys.append(scope.key)
         scopes = []
-        for scope in plan.scopes:
-            scope = replace(scope, label=f"{scope.label} (profile {name})", stem=f"{name}-{scope.stem}")
-            self._scopes[id(scope)] = name
+        for key in keys:
+            found = [(name, scope) for name, plan in plans for scope in plan.scopes
+                     if scope.key == key and (key != "marked" or scope.count)]
+            found = [(n, sc) for n, sc in found if not sc.unavailable] or found[:1]
+            if not found:
+                continue
+            if len(found) == 1:
+                name, scope = found[0]
+                scope = replace(scope, label=f"{scope.label} (profile {name})", stem=f"{name}-{scope.stem}")
+            else:
+                first = found[0][1]
+                total = sum(sc.count for _n, sc in found)
+                head = first.label.split(" — ")[0]
+                scope = ExportScope(key, f"{head} — {total} sessions in {len(found)} profiles",
+                                    f"profiles-{first.stem}", total, None, first.source)
+            self._scopes[id(scope)] = found
             scopes.append(scope)
-        return replace(plan, scopes=scopes)
+        return replace(plans[0][1], scopes=scopes)
 
     def run_export(self, scope, fmt, path, *, progress=None, cancelled=lambda: False):
-        name = self._scopes.get(id(scope), self._shown()[0][0])
-        return self.parts[name].run_export(scope, fmt, path, progress=progress, cancelled=cancelled)
+        """Write the scope's sessions: from one store as a store on its own writes them, or
+        from several into one file, profile after profile, each session with its profile."""
+        found = self._scopes.get(id(scope))
+        if found is None:
+            name = self._shown()[0][0]
+            return self.parts[name].run_export(scope, fmt, path, progress=progress, cancelled=cancelled)
+        if len(found) == 1:
+            name, original = found[0]
+            return self.parts[name].run_export(original, fmt, path, progress=progress, cancelled=cancelled)
+        return _export_several(self, found, fmt, path, progress, cancelled)
+
+
+def _export_several(door: "ProfilesData", found: list, fmt: str, path: Path, progress, cancelled):
+    """One export file from several profiles' stores (atomic, owner-only, as one store's)."""
+    from hermes_state.export import iter_export, render_chunks
+    from hermes_state.paths import write_atomic
+
+    from .operations import ExportCancelled, ExportOutcome, NothingExported, check_destination, describe_write_error
+
+    problem = check_destination(path)
+    if problem:
+        return ExportOutcome(False, path, error=problem)
+    total = sum(scope.count for _name, scope in found)
+    done = [0]
+
+    def sessions():
+        for name, scope in found:
+            reader = door.parts[name].reader
+            ids = list(scope.session_ids) if scope.session_ids is not None else None
+            for obj in iter_export(reader, scope.source, ids):
+                if cancelled():
+                    raise ExportCancelled()
+                obj["profile"] = name
+                done[0] += 1
+                if progress:
+                    progress(done[0], max(total, done[0]))
+                yield obj
+        if done[0] == 0:
+            raise NothingExported()
+
+    try:
+        written = write_atomic(path, render_chunks(sessions(), fmt), mode=0o600)
+    except ExportCancelled:
+        return ExportOutcome(False, path, cancelled=True, error="Export cancelled; no file was written.")
+    except NothingExported:
+        return ExportOutcome(False, path, error="Nothing to export: the sessions no longer exist. No file was written.")
+    except OSError as exc:
+        return ExportOutcome(False, path, error=f"Cannot write {path}: {exc.strerror or exc}. No file was written.")
+    except Exception as exc:
+        return ExportOutcome(False, path, error=describe_write_error(exc, "No file was written."))
+    return ExportOutcome(True, path, sessions=done[0], bytes=written)
 
 
 #: A profile left out answered nothing.

@@ -296,3 +296,54 @@ async def test_a_replaced_or_deleted_store_is_noticed_for_its_profile_only(profi
         done = store_door.rename(default_row.id, "still writable", expected=default_row.title)
         assert done.ok
     sound(store(profiles_home, "default"))
+
+
+async def test_an_export_of_marks_in_two_profiles_is_one_file_with_each_sessions_profile(profiles_home, tmp_path):
+    import json
+
+    from textual.widgets import RadioButton, RadioSet
+
+    from hermes_tui.config import AppConfig
+    from hermes_tui.modals.export import ExportModal
+
+    out = tmp_path / "exports"
+    out.mkdir()
+    config = AppConfig(animations="none", search_debounce_s=0.0, export_dir=str(out))
+    shared = ids_in(store(profiles_home, "default")) & ids_in(store(profiles_home, "old"))
+    app = profiles_app(profiles_home, tmp_path, config=config)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        lst = app.screen.session_list
+        picks = []
+        for name in ("default", "old"):  # the same session id in both: two conversations
+            picks.append(next(i for i, r in enumerate(rows_of(lst))
+                              if r.profile == name and r.id.split(":", 1)[1] in shared))
+        for index in picks:
+            lst.move_to(index)
+            await settle(pilot)
+            await pilot.press("space")
+            await settle(pilot)
+        marked = sorted(lst.marked)
+        await pilot.press("e")
+        await settle(pilot)
+        modal = app.screen
+        assert isinstance(modal, ExportModal)
+        first = modal.scopes[0]
+        assert first.key == "marked" and "in 2 profiles" in first.label
+        assert list(modal.query_one("#export-scope", RadioSet).query(RadioButton))[0].value
+        target = out / "marked.jsonl"
+        modal.query_one("#export-path", Input).value = str(target)
+        await pilot.click("#export-go")
+        await settle(pilot)
+        assert not isinstance(app.screen, ExportModal)
+    records = [json.loads(line) for line in target.read_text().splitlines()]
+    exported = {(r["profile"], r["id"]) for r in records}
+    for qualified in marked:
+        name, session_id = qualified.split(":", 1)
+        db = SessionDB(store(profiles_home, name), read_only=True)
+        try:
+            family = set(db.get_descendants(db.get_lineage_root(session_id)))
+        finally:
+            db.close()
+        assert {(name, sid) for sid in family} <= exported
+    assert {r["profile"] for r in records} == {"default", "old"}
