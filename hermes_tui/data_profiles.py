@@ -120,7 +120,11 @@ class ProfilesData:
         self.profile_counts: dict[str, int] = {}
         self._merges: dict[tuple, _Merge] = {}
         self._lock = threading.Lock()
-        self._pool = ThreadPoolExecutor(max_workers=max(1, len(profiles)), thread_name_prefix="hermes-profiles")
+        # A pool for each kind of work fanned out to the stores: a search typed while the
+        # census counts every store (seconds at 1M messages each) must not queue behind it.
+        workers = max(1, len(profiles))
+        self._pools = {kind: ThreadPoolExecutor(max_workers=workers, thread_name_prefix=f"hermes-profiles-{kind}")
+                       for kind in ("search", "census", "pages")}
         #: Deletes' snapshots as handed out → (profile, the store's own snapshot), for undo.
         self._snapshots: dict[int, tuple[str, Any]] = {}
         #: Export scopes handed out → the (profile, the store's own scope) pairs they stand for.
@@ -168,11 +172,13 @@ class ProfilesData:
         self._on_file_event("left-out", line)
 
     def _each(self, fn: Callable[[str, BrowserData], T], parts: list[tuple[str, BrowserData]] | None = None,
-              *, parallel: bool = False) -> list[tuple[str, T]]:
-        """``fn(name, door)`` on each shown profile (``parts``), those left out skipped."""
+              *, parallel: str | None = None) -> list[tuple[str, T]]:
+        """``fn(name, door)`` on each shown profile (``parts``), those left out skipped;
+        ``parallel``: at once, in that kind's pool (``search``, ``census``, ``pages``)."""
         parts = self._shown() if parts is None else parts
         if parallel and len(parts) > 1:
-            futures = [(name, self._pool.submit(self._call, name, lambda p, n=name: fn(n, p), _LEFT)) for name, _p in parts]
+            pool = self._pools[parallel]
+            futures = [(name, pool.submit(self._call, name, lambda p, n=name: fn(n, p), _LEFT)) for name, _p in parts]
             answers = [(name, future.result()) for name, future in futures]
         else:
             answers = [(name, self._call(name, lambda p, n=name: fn(n, p), _LEFT)) for name, _p in parts]
@@ -247,7 +253,7 @@ class ProfilesData:
         """None: each store says for itself when a write to it is refused. Asked once the app
         starts: every store is opened here, so that one that cannot be read is named (once)
         and each one's warnings (a schema newer than this program knows) are said."""
-        self._each(lambda _n, part: part.reader, [(name, self.parts[name]) for name in self.names], parallel=True)
+        self._each(lambda _n, part: part.reader, [(name, self.parts[name]) for name in self.names], parallel="pages")
         return None
 
     def check_file(self) -> str:
@@ -281,7 +287,8 @@ class ProfilesData:
     def close(self) -> None:
         for part in self.parts.values():
             part.close()
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        for pool in self._pools.values():
+            pool.shutdown(wait=False, cancel_futures=True)
 
     def read(self, fn: Callable[[Any], T]) -> T:
         """``fn`` on the first shown store (for what every store answers alike)."""
@@ -327,7 +334,7 @@ class ProfilesData:
             empty = [(name, part) for name, part in shown
                      if name not in merge.buffers and name not in merge.done]
             if len(empty) > 1 and len(merge.rows) < offset + limit:
-                for future in [self._pool.submit(fetch, name, part) for name, part in empty]:
+                for future in [self._pools["pages"].submit(fetch, name, part) for name, part in empty]:
                     future.result()
             while len(merge.rows) < offset + limit:
                 heads = []
@@ -370,7 +377,7 @@ class ProfilesData:
         """Each profile's census under the same filters (every profile, so the profile filter
         has its counts); the list's figures are the sums over the shown ones."""
         every = [(name, self.parts[name]) for name in self.names]
-        answers = dict(self._each(lambda _n, part: part.census(count=count, **filters), every, parallel=True))
+        answers = dict(self._each(lambda _n, part: part.census(count=count, **filters), every, parallel="census"))
         shown = [name for name, _p in self._shown() if name in answers]
         sources: dict[str, int] = {}
         for name in shown:
@@ -394,7 +401,7 @@ class ProfilesData:
         counts), every profile read, whichever is shown."""
         every = [(name, self.parts[name]) for name in self.names]
         counts = self._each(lambda _n, part: part.page(0, 1, count=True, **filters)[1], every,
-                            parallel=True)
+                            parallel="census")
         self.profile_counts = {name: n or 0 for name, n in counts}
         return dict(self.profile_counts)
 
@@ -448,7 +455,7 @@ class ProfilesData:
     def search(self, query: str, **kwargs: Any) -> SearchView:
         """Every shown store searched at once, conversations ranked together by the score of
         their best hit (:func:`~hermes_state.across_profiles.merge_hits`), PF-6."""
-        answers = self._each(lambda _n, part: part.search(query, **kwargs), parallel=True)
+        answers = self._each(lambda _n, part: part.search(query, **kwargs), parallel="search")
         view = SearchView(query=query, offset=kwargs.get("offset", 0))
         if not answers:
             return view
