@@ -214,7 +214,36 @@ def resolve_id(db: SessionDB, arg: str | None) -> str:
         raise CliExit(
             f"Session '{inert(arg)}' is ambiguous: {matches} sessions match. Give more of the id."
         )
-    raise CliExit(f"Session '{inert(arg)}' not found.")
+    raise CliExit(f"Session '{inert(arg)}' not found.{_in_other_profiles(arg)}")
+
+
+def _in_other_profiles(arg: str) -> str:
+    """Where else an id not found here is (PF-1): history in another Hermes profile is not
+    lost, and the message says which profile to name. Empty when no other profile has it
+    (or none can be read: this is only a hint)."""
+    try:
+        from hermes_state.profiles import discover
+
+        others = [p for p in discover().with_stores() if _run_home is None or p.home != _run_home]
+    except Exception:
+        return ""
+    found = []
+    for profile in others:
+        try:
+            db = SessionDB(profile.db_path, read_only=True)
+        except Exception:
+            continue
+        try:
+            if db.resolve_session_id(arg) is not None:
+                found.append(profile.name)
+        except Exception:
+            pass
+        finally:
+            db.close()
+    if not found:
+        return ""
+    names = ", ".join(inert(name) for name in found)
+    return f" It is in profile {names}: add --profile {inert(found[0])}."
 
 
 

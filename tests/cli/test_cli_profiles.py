@@ -273,3 +273,10 @@ def test_browse_one_profile_lists_only_its_sessions(profiles_home):
     result = browse(profiles_home, "--profile", "old", stdin="1\n")
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() in ids_of(store(profiles_home, "old"))
+
+
+def test_an_id_of_another_profile_says_which_profile_has_it(profiles_home):
+    only_coder = sorted(ids_of(store(profiles_home, "coder")) - ids_of(store(profiles_home, "default")))[0]
+    result = hermes(profiles_home, "rename", only_coder, "x")
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.strip() == f"Session '{only_coder}' not found. It is in profile coder: add --profile coder."
