@@ -17,6 +17,7 @@ from ..visibility import Rules, count_shown_messages
 # The module itself, not its names: tests lower its walk limits by patching it.
 import hermes_state.listing.activity as activity
 from .activity import MetConversations, activity_candidates, chain_list_sql
+from .narrow import narrow_clauses
 from .query import ListQuery
 from .recency import RecencyWalk as _RecencyWalk
 from .sql import (
@@ -184,6 +185,10 @@ class Lister:
         if narrow is not None:  # BR-13: one workspace
             clauses.append(narrow)
             params.extend(narrow_params)
+        if q.narrow:  # time window, title, model, cost, ... (listing/narrow.py)
+            more, more_params = narrow_clauses(q.narrow, rules, self.store.has_session_column)
+            clauses.extend(more)
+            params.extend(more_params)
         return ("WHERE " + " AND ".join(clauses)) if clauses else "", params
 
     def rows(

@@ -15,6 +15,7 @@ from functools import cached_property
 from typing import Iterable
 
 from ..visibility import INTERNAL_SOURCES
+from .narrow import NO_NARROW, Narrow
 
 
 class View(str, enum.Enum):
@@ -59,6 +60,9 @@ class ListQuery:
     #: One workspace (BR-13; :data:`~hermes_state.visibility.NO_WORKSPACE`: those without).
     workspace: str | None = None
     order: Order = Order.STARTED
+    #: The conversations' own fields: time window, title, model, cost, ... (see
+    #: :mod:`~hermes_state.listing.narrow`).
+    narrow: Narrow = NO_NARROW
 
     def __post_init__(self) -> None:
         # Normalise what callers hand in, so equal lists are equal keys. (Only what needs it:
@@ -79,7 +83,7 @@ class ListQuery:
         if found is None:
             found = hash((self.source, self.exclude_sources, self.view, self.include_hidden,
                           self.include_delegates, self.include_children, self.min_messages,
-                          self.workspace, self.order))
+                          self.workspace, self.order, self.narrow))
             object.__setattr__(self, "_hash", found)
         return found
 
