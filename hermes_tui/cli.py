@@ -76,6 +76,8 @@ with collector_paused():
     from hermes_state.inert_text import inert_cells, shell_quote
 
     from .textsafe import fit_cells
+    from . import cli_filters
+    from .cli_filters import FilterError
 
 #: Sources hidden from ``list`` and ``browse`` unless ``--source`` is given (CLI-4, UC-3).
 HIDDEN_SOURCES = list(INTERNAL_SOURCES)
@@ -309,9 +311,9 @@ def warn_unknown_source(db: SessionDB, source: str | None) -> None:
 @session_action("list")
 def _add_list(sub) -> None:
     parser = sub.add_parser("list", help="list recent sessions")
-    parser.add_argument("--source", help="only sessions from this source (e.g. cli, telegram)")
     parser.add_argument("--limit", type=_limit, default=20, help="how many sessions (default 20)")
     parser.add_argument("--archived", action="store_true", help="list archived sessions instead")
+    cli_filters.add_filter_options(parser)
     parser.set_defaults(run=_cmd_list)
 
 
@@ -319,14 +321,16 @@ def _cmd_list(args: argparse.Namespace) -> int:
     exclude = None if args.source is not None else HIDDEN_SOURCES
     archived_only = getattr(args, "archived", False)
     now = time.time()
+    filtered = bool([flag for flag in cli_filters.given(args) if flag != "--source"])
     with open_store("read") as db:
         warn_unknown_source(db, args.source)
+        query = ListQuery.from_options(args.source, exclude, archived_only=archived_only)
+        if filtered:  # (the time window, title, model, … of cli_filters)
+            query = cli_filters.query_from_args(db, args, view=query.view)
         # The rows of list_sessions_rich (CLI-7), streamed: a large --limit printed as it is
         # read, not held whole. The layout depends on whether any row has a title, so the
         # rows before the first titled one wait (all of them only when none has one).
-        rows = db.iter_listed(
-            ListQuery.from_options(args.source, exclude, archived_only=archived_only), args.limit, brief=True,
-        )
+        rows = db.iter_listed(query, args.limit, brief=True)
         try:
             waiting: list[dict] = []
             for row in rows:
@@ -349,12 +353,15 @@ def _cmd_list(args: argparse.Namespace) -> int:
             rows.close()
         # An empty list over archived conversations says where they are (on stderr: stdout
         # keeps CLI-3's exact line).
-        archived = 0 if archived_only else db.session_count(
-            args.source, archived_only=True, exclude_children=True, exclude_sources=exclude,
-        )
+        if filtered:
+            archived = 0 if archived_only else db.lister.count_listed(query.with_(view="archived"))
+        else:
+            archived = 0 if archived_only else db.session_count(
+                args.source, archived_only=True, exclude_children=True, exclude_sources=exclude,
+            )
     print("No sessions found.")
     if archived:
-        where = f" --source {args.source}" if args.source else ""
+        where = f" --source {args.source}" if args.source and not filtered else " … (the same filters)" if filtered else ""
         print(f"({archived} archived: hermes sessions list{where} --archived)", file=sys.stderr)
     return 0
 
@@ -424,7 +431,6 @@ def _warn_unknown_source_at(path: Path, source: str) -> None:
 def _add_export(sub) -> None:
     parser = sub.add_parser("export", help="export sessions to JSONL or Markdown")
     parser.add_argument("output", metavar="OUTPUT", help="output file, or - for stdout")
-    parser.add_argument("--source", help="only sessions from this source")
     parser.add_argument("--session-id", help="export one session (full id or unique prefix)")
     parser.add_argument(
         "--format",
@@ -432,6 +438,9 @@ def _add_export(sub) -> None:
         default="jsonl",
         help="jsonl (default, re-importable) or md (readable transcript)",
     )
+    parser.add_argument("--dry-run", "-n", action="store_true",
+                        help="list the conversations the filters choose; write nothing")
+    cli_filters.add_filter_options(parser)
     parser.set_defaults(run=_cmd_export)
 
 
@@ -462,8 +471,27 @@ def _cmd_export(args: argparse.Namespace) -> int:
     with open_store("read") as db, _export_progress(to_stdout) as progress:
         # An empty --session-id is an error, never "every session" (CLI-17).
         session_ids = [resolve_id(db, args.session_id)] if args.session_id is not None else None
+        if session_ids and cli_filters.given(args):
+            raise CliExit("Error: give --session-id or filters, not both.", code=2)
         source = None if session_ids else args.source
         warn_unknown_source(db, source)
+        chosen = None if session_ids else cli_filters.export_choice(db, args)
+        if chosen is not None or args.dry_run:
+            if chosen is None:  # (a dry run of a whole store or a source: what the list has)
+                from hermes_state.listing.select import choose
+
+                chosen = choose(db.lister, cli_filters.query_from_args(db, args))
+            if args.dry_run:
+                cli_filters.say(cli_filters.chosen_lines(chosen))
+                n = sum(len(c.sessions) for c in chosen)
+                cli_filters.say([f"Would export {cli_filters.plural(len(chosen))} "
+                                 f"({cli_filters.plural(n, 'session')}); nothing was written."])
+                return 0
+            if not chosen:
+                print("No conversation matches the filters; nothing was exported.", file=sys.stderr)
+                return 0
+            session_ids = [sid for c in chosen for sid in c.sessions]
+            source = None
         if to_stdout:
             # Markdown on stdout is read on a terminal (or through a pipe that ends at one:
             # ``| head``): its controls are shown, never sent raw. Redirected to a file
@@ -496,9 +524,10 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
 @session_action("delete")
 def _add_delete(sub) -> None:
-    parser = sub.add_parser("delete", help="delete a session and its messages")
-    parser.add_argument("session_id", metavar="SESSION_ID", help="full id or unique prefix")
-    parser.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
+    parser = sub.add_parser("delete", help="delete a session and its messages (or every conversation the filters choose)")
+    parser.add_argument("session_id", metavar="SESSION_ID", nargs="?", help="full id or unique prefix")
+    cli_filters.add_action_options(parser)
+    cli_filters.add_filter_options(parser)
     parser.set_defaults(run=_cmd_delete)
 
 
@@ -507,6 +536,12 @@ def _cmd_delete(args: argparse.Namespace) -> int:
     the browser does, so ``hermes sessions restore`` can bring it back for a week."""
     from hermes_state.trash import TRASH_DAYS, default_trash_dir, delete_with_snapshot
 
+    if args.session_id is None or args.dry_run:
+        if args.session_id is not None:
+            raise CliExit("Error: --dry-run deletes by filter: give filters instead of a SESSION_ID.", code=2)
+        return cli_filters.delete_by_filter(args, _KIT)
+    if cli_filters.given(args):
+        raise CliExit("Error: give a SESSION_ID or filters, not both.", code=2)
     with open_store("write") as db:
         session_id = resolve_id(db, args.session_id)
         if not args.yes:
@@ -566,7 +601,10 @@ def _flag_command(name: str) -> None:
     @session_action(name)
     def _add(sub) -> None:
         parser = sub.add_parser(name, help=_FLAG_COMMANDS[name][2])
-        parser.add_argument("session_ids", metavar="SESSION_ID", nargs="+", help="full id or unique prefix")
+        parser.add_argument("session_ids", metavar="SESSION_ID", nargs="*",
+                            help="full id or unique prefix (or, instead, filters)")
+        cli_filters.add_action_options(parser)
+        cli_filters.add_filter_options(parser)
         parser.set_defaults(run=lambda args: _cmd_flag(args, name))
 
 
@@ -579,6 +617,10 @@ def _cmd_flag(args: argparse.Namespace, name: str) -> int:
     store has it, else our settings file -- never a new column). Every id must resolve
     before anything changes."""
     flag, value, _help = _FLAG_COMMANDS[name]
+    if not args.session_ids:
+        return cli_filters.flag_by_filter(args, name, _KIT)
+    if cli_filters.given(args) or args.dry_run:
+        raise CliExit("Error: give SESSION_IDs or filters, not both (--dry-run goes with filters).", code=2)
     with open_store("write") as db:
         ids = [resolve_id(db, arg) for arg in args.session_ids]
         problem = db.capabilities.archive_problem if flag == "archived" else None
@@ -647,20 +689,23 @@ def _add_prune(sub) -> None:
     parser.add_argument(
         "--older-than",
         type=_non_negative_int,
-        default=90,
+        default=None,
         metavar="DAYS",
-        help="age in days, measured from the session start (default 90)",
+        help="age in days, measured from the session start (default 90 without other filters; "
+        "with them, the same as --until DAYSd)",
     )
-    parser.add_argument("--source", help="only sessions from this source")
     parser.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
     parser.add_argument(
         "--dry-run", "-n", action="store_true", help="list what would be deleted; delete nothing"
     )
+    cli_filters.add_filter_options(parser)
     parser.set_defaults(run=_cmd_prune)
 
 
 def _cmd_prune(args: argparse.Namespace) -> int:
-    days = args.older_than
+    if [flag for flag in cli_filters.given(args) if flag != "--source"]:
+        return cli_filters.prune_by_filter(args, _KIT, args.older_than)
+    days = 90 if args.older_than is None else args.older_than
     where = f" from '{inert(args.source)}'" if args.source else ""
     if args.dry_run:
         with open_store("read") as db:
@@ -841,6 +886,13 @@ def _create_store_for_import() -> None:
         raise _open_error(f"cannot create {path}: {reason}") from exc
 
 
+# What the commands by filter (cli_filters) use of this module, handed to them: they do not
+# import it.
+_KIT = argparse.Namespace(
+    open_store=lambda access: open_store(access), confirm=lambda prompt: confirm(prompt), cancelled=_cancelled,
+)
+
+
 # ---------------------------------------------------------------------------- parser and main
 
 
@@ -926,7 +978,7 @@ def main(argv: list[str] | None = None, *, _sessions_prog: str = SESSIONS_PROG) 
         code = run(args)
         sys.stdout.flush()
         return code
-    except CliExit as exc:
+    except (CliExit, FilterError) as exc:
         _emit(exc.message)
         return exc.code
     except BrokenPipeError:
