@@ -471,7 +471,8 @@ def _cmd_export(args: argparse.Namespace) -> int:
     with open_store("read") as db, _export_progress(to_stdout) as progress:
         # An empty --session-id is an error, never "every session" (CLI-17).
         session_ids = [resolve_id(db, args.session_id)] if args.session_id is not None else None
-        if session_ids and cli_filters.given(args):
+        if session_ids and [flag for flag in cli_filters.given(args) if flag != "--source"]:
+            # (--source beside --session-id is ignored, as it always was: CLI-8)
             raise CliExit("Error: give --session-id or filters, not both.", code=2)
         source = None if session_ids else args.source
         warn_unknown_source(db, source)

@@ -1,4 +1,4 @@
-"""The one filter option group of ``hermes sessions`` (issue 43.1, 41.4).
+"""The one filter option group of ``hermes sessions`` (CLI-18, BR-21).
 
 ``list``, ``export``, ``archive`` / ``unarchive`` / ``pin`` / ``unpin``, ``prune`` and
 ``delete --filter…`` take the same options, made into one
@@ -243,10 +243,14 @@ def say(lines: list[str], stream=None) -> None:
 
 
 def require_filter(args: argparse.Namespace, command: str) -> None:
+    """Neither ids nor a filter: a usage error (usage line, then the reason; exit 2), as a
+    missing argument always was -- never "every conversation"."""
     if not given(args):
+        parser = getattr(args, "_help_parser", None)
+        usage = parser.format_usage().rstrip("\n") + "\n" if parser is not None else ""
         raise FilterError(
-            f"Error: {command} by filter needs at least one filter (--since, --source, --title, …; "
-            "see --help), or give SESSION_IDs.")
+            f"{usage}Error: {command} needs SESSION_IDs or at least one filter "
+            "(--since, --source, --title, …; see --help).")
 
 
 def _dry_run(chosen: "list[Chosen]", verb: str) -> None:

@@ -1,4 +1,4 @@
-"""The one filter option group (issue 43.1, 41.4) as real processes: list, export, archive,
+"""The one filter option group (CLI-18) as real processes: list, export, archive,
 unarchive, pin, prune and delete by filter on generated stores and on upstream's own v16 and
 v30 files (written in place: version and sqlite_master unchanged, integrity ok)."""
 
@@ -169,7 +169,11 @@ def test_list_with_unknown_workspace_says_so(made):
 @pytest.mark.parametrize("command", ["archive", "unarchive", "pin", "unpin", "delete"])
 def test_by_filter_commands_refuse_without_a_filter_and_touch_nothing(made, command):
     before = files_of(made)
-    one_line_error(hermes(made, command, "--yes"), 2, "at least one filter")
+    done = hermes(made, command, "--yes")
+    assert done.returncode == 2 and done.stdout == ""
+    usage, reason = done.stderr.strip().splitlines()[0], done.stderr.strip().splitlines()[-1]
+    assert usage.startswith(f"usage: hermes sessions {command}")  # a usage error, as always
+    assert "at least one filter" in reason and "Traceback" not in done.stderr
     assert files_of(made) == before
 
 
