@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Callable, TypeVar
 from hermes_state import SessionDB
 from hermes_state import listing
 from hermes_state.listing import ListQuery
+from hermes_state.listing.narrow import NO_NARROW, Narrow, narrowed_ids
 from hermes_state.listing import recency
 from hermes_state import open_store
 from hermes_state.store import READ_WAIT_TEXT, WRITE_WAIT_TEXT, retry_read, write_problem
@@ -51,13 +52,14 @@ __all__ = [
 def _query(
     source: str | None, exclude_sources: list[str] | None, view: str = "active", include_hidden: bool = False,
     include_delegates: bool = False, workspace: str | None = None, by_activity: bool = False,
+    narrow: Narrow = NO_NARROW,
 ) -> ListQuery:
     """The list the screen asks for, as the one value the store's list takes and every cache
     here is keyed by (:class:`~hermes_state.listing.ListQuery`)."""
     return ListQuery.from_options(
         source, exclude_sources, view=view, include_hidden=include_hidden, include_delegates=include_delegates,
         workspace=workspace, by_activity=by_activity,
-    )
+    ).with_(narrow=narrow)
 
 
 def _data_version(db: SessionDB) -> int | None:
@@ -458,10 +460,12 @@ class BrowserData:
         workspace: str | None = None,
         count: bool = True,
         provisional: bool = False,
+        narrow: Narrow = NO_NARROW,
     ) -> tuple[list[SessionSummary], int | None]:
         """A page of the list and its length (None with ``count=False``); ``provisional`` as
         :func:`hermes_state.listing.page` (the rows' ``exact`` says whether it was)."""
-        query = _query(source, exclude_sources, view, include_hidden, include_delegates, workspace, by_activity)
+        query = _query(source, exclude_sources, view, include_hidden, include_delegates, workspace, by_activity,
+                       narrow)
         if self._first_window is not None:
             self.reader  # adopts the reader read ahead (the pages came from it)
             ahead = self._first_window.take(query, offset, limit, count=count, provisional=provisional)
@@ -478,11 +482,28 @@ class BrowserData:
 
     def workspace_counts(
         self, *, source: str | None, exclude_sources: list[str] | None, view: str = "active",
-        include_hidden: bool = False,
+        include_hidden: bool = False, narrow: Narrow = NO_NARROW,
     ) -> list[listing.WorkspaceCount]:
         """Each workspace with its conversation count under the other filters (BR-13)."""
-        query = _query(source, exclude_sources, view, include_hidden, include_delegates=include_hidden)
+        query = _query(source, exclude_sources, view, include_hidden, include_delegates=include_hidden, narrow=narrow)
         return self.read(lambda db: listing.workspace_counts(db, query))
+
+    def count_windows(
+        self, narrows: dict[str, Narrow], *, source: str | None, exclude_sources: list[str] | None,
+        view: str = "active", include_hidden: bool = False, workspace: str | None = None,
+    ) -> dict[str, int]:
+        """How many conversations the list has under each of ``narrows`` (the time picker's
+        presets, BR-21) and the other filters, counted on the census's connection."""
+        counter = self._connection("counter")
+
+        def count(db: SessionDB) -> dict[str, int]:
+            return {
+                key: listing.count_listed(db, _query(source, exclude_sources, view, include_hidden, include_hidden,
+                                                     workspace, narrow=narrow))
+                for key, narrow in narrows.items()
+            }
+
+        return self._retry(lambda: count(counter))
 
     def page_of_ids(
         self,
@@ -508,7 +529,7 @@ class BrowserData:
     def census(
         self, *, count: bool, source: str | None, exclude_sources: list[str] | None, view: str = "active",
         include_hidden: bool = False, include_delegates: bool = False, workspace: str | None = None,
-        by_activity: bool = True,
+        by_activity: bool = True, narrow: Narrow = NO_NARROW,
     ) -> Census:
         """The list's length (when ``count``), the per-source counts and the exact pins, read
         on a connection of their own (``counter``): the scans take ~0.3 s at 250k sessions
@@ -517,7 +538,8 @@ class BrowserData:
         guess (no cache: a first run), gets one built here (1-2 s at 250k sessions);
         ``revised`` says whether either changes what its pages would show."""
         counter = self._connection("counter")
-        query = _query(source, exclude_sources, view, include_hidden, include_delegates, workspace, by_activity)
+        query = _query(source, exclude_sources, view, include_hidden, include_delegates, workspace, by_activity,
+                       narrow)
 
         def read(db: SessionDB) -> tuple[frozenset[str], int | None, dict[str, int]]:
             pins = db.pinned_ids()
@@ -696,10 +718,13 @@ class BrowserData:
     def search(
         self, query: str, *, source: str | None, exclude_sources: list[str] | None, limit: int = 40,
         offset: int = 0, workspace: str | None = None, include_hidden: bool = False,
+        narrow: Narrow = NO_NARROW,
     ) -> SearchView:
         """Full-text search grouped by conversation (XR-2), plus title/id matches (first page
         only); ``offset`` asks for a later page of hits (BR-20); hidden sessions only with
-        ``include_hidden`` (BR-15)."""
+        ``include_hidden`` (BR-15). ``narrow`` (the time window, BR-21) keeps the hits whose
+        conversation it keeps, as the list would: a page may then show fewer groups than
+        hits were asked for (``more`` still says whether the search has more)."""
         view = SearchView(query=query, offset=offset)
         view.stamps["start"] = time.perf_counter()
         if not query.strip():
@@ -745,7 +770,11 @@ class BrowserData:
         view.note = getattr(result, "note", None) or getattr(result, "error", None)
         view.answered = getattr(result, "answered_query", None)
         roots = self._roots_of({hit.session_id for hit in result.hits})
-        conversations = group_hits_by_conversation(searcher, result.hits, roots)
+        hits = result.hits
+        if narrow:
+            kept = self._narrowed(searcher, narrow, list(set(roots.values())))
+            hits = [hit for hit in hits if roots.get(hit.session_id, hit.session_id) in kept]
+        conversations = group_hits_by_conversation(searcher, hits, roots)
         labels = self._conversation_labels([c.root_id for c in conversations])
         unnamed = listing.ConversationLabel("")
         view.groups = []
@@ -761,8 +790,17 @@ class BrowserData:
             ))
         view.stamps["grouped"] = time.perf_counter()
         view.title_matches = titles.result() if titles is not None else []
+        if narrow and view.title_matches:
+            kept = self._narrowed(searcher, narrow, [s.id for s in view.title_matches])
+            view.title_matches = [s for s in view.title_matches if s.id in kept]
         view.stamps["done"] = time.perf_counter()
         return view
+
+    def _narrowed(self, db: SessionDB, narrow: Narrow, session_ids: list[str]) -> set[str]:
+        """Those of ``session_ids`` (listed rows) ``narrow`` keeps."""
+        store = db.store
+        return self._retry(lambda: store.read(
+            lambda conn: narrowed_ids(conn, narrow, store.rules, store.has_session_column, session_ids)))
 
     def _conversation_labels(self, root_ids: list[str]) -> dict[str, listing.ConversationLabel]:
         """Each conversation's name (:func:`listing.conversation_labels`), the ones read since

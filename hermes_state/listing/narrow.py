@@ -194,3 +194,22 @@ def narrow_clauses(
             clauses.append(f"{last} <= ?")
             params.append(narrow.until)
     return clauses, params
+
+
+def narrowed_ids(
+    conn, narrow: Narrow, rules: Rules, has_column: Callable[[str], bool], session_ids: list[str],
+) -> set[str]:
+    """Those of ``session_ids`` whose rows ``narrow`` keeps (each read as a listed row: a
+    search hit's conversation root, a title match), in statements of 400 ids."""
+    ids = list(dict.fromkeys(session_ids))
+    if not narrow:
+        return set(ids)
+    clauses, params = narrow_clauses(narrow, rules, has_column)
+    where = " AND ".join(clauses)
+    kept: set[str] = set()
+    for start in range(0, len(ids), 400):
+        chunk = ids[start:start + 400]
+        marks = ",".join("?" for _ in chunk)
+        kept.update(row[0] for row in conn.execute(
+            f"SELECT s.id FROM sessions s WHERE s.id IN ({marks}) AND {where}", [*chunk, *params]))
+    return kept

@@ -31,6 +31,8 @@ from textual.widget import Widget
 from textual.widgets import ContentSwitcher, Input
 
 from hermes_state.listing import VIEWS, hidden_sources
+from hermes_state.listing.narrow import NO_NARROW, Narrow
+from hermes_state.timewindow import PRESETS, preset_window
 from hermes_state.visibility import INTERNAL_SOURCES
 from hermes_state.models import SessionSummary
 
@@ -38,6 +40,7 @@ from ..context import Access, AppContext, StoreChange, StoreStatus
 from ..keynames import bound_keys_label
 from ..messages import SearchFinished, WorkerDone
 from ..modals.source_picker import SourcePicker
+from ..modals.time_picker import TimePick, TimePicker, time_label
 from ..modals.workspace_picker import WorkspacePick, WorkspacePicker, workspace_label
 from ..textsafe import InertHighlighter, inert_line
 from .base import HermesScreen
@@ -83,6 +86,7 @@ class BrowserScreen(HermesScreen):
         Binding("y", "copy_id", "Copy id", id="copy_id"),
         Binding("s", "cycle_source", "Source", id="cycle_source"),
         Binding("w", "pick_workspace", "Workspace", id="pick_workspace", show=False),
+        Binding("T", "pick_time", "Time", id="pick_time", show=False),
         Binding("L", "toggle_lanes", "Lanes", id="lanes_only"),
         Binding("i", "toggle_detail", "Details", id="toggle_detail"),
         Binding("question_mark", "help", "Help", id="help"),
@@ -118,6 +122,10 @@ class BrowserScreen(HermesScreen):
         self.show_hidden = False
         #: One workspace (BR-13): None every one, ``NO_WORKSPACE`` those without one.
         self.workspace: str | None = None
+        #: The time window (BR-21): a preset of the picker, and its window as it was when
+        #: chosen (one value: the list's cache key must not move with the clock).
+        self.time_key = "any"
+        self.narrow: Narrow = NO_NARROW
         self._widgets: dict[type, Widget] = {}
         #: Search as you type: the query, its searches and the search pane.
         self.search = SearchAsYouType(self)
@@ -224,6 +232,8 @@ class BrowserScreen(HermesScreen):
         label = inert_line(self.source_filter) or ("all" if self.internal_shown else "all (internal runs hidden)")
         if self.workspace is not None:
             label += f" · in {workspace_label(self.workspace)}"
+        if self.time_key != "any":
+            label += f" · {time_label(self.time_key)}"
         return f"{label} · live lanes" if self.lanes_only else label
 
     def _filter_parts(self) -> list[str]:
@@ -236,6 +246,8 @@ class BrowserScreen(HermesScreen):
             parts.append("live lanes only")
         if self.workspace is not None:
             parts.append(f"workspace {workspace_label(self.workspace)}")
+        if self.time_key != "any":
+            parts.append(time_label(self.time_key))
         parts.append(VIEW_NAMES[self.view])
         if self.show_hidden:
             parts.append("hidden, internal and delegate runs shown")
@@ -255,7 +267,7 @@ class BrowserScreen(HermesScreen):
         session the store holds is archived, hidden or an internal or delegate run, or that
         there is no session yet -- never "no sessions yet" over a store that has some."""
         narrowed = (self.source_filter is not None or self.workspace is not None or self.lanes_only
-                    or self.view == "archived")
+                    or self.view == "archived" or self.time_key != "any")
         if narrowed:
             view = (f" ({bound_keys_label(self.app, 'cycle_view', 'v')} changes the view)"
                     if self.view != "all" else "")
@@ -279,7 +291,7 @@ class BrowserScreen(HermesScreen):
 
     def filter_key(self) -> tuple:
         return (self.source_filter, self.lanes_only, self.view, self.by_activity, self.show_hidden,
-                self.workspace, self.ctx.config.show_tool_sessions)
+                self.workspace, self.ctx.config.show_tool_sessions, self.narrow)
 
     def update_titles(self) -> None:
         lst = self.session_list
@@ -525,7 +537,36 @@ class BrowserScreen(HermesScreen):
     def _load_workspaces(self, picker: WorkspacePicker) -> None:
         counts = self.ctx.store.workspace_counts(
             source=self.source_filter, exclude_sources=self.exclude_sources, view=self.view,
-            include_hidden=self.show_hidden,
+            include_hidden=self.show_hidden, narrow=self.narrow,
+        )
+        self.post_message(WorkerDone(picker.set_counts, counts))  # (a picker closed meanwhile ignores them)
+
+    def action_pick_time(self) -> None:
+        """``T``: narrow the list, its counts and the search to conversations last active in
+        a window (BR-21), picked from presets, each with its count (read in the background)."""
+
+        def chosen(pick: TimePick | None) -> None:
+            if pick is None or pick.key == self.time_key:
+                return
+            self.time_key = pick.key
+            since, until = preset_window(pick.key, self.ctx.clock())
+            self.narrow = self.narrow.with_(since=since, until=until)
+            self._reload_from_top()
+
+        picker = TimePicker(self.time_key)
+        self.app.push_screen(picker, chosen)
+        self._load_time_counts(picker)
+
+    @work(thread=True, group="time-counts", exclusive=True, exit_on_error=False)
+    def _load_time_counts(self, picker: TimePicker) -> None:
+        now = self.ctx.clock()
+        windows = {}
+        for preset in PRESETS:
+            since, until = preset_window(preset.key, now)
+            windows[preset.key] = self.narrow.with_(since=since, until=until)
+        counts = self.ctx.store.count_windows(
+            windows, source=self.source_filter, exclude_sources=self.exclude_sources, view=self.view,
+            include_hidden=self.show_hidden, workspace=self.workspace,
         )
         self.post_message(WorkerDone(picker.set_counts, counts))  # (a picker closed meanwhile ignores them)
 

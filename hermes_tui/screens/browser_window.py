@@ -135,7 +135,7 @@ class ListWindow:
             offset, size, source=screen.source_filter, exclude_sources=screen.exclude_sources,
             view=screen.view, by_activity=screen.by_activity,
             include_hidden=screen.show_hidden, include_delegates=screen.show_hidden,
-            workspace=screen.workspace, count=count, provisional=provisional,
+            workspace=screen.workspace, count=count, provisional=provisional, narrow=screen.narrow,
         )
 
     def load(self, center: int, keep_key: str | None, *, keep_current: bool = False, correction: bool = False) -> None:
@@ -239,7 +239,7 @@ class ListWindow:
             census = screen.ctx.store.census(
                 count=count, source=screen.source_filter, exclude_sources=screen.exclude_sources,
                 view=screen.view, include_hidden=screen.show_hidden, include_delegates=screen.show_hidden,
-                workspace=screen.workspace, by_activity=screen.by_activity,
+                workspace=screen.workspace, by_activity=screen.by_activity, narrow=screen.narrow,
             )
         except BaseException:
             # Posted before the error is: the screen learns the census ended, then why.

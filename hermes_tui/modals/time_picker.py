@@ -1,0 +1,97 @@
+"""TimePicker: narrow the list, its counts and the search to a time window (``T``, BR-21).
+
+The window is a conversation's last activity (what the list's time column shows by last
+activity): "Last 7 days" keeps the conversations someone spoke in this week, however long
+ago they began. Each preset shows how many conversations the list would have under the other
+filters; the counts are read in the background (each is a look at every conversation's
+last activity) and the picker can be used before they arrive. Returns a :class:`TimePick`,
+or None when cancelled.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+from hermes_state.timewindow import PRESETS
+
+
+@dataclass(frozen=True)
+class TimePick:
+    """The choice: a preset's key (``any`` for no window)."""
+
+    key: str
+
+
+#: How the status line names each preset's window.
+PHRASES = {"any": "any time", "today": "active today", "7d": "active in the last 7 days",
+           "30d": "active in the last 30 days", "year": "active this year"}
+
+
+def time_label(key: str) -> str:
+    """How the status line names a time filter (``any``: "any time")."""
+    return PHRASES.get(key, key)
+
+
+class TimePicker(ModalScreen[TimePick | None]):
+    BINDINGS = [
+        Binding("escape,q", "cancel", "Cancel", id="time_cancel"),
+    ]
+
+    def __init__(self, current: str, counts: dict[str, int] | None = None) -> None:
+        """``counts`` (preset key → conversations) None: still being read; :meth:`set_counts`
+        shows them."""
+        super().__init__()
+        self.current = current
+        self.counts = counts
+
+    def _options(self) -> list[Option]:
+        return [Option(self._label(p.label, p.key), id=p.key) for p in PRESETS]
+
+    def _label(self, name: str, key: str) -> Text:
+        chosen = key == self.current
+        text = Text("● " if chosen else "  ")
+        text.append(f"{name:<16}", style="bold" if chosen else "")
+        if self.counts is None:
+            text.append("       …", style="dim")
+        elif key in self.counts:
+            text.append(f"{self.counts[key]:>8,}", style="" if chosen else "dim")
+        return text
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="time-box", classes="modal-box"):
+            yield Static(Text("Show conversations last active"), classes="modal-heading")
+            yield OptionList(*self._options(), id="time-options")
+
+    def on_mount(self) -> None:
+        box = self.query_one("#time-box")
+        box.border_title = "Time"
+        box.border_subtitle = "Enter chooses · Esc cancels"
+        options = self.query_one(OptionList)
+        options.highlighted = next((i for i, p in enumerate(PRESETS) if p.key == self.current), 0)
+        options.focus()
+
+    def set_counts(self, counts: dict[str, int]) -> None:
+        if not self.is_attached:
+            return  # closed before the counts arrived
+        self.counts = counts
+        options = self.query_one(OptionList)
+        highlighted = options.highlighted
+        options.clear_options()
+        options.add_options(self._options())
+        options.highlighted = highlighted
+
+    @on(OptionList.OptionSelected, "#time-options")
+    def _chosen(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(TimePick(event.option.id or "any"))
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
