@@ -30,7 +30,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 __all__ = [
-    "TimeParseError", "parse_time", "parse_age", "window_from_terms", "PRESETS", "Preset", "preset_window",
+    "TimeParseError", "parse_time", "parse_age", "window_from_terms", "split_time_terms", "PRESETS", "Preset",
+    "preset_window",
 ]
 
 
@@ -158,6 +159,34 @@ def window_from_terms(
     if since is not None and until is not None and until < since:
         raise TimeParseError(f"empty time window: before:{before} is earlier than after:{after}")
     return since, until
+
+
+#: ``after:VALUE`` / ``before:VALUE`` in a search (VALUE up to the next space; a date and a
+#: time are written with a ``T``: ``after:2026-10-01T14:30``).
+_TERM_RE = re.compile(r"(?<!\S)(after|before):(\S+)", re.IGNORECASE)
+
+
+def split_time_terms(text: str) -> tuple[str, str | None, str | None]:
+    """``text`` without its ``after:`` / ``before:`` terms, and their values (the last of
+    each kind counts), for :func:`window_from_terms`. A term inside double quotes is a
+    phrase's words, not a window; without any term ``text`` comes back as it was."""
+    after: str | None = None
+    before: str | None = None
+    pieces: list[str] = []
+    last = 0
+    for found in _TERM_RE.finditer(text):
+        if text.count('"', 0, found.start()) % 2 == 1:
+            continue  # (inside a quoted phrase)
+        pieces.append(text[last:found.start()])
+        last = found.end()
+        if found.group(1).lower() == "after":
+            after = found.group(2)
+        else:
+            before = found.group(2)
+    if after is None and before is None:
+        return text, None, None
+    pieces.append(text[last:])
+    return " ".join(" ".join(pieces).split()), after, before
 
 
 @dataclass(frozen=True)

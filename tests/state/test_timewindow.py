@@ -85,3 +85,14 @@ def test_presets_of_the_picker():
     assert datetime.fromtimestamp(preset_window("year", NOW)[0]) == datetime(2026, 1, 1)
     with pytest.raises(ValueError):
         preset_window("fortnight", NOW)
+
+
+def test_after_and_before_terms_are_taken_out_of_a_search_and_the_rest_kept():
+    from hermes_state.timewindow import split_time_terms
+
+    assert split_time_terms("docker after:2026-10-01 deploy before:7d") == ("docker deploy", "2026-10-01", "7d")
+    assert split_time_terms("docker deploy") == ("docker deploy", None, None)
+    assert split_time_terms('"after:noon" kube') == ('"after:noon" kube', None, None)  # a phrase's words
+    assert split_time_terms("AFTER:3d") == ("", "3d", None)
+    assert split_time_terms("x after:1d after:2d") == ("x", "2d", None)  # the last one counts
+    assert split_time_terms("hereafter:1d") == ("hereafter:1d", None, None)

@@ -97,3 +97,35 @@ def test_br21_snapshot_time_picker_80x24(fixed_db: Path, snap_compare) -> None:
         await settle(pilot)
 
     assert snap_compare(make_app(fixed_db), terminal_size=(80, 24), run_before=run_before)
+
+
+async def test_br21_after_and_before_in_the_search_field_narrow_the_search(fixed_db: Path) -> None:
+    app = make_app(fixed_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+
+        async def search(text: str):
+            screen.search_input.value = ""
+            await settle(pilot)
+            await pilot.press("slash", *text)
+            await settle(pilot)
+            return screen.results.view
+
+        # Kyoto is in yesterday's travel plans.
+        assert [g.root_id for g in (await search("Kyoto")).groups] == ["20261117_090000_d4e5f6a7"]
+        assert (await search("Kyoto after:today")).groups == []
+        assert [g.root_id for g in (await search("Kyoto before:today")).groups] == ["20261117_090000_d4e5f6a7"]
+        assert [g.root_id for g in (await search("Kyoto after:2026-11-17")).groups] == ["20261117_090000_d4e5f6a7"]
+        # With the picker's window too: both hold.
+        await pilot.press("escape")
+        await settle(pilot)
+        await choose(pilot, "Today")
+        assert (await search("Kyoto before:today")).groups == []
+        # A term that cannot be read is left out, and the pane says why.
+        await pilot.press("escape")
+        await settle(pilot)
+        await choose(pilot, "Any time")
+        view = await search("Kyoto after:7x")
+        assert [g.root_id for g in view.groups] == ["20261117_090000_d4e5f6a7"]
+        assert "7x" in (view.note or "")
