@@ -891,6 +891,7 @@ def _create_store_for_import() -> None:
 # import it.
 _KIT = argparse.Namespace(
     open_store=lambda access: open_store(access), confirm=lambda prompt: confirm(prompt), cancelled=_cancelled,
+    warn_unknown_source=lambda db, source: warn_unknown_source(db, source),
 )
 
 

@@ -289,6 +289,7 @@ def flag_by_filter(args: argparse.Namespace, name: str, kit: Any) -> int:
         problem = db.capabilities.archive_problem if name in ("archive", "unarchive") else None
         if problem:
             raise FilterError(f"Error: {problem}; nothing was changed.", code=1)
+        kit.warn_unknown_source(db, getattr(args, "source", None))
         query = query_from_args(db, args, view=view)
         chosen = choose(db.lister, query)
         if name in ("pin", "unpin"):
@@ -319,6 +320,7 @@ def prune_by_filter(args: argparse.Namespace, kit: Any, older_than_days: float |
     from hermes_state.listing.select import choose, delete_chosen
 
     with kit.open_store("read" if args.dry_run else "write") as db:
+        kit.warn_unknown_source(db, getattr(args, "source", None))
         query = query_from_args(db, args)
         if older_than_days is not None:
             import time
@@ -366,6 +368,7 @@ def delete_by_filter(args: argparse.Namespace, kit: Any) -> int:
 
     require_filter(args, "delete")
     with kit.open_store("read" if args.dry_run else "write") as db:
+        kit.warn_unknown_source(db, getattr(args, "source", None))
         query = query_from_args(db, args)
         chosen = choose(db.lister, query)
         if args.dry_run:
