@@ -32,8 +32,8 @@ class TimePick:
 
 
 #: How the status line names each preset's window.
-PHRASES = {"any": "any time", "today": "active today", "7d": "active in the last 7 days",
-           "30d": "active in the last 30 days", "year": "active this year"}
+PHRASES = {"any": "any time", "today": "last active today", "7d": "last active within 7 days",
+           "30d": "last active within 30 days", "year": "last active this year"}
 
 
 def time_label(key: str) -> str:

@@ -42,7 +42,7 @@ async def test_br21_time_picker_changes_the_list_its_counts_and_the_search(fixed
         screen = app.screen
         lst = screen.session_list
         everything = lst.total
-        assert everything == 7 and "active today" not in status(screen)
+        assert everything == 7 and "last active today" not in status(screen)
 
         # The picker shows each window with its count under the other filters.
         await pilot.press("T")
@@ -63,7 +63,7 @@ async def test_br21_time_picker_changes_the_list_its_counts_and_the_search(fixed
         assert lst.total == 3
         rows = [lst.row(i) for i in range(lst.total)]
         assert {r.id for r in rows} == {"20261118_074000_a1b2c3", "20261118_060000_b2c3d4e5", "20261118_030000_c3d4e5"}
-        assert "active today" in status(screen), "the window is named with the other filters"
+        assert "last active today" in status(screen), "the window is named with the other filters"
 
         # The search obeys the same window: "Kyoto" is in yesterday's travel plans only.
         await pilot.press("slash", *"Kyoto")
@@ -87,7 +87,7 @@ async def test_br21_a_window_with_nothing_in_it_says_which_filters_leave_nothing
         screen = app.screen
         await choose(pilot, "Last 30 days")
         assert screen.session_list.total == 0
-        assert "active in the last 30 days" in screen.session_list.empty_text
+        assert "last active within 30 days" in screen.session_list.empty_text
 
 
 def test_br21_snapshot_time_picker_80x24(fixed_db: Path, snap_compare) -> None:
