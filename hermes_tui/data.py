@@ -488,20 +488,13 @@ class BrowserData:
         query = _query(source, exclude_sources, view, include_hidden, include_delegates=include_hidden, narrow=narrow)
         return self.read(lambda db: listing.workspace_counts(db, query))
 
-    def count_windows(
-        self, narrows: dict[str, Narrow], *, source: str | None, exclude_sources: list[str] | None,
-        view: str = "active", include_hidden: bool = False, workspace: str | None = None,
-    ) -> dict[str, int]:
-        """How many conversations the list has under each of ``narrows`` (the time picker's
-        presets, BR-21) and the other filters, counted on the census's connection."""
+    def count_windows(self, query: ListQuery, narrows: dict[str, Narrow]) -> dict[str, int]:
+        """How many conversations ``query``'s list has under each of ``narrows`` in its place
+        (the time picker's presets, BR-21), counted on the census's connection."""
         counter = self._connection("counter")
 
         def count(db: SessionDB) -> dict[str, int]:
-            return {
-                key: listing.count_listed(db, _query(source, exclude_sources, view, include_hidden, include_hidden,
-                                                     workspace, narrow=narrow))
-                for key, narrow in narrows.items()
-            }
+            return {key: listing.count_listed(db, query.with_(narrow=narrow)) for key, narrow in narrows.items()}
 
         return self._retry(lambda: count(counter))
 

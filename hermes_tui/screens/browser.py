@@ -30,7 +30,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widget import Widget
 from textual.widgets import ContentSwitcher, Input
 
-from hermes_state.listing import VIEWS, hidden_sources
+from hermes_state.listing import VIEWS, ListQuery, hidden_sources
 from hermes_state.listing.narrow import NO_NARROW, Narrow
 from hermes_state.timewindow import PRESETS, preset_window
 from hermes_state.visibility import INTERNAL_SOURCES
@@ -288,6 +288,13 @@ class BrowserScreen(HermesScreen):
         """The filters other than the source, as the list pane's title shows them."""
         extra = " · hidden, internal and delegate runs shown" if self.show_hidden else ""
         return f"{VIEW_NAMES[self.view]} · by {'last activity' if self.by_activity else 'start'}{extra}"
+
+    def list_query(self) -> ListQuery:
+        """The screen's filters as the one value the store's list takes."""
+        return ListQuery.from_options(
+            self.source_filter, self.exclude_sources, view=self.view, include_hidden=self.show_hidden,
+            include_delegates=self.show_hidden, workspace=self.workspace, by_activity=self.by_activity,
+        ).with_(narrow=self.narrow)
 
     def filter_key(self) -> tuple:
         return (self.source_filter, self.lanes_only, self.view, self.by_activity, self.show_hidden,
@@ -564,10 +571,7 @@ class BrowserScreen(HermesScreen):
         for preset in PRESETS:
             since, until = preset_window(preset.key, now)
             windows[preset.key] = self.narrow.with_(since=since, until=until)
-        counts = self.ctx.store.count_windows(
-            windows, source=self.source_filter, exclude_sources=self.exclude_sources, view=self.view,
-            include_hidden=self.show_hidden, workspace=self.workspace,
-        )
+        counts = self.ctx.store.count_windows(self.list_query(), windows)
         self.post_message(WorkerDone(picker.set_counts, counts))  # (a picker closed meanwhile ignores them)
 
     def action_cycle_view(self) -> None:
