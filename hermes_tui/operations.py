@@ -21,7 +21,7 @@ from hermes_state.conversation import conversation_members
 from hermes_state.errors import TitleChangedError, describe_write_error
 from hermes_state.paths import write_atomic
 from hermes_state.titles import sanitize_title
-from hermes_state.listing import workspace_session_ids
+from hermes_state.listing import ListQuery, workspace_session_ids
 from .textsafe import home_path
 
 if TYPE_CHECKING:  # (the trash and the export are imported when first used, not at start-up)
@@ -241,11 +241,14 @@ def plan_export(
     now: float,
     marked: list[str] | None = None,
     workspace: str | None = None,
+    listed: "ListQuery | None" = None,
 ) -> ExportPlan:
     """The scopes offered for an export started on ``session_id`` with the screen's state.
 
     ``marked`` conversations (BR-14) come first, each with its whole lineage; ``workspace``
-    narrows the "every session" scope to one workspace (BR-13).
+    narrows the "every session" scope to one workspace (BR-13); ``listed``, the screen's list
+    when a time window narrows it (BR-21), makes that scope the conversations it lists,
+    each whole.
     """
     scopes: list[ExportScope] = []
     if marked:
@@ -304,6 +307,23 @@ def plan_export(
                     unavailable=None if n else "no session matches this search",
                 )
             )
+    elif listed is not None and listed.narrow:
+        from hermes_state.listing.select import choose
+
+        chosen = choose(reader.lister, listed)
+        ids = [sid for item in chosen for sid in item.sessions]
+        k, n = len(chosen), len(ids)
+        scopes.append(
+            ExportScope(
+                "listed",
+                f"Every conversation in the list (its time window) — {k} conversation{'s' if k != 1 else ''}, "
+                f"{n} session{'s' if n != 1 else ''}",
+                "listed",
+                n,
+                tuple(ids),
+                unavailable=None if n else "the list is empty",
+            )
+        )
     elif workspace is not None:
         ids = workspace_session_ids(reader, workspace, source, exclude_sources)
         n = len(ids)

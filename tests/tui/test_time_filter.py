@@ -129,3 +129,21 @@ async def test_br21_after_and_before_in_the_search_field_narrow_the_search(fixed
         view = await search("Kyoto after:7x")
         assert [g.root_id for g in view.groups] == ["20261117_090000_d4e5f6a7"]
         assert "7x" in (view.note or "")
+
+
+async def test_br21_export_offers_the_conversations_the_window_lists(fixed_db: Path) -> None:
+    from hermes_tui.modals.export import ExportModal
+
+    app = make_app(fixed_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await choose(pilot, "Today")
+        await pilot.press("e")
+        await settle(pilot)
+        modal = app.screen
+        assert isinstance(modal, ExportModal)
+        listed = [s for s in modal.plan.scopes if s.key == "listed"]
+        assert len(listed) == 1 and "3 conversations, 3 sessions" in listed[0].label
+        assert set(listed[0].session_ids) == {
+            "20261118_074000_a1b2c3", "20261118_060000_b2c3d4e5", "20261118_030000_c3d4e5"}
+        assert not [s for s in modal.plan.scopes if s.key == "all"]  # (the window is not ignored)
