@@ -317,3 +317,20 @@ def test_help_of_each_command_lists_the_filters(made):
                      "--max-tokens", "--min-cost", "--max-cost", "--min-tool-calls", "--max-tool-calls",
                      "--source"):
             assert flag in text, (command, flag)
+
+
+def test_readme_command_line_section_names_every_option_of_the_commands_by_filter():
+    from hermes_tui.cli import build_parser
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Command line"):readme.index("## Layout")]
+    parser = build_parser()
+    sessions = parser._subparsers._group_actions[0].choices["sessions"]  # (argparse has no public walk)
+    actions = sessions._subparsers._group_actions[0].choices
+    missing = []
+    for command in ("list", "export", "archive", "unarchive", "pin", "unpin", "prune", "delete"):
+        for action in actions[command]._actions:
+            for flag in action.option_strings:
+                if flag.startswith("--") and flag != "--help" and flag not in section:
+                    missing.append(f"{command} {flag}")
+    assert missing == []
