@@ -218,7 +218,8 @@ def chosen_lines(chosen: "list[Chosen]", limit: int = SHOWN) -> list[str]:
 
     lines = []
     for item in chosen[:limit]:
-        extra = f" (+{len(item.sessions) - 1} segments)" if len(item.sessions) > 1 else ""
+        more = len(item.sessions) - 1  # (its chain's later segments, its delegate runs)
+        extra = f" (+{plural(more, 'session')})" if more else ""
         lines.append(f"  {inert(item.id)}  {inert(item.source or '')}  "
                      f"{fit_cells(inert(item.title or UNTITLED_MARK), 40)}{extra}")
     if len(chosen) > limit:
@@ -381,18 +382,21 @@ def delete_by_filter(args: argparse.Namespace, kit: Any) -> int:
         messages = sum(c.messages for c in chosen)
         _ask(kit, args, chosen,
              f"Delete {plural(len(chosen))} ({plural(sessions, 'session')}, {plural(messages, 'message')})? [y/N] ")
-        deleted = 0
         failed: list[str] = []
         trash = default_trash_dir()
+        gone: set[str] = set()
         for item in chosen:
             for session_id in item.sessions:
+                if session_id in gone:
+                    continue  # (a delegate run deleted with its parent, UC-5)
                 outcome = delete_with_snapshot(
                     lambda: db, session_id, sessions_dir=db.db_path.parent / "sessions", trash=trash,
                 )
-                if outcome.ok:
-                    deleted += 1
+                if outcome.ok and outcome.deleted is not None:
+                    gone.update(outcome.deleted.session_ids)
                 elif db.get_session(session_id) is not None:
                     failed.append(f"{session_id}: {outcome.error or 'not deleted'}")
+        deleted = len(gone)
     print(f"Deleted {plural(len(chosen))} ({plural(deleted, 'session')}).")
     print(f"Kept {TRASH_DAYS} days in the trash: hermes sessions trash", file=sys.stderr)
     for line in failed:

@@ -2,8 +2,9 @@
 act on all of them at once (export, archive, pin, prune and delete by filter).
 
 A command by filter acts on exactly what ``hermes sessions list`` with the same filters
-would list (the same WHERE clause, :meth:`Lister.filters`), each conversation whole: its
-compression lineage (the segments the list shows as one row).
+would list (the same WHERE clause, :meth:`Lister.filters`), each conversation whole: the
+segments of its compression chain (shown as one row) and its delegate runs, as
+:func:`~hermes_state.conversation.conversation_members` has them.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..deletion import busy_sessions, compression_lineage, delete_session_rows
+from ..deletion import busy_sessions, delete_session_rows
 from .query import ListQuery
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -22,24 +23,25 @@ if TYPE_CHECKING:  # pragma: no cover
 @dataclass(frozen=True)
 class Chosen:
     """One conversation a filter chose: its listed row's id, source and title, whether it
-    is pinned, and every session of its compression lineage (the listed row first)."""
+    is pinned, and every session of it (the listed row first)."""
 
     id: str
     source: str | None
     title: str | None
     pinned: bool
     sessions: tuple[str, ...]
-    #: Every session of the lineage has ended (a prune takes only those).
+    #: Every session of it has ended (a prune takes only those).
     ended: bool
     messages: int
 
 
 def choose(lister: "Lister", query: ListQuery) -> list[Chosen]:
-    """The conversations ``query`` lists, newest start first, with their lineages (one read
+    """The conversations ``query`` lists, newest start first, each with its members (one read
     snapshot)."""
     store = lister.store
     where, params = lister.filters(query.with_(include_children=False))
     pins = lister.pinned_ids_known() or frozenset()
+    listed = store.rules.listed("c")
 
     def read(conn: sqlite3.Connection) -> list[Chosen]:
         cursor = conn.cursor()
@@ -49,16 +51,32 @@ def choose(lister: "Lister", query: ListQuery) -> list[Chosen]:
             f"SELECT s.id, s.source, {title} FROM sessions s {where} ORDER BY s.started_at DESC, s.id",
             params,
         ).fetchall()
+        # Each conversation's members, as the browser's export of a marked one takes them
+        # (conversation_members): down from the listed row to every child not listed on its
+        # own -- the compression chain and the delegate runs, not branches or resets. For 400
+        # conversations at a time (one statement, not one walk per conversation).
+        members: dict[str, list[tuple[str, int, int]]] = {}
+        for start in range(0, len(rows), 400):
+            chunk = [row[0] for row in rows[start:start + 400]]
+            marks = ",".join("?" for _ in chunk)
+            for root, sid, open_, messages in cursor.execute(
+                "WITH RECURSIVE down(root, id) AS ("
+                f" SELECT id, id FROM sessions WHERE id IN ({marks})"
+                " UNION SELECT down.root, c.id FROM down JOIN sessions c ON c.parent_session_id = down.id"
+                f" WHERE NOT {listed})"
+                " SELECT down.root, down.id, m.ended_at IS NULL, COALESCE(m.message_count, 0)"
+                " FROM down JOIN sessions m ON m.id = down.id ORDER BY down.root, down.id != down.root, m.started_at, m.id",
+                chunk,
+            ):
+                members.setdefault(root, []).append((sid, int(open_ or 0), int(messages or 0)))
         out = []
         for sid, source, name in rows:
-            lineage = [sid] + [other for other in compression_lineage(conn, sid) if other != sid]
-            marks = ",".join("?" for _ in lineage)
-            open_, messages = cursor.execute(
-                f"SELECT SUM(ended_at IS NULL), COALESCE(SUM(message_count), 0) FROM sessions WHERE id IN ({marks})",
-                lineage,
-            ).fetchone()
-            pinned = any(member in pins for member in lineage)
-            out.append(Chosen(sid, source, name, pinned, tuple(lineage), not open_, int(messages or 0)))
+            found = members.get(sid) or [(sid, 0, 0)]
+            ids = tuple(member for member, _open, _count in found)
+            out.append(Chosen(
+                sid, source, name, any(member in pins for member in ids), ids,
+                not any(open_ for _sid, open_, _count in found), sum(count for *_rest, count in found),
+            ))
         return out
 
     return store.read_snapshot(lambda: store.read(read))

@@ -334,3 +334,21 @@ def test_readme_command_line_section_names_every_option_of_the_commands_by_filte
                 if flag.startswith("--") and flag != "--help" and flag not in section:
                     missing.append(f"{command} {flag}")
     assert missing == []
+
+
+def test_a_conversation_is_taken_whole_its_chain_and_its_delegate_runs(fixture_home):
+    home = fixture_home(30)
+    path = home / "state.db"
+    dry = hermes(home, "delete", "--cwd", "/home/u", "--dry-run")
+    assert dry.stdout.splitlines()[0].split()[0] == "20260921_090000_s1" and "(+1 session)" in dry.stdout
+    done = hermes(home, "delete", "--cwd", "/home/u", "--yes")
+    assert done.returncode == 0 and done.stdout == "Deleted 1 conversation (2 sessions).\n"
+    conn = sqlite3.connect(path)
+    try:
+        left = {row[0] for row in conn.execute("SELECT id FROM sessions")}
+    finally:
+        conn.close()
+    assert not {"20260921_090000_s1", "20260921_090500_d1"} & left  # the delegate run went with it
+    chain = hermes(home, "archive", "--title", "release prep", "--source", "cli", "--dry-run")
+    assert "20260921_120000_c1" in chain.stdout and "(+2 sessions)" in chain.stdout
+    integrity_ok(path)
