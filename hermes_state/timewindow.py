@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 __all__ = [
-    "TimeParseError", "parse_time", "parse_age", "window_from_terms", "split_time_terms", "PRESETS", "Preset",
-    "preset_window",
+    "TimeParseError", "parse_time", "parse_age", "parse_window", "window_from_terms", "split_time_terms",
+    "PRESETS", "Preset", "preset_window",
 ]
 
 
@@ -158,6 +158,25 @@ def window_from_terms(
             until -= 1e-6  # strictly before the day
     if since is not None and until is not None and until < since:
         raise TimeParseError(f"empty time window: before:{before} is earlier than after:{after}")
+    return since, until
+
+
+def parse_window(text: str, now: float | None = None) -> tuple[float | None, float | None]:
+    """``(since, until)`` of a window typed in the browser's time picker: one time is where
+    the window starts (``3d``: the last three days; ``2026-10-01``: since that day), and
+    ``A..B`` is from A to B, either side may be left empty (``..2026-09-30``: up to the end
+    of that day). Raises :class:`TimeParseError` (one line) for what cannot be read and for
+    a window that ends before it starts."""
+    raw = text.strip()
+    if ".." not in raw:
+        return parse_time(raw, now), None
+    left, _dots, right = raw.partition("..")
+    since = parse_time(left, now) if left.strip() else None
+    until = parse_time(right, now, end_of_day=True) if right.strip() else None
+    if since is None and until is None:
+        raise TimeParseError(f"empty time window '{raw}'; {_HOW}")
+    if since is not None and until is not None and until < since:
+        raise TimeParseError(f"empty time window '{raw}': it ends before it starts")
     return since, until
 
 

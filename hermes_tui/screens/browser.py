@@ -125,6 +125,8 @@ class BrowserScreen(HermesScreen):
         #: The time window (BR-21): a preset of the picker, and its window as it was when
         #: chosen (one value: the list's cache key must not move with the clock).
         self.time_key = "any"
+        #: What was typed for a window of one's own (``time_key`` ``custom``).
+        self.time_text = ""
         self.narrow: Narrow = NO_NARROW
         self._widgets: dict[type, Widget] = {}
         #: Search as you type: the query, its searches and the search pane.
@@ -233,7 +235,7 @@ class BrowserScreen(HermesScreen):
         if self.workspace is not None:
             label += f" · in {workspace_label(self.workspace)}"
         if self.time_key != "any":
-            label += f" · {time_label(self.time_key)}"
+            label += f" · {time_label(self.time_key, self.time_text)}"
         return f"{label} · live lanes" if self.lanes_only else label
 
     def _filter_parts(self) -> list[str]:
@@ -247,7 +249,7 @@ class BrowserScreen(HermesScreen):
         if self.workspace is not None:
             parts.append(f"workspace {workspace_label(self.workspace)}")
         if self.time_key != "any":
-            parts.append(time_label(self.time_key))
+            parts.append(time_label(self.time_key, self.time_text))
         parts.append(VIEW_NAMES[self.view])
         if self.show_hidden:
             parts.append("hidden, internal and delegate runs shown")
@@ -553,14 +555,17 @@ class BrowserScreen(HermesScreen):
         a window (BR-21), picked from presets, each with its count (read in the background)."""
 
         def chosen(pick: TimePick | None) -> None:
-            if pick is None or pick.key == self.time_key:
+            if pick is None or (pick.key == self.time_key and pick.key != "custom"):
                 return
-            self.time_key = pick.key
-            since, until = preset_window(pick.key, self.ctx.clock())
+            self.time_key, self.time_text = pick.key, pick.text
+            if pick.key == "custom":
+                since, until = pick.since, pick.until
+            else:
+                since, until = preset_window(pick.key, self.ctx.clock())
             self.narrow = self.narrow.with_(since=since, until=until)
             self._reload_from_top()
 
-        picker = TimePicker(self.time_key)
+        picker = TimePicker(self.time_key, clock=self.ctx.clock)
         self.app.push_screen(picker, chosen)
         self._load_time_counts(picker)
 

@@ -96,3 +96,17 @@ def test_after_and_before_terms_are_taken_out_of_a_search_and_the_rest_kept():
     assert split_time_terms("AFTER:3d") == ("", "3d", None)
     assert split_time_terms("x after:1d after:2d") == ("x", "2d", None)  # the last one counts
     assert split_time_terms("hereafter:1d") == ("hereafter:1d", None, None)
+
+
+def test_a_window_typed_in_the_picker_is_a_start_or_a_range():
+    from hermes_state.timewindow import parse_window
+
+    assert parse_window("3d", NOW) == (pytest.approx(NOW - 3 * 86400), None)
+    since, until = parse_window("2026-03-01..2026-03-15", NOW)
+    assert datetime.fromtimestamp(since) == datetime(2026, 3, 1)
+    assert datetime.fromtimestamp(until).date() == datetime(2026, 3, 15).date()  # the whole last day
+    assert parse_window("..2026-03-15", NOW)[0] is None
+    assert parse_window("1w..", NOW) == (pytest.approx(NOW - 7 * 86400), None)
+    for bad in ("..", "2026-03-15..2026-03-01", "3m", "soon"):
+        with pytest.raises(TimeParseError):
+            parse_window(bad, NOW)

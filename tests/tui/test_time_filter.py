@@ -147,3 +147,25 @@ async def test_br21_export_offers_the_conversations_the_window_lists(fixed_db: P
         assert set(listed[0].session_ids) == {
             "20261118_074000_a1b2c3", "20261118_060000_b2c3d4e5", "20261118_030000_c3d4e5"}
         assert not [s for s in modal.plan.scopes if s.key == "all"]  # (the window is not ignored)
+
+
+async def test_br21_a_window_of_ones_own_is_typed_in_the_picker(fixed_db: Path) -> None:
+    app = make_app(fixed_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        lst = screen.session_list
+        await pilot.press("T")
+        await settle(pilot)
+        picker = app.screen
+        # What cannot be read is said in the picker, which stays open.
+        await pilot.press(*"3m", "enter")
+        await settle(pilot)
+        assert app.screen is picker
+        assert "3min" in str(picker.query_one("#time-problem").render())
+        # Yesterday only: the travel plans (their last message yesterday, 22 hours ago).
+        await pilot.press("backspace", "backspace", *"2026-11-17..2026-11-17", "enter")
+        await settle(pilot)
+        assert app.screen is screen and screen.time_key == "custom"
+        assert [lst.row(i).lineage_root_id or lst.row(i).id for i in range(lst.total)] == ["20261117_090000_d4e5f6a7"]
+        assert "last active 2026-11-17..2026-11-17" in status(screen)
