@@ -1,7 +1,7 @@
 """The one filter option group of ``hermes sessions`` (CLI-18, BR-21).
 
 ``list``, ``export``, ``archive`` / ``unarchive`` / ``pin`` / ``unpin``, ``prune`` and
-``delete --filter…`` take the same options, made into one
+``delete`` (given filters instead of an id) take the same options, made into one
 :class:`~hermes_state.listing.ListQuery` (its ``narrow`` field, see
 :mod:`hermes_state.listing.narrow`) by :func:`query_from_args`, so a command by filter acts on
 exactly what ``list`` with the same options shows. Values are read in the handler, not by
@@ -281,7 +281,7 @@ FLAG_BY_FILTER = {
 def flag_by_filter(args: argparse.Namespace, name: str, kit: Any) -> int:
     """``archive`` / ``unarchive`` / ``pin`` / ``unpin`` with filters instead of ids: every
     conversation the filters list (archive: the active list; unarchive: the archived one;
-    unpin: both), each whole (its compression lineage)."""
+    unpin: both), each whole (its chain and its delegate runs)."""
     from hermes_state.listing.select import choose
 
     require_filter(args, name)
@@ -314,8 +314,8 @@ def flag_by_filter(args: argparse.Namespace, name: str, kit: Any) -> int:
 
 def prune_by_filter(args: argparse.Namespace, kit: Any, older_than_days: float | None) -> int:
     """``prune`` with filters: the conversations the filters list (the active list: archived
-    and pinned ones are kept) whose every session has ended, each with its whole compression
-    lineage, deleted in one transaction (sessions an agent holds are left for later).
+    and pinned ones are kept) whose every session has ended, each whole (its chain and its
+    delegate runs), deleted in one transaction (sessions an agent holds are left for later).
     ``--older-than N`` with filters is ``--until Nd`` (their last activity)."""
     from hermes_state.deletion import remove_session_files
     from hermes_state.listing.select import choose, delete_chosen
@@ -362,8 +362,8 @@ def prune_by_filter(args: argparse.Namespace, kit: Any, older_than_days: float |
 
 def delete_by_filter(args: argparse.Namespace, kit: Any) -> int:
     """``delete`` with filters: every conversation the filters list (the active list), each
-    session of its lineage through the trash as a single delete is, so ``hermes sessions
-    restore`` brings each back."""
+    session of it through the trash as a single delete is (a delegate run with its parent),
+    so ``hermes sessions restore`` brings each back."""
     from hermes_state.listing.select import choose
     from hermes_state.trash import TRASH_DAYS, default_trash_dir, delete_with_snapshot
 
