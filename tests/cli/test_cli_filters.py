@@ -359,3 +359,21 @@ def test_a_conversation_is_taken_whole_its_chain_and_its_delegate_runs(fixture_h
     chain = hermes(home, "archive", "--title", "release prep", "--source", "cli", "--dry-run")
     assert "20260921_120000_c1" in chain.stdout and "(+2 sessions)" in chain.stdout
     integrity_ok(path)
+
+
+def test_a_dry_run_on_an_old_store_neither_migrates_nor_writes_it(fixture_home):
+    home = fixture_home(5)
+    (home / "state.db").chmod(0o644)
+    before = files_of(home)
+    for command in ("prune", "delete", "pin", "export"):
+        args = [command, "--title", "travel", "--dry-run"]
+        if command == "export":
+            args.insert(1, "-")
+        done = hermes(home, *args)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.splitlines()[-1].startswith("Would ")
+    assert files_of(home) == before
+    # (the store's own warning about its age comes first, as for every command)
+    done = hermes(home, "list", "--cwd", "/tmp")
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.strip().splitlines()[-1] == "Error: --cwd cannot be applied: this store (schema 5) has no cwd column."
