@@ -169,3 +169,30 @@ async def test_br21_a_window_of_ones_own_is_typed_in_the_picker(fixed_db: Path) 
         assert app.screen is screen and screen.time_key == "custom"
         assert [lst.row(i).lineage_root_id or lst.row(i).id for i in range(lst.total)] == ["20261117_090000_d4e5f6a7"]
         assert "last active 2026-11-17..2026-11-17" in status(screen)
+
+
+async def test_br21_export_of_a_search_keeps_to_the_window(fixed_db: Path) -> None:
+    from hermes_tui.modals.export import ExportModal
+
+    app = make_app(fixed_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+
+        async def search_scope(text: str):
+            await pilot.press("slash", *text)
+            await settle(pilot)
+            app.screen.actions.start_export(None)  # (as `e` does, from the search pane)
+            await settle(pilot)
+            modal = app.screen
+            assert isinstance(modal, ExportModal)
+            scope = next(s for s in modal.plan.scopes if s.key == "search")
+            await pilot.press("escape")
+            await settle(pilot)
+            app.screen.search_input.value = ""
+            await settle(pilot)
+            return scope
+
+        travel = await search_scope("Kyoto before:today")
+        assert travel.session_ids and all(sid.startswith("20261117_") for sid in travel.session_ids)
+        nothing = await search_scope("Kyoto after:today")
+        assert nothing.count == 0 and nothing.unavailable
