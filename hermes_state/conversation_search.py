@@ -67,10 +67,10 @@ ENUM_ROWS = 1000
 #: message-level match; a person reads the first few).
 MAX_SPREAD = 30
 #: Most candidate conversations whose rowid ranges are searched for the common words.
-MAX_CANDIDATES = 200
+MAX_CANDIDATES = 40
 #: Statements looking inside candidate conversations one search may run (~50-100 us each at
 #: 1M messages), and the time they may take on a loaded machine, before it stops and says so.
-MAX_INSIDE_STATEMENTS = 150
+MAX_INSIDE_STATEMENTS = 60
 SPREAD_BUDGET_MS = 60.0
 #: Most vocabulary terms a prefix or a 1-2 character CJK word expands to here.
 MAX_EXPANSION = 256
@@ -526,6 +526,9 @@ def find_spread(
         ranges = _ranges(conn, [sid for root in order for sid in members[root]]) if needs_inside else {}
         full_match = " AND ".join(f"({t.match})" for t in terms)
         table = terms[0].table
+        # The words read whole first (no statement), then the rarest of the others: a
+        # conversation without it costs one statement.
+        looking = sorted(enumerate(terms), key=lambda pair: (pair[1] not in enumerable, pair[1].count))
         stopped = False
         for root in order:
             if root in found:
@@ -538,7 +541,7 @@ def find_spread(
             held: dict[int, set[int]] = {}  # rowid → indexes of the terms it holds
             times: dict[int, float] = {}
             complete = True
-            for index, term in enumerate(terms):
+            for index, term in looking:
                 if term in enumerable:
                     rows = per_term[enumerable.index(term)].get(root, [])
                     if partial:
