@@ -71,12 +71,14 @@ MAX_CANDIDATES = 40
 #: Statements looking inside candidate conversations one search may run (~50-100 us each at
 #: 1M messages), and the time they may take on a loaded machine, before it stops and says so.
 MAX_INSIDE_STATEMENTS = 60
-SPREAD_BUDGET_MS = 60.0
+SPREAD_BUDGET_MS = 150.0
 #: Most vocabulary terms a prefix or a 1-2 character CJK word expands to here.
 MAX_EXPANSION = 256
 #: Messages of one conversation a word is looked for in (newest first) per range statement.
 PER_CONVERSATION_ROWS = 20
 
+#: What a hit whose every match is an id or a hash keeps of its score (see :func:`_ordered`).
+ID_CREDIT = 0.1
 #: A token that reads as an id, a hash or a number rather than a word: hex digits with at
 #: least one digit (``cadd7398``), or digits with anything (``v2``, ``3f``).
 _ID_LIKE_RE = re.compile(r"(?=.*\d)[0-9a-f]{6,}|.*\d.*")
@@ -164,10 +166,25 @@ def _quote(text: str) -> str:
     return '"' + text.replace('"', '""') + '"'
 
 
-def _word_terms(conn: sqlite3.Connection, folded: str) -> list[str] | None:
+def _word_terms(conn: sqlite3.Connection, folded: str, memo: "_Memo | None" = None) -> list[str] | None:
     """The index's words that start with ``folded``, ids and hashes left out unless the
     prefix has a digit or nothing else starts so (``cadd`` is ``caddy``, not ``cadd7398``);
-    None when there are more than :data:`MAX_EXPANSION`."""
+    None when there are more than :data:`MAX_EXPANSION`. A longer prefix of one expanded
+    since the last commit is that list filtered."""
+    if memo is not None:
+        if folded in memo.terms:
+            return memo.terms[folded]
+        for cut in range(len(folded) - 1, 2, -1):
+            wider = memo.terms.get(folded[:cut])
+            if wider is not None:
+                return [term for term in wider if term.startswith(folded)]
+    found = _read_word_terms(conn, folded)
+    if memo is not None:
+        memo.terms[folded] = found
+    return found
+
+
+def _read_word_terms(conn: sqlite3.Connection, folded: str) -> list[str] | None:
     conn.execute(
         f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.hermes_convsearch_terms USING fts5vocab(main, {FTS_TABLE}, instance)"
     )
@@ -202,7 +219,8 @@ def _short_cjk_terms(conn: sqlite3.Connection, term: str) -> list[str] | None:
     return [str(row[0]) for row in rows]
 
 
-def _make_term(conn: sqlite3.Connection, item: QueryItem, cjk: bool, trigram: bool) -> _Term | None:
+def _make_term(conn: sqlite3.Connection, item: QueryItem, cjk: bool, trigram: bool,
+               memo: "_Memo | None" = None) -> _Term | None:
     """The item as a :class:`_Term`; None when it cannot be looked for here (a CJK word in a
     store without the substring index, a prefix of too many words)."""
     text = item.text
@@ -221,7 +239,7 @@ def _make_term(conn: sqlite3.Connection, item: QueryItem, cjk: bool, trigram: bo
         return None
     pattern = _word_pattern(words, item.prefix)
     if item.kind == "word" and item.prefix and text.isascii() and WORD_RE.fullmatch(text):
-        found = _word_terms(conn, text.lower())
+        found = _word_terms(conn, text.lower(), memo)
         if found is None:
             return _Term(text, FTS_TABLE, item.render(), pattern)
         return _Term(text, FTS_TABLE, "(" + " OR ".join(map(_quote, found)) + ")" if found else None, pattern)
@@ -290,18 +308,35 @@ class _Budget:
         return self.exhausted
 
 
-_ROOTS: "weakref.WeakKeyDictionary[Any, tuple[tuple, dict[str, str]]]" = weakref.WeakKeyDictionary()
+class _Memo:
+    """What one store's searches keep while nothing is committed: conversation roots, and
+    prefix expansions (search-as-you-type asks for ``con*``, then ``conf*``...)."""
+
+    __slots__ = ("key", "roots", "terms")
+
+    def __init__(self) -> None:
+        self.key: tuple = ()
+        self.roots: dict[str, str] = {}
+        self.terms: dict[str, list[str] | None] = {}
+
+
+_MEMOS: "weakref.WeakKeyDictionary[Any, _Memo]" = weakref.WeakKeyDictionary()
+
+
+def _memo(db: Any, conn: sqlite3.Connection) -> _Memo:
+    try:
+        key = (id(conn), int(conn.execute("PRAGMA data_version").fetchone()[0]), conn.total_changes)
+        memo = _MEMOS.setdefault(db, _Memo())
+    except (TypeError, sqlite3.Error):
+        return _Memo()
+    if memo.key != key or len(memo.roots) > 200_000 or len(memo.terms) > 512:
+        memo.key, memo.roots, memo.terms = key, {}, {}
+    return memo
 
 
 def _roots(db: "SessionDB", conn: sqlite3.Connection, session_ids: set[str]) -> dict[str, str]:
     """:func:`conversation_roots`, those already known since the last commit from memory."""
-    try:
-        key = (id(conn), int(conn.execute("PRAGMA data_version").fetchone()[0]), conn.total_changes)
-        known_key, known = _ROOTS.get(db, ((), {}))
-    except (TypeError, sqlite3.Error):
-        return conversation_roots(db.store, session_ids)
-    if known_key != key or len(known) > 200_000:
-        known = {}
+    known = _memo(db, conn).roots
     missing = [sid for sid in session_ids if sid not in known]
     if missing:
         # A session without a parent is its own conversation's root (most are): only the
@@ -319,10 +354,6 @@ def _roots(db: "SessionDB", conn: sqlite3.Connection, session_ids: set[str]) -> 
                     known[sid] = sid
         if climbing:
             known.update(conversation_roots(db.store, climbing))
-    try:
-        _ROOTS[db] = (key, known)
-    except TypeError:  # pragma: no cover - not weak-referenceable
-        pass
     return {sid: known.get(sid, sid) for sid in session_ids}
 
 
@@ -446,6 +477,7 @@ def find_spread(
     """The conversations that match across messages (none of whose messages holds every
     word of a group), best first (see the module docstring)."""
     spread = _Spread()
+    memo = _memo(db, conn)
     budget = _Budget(budget_ms)
     finder = _Finder(conn, filters, params, budget)
     trigram = db.capabilities.fts_loads(TRIGRAM_TABLE) if cjk else False
@@ -456,7 +488,7 @@ def find_spread(
             continue  # one item: every match is a message-level one
         terms: list[_Term] = []
         for item, _negs in group:
-            term = _make_term(conn, item, cjk, trigram)
+            term = _make_term(conn, item, cjk, trigram, memo)
             if term is None:
                 spread.notes.append(f"“{item.text}” was not looked for across messages (too many words start so)")
                 terms = []
@@ -477,7 +509,7 @@ def find_spread(
         negs = []
         for _item, excluded in group:
             for neg in excluded:
-                term = _make_term(conn, neg, cjk, trigram)
+                term = _make_term(conn, neg, cjk, trigram, memo)
                 if term is not None and term.match is not None:
                     negs.append(term)
         for term in terms:
@@ -654,11 +686,20 @@ def _spread_hits(conn: sqlite3.Connection, spread: _Spread, cjk: bool) -> list["
 
 
 def _ordered(hits: list["SearchHit"], roots: dict[str, str], order: str, now: float, weights: Weights,
-             kept: dict) -> list["SearchHit"]:
+             kept: dict, ids_meant: bool = False) -> list["SearchHit"]:
     """Message-level hits grouped by conversation, best conversation first (SR-18)."""
     groups: dict[str, list["SearchHit"]] = {}
     for hit in hits:
         groups.setdefault(roots.get(hit.session_id, hit.session_id), []).append(hit)
+    def credited(hit: "SearchHit") -> float | None:
+        # A hit whose every match is an id or a hash (`cadd7398…` for `cadd`) is credited
+        # little: each such token is rare, so bm25 would put it above the word meant.
+        if hit.score is None or ids_meant or not hit.spans:
+            return hit.score
+        if all(_ID_LIKE_RE.fullmatch(hit.snippet[a:b].lower()) for a, b in hit.spans):
+            return hit.score * ID_CREDIT
+        return hit.score
+
     scores = [hit.score for hit in hits if hit.score is not None]
     best = max(scores) if scores else 0.0
     ranked = []
@@ -667,7 +708,7 @@ def _ordered(hits: list["SearchHit"], roots: dict[str, str], order: str, now: fl
         if order == "newest":
             key: tuple = (newest, -position)
         else:
-            top = max((hit.score for hit in members if hit.score is not None), default=None)
+            top = max((c for c in map(credited, members) if c is not None), default=None)
             relevance = 1.0 if not scores else (max(0.0, top) / best if top is not None and best > 0 else 0.0)
             key = (conversation_score(relevance, newest, now, weights), -position)
         ranked.append((key, root, members))
@@ -740,7 +781,8 @@ def search(
 
     def run(conn: sqlite3.Connection) -> "SearchResult":
         roots = _roots(db, conn, {hit.session_id for hit in base.hits})
-        hits = _ordered(list(base.hits), roots, order, now, weights, _kept_hits(db))
+        hits = _ordered(list(base.hits), roots, order, now, weights, _kept_hits(db),
+                        ids_meant=any(ch.isdigit() for ch in query))
         notes = [base.note] if base.note else []
         spread = _Spread()
         last_page = not base.has_more and (offset == 0 or base.hits)

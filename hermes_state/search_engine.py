@@ -36,6 +36,7 @@ from .query import (
     sanitize_fts5_query,
     short_last_word,
     split_marked,
+    token_count,
     trigram_match,
     WORD_RE,
 )
@@ -838,7 +839,6 @@ def _fts_engine(
     phrases: list[_Phrase],
     path: str,
     substring_terms: list[str] | None = None,
-    force_newest: bool = False,
     shape: tuple[tuple[str, bool], ...] | None = None,
 ) -> _Outcome:
     """Rank ``match`` on ``table`` per the design in the module docstring.
@@ -848,7 +848,7 @@ def _fts_engine(
     ``ctx.light``, the newest-first scans read the text plain and :class:`_Light` marks it.
     """
     plain = substring_terms is not None
-    sort = "newest" if force_newest else ctx.sort
+    sort = ctx.sort
 
     def to_ranked(rowid: int, text: str, score: float | None) -> _Row:
         """A row of a statement that highlighted it (or, ``plain``, of the trigram table)."""
@@ -974,7 +974,7 @@ def _window_scores(rows, phrases, idfs, plain, light: "_Light | None" = None) ->
         ]
         dls = [float(len(lower)) for lower in lowered]
         return _bm25_ranked(rows, columns, dls, idfs)
-    dls = [float((text or "").count(" ") + 1) for _rowid, text in rows]
+    dls = [float(token_count(text or "")) for _rowid, text in rows]
     if light is not None:
         columns = light.counts_of(rows)
     elif len(phrases) == 1 and not phrases[0].negated and len(phrases[0].tokens) <= 1:
@@ -1118,20 +1118,20 @@ def _cjk_search(ctx: _Ctx, q: str) -> tuple[_Outcome | None, str]:
         f"({g})" if len(rendered_groups) > 1 else g for g in rendered_groups
     )
     positive_terms = [pos.text for group in groups for pos, _ in group]
-    if expansions:
-        outcome = _fts_engine(ctx, TRIGRAM_TABLE, match, [], "trigram", positive_terms, force_newest=True)
-        return outcome, match
-    phrases = _substring_phrases(groups)
+    # Short words are ranked as others are (their phrase is their expansion): newest first
+    # lost what bm25 ranks first in a few ms (`服务器 证书`).
+    phrases = _substring_phrases(groups, {term: render(term) for term in expansions})
     return _fts_engine(ctx, TRIGRAM_TABLE, match, phrases, "trigram", positive_terms), match
 
 
-def _substring_phrases(groups) -> list[_Phrase]:
+def _substring_phrases(groups, matches: dict[str, str | None] | None = None) -> list[_Phrase]:
+    matches = matches or {}
     phrases = []
     for group in groups:
         for pos, negs in group:
-            phrases.append(_Phrase(_quote(pos.text), [pos.text.lower()], False, False))
-            for neg in negs:
-                phrases.append(_Phrase(_quote(neg.text), [neg.text.lower()], False, True))
+            for item, negated in [(pos, False), *((n, True) for n in negs)]:
+                match = matches.get(item.text) or _quote(item.text)
+                phrases.append(_Phrase(match, [item.text.lower()], False, negated))
     return phrases
 
 

@@ -696,6 +696,7 @@ class BrowserData:
     def search(
         self, query: str, *, source: str | None, exclude_sources: list[str] | None, limit: int = 40,
         offset: int = 0, workspace: str | None = None, include_hidden: bool = False,
+        order: str = "relevance", weights: Any = None,
     ) -> SearchView:
         """Full-text search grouped by conversation (XR-2), plus title/id matches (first page
         only); ``offset`` asks for a later page of hits (BR-20); hidden sessions only with
@@ -726,6 +727,8 @@ class BrowserData:
                     prefix_last=True,
                     workspace=workspace,
                     include_hidden=include_hidden,
+                    order=order,
+                    weights=weights,
                 )
             )
         except Exception as exc:
@@ -738,10 +741,13 @@ class BrowserData:
         view.stamps["query"] = time.perf_counter()
         view.path = result.path
         view.ranking = result.ranking
+        view.order = result.order
         view.elapsed_ms = result.elapsed_ms
         view.total_estimate = result.total_estimate
         view.hit_count = len(result.hits)
-        view.more = len(result.hits) >= limit
+        # (a page may hold more hits than asked: the conversations found across messages
+        # follow the last message-level hits)
+        view.more = result.has_more
         view.note = getattr(result, "note", None) or getattr(result, "error", None)
         view.answered = getattr(result, "answered_query", None)
         roots = self._roots_of({hit.session_id for hit in result.hits})
@@ -758,6 +764,7 @@ class BrowserData:
                 hits=list(c.hits),
                 archived=name.archived,
                 hidden=name.hidden,
+                across=max((hit.across for hit in c.hits), default=0),
             ))
         view.stamps["grouped"] = time.perf_counter()
         view.title_matches = titles.result() if titles is not None else []

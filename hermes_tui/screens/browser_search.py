@@ -55,6 +55,10 @@ class SearchAsYouType:
         self.latencies: list[tuple[str, float]] = []
         #: The detail pane's loads for the highlighted hit: only the newest one's answer shows.
         self._detail_requests = Generation()
+        #: How conversations are ordered (SR-18): the config's, until the key toggles it.
+        search_config = screen.ctx.config.search
+        self.order = search_config.order
+        self.weights = search_config.weights()
 
     # ------------------------------------------------------------------ the pane
 
@@ -93,8 +97,12 @@ class SearchAsYouType:
         convs = len(view.groups)
         parts = [view.path or "—", hits, f"{convs} conversation{'s' if convs != 1 else ''}",
                  f"{view.elapsed_ms:.1f} ms"]
-        if view.ranking:
-            parts.insert(1, view.ranking)
+        if view.order == "newest":
+            parts.insert(1, "newest first")
+        elif view.ranking == "newest":
+            parts.insert(1, "newest first (words too common to rank)")
+        elif view.ranking:
+            parts.insert(1, f"by relevance ({view.ranking})" if view.order else view.ranking)
         if view.note and not view.answered:  # (that note heads the hits)
             parts.append(view.note)
         main.border_subtitle = Text(" · ".join(parts))
@@ -200,10 +208,18 @@ class SearchAsYouType:
         screen = self.screen
         view = screen.ctx.store.search(
             query, source=screen.source_filter, exclude_sources=screen.exclude_sources, limit=limit,
-            workspace=screen.workspace, include_hidden=screen.show_hidden,
+            workspace=screen.workspace, include_hidden=screen.show_hidden, order=self.order, weights=self.weights,
         )
         view.more = view.more and view.hit_count >= SEARCH_PAGE
         screen.post_message(SearchFinished(query, view, keep=keep))
+
+    def toggle_order(self) -> None:
+        """Relevance ↔ newest first (SR-18): the query is asked again in the other order."""
+        self.order = "newest" if self.order == "relevance" else "relevance"
+        self.screen.notify(f"Search ranking: {'newest first' if self.order == 'newest' else 'by relevance'}",
+                           timeout=2)
+        if self.query.strip():
+            self.start(self.query)
 
     def need_more(self, query: str, offset: int) -> None:
         """The results want the next page of hits (BR-20)."""
@@ -215,6 +231,7 @@ class SearchAsYouType:
         view = screen.ctx.store.search(
             query, source=screen.source_filter, exclude_sources=screen.exclude_sources,
             limit=SEARCH_PAGE, offset=offset, workspace=screen.workspace, include_hidden=screen.show_hidden,
+            order=self.order, weights=self.weights,
         )
         screen.post_message(SearchFinished(query, view, page=True))
 
