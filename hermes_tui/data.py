@@ -14,6 +14,7 @@ write, which brings the store's write path (``BEGIN IMMEDIATE``, jittered retry)
 from __future__ import annotations
 
 import os
+import re
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -642,6 +643,12 @@ class BrowserData:
         )
         if (titles.stale or not titles.built) and titles is self._titles:  # (not one already replaced)
             self._rebuild_titles(aux)
+        if text[-1:].isspace() and text.strip():
+            # `dock ` is the word dock, in titles as in messages (the title match is a
+            # substring): a title must hold the text as whole words, an id start with it.
+            stripped = text.strip()
+            words = re.compile(r"(?<![^\W_])" + re.escape(stripped) + r"(?![^\W_])", re.IGNORECASE)
+            found = [s for s in found if s.id.startswith(stripped) or words.search(s.title or "")]
         return found
 
     def _rebuild_titles(self, aux: SessionDB) -> None:
@@ -696,7 +703,7 @@ class BrowserData:
     def search(
         self, query: str, *, source: str | None, exclude_sources: list[str] | None, limit: int = 40,
         offset: int = 0, workspace: str | None = None, include_hidden: bool = False,
-        order: str = "relevance", weights: Any = None,
+        order: str = "relevance", weights: Any = None, now: float | None = None,
     ) -> SearchView:
         """Full-text search grouped by conversation (XR-2), plus title/id matches (first page
         only); ``offset`` asks for a later page of hits (BR-20); hidden sessions only with
@@ -729,6 +736,7 @@ class BrowserData:
                     include_hidden=include_hidden,
                     order=order,
                     weights=weights,
+                    now=now,
                 )
             )
         except Exception as exc:

@@ -209,6 +209,7 @@ class SearchAsYouType:
         view = screen.ctx.store.search(
             query, source=screen.source_filter, exclude_sources=screen.exclude_sources, limit=limit,
             workspace=screen.workspace, include_hidden=screen.show_hidden, order=self.order, weights=self.weights,
+            now=screen.ctx.clock(),
         )
         view.more = view.more and view.hit_count >= SEARCH_PAGE
         screen.post_message(SearchFinished(query, view, keep=keep))
@@ -231,7 +232,7 @@ class SearchAsYouType:
         view = screen.ctx.store.search(
             query, source=screen.source_filter, exclude_sources=screen.exclude_sources,
             limit=SEARCH_PAGE, offset=offset, workspace=screen.workspace, include_hidden=screen.show_hidden,
-            order=self.order, weights=self.weights,
+            order=self.order, weights=self.weights, now=screen.ctx.clock(),
         )
         screen.post_message(SearchFinished(query, view, page=True))
 
