@@ -804,7 +804,10 @@ def search(
             if why:
                 notes.append(why)
         conversations = len({hit.conversation_id for hit in hits})
+        # (found across messages alone: the index that found them, not a retry that did not)
+        path = base.path if base.hits or not spread.matches else ("trigram" if cjk else "fts5")
         return base.model_copy(update={
+            "path": path,
             "hits": hits,
             "order": order,
             "conversations": conversations,

@@ -98,11 +98,15 @@ class SearchAsYouType:
         parts = [view.path or "—", hits, f"{convs} conversation{'s' if convs != 1 else ''}",
                  f"{view.elapsed_ms:.1f} ms"]
         if view.order == "newest":
-            parts.insert(1, "newest first")
+            label = "newest first"
         elif view.ranking == "newest":
-            parts.insert(1, "newest first (words too common to rank)")
-        elif view.ranking:
-            parts.insert(1, f"by relevance ({view.ranking})" if view.order else view.ranking)
+            label = "newest first (words too common to rank)"
+        elif view.order:
+            label = "by relevance" + (f" ({view.ranking})" if view.ranking else "")
+        else:
+            label = view.ranking
+        if label and view.hit_count:
+            parts.insert(1, label)
         if view.note and not view.answered:  # (that note heads the hits)
             parts.append(view.note)
         main.border_subtitle = Text(" · ".join(parts))
