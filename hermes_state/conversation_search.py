@@ -258,7 +258,7 @@ def query_groups(query: str, prefix_last: bool) -> tuple[list[list[tuple[QueryIt
     if not q:
         return [], False
     if contains_cjk(q):
-        tokens = cjk_tokens(q)
+        tokens = [t.rstrip("*") or t for t in cjk_tokens(q)]  # (a substring is its own prefix)
         items = [QueryItem("op", t) if t in OPERATORS else QueryItem("phrase", t) for t in tokens]
         return ParsedQuery(items=items, verbatim=False).groups(), True
     return parse_fts_query(q).groups(), False

@@ -585,7 +585,7 @@ def highlight_terms(query: str | None, prefix_last: bool = True) -> list[tuple[s
         return []
     out: list[tuple[str, str]] = []
     if contains_cjk(q):
-        tokens = cjk_tokens(q)
+        tokens = [t.rstrip("*") or t for t in cjk_tokens(q)]  # (a substring is its own prefix)
         items = [QueryItem("op", t) if t in OPERATORS else QueryItem("phrase", t) for t in tokens]
         for group in ParsedQuery(items=items, verbatim=False).groups():
             for item, _negs in group:

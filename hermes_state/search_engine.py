@@ -840,6 +840,7 @@ def _fts_engine(
     path: str,
     substring_terms: list[str] | None = None,
     shape: tuple[tuple[str, bool], ...] | None = None,
+    exact_under: int = 0,
 ) -> _Outcome:
     """Rank ``match`` on ``table`` per the design in the module docstring.
 
@@ -894,7 +895,10 @@ def _fts_engine(
     else:
         span = max(1, ctx.max_rowid() - int(rows[-1][0]) + 1)
         total, exact = max(len(rows), min(n_rows, int(round(len(rows) / span * n_rows)))), False
-    if _bm25_work(ctx, table, phrases, total) <= EXACT_BM25_MAX_ROWS:
+    work = _bm25_work(ctx, table, phrases, total)
+    # (``exact_under``: few matches of trigram expansions, whose bm25 credits a rare
+    # continuation of a short word as the window's counts cannot, at a bounded cost)
+    if work <= EXACT_BM25_MAX_ROWS or (complete and total <= exact_under and work <= 20 * EXACT_BM25_MAX_ROWS):
         return _exact_bm25(ctx, table, match, path, total, exact, to_ranked, plain)
     positive = [p for p in phrases if not p.negated]
     if not complete and positive and all(p.df > COMMON_SHARE * n_rows for p in positive):
@@ -1070,7 +1074,8 @@ def _quote(text: str) -> str:
 
 def _cjk_search(ctx: _Ctx, q: str) -> tuple[_Outcome | None, str]:
     """Paths B/C for :func:`search`: trigram substrings, short tokens expanded or LIKE."""
-    tokens = cjk_tokens(q)
+    # (a substring is its own prefix: `golang*` typed last is the substring golang)
+    tokens = [t.rstrip("*") or t for t in cjk_tokens(q)]
     items = [QueryItem("op", t) if t in OPERATORS else QueryItem("phrase", t) for t in tokens]
     groups = ParsedQuery(items=items, verbatim=False).groups()
     terms = [item.text for item in items if item.kind != "op"]
@@ -1121,6 +1126,8 @@ def _cjk_search(ctx: _Ctx, q: str) -> tuple[_Outcome | None, str]:
     # Short words are ranked as others are (their phrase is their expansion): newest first
     # lost what bm25 ranks first in a few ms (`服务器 证书`).
     phrases = _substring_phrases(groups, {term: render(term) for term in expansions})
+    if expansions:
+        return _fts_engine(ctx, TRIGRAM_TABLE, match, phrases, "trigram", positive_terms, exact_under=1000), match
     return _fts_engine(ctx, TRIGRAM_TABLE, match, phrases, "trigram", positive_terms), match
 
 
