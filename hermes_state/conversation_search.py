@@ -60,22 +60,26 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: The two orders of an answer: ``relevance`` (the formula of :class:`Weights`) or ``newest``.
 ORDERS = ("relevance", "newest")
-#: A word with at most this many matches is read whole to find its conversations (~1.5 ms for
-#: 1,000 rows at 1M messages); a commoner word is looked for inside candidate conversations.
-ENUM_ROWS = 1000
+#: A word with at most this many matches is read whole to find its conversations (~1 ms for
+#: 600 rows at 1M messages); a commoner word is looked for inside candidate conversations.
+ENUM_ROWS = 600
 #: Most conversations found across messages that one answer shows (they follow every
 #: message-level match; a person reads the first few).
 MAX_SPREAD = 30
 #: Most candidate conversations whose rowid ranges are searched for the common words.
-MAX_CANDIDATES = 40
+MAX_CANDIDATES = 24
 #: Statements looking inside candidate conversations one search may run (~50-100 us each at
 #: 1M messages), and the time they may take on a loaded machine, before it stops and says so.
-MAX_INSIDE_STATEMENTS = 60
+MAX_INSIDE_STATEMENTS = 36
 SPREAD_BUDGET_MS = 150.0
 #: Most vocabulary terms a prefix or a 1-2 character CJK word expands to here.
 MAX_EXPANSION = 256
 #: Messages of one conversation a word is looked for in (newest first) per range statement.
 PER_CONVERSATION_ROWS = 20
+#: Matches of a common word read (by the index alone) over the rowids the candidate
+#: conversations span: one statement instead of one per conversation (each seeks every
+#: segment of the index: ~1 ms at 1M messages on a busy box).
+SPAN_ROWS = 20_000
 
 #: What a hit whose every match is an id or a hash keeps of its score (see :func:`_ordered`).
 ID_CREDIT = 0.1
@@ -418,6 +422,8 @@ class _Finder:
         self.filters = filters
         self.params = params
         self.budget = budget
+        #: The sessions table joined only when a filter reads it (a lookup per row).
+        self.sessions = " JOIN sessions s ON s.id = m.session_id" if any("s." in f for f in filters) else ""
 
     def count(self, term: _Term) -> None:
         """How many messages hold ``term`` (up to ``ENUM_ROWS + 1``, by the index alone)."""
@@ -434,7 +440,7 @@ class _Finder:
         table = term.table
         sql = (
             f"SELECT {table}.rowid, m.session_id, m.timestamp FROM {table} "
-            f"JOIN messages m ON m.id = {table}.rowid JOIN sessions s ON s.id = m.session_id "
+            f"JOIN messages m ON m.id = {table}.rowid{self.sessions} "
             f"WHERE {table} MATCH ?{where_clause(self.filters)} ORDER BY {table}.rowid DESC LIMIT ?"
         )
         term.rows = {
@@ -449,12 +455,56 @@ class _Finder:
         marks = ",".join("?" for _ in members)
         sql = (
             f"SELECT {table}.rowid, m.timestamp FROM {table} "
-            f"JOIN messages m ON m.id = {table}.rowid JOIN sessions s ON s.id = m.session_id "
+            f"JOIN messages m ON m.id = {table}.rowid{self.sessions} "
             f"WHERE {table} MATCH ? AND {table}.rowid BETWEEN ? AND ? AND m.session_id IN ({marks})"
             f"{where_clause(self.filters)} ORDER BY {table}.rowid DESC LIMIT ?"
         )
         return [(int(r), float(t or 0.0))
                 for r, t in self.conn.execute(sql, [match, low, high, *members, *self.params, limit])]
+
+
+def _across(finder: "_Finder", term: "_Term", sessions: list[tuple[int, int, str]],
+            roots: dict[str, str]) -> tuple[dict[str, list[tuple[int, float]]], int]:
+    """A common word's matches inside the candidate conversations' sessions: one index-only
+    statement over the rowids they span (newest first, at most :data:`SPAN_ROWS`), the rows
+    inside a session's range confirmed by one read of ``messages``. Returns root → matches
+    and the lowest rowid looked at (0: every one): a conversation below it is unresolved."""
+    import bisect
+
+    if not sessions:
+        return {}, 0
+    sessions = sorted(sessions)
+    lows = [low for low, _high, _sid in sessions]
+    table = term.table
+    rows = finder.conn.execute(
+        f"SELECT rowid FROM {table} WHERE {table} MATCH ? AND rowid BETWEEN ? AND ? ORDER BY rowid DESC LIMIT ?",
+        (term.match, lows[0], max(high for _low, high, _sid in sessions), SPAN_ROWS + 1),
+    ).fetchall()
+    floor = int(rows[SPAN_ROWS - 1][0]) if len(rows) > SPAN_ROWS else 0
+    inside: list[int] = []
+    for (rowid,) in rows[:SPAN_ROWS]:
+        at = bisect.bisect_right(lows, rowid) - 1
+        # (sessions written at once interleave: look back a few ranges)
+        while at >= 0 and lows[at] >= lows[max(0, at - 8)]:
+            if sessions[at][1] >= rowid:
+                inside.append(int(rowid))
+                break
+            at -= 1
+            if at < 0 or rowid - lows[at] > 10_000_000:
+                break
+    wanted = {sid for _low, _high, sid in sessions}
+    out: dict[str, list[tuple[int, float]]] = {}
+    for start in range(0, len(inside), 500):
+        chunk = inside[start:start + 500]
+        marks = ",".join("?" for _ in chunk)
+        for rowid, sid, ts in finder.conn.execute(
+            f"SELECT m.id, m.session_id, m.timestamp FROM messages m{finder.sessions} "
+            f"WHERE m.id IN ({marks}){where_clause(finder.filters)} ORDER BY m.id DESC",
+            [*chunk, *finder.params],
+        ):
+            if sid in wanted:
+                out.setdefault(roots.get(sid, sid), []).append((int(rowid), float(ts or 0.0)))
+    return out, floor
 
 
 def _idf(df: int, total: int) -> float:
@@ -543,7 +593,9 @@ def find_spread(
             candidates &= set(by_root)
         if not candidates:
             continue
-        order = sorted(candidates, key=lambda root: max(r for r, _t in per_term[0][root]), reverse=True)
+        # (rows come newest first: a conversation's first row is its newest match)
+        newest_of = {root: rows[0][0] for root, rows in per_term[0].items() if root in candidates}
+        order = sorted(candidates, key=newest_of.__getitem__, reverse=True)
         if len(order) > MAX_CANDIDATES:
             spread.notes.append(f"words across messages were looked for in the newest {MAX_CANDIDATES} "
                                 "conversations that could hold them")
@@ -558,8 +610,16 @@ def find_spread(
         ranges = _ranges(conn, [sid for root in order for sid in members[root]]) if needs_inside else {}
         full_match = " AND ".join(f"({t.match})" for t in terms)
         table = terms[0].table
-        # The words read whole first (no statement), then the rarest of the others: a
-        # conversation without it costs one statement.
+        # The common words and the excluded ones, over the candidates' sessions at once.
+        spans = [(ranges[sid][0], ranges[sid][1], sid) for root in order for sid in members[root] if sid in ranges]
+        member_roots = {sid: root for root in order for sid in members[root]}
+        scanned: dict[int, tuple[dict[str, list[tuple[int, float]]], int]] = {}
+        for term in [*(t for t in terms if t not in enumerable), *negs]:
+            scanned[id(term)] = _across(finder, term, spans, member_roots)
+        lowest = {root: min((ranges[sid][0] for sid in members[root] if sid in ranges), default=0) for root in order}
+        # (a partial read of the rarest word holds every match at or above its oldest row)
+        read_floor = min(enumerable[0].rows or {0: None}) if partial and len(enumerable[0].rows or ()) >= ENUM_ROWS else 0
+        # The words read whole first (no statement), then the rarest of the others.
         looking = sorted(enumerate(terms), key=lambda pair: (pair[1] not in enumerable, pair[1].count))
         stopped = False
         for root in order:
@@ -576,16 +636,20 @@ def find_spread(
             for index, term in looking:
                 if term in enumerable:
                     rows = per_term[enumerable.index(term)].get(root, [])
-                    if partial:
-                        complete = False
+                    if partial and lowest[root] < read_floor:
+                        complete = False  # (older matches of it were not read)
                 else:
-                    # (statements per conversation: the part a budget bounds; the rest is
-                    # bounded by ENUM_ROWS, so an answer that needs none is always whole)
-                    if budget.over():
-                        stopped = True
-                        break
-                    rows = finder.inside(term.match or "", term.table, sids, low, high)
-                    complete = False
+                    by_root, floor = scanned[id(term)]
+                    if lowest[root] >= floor:
+                        rows = by_root.get(root, [])
+                    else:
+                        # (below the span scan's rows: a statement for this conversation,
+                        # the part a budget bounds)
+                        if budget.over():
+                            stopped = True
+                            break
+                        rows = finder.inside(term.match or "", term.table, sids, low, high)
+                        complete = False
                 if not rows:
                     break
                 for rowid, ts in rows:
@@ -594,13 +658,15 @@ def find_spread(
             else:
                 if any(len(indexes) == len(terms) for indexes in held.values()):
                     continue  # one message holds every word: a message-level match
-                if (not complete or negs) and budget.over():
+                unresolved = [neg for neg in negs if lowest[root] < scanned[id(neg)][1]]
+                if (not complete or unresolved) and budget.over():
                     stopped = True  # (counted once for the checks below)
                 if stopped:
                     break
                 if not complete and finder.inside(full_match, table, sids, low, high, 1):
                     continue
-                if any(finder.inside(neg.match or "", neg.table, sids, low, high, 1) for neg in negs):
+                if any(root in scanned[id(neg)][0] for neg in negs) or any(
+                        finder.inside(neg.match or "", neg.table, sids, low, high, 1) for neg in unresolved):
                     spread.excluded += 1
                     continue
                 together = max(sum(idfs[i] for i in indexes) for indexes in held.values()) / weight_sum
