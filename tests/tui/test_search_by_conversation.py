@@ -75,3 +75,30 @@ async def test_words_no_conversation_holds_together_say_so_in_the_pane(fixed_db:
         await pilot.press("/", *"kyoto borrow ")
         await settle(pilot)
         assert any("no conversation holds them all" in line for line in _lines(app))
+
+
+def test_the_search_ranking_numbers_come_from_the_config_file(tmp_path: Path) -> None:
+    from hermes_tui.config import load_config
+
+    path = tmp_path / "config.yaml"
+    path.write_text("search:\n  order: newest\n  recency_weight: 0.5\n  half_life_days: 7\n", encoding="utf-8")
+    config, problems = load_config(path)
+    assert problems == [] and config.search.order == "newest"
+    weights = config.search.weights()
+    assert (weights.recency, weights.half_life_days, weights.together) == (0.5, 7.0, 0.5)
+    path.write_text("search:\n  recency_weight: 3\n", encoding="utf-8")
+    config, problems = load_config(path)
+    assert "search.recency_weight" in problems[0] and config.search.recency_weight == 0.2
+
+
+async def test_the_configured_order_is_the_one_the_search_starts_in(fixed_db: Path) -> None:
+    from hermes_tui.config import AppConfig, SearchConfig
+
+    config = AppConfig(animations="none", search_debounce_s=0.0, search=SearchConfig(order="newest"))
+    app = make_app(fixed_db, config=config)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("/", *"docker")
+        await settle(pilot)
+        assert app.screen.query_one(SearchResults).view.order == "newest"
+        assert "newest first" in _subtitle(app)
