@@ -1768,6 +1768,8 @@ def _search(db, done, asked: _Question, reuse: bool) -> "SearchResult":
                 and len(text.strip()) >= 3
                 and parsed.terms
                 and all(len(pos.text) >= 3 for pos, _ in positive_query_terms(parsed))
+                # (`dock ` ends in a space: the word dock, never the substring of docker)
+                and not (text[-1:].isspace() and all(p.text.isascii() for p, _ in positive_query_terms(parsed)))
             ):
                 if ctx.trigram:
                     retry = " ".join(item.render_substring() for item in parsed.items)

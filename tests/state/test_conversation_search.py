@@ -259,3 +259,12 @@ def test_hidden_sessions_that_hold_the_only_match_are_named(upstream_copy):
         assert conversations(search(db, "zanzibar", include_hidden=True)) == ["hid"]
     finally:
         db.close()
+
+
+def test_a_trailing_space_is_not_undone_by_the_substring_retry(db):
+    session(db, "longer", ["the docker daemon"], at=NOW - DAY)
+    assert search(db, "dock ", prefix_last=True).hits == []
+    assert search(db, "dock ").hits == []
+    # Without the space the substring index still finds Latin glued to CJK.
+    session(db, "glued", ["修改youer服务端"], at=NOW - DAY)
+    assert conversations(search(db, "youer")) == ["glued"]

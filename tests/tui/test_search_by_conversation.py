@@ -102,3 +102,18 @@ async def test_the_configured_order_is_the_one_the_search_starts_in(fixed_db: Pa
         await settle(pilot)
         assert app.screen.query_one(SearchResults).view.order == "newest"
         assert "newest first" in _subtitle(app)
+
+
+async def test_a_trailing_space_makes_the_title_match_whole_words(fixed_db: Path) -> None:
+    app = make_app(fixed_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("/", *"dock")
+        await settle(pilot)
+        view = app.screen.query_one(SearchResults).view
+        assert [s.title for s in view.title_matches] == ["Docker deploy pipeline"]
+        await pilot.press("space")
+        await settle(pilot)
+        view = app.screen.query_one(SearchResults).view
+        # `dock ` is the word dock: neither the title `Docker…` nor a message's `docker`.
+        assert view.query == "dock " and view.title_matches == [] and view.groups == []
