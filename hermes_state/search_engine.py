@@ -8,6 +8,7 @@ language of :mod:`hermes_state.query` and the SQL fragments of the upstream path
 from __future__ import annotations
 
 import bisect
+import functools
 import math
 import re
 import sqlite3
@@ -960,6 +961,9 @@ def _newest(ctx, table, match, path, total, exact, to_row, plain, scanned) -> _O
     return _Outcome(out, "newest", total, exact and not (ctx.filtered and more), more, path)
 
 
+#: :func:`token_count` of the texts a connection's windows hold (the same objects key after
+#: key: their hash is kept, a look-up costs less than counting again).
+_tokens = functools.lru_cache(maxsize=8192)(token_count)
 #: Best first, ties newest first (rowids are unique: the order is total).
 _SCORE_ROWID = itemgetter(0, 1)
 
@@ -978,7 +982,7 @@ def _window_scores(rows, phrases, idfs, plain, light: "_Light | None" = None) ->
         ]
         dls = [float(len(lower)) for lower in lowered]
         return _bm25_ranked(rows, columns, dls, idfs)
-    dls = [float(token_count(text or "")) for _rowid, text in rows]
+    dls = [float(_tokens(text or "")) for _rowid, text in rows]
     if light is not None:
         columns = light.counts_of(rows)
     elif len(phrases) == 1 and not phrases[0].negated and len(phrases[0].tokens) <= 1:
