@@ -79,7 +79,7 @@ PER_CONVERSATION_ROWS = 20
 #: Matches of a common word read (by the index alone) over the rowids the candidate
 #: conversations span: one statement instead of one per conversation (each seeks every
 #: segment of the index: ~1 ms at 1M messages on a busy box).
-SPAN_ROWS = 20_000
+SPAN_ROWS = 5_000
 
 #: What a hit whose every match is an id or a hash keeps of its score (see :func:`_ordered`).
 ID_CREDIT = 0.1
@@ -471,15 +471,13 @@ def _across(finder: "_Finder", term: "_Term", sessions: list[tuple[int, int, str
     ).fetchall()
     floor = int(rows[SPAN_ROWS - 1][0]) if len(rows) > SPAN_ROWS else 0
     inside: list[int] = []
+    highs = [high for _low, high, _sid in sessions]
     for (rowid,) in rows[:SPAN_ROWS]:
         at = bisect.bisect_right(lows, rowid) - 1
-        # (sessions written at once interleave: look back a few ranges)
-        while at >= 0 and lows[at] >= lows[max(0, at - 8)]:
-            if sessions[at][1] >= rowid:
+        # (sessions written at the same time interleave: a few ranges before may hold it)
+        for back in range(at, max(-1, at - 8), -1):
+            if highs[back] >= rowid:
                 inside.append(int(rowid))
-                break
-            at -= 1
-            if at < 0 or rowid - lows[at] > 10_000_000:
                 break
     wanted = {sid for _low, _high, sid in sessions}
     out: dict[str, list[tuple[int, float]]] = {}
