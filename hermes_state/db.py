@@ -1213,6 +1213,7 @@ class SessionDB:
         see :mod:`hermes_state.conversation_search`; never raises on query text.
         """
         from .conversation_search import search
+        from .listing.query import ListQuery
 
         return search(
             self,
@@ -1224,8 +1225,7 @@ class SessionDB:
             exclude_sources=exclude_sources,
             role_filter=role_filter,
             prefix_last=prefix_last,
-            workspace=workspace,
-            include_hidden=include_hidden,
+            scope=ListQuery(workspace=workspace, include_hidden=bool(include_hidden)),
             order=order,
             weights=weights,
             now=now,

@@ -15,7 +15,10 @@ from .query import QueryItem
 from .search import FTS_TABLE, TRIGRAM_TABLE, trigram_vocab
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .db import SessionDB
+    from .listing.query import ListQuery
+
+#: The facade (see :mod:`hermes_state.conversation_search`).
+SessionDB = Any
 
 
 def _quoted(words: Sequence[str]) -> str:
@@ -78,8 +81,7 @@ def explain_empty(
     source_filter=None,
     exclude_sources=None,
     role_filter=None,
-    workspace: str | None = None,
-    include_hidden: bool = False,
+    scope: "ListQuery | None" = None,
 ) -> str | None:
     """One line: why ``query`` found nothing and what would find something; None when no
     reason is known (a word that matches nothing is the most common one)."""
@@ -87,6 +89,8 @@ def explain_empty(
 
     if not groups:
         return None
+    workspace = scope.workspace if scope is not None else None
+    include_hidden = scope.include_hidden if scope is not None else False
 
     def count(text: str, **changes: Any) -> int:
         asked = dict(source_filter=source_filter, exclude_sources=exclude_sources, role_filter=role_filter,
