@@ -532,7 +532,8 @@ def find_spread(
         for item, _negs in group:
             term = _make_term(conn, item, cjk, trigram, memo)
             if term is None:
-                spread.notes.append(f"“{item.text}” was not looked for across messages (too many words start so)")
+                why = "this store has no substring index" if cjk and not trigram else "too many words start so"
+                spread.notes.append(f"“{item.text}” was not looked for across messages ({why})")
                 terms = []
                 break
             terms.append(term)

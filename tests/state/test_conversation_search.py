@@ -268,3 +268,22 @@ def test_a_trailing_space_is_not_undone_by_the_substring_retry(db):
     # Without the space the substring index still finds Latin glued to CJK.
     session(db, "glued", ["修改youer服务端"], at=NOW - DAY)
     assert conversations(search(db, "youer")) == ["glued"]
+
+
+@pytest.mark.parametrize("version", [5, 16, 30])
+def test_upstream_stores_of_every_layout_answer_by_conversation_without_writing(upstream_copy, version):
+    path = upstream_copy(version)
+    before = path.read_bytes()
+    db = SessionDB(path, read_only=True)
+    try:
+        for query in ("the session", "hello OR 大别山", "项目 进度", '"exact phrase" NOT x', "zzqx nothing"):
+            result = db.search(query, prefix_last=True)
+            assert result.error is None, (version, query)
+            seen: list[str] = []
+            for hit in result.hits:  # the hits of one conversation together
+                if not seen or seen[-1] != hit.conversation_id:
+                    assert hit.conversation_id not in seen, (version, query)
+                    seen.append(hit.conversation_id)
+    finally:
+        db.close()
+    assert path.read_bytes() == before
