@@ -544,7 +544,7 @@ class SearchResults(KeysFollowFocus, ScrollView, can_focus=True):
 
     #: What the pane says while the field has focus and no text: how to search.
     GUIDE = (
-        ("docker compose", "messages holding every word, in any order"),
+        ("docker compose", "every word, in one message or across a conversation"),
         ('"exact phrase"', "these words, side by side"),
         ("deploy OR rollback", "either word"),
         ("docker NOT compose", "the first word without the second"),
