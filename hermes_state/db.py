@@ -47,6 +47,7 @@ from .listing.query import ListQuery
 from .listing.recency import RecencyWalk as _RecencyWalk
 from .listing.sql import rich_row
 from .preview import compute_preview, scrub_memory_context  # noqa: F401 (re-exported)
+from .prompts import iter_with_resolved_prompts, with_resolved_prompt, with_resolved_prompts
 from .query import escape_like
 from .schema import SCHEMA_SQL
 from .telegram_topics import (
@@ -264,8 +265,8 @@ class SessionDB:
     def build_recency(self) -> _RecencyWalk:
         return self.lister.build_recency()
 
-    def adopt_recency(self, walk: _RecencyWalk) -> None:
-        self.lister.adopt_recency(walk)
+    def adopt_recency(self, walk: _RecencyWalk) -> bool:
+        return self.lister.adopt_recency(walk)
 
     def assume_pins(self, pins: frozenset[str]) -> frozenset[str] | None:
         return self.lister.assume_pins(pins)
@@ -300,14 +301,15 @@ class SessionDB:
             include_archived=include_archived, archived_only=archived_only, include_hidden=include_hidden,
             include_delegates=include_delegates, workspace=workspace, order_by_last_active=order_by_last_active,
         )
-        return self.lister.rows(
+        return with_resolved_prompts(self.store, self.lister.rows(
             query, limit, offset, id_query=id_query, project=project_compression_tips, columns=_columns,
             provisional=provisional,
-        )
+        ))
 
     def iter_listed(self, query: ListQuery, limit: int = 20, *, chunk: int = 500, brief: bool = False) -> Iterator[dict]:
         """:meth:`Lister.iter_rows`: the rows of a long list, read a chunk at a time."""
-        return self.lister.iter_rows(query, limit, chunk=chunk, brief=brief)
+        rows = self.lister.iter_rows(query, limit, chunk=chunk, brief=brief)
+        return rows if brief else iter_with_resolved_prompts(self.store, rows, chunk)
 
     def rank_listed(self, query: ListQuery) -> list[str]:
         return self.lister.rank_listed(query)
@@ -522,8 +524,9 @@ class SessionDB:
         self._execute_write(lambda conn: conn.execute(sql, params))
 
     def get_session(self, session_id: str) -> dict | None:
+        # v30: the prompt kept by hash comes back in system_prompt, as upstream answers.
         row = self._fetchone("SELECT * FROM sessions WHERE id = ?", (session_id,))
-        return dict(row) if row else None
+        return with_resolved_prompt(self.store, dict(row) if row else None)
 
     def resolve_session_id(self, session_id_or_prefix: str) -> str | None:
         """Exact id, else a unique prefix (SS-8); unknown, ambiguous or blank → None."""
@@ -889,7 +892,7 @@ class SessionDB:
 
     def get_session_by_title(self, title: str) -> dict | None:
         row = self._fetchone("SELECT * FROM sessions WHERE title = ?", (title,))
-        return dict(row) if row else None
+        return with_resolved_prompt(self.store, dict(row) if row else None)
 
     def resolve_session_by_title(self, title: str) -> str | None:
         """The latest session of a title lineage: newest ``title #N``, else ``title`` (TI-5)."""
@@ -939,7 +942,7 @@ class SessionDB:
             f"SELECT s.*, {self.rules.last_active_sql()} AS last_active FROM sessions s {where} "
             "ORDER BY last_active DESC, s.started_at DESC, s.id DESC LIMIT ? OFFSET ?"
         )
-        return [dict(row) for row in self._fetchall(sql, params + [int(limit), int(offset)])]
+        return with_resolved_prompts(self.store, [dict(row) for row in self._fetchall(sql, params + [int(limit), int(offset)])])
 
     # ------------------------------------------------------------------ lineage
 
@@ -1571,7 +1574,7 @@ class SessionDB:
             "ORDER BY s.started_at DESC, s.id DESC LIMIT ? OFFSET ?",
             (low, high, int(limit), int(offset)),
         )
-        return [rich_row(row) for row in rows]
+        return with_resolved_prompts(self.store, [rich_row(row) for row in rows])
 
     def search_sessions_by_id(
         self, query: str, limit: int = 20, include_archived: bool = True
@@ -1744,7 +1747,7 @@ class SessionDB:
             )
         except sqlite3.Error:
             return []
-        return [dict(row) for row in rows]
+        return with_resolved_prompts(self.store, [dict(row) for row in rows])
 
     def claim_handoff(self, session_id: str) -> bool:
         """pending → running; True if this call made the transition."""
@@ -1847,7 +1850,7 @@ class SessionDB:
             "ORDER BY last_active DESC, s.started_at DESC LIMIT ?",
             (str(user_id), int(limit)),
         )
-        return [rich_row(row) for row in rows]
+        return with_resolved_prompts(self.store, [rich_row(row) for row in rows])
 
 
 # ---------------------------------------------------------------------- helpers

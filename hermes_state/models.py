@@ -125,6 +125,13 @@ class SessionSummary(BaseModel):
     cwd: Optional[str] = None
     git_branch: Optional[str] = None
     git_repo_root: Optional[str] = None
+    #: v30: the platform the session started on (``source`` is where it is routed now).
+    created_source: Optional[str] = None
+
+    @property
+    def shown_source(self) -> str:
+        """``source``, or ``created→current`` where the session moved platforms (v30)."""
+        return shown_source(self.source, self.created_source)
 
     @classmethod
     def from_row(cls, row: dict) -> "SessionSummary":
@@ -219,7 +226,18 @@ def _summary_fields(row: dict) -> dict:
         "cwd": get("cwd"),
         "git_branch": get("git_branch"),
         "git_repo_root": get("git_repo_root"),
+        "created_source": get("created_source"),
     }
+
+
+def shown_source(source: str | None, created_source: str | None) -> str:
+    """A session's source as lists show it: ``created→current`` when a v30 session started on
+    another platform than the one it is routed to now (``created_source`` differs), else the
+    source alone."""
+    source = source or ""
+    if created_source and created_source != source:
+        return f"{created_source}\u2192{source}"
+    return source
 
 
 class Message(BaseModel):

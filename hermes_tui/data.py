@@ -531,8 +531,9 @@ class BrowserData:
         assumed = reader.assume_pins(pins)
         revised = (assumed is not None and assumed != pins) or ranking_s is not None
         if reader.recency_guessed:
-            reader.adopt_recency(self._retry(counter.build_recency))
-            revised = True
+            # A guess or a cache file, confirmed (or corrected) by the store: the pages shown
+            # are read again only when the built index ranks otherwise.
+            revised = reader.adopt_recency(self._retry(counter.build_recency)) or revised
         self.warm_titles()
         return Census(total, sources, revised=revised, ranking_s=ranking_s or 0.0, again_in=again_in)
 

@@ -49,6 +49,8 @@ class Lister:
         #: ``(rules, {filters: (where, params)})``: see :meth:`filters`.
         self._filters_kept: tuple[Rules, dict] | None = None
         self._extra_pins: frozenset[str] | None = None
+        #: A provisional page rested on "no pins" (none known yet): see :meth:`assume_pins`.
+        self._rested_on_no_pins = False
         self._pins_cache: tuple[int, frozenset[str]] | None = None
         self._count_cache: dict[tuple, tuple[int, int]] = {}
         #: Per source: (data_version, its sessions counted up to SOURCE_WALK_CERTAIN, the
@@ -101,21 +103,27 @@ class Lister:
         self.store.read(walk.build)
         return walk
 
-    def adopt_recency(self, walk: _RecencyWalk) -> None:
+    def adopt_recency(self, walk: _RecencyWalk) -> bool:
         """Use ``walk`` (built by another connection to the same file) as this reader's
-        recency index; it is kept in this reader's cache file."""
+        recency index; it is kept in this reader's cache file. True when it ranks otherwise
+        than what this reader rested on (its provisional pages may need reading again)."""
         with self.store.lock:
+            changed = walk.order != self.recency.order or walk.bound != self.recency.bound
             walk.cache = self.recency.cache
             if walk.pins is None:
                 walk.pins = self.recency.pins
             self.recency = walk
             walk.save()
+            return changed
 
     def assume_pins(self, pins: frozenset[str]) -> frozenset[str] | None:
         """The pinned sessions as another connection found them exactly: what a provisional
         page (see :meth:`list_sessions_rich`) rests on from now on. Returns what it rested on
         before (None: nothing yet)."""
         previous, self.recency.pins = self.recency.pins, frozenset(pins)
+        if previous is None and self._rested_on_no_pins:
+            previous = frozenset()  # a provisional page was shown with no pin known
+        self._rested_on_no_pins = False
         return previous
 
     def pinned_first(self, alias: str = "s") -> str:
@@ -401,6 +409,8 @@ class Lister:
                 # page cache -- before the first page. The caller reads the page again.
                 self.store.read(lambda conn: self.recency.refresh(conn, guess_ok=True))
                 pins, exact = self.recency.pins or frozenset(), False
+                if self.recency.pins is None:
+                    self._rested_on_no_pins = True  # what assume_pins reports it rested on
             rows = self.store.read(lambda conn: do(conn, pins))
             return None if rows is None else Listed(rows, exact=exact and not self.recency.guessed)
 

@@ -142,7 +142,7 @@ def rich_tuple(names: list[str], values: Iterable[Any]) -> dict:
 SUMMARY_COLUMNS = (
     "id", "source", "title", "started_at", "ended_at", "end_reason", "message_count", "tool_call_count",
     "model", "user_id", "parent_session_id", "input_tokens", "output_tokens", "estimated_cost_usd",
-    "archived", "pinned", "hidden", "title_source", "cwd", "git_branch", "git_repo_root",
+    "archived", "pinned", "hidden", "title_source", "cwd", "git_branch", "git_repo_root", "created_source",
 )
 
 

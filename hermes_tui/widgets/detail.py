@@ -90,7 +90,7 @@ class DetailPane(Widget):
         row("id", inert_line(summary.id))
         if summary.lineage_root_id:
             row("root", inert_line(summary.lineage_root_id))
-        row("source", inert_line(summary.source))
+        row("source", inert_line(summary.shown_source))  # v30: created→current where it moved
         if summary.model:
             row("model", inert_line(summary.model))
         live = text_style(self, "hs-success") if summary.is_live else ""
