@@ -1206,17 +1206,25 @@ class SessionDB:
         prefix_last: bool = False,
         workspace: str | None = None,
         include_hidden: bool = False,
+        order: str = "relevance",
+        weights=None,
+        now: float | None = None,
     ):
         """Structured, latency-bounded search for the UI → :class:`~hermes_state.models.SearchResult`.
 
         ``sort`` is ``auto`` | ``rank`` | ``newest``; ``prefix_last=True`` makes the last plain
         word (≥ 3 characters) a prefix query for search-as-you-type; hidden sessions' messages
-        only with ``include_hidden``. See :func:`hermes_state.search_engine.search`; never
-        raises on query text.
+        only with ``include_hidden``. The hits come by conversation, best first (``order``:
+        ``relevance`` by :class:`~hermes_state.conversation_search.Weights`, or ``newest``),
+        conversations found across messages after those holding every word in one message:
+        see :mod:`hermes_state.conversation_search`; never raises on query text.
         """
-        from .search_engine import search
+        from .conversation_search import search
+        from .listing.query import ListQuery
 
-        return search(
+        # The schema is looked up once for the whole search, its conversation-level steps
+        # included (UC-1).
+        return self.store.one_schema(lambda: search(
             self,
             query,
             limit=limit,
@@ -1226,9 +1234,11 @@ class SessionDB:
             exclude_sources=exclude_sources,
             role_filter=role_filter,
             prefix_last=prefix_last,
-            workspace=workspace,
-            include_hidden=include_hidden,
-        )
+            scope=ListQuery(workspace=workspace, include_hidden=bool(include_hidden)),
+            order=order,
+            weights=weights,
+            now=now,
+        ))
 
     # ------------------------------------------------------------------ typed read API
 

@@ -385,6 +385,12 @@ class SearchHit(BaseModel):
     score: Optional[float] = None
     #: The table that produced this hit: ``fts5``, ``trigram`` or ``like``.
     path: str = "fts5"
+    #: The conversation the hit is part of (its root: the row the list shows it in), when
+    #: the answer was made by conversation (:mod:`hermes_state.conversation_search`).
+    conversation_id: Optional[str] = None
+    #: 0 for a message holding every word; else how many messages of its conversation
+    #: together hold them (a conversation found across messages, SR-17).
+    across: int = 0
 
 
 class SearchResult(BaseModel):
@@ -418,6 +424,12 @@ class SearchResult(BaseModel):
     #: With ``prefix_last``: the words that answered when the last one, too short to be a
     #: prefix, matched nothing (``the`` for ``the se``; the note says so); else None.
     answered_query: Optional[str] = None
+    #: How conversations were ordered (SR-18): ``relevance`` or ``newest``; empty for the
+    #: message-level search alone.
+    order: str = ""
+    #: Conversations among the hits, and how many of them were found across messages.
+    conversations: int = 0
+    spread_conversations: int = 0
 
 
 class ConversationHit(BaseModel):

@@ -502,6 +502,20 @@ def make_snippet(
     return snippet, out_spans, "".join(raw_parts)
 
 
+#: Every ASCII character that is not a letter or a digit, as a space: what separates
+#: unicode61's tokens in ASCII text (``_``, ``/``, ``.`` included).
+_SEPARATORS = str.maketrans({chr(c): " " for c in range(128) if not chr(c).isalnum()})
+
+
+def token_count(text: str) -> int:
+    """A message's length as the ranking measures it: its tokens as unicode61 splits them
+    (``snake_case/path.py`` is 4, not 1 as counting spaces made it). ASCII text in two C
+    calls (a window is 400 rows a key); other text by its runs of letters and digits."""
+    if text.isascii():
+        return len(text.translate(_SEPARATORS).split()) or 1
+    return len(WORD_RE.findall(text)) or 1
+
+
 @functools.lru_cache(maxsize=4096)
 def fold_text(token: str) -> str:
     """unicode61's folding, approximately: lower case without diacritics."""
@@ -549,3 +563,66 @@ def short_last_word(q: str) -> str | None:
     if word is None or len(word) >= PREFIX_MIN_CHARS:
         return None
     return word
+
+
+# ---------------------------------------------------------------------------- highlighting
+
+def highlight_terms(query: str | None, prefix_last: bool = True) -> list[tuple[str, str]]:
+    """What a hit of ``query`` has matched, for highlighting it wherever it is shown (snippets,
+    the transcript): the query's positive items as the search reads them -- the same
+    sanitiser, repair and prefix rule (``dock`` is a prefix while it is being typed, ``dock ``
+    the word dock) -- as ``(kind, text)``: ``word``, ``prefix``, ``phrase`` (words side by
+    side) or ``substring`` (CJK, as the substring index matches). Excluded (``NOT``) words
+    are never among them: no hit holds them."""
+    if not query or not query.strip():
+        return []
+    text, _cut = limit_query(query)
+    typing_word = prefix_last and text[-1:].isalnum()
+    q = sanitize_fts5_query(text)
+    if typing_word and q:
+        q = apply_prefix_last(q)
+    if not q:
+        return []
+    out: list[tuple[str, str]] = []
+    if contains_cjk(q):
+        tokens = [t.rstrip("*") or t for t in cjk_tokens(q)]  # (a substring is its own prefix)
+        items = [QueryItem("op", t) if t in OPERATORS else QueryItem("phrase", t) for t in tokens]
+        for group in ParsedQuery(items=items, verbatim=False).groups():
+            for item, _negs in group:
+                out.append(("substring", item.text))
+    else:
+        for group in parse_fts_query(q).groups():
+            for item, _negs in group:
+                words = WORD_RE.findall(item.text)
+                if not words:
+                    continue
+                if len(words) > 1:
+                    out.append(("phrase", " ".join(words) + ("*" if item.prefix else "")))
+                else:
+                    out.append(("prefix" if item.prefix else "word", words[0]))
+    seen: set[tuple[str, str]] = set()
+    unique = []
+    for kind, term in out:
+        if (kind, term.lower()) not in seen:
+            seen.add((kind, term.lower()))
+            unique.append((kind, term))
+    return unique
+
+
+def highlight_pattern(query: str | None, prefix_last: bool = True) -> "re.Pattern[str] | None":
+    """One case-insensitive pattern of :func:`highlight_terms` (longest first); None when
+    the query has nothing to highlight."""
+    parts = []
+    for kind, term in highlight_terms(query, prefix_last):
+        if kind == "substring":
+            parts.append((len(term), re.escape(term)))
+            continue
+        words = term.rstrip("*").split(" ")
+        prefix = kind == "prefix" or term.endswith("*")
+        body = r"[\W_]+".join(re.escape(word) for word in words)
+        tail = r"[^\W_]*" if prefix else r"(?![^\W_])"
+        parts.append((len(term), r"(?<![^\W_])" + body + tail))
+    if not parts:
+        return None
+    parts.sort(key=lambda part: -part[0])
+    return re.compile("|".join(pattern for _n, pattern in parts), re.IGNORECASE)

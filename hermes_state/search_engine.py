@@ -8,6 +8,7 @@ language of :mod:`hermes_state.query` and the SQL fragments of the upstream path
 from __future__ import annotations
 
 import bisect
+import functools
 import math
 import re
 import sqlite3
@@ -36,6 +37,7 @@ from .query import (
     sanitize_fts5_query,
     short_last_word,
     split_marked,
+    token_count,
     trigram_match,
     WORD_RE,
 )
@@ -838,8 +840,8 @@ def _fts_engine(
     phrases: list[_Phrase],
     path: str,
     substring_terms: list[str] | None = None,
-    force_newest: bool = False,
     shape: tuple[tuple[str, bool], ...] | None = None,
+    exact_under: int = 0,
 ) -> _Outcome:
     """Rank ``match`` on ``table`` per the design in the module docstring.
 
@@ -848,7 +850,7 @@ def _fts_engine(
     ``ctx.light``, the newest-first scans read the text plain and :class:`_Light` marks it.
     """
     plain = substring_terms is not None
-    sort = "newest" if force_newest else ctx.sort
+    sort = ctx.sort
 
     def to_ranked(rowid: int, text: str, score: float | None) -> _Row:
         """A row of a statement that highlighted it (or, ``plain``, of the trigram table)."""
@@ -894,7 +896,10 @@ def _fts_engine(
     else:
         span = max(1, ctx.max_rowid() - int(rows[-1][0]) + 1)
         total, exact = max(len(rows), min(n_rows, int(round(len(rows) / span * n_rows)))), False
-    if _bm25_work(ctx, table, phrases, total) <= EXACT_BM25_MAX_ROWS:
+    work = _bm25_work(ctx, table, phrases, total)
+    # (``exact_under``: few matches of trigram expansions, whose bm25 credits a rare
+    # continuation of a short word as the window's counts cannot, at a bounded cost)
+    if work <= EXACT_BM25_MAX_ROWS or (complete and total <= exact_under and work <= 20 * EXACT_BM25_MAX_ROWS):
         return _exact_bm25(ctx, table, match, path, total, exact, to_ranked, plain)
     positive = [p for p in phrases if not p.negated]
     if not complete and positive and all(p.df > COMMON_SHARE * n_rows for p in positive):
@@ -956,6 +961,9 @@ def _newest(ctx, table, match, path, total, exact, to_row, plain, scanned) -> _O
     return _Outcome(out, "newest", total, exact and not (ctx.filtered and more), more, path)
 
 
+#: :func:`token_count` of the texts a connection's windows hold (the same objects key after
+#: key: their hash is kept, a look-up costs less than counting again).
+_tokens = functools.lru_cache(maxsize=8192)(token_count)
 #: Best first, ties newest first (rowids are unique: the order is total).
 _SCORE_ROWID = itemgetter(0, 1)
 
@@ -974,7 +982,7 @@ def _window_scores(rows, phrases, idfs, plain, light: "_Light | None" = None) ->
         ]
         dls = [float(len(lower)) for lower in lowered]
         return _bm25_ranked(rows, columns, dls, idfs)
-    dls = [float((text or "").count(" ") + 1) for _rowid, text in rows]
+    dls = [float(_tokens(text or "")) for _rowid, text in rows]
     if light is not None:
         columns = light.counts_of(rows)
     elif len(phrases) == 1 and not phrases[0].negated and len(phrases[0].tokens) <= 1:
@@ -1070,7 +1078,8 @@ def _quote(text: str) -> str:
 
 def _cjk_search(ctx: _Ctx, q: str) -> tuple[_Outcome | None, str]:
     """Paths B/C for :func:`search`: trigram substrings, short tokens expanded or LIKE."""
-    tokens = cjk_tokens(q)
+    # (a substring is its own prefix: `golang*` typed last is the substring golang)
+    tokens = [t.rstrip("*") or t for t in cjk_tokens(q)]
     items = [QueryItem("op", t) if t in OPERATORS else QueryItem("phrase", t) for t in tokens]
     groups = ParsedQuery(items=items, verbatim=False).groups()
     terms = [item.text for item in items if item.kind != "op"]
@@ -1118,20 +1127,22 @@ def _cjk_search(ctx: _Ctx, q: str) -> tuple[_Outcome | None, str]:
         f"({g})" if len(rendered_groups) > 1 else g for g in rendered_groups
     )
     positive_terms = [pos.text for group in groups for pos, _ in group]
+    # Short words are ranked as others are (their phrase is their expansion): newest first
+    # lost what bm25 ranks first in a few ms (`服务器 证书`).
+    phrases = _substring_phrases(groups, {term: render(term) for term in expansions})
     if expansions:
-        outcome = _fts_engine(ctx, TRIGRAM_TABLE, match, [], "trigram", positive_terms, force_newest=True)
-        return outcome, match
-    phrases = _substring_phrases(groups)
+        return _fts_engine(ctx, TRIGRAM_TABLE, match, phrases, "trigram", positive_terms, exact_under=1000), match
     return _fts_engine(ctx, TRIGRAM_TABLE, match, phrases, "trigram", positive_terms), match
 
 
-def _substring_phrases(groups) -> list[_Phrase]:
+def _substring_phrases(groups, matches: dict[str, str | None] | None = None) -> list[_Phrase]:
+    matches = matches or {}
     phrases = []
     for group in groups:
         for pos, negs in group:
-            phrases.append(_Phrase(_quote(pos.text), [pos.text.lower()], False, False))
-            for neg in negs:
-                phrases.append(_Phrase(_quote(neg.text), [neg.text.lower()], False, True))
+            for item, negated in [(pos, False), *((n, True) for n in negs)]:
+                match = matches.get(item.text) or _quote(item.text)
+                phrases.append(_Phrase(match, [item.text.lower()], False, negated))
     return phrases
 
 
@@ -1761,6 +1772,8 @@ def _search(db, done, asked: _Question, reuse: bool) -> "SearchResult":
                 and len(text.strip()) >= 3
                 and parsed.terms
                 and all(len(pos.text) >= 3 for pos, _ in positive_query_terms(parsed))
+                # (`dock ` ends in a space: the word dock, never the substring of docker)
+                and not (text[-1:].isspace() and all(p.text.isascii() for p, _ in positive_query_terms(parsed)))
             ):
                 if ctx.trigram:
                     retry = " ".join(item.render_substring() for item in parsed.items)

@@ -31,6 +31,31 @@ APP_NAME = "hermes-sessions"
 CONFIG_FILE = "config.yaml"
 
 
+class SearchConfig(BaseModel):
+    """How the browser's search orders conversations (SR-18): the numbers of
+    :class:`hermes_state.conversation_search.Weights`, and the order it starts in."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    #: ``relevance`` (the blend below) or ``newest`` (newest conversation first); a key
+    #: toggles it in the browser.
+    order: Literal["relevance", "newest"] = "relevance"
+    #: Share of a conversation's score that is recency (0: relevance alone, 1: newest first).
+    recency_weight: float = Field(default=0.2, ge=0.0, le=1.0)
+    #: Recency halves every this many days of a conversation's age.
+    half_life_days: float = Field(default=30.0, gt=0.0, le=36500.0)
+    #: For a conversation found across messages: the share of its relevance given for how
+    #: much of the query one of its messages holds.
+    together_weight: float = Field(default=0.5, ge=0.0, le=1.0)
+
+    def weights(self):
+        """These numbers as the storage library takes them."""
+        from hermes_state.conversation_search import Weights
+
+        return Weights(recency=self.recency_weight, half_life_days=self.half_life_days,
+                       together=self.together_weight)
+
+
 class AppConfig(BaseModel):
     """Everything a user may set for the browser. Unknown keys are ignored."""
 
@@ -64,6 +89,8 @@ class AppConfig(BaseModel):
     mark_read_on_open: bool = True
     #: Animations off makes the UI calmer and tests deterministic.
     animations: Literal["full", "basic", "none"] = "basic"
+    #: The search's ranking (SR-18).
+    search: SearchConfig = Field(default_factory=SearchConfig)
 
     @field_validator("keymap", mode="before")
     @classmethod

@@ -14,6 +14,7 @@ write, which brings the store's write path (``BEGIN IMMEDIATE``, jittered retry)
 from __future__ import annotations
 
 import os
+import re
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -674,6 +675,12 @@ class BrowserData:
         if unread_only or statuses:
             narrowing = ListQuery(unread_only=unread_only, statuses=statuses)
             found = [s for s in found if keeps(ConversationMarks(s.unread, s.lifecycle), narrowing)]
+        if text[-1:].isspace() and text.strip():
+            # `dock ` is the word dock, in titles as in messages (the title match is a
+            # substring): a title must hold the text as whole words, an id start with it.
+            stripped = text.strip()
+            words = re.compile(r"(?<![^\W_])" + re.escape(stripped) + r"(?![^\W_])", re.IGNORECASE)
+            found = [s for s in found if s.id.startswith(stripped) or words.search(s.title or "")]
         return found
 
     def _rebuild_titles(self, aux: SessionDB) -> None:
@@ -730,6 +737,7 @@ class BrowserData:
         offset: int = 0, workspace: str | None = None, include_hidden: bool = False,
         unread_only: bool = False, statuses: tuple[str, ...] = (),
         narrow: Narrow = NO_NARROW,
+        order: str = "relevance", weights: Any = None, now: float | None = None,
     ) -> SearchView:
         """Full-text search grouped by conversation (XR-2), plus title/id matches (first page
         only); ``offset`` asks for a later page of hits (BR-20); hidden sessions only with
@@ -762,6 +770,9 @@ class BrowserData:
                     prefix_last=True,
                     workspace=workspace,
                     include_hidden=include_hidden,
+                    order=order,
+                    weights=weights,
+                    now=now,
                 )
             )
         except Exception as exc:
@@ -774,10 +785,13 @@ class BrowserData:
         view.stamps["query"] = time.perf_counter()
         view.path = result.path
         view.ranking = result.ranking
+        view.order = result.order
         view.elapsed_ms = result.elapsed_ms
         view.total_estimate = result.total_estimate
         view.hit_count = len(result.hits)
-        view.more = len(result.hits) >= limit
+        # (a page may hold more hits than asked: the conversations found across messages
+        # follow the last message-level hits)
+        view.more = result.has_more
         view.note = getattr(result, "note", None) or getattr(result, "error", None)
         view.answered = getattr(result, "answered_query", None)
         roots = self._roots_of({hit.session_id for hit in result.hits})
@@ -805,6 +819,7 @@ class BrowserData:
                 archived=name.archived,
                 hidden=name.hidden,
                 unread=getattr(marked.get(c.root_id), "unread", False),
+                across=max((hit.across for hit in c.hits), default=0),
             ))
         view.stamps["grouped"] = time.perf_counter()
         view.title_matches = titles.result() if titles is not None else []

@@ -31,6 +31,9 @@ class HitGroup:
     hidden: bool = False
     #: Activity since it was last read (upstream's watermark): marked as the list marks it.
     unread: bool = False
+    #: Found across messages (SR-17): how many of its messages together hold the words; 0
+    #: when one message holds them all.
+    across: int = 0
 
     @property
     def count(self) -> int:
@@ -46,6 +49,8 @@ class SearchView:
     title_matches: list[SessionSummary] = field(default_factory=list)
     path: str = ""
     ranking: str = ""
+    #: How conversations were ordered: ``relevance`` or ``newest`` (SR-18).
+    order: str = ""
     hit_count: int = 0
     total_estimate: int | None = None
     elapsed_ms: float = 0.0
@@ -67,7 +72,8 @@ class SearchView:
         """This answer with the next page of the same query appended: hits of a conversation
         already shown join its group; new conversations follow (rank order: a next page only
         appends)."""
-        groups = {g.root_id: HitGroup(g.root_id, g.label, g.source, list(g.hits)) for g in self.groups}
+        groups = {g.root_id: HitGroup(g.root_id, g.label, g.source, list(g.hits), g.archived, g.hidden, g.across)
+                  for g in self.groups}
         for group in page.groups:
             if group.root_id in groups:
                 groups[group.root_id].hits.extend(group.hits)
@@ -75,7 +81,7 @@ class SearchView:
                 groups[group.root_id] = group
         return SearchView(
             query=self.query, groups=list(groups.values()), title_matches=self.title_matches,
-            path=self.path, ranking=self.ranking, hit_count=self.hit_count + page.hit_count,
+            path=self.path, ranking=self.ranking, order=self.order, hit_count=self.hit_count + page.hit_count,
             total_estimate=page.total_estimate or self.total_estimate, elapsed_ms=page.elapsed_ms,
             note=self.note, answered=self.answered, offset=self.offset, more=page.more,
         )

@@ -51,7 +51,7 @@ from .browser_window import CensusLoaded, ListWindow, PageLoaded, WindowLoaded
 from .flows import SessionActions
 from ..widgets.detail import DetailPane
 from ..widgets.footer import TieredFooter
-from ..widgets.search import SearchInput, SearchResults
+from ..widgets.search import SearchInput, SearchResults, ToggleRanking
 from ..widgets.session_list import SessionList
 from ..widgets.status import StatusLine
 from ..widgets.text_field import focus_now
@@ -500,6 +500,10 @@ class BrowserScreen(HermesScreen):
     @on(SearchResults.HitHighlighted, "#results")
     def _hit_highlighted(self, event: SearchResults.HitHighlighted) -> None:
         self.search.hit_highlighted(event.session_id)
+
+    @on(ToggleRanking)
+    def _toggle_ranking(self) -> None:
+        self.search.toggle_order()
 
     @on(SearchInput.Cleared, "#search")
     def _search_cleared(self) -> None:

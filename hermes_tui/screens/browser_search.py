@@ -57,6 +57,10 @@ class SearchAsYouType:
         self.latencies: list[tuple[str, float]] = []
         #: The detail pane's loads for the highlighted hit: only the newest one's answer shows.
         self._detail_requests = Generation()
+        #: How conversations are ordered (SR-18): the config's, until the key toggles it.
+        search_config = screen.ctx.config.search
+        self.order = search_config.order
+        self.weights = search_config.weights()
 
     # ------------------------------------------------------------------ the pane
 
@@ -95,8 +99,16 @@ class SearchAsYouType:
         convs = len(view.groups)
         parts = [view.path or "—", hits, f"{convs} conversation{'s' if convs != 1 else ''}",
                  f"{view.elapsed_ms:.1f} ms"]
-        if view.ranking:
-            parts.insert(1, view.ranking)
+        if view.order == "newest":
+            label = "newest first"
+        elif view.ranking == "newest":
+            label = "newest first (words too common to rank)"
+        elif view.order:
+            label = "by relevance" + (f" ({view.ranking})" if view.ranking else "")
+        else:
+            label = view.ranking
+        if label and view.hit_count:
+            parts.insert(1, label)
         if view.note and not view.answered:  # (that note heads the hits)
             parts.append(view.note)
         main.border_subtitle = Text(" · ".join(parts))
@@ -224,13 +236,21 @@ class SearchAsYouType:
         view = screen.ctx.store.search(
             text, source=screen.source_filter, exclude_sources=screen.exclude_sources, limit=limit,
             workspace=screen.workspace, include_hidden=screen.show_hidden, **screen.reading_filters,
-            narrow=narrow,
+            narrow=narrow, order=self.order, weights=self.weights, now=screen.ctx.clock(),
         )
         view.query = query  # (as typed: its answer and its next pages are matched by it)
         if problem:
             view.note = problem
         view.more = view.more and view.hit_count >= SEARCH_PAGE
         screen.post_message(SearchFinished(query, view, keep=keep))
+
+    def toggle_order(self) -> None:
+        """Relevance ↔ newest first (SR-18): the query is asked again in the other order."""
+        self.order = "newest" if self.order == "relevance" else "relevance"
+        self.screen.notify(f"Search ranking: {'newest first' if self.order == 'newest' else 'by relevance'}",
+                           timeout=2)
+        if self.query.strip():
+            self.start(self.query)
 
     def need_more(self, query: str, offset: int) -> None:
         """The results want the next page of hits (BR-20)."""
@@ -244,6 +264,7 @@ class SearchAsYouType:
             text, source=screen.source_filter, exclude_sources=screen.exclude_sources,
             limit=SEARCH_PAGE, offset=offset, workspace=screen.workspace, include_hidden=screen.show_hidden,
             **screen.reading_filters, narrow=narrow,
+            order=self.order, weights=self.weights, now=screen.ctx.clock(),
         )
         view.query = query
         screen.post_message(SearchFinished(query, view, page=True))

@@ -27,7 +27,7 @@ from ..context import AppContext, StoreChange
 from ..messages import Generation, Stamp, WorkerDone
 from ..textsafe import InertHighlighter, inert_line
 from .base import HermesScreen
-from ..widgets.transcript_view import Entry, TranscriptView, make_entry, match_pattern, query_terms
+from ..widgets.transcript_view import Entry, TranscriptView, make_entry, match_pattern
 from ..legible import muted
 
 
@@ -56,7 +56,9 @@ class TranscriptScreen(HermesScreen):
         self.session_id = session_id
         self.message_id = message_id
         self.search_query = (query or "").strip() or None
-        self.pattern = match_pattern(query_terms(self.search_query))
+        #: The query as typed: its trailing space says its last word is whole (``dock ``).
+        self.typed_query = query if self.search_query else None
+        self.pattern = match_pattern(self.typed_query)
         self.summary: SessionSummary | None = None
         #: Each load of the transcript; only the newest one's answer shows.
         self.loads = Generation()
@@ -70,7 +72,7 @@ class TranscriptScreen(HermesScreen):
         yield TranscriptView(
             clock=self.ctx.clock,
             show_reasoning=self.ctx.config.show_reasoning,
-            query=self.search_query,
+            query=self.typed_query,
             id="transcript",
         )
         find = TextField(placeholder="search this conversation — Enter finds, Esc closes", id="transcript-find",
@@ -224,9 +226,10 @@ class TranscriptScreen(HermesScreen):
     def find(self, query: str) -> None:
         """Highlight ``query`` in this transcript and go to its first match after the cursor."""
         self.search_query = query.strip() or None
-        self.pattern = match_pattern(query_terms(self.search_query))
+        self.typed_query = query if self.search_query else None
+        self.pattern = match_pattern(self.typed_query)
         view = self.view
-        view.set_query(self.search_query)
+        view.set_query(self.typed_query)
         if self.search_query:
             if view.match_indices:
                 self._jump(1, from_before=True)

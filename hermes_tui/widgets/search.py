@@ -52,6 +52,7 @@ class SearchInput(KeysInOrder, Input):
         Binding("down", "results_down", "Next hit", show=False, id="next_hit"),
         Binding("up", "results_up", "Previous hit", show=False, id="previous_hit"),
         Binding("enter", "results_open", "Open hit", show=False, id="open_hit"),
+        Binding("ctrl+o", "toggle_ranking", "Relevance / newest", id="search_ranking"),
     ]
 
     class Cleared(WidgetMessage):
@@ -146,6 +147,13 @@ class SearchInput(KeysInOrder, Input):
     def action_results_open(self) -> None:
         self.post_message(self.Navigate(self, "open"))
 
+    def action_toggle_ranking(self) -> None:
+        self.post_message(ToggleRanking(self))
+
+
+class ToggleRanking(WidgetMessage):
+    """Order the search's conversations by relevance, or newest first, from now on (SR-18)."""
+
 
 def _snippet_parts(snippet: str, spans: list, width: int | None) -> tuple[str, list[tuple[int, int]]]:
     """``snippet`` as one line and its match spans in it (see :func:`snippet_text`)."""
@@ -201,15 +209,17 @@ def _note_row(note: str, meta_style) -> "_Row":
     return _Row(Text(f"   {inert_line(note)}", style=meta_style, no_wrap=True, overflow="ellipsis"), None)
 
 
-def _group_text(label: str, source: str, count: int, tags: tuple[str, ...], group_style, meta_style) -> Text:
+def _group_text(label: str, source: str, count: int, tags: tuple[str, ...], group_style, meta_style,
+                across: int = 0) -> Text:
     """A conversation's header line: what marks it (``[archived]``…), its name, its source
-    and how many hits it holds."""
+    and how many hits it holds -- or, found across messages, how many hold the words."""
     header = Text(no_wrap=True, overflow="ellipsis")
     header.append(" ▌ ", style=group_style)
     for tag in tags:
         header.append(f"{tag} ", style=meta_style)
     header.append(inert_line(label), style=group_style)
-    header.append(f"  {inert_line(source)} · {count} {'hit' if count == 1 else 'hits'}", style=meta_style)
+    hits = f"{across} messages hold these words" if across else f"{count} {'hit' if count == 1 else 'hits'}"
+    header.append(f"  {inert_line(source)} · {hits}", style=meta_style)
     return header
 
 
@@ -263,6 +273,7 @@ class SearchResults(KeysFollowFocus, ScrollView, can_focus=True):
         Binding("up,k", "cursor_up", "Previous hit", show=False, id="results_up"),
         Binding("down,j", "cursor_down", "Next hit", show=False, id="results_down"),
         Binding("enter", "select", "Open hit", show=False, id="results_open"),
+        Binding("ctrl+o", "toggle_ranking", "Relevance / newest", id="results_ranking"),
     ]
 
     COMPONENT_CLASSES = {
@@ -500,11 +511,12 @@ class SearchResults(KeysFollowFocus, ScrollView, can_focus=True):
             # same (consecutive answers mostly show the same conversations).
             tags = ((UNREAD_GLYPH,) if group.unread else ()) + tuple(
                 marks(archived=group.archived, hidden=group.hidden, source=group.source))
-            head_key = ("group", group.label, group.source, group.count, tags)
+            head_key = ("group", group.label, group.source, group.count, tags, group.across)
             row = previous.get(head_key)
             if row is None:
                 row = _Row(None, None, head_key, functools.partial(
-                    _group_text, group.label, group.source, group.count, tags, group_style, meta_style))
+                    _group_text, group.label, group.source, group.count, tags, group_style, meta_style,
+                    group.across))
             elif row in rows:
                 row = _Row(None, None, head_key, row._build or (lambda text=row.text: text))  # (a row each)
             reuse[head_key] = row
@@ -536,7 +548,7 @@ class SearchResults(KeysFollowFocus, ScrollView, can_focus=True):
 
     #: What the pane says while the field has focus and no text: how to search.
     GUIDE = (
-        ("docker compose", "messages holding every word, in any order"),
+        ("docker compose", "every word, in one message or across a conversation"),
         ('"exact phrase"', "these words, side by side"),
         ("deploy OR rollback", "either word"),
         ("docker NOT compose", "the first word without the second"),
@@ -636,6 +648,9 @@ class SearchResults(KeysFollowFocus, ScrollView, can_focus=True):
 
     def action_select(self) -> None:
         self.choose_highlighted()
+
+    def action_toggle_ranking(self) -> None:
+        self.post_message(ToggleRanking(self))
 
     def on_click(self, event: Click) -> None:
         index = event.y + self.scroll_offset.y

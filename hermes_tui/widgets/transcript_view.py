@@ -39,6 +39,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from hermes_state.models import Message, tool_call_name
+from hermes_state.query import highlight_pattern, highlight_terms
 from hermes_state.timefmt import relative_time, repeats_date
 
 from .intent import WidgetMessage
@@ -50,41 +51,19 @@ from .text_field import KeysFollowFocus
 
 _JSON_PREFIX = "\x00json:"
 _WORD_RE = re.compile(r"\s*\S+\s*|\s+")
-_FTS_OPERATORS = {"AND", "OR", "NOT", "NEAR"}
-_TERM_RE = re.compile(r'"([^"]*)"|(\S+)')
-_TERM_TRIM = "*^+-():{}[],;"
 
 
 def query_terms(query: str | None) -> list[str]:
-    """The terms of a search query to highlight: quoted phrases and bare words.
-
-    FTS operators (``AND``, ``OR``, ``NOT``, ``NEAR``), column filters (``content:``) and
-    prefix stars are dropped; the longest terms come first so overlapping terms highlight
-    the longer match.
-    """
-    if not query:
-        return []
-    terms: list[str] = []
-    for phrase, word in _TERM_RE.findall(query):
-        term = phrase if phrase else word
-        if not phrase:
-            if term in _FTS_OPERATORS:
-                continue
-            if ":" in term and not term.startswith(":"):
-                term = term.split(":", 1)[1]
-            term = term.strip(_TERM_TRIM)
-        term = term.strip()
-        if term and term.lower() not in (t.lower() for t in terms):
-            terms.append(term)
-    terms.sort(key=len, reverse=True)
-    return terms
+    """The terms of a search query that its hits have matched, as the one query parser
+    reads them (:func:`hermes_state.query.highlight_terms`): words, prefixes, phrases --
+    never an excluded (``NOT``) word."""
+    return [term.rstrip("*") for _kind, term in highlight_terms(query)]
 
 
-def match_pattern(terms: Sequence[str]) -> re.Pattern[str] | None:
-    """One case-insensitive pattern for every term (longest first), or None."""
-    if not terms:
-        return None
-    return re.compile("|".join(re.escape(t) for t in terms), re.IGNORECASE)
+def match_pattern(query: str | None) -> re.Pattern[str] | None:
+    """What to highlight for ``query`` (:func:`hermes_state.query.highlight_pattern`: whole
+    words, a word being typed as a prefix, phrases, CJK substrings), or None."""
+    return highlight_pattern(query)
 
 
 def match_spans(pattern: re.Pattern[str] | None, text: str) -> list[tuple[int, int]]:
@@ -378,7 +357,7 @@ class TranscriptView(KeysFollowFocus, StyleOncePerRepaint, ScrollView, can_focus
         self.clock = clock
         self.show_reasoning = show_reasoning
         self.terms = query_terms(query)
-        self.pattern = match_pattern(self.terms)
+        self.pattern = match_pattern(query)
         self.entries: list[Entry] | None = None
         self.expanded: set[int] = set()  # message ids
         self.match_indices: list[int] = []
@@ -418,7 +397,7 @@ class TranscriptView(KeysFollowFocus, StyleOncePerRepaint, ScrollView, can_focus
         """Search this conversation for ``query`` (BR-19): every match is highlighted and
         ``n``/``N`` move between the messages that have one."""
         self.terms = query_terms(query)
-        self.pattern = match_pattern(self.terms)
+        self.pattern = match_pattern(query)
         if self.entries is None:
             return
         entries = [make_entry(entry.message, self.pattern) for entry in self.entries]
