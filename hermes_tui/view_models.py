@@ -7,7 +7,7 @@ store: no connection, no thread, no list policy.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Optional
 
 if TYPE_CHECKING:
@@ -56,6 +56,9 @@ class SearchView:
     #: Where this page of hits starts, and whether another page may follow (BR-20).
     offset: int = 0
     more: bool = False
+    #: Hits of later pages left out for being shown already (a commit shifted the pages while
+    #: the answer on screen held still): they count towards where the next page starts.
+    skipped: int = 0
     #: ``time.perf_counter()`` when each phase of :meth:`BrowserData.search` ended (``start``,
     #: ``query``: the full-text search, ``grouped``: conversations and labels, ``done``: the
     #: title/id match joined), so the bench can split keystroke → painted into its phases.
@@ -65,18 +68,31 @@ class SearchView:
         """This answer with the next page of the same query appended: hits of a conversation
         already shown join its group; new conversations follow (rank order: a next page only
         appends)."""
-        groups = {g.root_id: HitGroup(g.root_id, g.label, g.source, list(g.hits)) for g in self.groups}
+        groups = {g.root_id: replace(g, hits=list(g.hits)) for g in self.groups}
+        shown = {(hit.session_id, hit.id) for g in self.groups for hit in g.hits}
+        added = 0
         for group in page.groups:
+            # A hit shown already: the pages moved under an answer held still (search_hold).
+            hits = [hit for hit in group.hits if (hit.session_id, hit.id) not in shown]
+            added += len(hits)
+            if not hits:
+                continue
             if group.root_id in groups:
-                groups[group.root_id].hits.extend(group.hits)
+                groups[group.root_id].hits.extend(hits)
             else:
-                groups[group.root_id] = group
+                groups[group.root_id] = replace(group, hits=hits)
         return SearchView(
             query=self.query, groups=list(groups.values()), title_matches=self.title_matches,
-            path=self.path, ranking=self.ranking, hit_count=self.hit_count + page.hit_count,
+            path=self.path, ranking=self.ranking, hit_count=self.hit_count + added,
             total_estimate=page.total_estimate or self.total_estimate, elapsed_ms=page.elapsed_ms,
             note=self.note, answered=self.answered, offset=self.offset, more=page.more,
+            skipped=self.skipped + page.hit_count - added,
         )
+
+    @property
+    def next_offset(self) -> int:
+        """Where the page after this answer's hits starts."""
+        return self.offset + self.hit_count + self.skipped
 
 
 @dataclass

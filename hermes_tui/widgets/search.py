@@ -48,9 +48,10 @@ class SearchInput(KeysInOrder, Input):
 
     BINDINGS = [
         Binding("escape", "clear_search", "Clear search", id="clear_search"),
-        Binding("down", "results_down", "Next hit", show=False, id="next_hit"),
+        Binding("down", "results_down", "Into the hits (as Tab)", show=False, id="next_hit"),
         Binding("up", "results_up", "Previous hit", show=False, id="previous_hit"),
         Binding("enter", "results_open", "Open hit", show=False, id="open_hit"),
+        Binding("ctrl+n", "show_new", "Show new matches", id="show_new_matches"),
     ]
 
     class Cleared(WidgetMessage):
@@ -144,6 +145,21 @@ class SearchInput(KeysInOrder, Input):
 
     def action_results_open(self) -> None:
         self.post_message(self.Navigate(self, "open"))
+
+    def action_show_new(self) -> None:
+        self.post_message(SearchResults.ShowNew(self))
+
+    def check_action(self, action: str, parameters) -> bool | None:
+        # The key is in the footer only while new matches wait (see SearchResults.waiting).
+        if action == "show_new":
+            return new_matches_waiting(self)
+        return True
+
+
+def new_matches_waiting(node) -> bool:
+    """Whether the search pane of ``node``'s screen has new matches waiting."""
+    results = node.screen.query(SearchResults)
+    return bool(results) and results.first().waiting > 0
 
 
 def _snippet_parts(snippet: str, spans: list, width: int | None) -> tuple[str, list[tuple[int, int]]]:
@@ -262,6 +278,7 @@ class SearchResults(KeysFollowFocus, ScrollView, can_focus=True):
         Binding("up,k", "cursor_up", "Previous hit", show=False, id="results_up"),
         Binding("down,j", "cursor_down", "Next hit", show=False, id="results_down"),
         Binding("enter", "select", "Open hit", show=False, id="results_open"),
+        Binding("ctrl+n", "show_new", "Show new matches", id="show_new_matches"),
     ]
 
     COMPONENT_CLASSES = {
@@ -289,6 +306,9 @@ class SearchResults(KeysFollowFocus, ScrollView, can_focus=True):
 
     class Back(WidgetMessage):
         pass
+
+    class ShowNew(WidgetMessage):
+        """Show the answer with the new matches that wait (see :attr:`waiting`)."""
 
     class HitHighlighted(WidgetMessage):
         def __init__(self, widget, session_id: str | None) -> None:
@@ -334,6 +354,30 @@ class SearchResults(KeysFollowFocus, ScrollView, can_focus=True):
         self._drawing: tuple | None = None
         #: The last line of the guide shown while the field is empty (None: no guide shown).
         self._guide: str | None = None
+        #: New matches of the query that another process's commits brought and that wait to be
+        #: shown: the rows on screen hold still meanwhile (see :mod:`hermes_tui.search_hold`).
+        self.waiting = 0
+
+    def set_waiting(self, count: int) -> None:
+        if count != self.waiting:
+            self.waiting = count
+            self.screen.refresh_bindings()  # (the key shows in the footer while some wait)
+
+    def check_action(self, action: str, parameters) -> bool | None:
+        if action == "show_new":
+            return self.waiting > 0
+        return True
+
+    def action_show_new(self) -> None:
+        self.post_message(self.ShowNew(self))
+
+    def highlight_first(self, targets) -> None:
+        """Put the cursor on the first row that points at one of ``targets`` (scrolled into
+        view), if any."""
+        wanted = set(targets)
+        index = next((i for i, row in enumerate(self._rows) if row.target in wanted), None)
+        if index is not None:
+            self.cursor = index
 
     @property
     def awaiting_paint(self) -> bool:
@@ -605,7 +649,7 @@ class SearchResults(KeysFollowFocus, ScrollView, can_focus=True):
             and cursor >= len(self._rows) - 1 - self.MORE_AHEAD
         ):
             self.loading_more = True
-            self.post_message(self.NeedMore(self, view.query, view.offset + view.hit_count))
+            self.post_message(self.NeedMore(self, view.query, view.next_offset))
 
     def append(self, page: SearchView) -> None:
         """The next page of the same answer: merged in place (cursor and scroll kept)."""
@@ -644,6 +688,20 @@ class SearchResults(KeysFollowFocus, ScrollView, can_focus=True):
         target = self.target_of_highlighted()
         if target and self.view is not None:
             self.post_message(self.Chosen(self, target[0], target[1], self.view.query))
+
+    def conversation_of_highlighted(self) -> str | None:
+        """The conversation (its root, as the list keys its rows) of the highlighted row."""
+        target, view = self.target_of_highlighted(), self.view
+        if target is None or view is None:
+            return None
+        session_id, message_id = target
+        if message_id is None:
+            summary = next((s for s in view.title_matches if s.id == session_id), None)
+            return (summary.lineage_root_id or summary.id) if summary is not None else session_id
+        for group in view.groups:
+            if any(hit.session_id == session_id and hit.id == message_id for hit in group.hits):
+                return group.root_id
+        return session_id
 
     def target_of_highlighted(self) -> tuple[str, int | None] | None:
         if self.cursor is None or not 0 <= self.cursor < len(self._rows):

@@ -1,0 +1,87 @@
+"""Search results that hold still while another process writes (issue 44, item 5; BR-16).
+
+After a commit the browser asks its query again. The fresh answer may hold matches the reader
+has not seen -- a gateway's new message ranks first when the answer is newest first -- and
+shown as they come they pushed the first group header, the explanation above the hits and the
+highlighted hit out of place several times a second. Instead, the answer on screen keeps its
+rows in the order the reader saw them (what changed in them -- a label, a snippet, a hit
+deleted -- is taken in place), and the new matches wait, counted, until the reader takes them.
+
+Plain functions of :class:`~hermes_tui.view_models.SearchView`: no widget, no store.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Iterable
+
+from .view_models import HitGroup, SearchView
+
+#: What a results row points at: ``(session id, message id)`` for a hit, ``(session id, None)``
+#: for a title/id match -- the rows' own ``target``.
+Target = tuple[str, "int | None"]
+
+
+def hit_targets(view: SearchView) -> list[Target]:
+    """Every row target of ``view``, in the order its rows show them."""
+    targets: list[Target] = [(summary.id, None) for summary in view.title_matches]
+    for group in view.groups:
+        targets += [(hit.session_id, hit.id) for hit in group.hits]
+    return targets
+
+
+@dataclass
+class Held:
+    """A fresh answer seen against the one on screen."""
+
+    #: The answer to show now: the rows on screen in their order, as the fresh answer has them.
+    steady: SearchView
+    #: The fresh answer as it came (shown when the reader takes the new matches).
+    fresh: SearchView
+    #: Rows of the fresh answer that the screen does not show, in the fresh answer's order.
+    new: list[Target]
+
+
+def hold_still(shown: SearchView, fresh: SearchView) -> Held:
+    """``fresh`` (the same query, asked again after a commit) against ``shown``.
+
+    Rows keep the order they are shown in; a shown row missing from ``fresh`` is gone (deleted,
+    or no longer matching) -- unless ``fresh`` was cut at its limit (``more``), when it may
+    merely rank below the cut and stays as shown."""
+    seen = set(hit_targets(shown))
+    new = [target for target in hit_targets(fresh) if target not in seen]
+    cut = fresh.more
+    fresh_titles = {summary.id: summary for summary in fresh.title_matches}
+    titles = [
+        fresh_titles.get(summary.id, summary) for summary in shown.title_matches
+        if summary.id in fresh_titles or cut
+    ]
+    fresh_groups = {group.root_id: group for group in fresh.groups}
+    fresh_hits = {(hit.session_id, hit.id): hit for group in fresh.groups for hit in group.hits}
+    groups: list[HitGroup] = []
+    for group in shown.groups:
+        hits = [
+            fresh_hits.get((hit.session_id, hit.id), hit) for hit in group.hits
+            if (hit.session_id, hit.id) in fresh_hits or cut
+        ]
+        if not hits:
+            continue
+        # The conversation as the fresh answer names it (a rename, an archive), its hits as shown.
+        groups.append(replace(fresh_groups.get(group.root_id, group), hits=hits))
+    kept = sum(len(group.hits) for group in groups)
+    steady = replace(
+        fresh, groups=groups, title_matches=titles, hit_count=kept,
+        offset=shown.offset, more=shown.more and cut,
+    )
+    return Held(steady, fresh, new)
+
+
+def announcement(count: int, keys: str) -> str:
+    """What the pane says while ``count`` new matches wait (``keys``: the key that shows them)."""
+    return f"{count} new match{'es' if count != 1 else ''} — press {keys} to show"
+
+
+def first_of(targets: Iterable[Target], wanted: Iterable[Target]) -> Target | None:
+    """The first of ``targets`` that is one of ``wanted``."""
+    wanted = set(wanted)
+    return next((target for target in targets if target in wanted), None)
