@@ -51,7 +51,7 @@ class SearchInput(KeysInOrder, Input):
         Binding("down", "results_down", "Into the hits (as Tab)", show=False, id="next_hit"),
         Binding("up", "results_up", "Previous hit", show=False, id="previous_hit"),
         Binding("enter", "results_open", "Open hit", show=False, id="open_hit"),
-        Binding("ctrl+n", "show_new", "Show new matches", id="show_new_matches"),
+        Binding("ctrl+n", "show_new", "New matches", id="show_new_matches"),
     ]
 
     class Cleared(WidgetMessage):
@@ -278,7 +278,7 @@ class SearchResults(KeysFollowFocus, ScrollView, can_focus=True):
         Binding("up,k", "cursor_up", "Previous hit", show=False, id="results_up"),
         Binding("down,j", "cursor_down", "Next hit", show=False, id="results_down"),
         Binding("enter", "select", "Open hit", show=False, id="results_open"),
-        Binding("ctrl+n", "show_new", "Show new matches", id="show_new_matches"),
+        Binding("ctrl+n", "show_new", "New matches", id="show_new_matches"),
     ]
 
     COMPONENT_CLASSES = {

@@ -149,7 +149,7 @@ def test_the_help_says_down_moves_into_the_hits() -> None:
     search_keys = dict(sections())["Search (after /)"]
     described = {b.id: b.description for b in bindings_of(search_keys)}
     assert described["next_hit"] == "Into the hits (as Tab)"
-    assert described["show_new_matches"] == "Show new matches"
+    assert described["show_new_matches"] == "New matches"
 
 
 async def test_escape_after_opening_a_hit_leaves_the_list_on_its_conversation(tmp_path: Path) -> None:
@@ -220,3 +220,30 @@ async def test_escape_without_acting_on_a_hit_leaves_the_list_where_it_was(tmp_p
         await pilot.press("down", "escape")
         await settle(pilot)
         assert row_key(lst.current) == where
+
+
+def test_snapshot_new_matches_announced_at_80x24(snap_compare, tmp_path: Path) -> None:
+    """Three new matches wait above the hits shown: the pane's title says so, and how to
+    show them (the footer too); the rows are those of before the commits."""
+    db = build_many(tmp_path / "state.db", sessions=12)
+
+    async def run_before(pilot) -> None:
+        await settle(pilot)
+        results = await search(pilot, QUERY)
+        await pilot.press("down")
+        writer = start_writer(db, "sessions", WORD, 3, 0.0)
+        writer.wait(timeout=30)
+        assert writer.returncode == 0, writer.stderr.read().decode()
+        await wait_until(pilot, lambda: results.waiting == 3)
+        await settle(pilot)
+
+    app = make_app(db, watch=True)
+    real_search = app.ctx.store.search
+
+    def search_in_fixed_time(*args, **kwargs):
+        view = real_search(*args, **kwargs)
+        view.elapsed_ms = 0.8  # (the one figure of the pane that the machine decides)
+        return view
+
+    app.ctx.store.search = search_in_fixed_time
+    assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
