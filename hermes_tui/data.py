@@ -31,6 +31,7 @@ from hermes_state.errors import DatabaseError, is_interrupted
 from hermes_state.models import LineageNode, Message, SessionSummary
 from hermes_state.query import limit_query
 from hermes_state.recap import RecapConfig, build_recap
+from hermes_state.watch import newest_message_id
 from hermes_state.conversation import conversation_roots
 from hermes_state.retrieval import group_hits_by_conversation
 from hermes_state.listing.title_index import TitleIndex
@@ -731,6 +732,9 @@ class BrowserData:
             workspace=workspace, include_hidden=include_hidden,
         ) if offset == 0 else None
         try:
+            if offset == 0:
+                # Before the search: a message written after this id is new to its answer.
+                view.newest_id = self._retry(lambda: newest_message_id(searcher.store))
             result = self._retry(
                 lambda: searcher.search(
                     query,

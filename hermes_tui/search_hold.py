@@ -49,7 +49,18 @@ def hold_still(shown: SearchView, fresh: SearchView) -> Held:
     or no longer matching) -- unless ``fresh`` was cut at its limit (``more``), when it may
     merely rank below the cut and stays as shown."""
     seen = set(hit_targets(shown))
-    new = [target for target in hit_targets(fresh) if target not in seen]
+    titles_seen = {summary.id for summary in shown.title_matches}
+    new = [(summary.id, None) for summary in fresh.title_matches if summary.id not in titles_seen]
+    hits = [(hit.session_id, hit.id) for group in fresh.groups for hit in group.hits]
+    if shown.more:
+        # The answer shown was one page or more of a longer one: what the fresh answer ranks
+        # after the last hit shown is the next page (shown as the reader moves down), not new.
+        last = max((i for i, target in enumerate(hits) if target in seen), default=len(hits) - 1)
+        hits = hits[:last + 1]
+    # A hit not shown that is of a message older than the answer shown merely ranks where it
+    # did not (other messages changed the words' weights, a page went further): not new.
+    newer = shown.newest_id
+    new += [target for target in hits if target not in seen and (newer is None or target[1] > newer)]
     cut = fresh.more
     fresh_titles = {summary.id: summary for summary in fresh.title_matches}
     titles = [
@@ -71,7 +82,7 @@ def hold_still(shown: SearchView, fresh: SearchView) -> Held:
     kept = sum(len(group.hits) for group in groups)
     steady = replace(
         fresh, groups=groups, title_matches=titles, hit_count=kept,
-        offset=shown.offset, more=shown.more and cut,
+        offset=shown.offset, more=shown.more, newest_id=shown.newest_id,
     )
     return Held(steady, fresh, new)
 

@@ -59,6 +59,9 @@ class SearchView:
     #: Hits of later pages left out for being shown already (a commit shifted the pages while
     #: the answer on screen held still): they count towards where the next page starts.
     skipped: int = 0
+    #: The newest message id in the store when the answer was read (first pages only): a hit
+    #: with a greater id is of a message written since (search_hold).
+    newest_id: int | None = None
     #: ``time.perf_counter()`` when each phase of :meth:`BrowserData.search` ended (``start``,
     #: ``query``: the full-text search, ``grouped``: conversations and labels, ``done``: the
     #: title/id match joined), so the bench can split keystroke → painted into its phases.
@@ -86,7 +89,7 @@ class SearchView:
             path=self.path, ranking=self.ranking, hit_count=self.hit_count + added,
             total_estimate=page.total_estimate or self.total_estimate, elapsed_ms=page.elapsed_ms,
             note=self.note, answered=self.answered, offset=self.offset, more=page.more,
-            skipped=self.skipped + page.hit_count - added,
+            skipped=self.skipped + page.hit_count - added, newest_id=self.newest_id,
         )
 
     @property
