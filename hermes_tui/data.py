@@ -477,15 +477,10 @@ class BrowserData:
             return self._slice(ids, offset, limit, include_delegates), (len(ids) if count else None)
         return self.read(lambda db: listing.page(db, query, offset, limit, count=count, provisional=provisional))
 
-    def list_position(
-        self, key: str, *, source: str | None, exclude_sources: list[str] | None, view: str = "active",
-        include_hidden: bool = False, by_activity: bool = False, include_delegates: bool = False,
-        workspace: str | None = None,
-    ) -> int | None:
-        """Where the conversation ``key`` (its compression root) is in the list, or None when the
-        filters leave it out: a slice of the ranking deep pages are read from (made once per
-        filters and commit: seconds at 250k sessions, the status line says so meanwhile)."""
-        query = _query(source, exclude_sources, view, include_hidden, include_delegates, workspace, by_activity)
+    def list_position(self, key: str, query: ListQuery) -> int | None:
+        """Where the conversation ``key`` (its compression root) is in ``query``'s list, or None
+        when the filters leave it out: read from the ranking deep pages are read from (made once
+        per filters and commit: seconds at 250k sessions, the status line says so meanwhile)."""
         ids = self._ranked(query)
         try:
             return ids.index(key)

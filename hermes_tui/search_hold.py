@@ -1,4 +1,4 @@
-"""Search results that hold still while another process writes (issue 44, item 5; BR-16).
+"""Search results that hold still while another process writes (BR-16).
 
 After a commit the browser asks its query again. The fresh answer may hold matches the reader
 has not seen -- a gateway's new message ranks first when the answer is newest first -- and

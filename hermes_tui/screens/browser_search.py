@@ -273,7 +273,7 @@ class SearchAsYouType:
         switcher.current = "results"
         shown = results.view
         if keep and shown is not None and shown.query == view.query and (shown.groups or shown.title_matches):
-            # The rows on screen hold still; new matches wait, announced (issue 44 item 5).
+            # The rows on screen hold still; new matches wait, announced (BR-16).
             held = hold_still(shown, view)
             view = held.steady
             self._hold(held if held.new else None)

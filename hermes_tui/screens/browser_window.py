@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Callable
 
 from textual.message import Message
 
+from hermes_state.listing import ListQuery
 from hermes_state.models import SessionSummary
 
 from ..messages import WorkerDone
@@ -373,11 +374,12 @@ class ListWindow:
         screen = self.screen
         center = None
         if not screen.lanes_only:
-            center = screen.ctx.store.list_position(
-                key, source=screen.source_filter, exclude_sources=screen.exclude_sources,
-                view=screen.view, by_activity=screen.by_activity, include_hidden=screen.show_hidden,
-                include_delegates=screen.show_hidden, workspace=screen.workspace,
+            query = ListQuery.from_options(
+                screen.source_filter, screen.exclude_sources, view=screen.view,
+                include_hidden=screen.show_hidden, include_delegates=screen.show_hidden,
+                workspace=screen.workspace, by_activity=screen.by_activity,
             )
+            center = screen.ctx.store.list_position(key, query)
         window, exact = self._window(
             self.generation, cursor if center is None else center, key, screen.filter_key(), True,
         )

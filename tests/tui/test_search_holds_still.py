@@ -1,4 +1,4 @@
-"""Search results hold still while another process writes (issue 44 item 5, BR-16).
+"""Search results hold still while another process writes (BR-16).
 
 A real second process commits new matching messages to the same WAL store while the browser
 (watching it, as a user's does) shows the results: the explanation above the hits, the first
@@ -141,6 +141,12 @@ async def test_down_from_the_search_field_focuses_the_first_hit(tmp_path: Path) 
         await pilot.press("down")  # and from there, ↓ moves through the hits
         await settle(pilot)
         assert results.cursor > first and results._rows[results.cursor].target
+        # Tab from the field lands where ↓ does.
+        app.screen.search_input.focus()
+        await settle(pilot)
+        await pilot.press("tab")
+        await settle(pilot)
+        assert app.focused is results
 
 
 def test_the_help_says_down_moves_into_the_hits() -> None:
