@@ -221,9 +221,9 @@ class SearchAsYouType:
             self._refresh_timer.stop()
             self._refresh_timer = None
         shown = screen.results.view
-        # A refresh asks for the hits shown and a page more, so pages already loaded (BR-20)
-        # stay and the shown hits that new matches push down are still in the answer.
-        limit = shown.hit_count + SEARCH_PAGE if keep and shown is not None else SEARCH_PAGE
+        # A refresh asks for as many hits as are shown, so pages already loaded (BR-20) stay
+        # (shown hits that new matches push past the limit stay as shown: search_hold).
+        limit = max(SEARCH_PAGE, shown.hit_count) if keep and shown is not None else SEARCH_PAGE
         self._in_worker(partial(self._run, query, keep, limit), group="search")
 
     def _in_worker(self, work: Callable[[], None], group: str) -> None:
