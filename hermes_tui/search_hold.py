@@ -49,6 +49,14 @@ def hold_still(shown: SearchView, fresh: SearchView) -> Held:
     or no longer matching) -- unless ``fresh`` was cut at its limit (``more``), when it may
     merely rank below the cut and stays as shown."""
     seen = set(hit_targets(shown))
+    newer = shown.newest_id
+    if fresh.answered != shown.answered:
+        # The answer is to other words now (`kumquat zz` answered by `kumquat` until a message
+        # holding `zz` came): the rows shown are kept whole while the new answer waits -- or,
+        # when it holds nothing written since, it is simply the answer.
+        new = [t for t in hit_targets(fresh)
+               if t not in seen and (t[1] is None or newer is None or t[1] > newer)]
+        return Held(shown if new else fresh, fresh, new)
     titles_seen = {summary.id for summary in shown.title_matches}
     new = [(summary.id, None) for summary in fresh.title_matches if summary.id not in titles_seen]
     hits = [(hit.session_id, hit.id) for group in fresh.groups for hit in group.hits]
@@ -59,7 +67,6 @@ def hold_still(shown: SearchView, fresh: SearchView) -> Held:
         hits = hits[:last + 1]
     # A hit not shown that is of a message older than the answer shown merely ranks where it
     # did not (other messages changed the words' weights, a page went further): not new.
-    newer = shown.newest_id
     new += [target for target in hits if target not in seen and (newer is None or target[1] > newer)]
     cut = fresh.more
     fresh_titles = {summary.id: summary for summary in fresh.title_matches}

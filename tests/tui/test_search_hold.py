@@ -97,3 +97,19 @@ def test_an_older_message_that_now_ranks_among_the_shown_is_not_new() -> None:
     held = hold_still(shown, fresh)
     assert held.new == [("a", 21)]
     assert held.steady.newest_id == 20, "still the answer shown: the next commit is judged against it"
+
+
+def test_an_answer_to_other_words_waits_whole_while_it_holds_a_new_message() -> None:
+    """`kumquat zz` was answered by `kumquat` (no message held `zz`) until a new message holds
+    both words: the rows shown stay as they are, the new answer waits."""
+    shown = view(("a", [hit("a", 1)]), ("b", [hit("b", 2)]))
+    shown.answered, shown.newest_id = "kumquat", 5
+    fresh = view(("n", [hit("n", 6)]))
+    held = hold_still(shown, fresh)
+    assert held.steady is shown and held.new == [("n", 6)]
+    # Without anything written since (the message holding `zz` was deleted), it is the answer.
+    back = view(("a", [hit("a", 1)]))
+    back.answered = "kumquat"
+    shown_real = view(("n", [hit("n", 6)]))
+    shown_real.newest_id = 6
+    assert hold_still(shown_real, back).steady is back
