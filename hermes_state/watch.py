@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .gateway import SessionEntry, SessionsIndexWatcher
+from .listing.pins import pins_signature
 
 if TYPE_CHECKING:
     from .store import Store
@@ -64,6 +65,9 @@ class ChangeWatcher:
         self._db_identity: tuple | None = None
         self._lock = threading.Lock()
         self.last_error: str | None = None
+        # Pins of stores without a ``pinned`` column live in our settings file: another
+        # process's pin is a change of what the list shows, as a commit is.
+        self._pins = pins_signature()
         if self._identity() is not None:
             try:
                 self._connect()
@@ -115,6 +119,10 @@ class ChangeWatcher:
                 self._version = version
                 database = True
         lanes = self._index.poll() if self._index is not None else False
+        pins = pins_signature()
+        if pins != self._pins:
+            self._pins = pins
+            database = True
         return Change(database=database, lanes=lanes, reopened=reopened)
 
     def _close(self) -> None:

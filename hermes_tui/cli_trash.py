@@ -50,18 +50,39 @@ def cmd_trash(args: argparse.Namespace) -> int:
     elsewhere: list[str] = []
     print(f"{'Deleted':<12} {'Msgs':>5}  {'Source':<10} {'Session':<32} Title")
     print("\u2500" * 90)
+    repeated = _repeated_ids(entries)
+    damaged = [e for e in entries if e.problem]
     for entry in entries:
         when = relative_time(entry.deleted_at, now=now)
+        if entry.problem:
+            continue
         other = bool(entry.database) and not _same_path(entry.database, here)
         if other and entry.database not in elsewhere:
             elsewhere.append(entry.database)
         print(f"{when:<12} {entry.messages:>5}  {inert(entry.source or '')[:10]:<10} "
               f"{inert(entry.session_id):<32} {inert(entry.label)}{' *' if other else ''}")
+        if entry.session_id in repeated:
+            # Deleted more than once: each delete is its own entry, chosen by its name.
+            print(f"{'':<12} {'':>5}  {'':<10} entry {inert(entry.name)}")
+    for entry in damaged:
+        when = relative_time(entry.deleted_at, now=now)
+        print(f"{when:<12} {'?':>5}  {'':<10} {inert(entry.path.name):<32} cannot be restored: {inert(entry.problem)}")
     if elsewhere:
         print(f"\n* deleted from another store ({', '.join(inert(p) for p in elsewhere)}); "
               f"restore puts it into {inert(str(here))}")
-    print(f"\nKept {TRASH_DAYS} days in {directory}. Restore with: hermes sessions restore SESSION_ID")
+    print(f"\nKept {TRASH_DAYS} days in {directory}. Restore with: hermes sessions restore SESSION_ID"
+          + (" (or ENTRY, for one of several deletes of a session)" if repeated else ""))
     return 0
+
+
+def _repeated_ids(entries) -> set[str]:
+    seen: set[str] = set()
+    repeated: set[str] = set()
+    for entry in entries:
+        if entry.problem:
+            continue
+        (repeated if entry.session_id in seen else seen).add(entry.session_id)
+    return repeated
 
 
 def _same_path(recorded: str, path: Path) -> bool:
@@ -79,13 +100,22 @@ def cmd_restore(args: argparse.Namespace) -> int:
     if not wanted:
         return _fail("Error: give a session id (an empty id matches nothing).")
     entries = list_trash(default_trash_dir())
-    exact = [e for e in entries if e.session_id == wanted]
-    matches = exact or [e for e in entries if e.session_id.startswith(wanted)]
+    # An entry's own name (as `trash` prints it for a session deleted more than once, or its
+    # file name) chooses that entry; otherwise the id (or a unique prefix) chooses the newest.
+    named = [e for e in entries if wanted in (e.name, e.path.name)]
+    # An entry that cannot be read is known only by its file name, which starts with the id.
+    named = named or [e for e in entries if e.problem and e.path.name.startswith(wanted + ".")]
+    usable = [e for e in entries if not e.problem]
+    exact = [e for e in usable if e.session_id == wanted]
+    matches = named or exact or [e for e in usable if e.session_id.startswith(wanted)]
     if not matches:
         return _fail(f"No session '{inert(wanted)}' in the trash (see: hermes sessions trash).")
     if len({e.session_id for e in matches}) > 1:
         return _fail(f"'{inert(wanted)}' is ambiguous: {len(matches)} sessions in the trash start with it.")
     entry = matches[0]  # newest first: the latest delete of that session
+    if entry.problem:
+        return _fail(f"Error: trash entry {inert(entry.path.name)} cannot be restored: {inert(entry.problem)}.")
+    older = [e for e in matches[1:] if e.session_id == entry.session_id] if not named else []
     try:
         snapshot = read_trash(entry.path)
     except ValueError as exc:
@@ -102,7 +132,14 @@ def cmd_restore(args: argparse.Namespace) -> int:
         report = undo_delete(lambda: db, snapshot)
     finally:
         db.close()
+    if report.ghost:
+        return _fail(f"Error: {inert(report.summary())} The stale trash entry was removed.")
     if not report.restored:
         return _fail(f"Error: {inert(report.summary())} It stays in the trash.")
     print(inert(report.summary()))
+    if older:
+        names = ", ".join(inert(e.name) for e in older)
+        print(f"{len(older)} older delete{'s' if len(older) != 1 else ''} of this session "
+              f"{'are' if len(older) != 1 else 'is'} still in the trash: {names} "
+              "(hermes sessions restore ENTRY, once this one is deleted or renamed)", file=sys.stderr)
     return 0
