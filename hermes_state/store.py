@@ -94,6 +94,9 @@ class Store:
         self.write_max_retries = write_max_retries
         self.lock = threading.RLock()
         self._write_count = 0
+        #: Commits made through this store. ``data_version`` moves only for other
+        #: connections' commits; the two together say whether anything changed.
+        self.own_commits = 0
         self._conn: sqlite3.Connection | None = None
         #: Schema version found on disk when opened (None: created by this open).
         self.opened_version: int | None = None
@@ -381,6 +384,7 @@ class Store:
                         if not is_lock_error(exc) or attempt == attempts - 1:
                             raise
                     else:
+                        self.own_commits += 1
                         if count:
                             self._after_write()
                         return result
@@ -473,6 +477,11 @@ class Store:
     def data_version(self) -> int:
         """``PRAGMA data_version``: changes when another connection commits (WR-8)."""
         return int(self.fetchone("PRAGMA data_version")[0])  # type: ignore[index]
+
+    def change_mark(self) -> tuple[int, int]:
+        """Changes whenever the store may have changed: another connection's commit or one
+        of our own (a key for what is computed from the data)."""
+        return (self.data_version(), self.own_commits)
 
     def interrupt(self) -> None:
         """Stop the statement running on this connection (from any thread); it raises

@@ -62,6 +62,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from .collector import collector_paused
+from .cli_prompt import confirm  # noqa: F401  (the commands' one question; re-exported)
 
 # Importing makes ~100k objects, and the collector, run as they come, walked them all again and
 # again: ~0.1 s of a start-up. Paused while the store's modules load.
@@ -209,19 +210,6 @@ def resolve_id(db: SessionDB, arg: str | None) -> str:
         )
     raise CliExit(f"Session '{inert(arg)}' not found.")
 
-
-
-def confirm(prompt: str) -> bool:
-    """CLI-6: ``y``/``yes`` confirms; anything else, EOF or Ctrl-C declines. The prompt is
-    asked on stderr: stdout keeps only what the command produces."""
-    try:
-        # (inside the try: a Ctrl-C right after the prompt appears declines too)
-        print(prompt, end="", file=sys.stderr, flush=True)
-        answer = input()
-    except (EOFError, KeyboardInterrupt):
-        print(file=sys.stderr)
-        return False
-    return answer.strip().lower() in ("y", "yes")
 
 
 def _cancelled() -> CliExit:

@@ -33,8 +33,40 @@ def add_trash(sub) -> None:
 
 def add_restore(sub) -> None:
     parser = sub.add_parser("restore", help="bring back a session from the trash")
-    parser.add_argument("session_id", metavar="SESSION_ID", help="full id or unique prefix (see: hermes sessions trash)")
+    parser.add_argument("session_id", metavar="SESSION_ID",
+                        help="full id or unique prefix, or an ENTRY name (see: hermes sessions trash)")
+    parser.add_argument("--yes", "-y", action="store_true",
+                        help="restore a large session into a store being written without asking")
     parser.set_defaults(run=cmd_restore)
+
+
+#: A restore is one transaction, and every writer waits for it: Hermes gives a write up after
+#: about 16 s (15 attempts, each waiting up to 1 s for the lock plus 20-150 ms between them).
+#: Restoring 100,000 messages held the lock 44 s; from this many messages on, a restore into a
+#: store written recently says so and asks first.
+RESTORE_LOCK_WARN_MESSAGES = 20_000
+
+
+def _large_restore_agreed(db, snapshot, assume_yes: bool) -> bool:
+    """False when the user declines a restore long enough to make live writers give up."""
+    messages = len(snapshot.message_rows)
+    if messages < RESTORE_LOCK_WARN_MESSAGES or assume_yes:
+        return True
+    from .cli_prompt import confirm
+    from .config import load_config
+
+    config, _problems = load_config()
+    last = db.last_write_at()
+    now = time.time()
+    if last is None or now - last > config.live_window_s:
+        return True
+    print(
+        f"⚠ This store was written {relative_time(last, now=now)}: an agent or a gateway may be "
+        f"writing to it. Restoring {messages:,} messages is one transaction; writers wait until "
+        "it is done, and Hermes gives a write up after about 16 s.",
+        file=sys.stderr,
+    )
+    return confirm("Restore now anyway? [y/N] ")
 
 
 def cmd_trash(args: argparse.Namespace) -> int:
@@ -129,6 +161,9 @@ def cmd_restore(args: argparse.Namespace) -> int:
         if entry.database and entry.database != str(db.db_path):
             print(f"(deleted from {inert(entry.database)}; restoring into {inert(str(db.db_path))})",
                   file=sys.stderr)
+        if not _large_restore_agreed(db, snapshot, getattr(args, "yes", False)):
+            print("Cancelled; it stays in the trash.", file=sys.stderr)
+            return 1
         report = undo_delete(lambda: db, snapshot)
     finally:
         db.close()

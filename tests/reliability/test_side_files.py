@@ -1,5 +1,5 @@
 """The files beside the store -- pins.json, the recency cache, config.yaml -- are as safe as
-the store (issue 42 items 3 and 9): parallel pins all kept, foreign keys kept, another
+the store: parallel pins all kept, foreign keys kept, another
 process's pin seen by an open browser, and a FIFO, a device or a symlink at their paths
 never hangs, exhausts memory or is replaced.
 """

@@ -1,4 +1,4 @@
-"""Every trash entry is reachable, none is trusted blindly (issue 42 items 4, 7 and 8).
+"""Every trash entry is reachable, none is trusted blindly.
 
 Real processes, real files, a real chown: a session deleted twice keeps both deletes and
 either can be restored; an entry the user does not own, a symlinked entry and a damaged

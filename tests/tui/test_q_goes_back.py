@@ -1,7 +1,7 @@
 """``q`` on the recap, transcript and lineage screens goes back one screen, as in ``less``.
 
 Before, ``q`` there did nothing and said nothing, and the keys typed next went into the screen
-(issue 40 item 8). On the list, ``q`` still quits; in the transcript's find field it is a letter.
+. On the list, ``q`` still quits; in the transcript's find field it is a letter.
 """
 
 from __future__ import annotations
