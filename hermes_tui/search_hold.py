@@ -94,6 +94,21 @@ def hold_still(shown: SearchView, fresh: SearchView) -> Held:
     return Held(steady, fresh, new)
 
 
+def without_shown(shown: SearchView, page: SearchView) -> SearchView:
+    """``page`` (the next page of ``shown``'s query) without the hits ``shown`` holds already:
+    while the answer on screen holds still, commits move the pages under it, and the page read
+    at its end starts with hits it shows. They count as ``skipped``, so that the page after
+    starts where the store's pages do (:attr:`SearchView.next_offset`)."""
+    seen = set(hit_targets(shown))
+    groups: list[HitGroup] = []
+    for group in page.groups:
+        hits = [hit for hit in group.hits if (hit.session_id, hit.id) not in seen]
+        if hits:
+            groups.append(replace(group, hits=hits))
+    kept = sum(len(group.hits) for group in groups)
+    return replace(page, groups=groups, hit_count=kept, skipped=page.skipped + page.hit_count - kept)
+
+
 def announcement(count: int, keys: str) -> str:
     """What the pane says while ``count`` new matches wait (``keys``: the key that shows them)."""
     return f"{count} new match{'es' if count != 1 else ''} — press {keys} to show"

@@ -7,7 +7,7 @@ store: no connection, no thread, no list policy.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional
 
 if TYPE_CHECKING:
@@ -71,25 +71,19 @@ class SearchView:
         """This answer with the next page of the same query appended: hits of a conversation
         already shown join its group; new conversations follow (rank order: a next page only
         appends)."""
-        groups = {g.root_id: replace(g, hits=list(g.hits)) for g in self.groups}
-        shown = {(hit.session_id, hit.id) for g in self.groups for hit in g.hits}
-        added = 0
+        groups = {g.root_id: HitGroup(g.root_id, g.label, g.source, list(g.hits)) for g in self.groups}
         for group in page.groups:
-            # A hit shown already: the pages moved under an answer held still (search_hold).
-            hits = [hit for hit in group.hits if (hit.session_id, hit.id) not in shown]
-            added += len(hits)
-            if not hits:
-                continue
             if group.root_id in groups:
-                groups[group.root_id].hits.extend(hits)
+                groups[group.root_id].hits.extend(group.hits)
             else:
-                groups[group.root_id] = replace(group, hits=hits)
+                groups[group.root_id] = group
         return SearchView(
             query=self.query, groups=list(groups.values()), title_matches=self.title_matches,
-            path=self.path, ranking=self.ranking, hit_count=self.hit_count + added,
+            path=self.path, ranking=self.ranking, hit_count=self.hit_count + page.hit_count,
             total_estimate=page.total_estimate or self.total_estimate, elapsed_ms=page.elapsed_ms,
             note=self.note, answered=self.answered, offset=self.offset, more=page.more,
-            skipped=self.skipped + page.hit_count - added, newest_id=self.newest_id,
+            # (a page held still leaves out hits shown already: search_hold.without_shown)
+            skipped=self.skipped + page.skipped, newest_id=self.newest_id,
         )
 
     @property

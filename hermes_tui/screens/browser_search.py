@@ -19,7 +19,7 @@ from rich.text import Text
 from ..collector import hold_collection, release_collection
 from ..keynames import bound_keys_label
 from ..messages import Generation, SearchFinished, Stamp, WorkerDone
-from ..search_hold import Held, announcement, hold_still
+from ..search_hold import Held, announcement, hold_still, without_shown
 from ..view_models import SearchView
 
 if TYPE_CHECKING:
@@ -52,16 +52,16 @@ class SearchAsYouType:
         #: Another process committed since the last search started (see :meth:`refresh`).
         self.stale = False
         self._refresh_timer: Timer | None = None
-        #: (query, seconds from keystroke to results painted) of recent searches (bench).
-        self.latencies: list[tuple[str, float]] = []
-        #: The detail pane's loads for the highlighted hit: only the newest one's answer shows.
-        self._detail_requests = Generation()
         #: The newest answer asked again after a commit, while it holds matches not shown: the
         #: rows on screen hold still and the new matches wait for the reader (search_hold).
         self.held: Held | None = None
         #: The conversation of the hit last acted on (opened, renamed, pinned…): Esc back to
         #: the list puts the list's cursor on it.
         self.acted_on: str | None = None
+        #: (query, seconds from keystroke to results painted) of recent searches (bench).
+        self.latencies: list[tuple[str, float]] = []
+        #: The detail pane's loads for the highlighted hit: only the newest one's answer shows.
+        self._detail_requests = Generation()
 
     # ------------------------------------------------------------------ the pane
 
@@ -261,7 +261,7 @@ class SearchAsYouType:
         results = screen.results
         if event.page:
             if event.query == self.query:
-                results.append(view)
+                results.append(without_shown(results.view, view) if results.view is not None else view)
                 self.subtitle(results.view)
             return
         if event.query == self.query:

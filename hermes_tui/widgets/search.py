@@ -37,6 +37,12 @@ from .scrollbar import quick_vertical_scrollbar
 from .text_field import KeysFollowFocus, KeysInOrder
 
 
+def new_matches_waiting(node) -> bool:
+    """Whether the search pane of ``node``'s screen has new matches waiting."""
+    results = node.screen.query(SearchResults)
+    return bool(results) and results.first().waiting > 0
+
+
 class SearchInput(KeysInOrder, Input):
     """The query field. Esc clears it and hands focus back to the list."""
 
@@ -133,6 +139,15 @@ class SearchInput(KeysInOrder, Input):
                 self.replace(text, *selection)
         event.stop()
 
+    def action_show_new(self) -> None:
+        self.post_message(SearchResults.ShowNew(self))
+
+    def check_action(self, action: str, parameters) -> bool | None:
+        # The key is in the footer only while new matches wait (see SearchResults.waiting).
+        if action == "show_new":
+            return new_matches_waiting(self)
+        return True
+
     def action_clear_search(self) -> None:
         self.value = ""
         self.post_message(self.Cleared(self))
@@ -145,21 +160,6 @@ class SearchInput(KeysInOrder, Input):
 
     def action_results_open(self) -> None:
         self.post_message(self.Navigate(self, "open"))
-
-    def action_show_new(self) -> None:
-        self.post_message(SearchResults.ShowNew(self))
-
-    def check_action(self, action: str, parameters) -> bool | None:
-        # The key is in the footer only while new matches wait (see SearchResults.waiting).
-        if action == "show_new":
-            return new_matches_waiting(self)
-        return True
-
-
-def new_matches_waiting(node) -> bool:
-    """Whether the search pane of ``node``'s screen has new matches waiting."""
-    results = node.screen.query(SearchResults)
-    return bool(results) and results.first().waiting > 0
 
 
 def _snippet_parts(snippet: str, spans: list, width: int | None) -> tuple[str, list[tuple[int, int]]]:

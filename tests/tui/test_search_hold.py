@@ -4,7 +4,7 @@ stay, in which order, and which matches are new. Plain values, no app."""
 from __future__ import annotations
 
 from hermes_state.models import SearchHit, SessionSummary
-from hermes_tui.search_hold import announcement, hit_targets, hold_still
+from hermes_tui.search_hold import announcement, hit_targets, hold_still, without_shown
 from hermes_tui.view_models import HitGroup, SearchView
 
 
@@ -83,7 +83,7 @@ def test_a_later_page_skips_hits_shown_already_and_counts_them_towards_its_offse
     shown = view(("a", [hit("a", 1), hit("a", 2)]), more=True)
     # Two new hits moved the pages: the page at offset 2 starts with two hits shown already.
     page = view(("a", [hit("a", 1), hit("a", 2), hit("a", 3)]), ("c", [hit("c", 4)]))
-    merged = shown.merged(page)
+    merged = shown.merged(without_shown(shown, page))
     assert hit_targets(merged) == [("a", 1), ("a", 2), ("a", 3), ("c", 4)]
     assert merged.hit_count == 4 and merged.next_offset == 6
 
