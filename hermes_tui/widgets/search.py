@@ -54,10 +54,10 @@ class SearchInput(KeysInOrder, Input):
 
     BINDINGS = [
         Binding("escape", "clear_search", "Clear search", id="clear_search"),
+        Binding("ctrl+n", "show_new", "New matches", id="show_new_matches"),
         Binding("down", "results_down", "Into the hits (as Tab)", show=False, id="next_hit"),
         Binding("up", "results_up", "Previous hit", show=False, id="previous_hit"),
         Binding("enter", "results_open", "Open hit", show=False, id="open_hit"),
-        Binding("ctrl+n", "show_new", "New matches", id="show_new_matches"),
     ]
 
     class Cleared(WidgetMessage):
@@ -275,10 +275,10 @@ class SearchResults(KeysFollowFocus, ScrollView, can_focus=True):
 
     BINDINGS = [
         Binding("escape", "back", "Back to list", id="results_back"),
+        Binding("ctrl+n", "show_new", "New matches", id="show_new_matches"),
         Binding("up,k", "cursor_up", "Previous hit", show=False, id="results_up"),
         Binding("down,j", "cursor_down", "Next hit", show=False, id="results_down"),
         Binding("enter", "select", "Open hit", show=False, id="results_open"),
-        Binding("ctrl+n", "show_new", "New matches", id="show_new_matches"),
     ]
 
     COMPONENT_CLASSES = {
