@@ -253,3 +253,29 @@ def test_snapshot_new_matches_announced_at_80x24(snap_compare, tmp_path: Path) -
 
     app.ctx.store.search = search_in_fixed_time
     assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
+
+
+async def test_the_next_page_of_a_held_answer_repeats_no_hit_and_misses_none(tmp_path: Path) -> None:
+    """New matches moved the store's pages under the answer held on screen: the page read at
+    its end starts with hits it shows. None is shown twice, none is left out."""
+    db = build_many(tmp_path / "state.db", sessions=60)
+    app = make_app(db, watch=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        results = await search(pilot, WORD)
+        assert results.view.more and results.view.hit_count == 40
+        writer = start_writer(db, "sessions", WORD, 5, 0.0)
+        writer.wait(timeout=30)
+        assert writer.returncode == 0, writer.stderr.read().decode()
+        await wait_until(pilot, lambda: results.waiting == 5)
+        await settle(pilot)
+        results.focus()
+        for _ in range(45):  # to the last hit: the next page loads
+            await pilot.press("down")
+        await wait_until(pilot, lambda: not results.loading_more and results.view.hit_count == 60)
+        await settle(pilot)
+        targets = [row.target for row in results._rows if row.target]
+        assert len(targets) == len(set(targets)) == 60
+        assert {t[0] for t in targets} == {f"20261117_{i:04d}00_many{i:02d}" for i in range(60)}
+        assert results.waiting == 5, "the new matches still wait"
+        assert results.view.skipped == 5, "the page started with five hits shown already"
