@@ -279,3 +279,25 @@ async def test_the_next_page_of_a_held_answer_repeats_no_hit_and_misses_none(tmp
         assert {t[0] for t in targets} == {f"20261117_{i:04d}00_many{i:02d}" for i in range(60)}
         assert results.waiting == 5, "the new matches still wait"
         assert results.view.skipped == 5, "the page started with five hits shown already"
+
+
+async def test_a_remapped_key_is_the_one_the_announcement_names_and_the_one_that_shows(tmp_path: Path) -> None:
+    from hermes_tui.config import AppConfig
+
+    db = build_many(tmp_path / "state.db", sessions=12)
+    config = AppConfig(animations="none", search_debounce_s=0.0, keymap={"show_new_matches": "f6"})
+    app = make_app(db, watch=True, config=config)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        results = await search(pilot, WORD)
+        writer = start_writer(db, "sessions", WORD, 1, 0.0)
+        writer.wait(timeout=30)
+        assert writer.returncode == 0, writer.stderr.read().decode()
+        await wait_until(pilot, lambda: results.waiting == 1)
+        assert pane_title(app).startswith(" 1 new match — press F6 to show ")
+        await pilot.press("ctrl+n")  # no longer the key
+        await settle(pilot)
+        assert results.waiting == 1
+        await pilot.press("f6")
+        await wait_until(pilot, lambda: results.waiting == 0)
+        assert "20261118_090000_new00" in shown_sessions(results)
