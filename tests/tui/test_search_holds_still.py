@@ -301,3 +301,30 @@ async def test_a_remapped_key_is_the_one_the_announcement_names_and_the_one_that
         await pilot.press("f6")
         await wait_until(pilot, lambda: results.waiting == 0)
         assert "20261118_090000_new00" in shown_sessions(results)
+
+
+async def test_escape_after_opening_a_title_match_leaves_the_list_on_its_conversation(tmp_path: Path) -> None:
+    from hermes_state import SessionDB
+    from hermes_tui.screens.recap import RecapScreen
+
+    db = build_many(tmp_path / "state.db", sessions=150)
+    store = SessionDB(db)
+    try:
+        store.set_session_title("20261117_000300_many03", "Quince orchard")
+    finally:
+        store.close()
+    app = make_app(db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        lst = app.screen.query_one(SessionList)
+        results = await search(pilot, "quince")
+        assert results.target_of_highlighted() == ("20261117_000300_many03", None)  # a title match
+        await pilot.press("enter")  # its recap
+        await wait_until(pilot, lambda: isinstance(app.screen, RecapScreen))
+        await settle(pilot)
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen.query(SearchResults))
+        await settle(pilot)
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: lst.current is not None and row_key(lst.current) == "20261117_000300_many03")
+        assert lst.cursor > 100
