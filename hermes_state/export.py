@@ -224,6 +224,8 @@ def session_to_markdown(obj: dict) -> str:
     lines = [f"# {_one_line(title) if title else 'Untitled session'}\n\n"]
     facts = [
         ("Session", f"`{_one_line(obj.get('id'))}`"),
+        # (an export across Hermes profiles says whose each session is; ids may collide)
+        ("Profile", obj.get("profile")),
         ("Source", obj.get("source")),
         ("Model", obj.get("model")),
         ("Started", format_timestamp(obj.get("started_at"))),
