@@ -18,8 +18,21 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from .gateway import SessionEntry, SessionsIndexWatcher
 from .listing.pins import pins_signature, written_here
+
+if TYPE_CHECKING:
+    from .store import Store
+
+
+def newest_message_id(store: "Store") -> int:
+    """The id of the newest message in the store (0 when it has none). A message written
+    later has a greater id (``AUTOINCREMENT`` never gives one out again), so a reader tells
+    what was written since it looked from what merely ranks differently now."""
+    row = store.fetchone("SELECT max(id) FROM messages")
+    return int(row[0] or 0) if row is not None else 0
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ from hermes_state.errors import DatabaseError, is_interrupted
 from hermes_state.models import LineageNode, Message, SessionSummary
 from hermes_state.query import limit_query
 from hermes_state.recap import RecapConfig, build_recap
+from hermes_state.watch import newest_message_id
 from hermes_state.conversation import conversation_roots
 from hermes_state.retrieval import group_hits_by_conversation
 from hermes_state.listing.title_index import TitleIndex
@@ -486,6 +487,16 @@ class BrowserData:
             return self._slice(ids, offset, limit, include_delegates), (len(ids) if count else None)
         return self.read(lambda db: listing.page(db, query, offset, limit, count=count, provisional=provisional))
 
+    def list_position(self, key: str, query: ListQuery) -> int | None:
+        """Where the conversation ``key`` (its compression root) is in ``query``'s list, or None
+        when the filters leave it out: read from the ranking deep pages are read from (made once
+        per filters and commit: seconds at 250k sessions, the status line says so meanwhile)."""
+        ids = self._ranked(query)
+        try:
+            return ids.index(key)
+        except ValueError:
+            return None
+
     def workspace_counts(
         self, *, source: str | None, exclude_sources: list[str] | None, view: str = "active",
         include_hidden: bool = False, unread_only: bool = False, statuses: tuple[str, ...] = (),
@@ -760,6 +771,9 @@ class BrowserData:
             workspace=workspace, include_hidden=include_hidden, unread_only=unread_only, statuses=statuses,
         ) if offset == 0 else None
         try:
+            if offset == 0:
+                # Before the search: a message written after this id is new to its answer.
+                view.newest_id = self._retry(lambda: newest_message_id(searcher.store))
             result = self._retry(
                 lambda: searcher.search(
                     query,

@@ -63,6 +63,12 @@ class SearchView:
     #: Where this page of hits starts, and whether another page may follow (BR-20).
     offset: int = 0
     more: bool = False
+    #: Hits of later pages left out for being shown already (a commit shifted the pages while
+    #: the answer on screen held still): they count towards where the next page starts.
+    skipped: int = 0
+    #: The newest message id in the store when the answer was read (first pages only): a hit
+    #: with a greater id is of a message written since (search_hold).
+    newest_id: int | None = None
     #: ``time.perf_counter()`` when each phase of :meth:`BrowserData.search` ended (``start``,
     #: ``query``: the full-text search, ``grouped``: conversations and labels, ``done``: the
     #: title/id match joined), so the bench can split keystroke → painted into its phases.
@@ -84,7 +90,14 @@ class SearchView:
             path=self.path, ranking=self.ranking, order=self.order, hit_count=self.hit_count + page.hit_count,
             total_estimate=page.total_estimate or self.total_estimate, elapsed_ms=page.elapsed_ms,
             note=self.note, answered=self.answered, offset=self.offset, more=page.more,
+            # (a page held still leaves out hits shown already: search_hold.without_shown)
+            skipped=self.skipped + page.skipped, newest_id=self.newest_id,
         )
+
+    @property
+    def next_offset(self) -> int:
+        """Where the page after this answer's hits starts."""
+        return self.offset + self.hit_count + self.skipped
 
 
 @dataclass

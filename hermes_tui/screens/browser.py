@@ -510,6 +510,14 @@ class BrowserScreen(HermesScreen):
         self.search.query = ""
         self.show_list()
         self.session_list.focus()
+        acted_on, self.search.acted_on = self.search.acted_on, None
+        if acted_on:
+            # Back from the search after acting on a hit: the list is on that conversation.
+            self.list_window.reveal(acted_on)
+
+    @on(SearchResults.ShowNew)
+    def _show_new_matches(self) -> None:
+        self.search.show_new()
 
     @on(SearchResults.Back, "#results")
     def _results_back(self) -> None:
@@ -517,6 +525,7 @@ class BrowserScreen(HermesScreen):
 
     @on(SearchResults.Chosen, "#results")
     def _hit_chosen(self, event: SearchResults.Chosen) -> None:
+        self.search.acted_on = self.results.conversation_of_highlighted() or event.session_id
         if event.message_id is None:
             # A title or id match: the transcript opened from its recap still highlights the
             # query's terms (BR-19).
@@ -534,6 +543,7 @@ class BrowserScreen(HermesScreen):
         if self.switcher.current == "results":
             target = self.results.target_of_highlighted()
             if target:
+                self.search.acted_on = self.results.conversation_of_highlighted()
                 return target[0]
         current = self.session_list.current
         return current.id if current else None

@@ -21,6 +21,7 @@ from hermes_state.timewindow import TimeParseError, split_time_terms, window_fro
 from ..collector import hold_collection, release_collection
 from ..keynames import bound_keys_label
 from ..messages import Generation, SearchFinished, Stamp, WorkerDone
+from ..search_hold import Held, announcement, hold_still, without_shown
 from ..view_models import SearchView
 
 if TYPE_CHECKING:
@@ -53,6 +54,12 @@ class SearchAsYouType:
         #: Another process committed since the last search started (see :meth:`refresh`).
         self.stale = False
         self._refresh_timer: Timer | None = None
+        #: The newest answer asked again after a commit, while it holds matches not shown: the
+        #: rows on screen hold still and the new matches wait for the reader (search_hold).
+        self.held: Held | None = None
+        #: The conversation of the hit last acted on (opened, renamed, pinned…): Esc back to
+        #: the list puts the list's cursor on it.
+        self.acted_on: str | None = None
         #: (query, seconds from keystroke to results painted) of recent searches (bench).
         self.latencies: list[tuple[str, float]] = []
         #: The detail pane's loads for the highlighted hit: only the newest one's answer shows.
@@ -85,8 +92,32 @@ class SearchAsYouType:
             self.screen.switcher.border_subtitle = Text("searching…")
 
     def title(self) -> Text:
-        """The search pane's title: what is searched (a Text: the filters are data)."""
-        return Text(f"Search · {self.screen.filter_label()}")
+        """The search pane's title: what is searched (a Text: the filters are data) -- after
+        the new matches that wait, when some do: said first, a narrow pane cuts the end."""
+        title = Text(f"Search · {self.screen.filter_label()}")
+        if self.held is None:
+            return title
+        keys = bound_keys_label(self.screen.app, "show_new_matches", "ctrl+n")
+        return Text.assemble((f" {announcement(len(self.held.new), keys)} ", "bold reverse"), " · ", title)
+
+    def _hold(self, held: Held | None) -> None:
+        """New matches wait (``held``), or none does (None): the title and the key say so."""
+        self.held = held
+        self.screen.results.set_waiting(len(held.new) if held is not None else 0)
+        if self.screen.switcher.current == "results":
+            self.screen.switcher.border_title = self.title()
+
+    def show_new(self) -> None:
+        """The reader takes the new matches: the newest answer as it ranks them, the cursor on
+        the first of them."""
+        held = self.held
+        if held is None or held.fresh.query != self.query:
+            return
+        self._hold(None)
+        results = self.screen.results
+        results.show(held.fresh)
+        results.highlight_first(held.new)
+        self.subtitle(held.fresh)
 
     def subtitle(self, view: SearchView | None) -> None:
         """Path, ranking, hits shown of the estimated total, conversations, time, notes."""
@@ -131,6 +162,8 @@ class SearchAsYouType:
         if self._search_timer is not None:
             self._search_timer.stop()
             self._search_timer = None
+        if query != self.query and self.held is not None:
+            self._hold(None)  # (the new query's answer shows every match)
         self.query = query
         # The latency of this change starts when its key reached the field, before the frame
         # that echoed it (~2 ms earlier); a change not made by a key (a paste, the program)
@@ -202,7 +235,8 @@ class SearchAsYouType:
             self._refresh_timer.stop()
             self._refresh_timer = None
         shown = screen.results.view
-        # A refresh asks for as many hits as are shown, so pages already loaded (BR-20) stay.
+        # A refresh asks for as many hits as are shown, so pages already loaded (BR-20) stay
+        # (shown hits that new matches push past the limit stay as shown: search_hold).
         limit = max(SEARCH_PAGE, shown.hit_count) if keep and shown is not None else SEARCH_PAGE
         self._in_worker(partial(self._run, query, keep, limit), group="search")
 
@@ -278,7 +312,7 @@ class SearchAsYouType:
         results = screen.results
         if event.page:
             if event.query == self.query:
-                results.append(view)
+                results.append(without_shown(results.view, view) if results.view is not None else view)
                 self.subtitle(results.view)
             return
         if event.query == self.query:
@@ -288,6 +322,14 @@ class SearchAsYouType:
         switcher = screen.switcher
         keep = event.keep and switcher.current == "results"
         switcher.current = "results"
+        shown = results.view
+        if keep and shown is not None and shown.query == view.query and (shown.groups or shown.title_matches):
+            # The rows on screen hold still; new matches wait, announced (BR-16).
+            held = hold_still(shown, view)
+            view = held.steady
+            self._hold(held if held.new else None)
+        elif self.held is not None:
+            self._hold(None)
         results.show(view, keep=keep)
         # The key's echo and this answer in one frame, the results' scrollbar (resized by the
         # answer) with them.
@@ -336,7 +378,9 @@ class SearchAsYouType:
             return
         results = screen.results
         if action == "down":
-            results.action_cursor_down()
+            # Into the hits, as Tab: the highlighted (first) hit is where ↓ lands, and the
+            # keys of the hits (t, r, p…) work from there.
+            results.focus()
         elif action == "up":
             results.action_cursor_up()
         elif action == "open":

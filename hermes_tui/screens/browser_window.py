@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Callable
 
 from textual.message import Message
 
+from hermes_state.listing import ListQuery
 from hermes_state.models import SessionSummary
 
 from ..messages import WorkerDone
@@ -354,6 +355,39 @@ class ListWindow:
         reader moves it from ``since`` (default: where it is now) first."""
         self._pending_select = key
         self._pending_select_from = self.screen.session_list.cursor if since is None else since
+
+    def reveal(self, key: str) -> None:
+        """Put the list's cursor on the conversation ``key`` (its root), wherever it is in the
+        list: at once when its row is loaded, else once the pages around it are read. A
+        conversation the filters leave out leaves the cursor where it is."""
+        screen = self.screen
+        lst = screen.session_list
+        index = lst.index_of_key(key, key_of=row_key)
+        if index is not None and not self._list_stale:
+            self._pending_select = None
+            lst.move_to(index)
+            return
+        self.select(key)
+        self.generation += 1
+        self._list_stale = 0  # (the pages read now are read after every commit seen)
+        lst.invalidate()
+        self._in_worker(partial(self._load_at, key, lst.cursor), group="window", exclusive=True)
+
+    def _load_at(self, key: str, cursor: int) -> None:
+        screen = self.screen
+        center = None
+        if not screen.lanes_only:
+            query = ListQuery.from_options(
+                screen.source_filter, screen.exclude_sources, view=screen.view,
+                include_hidden=screen.show_hidden, include_delegates=screen.show_hidden,
+                workspace=screen.workspace, by_activity=screen.by_activity,
+            )
+            center = screen.ctx.store.list_position(key, query)
+        window, exact = self._window(
+            self.generation, cursor if center is None else center, key, screen.filter_key(), True,
+        )
+        window.keep_current, window.exact = True, exact is not None
+        screen.post_message(WindowLoaded(window))
 
     def from_top(self) -> None:
         """Other filters or order: the list from its top."""

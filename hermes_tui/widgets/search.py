@@ -38,6 +38,12 @@ from .scrollbar import quick_vertical_scrollbar
 from .text_field import KeysFollowFocus, KeysInOrder
 
 
+def new_matches_waiting(node) -> bool:
+    """Whether the search pane of ``node``'s screen has new matches waiting."""
+    results = node.screen.query(SearchResults)
+    return bool(results) and results.first().waiting > 0
+
+
 class SearchInput(KeysInOrder, Input):
     """The query field. Esc clears it and hands focus back to the list."""
 
@@ -49,7 +55,8 @@ class SearchInput(KeysInOrder, Input):
 
     BINDINGS = [
         Binding("escape", "clear_search", "Clear search", id="clear_search"),
-        Binding("down", "results_down", "Next hit", show=False, id="next_hit"),
+        Binding("ctrl+n", "show_new", "New matches", id="show_new_matches"),
+        Binding("down", "results_down", "Into the hits (as Tab)", show=False, id="next_hit"),
         Binding("up", "results_up", "Previous hit", show=False, id="previous_hit"),
         Binding("enter", "results_open", "Open hit", show=False, id="open_hit"),
         Binding("ctrl+o", "toggle_ranking", "Relevance / newest", id="search_ranking"),
@@ -133,6 +140,15 @@ class SearchInput(KeysInOrder, Input):
             else:
                 self.replace(text, *selection)
         event.stop()
+
+    def action_show_new(self) -> None:
+        self.post_message(SearchResults.ShowNew(self))
+
+    def check_action(self, action: str, parameters) -> bool | None:
+        # The key is in the footer only while new matches wait (see SearchResults.waiting).
+        if action == "show_new":
+            return new_matches_waiting(self)
+        return True
 
     def action_clear_search(self) -> None:
         self.value = ""
@@ -270,6 +286,7 @@ class SearchResults(KeysFollowFocus, ScrollView, can_focus=True):
 
     BINDINGS = [
         Binding("escape", "back", "Back to list", id="results_back"),
+        Binding("ctrl+n", "show_new", "New matches", id="show_new_matches"),
         Binding("up,k", "cursor_up", "Previous hit", show=False, id="results_up"),
         Binding("down,j", "cursor_down", "Next hit", show=False, id="results_down"),
         Binding("enter", "select", "Open hit", show=False, id="results_open"),
@@ -301,6 +318,9 @@ class SearchResults(KeysFollowFocus, ScrollView, can_focus=True):
 
     class Back(WidgetMessage):
         pass
+
+    class ShowNew(WidgetMessage):
+        """Show the answer with the new matches that wait (see :attr:`waiting`)."""
 
     class HitHighlighted(WidgetMessage):
         def __init__(self, widget, session_id: str | None) -> None:
@@ -346,6 +366,30 @@ class SearchResults(KeysFollowFocus, ScrollView, can_focus=True):
         self._drawing: tuple | None = None
         #: The last line of the guide shown while the field is empty (None: no guide shown).
         self._guide: str | None = None
+        #: New matches of the query that another process's commits brought and that wait to be
+        #: shown: the rows on screen hold still meanwhile (see :mod:`hermes_tui.search_hold`).
+        self.waiting = 0
+
+    def set_waiting(self, count: int) -> None:
+        if count != self.waiting:
+            self.waiting = count
+            self.screen.refresh_bindings()  # (the key shows in the footer while some wait)
+
+    def check_action(self, action: str, parameters) -> bool | None:
+        if action == "show_new":
+            return self.waiting > 0
+        return True
+
+    def action_show_new(self) -> None:
+        self.post_message(self.ShowNew(self))
+
+    def highlight_first(self, targets) -> None:
+        """Put the cursor on the first row that points at one of ``targets`` (scrolled into
+        view), if any."""
+        wanted = set(targets)
+        index = next((i for i, row in enumerate(self._rows) if row.target in wanted), None)
+        if index is not None:
+            self.cursor = index
 
     @property
     def awaiting_paint(self) -> bool:
@@ -621,7 +665,7 @@ class SearchResults(KeysFollowFocus, ScrollView, can_focus=True):
             and cursor >= len(self._rows) - 1 - self.MORE_AHEAD
         ):
             self.loading_more = True
-            self.post_message(self.NeedMore(self, view.query, view.offset + view.hit_count))
+            self.post_message(self.NeedMore(self, view.query, view.next_offset))
 
     def append(self, page: SearchView) -> None:
         """The next page of the same answer: merged in place (cursor and scroll kept)."""
@@ -663,6 +707,20 @@ class SearchResults(KeysFollowFocus, ScrollView, can_focus=True):
         target = self.target_of_highlighted()
         if target and self.view is not None:
             self.post_message(self.Chosen(self, target[0], target[1], self.view.query))
+
+    def conversation_of_highlighted(self) -> str | None:
+        """The conversation (its root, as the list keys its rows) of the highlighted row."""
+        target, view = self.target_of_highlighted(), self.view
+        if target is None or view is None:
+            return None
+        session_id, message_id = target
+        if message_id is None:
+            summary = next((s for s in view.title_matches if s.id == session_id), None)
+            return (summary.lineage_root_id or summary.id) if summary is not None else session_id
+        for group in view.groups:
+            if any(hit.session_id == session_id and hit.id == message_id for hit in group.hits):
+                return group.root_id
+        return session_id
 
     def target_of_highlighted(self) -> tuple[str, int | None] | None:
         if self.cursor is None or not 0 <= self.cursor < len(self._rows):

@@ -3,7 +3,8 @@
 Each commit re-read the list hidden behind the search pane and asked the search again,
 interrupting the search of the key just typed. Now the hidden list is read when it is shown
 again, and the search is asked again only once no key has searched for a moment -- a key's
-own search shows the commits made before it. Real writer processes commit while the
+own search shows the commits made before it; what the search asked again finds new waits,
+announced, for the reader to take it. Real writer processes commit while the
 browser watches the store."""
 
 from __future__ import annotations
@@ -64,7 +65,11 @@ async def test_the_hidden_list_is_read_when_shown_and_the_search_follows_commits
         writer = start_writer(db, "sessions", WORD, 3, 0.05)
         writer.wait(timeout=30)
         assert writer.returncode == 0, writer.stderr.read().decode()
-        # The search shows the new conversations (asked again once typing has paused)...
+        # The search sees the new conversations (asked again once typing has paused): they
+        # are announced, and shown when taken...
+        await wait_until(pilot, lambda: results.waiting == 3)
+        assert len(hit_ids(results)) == 12
+        await pilot.press("ctrl+n")
         await wait_until(pilot, lambda: len(hit_ids(results)) == 15)
         # ...while the list behind it was not read at each commit.
         assert windows == []

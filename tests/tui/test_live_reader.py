@@ -79,24 +79,31 @@ async def test_br16_search_cursor_on_sixth_result_stays_through_ten_commits(tmp_
         selectable = [i for i, r in enumerate(results._rows) if r.target]
         assert results.cursor == selectable[5] and target is not None
         before = results.option_count
+        offset = results.scroll_offset.y
 
         writer = start_writer(db, "sessions", WORD, 10, 0.15)
         seen_rows: set[int] = set()
         seen_targets: set = set()
+        seen_offsets: set[int] = set()
         while writer.poll() is None:
             await pilot.pause(0.05)
             seen_rows.add(screen_row(results))
             seen_targets.add(results.target_of_highlighted())
+            seen_offsets.add(results.scroll_offset.y)
         assert writer.returncode == 0, writer.stderr.read().decode()
-        # Every one of the ten commits is merged in: ten new hits above ours.
-        await wait_until(pilot, lambda: results.option_count >= before + 10)
+        # Every one of the ten commits is seen: ten new hits wait, announced, none inserted.
+        await wait_until(pilot, lambda: results.waiting == 10)
         await settle(pilot)
+        assert results.option_count == before
         assert results.target_of_highlighted() == target
         assert screen_row(results) == row
         # Not once, while the commits came in, did the reader's place move.
-        assert seen_targets == {target} and seen_rows == {row}
+        assert seen_targets == {target} and seen_rows == {row} and seen_offsets == {offset}
         # The detail pane shows the highlighted hit's session.
         assert app.screen.query_one(DetailPane).summary.id == target[0]
+        # Taken, the ten are shown.
+        await pilot.press("ctrl+n")
+        await wait_until(pilot, lambda: results.option_count >= before + 10 and results.waiting == 0)
 
 
 async def test_br16_list_keeps_highlighted_row_on_its_screen_row(tmp_path: Path) -> None:

@@ -1,0 +1,115 @@
+"""How a fresh answer is seen against the one on screen (hermes_tui.search_hold): which rows
+stay, in which order, and which matches are new. Plain values, no app."""
+
+from __future__ import annotations
+
+from hermes_state.models import SearchHit, SessionSummary
+from hermes_tui.search_hold import announcement, hit_targets, hold_still, without_shown
+from hermes_tui.view_models import HitGroup, SearchView
+
+
+def hit(session: str, message: int, snippet: str = "kumquat") -> SearchHit:
+    return SearchHit(id=message, session_id=session, role="user", timestamp=1.0, snippet=snippet)
+
+
+def view(*groups: tuple[str, list[SearchHit]], titles=(), more: bool = False, label: str = "") -> SearchView:
+    made = [HitGroup(root, label or f"conversation {root}", "cli", list(hits)) for root, hits in groups]
+    return SearchView(
+        query="kumquat", groups=made, hit_count=sum(len(g.hits) for g in made), more=more,
+        title_matches=[SessionSummary(id=t, source="cli", started_at=0.0) for t in titles],
+    )
+
+
+def test_new_matches_above_are_counted_and_the_shown_rows_keep_their_order() -> None:
+    shown = view(("a", [hit("a", 1)]), ("b", [hit("b", 2), hit("b", 3)]))
+    # Newest first: a new conversation and a new hit of b rank above what is shown, and b
+    # now ranks before a.
+    fresh = view(("n", [hit("n", 9)]), ("b", [hit("b", 8), hit("b", 2), hit("b", 3)]), ("a", [hit("a", 1)]))
+    held = hold_still(shown, fresh)
+    assert hit_targets(held.steady) == hit_targets(shown)
+    assert [g.root_id for g in held.steady.groups] == ["a", "b"]
+    assert held.new == [("n", 9), ("b", 8)]
+    assert held.steady.hit_count == 3 and held.fresh is fresh
+
+
+def test_the_rows_shown_take_what_changed_in_them_in_place() -> None:
+    shown = view(("a", [hit("a", 1, "old snippet")]), ("b", [hit("b", 2)]))
+    fresh = view(("a", [hit("a", 1, "new snippet")]), label="renamed")  # b's hit was deleted
+    held = hold_still(shown, fresh)
+    assert held.new == []
+    assert [g.root_id for g in held.steady.groups] == ["a"]
+    assert held.steady.groups[0].label == "renamed"
+    assert held.steady.groups[0].hits[0].snippet == "new snippet"
+
+
+def test_hits_after_the_last_shown_are_the_next_page_not_new() -> None:
+    shown = view(("a", [hit("a", 1), hit("a", 2)]), more=True)
+    fresh = view(("n", [hit("n", 9)]), ("a", [hit("a", 1), hit("a", 2), hit("a", 3)]), ("c", [hit("c", 4)]))
+    held = hold_still(shown, fresh)
+    assert held.new == [("n", 9)]
+    assert held.steady.more, "the next page still loads as the reader moves down"
+
+
+def test_a_complete_answer_counts_every_match_it_did_not_show_as_new() -> None:
+    shown = view(("a", [hit("a", 1)]))
+    fresh = view(("a", [hit("a", 1)]), ("c", [hit("c", 4)]))
+    assert hold_still(shown, fresh).new == [("c", 4)]
+
+
+def test_a_shown_hit_missing_from_a_cut_answer_stays() -> None:
+    """The fresh answer was cut at its limit: a hit shown but not in it may merely rank below
+    the cut (new matches pushed it down), so it is not taken for deleted."""
+    shown = view(("a", [hit("a", 1)]), ("b", [hit("b", 2)]))
+    fresh = view(("n", [hit("n", 9)]), ("a", [hit("a", 1)]), more=True)
+    held = hold_still(shown, fresh)
+    assert hit_targets(held.steady) == [("a", 1), ("b", 2)]
+    assert held.new == [("n", 9)]
+
+
+def test_a_new_title_match_is_new() -> None:
+    shown = view(("a", [hit("a", 1)]), titles=["t1"])
+    fresh = view(("a", [hit("a", 1)]), titles=["t2", "t1"])
+    held = hold_still(shown, fresh)
+    assert held.new == [("t2", None)]
+    assert [s.id for s in held.steady.title_matches] == ["t1"]
+
+
+def test_the_announcement_names_the_count_and_the_key() -> None:
+    assert announcement(1, "Ctrl+N") == "1 new match — press Ctrl+N to show"
+    assert announcement(3, "F5") == "3 new matches — press F5 to show"
+
+
+def test_a_later_page_skips_hits_shown_already_and_counts_them_towards_its_offset() -> None:
+    shown = view(("a", [hit("a", 1), hit("a", 2)]), more=True)
+    # Two new hits moved the pages: the page at offset 2 starts with two hits shown already.
+    page = view(("a", [hit("a", 1), hit("a", 2), hit("a", 3)]), ("c", [hit("c", 4)]))
+    merged = shown.merged(without_shown(shown, page))
+    assert hit_targets(merged) == [("a", 1), ("a", 2), ("a", 3), ("c", 4)]
+    assert merged.hit_count == 4 and merged.next_offset == 6
+
+
+def test_an_older_message_that_now_ranks_among_the_shown_is_not_new() -> None:
+    """Other messages changed the words' weights: a message written before the answer shown
+    now ranks among its hits. It is no new match; one written since is."""
+    shown = view(("a", [hit("a", 10), hit("a", 12)]), more=True)
+    shown.newest_id = 20
+    fresh = view(("a", [hit("a", 10), hit("a", 7), hit("a", 21), hit("a", 12)]), more=True)
+    held = hold_still(shown, fresh)
+    assert held.new == [("a", 21)]
+    assert held.steady.newest_id == 20, "still the answer shown: the next commit is judged against it"
+
+
+def test_an_answer_to_other_words_waits_whole_while_it_holds_a_new_message() -> None:
+    """`kumquat zz` was answered by `kumquat` (no message held `zz`) until a new message holds
+    both words: the rows shown stay as they are, the new answer waits."""
+    shown = view(("a", [hit("a", 1)]), ("b", [hit("b", 2)]))
+    shown.answered, shown.newest_id = "kumquat", 5
+    fresh = view(("n", [hit("n", 6)]))
+    held = hold_still(shown, fresh)
+    assert held.steady is shown and held.new == [("n", 6)]
+    # Without anything written since (the message holding `zz` was deleted), it is the answer.
+    back = view(("a", [hit("a", 1)]))
+    back.answered = "kumquat"
+    shown_real = view(("n", [hit("n", 6)]))
+    shown_real.newest_id = 6
+    assert hold_still(shown_real, back).steady is back
