@@ -33,6 +33,7 @@ from . import export
 from .db import SessionDB
 from .errors import DatabaseError
 from .export import ProgressCallback, batch_statements, export_plan, plan_batches
+from .export_units import PLAIN, ExportOptions
 from .paths import write_atomic
 
 #: Exports of fewer messages than this run in one process.
@@ -192,11 +193,13 @@ def export_to_path(
     session_ids: list[str] | None = None,
     progress: ProgressCallback | None = None,
     mode: int = 0o600,
+    options: ExportOptions = PLAIN,
 ) -> int:
-    """:func:`hermes_state.export.export_to_path`, on several cores when :func:`suitable`."""
-    if not (fmt == "jsonl" and session_ids is None and suitable(db, source)):
+    """:func:`hermes_state.export.export_to_path`, on several cores when :func:`suitable`
+    (JSONL of every session as stored: ``options`` other than plain run in one process)."""
+    if not (fmt == "jsonl" and options.plain and session_ids is None and suitable(db, source)):
         return export.export_to_path(db, path, fmt, source=source, session_ids=session_ids,
-                                     progress=progress, mode=mode)
+                                     progress=progress, mode=mode, options=options)
     chunks, counted = _counted_chunks(db, source, progress)
     write_atomic(path, chunks, mode=mode)
     return counted()
@@ -211,13 +214,15 @@ def export_to_stream(
     session_ids: list[str] | None = None,
     progress: ProgressCallback | None = None,
     visible_controls: bool = False,
+    options: ExportOptions = PLAIN,
 ) -> int:
     """:func:`hermes_state.export.export_to_stream`, on several cores when :func:`suitable`
     (the bytes go to the stream's binary buffer when it has one). ``visible_controls``
     changes Markdown only: JSONL never carries a control raw."""
-    if not (fmt == "jsonl" and session_ids is None and suitable(db, source)):
+    if not (fmt == "jsonl" and options.plain and session_ids is None and suitable(db, source)):
         return export.export_to_stream(db, stream, fmt, source=source, session_ids=session_ids,
-                                       progress=progress, visible_controls=visible_controls)
+                                       progress=progress, visible_controls=visible_controls,
+                                       options=options)
     chunks, counted = _counted_chunks(db, source, progress)
     binary = getattr(stream, "buffer", None)
     stream.flush()  # (what the text layer holds goes first)
