@@ -71,6 +71,7 @@ h3.segment{margin:1.5rem 0 .25rem;padding-top:.75rem;border-top:1px dashed var(-
 .role-system{border-color:var(--system)}.role-system .role{color:var(--system)}
 .quiet{opacity:.75}
 pre{white-space:pre-wrap;overflow-wrap:anywhere;margin:.35rem 0;font:13px/1.45 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
+pre.text{font:inherit}
 pre.code,details pre{background:var(--code);padding:.5rem;border-radius:4px}
 .call{margin:.35rem 0}.call-head{font-size:.85rem}
 details summary{cursor:pointer;color:var(--muted);font-size:.85rem}
@@ -123,7 +124,7 @@ def _message(msg: dict, anchor: str) -> str:
             out.append(f'<div class="call-head">Result of call <code>{esc(one_line(msg["tool_call_id"]))}</code></div>')
         out.append(f'<pre class="code">{esc(text)}</pre>')
     elif text:
-        out.append(f"<pre>{esc(text)}</pre>")
+        out.append(f'<pre class="text">{esc(text)}</pre>')
     tool_calls = msg.get("tool_calls")
     if tool_calls:
         for call in tool_calls if isinstance(tool_calls, list) else [tool_calls]:

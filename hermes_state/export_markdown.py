@@ -256,7 +256,7 @@ def lineage_to_markdown(segments: list[dict]) -> str:
     """One document for a conversation's compression lineage, root to tip: the
     conversation's facts, then each segment under ``## Segment k of n`` with its own facts,
     its messages one level down (``### User``)."""
-    if len(segments) == 1 and not segments[0].get("lineage"):
+    if len(segments) == 1:
         return session_to_markdown(segments[0])
     first = segments[0]
     lines = [f"# {conversation_title(segments)}\n\n"]
