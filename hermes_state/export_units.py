@@ -1,5 +1,5 @@
 """What an export holds beyond "every session as stored": ``--lineage``, ``--only
-user-prompts``, ``--redact`` (issue 43).
+user-prompts``, ``--redact``.
 
 * **Lineage**: a conversation's compression lineage is exported as one unit, root to tip
   (UC-3: a compression continuation, never a branch, a reset child or a delegate run).

@@ -1,6 +1,6 @@
-"""``hermes sessions export`` with the new formats and options, as real processes (issue 43
-item 2): on a generated store and on upstream's own v16 and v30 stores, which an export
-leaves exactly as they were."""
+"""``hermes sessions export`` with the new formats and options, as real processes
+(on a generated store and on upstream's own v16 and v30 stores, which an export
+leaves exactly as they were)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Export formats beyond JSONL and Markdown (issue 43 item 2): the HTML page, the Markdown
+"""Export formats beyond JSONL and Markdown: the HTML page, the Markdown
 directory, compression lineages as one document, prompts only, redaction -- and the
 Markdown transcript's labels for rows the chat does not show as turns."""
 
