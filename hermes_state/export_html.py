@@ -22,8 +22,8 @@ The standard library only.
 from __future__ import annotations
 
 import html
+import re
 import tempfile
-import time
 from typing import Any, Iterable, Iterator
 
 from .export_markdown import (
@@ -83,19 +83,23 @@ details summary{cursor:pointer;color:var(--muted);font-size:.85rem}
 _CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
 
 
+#: What :func:`esc` changes: markup characters and every control but newline and tab.
+_ESCAPED_RE = re.compile("[&<>\"'\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
 def esc(value: Any) -> str:
-    """Stored text as HTML text: controls shown (newlines and tabs kept), markup escaped."""
+    """Stored text as HTML (element content or a quoted attribute): every control shown as
+    a visible character (newlines and tabs kept; :func:`~hermes_state.inert_text.inert_document`),
+    ``& < > " '`` escaped. Most text has none of them: it is returned after one search."""
     text = value if isinstance(value, str) else ("" if value is None else str(value))
-    if "\r" in text:
-        text = text.replace("\r\n", "\n")  # (a CRLF ends a line, as a browser reads it)
+    if _ESCAPED_RE.search(text) is None:
+        return text
     return html.escape(inert_document(text), quote=True)
 
 
-def _iso(ts: Any) -> str | None:
-    try:
-        return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(float(ts)))
-    except (TypeError, ValueError, OverflowError, OSError):
-        return None
+def _iso(when: str) -> str | None:
+    """The machine-readable form of a :func:`format_timestamp` text."""
+    return None if when == "?" else f"{when[:10]}T{when[11:19]}Z"
 
 
 def _facts(facts: list[tuple[str, str]]) -> str:
@@ -109,9 +113,9 @@ def _message(msg: dict, anchor: str) -> str:
     notes = message_notes(msg)
     classes = f"msg role-{kind}" + (" quiet" if notes else "")
     when = format_timestamp(msg.get("timestamp"))
-    iso = _iso(msg.get("timestamp"))
+    iso = _iso(when)
     out = [f'<section class="{classes}" id="{anchor}"><header><span class="role">{esc(role_heading(msg))}</span>']
-    out.append(f'<time datetime="{iso}">{esc(when)}</time>' if iso else f"<time>{esc(when)}</time>")
+    out.append(f'<time datetime="{iso}">{when}</time>' if iso else f"<time>{when}</time>")  # (ours: no markup)
     for note in notes:
         out.append(f'<span class="note">{esc(note)}</span>')
     out.append("</header>")

@@ -404,3 +404,37 @@ def test_redaction_reaches_every_format(db, make_session, tmp_path):
         data = b"".join(p.read_bytes() for p in files)
         assert secret.encode() not in data, fmt
         assert MARK.encode() in data, fmt
+
+
+# ----------------------------------------------------------------------------- the fast paths
+
+
+def test_timestamps_read_as_datetime_shows_them_including_rounding_into_the_next_second():
+    import random
+    from datetime import datetime, timezone
+
+    from hermes_state.export_markdown import format_timestamp
+
+    def reference(ts):
+        try:
+            return datetime.fromtimestamp(float(ts), timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+        except (TypeError, ValueError, OverflowError, OSError):
+            return "?"
+
+    rng = random.Random(7)
+    values = [rng.uniform(0, 4.2e9) for _ in range(20000)]
+    values += [k + 0.9999995 for k in range(0, 400000, 13)] + [T0 + 0.4999995, T0 + 0.9999994999]
+    values += [0, -1.5, -86400.25, "1741166123.5", None, "soon", float("nan"), float("inf"), 1e20, 253402300799.9999999]
+    assert [format_timestamp(v) for v in values] == [reference(v) for v in values]
+
+
+@pytest.mark.parametrize("value", [
+    {"command": "ls -la", "timeout": 120, "background": False, "note": None, "ratio": 0.5},
+    {"text": "é\n\"quoted\" \u202e\x1b", "big": 10**30, "neg": -0.0, "nan": float("nan")},
+    {}, [], {"nested": {"a": [1, 2]}}, [{"a": 1}], "text", 3, None, {"blob": b"\xff\xfebytes"},
+])
+def test_tool_arguments_are_pretty_printed_exactly_as_json_does(value):
+    from hermes_state.export_batch import blob_text
+    from hermes_state.export_markdown import pretty_json
+
+    assert pretty_json(value) == json.dumps(value, ensure_ascii=False, indent=2, default=blob_text)
