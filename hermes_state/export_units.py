@@ -14,7 +14,8 @@ user-prompts``, ``--redact``.
 * **Redaction**: every text of a session (content, reasoning, tool calls, title, system
   prompt …) through :func:`hermes_state.redact.redact_value`; ids are kept.
 
-Everything here takes a plain connection or the session dicts; the standard library only.
+Everything here takes a plain connection or the session dicts; the standard library only
+(an export worker imports it by its path, as :mod:`hermes_state.export_batch`).
 """
 
 from __future__ import annotations
@@ -24,8 +25,12 @@ from array import array
 from dataclasses import dataclass
 from typing import Iterable, Iterator
 
-from .redact import redact_value
-from .visibility import continuation_sql, is_compaction_summary
+try:
+    from .redact import redact_value
+    from .visibility import continuation_sql, is_compaction_summary
+except ImportError:  # run by its path in an export worker (hermes_state.export_batch): no package
+    from redact import redact_value  # type: ignore[no-redef]
+    from visibility import continuation_sql, is_compaction_summary  # type: ignore[no-redef]
 
 #: ``--only`` choices.
 ONLY_CHOICES = ("user-prompts",)
