@@ -10,7 +10,7 @@ compaction history (``compacted = 1``).
 A conversation's compression lineage (``--lineage``) is one document: the segments root to
 tip, each under a heading of its own (:func:`lineage_to_markdown`).
 
-The standard library only (with :mod:`hermes_state.export_batch`), as the export workers
+The standard library only (with :mod:`hermes_state.lenient_text`), as the export workers
 need.
 """
 
@@ -22,9 +22,17 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 try:
-    from .export_batch import blob_text
-except ImportError:  # run by its path beside export_batch (a worker): no package
-    from export_batch import blob_text  # type: ignore[no-redef]
+    from .lenient_text import BLOB_TYPES, lenient_text
+except ImportError:  # run by its path in an export worker (hermes_state.export_batch): no package
+    from lenient_text import BLOB_TYPES, lenient_text  # type: ignore[no-redef]
+
+
+def blob_text(value: Any) -> str:
+    """A blob as text (``json.dumps``'s ``default``), as
+    :func:`hermes_state.export_batch.blob_text` reads it: its UTF-8, U+FFFD for a bad byte."""
+    if isinstance(value, BLOB_TYPES):
+        return lenient_text(value)
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 _BACKTICK_RUN_RE = re.compile(r"`+")
 _ROLE_HEADINGS = {
