@@ -13,7 +13,7 @@ then says so instead of the harness crashing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -73,6 +73,17 @@ class Benchmark:
     #: A throughput: the target is a floor, judged on the low tail (the "p95" column then
     #: shows the 5th percentile, the slowest runs).
     higher_is_better: bool = False
+    #: Targets that grow with the store: ``(from this many messages, target ms)`` pairs; the
+    #: pair with the largest count the measured store reaches replaces ``target_ms``.
+    scaled_targets: tuple[tuple[int, float], ...] = ()
+
+    def at_size(self, messages: int) -> "Benchmark":
+        """This benchmark with the target of a store of ``messages`` messages."""
+        reached = [(floor, target) for floor, target in self.scaled_targets if messages >= floor]
+        if not reached:
+            return self
+        _, target = max(reached)
+        return replace(self, target_ms=target, target_note=f"≤ {target:g} ms")
 
 
 REGISTRY: list[Benchmark] = []
@@ -89,6 +100,7 @@ def register(
     group: str = "search",
     target_p50_ms: float | None = None,
     higher_is_better: bool = False,
+    scaled_targets: tuple[tuple[int, float], ...] = (),
 ) -> Callable[[Callable[[Context], list[Case]]], Callable[[Context], list[Case]]]:
     """Decorator: register ``make_cases`` as benchmark ``key``."""
 
@@ -104,7 +116,7 @@ def register(
         else:
             note = f"≤ {target_ms:g} ms"
         REGISTRY.append(Benchmark(key, klass, title, api, target_ms, note, make_cases, group, target_p50_ms,
-                                  higher_is_better))
+                                  higher_is_better, tuple(scaled_targets)))
         return make_cases
 
     return wrap

@@ -42,7 +42,7 @@ CORPUS_DIR = BENCH_DIR / ".corpus"
 RESULTS_DIR = BENCH_DIR / "results"
 
 #: Modules whose import registers benchmarks. A new suite appends its own.
-SUITES = ("bench.search_suite", "bench.browse_suite", "bench.ui_suite", "bench.export_suite")
+SUITES = ("bench.search_suite", "bench.browse_suite", "bench.ui_suite", "bench.export_suite", "bench.relevance_suite")
 
 #: Every bench corpus is anchored at this instant (2026-01-01 00:00 UTC) so that a given
 #: size and seed always produce the same database.
@@ -184,6 +184,7 @@ def corpus_shares(path: Path) -> dict[str, float]:
 
 
 def run_benchmark(bench: Benchmark, ctx: Context) -> dict[str, Any]:
+    bench = bench.at_size(ctx.messages)
     row: dict[str, Any] = {
         "key": bench.key,
         "class": bench.klass,

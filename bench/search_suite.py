@@ -35,6 +35,20 @@ QUERY_CLASSES: dict[str, tuple[str, float, float, tuple[str, ...]]] = {
     "prefix_typing": (
         "prefix while typing", 15.0, 125.0, ("dock*", "kube*", "depl*", "pyth*", "postg*"),
     ),
+    # Phrases of words each in a few percent of messages: FTS5 intersects their position
+    # lists whether or not the phrase occurs (50-55 ms p50 at 5M on a held-out store).
+    "common_phrase": (
+        "phrase of common words", 15.0, 125.0,
+        ('"staging cluster"', '"docker deployment"', '"auth module"', '"docker image"', '"the cluster"',
+         '"config file"'),
+    ),
+    # Words a person remembers from different messages of one conversation: topical words that
+    # cluster by conversation but seldom share a message. Target: SPREAD_TARGETS.
+    "spread_words": (
+        "words spread over a conversation", 30.0, 125.0,
+        ("docker kubernetes postgres", "kubectl terraform webhook", "nginx pytest redis",
+         "staging cluster rollout", "python webhook budget"),
+    ),
     "no_match": ("no match", 1.0, 0.1, NO_MATCH_WORDS),
     "cjk_trigram": (
         "≥3 CJK characters (trigram)", 12.0, 18.0, ("数据库", "内存泄漏", "サーバー", "데이터베이스"),
@@ -282,13 +296,25 @@ def _upstream_cases(queries: tuple[str, ...]):
     return make
 
 
+#: Classes upstream's own figures never measured: they borrow the figure of a class named here.
+UPSTREAM_FIGURE_OF = {"common_phrase": "'s multi-word", "spread_words": "'s multi-word"}
+
+#: Targets that grow with the store (from this many messages, p95 ms), by class: spread words
+#: ≤ 30 ms at 1M and ≤ 60 ms at 5M (the product's targets for them); other classes hold one target at every size.
+SCALED_TARGETS: dict[str, tuple[tuple[int, float], ...]] = {
+    "spread_words": ((0, 30.0), (2_500_000, 60.0)),
+}
+
 for _klass, (_title, _target, _upstream, _queries) in QUERY_CLASSES.items():
+    _scaled = SCALED_TARGETS.get(_klass, ())
     register(
         f"search.{_klass}",
         klass=_klass,
         title=_title,
         api="SessionDB.search",
         target_ms=_target,
+        target_note="≤ 30 ms (1M), ≤ 60 ms (5M)" if _klass == "spread_words" else None,
+        scaled_targets=_scaled,
     )(_search_cases(_queries))
     register(
         f"search_messages.{_klass}",
@@ -296,7 +322,7 @@ for _klass, (_title, _target, _upstream, _queries) in QUERY_CLASSES.items():
         title=_title,
         api="SessionDB.search_messages",
         target_ms=_upstream,
-        target_note=f"≤ {_upstream:g} ms (upstream)",
+        target_note=f"≤ {_upstream:g} ms (upstream{UPSTREAM_FIGURE_OF.get(_klass, '')})",
     )(_search_messages_cases(_queries))
     register(
         f"upstream_sql.{_klass}",
@@ -304,7 +330,7 @@ for _klass, (_title, _target, _upstream, _queries) in QUERY_CLASSES.items():
         title=_title,
         api="upstream v0.12 SQL (reference)",
         target_ms=None,
-        target_note=f"(upstream v0.12: {_upstream:g} ms @1M)",
+        target_note=f"(upstream v0.12{UPSTREAM_FIGURE_OF.get(_klass, '')}: {_upstream:g} ms @1M)",
     )(_upstream_cases(_queries))
 
 

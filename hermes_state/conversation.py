@@ -21,6 +21,7 @@ grouped under its own title.
 from __future__ import annotations
 
 import sqlite3
+import weakref
 from typing import TYPE_CHECKING, Iterable
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -33,11 +34,44 @@ CHUNK = 500
 def conversation_roots(store: "Store", session_ids: Iterable[str]) -> dict[str, str]:
     """``{session_id: root}`` for every id given: the root of the conversation it is part of
     (see the module docstring). An id with no session row is its own root."""
-    wanted = list(dict.fromkeys(sid for sid in session_ids if sid is not None))
-    if not wanted:
+    asked = list(dict.fromkeys(sid for sid in session_ids if sid is not None))
+    if not asked:
         return {}
+    # Known answers are kept until the store changes: search as you type asks for the roots
+    # of mostly the same sessions at each keystroke.
+    mark = store.change_mark()
+    known = _known.get(store)
+    if known is None or known[0] != mark:
+        known = (mark, {})
+        _known[store] = known
+    cache = known[1]
+    roots = {sid: cache[sid] for sid in asked if sid in cache}
+    wanted = [sid for sid in asked if sid not in roots]
+    if not wanted:
+        return roots
+    found = _walk_up(store, wanted)
+    if len(cache) > 50_000:
+        cache.clear()
+    cache.update(found)
+    roots.update(found)
+    return roots
+
+
+#: Per store: (its change mark, {session id: root}) -- see :func:`conversation_roots`.
+_known: "weakref.WeakKeyDictionary[Store, tuple[tuple[int, int], dict[str, str]]]" = weakref.WeakKeyDictionary()
+
+
+def _walk_up(store: "Store", wanted: list[str]) -> dict[str, str]:
     roots = {sid: sid for sid in wanted}
     listed = store.rules.listed("c")
+    # One walk up for all the ids together: each session of the chains above them is read
+    # once, whichever ids share it (walking per id read a 10,000-segment chain once for each
+    # of a search's hits: seconds). A step goes from a session to its parent only while the
+    # session is not listed on its own (a compression continuation, a delegate run) and the
+    # parent row exists. UNION, not UNION ALL: a loop of parent links visits each session once
+    # and ends.
+    parent_of: dict[str, str | None] = {}
+    is_listed: dict[str, bool] = {}
 
     def run(conn: sqlite3.Connection) -> None:
         cursor = conn.cursor()
@@ -45,25 +79,46 @@ def conversation_roots(store: "Store", session_ids: Iterable[str]) -> dict[str, 
         for start in range(0, len(wanted), CHUNK):
             chunk = wanted[start:start + CHUNK]
             marks = ",".join("?" for _ in chunk)
-            # Step from a session to its parent only while the session is not listed on its
-            # own (a compression continuation, a delegate run). UNION, not UNION ALL: a loop
-            # of parent links visits each session once and ends. The root is the session
-            # reached that is listed on its own, or whose parent row is gone.
             sql = (
-                "WITH RECURSIVE up(origin, id) AS ("
-                f" SELECT id, id FROM sessions WHERE id IN ({marks})"
+                "WITH RECURSIVE up(id, parent, listed) AS ("
+                f" SELECT c.id, c.parent_session_id, {listed} FROM sessions c WHERE c.id IN ({marks})"
                 " UNION"
-                " SELECT up.origin, c.parent_session_id FROM up"
-                " JOIN sessions c ON c.id = up.id"
-                " JOIN sessions p ON p.id = c.parent_session_id"
-                f" WHERE NOT {listed})"
-                " SELECT up.origin, up.id FROM up JOIN sessions c ON c.id = up.id"
-                f" WHERE {listed} OR NOT EXISTS (SELECT 1 FROM sessions p WHERE p.id = c.parent_session_id)"
+                f" SELECT c.id, c.parent_session_id, {listed} FROM up"
+                " JOIN sessions c ON c.id = up.parent"
+                " WHERE NOT up.listed)"
+                " SELECT id, parent, listed FROM up"
             )
-            for origin, node in cursor.execute(sql, chunk):
-                roots[origin] = node
+            for node, parent, node_listed in cursor.execute(sql, chunk):
+                parent_of[node] = parent
+                is_listed[node] = bool(node_listed)
 
     store.read(run)
+    resolved: dict[str, str | None] = {}
+    for origin in wanted:
+        if origin not in parent_of:
+            continue  # no session row: its own root
+        path: list[str] = []
+        seen: set[str] = set()
+        node: str | None = origin
+        root: str | None = None
+        while node is not None:
+            if node in resolved:
+                root = resolved[node]
+                break
+            if node in seen:
+                root = None  # a loop of sessions none of which is listed: no root
+                break
+            seen.add(node)
+            path.append(node)
+            parent = parent_of.get(node)
+            if is_listed.get(node) or parent is None or parent not in parent_of:
+                root = node  # listed on its own, or its parent row is gone
+                break
+            node = parent
+        for member in path:
+            resolved[member] = root
+        if root is not None:
+            roots[origin] = root
     return roots
 
 

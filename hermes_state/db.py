@@ -1351,7 +1351,7 @@ class SessionDB:
             ids = self._read(lineage)
             if not ids:
                 return False
-            self.extra_pins = set_pinned_in_file(self.db_path, ids, pinned)
+            set_pinned_in_file(self.db_path, ids, pinned)
             return True
 
         def do(conn: sqlite3.Connection) -> bool:

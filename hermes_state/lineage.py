@@ -13,7 +13,10 @@ from .visibility import RESET_REASONS, Rules, continuation_sql, count_shown_mess
 
 __all__ = ["EDGE_LABELS", "EdgeKind", "LineageNode"]
 
-MAX_DEPTH = 100
+#: A bound on any walk of parent links, far past any real conversation (a gateway chat that
+#: compressed 150 times was once resumed at segment #101 under a bound of 100); every walk
+#: also remembers what it has seen, so a loop ends at once whatever this is.
+MAX_DEPTH = 1_000_000
 
 
 def classify_edge(parent: dict, child: dict) -> EdgeKind:
@@ -94,58 +97,50 @@ def resume_target(conn: sqlite3.Connection, session_id: str) -> str:
     return session_id
 
 
+# UNION, no depth column: each row is added once, so a loop of parent links ends, and rows
+# come out in the order they were found (a recursive CTE's queue is first in, first out):
+# nearest first.
 _ANCESTORS_SQL = """
-WITH RECURSIVE lineage(id, parent_session_id, depth) AS (
-  SELECT id, parent_session_id, 0 FROM sessions WHERE id = :sid
-  UNION ALL
-  SELECT s.id, s.parent_session_id, l.depth + 1
+WITH RECURSIVE lineage(id, parent_session_id) AS (
+  SELECT id, parent_session_id FROM sessions WHERE id = :sid
+  UNION
+  SELECT s.id, s.parent_session_id
   FROM sessions s JOIN lineage l ON s.id = l.parent_session_id
-  WHERE l.depth < 100
 )
-SELECT id, MIN(depth) AS depth FROM lineage GROUP BY id ORDER BY depth
+SELECT id FROM lineage
 """
 
 _DESCENDANTS_SQL = """
-WITH RECURSIVE descendants(id, depth) AS (
-  SELECT id, 0 FROM sessions WHERE id = :sid
-  UNION ALL
-  SELECT s.id, d.depth + 1
+WITH RECURSIVE descendants(id) AS (
+  SELECT id FROM sessions WHERE id = :sid
+  UNION
+  SELECT s.id
   FROM sessions s JOIN descendants d ON s.parent_session_id = d.id
-  WHERE d.depth < 100
 )
-SELECT id, MIN(depth) AS depth FROM descendants GROUP BY id ORDER BY depth
+SELECT id FROM descendants
 """
 
 
 def ancestors(conn: sqlite3.Connection, session_id: str) -> list[str]:
-    """LI-10: the session, its parent, … (bounded, each id once)."""
+    """LI-10: the session, its parent, … (each id once, a loop ends)."""
     return [row[0] for row in conn.execute(_ANCESTORS_SQL, {"sid": session_id})]
 
 
 def descendants(conn: sqlite3.Connection, session_id: str) -> list[str]:
-    """LI-11: the session and every descendant (bounded, each id once)."""
+    """LI-11: the session and every descendant, nearest first (each id once, a loop ends)."""
     return [row[0] for row in conn.execute(_DESCENDANTS_SQL, {"sid": session_id})]
 
 
 def chain(conn: sqlite3.Connection, session_id: str) -> list[str]:
-    """LI-12: ``[root, …, parent, session]``; stops at a repeated id or a missing row."""
-    ids = [session_id]
-    seen = {session_id}
-    current = session_id
-    for _ in range(MAX_DEPTH):
-        row = conn.execute(
-            "SELECT parent_session_id FROM sessions WHERE id = ?", (current,)
-        ).fetchone()
-        if row is None or not row[0] or row[0] in seen:
-            break
-        parent = row[0]
-        if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (parent,)).fetchone() is None:
-            break
-        ids.append(parent)
-        seen.add(parent)
-        current = parent
-    ids.reverse()
-    return ids
+    """LI-12: ``[root, …, parent, session]``; stops at a repeated id or a missing row.
+
+    One statement (:func:`ancestors`), not two look-ups per step: those took seconds on a
+    chain of 200,000 segments."""
+    found = ancestors(conn, session_id)
+    if not found:
+        return [session_id]
+    found.reverse()
+    return found
 
 
 def root_of(conn: sqlite3.Connection, session_id: str) -> str:
@@ -162,6 +157,39 @@ _NODE_SQL = (
     "COALESCE((SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = s.id), "
     "s.started_at) AS last_active FROM sessions s WHERE s.id IN ({marks})"
 )
+
+
+def _compression_tips(rows: dict[str, dict]) -> set[str]:
+    """What :func:`compression_tip` answers for every compression-ended node of a family, in
+    one pass over its rows: each segment's newest continuation is followed, and each walk
+    stops at a segment already resolved (one tip walk per node was quadratic: minutes for a
+    chain of 10,000 segments)."""
+    newest: dict[str, tuple[float, str]] = {}
+    for sid, row in rows.items():
+        parent = rows.get(row["parent_session_id"]) if row["parent_session_id"] else None
+        if parent is None or parent["end_reason"] != "compression" or parent["ended_at"] is None:
+            continue
+        if classify_edge(parent, row) is not EdgeKind.COMPRESSION:
+            continue
+        key = (row["started_at"] or 0, sid)
+        if parent["id"] not in newest or key > newest[parent["id"]]:
+            newest[parent["id"]] = key
+    tip_of: dict[str, str] = {}
+    for start, row in rows.items():
+        if row["end_reason"] != "compression" or start in tip_of:
+            continue
+        path: list[str] = []
+        seen: set[str] = set()
+        current = start
+        while current not in tip_of and current in newest and current not in seen:
+            seen.add(current)
+            path.append(current)
+            current = newest[current][1]
+        # A loop stops where compression_tip stops: at the segment before the repeat.
+        tip = path[-1] if current in seen else tip_of.get(current, current)
+        for sid in path or [start]:
+            tip_of[sid] = tip
+    return {tip_of[sid] for sid, row in rows.items() if row["end_reason"] == "compression" and sid in tip_of}
 
 
 def build_tree(conn: sqlite3.Connection, session_id: str, rules: "Rules | None" = None):
@@ -187,7 +215,7 @@ def build_tree(conn: sqlite3.Connection, session_id: str, rules: "Rules | None" 
         marks = ",".join("?" for _ in chunk)
         for row in conn.execute(_NODE_SQL.format(marks=marks, session_key=session_key), chunk):
             rows[row["id"]] = dict(row)
-    tips = {compression_tip(conn, sid) for sid, row in rows.items() if row["end_reason"] == "compression"}
+    tips = _compression_tips(rows)
     # Counts say what the transcript shows: rewound messages are not counted (``rules``: the
     # store's reader rules when it has the flag, else None).
     if rules is not None:
@@ -217,17 +245,18 @@ def build_tree(conn: sqlite3.Connection, session_id: str, rules: "Rules | None" 
         else:
             root.cycle = True
 
-    # Attach children breadth-first from the root so each node is placed once.
+    # Attach children breadth-first from the root so each node is placed once (children
+    # looked up by parent: a scan of every node per parent took minutes on a long chain).
+    by_parent: dict[str, list[LineageNode]] = {}
+    for node in nodes.values():
+        if node.parent_session_id is not None:
+            by_parent.setdefault(node.parent_session_id, []).append(node)
     placed = {root_id}
     frontier = [root_id]
     while frontier:
         next_frontier: list[str] = []
         for parent_id in frontier:
-            kids = [
-                n
-                for n in nodes.values()
-                if n.parent_session_id == parent_id and n.id not in placed
-            ]
+            kids = [n for n in by_parent.get(parent_id, ()) if n.id not in placed]
             kids.sort(key=lambda n: (n.started_at or 0, n.id))
             for kid in kids:
                 kid.edge = classify_edge(rows[parent_id], rows[kid.id])

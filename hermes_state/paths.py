@@ -296,3 +296,94 @@ def default_trash_dir() -> Path:
     """``<user data dir>/trash`` (``$HERMES_SESSIONS_DATA_DIR/trash`` when that is set): where
     deleted sessions are kept for undo (:mod:`hermes_state.trash`)."""
     return data_dir() / "trash"
+
+
+# ---------------------------------------------------------------------- files beside the store
+
+
+class SideFileError(OSError):
+    """One of our own small files (settings, pins, caches) cannot be used as it is.
+
+    The message is one line naming the file and what is wrong with it; the file is left as it
+    is. It is an ``OSError`` so every caller that already survives an unreadable file survives
+    this one too."""
+
+
+#: Our small files hold settings, pins and caches: kilobytes. Anything far larger is not ours
+#: to read into memory (a ``/dev/zero`` there once ended in MemoryError).
+SIDE_FILE_LIMIT = 64 * 1024 * 1024
+
+
+def file_signature(path: "str | os.PathLike[str]") -> tuple[int, int, int, int] | None:
+    """What changes when a file is replaced or rewritten (inode, device, size, mtime), or None
+    when there is no file: a cheap way to notice another process's edit."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_dev, st.st_size, st.st_mtime_ns)
+
+
+def read_side_file(path: "str | os.PathLike[str]", limit: int = SIDE_FILE_LIMIT) -> bytes:
+    """The bytes of one of our small files, read without ever blocking or exhausting memory.
+
+    A FIFO at the path once hung ``list`` and the browser (which then ignored q and ctrl+c);
+    ``/dev/zero`` ended in MemoryError. The file is opened non-blocking and must be a regular
+    file no larger than ``limit``; otherwise :class:`SideFileError`. A missing file raises
+    ``FileNotFoundError`` as ``open`` does. Symlinks are followed (a dotfiles setup links them).
+    """
+    import stat as stat_module
+
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags)
+    try:
+        st = os.fstat(fd)
+        if not stat_module.S_ISREG(st.st_mode):
+            kind = (
+                "a FIFO" if stat_module.S_ISFIFO(st.st_mode)
+                else "a device" if stat_module.S_ISCHR(st.st_mode) or stat_module.S_ISBLK(st.st_mode)
+                else "a socket" if stat_module.S_ISSOCK(st.st_mode)
+                else "a directory" if stat_module.S_ISDIR(st.st_mode)
+                else "not a regular file"
+            )
+            raise SideFileError(f"{path} is {kind}, not a regular file; it was left as it is")
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            size += len(chunk)
+            if size > limit:
+                raise SideFileError(
+                    f"{path} is larger than {limit // (1024 * 1024)} MB, too large to be ours; "
+                    "it was left as it is"
+                )
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def replace_side_file(path: "str | os.PathLike[str]", text: str, mode: int | None = None) -> None:
+    """Replace one of our small files atomically, writing through a symlink to its target.
+
+    Changing the theme replaced a symlinked ``config.yaml`` (a dotfiles setup) with a regular
+    0644 file: the link is kept and its target rewritten. The file keeps its own mode when it
+    has one; ``mode`` is for a new file. A path that is not a regular file (a FIFO, a device)
+    is refused with :class:`SideFileError`, untouched."""
+    import stat as stat_module
+
+    target = Path(path)
+    try:
+        target = target.resolve(strict=True)
+        st = os.stat(target)
+    except FileNotFoundError:
+        st = None
+        if Path(path).is_symlink():  # a dangling link: write where it points
+            target = Path(os.path.realpath(path))
+    if st is not None and not stat_module.S_ISREG(st.st_mode):
+        raise SideFileError(f"{path} is not a regular file; it was left as it is")
+    keep = stat_module.S_IMODE(st.st_mode) if st is not None else (0o600 if mode is None else mode)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(target, [text], mode=keep)

@@ -94,6 +94,9 @@ class Store:
         self.write_max_retries = write_max_retries
         self.lock = threading.RLock()
         self._write_count = 0
+        #: Commits made through this store. ``data_version`` moves only for other
+        #: connections' commits; the two together say whether anything changed.
+        self.own_commits = 0
         self._conn: sqlite3.Connection | None = None
         #: Schema version found on disk when opened (None: created by this open).
         self.opened_version: int | None = None
@@ -381,6 +384,7 @@ class Store:
                         if not is_lock_error(exc) or attempt == attempts - 1:
                             raise
                     else:
+                        self.own_commits += 1
                         if count:
                             self._after_write()
                         return result
@@ -473,6 +477,11 @@ class Store:
     def data_version(self) -> int:
         """``PRAGMA data_version``: changes when another connection commits (WR-8)."""
         return int(self.fetchone("PRAGMA data_version")[0])  # type: ignore[index]
+
+    def change_mark(self) -> tuple[int, int]:
+        """Changes whenever the store may have changed: another connection's commit or one
+        of our own (a key for what is computed from the data)."""
+        return (self.data_version(), self.own_commits)
 
     def interrupt(self) -> None:
         """Stop the statement running on this connection (from any thread); it raises
@@ -605,6 +614,22 @@ def files_writable(path: Path) -> bool:
     return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
 
 
+class BlankDatabase(DatabaseError):
+    """The file exists but holds no schema at all (0 bytes, or SQLite with no tables).
+
+    A write initialises it; a read must not (UC-8), so a read-only caller gets this error
+    and shows an empty history instead."""
+
+    def __init__(self, path: Path) -> None:
+        try:
+            empty = Path(path).stat().st_size == 0
+        except OSError:
+            empty = False
+        what = "is an empty file" if empty else "holds no tables"
+        super().__init__(f"{path} {what}, not a session database (yet)")
+        self.path = Path(path)
+
+
 def open_mode(path: Path, access: str = "read") -> bool:
     """Whether ``path`` opens read-only for ``access`` ("read" or "write"), by the one policy;
     raises a one-line :class:`DatabaseError` when it cannot be opened for it at all.
@@ -628,9 +653,12 @@ def open_mode(path: Path, access: str = "read") -> bool:
     except OSError as exc:
         raise DatabaseError(f"cannot open {path} ({exc.strerror or exc})") from exc
     if access == "read":
-        # UC-8: reading never migrates or changes a store; an empty file (no version at
-        # all) is still initialised as upstream does (CLI-3).
-        return not writable or version is not None
+        if version is None:
+            # UC-8: a read never writes, whatever the file: an empty file (or an SQLite file
+            # with no tables) is not given a schema by a read; the caller decides what an
+            # empty history looks like.
+            raise BlankDatabase(path)
+        return True
     if not writable:
         raise DatabaseError(f"{path} is read-only")
     if version is not None and version > MAX_KNOWN_VERSION:

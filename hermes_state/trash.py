@@ -20,6 +20,7 @@ import os
 import re
 import secrets
 import sqlite3
+import stat as stat_module
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +29,7 @@ from typing import Any, Callable, Iterator
 from .db import SessionDB
 from .deletion import delegate_descendants, delete_session_rows, dependent_tables, remove_session_files
 from .errors import describe_write_error
-from .paths import default_trash_dir, write_atomic
+from .paths import default_trash_dir, sessions_dir, write_atomic
 
 #: Files kept in memory so that undo can put them back (larger ones are reported instead).
 MAX_SAVED_FILE_BYTES = 64 * 1024 * 1024
@@ -401,6 +402,9 @@ class UndoReport:
     children_moved: list[tuple[str, str]] = field(default_factory=list)
     files_restored: list[Path] = field(default_factory=list)
     files_failed: list[tuple[Path, str]] = field(default_factory=list)
+    #: Nothing to undo: the session is in the store as the snapshot has it (the delete never
+    #: committed, or another command restored it meanwhile).
+    ghost: bool = False
 
     @property
     def exact(self) -> bool:
@@ -550,6 +554,22 @@ def undo_delete(writer: Callable[[], SessionDB], snapshot: DeletedSession) -> Un
     try:
         report = writer().store.write(do)
     except _IdTaken:
+        db = writer()
+        if _still_there(db, snapshot):
+            report.ghost = True
+            if snapshot.trash_path is not None and not os.path.lexists(snapshot.trash_path):
+                # Another command (``hermes sessions restore``) brought it back meanwhile.
+                report.error = f"Session {snapshot.session_id} is back already (restored by another command)."
+                return report
+            # A kill between writing this entry and the delete's commit rolled the delete
+            # back: the session was never gone, and the entry is a ghost of it.
+            report.error = (
+                f"Session {snapshot.session_id} is still in the store: the delete that left this "
+                "trash entry did not complete, so there is nothing to restore."
+            )
+            if snapshot.trash_path is not None:
+                snapshot.trash_path.unlink(missing_ok=True)
+            return report
         report.error = (
             f"A session with id {snapshot.session_id} exists again (created after the delete); "
             "nothing was restored."
@@ -558,20 +578,73 @@ def undo_delete(writer: Callable[[], SessionDB], snapshot: DeletedSession) -> Un
     except Exception as exc:
         report.error = describe_write_error(exc, "Nothing was restored.")
         return report
-    _restore_files(snapshot, report)
+    # An undo in the same run knows where the files were; an entry read from the trash is
+    # restored into the store's own sessions directory.
+    own = snapshot.sessions_dir if snapshot.sessions_dir is not None else sessions_dir(Path(writer().db_path).parent)
+    _restore_files(snapshot, report, own)
     if snapshot.trash_path is not None:
         snapshot.trash_path.unlink(missing_ok=True)  # restored: no longer in the trash
     return report
 
 
-def _restore_files(snapshot: DeletedSession, report: UndoReport) -> None:
+def _still_there(db: SessionDB, snapshot: DeletedSession) -> bool:
+    """The session of ``snapshot`` is in the store as it was when the entry was written (same
+    start, same messages): the delete never committed."""
+    started = snapshot.column("started_at")
+
+    def read(conn: sqlite3.Connection) -> bool:
+        row = conn.execute("SELECT started_at FROM sessions WHERE id = ?", (snapshot.session_id,)).fetchone()
+        if row is None or row[0] != started:
+            return False
+        count = conn.execute("SELECT COUNT(*) FROM messages WHERE session_id = ?", (snapshot.session_id,)).fetchone()[0]
+        own = sum(1 for r in snapshot.message_rows if _message_session(snapshot, r) == snapshot.session_id)
+        return count == own
+
+    try:
+        return bool(db.store.read(read))
+    except sqlite3.Error:
+        return False
+
+
+def _message_session(snapshot: DeletedSession, row: tuple) -> Any:
+    try:
+        return row[snapshot.message_columns.index("session_id")]
+    except ValueError:
+        return None
+
+
+def _session_file_names(session_id: str) -> Callable[[str], bool]:
+    """Whether a file name is one EX-4 removes for ``session_id`` (and so may write back)."""
+    exact = {f"{session_id}.json", f"{session_id}.jsonl"}
+    prefix = f"request_dump_{session_id}_"
+    return lambda name: name in exact or (name.startswith(prefix) and name.endswith(".json") and "/" not in name)
+
+
+def _restore_files(snapshot: DeletedSession, report: UndoReport, sessions: Path) -> None:
+    """Write back the session files kept with the snapshot -- only into the store's own
+    sessions directory, only under the names a delete removes for these sessions, and never
+    with set-id bits: a trash entry is data, whoever wrote it (a crafted entry once made a
+    restore as root write an arbitrary path with mode 4777)."""
+    try:
+        allowed_dir = sessions.resolve()
+    except OSError:
+        allowed_dir = sessions
+    names = [_session_file_names(sid) for sid in snapshot.session_ids]
     for saved in snapshot.files:
-        if saved.path.exists():
+        try:
+            where = saved.path.parent.resolve()
+        except OSError:
+            where = None
+        if where != allowed_dir or not any(ok(saved.path.name) for ok in names):
+            report.files_failed.append((saved.path, "not a file of this store's sessions; not written"))
+            continue
+        target = allowed_dir / saved.path.name
+        if os.path.lexists(target):
             report.files_failed.append((saved.path, "a file with that name exists again"))
             continue
         try:
-            write_atomic(saved.path, [saved.data], mode=saved.mode)
-            os.utime(saved.path, (saved.mtime, saved.mtime))
+            write_atomic(target, [saved.data], mode=saved.mode & 0o666)
+            os.utime(target, (saved.mtime, saved.mtime))
         except OSError as exc:
             report.files_failed.append((saved.path, exc.strerror or str(exc)))
             continue
@@ -620,11 +693,14 @@ def write_trash(path: Path, snapshot: DeletedSession, *, database: Path) -> Path
     The file holds the rows exactly (every column, BLOBs as base64), the children whose
     link the delete cleared, the session files kept for undo, and where it was deleted from.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        os.chmod(path.parent, 0o700)
-    except OSError:
-        pass
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if not path.parent.is_symlink():
+        # Owner-only, but never through a link: a symlinked trash directory once had its
+        # target (whatever it was) chmodded. The entries themselves are 0600 either way.
+        try:
+            os.chmod(path.parent, 0o700)
+        except OSError:
+            pass
     document = {
         "format": TRASH_FORMAT,
         "deleted_at": snapshot.deleted_at,
@@ -655,10 +731,13 @@ def write_trash(path: Path, snapshot: DeletedSession, *, database: Path) -> Path
 
 def read_trash(path: Path) -> DeletedSession:
     """The snapshot kept at ``path`` (raises ``ValueError`` for a file that is not one)."""
+    distrust = _untrusted(Path(path))
+    if distrust:
+        raise ValueError(f"{path} is not restored: {distrust}")
     try:
-        document = json.loads(Path(path).read_text(encoding="utf-8"))
+        document = json.loads(_read_entry(Path(path)))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{path} cannot be read as a trash entry ({exc})") from exc
+        raise ValueError(f"{path} cannot be read as a trash entry ({_reason(exc)})") from exc
     if not isinstance(document, dict) or document.get("format") != TRASH_FORMAT:
         raise ValueError(f"{path} is not a trash entry of this program")
     try:
@@ -701,30 +780,102 @@ class TrashEntry:
     messages: int
     deleted_at: float
     database: str
+    #: Why this entry cannot be restored (damaged, a link, not the user's), or None.
+    problem: str | None = None
+
+    @property
+    def name(self) -> str:
+        """The entry's own name (its file name without ``.json``): unique, for choosing one
+        of several entries of the same session."""
+        return self.path.name[: -len(".json")] if self.path.name.endswith(".json") else self.path.name
+
+
+#: A trash entry is a few MB at most (the session files it keeps are capped); a file far
+#: larger at an entry's name is not ours to read into memory.
+MAX_ENTRY_BYTES = 2 * 1024 * 1024 * 1024
+
+
+def _untrusted(path: Path) -> str | None:
+    """Why an entry is not to be trusted, or None: only the user's own regular files are."""
+    try:
+        st = os.lstat(path)
+    except OSError as exc:
+        return _reason(exc)
+    if stat_module.S_ISLNK(st.st_mode):
+        return "it is a symbolic link (not followed)"
+    if not stat_module.S_ISREG(st.st_mode):
+        return "it is not a regular file"
+    if hasattr(os, "getuid") and st.st_uid != os.getuid():
+        return f"it belongs to another user (uid {st.st_uid})"
+    return None
+
+
+def _read_entry(path: Path) -> bytes:
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags)
+    try:
+        st = os.fstat(fd)
+        if not stat_module.S_ISREG(st.st_mode) or st.st_size > MAX_ENTRY_BYTES:
+            raise OSError(f"{path} is not a trash entry of a plausible size")
+        with os.fdopen(os.dup(fd), "rb") as handle:
+            return handle.read()
+    finally:
+        os.close(fd)
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, OSError):
+        return exc.strerror or str(exc)
+    if isinstance(exc, json.JSONDecodeError):
+        return f"not valid JSON at byte {exc.pos}"
+    if isinstance(exc, UnicodeDecodeError):
+        return "not UTF-8 text"
+    return str(exc)
 
 
 def list_trash(directory: Path | None = None, *, now: float | None = None) -> list[TrashEntry]:
-    """Entries newest first; entries older than :data:`TRASH_DAYS` days are removed."""
+    """Every entry, newest first -- damaged and untrusted ones too, each with its problem, so
+    nothing sits in the trash unseen. The user's own entries older than :data:`TRASH_DAYS`
+    days are removed."""
     directory = directory if directory is not None else default_trash_dir()
     now = time.time() if now is None else now
     entries: list[TrashEntry] = []
     for path in _trash_files(directory):
+        stem = path.name[: -len(".json")]
         try:
-            document = json.loads(path.read_text(encoding="utf-8"))
-            if document.get("format") != TRASH_FORMAT:
-                continue
-            deleted_at = float(document.get("deleted_at") or path.stat().st_mtime)
-        except (OSError, ValueError, TypeError, AttributeError):
+            mtime = os.lstat(path).st_mtime
+        except OSError:
             continue
-        if now - deleted_at > TRASH_DAYS * 86400:
+        problem = _untrusted(path)
+        document: Any = None
+        if problem is None:
+            try:
+                document = json.loads(_read_entry(path))
+                if not isinstance(document, dict) or document.get("format") != TRASH_FORMAT:
+                    problem = "damaged: not a trash entry of this program"
+                deleted_at = float((document or {}).get("deleted_at") or mtime) if isinstance(document, dict) else mtime
+            except (OSError, ValueError, TypeError) as exc:
+                problem = f"damaged: {_reason(exc)}"
+                deleted_at = mtime
+        else:
+            deleted_at = mtime
+        if problem is None and now - deleted_at > TRASH_DAYS * 86400:
             path.unlink(missing_ok=True)
             continue
+        if problem is not None or not isinstance(document, dict):
+            entries.append(TrashEntry(path=path, session_id=stem, label="", source=None, messages=0,
+                                      deleted_at=deleted_at, database="", problem=problem))
+            continue
+        try:
+            messages = len((document.get("messages") or {}).get("rows") or [])
+        except (AttributeError, TypeError):
+            messages = 0
         entries.append(TrashEntry(
             path=path,
             session_id=str(document.get("session_id")),
             label=str(document.get("label") or document.get("session_id")),
-            source=document.get("source"),
-            messages=len((document.get("messages") or {}).get("rows") or []),
+            source=document.get("source") if isinstance(document.get("source"), str) else None,
+            messages=messages,
             deleted_at=deleted_at,
             database=str(document.get("database") or ""),
         ))
@@ -733,7 +884,14 @@ def list_trash(directory: Path | None = None, *, now: float | None = None) -> li
 
 
 def _trash_files(directory: Path) -> Iterator[Path]:
+    """Every ``*.json`` name in the trash directory (links and odd files included: the caller
+    says what is wrong with them); temp files of writes in progress are not entries."""
     try:
-        yield from sorted(p for p in Path(directory).glob("*.json") if p.is_file())
+        names = sorted(
+            entry.name for entry in os.scandir(directory)
+            if entry.name.endswith(".json") and not entry.name.startswith(".")
+        )
     except OSError:
         return
+    for name in names:
+        yield Path(directory) / name

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .gateway import SessionEntry, SessionsIndexWatcher
+from .listing.pins import pins_signature
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,9 @@ class ChangeWatcher:
         self._db_identity: tuple | None = None
         self._lock = threading.Lock()
         self.last_error: str | None = None
+        # Pins of stores without a ``pinned`` column live in our settings file: another
+        # process's pin is a change of what the list shows, as a commit is.
+        self._pins = pins_signature()
         if self._identity() is not None:
             try:
                 self._connect()
@@ -102,6 +106,10 @@ class ChangeWatcher:
                 self._version = version
                 database = True
         lanes = self._index.poll() if self._index is not None else False
+        pins = pins_signature()
+        if pins != self._pins:
+            self._pins = pins
+            database = True
         return Change(database=database, lanes=lanes, reopened=reopened)
 
     def _close(self) -> None:

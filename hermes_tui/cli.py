@@ -57,17 +57,19 @@ import sqlite3
 import stat
 import sys
 import time
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from .collector import collector_paused
+from .cli_prompt import confirm  # noqa: F401  (the commands' one question; re-exported)
 
 # Importing makes ~100k objects, and the collector, run as they come, walked them all again and
 # again: ~0.1 s of a start-up. Paused while the store's modules load.
 with collector_paused():
     from hermes_state import ListQuery, SessionDB
     from hermes_state import open_store as open_store_at
+    from hermes_state.store import BlankDatabase
     from hermes_state.errors import DatabaseError, describe_db_error
     from hermes_state.paths import hermes_home
     from hermes_state.timefmt import relative_time
@@ -147,24 +149,43 @@ def db_location() -> Path:
     return home / "state.db"
 
 
-def _open(access: str) -> SessionDB:
+def _open(access: str, scratch: ExitStack) -> SessionDB:
     path = db_location()
     try:
         return open_store_at(path, access, store_class=_store_class())
+    except BlankDatabase as exc:
+        if access != "read":
+            raise _open_error(str(exc)) from exc
+        return _blank_history(exc, scratch)
     except DatabaseError as exc:
         raise _open_error(str(exc)) from exc
+
+
+def _blank_history(blank: Exception, scratch: ExitStack) -> SessionDB:
+    """What a read command sees in a file with no schema yet: an empty history.
+
+    A read never writes, whatever the file (UC-8), so the file keeps its zero bytes; the
+    empty store answering the command lives in a private temporary directory, removed after
+    the store is closed."""
+    import tempfile
+
+    holder = scratch.enter_context(tempfile.TemporaryDirectory(prefix="hermes-sessions-empty-"))
+    db = SessionDB(Path(holder) / "state.db")
+    db.warnings.append(f"{blank}; nothing was written to it")
+    return db
 
 
 @contextmanager
 def open_store(access: str = "read") -> Iterator[SessionDB]:
     """The one ``SessionDB`` of this run (CLI-15), closed on every way out."""
-    db = _open(access)
-    try:
-        for warning in db.warnings:
-            print(f"Warning: {inert(warning)}", file=sys.stderr)
-        yield db
-    finally:
-        db.close()
+    with ExitStack() as scratch:
+        db = _open(access, scratch)
+        try:
+            for warning in db.warnings:
+                print(f"Warning: {inert(warning)}", file=sys.stderr)
+            yield db
+        finally:
+            db.close()
 
 
 def resolve_id(db: SessionDB, arg: str | None) -> str:
@@ -189,19 +210,6 @@ def resolve_id(db: SessionDB, arg: str | None) -> str:
         )
     raise CliExit(f"Session '{inert(arg)}' not found.")
 
-
-
-def confirm(prompt: str) -> bool:
-    """CLI-6: ``y``/``yes`` confirms; anything else, EOF or Ctrl-C declines. The prompt is
-    asked on stderr: stdout keeps only what the command produces."""
-    try:
-        # (inside the try: a Ctrl-C right after the prompt appears declines too)
-        print(prompt, end="", file=sys.stderr, flush=True)
-        answer = input()
-    except (EOFError, KeyboardInterrupt):
-        print(file=sys.stderr)
-        return False
-    return answer.strip().lower() in ("y", "yes")
 
 
 def _cancelled() -> CliExit:

@@ -33,8 +33,40 @@ def add_trash(sub) -> None:
 
 def add_restore(sub) -> None:
     parser = sub.add_parser("restore", help="bring back a session from the trash")
-    parser.add_argument("session_id", metavar="SESSION_ID", help="full id or unique prefix (see: hermes sessions trash)")
+    parser.add_argument("session_id", metavar="SESSION_ID",
+                        help="full id or unique prefix, or an ENTRY name (see: hermes sessions trash)")
+    parser.add_argument("--yes", "-y", action="store_true",
+                        help="restore a large session into a store being written without asking")
     parser.set_defaults(run=cmd_restore)
+
+
+#: A restore is one transaction, and every writer waits for it: Hermes gives a write up after
+#: about 16 s (15 attempts, each waiting up to 1 s for the lock plus 20-150 ms between them).
+#: Restoring 100,000 messages held the lock 44 s; from this many messages on, a restore into a
+#: store written recently says so and asks first.
+RESTORE_LOCK_WARN_MESSAGES = 20_000
+
+
+def _large_restore_agreed(db, snapshot, assume_yes: bool) -> bool:
+    """False when the user declines a restore long enough to make live writers give up."""
+    messages = len(snapshot.message_rows)
+    if messages < RESTORE_LOCK_WARN_MESSAGES or assume_yes:
+        return True
+    from .cli_prompt import confirm
+    from .config import load_config
+
+    config, _problems = load_config()
+    last = db.last_write_at()
+    now = time.time()
+    if last is None or now - last > config.live_window_s:
+        return True
+    print(
+        f"⚠ This store was written {relative_time(last, now=now)}: an agent or a gateway may be "
+        f"writing to it. Restoring {messages:,} messages is one transaction; writers wait until "
+        "it is done, and Hermes gives a write up after about 16 s.",
+        file=sys.stderr,
+    )
+    return confirm("Restore now anyway? [y/N] ")
 
 
 def cmd_trash(args: argparse.Namespace) -> int:
@@ -50,18 +82,39 @@ def cmd_trash(args: argparse.Namespace) -> int:
     elsewhere: list[str] = []
     print(f"{'Deleted':<12} {'Msgs':>5}  {'Source':<10} {'Session':<32} Title")
     print("\u2500" * 90)
+    repeated = _repeated_ids(entries)
+    damaged = [e for e in entries if e.problem]
     for entry in entries:
         when = relative_time(entry.deleted_at, now=now)
+        if entry.problem:
+            continue
         other = bool(entry.database) and not _same_path(entry.database, here)
         if other and entry.database not in elsewhere:
             elsewhere.append(entry.database)
         print(f"{when:<12} {entry.messages:>5}  {inert(entry.source or '')[:10]:<10} "
               f"{inert(entry.session_id):<32} {inert(entry.label)}{' *' if other else ''}")
+        if entry.session_id in repeated:
+            # Deleted more than once: each delete is its own entry, chosen by its name.
+            print(f"{'':<12} {'':>5}  {'':<10} entry {inert(entry.name)}")
+    for entry in damaged:
+        when = relative_time(entry.deleted_at, now=now)
+        print(f"{when:<12} {'?':>5}  {'':<10} {inert(entry.path.name):<32} cannot be restored: {inert(entry.problem)}")
     if elsewhere:
         print(f"\n* deleted from another store ({', '.join(inert(p) for p in elsewhere)}); "
               f"restore puts it into {inert(str(here))}")
-    print(f"\nKept {TRASH_DAYS} days in {directory}. Restore with: hermes sessions restore SESSION_ID")
+    print(f"\nKept {TRASH_DAYS} days in {directory}. Restore with: hermes sessions restore SESSION_ID"
+          + (" (or ENTRY, for one of several deletes of a session)" if repeated else ""))
     return 0
+
+
+def _repeated_ids(entries) -> set[str]:
+    seen: set[str] = set()
+    repeated: set[str] = set()
+    for entry in entries:
+        if entry.problem:
+            continue
+        (repeated if entry.session_id in seen else seen).add(entry.session_id)
+    return repeated
 
 
 def _same_path(recorded: str, path: Path) -> bool:
@@ -79,13 +132,22 @@ def cmd_restore(args: argparse.Namespace) -> int:
     if not wanted:
         return _fail("Error: give a session id (an empty id matches nothing).")
     entries = list_trash(default_trash_dir())
-    exact = [e for e in entries if e.session_id == wanted]
-    matches = exact or [e for e in entries if e.session_id.startswith(wanted)]
+    # An entry's own name (as `trash` prints it for a session deleted more than once, or its
+    # file name) chooses that entry; otherwise the id (or a unique prefix) chooses the newest.
+    named = [e for e in entries if wanted in (e.name, e.path.name)]
+    # An entry that cannot be read is known only by its file name, which starts with the id.
+    named = named or [e for e in entries if e.problem and e.path.name.startswith(wanted + ".")]
+    usable = [e for e in entries if not e.problem]
+    exact = [e for e in usable if e.session_id == wanted]
+    matches = named or exact or [e for e in usable if e.session_id.startswith(wanted)]
     if not matches:
         return _fail(f"No session '{inert(wanted)}' in the trash (see: hermes sessions trash).")
     if len({e.session_id for e in matches}) > 1:
         return _fail(f"'{inert(wanted)}' is ambiguous: {len(matches)} sessions in the trash start with it.")
     entry = matches[0]  # newest first: the latest delete of that session
+    if entry.problem:
+        return _fail(f"Error: trash entry {inert(entry.path.name)} cannot be restored: {inert(entry.problem)}.")
+    older = [e for e in matches[1:] if e.session_id == entry.session_id] if not named else []
     try:
         snapshot = read_trash(entry.path)
     except ValueError as exc:
@@ -99,10 +161,20 @@ def cmd_restore(args: argparse.Namespace) -> int:
         if entry.database and entry.database != str(db.db_path):
             print(f"(deleted from {inert(entry.database)}; restoring into {inert(str(db.db_path))})",
                   file=sys.stderr)
+        if not _large_restore_agreed(db, snapshot, getattr(args, "yes", False)):
+            print("Cancelled; it stays in the trash.", file=sys.stderr)
+            return 1
         report = undo_delete(lambda: db, snapshot)
     finally:
         db.close()
+    if report.ghost:
+        return _fail(f"Error: {inert(report.summary())} The stale trash entry was removed.")
     if not report.restored:
         return _fail(f"Error: {inert(report.summary())} It stays in the trash.")
     print(inert(report.summary()))
+    if older:
+        names = ", ".join(inert(e.name) for e in older)
+        print(f"{len(older)} older delete{'s' if len(older) != 1 else ''} of this session "
+              f"{'are' if len(older) != 1 else 'is'} still in the trash: {names} "
+              "(hermes sessions restore ENTRY, once this one is deleted or renamed)", file=sys.stderr)
     return 0

@@ -88,12 +88,17 @@ def load_config(path: Path | None = None) -> tuple[AppConfig, list[str]]:
     """
     import yaml
 
+    from hermes_state.paths import SideFileError, read_side_file
+
     path = path or config_path()
     problems: list[str] = []
     try:
-        text = path.read_text(encoding="utf-8")
+        # Never blocks on a FIFO nor reads a device into memory (SideFileError says which).
+        text = read_side_file(path).decode("utf-8", errors="replace")
     except FileNotFoundError:
         return AppConfig(), problems
+    except SideFileError as exc:
+        return AppConfig(), [str(exc)]
     except OSError as exc:
         return AppConfig(), [f"cannot read {path}: {exc.strerror or exc}"]
     try:
@@ -135,14 +140,18 @@ def save_setting(key: str, value: str, path: Path | None = None) -> str | None:
     import json
     import re
 
-    from hermes_state.paths import write_atomic
+    from hermes_state.paths import SideFileError, read_side_file, replace_side_file
 
     path = path or config_path()
     line = f"{key}: {json.dumps(value)}"  # a JSON string is a valid YAML scalar
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_side_file(path).decode("utf-8")
     except FileNotFoundError:
         text = ""
+    except SideFileError as exc:
+        return str(exc)
+    except UnicodeDecodeError:
+        return f"{path} is not UTF-8 text; {key} was not saved and the file was left as it is"
     except OSError as exc:
         return f"cannot read {path}: {exc.strerror or exc}"
     pattern = re.compile(rf"^{re.escape(key)}\s*:.*$", re.MULTILINE)
@@ -151,8 +160,11 @@ def save_setting(key: str, value: str, path: Path | None = None) -> str | None:
     else:
         text = text + ("" if not text or text.endswith("\n") else "\n") + line + "\n"
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, [text], mode=0o644)
+        # Through a symlink to its target (a dotfiles setup keeps its link), keeping the
+        # file's own mode; a new file is 0644 as editors make them.
+        replace_side_file(path, text, mode=0o644)
+    except SideFileError as exc:
+        return str(exc)
     except OSError as exc:
         return f"cannot save {key} to {path}: {exc.strerror or exc}"
     return None

@@ -816,15 +816,9 @@ class BrowserData:
         if self.read(lambda db: db.capabilities.has_pinned):
             return self.writer().set_session_pinned(session_id, pinned)
         # No column: the pin goes to our settings file, so the store is not opened for
-        # writing (which could migrate an old store, UC-8). Pins are cached per connection:
-        # every open one learns the new set at once.
-        reader = self.reader
-        found = reader.set_session_pinned(session_id, pinned)
-        with self._open_lock:
-            for db in [*self._dbs.values(), self._writer]:
-                if db is not None:
-                    db.extra_pins = reader.extra_pins
-        return found
+        # writing (which could migrate an old store, UC-8). Every connection reads the file
+        # again when it changed.
+        return self.reader.set_session_pinned(session_id, pinned)
 
     def delete_preview(self, session_id: str, *, now: float, live_window_s: float) -> trash.DeletePreview | None:
         from hermes_state import trash

@@ -195,14 +195,17 @@ def continued_roots(conn: sqlite3.Connection, session_ids: list[str]) -> list[st
         chunk = session_ids[start:start + 400]
         # The walk up starts at the parents (most sessions have none).
         cursor.execute(
-            "WITH RECURSIVE up(cur, depth) AS ("
-            " SELECT p.id, 1 FROM sessions c JOIN sessions p ON p.id = c.parent_session_id"
+            # UNION, no depth: each session is visited once, so a chain of any length is
+            # walked to its root (a cap of 100 once listed a 150-segment chat at #101) and a
+            # loop of parent links ends.
+            "WITH RECURSIVE up(cur) AS ("
+            " SELECT p.id FROM sessions c JOIN sessions p ON p.id = c.parent_session_id"
             f" WHERE c.id IN ({placeholders(len(chunk))}) AND {cont}"
-            " UNION ALL"
-            " SELECT p.id, up.depth + 1 FROM up JOIN sessions c ON c.id = up.cur"
+            " UNION"
+            " SELECT p.id FROM up JOIN sessions c ON c.id = up.cur"
             " JOIN sessions p ON p.id = c.parent_session_id"
-            f" WHERE {cont} AND up.depth < 100)"
-            " SELECT DISTINCT cur FROM up",
+            f" WHERE {cont})"
+            " SELECT cur FROM up",
             padded_values(chunk),
         )
         out.extend(row[0] for row in cursor.fetchall())
@@ -301,7 +304,7 @@ def activity_page(
 
 def chain_activity(conn: sqlite3.Connection, roots: list[str], rules: Rules) -> dict[str, tuple[Any, str]]:
     """Each compression root's newest activity along its chain and the chain's members (a
-    JSON array of ``[depth, id]``; see :func:`straight_tip`)."""
+    JSON array of ``[parent, id]``; see :func:`straight_tip`)."""
     out: dict[str, tuple[Any, str]] = {}
     cursor = conn.cursor()
     cursor.row_factory = None
@@ -309,7 +312,7 @@ def chain_activity(conn: sqlite3.Connection, roots: list[str], rules: Rules) -> 
         chunk = roots[start:start + 400]
         cursor.execute(
             chain_cte(f"WHERE s.id IN ({placeholders(len(chunk))}) AND s.end_reason = 'compression'", rules,
-                       "json_group_array(json_array(chain.depth, chain.cur_id))")
+                       "json_group_array(json_array(chain.parent_id, chain.cur_id))")
             + "SELECT root_id, last, members FROM activity",
             padded_values(chunk),
         )
@@ -340,30 +343,46 @@ def straight_tips(conn: sqlite3.Connection, roots: list[str]) -> dict[str, str]:
     cursor = conn.cursor()
     cursor.row_factory = None
     cursor.execute(
-        "WITH RECURSIVE chain(root_id, cur_id, depth) AS ("
-        f" SELECT s.id, s.id, 0 FROM sessions s WHERE s.id IN ({placeholders(len(roots))})"
-        " UNION ALL"
-        " SELECT chain.root_id, c.id, chain.depth + 1 FROM chain"
+        "WITH RECURSIVE chain(root_id, cur_id, parent_id) AS ("
+        f" SELECT s.id, s.id, NULL FROM sessions s WHERE s.id IN ({placeholders(len(roots))})"
+        " UNION"
+        " SELECT chain.root_id, c.id, p.id FROM chain"
         " JOIN sessions p ON p.id = chain.cur_id"
         " JOIN sessions c ON c.parent_session_id = p.id"
-        f" WHERE {continuation_sql('p', 'c')} AND chain.depth < 100)"
-        " SELECT root_id, json_group_array(json_array(depth, cur_id)) FROM chain GROUP BY root_id",
+        f" WHERE {continuation_sql('p', 'c')})"
+        " SELECT root_id, json_group_array(json_array(parent_id, cur_id)) FROM chain GROUP BY root_id",
         padded_values(roots),
     )
     return {root: tip for root, members in cursor.fetchall() if (tip := straight_tip(members)) is not None}
 
 
 def straight_tip(members: str) -> str | None:
-    """The last segment of a chain (a JSON array of ``[depth, id]``) that goes straight: one
-    segment at each depth, none twice. None otherwise (a fork, a cycle)."""
+    """The last segment of a chain (a JSON array of ``[parent, id]``, the root's parent null)
+    that goes straight: each segment continued by at most one, none twice. None otherwise (a
+    fork, a cycle)."""
     try:
         pairs = json.loads(members)
     except ValueError:
         return None
-    by_depth = {depth: sid for depth, sid in pairs}
-    if sorted(by_depth) != list(range(len(pairs))) or len(set(by_depth.values())) != len(pairs):
+    ids = [sid for _parent, sid in pairs]
+    if len(set(ids)) != len(ids):
         return None
-    return by_depth[len(pairs) - 1]
+    next_of: dict[Any, Any] = {}
+    root = None
+    for parent, sid in pairs:
+        if parent is None:
+            root = sid
+        elif parent in next_of:
+            return None  # a fork
+        else:
+            next_of[parent] = sid
+    if root is None:
+        return None
+    current, steps = root, 1
+    while current in next_of:
+        current = next_of[current]
+        steps += 1
+    return current if steps == len(pairs) else None
 
 
 def placeholders(n: int) -> str:
@@ -398,12 +417,14 @@ def chain_cte(where: str, rules: Rules, members: str | None = None) -> str:
     sessions), and no session is read twice. Reading each member again by id, twice, took
     half of a page deep in the list by last activity (0.5 of 1.0 s at 1M messages)."""
     return (
-        "WITH RECURSIVE chain(root_id, cur_id, depth, end_reason, ended_at, last) AS ("
-        f" SELECT s.id, s.id, 0, s.end_reason, s.ended_at, {rules.last_active_sql('s')} FROM sessions s {where}"
-        " UNION ALL"
-        f" SELECT chain.root_id, c.id, chain.depth + 1, c.end_reason, c.ended_at, {rules.last_active_sql('c')}"
+        # UNION and no depth: a chain of any length is walked whole (a cap of 100 once
+        # stopped a 150-segment chat at #101) and a loop of parent links ends.
+        "WITH RECURSIVE chain(root_id, cur_id, parent_id, end_reason, ended_at, last) AS ("
+        f" SELECT s.id, s.id, NULL, s.end_reason, s.ended_at, {rules.last_active_sql('s')} FROM sessions s {where}"
+        " UNION"
+        f" SELECT chain.root_id, c.id, chain.cur_id, c.end_reason, c.ended_at, {rules.last_active_sql('c')}"
         " FROM chain JOIN sessions c ON c.parent_session_id = chain.cur_id"
-        f" WHERE {continuation_sql('chain', 'c')} AND chain.depth < 100),"
+        f" WHERE {continuation_sql('chain', 'c')}),"
         f" activity(root_id, last{', members' if members else ''}) AS ("
         f" SELECT chain.root_id, MAX(chain.last){', ' + members if members else ''}"
         " FROM chain GROUP BY chain.root_id) "

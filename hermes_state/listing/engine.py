@@ -63,17 +63,19 @@ class Lister:
     @property
     def extra_pins(self) -> frozenset[str]:
         """Pins kept in our settings file, for a store without ``sessions.pinned``."""
-        if self._extra_pins is None:
-            if self.store.has_session_column("pinned"):
-                self._extra_pins = frozenset()
-            else:
-                from .pins import pinned_in_file
+        if self._extra_pins is not None:
+            return self._extra_pins
+        if self.store.has_session_column("pinned"):
+            return frozenset()
+        from .pins import pinned_in_file
 
-                self._extra_pins = pinned_in_file(self.store.path)
-        return self._extra_pins
+        # Read again whenever the file changed (a stat per look): a pin made by another
+        # process shows at the next list, not only after this process pins something.
+        return pinned_in_file(self.store.path)
 
     @extra_pins.setter
     def extra_pins(self, value: frozenset[str]) -> None:
+        """Pins for this reader only, in place of the settings file (tests, benches)."""
         self._extra_pins = frozenset(value)
 
     def forget_pins(self) -> None:

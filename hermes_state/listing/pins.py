@@ -3,14 +3,22 @@
 Upstream v30 keeps pins in the store; older stores (v16 and before) have nowhere to put them,
 and changing the shape of upstream's tables is not ours to do. So their pins live in our own
 settings file, ``<user data dir>/pins.json``, keyed by the database's resolved path.
+
+Several processes pin at once (a browser and CLI commands): every change is a
+read-modify-replace under an exclusive lock on ``pins.json.lock``, so none is lost (30
+parallel ``pin`` commands once kept 7). Keys this version does not understand are kept as
+they are. Readers notice another process's edit by the file's signature.
 """
 
 from __future__ import annotations
 
 import json
+import os
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any, Iterator
 
-from ..paths import data_dir, write_atomic
+from ..paths import SideFileError, data_dir, file_signature, read_side_file, write_atomic
 
 
 def pins_path() -> Path:
@@ -24,32 +32,91 @@ def _key(db_path: Path) -> str:
         return str(db_path)
 
 
-def _read(path: Path) -> dict[str, list[str]]:
+def _document(path: Path) -> dict[str, Any]:
+    """The whole file as stored (every key, whatever its shape); {} when there is none.
+
+    A file that is not a JSON object raises :class:`SideFileError`: writing over it would lose
+    what it holds."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        raw = read_side_file(path)
+    except FileNotFoundError:
         return {}
+    if not raw.strip():
+        return {}
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        raise SideFileError(f"{path} is not valid JSON; it was left as it is (fix or remove it to pin)") from None
     if not isinstance(data, dict):
-        return {}
-    return {str(k): [str(i) for i in v] for k, v in data.items() if isinstance(v, list)}
+        raise SideFileError(f"{path} does not hold a JSON object; it was left as it is (fix or remove it to pin)")
+    return data
+
+
+def _ids(value: Any) -> frozenset[str]:
+    return frozenset(str(i) for i in value) if isinstance(value, list) else frozenset()
+
+
+_cache: dict[str, tuple[tuple[int, int, int, int] | None, frozenset[str]]] = {}
 
 
 def pinned_in_file(db_path: Path) -> frozenset[str]:
-    """The session ids pinned for this database in the settings file."""
-    return frozenset(_read(pins_path()).get(_key(db_path), []))
+    """The session ids pinned for this database in the settings file (read again only when
+    the file changed); an unreadable file pins nothing (and is left as it is)."""
+    path = pins_path()
+    key = _key(db_path)
+    signature = file_signature(path)
+    cached = _cache.get(key)
+    if cached is not None and cached[0] == signature and signature is not None:
+        return cached[1]
+    try:
+        pins = _ids(_document(path).get(key))
+    except OSError:
+        pins = frozenset()
+    _cache[key] = (signature, pins)
+    return pins
+
+
+def pins_signature() -> tuple[int, int, int, int] | None:
+    """Changes whenever any process changes the pins file."""
+    return file_signature(pins_path())
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    import fcntl
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock = path.with_name(path.name + ".lock")
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0), 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
 
 
 def set_pinned_in_file(db_path: Path, session_ids: list[str], pinned: bool) -> frozenset[str]:
-    """Pin or unpin ``session_ids`` for this database; returns the new set."""
+    """Pin or unpin ``session_ids`` for this database; returns the new set.
+
+    Raises :class:`SideFileError` (one line, nothing changed) when the file cannot be kept."""
     path = pins_path()
-    data = _read(path)
     key = _key(db_path)
-    current = set(data.get(key, []))
-    current = current | set(session_ids) if pinned else current - set(session_ids)
-    if current:
-        data[key] = sorted(current)
-    else:
-        data.pop(key, None)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, [json.dumps(data, indent=2, sort_keys=True)], mode=0o600)
-    return frozenset(current)
+    try:
+        with _locked(path):
+            data = _document(path)
+            current = set(_ids(data.get(key)))
+            current = current | set(session_ids) if pinned else current - set(session_ids)
+            if current:
+                data[key] = sorted(current)
+            else:
+                data.pop(key, None)
+            text = json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False)
+            write_atomic(path, [text], mode=0o600)
+    except SideFileError:
+        raise
+    except OSError as exc:
+        # Name the pins file, not the temp or lock file the error came from.
+        raise SideFileError(f"cannot save pins to {path} ({exc.strerror or exc}); nothing was changed") from exc
+    result = frozenset(current)
+    _cache[key] = (file_signature(path), result)
+    return result

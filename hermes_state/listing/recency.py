@@ -29,6 +29,7 @@ import sqlite3
 import time
 from pathlib import Path
 
+from ..paths import read_side_file
 from ..visibility import EPOCH_2100
 
 log = logging.getLogger(__name__)
@@ -212,7 +213,9 @@ class RecencyWalk:
             return False
         identity = self._identity()
         try:
-            data = json.loads(self.cache.read_bytes())
+            # A FIFO or a device at the cache's path must not hang or fill memory: a cache
+            # that cannot be read is a cache that is not there.
+            data = json.loads(read_side_file(self.cache))
         except (OSError, ValueError):
             return False
         try:

@@ -280,10 +280,16 @@ class SessionActions:
         self._from_worker(self._undone, snapshot, report)
 
     def _undone(self, snapshot: DeletedSession, report: UndoReport) -> None:
+        if report.ghost:
+            # The session is there as the snapshot has it: nothing is left to undo.
+            self.say(report.summary(CURLY), severity="warning", timeout=10)
+            self.host.after_write(select=snapshot.session_id)
+            return
         if not report.restored:
             # Nothing changed, whatever the error: the snapshot stays for another try.
             self.ctx.undo.push(snapshot)
-            where = f" It is also kept in {snapshot.trash_path.parent}." if snapshot.trash_path else ""
+            kept = snapshot.trash_path is not None and snapshot.trash_path.exists()
+            where = f" It is also kept in {snapshot.trash_path.parent}." if kept else ""
             self.say(f"Undo failed: {report.summary(CURLY)} Press u to try again.{where}", severity="error", timeout=10)
             return
         self.say(

@@ -75,7 +75,7 @@ class LineageScreen(HermesScreen):
 
     BINDINGS = [
         Binding("t", "transcript", "Transcript", id="transcript"),
-        Binding("escape", "back", "Back", id="back"),
+        Binding("q,escape", "back", "Back", id="back"),
         Binding("question_mark", "help", "Help", id="help"),
     ]
 

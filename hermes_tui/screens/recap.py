@@ -43,7 +43,7 @@ class RecapScreen(HermesScreen):
         Binding("enter", "resume", "Resume", id="resume"),
         Binding("t", "transcript", "Transcript", id="transcript"),
         Binding("l", "lineage", "Lineage", id="lineage"),
-        Binding("escape", "back", "Back", id="back"),
+        Binding("q,escape", "back", "Back", id="back"),
         Binding("question_mark", "help", "Help", id="help"),
     ]
 

@@ -39,7 +39,7 @@ class TranscriptScreen(HermesScreen):
     """All messages of ``session_id``; optionally opened at a search hit."""
 
     BINDINGS = [
-        Binding("escape", "back", "Back", id="back"),
+        Binding("q,escape", "back", "Back", id="back"),
         Binding("enter,o", "toggle", "Expand/collapse", id="transcript_toggle"),
         Binding("a", "toggle_all", "Expand/collapse all", id="transcript_toggle_all"),
         Binding("r", "toggle_reasoning", "Reasoning", id="transcript_reasoning"),

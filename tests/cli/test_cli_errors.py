@@ -8,7 +8,6 @@ held by a real second process (``BEGIN IMMEDIATE``), corruption is done to real 
 from __future__ import annotations
 
 import io
-import os
 import random
 import shutil
 import sqlite3
@@ -233,9 +232,22 @@ def test_cli3_foreign_sqlite_file_left_untouched(run, home):
     assert path.read_bytes() == before
 
 
-def test_cli3_empty_file_is_initialised_like_upstream(run, home):
+def test_list_of_an_empty_file_answers_empty_and_writes_nothing(run, home):
+    # UC-8: a read never writes, whatever the file (upstream's list would give it a schema).
     (home / "state.db").write_bytes(b"")
-    assert run("list") == (0, "No sessions found.\n", "")
+    code, out, err = run("list")
+    assert (code, out) == (0, "No sessions found.\n")
+    assert "is an empty file" in err and "nothing was written" in err
+    assert (home / "state.db").read_bytes() == b""
+
+
+def test_list_of_an_sqlite_file_without_tables_writes_nothing(run, home):
+    path = home / "state.db"
+    sqlite3.connect(path).execute("PRAGMA user_version = 0").connection.close()
+    before = path.read_bytes() if path.exists() else b""
+    code, out, err = run("list")
+    assert (code, out) == (0, "No sessions found.\n")
+    assert (path.read_bytes() if path.exists() else b"") == before
 
 
 # ----------------------------------------------------------------------------- schema versions

@@ -161,11 +161,15 @@ def test_bad_env_cli_unusable_store_is_one_clear_line(tmp_path, monkeypatch, cap
 
 @pytest.mark.parametrize("command", list(COMMANDS))
 def test_bad_env_cli_empty_file(tmp_path, monkeypatch, capsys, command):
-    """An empty file: read actions initialise it as upstream does (a database with no
-    sessions); browse (read-only, never creates) says it is empty; writes find nothing."""
+    """An empty file: read actions answer as an empty history and write nothing to it (a
+    read never writes, whatever the file); browse says it is empty; writes find nothing."""
     home, db = make_env("empty", tmp_path)
     code, out, err = run_cli(monkeypatch, capsys, home, with_out(COMMANDS[command], tmp_path))
     assert "Traceback" not in out + err
+    if command in ("list", "stats", "export", "browse"):
+        assert db.stat().st_size == 0
+    if command in ("list", "stats", "export"):
+        assert f"{db} is an empty file" in err and "nothing was written" in err
     if command == "list":
         assert (code, out) == (0, "No sessions found.\n")
     elif command == "stats":

@@ -509,11 +509,12 @@ def test_tips_of_straight_and_forked_chains(db_path, monkeypatch):
 
 def test_straight_tip_reads_only_straight_chains():
     tip = activity_module.straight_tip
-    assert tip('[[0,"a"],[1,"b"],[2,"c"]]') == "c"
-    assert tip('[[2,"c"],[0,"a"],[1,"b"]]') == "c"
-    assert tip('[[0,"a"]]') == "a"
-    assert tip('[[0,"a"],[1,"b"],[1,"c"]]') is None  # a fork
-    assert tip('[[0,"a"],[1,"b"],[2,"a"]]') is None  # a cycle
+    assert tip('[[null,"a"],["a","b"],["b","c"]]') == "c"
+    assert tip('[["b","c"],[null,"a"],["a","b"]]') == "c"
+    assert tip('[[null,"a"]]') == "a"
+    assert tip('[[null,"a"],["a","b"],["a","c"]]') is None  # a fork
+    assert tip('[[null,"a"],["a","b"],["b","a"]]') is None  # a cycle
+    assert tip('[["x","a"],["a","b"]]') is None  # no root
     assert tip("not json") is None
 
 
