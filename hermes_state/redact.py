@@ -31,6 +31,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
+try:
+    from .lenient_text import BLOB_TYPES, lenient_text
+except ImportError:  # run by its path in an export worker (hermes_state.export_batch): no package
+    from lenient_text import BLOB_TYPES, lenient_text  # type: ignore[no-redef]
+
 #: What a secret becomes.
 MARK = "[REDACTED]"
 
@@ -66,11 +71,12 @@ _PATTERN = re.compile(
     ])
 )
 
-#: Cheap tests run before the pattern: a text holding none of these holds no secret shape,
-#: and most message text holds none (the pattern's scan is what an export with --redact pays).
+#: The cheap test run before the pattern, on the text in lower case: a text holding none of
+#: these holds no secret shape, and most message text holds none (the pattern's scan is what
+#: an export with --redact pays). Lower case: one search without case folding is twice as fast.
 _HINTS = re.compile(
-    r"sk-|[sr]k_|gh[pousr]_|github_pat_|xox|AIza|AKIA|ASIA|eyJ|earer|://|PRIVATE KEY"
-    r"|(?i:pass|secret|api.?key|token|private.?key)"
+    r"sk-|[sr]k_|gh[pousr]_|github_pat_|xox|aiza|akia|asia|eyj|bearer|://|private.?key"
+    r"|pass|secret|api.?key|token"
 )
 
 
@@ -92,7 +98,7 @@ def _replace(match: "re.Match[str]") -> str:
 
 def redact_text(text: str) -> str:
     """``text`` with every secret of a known shape replaced by :data:`MARK`."""
-    if not text or _HINTS.search(text) is None:
+    if not text or _HINTS.search(text.lower()) is None:
         return text
     return _PATTERN.sub(_replace, text)
 
@@ -104,13 +110,31 @@ ID_FIELDS = frozenset({"id", "session_id", "parent_session_id", "tool_call_id", 
 def redact_value(value: Any) -> Any:
     """``value`` with :func:`redact_text` applied to every string in it (dicts and lists
     walked; a dict's id fields and its keys kept)."""
-    if isinstance(value, str):
+    kind = type(value)
+    if kind is str:
         return redact_text(value)
+    if kind is dict:
+        # (most values of a message are numbers or None: tested inline, no call for them)
+        return {
+            key: (item if key in ID_FIELDS or type(item) in _PLAIN else redact_value(item))
+            for key, item in value.items()
+        }
+    if kind is list:
+        return [item if type(item) in _PLAIN else redact_value(item) for item in value]
+    if isinstance(value, str):  # (a str subclass)
+        return redact_text(str(value))
     if isinstance(value, dict):
-        return {key: (item if key in ID_FIELDS else redact_value(item)) for key, item in value.items()}
-    if isinstance(value, list):
-        return [redact_value(item) for item in value]
+        return redact_value(dict(value))
+    if isinstance(value, (list, tuple)):
+        return redact_value(list(value))
+    if isinstance(value, BLOB_TYPES):
+        # a blob where text belongs is exported as its text (export_batch.blob_text): redacted as such
+        return redact_text(lenient_text(value))
     return value
+
+
+#: Values with no text in them (skipped without a call).
+_PLAIN = frozenset({int, float, bool, type(None)})
 
 
 __all__ = ["ID_FIELDS", "MARK", "redact_text", "redact_value"]

@@ -438,3 +438,13 @@ def test_tool_arguments_are_pretty_printed_exactly_as_json_does(value):
     from hermes_state.export_markdown import pretty_json
 
     assert pretty_json(value) == json.dumps(value, ensure_ascii=False, indent=2, default=blob_text)
+
+
+def test_redaction_reaches_text_stored_as_a_blob_or_nested_anywhere():
+    secret = "ghp_16C7e42F292c6912E7710c838347Ae178B4a"
+    obj = {"id": "s", "messages": [{"content": f"key {secret}".encode(), "n": 3, "ok": True, "x": None,
+                                     "nested": [({"deep": secret},), [secret]]}]}
+    out = redact_value(obj)
+    assert secret not in json.dumps(out, default=str)
+    assert out["messages"][0]["content"] == f"key {MARK}"
+    assert out["messages"][0]["n"] == 3 and out["messages"][0]["ok"] is True and out["messages"][0]["x"] is None
