@@ -153,7 +153,9 @@ MARKDOWN_SEPARATOR = b"---\n\n"
 def renderer(fmt: str, options: dict, visible_controls: bool = False) -> "Callable[[dict], bytes] | None":
     """How a worker encodes one session for an export of ``fmt`` shaped by ``options``
     (``{"only": …, "redact": …}``, as :class:`hermes_state.export_units.ExportOptions`
-    without lineage); None for plain JSONL (the fastest path, as before)."""
+    without lineage); None for plain JSONL (the fastest path, as before). ``md-dir``: per
+    session one line of JSON (its file's facts, :func:`hermes_state.export_mddir.unit_facts`,
+    and ``bytes``, the document's length) and then the document."""
     if fmt == "jsonl" and not options.get("only") and not options.get("redact"):
         return None
     try:
@@ -167,6 +169,20 @@ def renderer(fmt: str, options: dict, visible_controls: bool = False) -> "Callab
     shaping = ExportOptions(only=options.get("only"), redact=bool(options.get("redact")))
     if fmt == "jsonl":
         return lambda session: jsonl_line(shape(session, shaping)).encode("utf-8")
+    if fmt == "md-dir":
+        try:
+            from .export_mddir import unit_facts
+        except ImportError:  # run by its path in a worker
+            from export_mddir import unit_facts  # type: ignore[no-redef]
+
+        def record(session: dict) -> bytes:
+            shaped = shape(session, shaping)
+            document = session_to_markdown(shaped).encode("utf-8")
+            facts = unit_facts([shaped])
+            facts["bytes"] = len(document)
+            return json.dumps(facts, default=blob_text).encode("utf-8") + b"\n" + document
+
+        return record
     if fmt != "md":
         raise ValueError(f"workers do not write {fmt!r}")
 

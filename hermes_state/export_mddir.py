@@ -35,9 +35,14 @@ import unicodedata
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from .export_markdown import conversation_title, lineage_to_markdown
-from .inert_text import escape_json_text
-from .paths import fsync_directory
+try:
+    from .export_markdown import conversation_title, lineage_to_markdown
+    from .inert_text import escape_json_text
+    from .paths import fsync_directory
+except ImportError:  # run by its path in an export worker (hermes_state.export_batch): no package
+    from export_markdown import conversation_title, lineage_to_markdown  # type: ignore[no-redef]
+    from inert_text import escape_json_text  # type: ignore[no-redef]
+    from paths import fsync_directory  # type: ignore[no-redef]
 
 MANIFEST = "manifest.jsonl"
 #: The longest file name written (most file systems allow 255 bytes).
@@ -57,19 +62,38 @@ def _slug(text: str, limit: int) -> str:
     return encoded.decode("utf-8", "ignore").strip("-_")
 
 
+def unit_facts(unit: list[dict]) -> dict[str, Any]:
+    """What names a conversation's file and its manifest line: ``id``, ``title`` (None when
+    no segment has one), ``started_at``, ``messages`` and, for a lineage, ``sessions``."""
+    first = unit[0]
+    facts: dict[str, Any] = {
+        "id": first.get("id"),
+        "title": conversation_title(unit) if any(obj.get("title") for obj in unit) else None,
+        "started_at": first.get("started_at"),
+        "messages": sum(len(obj.get("messages") or []) for obj in unit),
+    }
+    if len(unit) > 1 or first.get("lineage"):
+        facts["sessions"] = [obj.get("id") for obj in unit]
+    return facts
+
+
 def file_name(unit: list[dict], taken: set[str]) -> str:
     """A safe, unique (case-insensitively, within ``taken``, which it joins) file name."""
-    first = unit[0]
+    return name_for(unit_facts(unit), taken)
+
+
+def name_for(facts: dict[str, Any], taken: set[str]) -> str:
+    """:func:`file_name` from a conversation's :func:`unit_facts`."""
     try:
-        stamp = time.strftime("%Y-%m-%d_%H%M%S", time.gmtime(float(first.get("started_at"))))
+        stamp = time.strftime("%Y-%m-%d_%H%M%S", time.gmtime(float(facts.get("started_at"))))  # type: ignore[arg-type]
     except (TypeError, ValueError, OverflowError, OSError):
         stamp = "undated"
-    ident = _slug(str(first.get("id") or ""), 40) or "session"
+    ident = _slug(str(facts.get("id") or ""), 40) or "session"
     if ident.startswith(stamp.replace("-", "")):
         stamp = ""  # (upstream's ids begin with their start already: 20250305_091523_…)
-    title = conversation_title(unit) if any(obj.get("title") for obj in unit) else ""
+    title = facts.get("title") or ""
     room = NAME_BYTES - len(stamp) - len(ident.encode("utf-8")) - len(".md") - 2 - 6  # 6: "-99999"
-    slug = _slug(title, max(0, room)) if title else ""
+    slug = _slug(str(title), max(0, room)) if title else ""
     base = "_".join(part for part in (stamp, ident, slug) if part)
     name = f"{base}.md"
     counter = 1
@@ -175,6 +199,12 @@ def write_md_dir(
 ) -> int:
     """Write the directory export of ``units`` (lists of session dicts, one conversation
     each) to ``path``; return the number of files (conversations) written."""
+    return write_md_dir_records(path, ((unit_facts(unit), render(unit).encode("utf-8")) for unit in units))
+
+
+def write_md_dir_records(path: "str | os.PathLike[str]", records: Iterable[tuple[dict, bytes]]) -> int:
+    """:func:`write_md_dir` of documents already rendered: ``(facts, bytes)`` per file, the
+    facts as :func:`unit_facts` makes them (export workers render the documents)."""
     target = Path(path)
     parent = target.parent if str(target.parent) else Path(".")
     if not parent.is_dir():
@@ -188,13 +218,12 @@ def write_md_dir(
         names: list[str] = []
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
         with open(os.open(temp / MANIFEST, flags, 0o600), "w", encoding="utf-8") as manifest:
-            for unit in units:
-                name = file_name(unit, taken)
-                data = render(unit).encode("utf-8")
+            for facts, data in records:
+                name = name_for(facts, taken)
                 with open(os.open(temp / name, flags, 0o600), "wb") as handle:
                     handle.write(data)
                 names.append(name)
-                manifest.write(_manifest_line(unit, name, data))
+                manifest.write(_manifest_line(facts, name, data))
         names.append(MANIFEST)
         _sync_all(temp, names)
         _install(temp, target)
@@ -205,17 +234,16 @@ def write_md_dir(
     return len(names) - 1
 
 
-def _manifest_line(unit: list[dict], name: str, data: bytes) -> str:
-    first = unit[0]
+def _manifest_line(facts: dict[str, Any], name: str, data: bytes) -> str:
     entry: dict[str, Any] = {
         "file": name,
-        "session_id": first.get("id"),
-        "title": conversation_title(unit) if any(obj.get("title") for obj in unit) else None,
-        "messages": sum(len(obj.get("messages") or []) for obj in unit),
+        "session_id": facts.get("id"),
+        "title": facts.get("title"),
+        "messages": facts.get("messages"),
         "sha256": hashlib.sha256(data).hexdigest(),
     }
-    if len(unit) > 1 or first.get("lineage"):
-        entry["sessions"] = [obj.get("id") for obj in unit]
+    if "sessions" in facts:
+        entry["sessions"] = facts["sessions"]
     # (as JSONL exports: controls in a title escaped, so `cat manifest.jsonl` is safe)
     return escape_json_text(json.dumps(entry, ensure_ascii=False)) + "\n"
 
@@ -240,4 +268,4 @@ def _install(temp: Path, target: Path) -> None:
     shutil.rmtree(aside, ignore_errors=True)
 
 
-__all__ = ["MANIFEST", "NAME_BYTES", "file_name", "write_md_dir"]
+__all__ = ["MANIFEST", "NAME_BYTES", "file_name", "name_for", "unit_facts", "write_md_dir", "write_md_dir_records"]

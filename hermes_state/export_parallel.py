@@ -34,6 +34,7 @@ from .db import SessionDB
 from .errors import DatabaseError
 from .export import ProgressCallback, batch_statements, export_plan, plan_batches
 from .export_batch import MARKDOWN_SEPARATOR
+from .export_mddir import write_md_dir_records
 from .export_units import PLAIN, ExportOptions
 from .paths import write_atomic
 
@@ -136,9 +137,10 @@ def _widen_pipe(stream: IO[bytes] | None) -> None:
         pass  # over the system's limit: the default pipe works, a little slower
 
 
-#: Formats the workers write (an HTML page and a directory are written by one process: their
-#: sidebar and manifest are built as the sessions come).
-PARALLEL_FORMATS = ("jsonl", "md")
+#: Formats the workers write (an HTML page is written by one process: its anchors and sidebar
+#: are numbered as the sessions come). For ``md-dir`` they render the documents; this process
+#: names, writes and lists the files.
+PARALLEL_FORMATS = ("jsonl", "md", "md-dir")
 
 
 def iter_jsonl_parallel(
@@ -160,7 +162,7 @@ def iter_jsonl_parallel(
     if count < 1:
         raise ValueError("a parallel export needs at least one worker")
     if fmt not in PARALLEL_FORMATS or options.lineage:
-        raise ValueError(f"workers write {' and '.join(PARALLEL_FORMATS)} without lineage")
+        raise ValueError(f"workers write {', '.join(PARALLEL_FORMATS)} without lineage")
     sessions_sql, messages_sql = batch_statements(db)
     config = json.dumps({
         "database": str(Path(db.db_path).resolve()), "sessions_sql": sessions_sql, "messages_sql": messages_sql,
@@ -238,8 +240,24 @@ def export_to_path(
         return export.export_to_path(db, path, fmt, source=source, session_ids=session_ids,
                                      progress=progress, mode=mode, options=options)
     chunks, counted = _counted_chunks(db, source, progress, fmt, options)
-    write_atomic(path, chunks, mode=mode)
+    if fmt == "md-dir":
+        write_md_dir_records(path, _records(chunks))
+    else:
+        write_atomic(path, chunks, mode=mode)
     return counted()
+
+
+def _records(chunks: Iterable[bytes]) -> Iterator[tuple[dict, bytes]]:
+    """``(facts, document)`` of each session from the workers' ``md-dir`` chunks."""
+    for chunk in chunks:
+        view = memoryview(chunk)
+        start = 0
+        while start < len(chunk):
+            end = chunk.index(b"\n", start)
+            facts = json.loads(view[start:end].tobytes())
+            size = facts.pop("bytes")
+            yield facts, view[end + 1:end + 1 + size].tobytes()
+            start = end + 1 + size
 
 
 def export_to_stream(
@@ -256,7 +274,7 @@ def export_to_stream(
     """:func:`hermes_state.export.export_to_stream`, on several cores when :func:`suitable`
     (the bytes go to the stream's binary buffer when it has one). ``visible_controls``
     changes Markdown only: JSONL never carries a control raw."""
-    if not uses_workers(db, fmt, source, session_ids, options):
+    if fmt == "md-dir" or not uses_workers(db, fmt, source, session_ids, options):
         return export.export_to_stream(db, stream, fmt, source=source, session_ids=session_ids,
                                        progress=progress, visible_controls=visible_controls,
                                        options=options)

@@ -263,3 +263,26 @@ def test_a_lineage_export_is_ordered_by_one_process(corpora, tmp_path, always_pa
         assert export_parallel.uses_workers(db, "md", None, None, ExportOptions(redact=True))
     finally:
         db.close()
+
+
+@pytest.mark.parametrize("schema", [16, 30])
+@pytest.mark.parametrize("options", [{}, {"redact": True}], ids=["plain", "redacted"])
+def test_the_workers_render_the_markdown_directory_one_process_writes(corpora, tmp_path, always_parallel, schema, options):
+    """md-dir on workers: the same file names, the same bytes in each file, the same manifest."""
+    from hermes_state.export_units import ExportOptions
+
+    shaping = ExportOptions(**options)
+    db = SessionDB(corpora[schema], read_only=True)
+    try:
+        assert export_parallel.uses_workers(db, "md-dir", None, None, shaping)
+        one, many = tmp_path / "one", tmp_path / "many"
+        counted_one = export_to_path(db, one, "md-dir", options=shaping)
+        counted_many = export_to_path_fast(db, many, "md-dir", options=shaping)
+    finally:
+        db.close()
+    assert counted_many == counted_one > 0
+    names = sorted(os.listdir(one))
+    assert names == sorted(os.listdir(many)) and len(names) == counted_one + 1
+    for name in names:
+        assert (many / name).read_bytes() == (one / name).read_bytes(), name
+    assert (many.stat().st_mode & 0o777) == 0o700
