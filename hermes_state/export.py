@@ -39,7 +39,7 @@ import os
 import sqlite3
 from array import array
 from dataclasses import dataclass, field
-from typing import IO, Any, Callable, Iterable, Iterator
+from typing import IO, TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from .db import SessionDB
 from .export_batch import IDS, PROMPT_ALIAS, jsonl_line, read_batch
@@ -54,6 +54,9 @@ from .export_markdown import (  # (the Markdown writer's names, where they were 
 from .export_units import PLAIN, ExportOptions, chain_of, group_units, lineage_order, mark, shaped
 from .inert_text import inert_document
 from .paths import write_atomic
+
+if TYPE_CHECKING:
+    from .store import Store
 
 ProgressCallback = Callable[[int, int], None]
 
@@ -478,7 +481,16 @@ def import_jsonl(
     path_or_lines: str | os.PathLike[str] | Iterable[str],
     progress: ProgressCallback | None = None,
 ) -> ImportReport:
-    """Import an EX-3 JSONL export into ``db``; return what happened.
+    """Import an EX-3 JSONL export into ``db``: :func:`import_jsonl_into` its store."""
+    return import_jsonl_into(db.store, path_or_lines, progress)
+
+
+def import_jsonl_into(
+    store: "Store",
+    path_or_lines: str | os.PathLike[str] | Iterable[str],
+    progress: ProgressCallback | None = None,
+) -> ImportReport:
+    """Import an EX-3 JSONL export into ``store``; return what happened.
 
     Each line is one session; sessions are written in batches (one transaction per about
     2000 rows), each session under its own savepoint:
@@ -506,7 +518,7 @@ def import_jsonl(
     report = ImportReport()
     deferred_parents: list[tuple[str, str]] = []
     relink: set[str] = set()  # sessions already present whose lost parent link is restored
-    columns = db.store.read(_session_columns)
+    columns = store.read(_session_columns)
     column_set = set(columns)
     batch: list[tuple[int, dict, list]] = []
     batch_messages = 0
@@ -519,7 +531,7 @@ def import_jsonl(
         nonlocal batch_messages
         if not batch:
             return
-        outcomes = db.store.write(
+        outcomes = store.write(
             lambda conn: _import_batch(conn, batch, columns, column_set)
         )
         for (line_number, obj, rows), outcome in zip(batch, outcomes):
@@ -561,7 +573,7 @@ def import_jsonl(
     flush()
 
     if deferred_parents:
-        missing = db.store.write(lambda conn: _link_parents(conn, deferred_parents))
+        missing = store.write(lambda conn: _link_parents(conn, deferred_parents))
         report.missing_parents.extend(m for m in missing if m[0] not in relink)
         lost = set(missing)
         report.relinked_existing.extend(

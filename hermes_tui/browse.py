@@ -23,6 +23,7 @@ from typing import Callable, Iterator, TextIO
 from hermes_state import SessionDB
 from hermes_state.errors import DatabaseError, describe_db_error
 from hermes_state.inert_text import has_unsafe
+from hermes_state.models import shown_source
 from hermes_state.timefmt import relative_time
 from hermes_state.visibility import INTERNAL_SOURCES
 
@@ -80,8 +81,10 @@ def plain_browse(
     for i, row in enumerate(rows, start=1):
         label = fit_cells(_safe(row.get("title") or row.get("preview") or row["id"]), 50, 50, "...")
         when = relative_time(row.get("last_active"), now=current)
-        # The source in full ("discord", not "discor"), as ``list`` prints it.
-        print(f"  {i:>3}. {label}  {when:<10}  {_safe(row.get('source') or '')}", file=menu)
+        # The source in full ("discord", not "discor"), as ``list`` prints it (v30:
+        # created→current where the session moved platforms, UC-11).
+        source = shown_source(row.get("source"), row.get("created_source"))
+        print(f"  {i:>3}. {label}  {when:<10}  {_safe(source)}", file=menu)
     n = len(rows)
     while True:
         print(f"\n  Select [1-{n}]: ", end="", file=menu, flush=True)

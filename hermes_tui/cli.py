@@ -57,7 +57,7 @@ import sqlite3
 import stat
 import sys
 import time
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, closing, contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -76,13 +76,12 @@ with collector_paused():
     from hermes_state.visibility import INTERNAL_SOURCES
     from hermes_state.titles import sanitize_title
     from hermes_state.inert_text import inert_cells, shell_quote
+    from hermes_state.models import shown_source
 
     from .textsafe import fit_cells
 
 #: Sources hidden from ``list`` and ``browse`` unless ``--source`` is given (CLI-4, UC-3).
 HIDDEN_SOURCES = list(INTERNAL_SOURCES)
-#: Sources ``stats`` prints first, in this order (CLI-12); others follow alphabetically.
-STATS_SOURCE_ORDER = ("cli", "telegram", "discord", "whatsapp", "slack")
 #: Environment variable overriding the write retry budget (attempts).
 WRITE_RETRIES_ENV = "HERMES_SESSIONS_WRITE_RETRIES"
 #: Set to 1 to let unexpected exceptions propagate with their traceback (development only).
@@ -232,29 +231,9 @@ def _list_line(row: dict, titled: bool, now: float | None) -> str:
     if titled:
         title = fit_cells(inert(row.get("title") or UNTITLED_MARK), 30, 32)
         return f"{title} {fit_cells(inert(preview), 38, 40)} {last:<13} {inert(row['id'])}"
-    source = inert(row.get("source") or "")
+    # v30: "created→current" where the session moved platforms (UC-11).
+    source = inert(shown_source(row.get("source"), row.get("created_source")))
     return f"{fit_cells(inert(preview), 48, 50)} {last:<13} {fit_cells(source, 10**6, 6)} {inert(row['id'])}"
-
-
-def format_stats(stats: dict) -> list[str]:
-    """The lines of ``hermes sessions stats`` (CLI-12)."""
-    lines = [
-        f"Total sessions: {stats['total_sessions']}",
-        f"Total messages: {stats['total_messages']}",
-    ]
-    sources: dict[str, int] = stats.get("sources") or {}
-    # Most sessions first: the eye starts there; equal counts keep upstream's order, then
-    # alphabetical.
-    rank = {name: i for i, name in enumerate(STATS_SOURCE_ORDER)}
-    for name in sorted(
-        (k for k, n in sources.items() if n > 0),
-        key=lambda k: (-sources[k], rank.get(k, len(rank)), k),
-    ):
-        lines.append(f"  {inert(name)}: {_plural_sessions(sources[name])}")
-    size = stats.get("db_size_bytes")
-    if size is not None:
-        lines.append(f"Database size: {size / 1048576:.1f} MB")
-    return lines
 
 
 def _plural_sessions(n: int) -> str:
@@ -320,7 +299,22 @@ def _add_list(sub) -> None:
     parser.add_argument("--source", help="only sessions from this source (e.g. cli, telegram)")
     parser.add_argument("--limit", type=_limit, default=20, help="how many sessions (default 20)")
     parser.add_argument("--archived", action="store_true", help="list archived sessions instead")
+    parser.add_argument("--json", action="store_true", help="one JSON document (see README, JSON output)")
+    parser.add_argument("--unread", action="store_true", help="only conversations with activity since last read (v30 stores)")
+    parser.add_argument(
+        "--status", type=_statuses, metavar="STATUS[,STATUS]",
+        help="only conversations that ended so: done, interrupted, error, empty",
+    )
     parser.set_defaults(run=_cmd_list)
+
+
+def _statuses(text: str) -> tuple[str, ...]:
+    from hermes_state.lifecycle import parse_statuses
+
+    try:
+        return parse_statuses(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
@@ -329,12 +323,29 @@ def _cmd_list(args: argparse.Namespace) -> int:
     now = time.time()
     with open_store("read") as db:
         warn_unknown_source(db, args.source)
+        unread_only = getattr(args, "unread", False)
+        if unread_only:
+            from hermes_state.unread import not_tracked
+
+            problem = not_tracked(db.store)
+            if problem:
+                print(f"Note: {problem}: nothing is unread.", file=sys.stderr)
         # The rows of list_sessions_rich (CLI-7), streamed: a large --limit printed as it is
         # read, not held whole. The layout depends on whether any row has a title, so the
         # rows before the first titled one wait (all of them only when none has one).
         rows = db.iter_listed(
-            ListQuery.from_options(args.source, exclude, archived_only=archived_only), args.limit, brief=True,
+            ListQuery.from_options(
+                args.source, exclude, archived_only=archived_only, unread_only=unread_only,
+                statuses=getattr(args, "status", None) or (),
+            ),
+            args.limit, brief=True,
         )
+        if args.json:
+            from .cli_json import session_item, write_document
+
+            with closing(rows):
+                write_document("list", "sessions", (session_item(row) for row in rows))
+            return 0
         try:
             waiting: list[dict] = []
             for row in rows:
@@ -357,7 +368,8 @@ def _cmd_list(args: argparse.Namespace) -> int:
             rows.close()
         # An empty list over archived conversations says where they are (on stderr: stdout
         # keeps CLI-3's exact line).
-        archived = 0 if archived_only else db.session_count(
+        narrowed = unread_only or bool(getattr(args, "status", None))
+        archived = 0 if archived_only or narrowed else db.session_count(
             args.source, archived_only=True, exclude_children=True, exclude_sources=exclude,
         )
     print("No sessions found.")
@@ -365,6 +377,13 @@ def _cmd_list(args: argparse.Namespace) -> int:
         where = f" --source {args.source}" if args.source else ""
         print(f"({archived} archived: hermes sessions list{where} --archived)", file=sys.stderr)
     return 0
+
+
+def _list_lines(rows: list[dict]) -> list[str]:
+    """The lines ``list`` prints for ``rows`` (all of them held: a short list)."""
+    now = time.time()
+    titled = any(row.get("title") for row in rows)
+    return [*_list_head(titled), *(_list_line(row, titled, now) for row in rows)]
 
 
 def _print_lines(lines: list[str]) -> None:
@@ -597,7 +616,12 @@ def _flag_command(name: str) -> None:
     @session_action(name)
     def _add(sub) -> None:
         parser = sub.add_parser(name, help=_FLAG_COMMANDS[name][2])
-        parser.add_argument("session_ids", metavar="SESSION_ID", nargs="+", help="full id or unique prefix")
+        if name == "pin":  # the pinned list is pin's (CLI-18: scripts read it with --json)
+            from .cli_pins import add_pin_list_options
+
+            add_pin_list_options(parser)
+        else:
+            parser.add_argument("session_ids", metavar="SESSION_ID", nargs="+", help="full id or unique prefix")
         parser.set_defaults(run=lambda args: _cmd_flag(args, name))
 
 
@@ -610,6 +634,12 @@ def _cmd_flag(args: argparse.Namespace, name: str) -> int:
     store has it, else our settings file -- never a new column). Every id must resolve
     before anything changes."""
     flag, value, _help = _FLAG_COMMANDS[name]
+    if name == "pin":
+        from .cli_pins import pin_list_or_usage
+
+        code = pin_list_or_usage(args, lambda: open_store("read"), _list_lines)
+        if code is not None:
+            return code
     with open_store("write") as db:
         ids = [resolve_id(db, arg) for arg in args.session_ids]
         problem = db.capabilities.archive_problem if flag == "archived" else None
@@ -637,6 +667,20 @@ def _add_restore(sub) -> None:
     from .cli_trash import add_restore
 
     add_restore(sub)
+
+
+@session_action("read")
+def _add_read(sub) -> None:
+    from .cli_unread import add_read
+
+    add_read(sub, "read", sys.modules[__name__])
+
+
+@session_action("unread")
+def _add_unread(sub) -> None:
+    from .cli_unread import add_read
+
+    add_read(sub, "unread", sys.modules[__name__])
 
 
 # rename ----------------------------------------------------------------------
@@ -700,7 +744,7 @@ def _cmd_prune(args: argparse.Namespace) -> int:
         for sid, source, title in rows:
             shown = fit_cells(inert(title or UNTITLED_MARK), 40)
             print(f"  {inert(sid)}  {inert(source or '')}  {shown}")
-        print(f"Would prune {len(rows)} session(s) ended and older than {days} days{where}; "
+        print(f"Would prune {_plural_sessions(len(rows))} ended and older than {days} days{where}; "
               "nothing was deleted.")
         return 0
     with open_store("write") as db:
@@ -757,15 +801,16 @@ def _say_what_a_prune_holds(db, sessions: int, messages: int) -> None:
 
 @session_action("stats")
 def _add_stats(sub) -> None:
-    parser = sub.add_parser("stats", help="session and message counts, database size")
-    parser.set_defaults(run=_cmd_stats)
+    from .cli_stats import add_stats
+
+    add_stats(sub, _cmd_stats)
 
 
 def _cmd_stats(args: argparse.Namespace) -> int:
+    from .cli_stats import run_stats
+
     with open_store("read") as db:
-        stats = db.stats()
-    print("\n".join(format_stats(stats)))
-    return 0
+        return run_stats(db, args)
 
 
 # import (project feature) ----------------------------------------------------
@@ -824,14 +869,26 @@ def _run_sub(entry: Callable[..., int], argv: list[str], prog: str) -> int:
 
 @session_action("import")
 def _add_import(sub) -> None:
-    parser = sub.add_parser("import", help="import sessions from a JSONL export")
-    parser.add_argument("input", metavar="INPUT", help="JSONL file written by export, or - for stdin")
+    parser = sub.add_parser(
+        "import", help="import sessions from a JSONL export, or Claude Code / Codex transcripts (--from)")
+    parser.add_argument("input", metavar="INPUT", nargs="?",
+                        help="JSONL file written by export, or - for stdin; with --from: a transcript file or "
+                             "directory (default ~/.claude/projects or ~/.codex/sessions)")
+    parser.add_argument("--from", dest="from_format", choices=("claude-code", "codex"),
+                        help="read another agent's transcripts (sessions tagged with this source)")
     parser.set_defaults(run=_cmd_import)
 
 
 def _cmd_import(args: argparse.Namespace) -> int:
     from hermes_state.export import import_jsonl
 
+    if args.from_format:
+        from .cli_import import run_foreign_import
+
+        return run_foreign_import(args, _create_store_for_import, open_store)
+    if args.input is None:
+        args._help_parser.print_usage(sys.stderr)
+        raise CliExit(f"{args._help_parser.prog}: error: the following arguments are required: INPUT", code=2)
     if args.input == "-":
         source: Any = sys.stdin
     else:

@@ -28,6 +28,7 @@ def _fail(message: str) -> int:
 
 def add_trash(sub) -> None:
     parser = sub.add_parser("trash", help=f"list deleted sessions (by delete or in the browser), kept {TRASH_DAYS} days")
+    parser.add_argument("--json", action="store_true", help="one JSON document (see README, JSON output)")
     parser.set_defaults(run=cmd_trash)
 
 
@@ -72,6 +73,8 @@ def _large_restore_agreed(db, snapshot, assume_yes: bool) -> bool:
 def cmd_trash(args: argparse.Namespace) -> int:
     directory = default_trash_dir()
     entries = list_trash(directory)
+    if getattr(args, "json", False):
+        return _trash_json(entries, directory)
     if not entries:
         print(f"The trash is empty ({directory}).")
         return 0
@@ -104,6 +107,29 @@ def cmd_trash(args: argparse.Namespace) -> int:
               f"restore puts it into {inert(str(here))}")
     print(f"\nKept {TRASH_DAYS} days in {directory}. Restore with: hermes sessions restore SESSION_ID"
           + (" (or ENTRY, for one of several deletes of a session)" if repeated else ""))
+    return 0
+
+
+def _trash_json(entries: list, directory: Path) -> int:
+    from .cli_json import write_document
+
+    here = default_db_path()
+    write_document("trash", "entries", (
+        {
+            "session_id": entry.session_id,
+            # (what `restore` takes to choose this entry among several deletes of a session)
+            "entry": entry.name,
+            "label": entry.label,
+            "source": entry.source,
+            "messages": entry.messages,
+            "deleted_at": entry.deleted_at,
+            "expires_at": entry.deleted_at + TRASH_DAYS * 86400,
+            "database": entry.database or None,
+            "other_store": bool(entry.database) and not _same_path(entry.database, here),
+            "problem": entry.problem,
+        }
+        for entry in entries
+    ), directory=str(directory), kept_days=TRASH_DAYS)
     return 0
 
 

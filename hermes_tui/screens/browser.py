@@ -39,9 +39,11 @@ from ..keynames import bound_keys_label
 from ..messages import SearchFinished, WorkerDone
 from ..modals.source_picker import SourcePicker
 from ..modals.workspace_picker import WorkspacePick, WorkspacePicker, workspace_label
+from ..render.reading import UNREAD_GLYPH, status_word
 from ..textsafe import InertHighlighter, inert_line
 from .base import HermesScreen
 from .browser_search import SearchAsYouType
+from .browser_reading import Reading, next_status
 from .browser_window import CensusLoaded, ListWindow, PageLoaded, WindowLoaded
 from .flows import SessionActions
 from ..widgets.detail import DetailPane
@@ -83,6 +85,11 @@ class BrowserScreen(HermesScreen):
         Binding("y", "copy_id", "Copy id", id="copy_id"),
         Binding("s", "cycle_source", "Source", id="cycle_source"),
         Binding("w", "pick_workspace", "Workspace", id="pick_workspace", show=False),
+        Binding("m", "mark_read", "Mark read", id="mark_read"),
+        Binding("M", "mark_unread", "Mark unread", id="mark_unread"),
+        Binding("U", "toggle_unread", "Unread only", id="unread_only", show=False),
+        Binding("S", "cycle_status", "Status: all / done / interrupted / error / empty", id="cycle_status",
+                show=False),
         Binding("L", "toggle_lanes", "Lanes", id="lanes_only"),
         Binding("i", "toggle_detail", "Details", id="toggle_detail"),
         Binding("question_mark", "help", "Help", id="help"),
@@ -96,7 +103,7 @@ class BrowserScreen(HermesScreen):
     #: Footer tiers: 0 always, 1 from NARROW columns, 2 from MEDIUM columns.
     FOOTER_TIERS = {
         "lineage": 1, "rename": 1, "export": 1, "cycle_source": 1, "transcript": 1, "undo": 1,
-        "copy_id": 2, "toggle_lanes": 2,
+        "copy_id": 2, "toggle_lanes": 2, "mark_read": 2, "mark_unread": 2,
     }
 
     def __init__(
@@ -118,9 +125,14 @@ class BrowserScreen(HermesScreen):
         self.show_hidden = False
         #: One workspace (BR-13): None every one, ``NO_WORKSPACE`` those without one.
         self.workspace: str | None = None
+        #: Only unread conversations; only those of one lifecycle status (None: every one).
+        self.unread_only = False
+        self.status_filter: str | None = None
         self._widgets: dict[type, Widget] = {}
         #: Search as you type: the query, its searches and the search pane.
         self.search = SearchAsYouType(self)
+        #: Read / unread marks and the unread-only and status filters.
+        self.reading = Reading(self)
 
     # ------------------------------------------------------------------ layout
 
@@ -220,10 +232,20 @@ class BrowserScreen(HermesScreen):
     def exclude_sources(self) -> list[str] | None:
         return hidden_sources(self.source_filter, self.internal_shown)
 
+    @property
+    def reading_filters(self) -> dict:
+        """The unread-only and status filters, as the store door takes them."""
+        return {"unread_only": self.unread_only,
+                "statuses": (self.status_filter,) if self.status_filter else ()}
+
     def filter_label(self) -> str:
         label = inert_line(self.source_filter) or ("all" if self.internal_shown else "all (internal runs hidden)")
         if self.workspace is not None:
             label += f" · in {workspace_label(self.workspace)}"
+        if self.unread_only:
+            label += " · unread"
+        if self.status_filter:
+            label += f" · {status_word(self.status_filter)}"
         return f"{label} · live lanes" if self.lanes_only else label
 
     def _filter_parts(self) -> list[str]:
@@ -236,6 +258,10 @@ class BrowserScreen(HermesScreen):
             parts.append("live lanes only")
         if self.workspace is not None:
             parts.append(f"workspace {workspace_label(self.workspace)}")
+        if self.unread_only:
+            parts.append("unread only")
+        if self.status_filter:
+            parts.append(f"status {status_word(self.status_filter)}")
         parts.append(VIEW_NAMES[self.view])
         if self.show_hidden:
             parts.append("hidden, internal and delegate runs shown")
@@ -255,7 +281,7 @@ class BrowserScreen(HermesScreen):
         session the store holds is archived, hidden or an internal or delegate run, or that
         there is no session yet -- never "no sessions yet" over a store that has some."""
         narrowed = (self.source_filter is not None or self.workspace is not None or self.lanes_only
-                    or self.view == "archived")
+                    or self.view == "archived" or self.unread_only or self.status_filter is not None)
         if narrowed:
             view = (f" ({bound_keys_label(self.app, 'cycle_view', 'v')} changes the view)"
                     if self.view != "all" else "")
@@ -279,7 +305,7 @@ class BrowserScreen(HermesScreen):
 
     def filter_key(self) -> tuple:
         return (self.source_filter, self.lanes_only, self.view, self.by_activity, self.show_hidden,
-                self.workspace, self.ctx.config.show_tool_sessions)
+                self.workspace, self.ctx.config.show_tool_sessions, self.unread_only, self.status_filter)
 
     def update_titles(self) -> None:
         lst = self.session_list
@@ -312,7 +338,7 @@ class BrowserScreen(HermesScreen):
         # Conditions first, then the active filters (BR-13), then the file and the legend: a
         # narrow terminal cuts from the end, so the filters stay in view at 80 columns.
         self._one(StatusLine).set_info(
-            f" {count}{access}  ·  {self._active_filters()}  ·  {self.ctx.db_label}  ·  ● live  ○ ended  ★ pinned"
+            f" {count}{access}  ·  {self._active_filters()}  ·  {self.ctx.db_label}  ·  ● live  ○ ended  ★ pinned  {UNREAD_GLYPH} unread"
         )
 
     # ------------------------------------------------------------------ loading
@@ -398,6 +424,7 @@ class BrowserScreen(HermesScreen):
     @on(SessionList.Selected, "#sessions")
     def _selected(self, event: SessionList.Selected) -> None:
         self.app.push_screen(self.ctx.screens.recap(event.summary.id))
+        self.reading.opened(event.summary.id)
 
     # ------------------------------------------------------------------ search
 
@@ -466,6 +493,7 @@ class BrowserScreen(HermesScreen):
             self.app.push_screen(
                 self.ctx.screens.transcript(event.session_id, message_id=event.message_id, query=event.query)
             )
+        self.reading.opened(event.session_id)
 
     # ------------------------------------------------------------------ actions
 
@@ -525,7 +553,7 @@ class BrowserScreen(HermesScreen):
     def _load_workspaces(self, picker: WorkspacePicker) -> None:
         counts = self.ctx.store.workspace_counts(
             source=self.source_filter, exclude_sources=self.exclude_sources, view=self.view,
-            include_hidden=self.show_hidden,
+            include_hidden=self.show_hidden, **self.reading_filters,
         )
         self.post_message(WorkerDone(picker.set_counts, counts))  # (a picker closed meanwhile ignores them)
 
@@ -613,6 +641,7 @@ class BrowserScreen(HermesScreen):
             showing_results = self.switcher.current == "results"
             query = self.search.query if showing_results else None
             self.app.push_screen(self.ctx.screens.transcript(target, query=query))
+            self.reading.opened(target)
 
     def action_rename(self) -> None:
         target = self._require_target()
@@ -633,6 +662,25 @@ class BrowserScreen(HermesScreen):
 
     def action_export(self) -> None:
         self.actions.start_export(self._target())
+
+    def action_mark_read(self) -> None:
+        """``m``: mark the highlighted conversation read (its whole lineage)."""
+        self.reading.mark(self._require_target(), read=True)
+
+    def action_mark_unread(self) -> None:
+        """``M``: mark it unread, as upstream's "mark as unread" does."""
+        self.reading.mark(self._require_target(), read=False)
+
+    def action_toggle_unread(self) -> None:
+        """``U``: only unread conversations, in the list, its count and the search."""
+        self.unread_only = not self.unread_only
+        self.reading.say_if_not_tracked()
+        self._reload_from_top()
+
+    def action_cycle_status(self) -> None:
+        """``S``: every status, then only done, interrupted, error, empty conversations."""
+        self.status_filter = next_status(self.status_filter)
+        self._reload_from_top()
 
     def action_quit(self) -> None:
         self.app.exit(None)
