@@ -155,7 +155,9 @@ def renderer(fmt: str, options: dict, visible_controls: bool = False) -> "Callab
     (``{"only": …, "redact": …}``, as :class:`hermes_state.export_units.ExportOptions`
     without lineage); None for plain JSONL (the fastest path, as before). ``md-dir``: per
     session one line of JSON (its file's facts, :func:`hermes_state.export_mddir.unit_facts`,
-    and ``bytes``, the document's length) and then the document."""
+    and ``bytes``, the document's length) and then the document; ``html``: per session a line
+    ``<article bytes> <sidebar entry bytes>`` and then the two
+    (:func:`hermes_state.export_html.html_parts`, the anchor left for the page to number)."""
     if fmt == "jsonl" and not options.get("only") and not options.get("redact"):
         return None
     try:
@@ -183,6 +185,17 @@ def renderer(fmt: str, options: dict, visible_controls: bool = False) -> "Callab
             return json.dumps(facts, default=blob_text).encode("utf-8") + b"\n" + document
 
         return record
+    if fmt == "html":
+        try:
+            from .export_html import html_parts
+        except ImportError:  # run by its path in a worker
+            from export_html import html_parts  # type: ignore[no-redef]
+
+        def parts(session: dict) -> bytes:
+            article, entry = (part.encode("utf-8") for part in html_parts([shape(session, shaping)]))
+            return f"{len(article)} {len(entry)}\n".encode() + article + entry
+
+        return parts
     if fmt != "md":
         raise ValueError(f"workers do not write {fmt!r}")
 

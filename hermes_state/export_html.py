@@ -26,17 +26,30 @@ import re
 import tempfile
 from typing import Any, Iterable, Iterator
 
-from .export_markdown import (
-    content_text,
-    conversation_title,
-    format_timestamp,
-    message_notes,
-    one_line,
-    role_heading,
-    session_facts,
-    tool_call_parts,
-)
-from .inert_text import inert_document
+try:
+    from .export_markdown import (
+        content_text,
+        conversation_title,
+        format_timestamp,
+        message_notes,
+        one_line,
+        role_heading,
+        session_facts,
+        tool_call_parts,
+    )
+    from .inert_text import inert_document
+except ImportError:  # run by its path in an export worker (hermes_state.export_batch): no package
+    from export_markdown import (  # type: ignore[no-redef]
+        content_text,
+        conversation_title,
+        format_timestamp,
+        message_notes,
+        one_line,
+        role_heading,
+        session_facts,
+        tool_call_parts,
+    )
+    from inert_text import inert_document  # type: ignore[no-redef]
 
 #: The page's style: readable, light or dark as the system is, printable.
 _STYLE = """
@@ -176,9 +189,25 @@ def _nav_entry(unit: list[dict], anchor: str) -> str:
     return f'<li><a href="#{anchor}">{esc(conversation_title(unit))}</a><small>{esc(" · ".join(details))}</small></li>\n'
 
 
+#: Where an article's anchor goes in a rendered part (:func:`html_parts`). A NUL never occurs
+#: in rendered text (:func:`esc` shows a stored one as ``␀``), so it can mark the place.
+ANCHOR = "\x00"
+
+
+def html_parts(unit: list[dict]) -> tuple[str, str]:
+    """A conversation's article and its sidebar entry, with :data:`ANCHOR` where its anchor
+    goes (it is numbered by the page: an export worker renders parts without knowing it)."""
+    return conversation_html(unit, ANCHOR), _nav_entry(unit, ANCHOR)
+
+
 def html_chunks(units: Iterable[list[dict]], *, title: str = "Hermes sessions") -> Iterator[str]:
     """The page's text, in chunks, as ``units`` (lists of session dicts: one conversation
     each) come."""
+    return html_page((html_parts(unit) for unit in units), title=title)
+
+
+def html_page(parts: Iterable[tuple[str, str]], *, title: str = "Hermes sessions") -> Iterator[str]:
+    """The page's text, in chunks, from each conversation's :func:`html_parts`."""
     yield (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
         f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">\n'
@@ -188,11 +217,11 @@ def html_chunks(units: Iterable[list[dict]], *, title: str = "Hermes sessions") 
     )
     conversations = 0
     with tempfile.TemporaryFile("w+", encoding="utf-8") as nav:
-        for unit in units:
+        for article, entry in parts:
             conversations += 1
             anchor = f"c{conversations}"
-            yield conversation_html(unit, anchor)
-            nav.write(_nav_entry(unit, anchor))
+            yield article.replace(ANCHOR, anchor)
+            nav.write(entry.replace(ANCHOR, anchor))
         if not conversations:
             yield "<p>No sessions to export.</p>\n"
         yield (
@@ -208,4 +237,4 @@ def html_chunks(units: Iterable[list[dict]], *, title: str = "Hermes sessions") 
     yield "</ol></nav>\n</body></html>\n"
 
 
-__all__ = ["conversation_html", "esc", "html_chunks"]
+__all__ = ["ANCHOR", "conversation_html", "esc", "html_chunks", "html_page", "html_parts"]

@@ -34,6 +34,7 @@ from .db import SessionDB
 from .errors import DatabaseError
 from .export import ProgressCallback, batch_statements, export_plan, plan_batches
 from .export_batch import MARKDOWN_SEPARATOR
+from .export_html import html_page
 from .export_mddir import write_md_dir_records
 from .export_units import PLAIN, ExportOptions
 from .paths import write_atomic
@@ -137,10 +138,10 @@ def _widen_pipe(stream: IO[bytes] | None) -> None:
         pass  # over the system's limit: the default pipe works, a little slower
 
 
-#: Formats the workers write (an HTML page is written by one process: its anchors and sidebar
-#: are numbered as the sessions come). For ``md-dir`` they render the documents; this process
-#: names, writes and lists the files.
-PARALLEL_FORMATS = ("jsonl", "md", "md-dir")
+#: Formats the workers write. For ``md-dir`` they render the documents (this process names,
+#: writes and lists the files); for ``html`` each conversation's article and sidebar entry
+#: (this process numbers the anchors and writes the page).
+PARALLEL_FORMATS = ("jsonl", "md", "md-dir", "html")
 
 
 def iter_jsonl_parallel(
@@ -242,9 +243,23 @@ def export_to_path(
     chunks, counted = _counted_chunks(db, source, progress, fmt, options)
     if fmt == "md-dir":
         write_md_dir_records(path, _records(chunks))
+    elif fmt == "html":
+        write_atomic(path, html_page(_html_parts(chunks)), mode=mode)
     else:
         write_atomic(path, chunks, mode=mode)
     return counted()
+
+
+def _html_parts(chunks: Iterable[bytes]) -> Iterator[tuple[str, str]]:
+    """``(article, sidebar entry)`` of each session from the workers' ``html`` chunks."""
+    for chunk in chunks:
+        start = 0
+        while start < len(chunk):
+            end = chunk.index(b"\n", start)
+            article, entry = (int(size) for size in chunk[start:end].split())
+            middle = end + 1 + article
+            yield chunk[end + 1:middle].decode("utf-8"), chunk[middle:middle + entry].decode("utf-8")
+            start = middle + entry
 
 
 def _records(chunks: Iterable[bytes]) -> Iterator[tuple[dict, bytes]]:
@@ -274,7 +289,7 @@ def export_to_stream(
     """:func:`hermes_state.export.export_to_stream`, on several cores when :func:`suitable`
     (the bytes go to the stream's binary buffer when it has one). ``visible_controls``
     changes Markdown only: JSONL never carries a control raw."""
-    if fmt == "md-dir" or not uses_workers(db, fmt, source, session_ids, options):
+    if fmt in ("md-dir", "html") or not uses_workers(db, fmt, source, session_ids, options):
         return export.export_to_stream(db, stream, fmt, source=source, session_ids=session_ids,
                                        progress=progress, visible_controls=visible_controls,
                                        options=options)

@@ -259,7 +259,7 @@ def test_a_lineage_export_is_ordered_by_one_process(corpora, tmp_path, always_pa
     db = SessionDB(corpora[30], read_only=True)
     try:
         assert not export_parallel.uses_workers(db, "md", None, None, ExportOptions(lineage=True))
-        assert not export_parallel.uses_workers(db, "html", None, None, ExportOptions())
+        assert not export_parallel.uses_workers(db, "html", None, ["one"], ExportOptions())
         assert export_parallel.uses_workers(db, "md", None, None, ExportOptions(redact=True))
     finally:
         db.close()
@@ -286,3 +286,20 @@ def test_the_workers_render_the_markdown_directory_one_process_writes(corpora, t
     for name in names:
         assert (many / name).read_bytes() == (one / name).read_bytes(), name
     assert (many.stat().st_mode & 0o777) == 0o700
+
+
+@pytest.mark.parametrize("schema", [16, 30])
+def test_the_workers_render_the_html_page_one_process_writes(corpora, tmp_path, always_parallel, schema):
+    """HTML on workers: each conversation's article and sidebar entry rendered there, the
+    anchors numbered here -- the very page one process writes."""
+    db = SessionDB(corpora[schema], read_only=True)
+    try:
+        assert export_parallel.uses_workers(db, "html", None, None, export_parallel.PLAIN)
+        one, many = tmp_path / "one.html", tmp_path / "many.html"
+        counted_one = export_to_path(db, one, "html")
+        counted_many = export_to_path_fast(db, many, "html")
+    finally:
+        db.close()
+    assert counted_many == counted_one > 0
+    assert many.read_bytes() == one.read_bytes()
+    assert one.read_text().count("<article ") == counted_one
