@@ -262,6 +262,8 @@ def session_facts(obj: dict) -> list[tuple[str, str]]:
     """``(label, value)`` pairs describing one session (values one line each; ids raw)."""
     facts = [
         ("Session", one_line(obj.get("id"))),
+        # (an export across Hermes profiles says whose each session is; ids may collide)
+        ("Profile", obj.get("profile")),
         ("Source", obj.get("source")),
         ("Model", obj.get("model")),
         ("Started", format_timestamp(obj.get("started_at"))),

@@ -139,6 +139,9 @@ class SessionSummary(BaseModel):
     #: How the conversation's tip ended (:mod:`hermes_state.lifecycle`: ``complete``,
     #: ``interrupted``, ``error``, ``empty``); None where not read.
     lifecycle: Optional[str] = None
+    #: The Hermes profile the row is of, set only while rows of several profiles are shown
+    #: together (PF-5): a store on its own never sets it.
+    profile: Optional[str] = None
 
     @classmethod
     def from_row(cls, row: dict) -> "SessionSummary":

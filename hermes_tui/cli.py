@@ -79,6 +79,7 @@ with collector_paused():
     from hermes_state.models import shown_source
 
     from .textsafe import fit_cells
+    from . import cli_profiles
 
 #: Sources hidden from ``list`` and ``browse`` unless ``--source`` is given (CLI-4, UC-3).
 HIDDEN_SOURCES = list(INTERNAL_SOURCES)
@@ -140,9 +141,14 @@ def _store_class() -> type[SessionDB]:
     return type("SessionDB", (SessionDB,), {"_WRITE_MAX_RETRIES": retries})
 
 
+#: The ``HERMES_HOME`` of the profile this run opens (``--profile``, else the one Hermes
+#: Agent would run in: :mod:`hermes_state.profiles`); set by :func:`main` for each run.
+_run_home: Path | None = None
+
+
 def db_location() -> Path:
-    """``$HERMES_HOME/state.db``, checking that the home is not a file."""
-    home = hermes_home()
+    """``<the run's profile home>/state.db``, checking that the home is not a file."""
+    home = _run_home if _run_home is not None else hermes_home()
     if home.exists() and not home.is_dir():
         raise _open_error(f"HERMES_HOME ({home}) is a file, not a directory")
     return home / "state.db"
@@ -207,7 +213,36 @@ def resolve_id(db: SessionDB, arg: str | None) -> str:
         raise CliExit(
             f"Session '{inert(arg)}' is ambiguous: {matches} sessions match. Give more of the id."
         )
-    raise CliExit(f"Session '{inert(arg)}' not found.")
+    raise CliExit(f"Session '{inert(arg)}' not found.{_in_other_profiles(arg)}")
+
+
+def _in_other_profiles(arg: str) -> str:
+    """Where else an id not found here is (PF-1): history in another Hermes profile is not
+    lost, and the message says which profile to name. Empty when no other profile has it
+    (or none can be read: this is only a hint)."""
+    try:
+        from hermes_state.profiles import discover
+
+        others = [p for p in discover().with_stores() if _run_home is None or p.home != _run_home]
+    except Exception:
+        return ""
+    found = []
+    for profile in others:
+        try:
+            db = SessionDB(profile.db_path, read_only=True)
+        except Exception:
+            continue
+        try:
+            if db.resolve_session_id(arg) is not None:
+                found.append(profile.name)
+        except Exception:
+            pass
+        finally:
+            db.close()
+    if not found:
+        return ""
+    names = ", ".join(inert(name) for name in found)
+    return f" It is in profile {names}: add --profile {inert(found[0])}."
 
 
 
@@ -321,9 +356,15 @@ def _cmd_list(args: argparse.Namespace) -> int:
     exclude = None if args.source is not None else HIDDEN_SOURCES
     archived_only = getattr(args, "archived", False)
     now = time.time()
+    unread_only = getattr(args, "unread", False)
+    query = ListQuery.from_options(
+        args.source, exclude, archived_only=archived_only, unread_only=unread_only,
+        statuses=getattr(args, "status", None) or (),
+    )
+    if cli_profiles.across(args):
+        return _list_across(args, query, now)
     with open_store("read") as db:
         warn_unknown_source(db, args.source)
-        unread_only = getattr(args, "unread", False)
         if unread_only:
             from hermes_state.unread import not_tracked
 
@@ -331,15 +372,8 @@ def _cmd_list(args: argparse.Namespace) -> int:
             if problem:
                 print(f"Note: {problem}: nothing is unread.", file=sys.stderr)
         # The rows of list_sessions_rich (CLI-7), streamed: a large --limit printed as it is
-        # read, not held whole. The layout depends on whether any row has a title, so the
-        # rows before the first titled one wait (all of them only when none has one).
-        rows = db.iter_listed(
-            ListQuery.from_options(
-                args.source, exclude, archived_only=archived_only, unread_only=unread_only,
-                statuses=getattr(args, "status", None) or (),
-            ),
-            args.limit, brief=True,
-        )
+        # read, not held whole.
+        rows = db.iter_listed(query, args.limit, brief=True)
         if args.json:
             from .cli_json import session_item, write_document
 
@@ -347,22 +381,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
                 write_document("list", "sessions", (session_item(row) for row in rows))
             return 0
         try:
-            waiting: list[dict] = []
-            for row in rows:
-                waiting.append(row)
-                if row.get("title"):
-                    break
-            if waiting:
-                titled = bool(waiting[-1].get("title"))
-                _print_lines([*_list_head(titled), *(_list_line(row, titled, now) for row in waiting)])
-                del waiting[:]
-                batch: list[str] = []
-                for row in rows:
-                    batch.append(_list_line(row, titled, now))
-                    if len(batch) >= 500:
-                        _print_lines(batch)
-                        batch.clear()
-                _print_lines(batch)
+            if _print_listing(((None, row) for row in rows), now):
                 return 0
         finally:
             rows.close()
@@ -372,6 +391,10 @@ def _cmd_list(args: argparse.Namespace) -> int:
         archived = 0 if archived_only or narrowed else db.session_count(
             args.source, archived_only=True, exclude_children=True, exclude_sources=exclude,
         )
+    return _say_none_listed(args, archived)
+
+
+def _say_none_listed(args: argparse.Namespace, archived: int) -> int:
     print("No sessions found.")
     if archived:
         where = f" --source {args.source}" if args.source else ""
@@ -384,6 +407,80 @@ def _list_lines(rows: list[dict]) -> list[str]:
     now = time.time()
     titled = any(row.get("title") for row in rows)
     return [*_list_head(titled), *(_list_line(row, titled, now) for row in rows)]
+
+
+def _print_listing(pairs: Iterator[tuple[str | None, dict]], now: float, *, with_profile: bool = False) -> bool:
+    """Print ``(profile, row)`` pairs as CLI-7's listing (a profile column first when rows
+    of several profiles are listed); False when there was no row. The layout depends on
+    whether any row has a title, so the rows before the first titled one wait (all of them
+    only when none has one)."""
+    waiting: list[tuple[str | None, dict]] = []
+    for pair in pairs:
+        waiting.append(pair)
+        if pair[1].get("title"):
+            break
+    if not waiting:
+        return False
+    titled = bool(waiting[-1][1].get("title"))
+    head = _list_head(titled)
+    if with_profile:
+        head = [cli_profiles.PROFILE_HEAD + head[0], "\u2500" * cli_profiles.PROFILE_WIDTH + head[1]]
+
+    def line(pair: tuple[str | None, dict]) -> str:
+        text = _list_line(pair[1], titled, now)
+        return cli_profiles.profile_cell(pair[0] or "") + text if with_profile else text
+
+    _print_lines([*head, *(line(pair) for pair in waiting)])
+    del waiting[:]
+    batch: list[str] = []
+    for pair in pairs:
+        batch.append(line(pair))
+        if len(batch) >= 500:
+            _print_lines(batch)
+            batch.clear()
+    _print_lines(batch)
+    return True
+
+
+def _open_profile_store(profile) -> SessionDB:
+    """A profile's store opened for reading by the same rules as one on its own."""
+    return open_store_at(profile.db_path, "read", store_class=_store_class())
+
+
+def _warn_unknown_source_across(stores: list, source: str | None) -> None:
+    if source is None:
+        return
+    known: set[str] = set()
+    for db in stores:
+        known.update(db.source_counts())
+    if source not in known:
+        names = ", ".join(inert(name) for name in sorted(k for k in known if k)) or "none (no sessions)"
+        print(f"Warning: no session has source '{inert(source)}'; sources in these stores: {names}",
+              file=sys.stderr)
+
+
+def _list_across(args: argparse.Namespace, query: ListQuery, now: float) -> int:
+    """``list --all-profiles`` (PF-2): every profile's list as one, in the list's order, each
+    row with its profile (a column when rows of more than one profile can be listed)."""
+    from hermes_state.across_profiles import merge_listed
+
+    with cli_profiles.open_across(_open_profile_store, cli_profiles.warn) as (opened, _left):
+        _warn_unknown_source_across([item.store for item in opened], args.source)
+        streams = [(item.profile.name, item.store.iter_listed(query, args.limit, brief=True)) for item in opened]
+        try:
+            merged = merge_listed(streams, by_activity=query.by_activity)
+            pairs = (pair for pair, _ in zip(merged, range(args.limit)))
+            if _print_listing(pairs, now, with_profile=len(opened) > 1):
+                return 0
+        finally:
+            for _name, rows in streams:
+                rows.close()
+        archived = 0 if query.archived_only else sum(
+            item.store.session_count(
+                args.source, archived_only=True, exclude_children=True, exclude_sources=list(query.exclude_sources),
+            ) for item in opened
+        )
+    return _say_none_listed(args, archived)
 
 
 def _print_lines(lines: list[str]) -> None:
@@ -411,6 +508,17 @@ def _add_browse(sub) -> None:
 
 def _cmd_browse(args: argparse.Namespace) -> int:
     """The browser hook (CLI-13). Imports the UI lazily: no other action loads textual."""
+    if cli_profiles.across(args) and not args.demo:
+        from hermes_state.profiles import discover
+        from hermes_tui.browse import run_browse  # noqa: PLC0415 - deliberately lazy
+
+        found = discover()
+        with_stores = found.with_stores()
+        if not with_stores:
+            raise CliExit(f"Error: no profile under {found.root} has a session database "
+                          f"(profiles: {found.known()})")
+        return int(run_browse(None, source=args.source, limit=args.limit, demo=False, plain=args.plain,
+                              profiles=with_stores))
     if not args.demo:
         path = db_location()
         if not path.exists():
@@ -507,6 +615,8 @@ def _cmd_export(args: argparse.Namespace) -> int:
     if to_stdout and args.format == "md-dir":
         raise CliExit("Error: --format md-dir writes a directory: give its path, not -", 2)
     options = ExportOptions(lineage=args.lineage, only=args.only, redact=args.redact)
+    if cli_profiles.across(args):
+        return _export_across(args, to_stdout, options)
     with open_store("read") as db, _export_progress(to_stdout) as progress:
         # An empty --session-id is an error, never "every session" (CLI-17).
         session_ids = [resolve_id(db, args.session_id)] if args.session_id is not None else None
@@ -539,6 +649,74 @@ def _cmd_export(args: argparse.Namespace) -> int:
     if not to_stdout:
         print(f"Exported {_plural_sessions(count)} to {args.output}")
     return 0
+
+
+def _export_across(args: argparse.Namespace, to_stdout: bool, options: Any = None) -> int:
+    """``export --all-profiles`` (PF-4): every profile's sessions in one file, profile after
+    profile, each session carrying ``"profile"`` (JSONL; a Markdown transcript says it).
+    Import reads such a file back into one store (it ignores the field). A profile whose
+    store cannot be read is named and left out, and the exit status is then 1: the export
+    is not everything that was asked for."""
+    from hermes_state.export import iter_export, render_chunks
+    from hermes_state.export_mddir import write_md_dir
+    from hermes_state.export_units import PLAIN, group_units
+    from hermes_state.paths import write_atomic
+
+    with cli_profiles.open_across(_open_profile_store, cli_profiles.warn) as (opened, left):
+        wanted: dict[str, list[str] | None] = {item.profile.name: None for item in opened}
+        if args.session_id is not None:
+            wanted = _session_across(opened, args.session_id)
+        else:
+            _warn_unknown_source_across([item.store for item in opened], args.source)
+        count = [0]
+
+        def sessions():
+            for item in opened:
+                if item.profile.name not in wanted:
+                    continue
+                ids = wanted[item.profile.name]
+                for obj in iter_export(item.store, None if ids else args.source, ids, options=options or PLAIN):
+                    obj["profile"] = item.profile.name
+                    count[0] += 1
+                    yield obj
+
+        if to_stdout:
+            visible = args.format == "md" and not _is_regular_file(sys.stdout)
+            for chunk in render_chunks(sessions(), args.format, visible_controls=visible):
+                sys.stdout.write(chunk)
+            sys.stdout.flush()
+        else:
+            with _export_progress(False):
+                try:
+                    if args.format == "md-dir":
+                        write_md_dir(args.output, group_units(sessions()))
+                    else:
+                        write_atomic(args.output, render_chunks(sessions(), args.format))
+                except OSError as exc:
+                    reason = exc.strerror or str(exc)
+                    raise CliExit(f"Error: cannot write {args.output}: {reason}") from exc
+    if not to_stdout:
+        names = len(wanted)
+        print(f"Exported {_plural_sessions(count[0])} of {names} profile{'s' if names != 1 else ''} to {args.output}")
+    return 1 if left else 0
+
+
+def _session_across(opened: list, wanted: str) -> dict[str, list[str] | None]:
+    """``--session-id`` across profiles: the one profile whose store has it (ids may
+    collide across profiles: one found in several must be named with ``--profile``)."""
+    if not wanted.strip():
+        raise CliExit("Error: empty session id.", code=2)
+    found = {}
+    for item in opened:
+        session_id = item.store.resolve_session_id(wanted)
+        if session_id is not None:
+            found[item.profile.name] = [session_id]
+    if not found:
+        raise CliExit(f"Session '{inert(wanted)}' not found in any profile.")
+    if len(found) > 1:
+        names = ", ".join(inert(name) for name in found)
+        raise CliExit(f"Session '{inert(wanted)}' is in several profiles ({names}): say which with --profile NAME.")
+    return found
 
 
 # delete ----------------------------------------------------------------------
@@ -809,8 +987,53 @@ def _add_stats(sub) -> None:
 def _cmd_stats(args: argparse.Namespace) -> int:
     from .cli_stats import run_stats
 
+    if cli_profiles.across(args):
+        return _stats_across()
     with open_store("read") as db:
         return run_stats(db, args)
+
+
+def format_stats(stats: dict) -> list[str]:
+    """CLI-12's opening lines for figures added up over several stores (``--all-profiles``)."""
+    lines = [
+        f"Total sessions: {stats['total_sessions']}",
+        f"Total messages: {stats['total_messages']}",
+    ]
+    sources: dict[str, int] = stats.get("sources") or {}
+    # Most sessions first, then alphabetical.
+    for name in sorted((k for k, n in sources.items() if n > 0), key=lambda k: (-sources[k], k)):
+        lines.append(f"  {inert(name)}: {_plural_sessions(sources[name])}")
+    size = stats.get("db_size_bytes")
+    if size is not None:
+        lines.append(f"Database size: {size / 1048576:.1f} MB")
+    return lines
+
+
+def _stats_across() -> int:
+    """``stats --all-profiles`` (PF-2): the figures of every profile's store added up, then
+    each profile's own."""
+    with cli_profiles.open_across(_open_profile_store, cli_profiles.warn) as (opened, _left):
+        each = [(item.profile.name, item.store.stats()) for item in opened]
+    sources: dict[str, int] = {}
+    for _name, stats in each:
+        for source, n in (stats.get("sources") or {}).items():
+            sources[source] = sources.get(source, 0) + n
+    sizes = [stats.get("db_size_bytes") for _name, stats in each]
+    total = {
+        "total_sessions": sum(stats["total_sessions"] for _name, stats in each),
+        "total_messages": sum(stats["total_messages"] for _name, stats in each),
+        "sources": sources,
+        "db_size_bytes": sum(size for size in sizes if size is not None) if any(s is not None for s in sizes) else None,
+    }
+    lines = format_stats(total)
+    lines.append(f"Profiles: {len(each)}")
+    for name, stats in each:
+        size = stats.get("db_size_bytes")
+        tail = f", {size / 1048576:.1f} MB" if size is not None else ""
+        lines.append(f"  {inert(name)}: {_plural_sessions(stats['total_sessions'])}, "
+                     f"{stats['total_messages']} messages{tail}")
+    print("\n".join(lines))
+    return 0
 
 
 # import (project feature) ----------------------------------------------------
@@ -932,6 +1155,9 @@ def _create_store_for_import() -> None:
 # ---------------------------------------------------------------------------- parser and main
 
 
+#: The actions that also read every profile's store at once (``--all-profiles``, PF-2).
+ACROSS_PROFILES = ("list", "browse", "export", "stats")
+
 #: The two names our commands run under: ``hermes sessions`` (through the ``hermes`` that
 #: hands other commands to Hermes Agent) and ``hermes-sessions`` (a name nothing else installs).
 SESSIONS_PROG = "hermes sessions"
@@ -953,9 +1179,11 @@ def build_parser(sessions_prog: str = SESSIONS_PROG) -> argparse.ArgumentParser:
     actions = sessions.add_subparsers(dest="action", metavar="ACTION")
     for adder in SESSION_ACTIONS.values():
         adder(actions)
-    for action_parser in actions.choices.values():
+    for name, action_parser in actions.choices.items():
         # Usage errors of an action name the action ("usage: hermes sessions list …").
         action_parser.set_defaults(_help_parser=action_parser)
+        if name not in _OWN_PARSERS:
+            cli_profiles.add_profile_options(action_parser, across_too=name in ACROSS_PROFILES)
     parser.set_defaults(_help_parser=parser)
     return parser
 
@@ -979,6 +1207,18 @@ def _emit(message: str | None) -> None:
     print(inert(message), file=sys.stderr)
 
 
+def _quiet_library_log() -> None:
+    """What the storage library logs for a program that does not configure logging (a store
+    newer than it knows, UC-9) reached stderr through Python's last-resort handler, beside
+    the ``Warning:`` line this command prints from the store's warnings: two lines for one
+    thing, and across profiles (PF-3) a line not naming its profile. The command says it."""
+    import logging
+
+    library = logging.getLogger("hermes_state")
+    if not library.handlers:
+        library.addHandler(logging.NullHandler())
+
+
 def sessions_main(argv: list[str] | None = None) -> int:
     """The ``hermes-sessions`` console script: ``hermes-sessions list`` is ``hermes sessions
     list``, under a name that no other program installs."""
@@ -989,6 +1229,7 @@ def sessions_main(argv: list[str] | None = None) -> int:
 def main(argv: list[str] | None = None, *, _sessions_prog: str = SESSIONS_PROG) -> int:
     """Run ``hermes`` with ``argv`` (default ``sys.argv[1:]``); return the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    _quiet_library_log()
     if len(argv) >= 2 and argv[0] == "sessions" and argv[1] in _OWN_PARSERS:
         # These commands parse their own options (argparse's REMAINDER cannot take a
         # leading ``--option`` through a subparser).
@@ -1010,6 +1251,14 @@ def main(argv: list[str] | None = None, *, _sessions_prog: str = SESSIONS_PROG) 
     if run is None:  # CLI-14: no action given (a usage error: its help goes to stderr)
         args._help_parser.print_help(sys.stderr)
         return 2
+    global _run_home
+    try:
+        # Which profile's store (PF-1): found before anything opens, for every action.
+        _run_home = None if cli_profiles.across(args) else cli_profiles.home_of(args)
+        args.store_path = _run_home / "state.db" if _run_home is not None else None
+    except cli_profiles.ProfileError as exc:
+        _emit(f"Error: {exc}")
+        return 1
     try:
         code = run(args)
         sys.stdout.flush()
@@ -1017,6 +1266,9 @@ def main(argv: list[str] | None = None, *, _sessions_prog: str = SESSIONS_PROG) 
     except CliExit as exc:
         _emit(exc.message)
         return exc.code
+    except cli_profiles.NoProfileStore as exc:
+        _emit(f"Error: {exc}")
+        return 1
     except BrokenPipeError:
         _silence_stdout()
         return 1

@@ -74,12 +74,12 @@ def cmd_trash(args: argparse.Namespace) -> int:
     directory = default_trash_dir()
     entries = list_trash(directory)
     if getattr(args, "json", False):
-        return _trash_json(entries, directory)
+        return _trash_json(entries, directory, _store_path(args))
     if not entries:
         print(f"The trash is empty ({directory}).")
         return 0
     now = time.time()
-    here = default_db_path()
+    here = _store_path(args)
     # The trash is one per user, the stores many (a HERMES_HOME per profile): an entry deleted
     # from another store is marked, since restore puts it into this one.
     elsewhere: list[str] = []
@@ -110,10 +110,9 @@ def cmd_trash(args: argparse.Namespace) -> int:
     return 0
 
 
-def _trash_json(entries: list, directory: Path) -> int:
+def _trash_json(entries: list, directory: Path, here: Path) -> int:
     from .cli_json import write_document
 
-    here = default_db_path()
     write_document("trash", "entries", (
         {
             "session_id": entry.session_id,
@@ -131,6 +130,11 @@ def _trash_json(entries: list, directory: Path) -> int:
         for entry in entries
     ), directory=str(directory), kept_days=TRASH_DAYS)
     return 0
+
+
+def _store_path(args: argparse.Namespace) -> Path:
+    """The store of the run's profile (``--profile``, else the one Hermes runs in)."""
+    return getattr(args, "store_path", None) or default_db_path()
 
 
 def _repeated_ids(entries) -> set[str]:
@@ -178,7 +182,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
         snapshot = read_trash(entry.path)
     except ValueError as exc:
         return _fail(f"Error: {inert(str(exc))}")
-    path = default_db_path()
+    path = _store_path(args)
     try:
         db = open_store(path, "write")
     except DatabaseError as exc:

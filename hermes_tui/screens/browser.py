@@ -90,6 +90,7 @@ class BrowserScreen(HermesScreen):
         Binding("U", "toggle_unread", "Unread only", id="unread_only", show=False),
         Binding("S", "cycle_status", "Status: all / done / interrupted / error / empty", id="cycle_status",
                 show=False),
+        Binding("P", "pick_profile", "Profile", id="pick_profile", show=False),
         Binding("L", "toggle_lanes", "Lanes", id="lanes_only"),
         Binding("i", "toggle_detail", "Details", id="toggle_detail"),
         Binding("question_mark", "help", "Help", id="help"),
@@ -254,6 +255,9 @@ class BrowserScreen(HermesScreen):
             f"source {inert_line(self.source_filter)}" if self.source_filter
             else ("all sources" if self.internal_shown else "all sources (internal runs hidden)")
         ]
+        profile = getattr(self.ctx.store, "profile_filter", None)
+        if profile is not None:  # (browsing every Hermes profile, narrowed to one: PF-6)
+            parts.insert(0, f"profile {inert_line(profile)}")
         if self.lanes_only:
             parts.append("live lanes only")
         if self.workspace is not None:
@@ -281,7 +285,8 @@ class BrowserScreen(HermesScreen):
         session the store holds is archived, hidden or an internal or delegate run, or that
         there is no session yet -- never "no sessions yet" over a store that has some."""
         narrowed = (self.source_filter is not None or self.workspace is not None or self.lanes_only
-                    or self.view == "archived" or self.unread_only or self.status_filter is not None)
+                    or self.view == "archived" or self.unread_only or self.status_filter is not None
+                    or getattr(self.ctx.store, "profile_filter", None) is not None)
         if narrowed:
             view = (f" ({bound_keys_label(self.app, 'cycle_view', 'v')} changes the view)"
                     if self.view != "all" else "")
@@ -305,7 +310,8 @@ class BrowserScreen(HermesScreen):
 
     def filter_key(self) -> tuple:
         return (self.source_filter, self.lanes_only, self.view, self.by_activity, self.show_hidden,
-                self.workspace, self.ctx.config.show_tool_sessions, self.unread_only, self.status_filter)
+                self.workspace, self.ctx.config.show_tool_sessions, self.unread_only, self.status_filter,
+                getattr(self.ctx.store, "profile_filter", None))
 
     def update_titles(self) -> None:
         lst = self.session_list
@@ -557,6 +563,36 @@ class BrowserScreen(HermesScreen):
         )
         self.post_message(WorkerDone(picker.set_counts, counts))  # (a picker closed meanwhile ignores them)
 
+    def action_pick_profile(self) -> None:
+        """``P``: across Hermes profiles (``browse --all-profiles``), narrow the list, the
+        search and the counts to one profile, picked with counts (PF-6)."""
+        from ..modals.profile_picker import ProfilePicker
+
+        store = self.ctx.store
+        if not hasattr(store, "profile_filter"):
+            self.notify("One profile is shown: browse --all-profiles shows every profile's sessions.",
+                        timeout=5, markup=False)
+            return
+
+        def chosen(name: str | None) -> None:
+            if name is None or (name or None) == store.profile_filter:
+                return
+            store.profile_filter = name or None
+            self._reload_from_top()
+
+        picker = ProfilePicker(store.names, None, store.profile_filter, store.left_out)
+        self.app.push_screen(picker, chosen)
+        self._load_profiles(picker)
+
+    @work(thread=True, group="profiles", exclusive=True, exit_on_error=False)
+    def _load_profiles(self, picker) -> None:
+        store = self.ctx.store
+        counts = store.count_by_profile(
+            source=self.source_filter, exclude_sources=self.exclude_sources, view=self.view,
+            include_hidden=self.show_hidden, include_delegates=self.show_hidden, workspace=self.workspace,
+        )
+        self.post_message(WorkerDone(picker.set_counts, counts, dict(store.left_out)))
+
     def action_cycle_view(self) -> None:
         """Active, archived only, all (BR-11)."""
         self.view = VIEWS[(VIEWS.index(self.view) + 1) % len(VIEWS)]
@@ -627,6 +663,8 @@ class BrowserScreen(HermesScreen):
     def action_copy_id(self) -> None:
         target = self._require_target()
         if target:
+            # (across profiles the row's id is profile:id; what is copied is the session's own)
+            target = getattr(self.ctx.store, "session_id_of", lambda qualified: qualified)(target)
             self.app.copy_to_clipboard(target)
             self.notify(f"Copied session id {inert_line(target)}", timeout=2, markup=False)
 

@@ -390,6 +390,8 @@ class SessionList(KeysFollowFocus, StyleOncePerRepaint, ScrollView, can_focus=Tr
         else:  # v30: "created→current" (it moved platforms), cut to the column with an ellipsis
             source = fit_cells(inert_line(shown), 10, 10)
         meta = f" {source} {count:>9} {when:>10} "
+        if row.profile is not None:  # (rows of several Hermes profiles shown together: PF-5)
+            meta = f"  {inert_line(row.profile)[:10]:<10}{meta}"
         live = row.is_live
         glyph = Text("●" if live else "○", style=self._part("live" if live else "ended"))
         # How it ended, after live/ended (blank when done: the others stand out).
