@@ -1,4 +1,5 @@
-"""Export of every session to JSONL through the real CLI.
+"""Export of every session through the real CLI, in each format (JSONL, Markdown, HTML, a
+directory of Markdown files).
 
 ``hermes sessions export OUT`` runs in a fresh process on the corpus (``HERMES_HOME`` is a
 temporary directory whose ``state.db`` is a symbolic link to it: SQLite resolves the link, so
@@ -7,16 +8,20 @@ progress bar is drawn as a person at a terminal sees it and its cost counts. Rep
 
 * ``export.throughput`` — messages written per second (wall clock of the process, from spawn
   to exit: start-up, the session order, every session, the ``fsync`` and rename of the
-  atomic write), target ≥ 50,000/s;
+  atomic write), target ≥ 50,000/s; ``export.md.throughput`` the same for ``--format md``
+  (≥ 50,000/s), ``export.html.throughput`` and ``export.mddir.throughput`` for ``--format
+  html`` and ``--format md-dir`` (≥ 20,000/s);
 * ``export.rss`` — the export's peak RSS, target ≤ 150 MB: the largest of the CLI's own ``VmHWM``
   as it exits (written by the few lines that call the CLI's ``main``) and the sum of the RSS of
   the CLI and every process it started (a large export encodes on worker processes), sampled
   every 20 ms. Not ``wait4``'s ``ru_maxrss``: Linux carries the parent's high-water mark
   across ``fork``/``exec``, so a child of a bench process holding 130 MB would report 130 MB
-  whatever it used.
+  whatever it used; ``export.md.rss``, ``export.html.rss``, ``export.mddir.rss`` likewise.
 
-The file is checked (one line per session) and deleted at once: it is about as large as the
-text of the corpus (a few GB at 5M messages), in the system's temporary directory.
+The output is checked (JSONL: one line per session; Markdown: one document per session; HTML:
+one article per session; md-dir: one manifest line per session) and deleted at once: it is
+about as large as the text of the corpus (a few GB at 5M messages), in the system's temporary
+directory.
 """
 
 from __future__ import annotations
@@ -24,7 +29,6 @@ from __future__ import annotations
 import os
 import pty
 import shutil
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -100,13 +104,56 @@ def _sample_tree(pid: int, peak: list[int], done: threading.Event) -> None:
         peak[0] = max(peak[0], _tree_rss_kb(pid))
 
 
-def _export_once(db_path: Path, workdir: Path) -> dict[str, Any]:
+#: Per format: the ``--format`` value, the output's name and how many sessions it holds.
+def _jsonl_count(out: Path) -> int:
+    return _count_in_file(out, b"\n")
+
+
+def _md_count(out: Path) -> int:
+    # documents are separated by a rule line; every document starts with its title
+    return _count_in_file(out, b"\n---\n\n# ") + 1 if out.stat().st_size else 0
+
+
+def _html_count(out: Path) -> int:
+    return _count_in_file(out, b'<article id="')
+
+
+def _mddir_count(out: Path) -> int:
+    return _count_in_file(out / "manifest.jsonl", b"\n")
+
+
+def _count_in_file(path: Path, needle: bytes) -> int:
+    count, carry = 0, b""
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 24):
+            data = carry + chunk
+            count += data.count(needle)
+            carry = data[-(len(needle) - 1):] if len(needle) > 1 else b""
+    return count
+
+
+def _size(out: Path) -> int:
+    if out.is_dir():
+        return sum(entry.stat().st_size for entry in os.scandir(out))
+    return out.stat().st_size
+
+
+FORMATS: dict[str, tuple[str, Any]] = {
+    "jsonl": ("export.jsonl", _jsonl_count),
+    "md": ("export.md", _md_count),
+    "html": ("export.html", _html_count),
+    "md-dir": ("export-dir", _mddir_count),
+}
+
+
+def _export_once(db_path: Path, workdir: Path, fmt: str = "jsonl") -> dict[str, Any]:
     home = workdir / "home"
     home.mkdir(exist_ok=True)
     link = home / "state.db"
     if not link.exists():
         link.symlink_to(Path(db_path).resolve())
-    out = workdir / "export.jsonl"
+    name, counter = FORMATS[fmt]
+    out = workdir / name
     env = dict(os.environ, PYTHONPATH=str(REPO), HERMES_HOME=str(home), COLUMNS="120")
     master, slave = pty.openpty()
     tail: list[bytes] = []
@@ -116,7 +163,7 @@ def _export_once(db_path: Path, workdir: Path) -> dict[str, Any]:
     peak_file = workdir / "peak-rss"
     env["HERMES_BENCH_PEAK_FILE"] = str(peak_file)
     proc = subprocess.Popen(
-        [sys.executable, "-c", _RUN_CLI, "sessions", "export", str(out)],
+        [sys.executable, "-c", _RUN_CLI, "sessions", "export", str(out), "--format", fmt],
         cwd=REPO, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=slave,
     )
     os.close(slave)
@@ -135,12 +182,12 @@ def _export_once(db_path: Path, workdir: Path) -> dict[str, Any]:
     if proc.returncode != 0:
         shown = b"".join(tail).decode(errors="replace").strip().splitlines()
         raise RuntimeError(f"export exited {proc.returncode}: {(shown or [stdout.strip()])[-1]}")
-    lines = 0
-    size = out.stat().st_size
-    with open(out, "rb") as f:
-        while chunk := f.read(1 << 24):
-            lines += chunk.count(b"\n")
-    out.unlink()
+    lines = counter(out)
+    size = _size(out)
+    if out.is_dir():
+        shutil.rmtree(out)
+    else:
+        out.unlink()
     rss_mb = max(int(peak_file.read_text()), tree_peak[0]) / 1024
     return {"elapsed_s": elapsed, "rss_mb": rss_mb, "lines": lines, "bytes": size,
             "progress_drawn": any(b"exporting" in t for t in tail), "stdout": stdout.strip()}
@@ -149,8 +196,8 @@ def _export_once(db_path: Path, workdir: Path) -> dict[str, Any]:
 _CACHE: dict[str, dict[str, Any]] = {}
 
 
-def _runs(ctx: Context) -> dict[str, Any]:
-    key = str(ctx.db_path)
+def _runs(ctx: Context, fmt: str = "jsonl") -> dict[str, Any]:
+    key = f"{ctx.db_path}|{fmt}"
     if key in _CACHE:
         return _CACHE[key]
     sessions, messages = _expected(ctx.db_path)
@@ -158,9 +205,9 @@ def _runs(ctx: Context) -> dict[str, Any]:
     runs = []
     try:
         for _ in range(max(1, min(ctx.runs, 3))):
-            run = _export_once(ctx.db_path, workdir)
+            run = _export_once(ctx.db_path, workdir, fmt)
             if run["lines"] != sessions:
-                raise RuntimeError(f"export wrote {run['lines']} lines for {sessions} sessions")
+                raise RuntimeError(f"{fmt} export wrote {run['lines']} sessions of {sessions}")
             runs.append(run)
             if run["elapsed_s"] > REPEAT_UNDER_S:
                 break
@@ -205,3 +252,34 @@ def export_rss(ctx: Context):
     found = _runs(ctx)
     label = "peak RSS, MB"
     return Samples({label: [r["rss_mb"] for r in found["runs"]]}, {label: {"hits": found["sessions"]}})
+
+
+def _register_format(fmt: str, key: str, klass: str, label: str, target: float) -> None:
+    """``export.<key>.throughput`` and ``export.<key>.rss`` for ``--format fmt``."""
+    title = f"export every session to {label} (k messages/s, not ms)"
+
+    @register(f"export.{key}.throughput", klass=klass, title=title, api=f"hermes sessions export --format {fmt}",
+              target_ms=target, target_note=f"≥ {target:g} k msg/s", group="export", higher_is_better=True)
+    def throughput(ctx: Context):
+        found = _runs(ctx, fmt)
+        name = f"CLI, {label}, progress on a terminal"
+        rates = [found["messages"] / r["elapsed_s"] / 1000 for r in found["runs"]]
+        first = found["runs"][0]
+        note = (f"{found['messages']:,} messages in {found['sessions']:,} sessions, "
+                f"{first['bytes'] / 1e6:,.0f} MB, "
+                f"{', '.join('%.1f' % r['elapsed_s'] for r in found['runs'])} s per run; "
+                f"progress bar drawn: {'yes' if first['progress_drawn'] else 'no'}")
+        return Samples({name: rates}, {name: {"hits": found["sessions"], "note": note}})
+
+    @register(f"export.{key}.rss", klass=klass, title=title,
+              api=f"hermes sessions export --format {fmt} (peak RSS, MB)", target_ms=150.0,
+              target_note="≤ 150 MB", group="export")
+    def rss(ctx: Context):
+        found = _runs(ctx, fmt)
+        name = "peak RSS, MB"
+        return Samples({name: [r["rss_mb"] for r in found["runs"]]}, {name: {"hits": found["sessions"]}})
+
+
+_register_format("md", "md", "export_md", "Markdown", 50.0)
+_register_format("html", "html", "export_html", "HTML", 20.0)
+_register_format("md-dir", "mddir", "export_mddir", "a directory of Markdown files", 20.0)

@@ -1,4 +1,5 @@
-"""Export and import of sessions: JSONL (EX-3), Markdown transcripts, atomic file writes.
+"""Export and import of sessions: JSONL (EX-3), Markdown transcripts, a self-contained HTML
+page, a directory of Markdown files; atomic file writes.
 
 Everything here streams: sessions are read a batch at a time (:func:`iter_export_all_batched`,
 the order and content of ``SessionDB.iter_export_all``) and written as they come, so exporting
@@ -12,14 +13,16 @@ Public API
     One EX-3 line (``json.dumps(obj, ensure_ascii=False) + "\\n"``, with DEL, C1 and bidi
     controls escaped as ``\\uXXXX``: the same JSON value, nothing raw to drive a terminal).
 ``session_to_markdown(obj) -> str``
-    A readable transcript of one exported session.
-``iter_export(db, source=None, session_ids=None, progress=None) -> Iterator[dict]``
-    Exported session dicts one at a time, reporting ``progress(done, total)``.
+    A readable transcript of one exported session (:mod:`hermes_state.export_markdown`).
+``iter_export(db, source=None, session_ids=None, progress=None, options=PLAIN) -> Iterator[dict]``
+    Exported session dicts one at a time, reporting ``progress(done, total)``; shaped by
+    ``options`` (lineage, prompts only, redaction: :mod:`hermes_state.export_units`).
 ``render_chunks(sessions, fmt, visible_controls=False) -> Iterator[str]``
-    Text chunks of a JSONL or Markdown export of ``sessions`` (Markdown for a terminal with
-    ``visible_controls``).
+    Text chunks of a JSONL, Markdown or HTML export of ``sessions`` (Markdown for a
+    terminal with ``visible_controls``; HTML: :mod:`hermes_state.export_html`).
 ``export_to_path(db, path, fmt="jsonl", ...) -> int`` / ``export_to_stream(db, stream, ...)``
-    Write an export; return the number of sessions written.
+    Write an export; return the number of sessions written (``md-dir``, a directory:
+    :mod:`hermes_state.export_mddir`).
 ``write_atomic(path, chunks, mode=0o600) -> int``
     The atomic writer (bytes written).
 ``import_jsonl(db, path_or_lines) -> ImportReport``
@@ -33,15 +36,22 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sqlite3
 from array import array
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from typing import IO, TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from .db import SessionDB
-from .export_batch import IDS, PROMPT_ALIAS, blob_text, jsonl_line, read_batch
+from .export_batch import IDS, PROMPT_ALIAS, jsonl_line, read_batch
+from .export_markdown import (  # (the Markdown writer's names, where they were first)
+    close_open_fence,
+    fence_for,
+    fenced,
+    format_timestamp,
+    lineage_to_markdown,
+    session_to_markdown,
+)
+from .export_units import PLAIN, ExportOptions, chain_of, group_units, lineage_order, mark, shaped
 from .inert_text import inert_document
 from .paths import write_atomic
 
@@ -50,8 +60,9 @@ if TYPE_CHECKING:
 
 ProgressCallback = Callable[[int, int], None]
 
-FORMATS = ("jsonl", "md")
-
+#: ``md-dir`` writes a directory (:func:`export_to_path` only); the others a file or a stream.
+FORMATS = ("jsonl", "md", "html", "md-dir")
+STREAM_FORMATS = ("jsonl", "md", "html")
 
 
 
@@ -62,188 +73,6 @@ def session_to_jsonl(obj: dict) -> str:
     """One EX-3 line: the session dict as JSON (non-ASCII kept as is) plus a newline; no
     control raw (see :func:`~hermes_state.export_batch.jsonl_line`)."""
     return jsonl_line(obj)
-
-
-# ---------------------------------------------------------------------------- Markdown
-
-_BACKTICK_RUN_RE = re.compile(r"`+")
-_ROLE_HEADINGS = {
-    "user": "User",
-    "assistant": "Assistant",
-    "system": "System",
-    "tool": "Tool result",
-}
-_MULTIMODAL_PREFIX = "\x00json:"
-
-
-def fence_for(text: str) -> str:
-    """A backtick fence longer than any backtick run in ``text`` (at least three).
-
-    A fenced block closes only on a backtick run at least as long as its opening fence, so
-    content containing ``````` cannot end the block early.
-    """
-    longest = max((len(m.group(0)) for m in _BACKTICK_RUN_RE.finditer(text)), default=0)
-    return "`" * max(3, longest + 1)
-
-
-def fenced(text: str, info: str = "") -> str:
-    """``text`` in a fenced code block that its content cannot break."""
-    fence = fence_for(text + info)
-    body = text if text.endswith("\n") else text + "\n"
-    return f"{fence}{info}\n{body}{fence}\n"
-
-
-def format_timestamp(ts: Any) -> str:
-    """``YYYY-MM-DD HH:MM:SS UTC`` (UTC so an export reads the same everywhere), or ``?``."""
-    try:
-        return datetime.fromtimestamp(float(ts), timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
-    except (TypeError, ValueError, OverflowError, OSError):
-        return "?"
-
-
-_FENCE_LINE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
-
-
-def close_open_fence(text: str) -> str:
-    """``text`` plus a closing fence if it leaves a code fence open (CommonMark rules).
-
-    Message text is written unescaped, but an answer cut off inside a code block must not
-    turn the rest of the document into code: the open block is closed after the text.
-    """
-    open_fence: str | None = None
-    for line in text.split("\n"):
-        match = _FENCE_LINE_RE.match(line)
-        if not match:
-            continue
-        fence, rest = match.group(1), match.group(2)
-        if open_fence is None:
-            if fence[0] == "`" and "`" in rest:
-                continue  # not an opener: a backtick fence's info string has no backticks
-            open_fence = fence
-        elif fence[0] == open_fence[0] and len(fence) >= len(open_fence) and not rest.strip():
-            open_fence = None
-    if open_fence is None:
-        return text
-    return text.rstrip("\n") + "\n" + open_fence + "\n"
-
-
-def _one_line(text: Any) -> str:
-    return " ".join(_text(text).split())
-
-
-def _text(value: Any) -> str:
-    """Any stored value as text (a blob as its UTF-8, see :func:`blob_text`)."""
-    return blob_text(value) if isinstance(value, (bytes, bytearray, memoryview)) else str(value)
-
-
-def _content_text(content: Any) -> str:
-    """Message content as text; decodes upstream's ``"\\x00json:"`` multimodal encoding."""
-    if content is None:
-        return ""
-    if isinstance(content, str) and content.startswith(_MULTIMODAL_PREFIX):
-        try:
-            parts = json.loads(content[len(_MULTIMODAL_PREFIX) :])
-        except ValueError:
-            return content[len(_MULTIMODAL_PREFIX) :]
-        content = parts
-    if isinstance(content, list):
-        pieces = []
-        for part in content:
-            if isinstance(part, dict) and part.get("type") == "text":
-                pieces.append(str(part.get("text", "")))
-            elif isinstance(part, dict) and part.get("type") in ("image_url", "image"):
-                pieces.append("[image]")
-            else:
-                pieces.append(json.dumps(part, ensure_ascii=False, default=blob_text))
-        return "\n\n".join(pieces)
-    if isinstance(content, (bytes, bytearray, memoryview)):
-        return blob_text(content)
-    return content if isinstance(content, str) else json.dumps(content, ensure_ascii=False, default=blob_text)
-
-
-def _render_tool_call(call: Any) -> str:
-    """``**Tool call:** `name``` then the arguments, pretty-printed when they are JSON."""
-    name = None
-    arguments: Any = None
-    if isinstance(call, dict):
-        function = call.get("function")
-        if isinstance(function, dict):
-            name = function.get("name")
-            arguments = function.get("arguments")
-        else:
-            name = call.get("name")
-            arguments = call.get("arguments", call.get("input"))
-    if isinstance(arguments, str):
-        try:
-            arguments = json.loads(arguments)
-        except ValueError:
-            pass
-    if arguments is None and not isinstance(call, dict):
-        arguments = call
-    if isinstance(arguments, str):
-        body, info = arguments, ""
-    else:
-        body, info = json.dumps(arguments, ensure_ascii=False, indent=2, default=blob_text), "json"
-    label = _one_line(name) if name else "unknown"
-    call_id = call.get("id") if isinstance(call, dict) else None
-    suffix = f" (id `{_one_line(call_id)}`)" if call_id else ""
-    return f"**Tool call:** `{label}`{suffix}\n\n" + fenced(body, info)
-
-
-def _render_message(msg: dict) -> str:
-    role = _text(msg.get("role") or "unknown")
-    heading = _ROLE_HEADINGS.get(role, _one_line(role))
-    if role == "tool" and msg.get("tool_name"):
-        heading += f" — {_one_line(msg['tool_name'])}"
-    out = [f"## {heading}\n\n", f"*{format_timestamp(msg.get('timestamp'))}*\n\n"]
-    text = _content_text(msg.get("content"))
-    reasoning = msg.get("reasoning") or msg.get("reasoning_content")
-    if reasoning and role == "assistant":
-        out.append("**Reasoning:**\n\n" + fenced(_text(reasoning), "text") + "\n")
-    if role == "tool":
-        if msg.get("tool_call_id"):
-            out.append(f"Result of call `{_one_line(msg['tool_call_id'])}`:\n\n")
-        out.append(fenced(text) + "\n")
-    elif text:
-        out.append(close_open_fence(text).rstrip("\n") + "\n\n")
-    tool_calls = msg.get("tool_calls")
-    if tool_calls:
-        calls = tool_calls if isinstance(tool_calls, list) else [tool_calls]
-        for call in calls:
-            out.append(_render_tool_call(call) + "\n")
-    return "".join(out)
-
-
-def session_to_markdown(obj: dict) -> str:
-    """A readable transcript of one exported session (EX-1 dict with ``messages``).
-
-    Content is data: nothing is escaped, but tool calls, tool results and reasoning are put in
-    fenced blocks whose fence is longer than any backtick run inside, so they cannot be broken.
-    """
-    title = obj.get("title")
-    lines = [f"# {_one_line(title) if title else 'Untitled session'}\n\n"]
-    facts = [
-        ("Session", f"`{_one_line(obj.get('id'))}`"),
-        # (an export across Hermes profiles says whose each session is; ids may collide)
-        ("Profile", obj.get("profile")),
-        ("Source", obj.get("source")),
-        ("Model", obj.get("model")),
-        ("Started", format_timestamp(obj.get("started_at"))),
-    ]
-    if obj.get("ended_at"):
-        reason = f" ({_one_line(obj['end_reason'])})" if obj.get("end_reason") else ""
-        facts.append(("Ended", format_timestamp(obj["ended_at"]) + reason))
-    if obj.get("parent_session_id"):
-        facts.append(("Parent", f"`{_one_line(obj['parent_session_id'])}`"))
-    messages = obj.get("messages") or []
-    facts.append(("Messages", str(len(messages))))
-    for label, value in facts:
-        if value is not None and value != "":
-            lines.append(f"- **{label}:** {value if label in ('Session', 'Parent') else _one_line(value)}\n")
-    lines.append("\n")
-    for msg in messages:
-        lines.append(_render_message(msg))
-    return "".join(lines)
 
 
 # ---------------------------------------------------------------------------- streaming export
@@ -303,7 +132,7 @@ def _read_batch(db: SessionDB, ids: list[str]) -> dict[str, dict]:
     return db.store.read_snapshot(lambda: db.store.read(lambda conn: read_batch(conn, sessions_sql, messages_sql, ids)))
 
 
-def iter_export_all_batched(db: SessionDB, source: str | None = None) -> Iterator[dict]:
+def iter_export_all_batched(db: SessionDB, source: str | None = None, *, lineage: bool = False) -> Iterator[dict]:
     """Every session (of ``source``), most recently used first, exactly as
     :meth:`SessionDB.iter_export_all` yields them, read a batch of sessions per snapshot.
 
@@ -312,13 +141,19 @@ def iter_export_all_batched(db: SessionDB, source: str | None = None) -> Iterato
     nor shift others, and a session deleted meanwhile is skipped. No snapshot is held across
     a ``yield``. (Reading the next batch in a thread while this one is encoded was measured:
     no gain, the GIL serialises the Python both sides do.)
+
+    ``lineage``: each compression chain's segments together, root to tip, each carrying its
+    place (:func:`hermes_state.export_units.lineage_order`).
     """
     ids, counts = export_plan(db, source)
+    marks: dict = {}
+    if lineage:
+        ids, counts, marks = db.store.read(lambda conn: lineage_order(conn, ids, counts))
     for batch, found in _batches(db, ids, counts):
         for session_id in batch:
             obj = found.get(session_id)
             if obj is not None:
-                yield obj
+                yield mark(obj, marks) if marks else obj
 
 
 def _batches(
@@ -352,20 +187,26 @@ def iter_export(
     source: str | None = None,
     session_ids: list[str] | None = None,
     progress: ProgressCallback | None = None,
+    options: ExportOptions = PLAIN,
 ) -> Iterator[dict]:
-    """Exported sessions one at a time: the given ids (EX-1), else ``export_all`` (EX-2).
+    """Exported sessions one at a time: the given ids (EX-1), else ``export_all`` (EX-2),
+    shaped by ``options`` (see :mod:`hermes_state.export_units`; with ``lineage`` a given id
+    brings its whole compression chain).
 
     ``progress(done, total)`` is called once before the first session (``done = 0``) and after
     each one. Unknown ids in ``session_ids`` are skipped.
     """
     if session_ids is not None:
+        marks: dict = {}
+        if options.lineage:
+            session_ids, marks = _chains_of(db, session_ids)
         total = len(session_ids)
         if progress:
             progress(0, total)
         for done, session_id in enumerate(session_ids, 1):
             obj = db.export_session(session_id)
             if obj is not None:
-                yield obj
+                yield from shaped([mark(obj, marks) if marks else obj], options)
             if progress:
                 progress(done, total)
         return
@@ -373,37 +214,61 @@ def iter_export(
     if progress:
         progress(0, total)
     done = 0
-    for obj in iter_export_all_batched(db, source):
+    for obj in shaped(iter_export_all_batched(db, source, lineage=options.lineage), options):
         yield obj
         done += 1
         if progress:
             progress(done, max(total, done))
 
 
+def _chains_of(db: SessionDB, session_ids: list[str]) -> "tuple[list[str], dict]":
+    """The compression chains of ``session_ids``, each once, root to tip, and each
+    member's place (as :func:`~hermes_state.export_units.lineage_order` marks them)."""
+    order: list[str] = []
+    marks: dict[str, tuple[str, int, int]] = {}
+    for session_id in session_ids:
+        if session_id in marks:
+            continue
+        chain = [sid for sid in db.store.read(lambda conn: chain_of(conn, session_id)) if sid not in marks]
+        for number, member in enumerate(chain, 1):
+            marks[member] = (chain[0], number, len(chain))
+        order.extend(chain)
+    return order, marks
+
+
 def render_chunks(
     sessions: Iterable[dict], fmt: str = "jsonl", *, visible_controls: bool = False
 ) -> Iterator[str]:
-    """Text chunks of an export: one JSONL line per session, or Markdown documents
-    separated by a horizontal rule.
+    """Text chunks of an export: one JSONL line per session, Markdown documents separated
+    by a horizontal rule, or one HTML page (:func:`hermes_state.export_html.html_chunks`).
+    A lineage export's segments (see :mod:`hermes_state.export_units`) make one Markdown
+    document or HTML article per conversation.
 
     JSONL never carries a control raw (:func:`session_to_jsonl`) and stays exact. Markdown
     is exact by default (a file keeps every byte of content); with ``visible_controls``
     every control in it but newline and tab is shown as a visible character
     (:func:`~hermes_state.inert_text.inert_document`): Markdown read on a terminal, where an
-    ESC in a message would retitle it or write the clipboard."""
-    if fmt not in FORMATS:
-        raise ValueError(f"unknown export format {fmt!r} (expected one of {', '.join(FORMATS)})")
-    first = True
-    for obj in sessions:
-        if fmt == "jsonl":
+    ESC in a message would retitle it or write the clipboard. HTML shows every control as
+    a visible character always (a browser is a screen)."""
+    if fmt not in STREAM_FORMATS:
+        raise ValueError(f"unknown export format {fmt!r} (expected one of {', '.join(STREAM_FORMATS)})")
+    if fmt == "jsonl":
+        for obj in sessions:
             yield session_to_jsonl(obj)
-        else:
-            if not first:
-                yield "---\n\n"
-            # The whole document at once: content, title, model, tool names, cwd and ids
-            # alike, whatever field a control came in.
-            document = session_to_markdown(obj)
-            yield inert_document(document) if visible_controls else document
+        return
+    if fmt == "html":
+        from .export_html import html_chunks  # (its own module: only an HTML export loads it)
+
+        yield from html_chunks(group_units(sessions))
+        return
+    first = True
+    for unit in group_units(sessions):
+        if not first:
+            yield "---\n\n"
+        # The whole document at once: content, title, model, tool names, cwd and ids
+        # alike, whatever field a control came in.
+        document = lineage_to_markdown(unit)
+        yield inert_document(document) if visible_controls else document
         first = False
 
 
@@ -427,11 +292,21 @@ def export_to_path(
     session_ids: list[str] | None = None,
     progress: ProgressCallback | None = None,
     mode: int = 0o600,
+    options: ExportOptions = PLAIN,
 ) -> int:
     """Export to a file, atomically and owner-only; return the number of sessions written.
-    (:func:`hermes_state.export_parallel.export_to_path` writes the same on several cores.)"""
-    counter = _Counter(iter_export(db, source, session_ids, progress))
-    write_atomic(path, render_chunks(counter, fmt), mode=mode)
+    (:func:`hermes_state.export_parallel.export_to_path` writes the same on several cores.)
+    ``md-dir``: a directory of one Markdown file per conversation and its manifest
+    (:func:`hermes_state.export_mddir.write_md_dir`; owner-only, atomic too)."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown export format {fmt!r} (expected one of {', '.join(FORMATS)})")
+    counter = _Counter(iter_export(db, source, session_ids, progress, options))
+    if fmt == "md-dir":
+        from .export_mddir import write_md_dir
+
+        write_md_dir(path, group_units(counter))
+    else:
+        write_atomic(path, render_chunks(counter, fmt), mode=mode)
     return counter.count
 
 
@@ -444,10 +319,13 @@ def export_to_stream(
     session_ids: list[str] | None = None,
     progress: ProgressCallback | None = None,
     visible_controls: bool = False,
+    options: ExportOptions = PLAIN,
 ) -> int:
     """Export to an open text stream (e.g. stdout); return the number of sessions written.
     ``visible_controls``: Markdown to be read on a terminal (see :func:`render_chunks`)."""
-    counter = _Counter(iter_export(db, source, session_ids, progress))
+    if fmt not in STREAM_FORMATS:
+        raise ValueError(f"an export to a stream is one of {', '.join(STREAM_FORMATS)}, not {fmt!r}")
+    counter = _Counter(iter_export(db, source, session_ids, progress, options))
     for chunk in render_chunks(counter, fmt, visible_controls=visible_controls):
         stream.write(chunk)
     stream.flush()
@@ -883,6 +761,9 @@ def _link_parents(conn: sqlite3.Connection, links: list[tuple[str, str]]) -> lis
 
 __all__ = [
     "FORMATS",
+    "STREAM_FORMATS",
+    "ExportOptions",
+    "format_timestamp",
     "ImportReport",
     "export_to_path",
     "export_to_stream",

@@ -20,7 +20,7 @@ import logging
 import sqlite3
 from itertools import groupby
 from operator import itemgetter
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 try:
     from .inert_text import escape_json_text
@@ -55,7 +55,8 @@ def read_batch(conn: sqlite3.Connection, sessions_sql: str, messages_sql: str, i
 
 
 def encode_batch_lines(
-    conn: sqlite3.Connection, sessions_sql: str, messages_sql: str, ids: list[str]
+    conn: sqlite3.Connection, sessions_sql: str, messages_sql: str, ids: list[str],
+    render: "Callable[[dict], bytes] | None" = None,
 ) -> tuple[list[bytes], int]:
     """The UTF-8 JSONL lines of the sessions of ``ids`` that exist, in the order of ``ids``:
     the lines :func:`jsonl_line` makes of what :func:`read_batch` reads, but each session is encoded as
@@ -69,7 +70,7 @@ def encode_batch_lines(
         session = waiting.pop(session_id, None)
         if session is not None:
             session["messages"] = messages
-            lines[session_id] = jsonl_line(session).encode("utf-8")
+            lines[session_id] = render(session) if render is not None else jsonl_line(session).encode("utf-8")
 
     for owner, group in groupby(_messages(cursor, messages_sql, ids), key=itemgetter(0)):
         encode(owner, [message for _owner, message in group])
@@ -144,6 +145,69 @@ def blob_text(value: Any) -> str:
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
+#: What a worker writes before each Markdown document (the writer drops the first one): the
+#: rule one process writes between documents (:func:`hermes_state.export.render_chunks`).
+MARKDOWN_SEPARATOR = b"---\n\n"
+
+
+def renderer(fmt: str, options: dict, visible_controls: bool = False) -> "Callable[[dict], bytes] | None":
+    """How a worker encodes one session for an export of ``fmt`` shaped by ``options``
+    (``{"only": …, "redact": …}``, as :class:`hermes_state.export_units.ExportOptions`
+    without lineage); None for plain JSONL (the fastest path, as before). ``md-dir``: per
+    session one line of JSON (its file's facts, :func:`hermes_state.export_mddir.unit_facts`,
+    and ``bytes``, the document's length) and then the document; ``html``: per session a line
+    ``<article bytes> <sidebar entry bytes>`` and then the two
+    (:func:`hermes_state.export_html.html_parts`, the anchor left for the page to number)."""
+    if fmt == "jsonl" and not options.get("only") and not options.get("redact"):
+        return None
+    try:
+        from .export_markdown import session_to_markdown
+        from .export_units import ExportOptions, shape
+        from .inert_text import inert_document
+    except ImportError:  # run by its path in a worker
+        from export_markdown import session_to_markdown  # type: ignore[no-redef]
+        from export_units import ExportOptions, shape  # type: ignore[no-redef]
+        from inert_text import inert_document  # type: ignore[no-redef]
+    shaping = ExportOptions(only=options.get("only"), redact=bool(options.get("redact")))
+    if fmt == "jsonl":
+        return lambda session: jsonl_line(shape(session, shaping)).encode("utf-8")
+    if fmt == "md-dir":
+        try:
+            from .export_mddir import unit_facts
+        except ImportError:  # run by its path in a worker
+            from export_mddir import unit_facts  # type: ignore[no-redef]
+
+        def record(session: dict) -> bytes:
+            shaped = shape(session, shaping)
+            document = session_to_markdown(shaped).encode("utf-8")
+            facts = unit_facts([shaped])
+            facts["bytes"] = len(document)
+            return json.dumps(facts, default=blob_text).encode("utf-8") + b"\n" + document
+
+        return record
+    if fmt == "html":
+        try:
+            from .export_html import html_parts
+        except ImportError:  # run by its path in a worker
+            from export_html import html_parts  # type: ignore[no-redef]
+
+        def parts(session: dict) -> bytes:
+            article, entry = (part.encode("utf-8") for part in html_parts([shape(session, shaping)]))
+            return f"{len(article)} {len(entry)}\n".encode() + article + entry
+
+        return parts
+    if fmt != "md":
+        raise ValueError(f"workers do not write {fmt!r}")
+
+    def markdown(session: dict) -> bytes:
+        document = session_to_markdown(shape(session, shaping))
+        if visible_controls:
+            document = inert_document(document)
+        return MARKDOWN_SEPARATOR + document.encode("utf-8")
+
+    return markdown
+
+
 def _serve() -> None:  # pragma: no cover - run in worker processes (tests drive it through them)
     import signal
     import sys
@@ -160,13 +224,20 @@ def _serve() -> None:  # pragma: no cover - run in worker processes (tests drive
         out.write(f"ERR cannot open the store: {exc}\n".encode("utf-8", "replace"))
         out.flush()
         return
+    try:
+        render = renderer(config.get("format", "jsonl"), config.get("options") or {},
+                          bool(config.get("visible_controls")))
+    except Exception as exc:
+        out.write(f"ERR cannot export: {exc}\n".encode("utf-8", "replace"))
+        out.flush()
+        return
     for line in requests:
         try:
             ids = json.loads(line)
             conn.execute("BEGIN")  # one snapshot per batch, as the one-process export reads it
             try:
                 lines, sessions = read_leniently(conn, lambda: encode_batch_lines(
-                    conn, config["sessions_sql"], config["messages_sql"], ids))
+                    conn, config["sessions_sql"], config["messages_sql"], ids, render))
             finally:
                 conn.execute("COMMIT")
         except Exception as exc:

@@ -33,6 +33,10 @@ from . import export
 from .db import SessionDB
 from .errors import DatabaseError
 from .export import ProgressCallback, batch_statements, export_plan, plan_batches
+from .export_batch import MARKDOWN_SEPARATOR
+from .export_html import html_page
+from .export_mddir import write_md_dir_records
+from .export_units import PLAIN, ExportOptions
 from .paths import write_atomic
 
 #: Exports of fewer messages than this run in one process.
@@ -134,23 +138,59 @@ def _widen_pipe(stream: IO[bytes] | None) -> None:
         pass  # over the system's limit: the default pipe works, a little slower
 
 
+#: Formats the workers write. For ``md-dir`` they render the documents (this process names,
+#: writes and lists the files); for ``html`` each conversation's article and sidebar entry
+#: (this process numbers the anchors and writes the page).
+PARALLEL_FORMATS = ("jsonl", "md", "md-dir", "html")
+
+
 def iter_jsonl_parallel(
     db: SessionDB,
     source: str | None = None,
     *,
     workers: int | None = None,
     on_batch: Callable[[int], None] | None = None,
+    fmt: str = "jsonl",
+    options: ExportOptions = PLAIN,
+    visible_controls: bool = False,
 ) -> Iterator[bytes]:
     """JSONL chunks (UTF-8) of every session (of ``source``) in the order of
     :func:`~hermes_state.export.iter_export_all_batched`, encoded by ``workers`` processes.
-    ``on_batch(sessions)`` is called as each chunk is handed out."""
+    ``on_batch(sessions)`` is called as each chunk is handed out. ``fmt="md"``: the Markdown
+    documents instead, separated as one process separates them; ``options`` (not lineage)
+    shape each session as :func:`~hermes_state.export.iter_export` does."""
     count = workers if workers is not None else default_workers()
     if count < 1:
         raise ValueError("a parallel export needs at least one worker")
+    if fmt not in PARALLEL_FORMATS or options.lineage:
+        raise ValueError(f"workers write {', '.join(PARALLEL_FORMATS)} without lineage")
     sessions_sql, messages_sql = batch_statements(db)
     config = json.dumps({
         "database": str(Path(db.db_path).resolve()), "sessions_sql": sessions_sql, "messages_sql": messages_sql,
+        "format": fmt, "options": {"only": options.only, "redact": options.redact},
+        "visible_controls": visible_controls,
     })
+    pooled = _pooled(config, db, source, count, on_batch)
+    try:
+        yield from (_without_first_separator(pooled) if fmt == "md" else pooled)
+    finally:
+        pooled.close()  # (the workers stop now, not when the generator is collected)
+
+
+def _without_first_separator(chunks: Iterator[bytes]) -> Iterator[bytes]:
+    """Each worker's document starts with the rule written between documents: the export's
+    first one is dropped, as one process writes none before its first document."""
+    first = True
+    for chunk in chunks:
+        if first and chunk:
+            chunk = chunk[len(MARKDOWN_SEPARATOR):] if chunk.startswith(MARKDOWN_SEPARATOR) else chunk
+            first = False
+        yield chunk
+
+
+def _pooled(
+    config: str, db: SessionDB, source: str | None, count: int, on_batch: Callable[[int], None] | None
+) -> Iterator[bytes]:
     pool: list[_Worker] = []
     try:
         # The workers start (~50 ms each: an interpreter, sqlite3, json) while the order is read.
@@ -192,14 +232,47 @@ def export_to_path(
     session_ids: list[str] | None = None,
     progress: ProgressCallback | None = None,
     mode: int = 0o600,
+    options: ExportOptions = PLAIN,
 ) -> int:
-    """:func:`hermes_state.export.export_to_path`, on several cores when :func:`suitable`."""
-    if not (fmt == "jsonl" and session_ids is None and suitable(db, source)):
+    """:func:`hermes_state.export.export_to_path`, on several cores when :func:`suitable`
+    (JSONL or Markdown of every session, without ``--lineage``: its chains are ordered by
+    one process)."""
+    if not uses_workers(db, fmt, source, session_ids, options):
         return export.export_to_path(db, path, fmt, source=source, session_ids=session_ids,
-                                     progress=progress, mode=mode)
-    chunks, counted = _counted_chunks(db, source, progress)
-    write_atomic(path, chunks, mode=mode)
+                                     progress=progress, mode=mode, options=options)
+    chunks, counted = _counted_chunks(db, source, progress, fmt, options)
+    if fmt == "md-dir":
+        write_md_dir_records(path, _records(chunks))
+    elif fmt == "html":
+        write_atomic(path, html_page(_html_parts(chunks)), mode=mode)
+    else:
+        write_atomic(path, chunks, mode=mode)
     return counted()
+
+
+def _html_parts(chunks: Iterable[bytes]) -> Iterator[tuple[str, str]]:
+    """``(article, sidebar entry)`` of each session from the workers' ``html`` chunks."""
+    for chunk in chunks:
+        start = 0
+        while start < len(chunk):
+            end = chunk.index(b"\n", start)
+            article, entry = (int(size) for size in chunk[start:end].split())
+            middle = end + 1 + article
+            yield chunk[end + 1:middle].decode("utf-8"), chunk[middle:middle + entry].decode("utf-8")
+            start = middle + entry
+
+
+def _records(chunks: Iterable[bytes]) -> Iterator[tuple[dict, bytes]]:
+    """``(facts, document)`` of each session from the workers' ``md-dir`` chunks."""
+    for chunk in chunks:
+        view = memoryview(chunk)
+        start = 0
+        while start < len(chunk):
+            end = chunk.index(b"\n", start)
+            facts = json.loads(view[start:end].tobytes())
+            size = facts.pop("bytes")
+            yield facts, view[end + 1:end + 1 + size].tobytes()
+            start = end + 1 + size
 
 
 def export_to_stream(
@@ -211,14 +284,16 @@ def export_to_stream(
     session_ids: list[str] | None = None,
     progress: ProgressCallback | None = None,
     visible_controls: bool = False,
+    options: ExportOptions = PLAIN,
 ) -> int:
     """:func:`hermes_state.export.export_to_stream`, on several cores when :func:`suitable`
     (the bytes go to the stream's binary buffer when it has one). ``visible_controls``
     changes Markdown only: JSONL never carries a control raw."""
-    if not (fmt == "jsonl" and session_ids is None and suitable(db, source)):
+    if fmt in ("md-dir", "html") or not uses_workers(db, fmt, source, session_ids, options):
         return export.export_to_stream(db, stream, fmt, source=source, session_ids=session_ids,
-                                       progress=progress, visible_controls=visible_controls)
-    chunks, counted = _counted_chunks(db, source, progress)
+                                       progress=progress, visible_controls=visible_controls,
+                                       options=options)
+    chunks, counted = _counted_chunks(db, source, progress, fmt, options, visible_controls)
     binary = getattr(stream, "buffer", None)
     stream.flush()  # (what the text layer holds goes first)
     for chunk in chunks:
@@ -232,8 +307,16 @@ def export_to_stream(
     return counted()
 
 
+def uses_workers(
+    db: SessionDB, fmt: str, source: str | None, session_ids: list[str] | None, options: ExportOptions
+) -> bool:
+    """Whether this export is written by worker processes (see :func:`suitable`)."""
+    return fmt in PARALLEL_FORMATS and not options.lineage and session_ids is None and suitable(db, source)
+
+
 def _counted_chunks(
-    db: SessionDB, source: str | None, progress: ProgressCallback | None
+    db: SessionDB, source: str | None, progress: ProgressCallback | None, fmt: str = "jsonl",
+    options: ExportOptions = PLAIN, visible_controls: bool = False,
 ) -> tuple[Iterable[bytes], Callable[[], int]]:
     total = db.session_count(source)
     done = [0]
@@ -245,4 +328,6 @@ def _counted_chunks(
         if progress:
             progress(done[0], max(total, done[0]))
 
-    return iter_jsonl_parallel(db, source, on_batch=on_batch), lambda: done[0]
+    chunks = iter_jsonl_parallel(db, source, on_batch=on_batch, fmt=fmt, options=options,
+                                 visible_controls=visible_controls)
+    return chunks, lambda: done[0]

@@ -572,14 +572,31 @@ def _warn_unknown_source_at(path: Path, source: str) -> None:
 
 @session_action("export")
 def _add_export(sub) -> None:
-    parser = sub.add_parser("export", help="export sessions to JSONL or Markdown")
-    parser.add_argument("output", metavar="OUTPUT", help="output file, or - for stdout")
+    parser = sub.add_parser("export", help="export sessions to JSONL, Markdown or HTML")
+    parser.add_argument("output", metavar="OUTPUT", help="output file (a directory for md-dir), or - for stdout")
     parser.add_argument("--session-id", help="export one session (full id or unique prefix)")
     parser.add_argument(
         "--format",
-        choices=("jsonl", "md"),
+        choices=("jsonl", "md", "html", "md-dir"),
         default="jsonl",
-        help="jsonl (default, re-importable) or md (readable transcript)",
+        help="jsonl (default, re-importable), md (readable transcript), html (one self-contained "
+        "page with a sidebar of conversations), md-dir (a directory of one Markdown file per "
+        "conversation plus manifest.jsonl with each file's SHA-256)",
+    )
+    parser.add_argument(
+        "--lineage",
+        action="store_true",
+        help="a conversation's whole compression lineage as one document, root to tip, segments "
+        "marked (JSONL: the segments on consecutive lines, each with a 'lineage' key)",
+    )
+    parser.add_argument(
+        "--only", choices=("user-prompts",), help="user-prompts: only the prompts the user wrote"
+    )
+    parser.add_argument(
+        "--redact",
+        action="store_true",
+        help="replace secrets in common shapes (API keys, tokens, passwords, private keys, "
+        "credentials in URLs) with [REDACTED]",
     )
     parser.add_argument("--dry-run", "-n", action="store_true",
                         help="list the conversations the filters choose; write nothing")
@@ -609,10 +626,14 @@ def _is_regular_file(stream: Any) -> bool:
 def _cmd_export(args: argparse.Namespace) -> int:
     # (on several cores when the export is large: the same bytes, see export_parallel)
     from hermes_state.export_parallel import export_to_path, export_to_stream
+    from hermes_state.export_units import ExportOptions
 
     to_stdout = args.output == "-"
+    if to_stdout and args.format == "md-dir":
+        raise CliExit("Error: --format md-dir writes a directory: give its path, not -", 2)
+    options = ExportOptions(lineage=args.lineage, only=args.only, redact=args.redact)
     if cli_profiles.across(args):
-        return _export_across(args, to_stdout)
+        return _export_across(args, to_stdout, options)
     with open_store("read") as db, _export_progress(to_stdout) as progress:
         # An empty --session-id is an error, never "every session" (CLI-17).
         session_ids = [resolve_id(db, args.session_id)] if args.session_id is not None else None
@@ -642,10 +663,11 @@ def _cmd_export(args: argparse.Namespace) -> int:
             # Markdown on stdout is read on a terminal (or through a pipe that ends at one:
             # ``| head``): its controls are shown, never sent raw. Redirected to a file
             # (``> out.md``) it stays exact, as an export to a path does. JSONL is safe
-            # and exact everywhere (hermes_state.export_batch.jsonl_line).
+            # and exact everywhere (hermes_state.export_batch.jsonl_line); HTML shows
+            # every control as a visible character.
             count = export_to_stream(
                 db, sys.stdout, args.format, source=source, session_ids=session_ids,
-                visible_controls=not _is_regular_file(sys.stdout),
+                visible_controls=not _is_regular_file(sys.stdout), options=options,
             )
         else:
             try:
@@ -656,6 +678,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
                     source=source,
                     session_ids=session_ids,
                     progress=progress,
+                    options=options,
                 )
             except OSError as exc:
                 reason = exc.strerror or str(exc)
@@ -665,13 +688,15 @@ def _cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
-def _export_across(args: argparse.Namespace, to_stdout: bool) -> int:
+def _export_across(args: argparse.Namespace, to_stdout: bool, options: Any = None) -> int:
     """``export --all-profiles`` (PF-4): every profile's sessions in one file, profile after
     profile, each session carrying ``"profile"`` (JSONL; a Markdown transcript says it).
     Import reads such a file back into one store (it ignores the field). A profile whose
     store cannot be read is named and left out, and the exit status is then 1: the export
     is not everything that was asked for."""
     from hermes_state.export import iter_export, render_chunks
+    from hermes_state.export_mddir import write_md_dir
+    from hermes_state.export_units import PLAIN, group_units
     from hermes_state.paths import write_atomic
 
     with cli_profiles.open_across(_open_profile_store, cli_profiles.warn) as (opened, left):
@@ -687,7 +712,7 @@ def _export_across(args: argparse.Namespace, to_stdout: bool) -> int:
                 if item.profile.name not in wanted:
                     continue
                 ids = wanted[item.profile.name]
-                for obj in iter_export(item.store, None if ids else args.source, ids):
+                for obj in iter_export(item.store, None if ids else args.source, ids, options=options or PLAIN):
                     obj["profile"] = item.profile.name
                     count[0] += 1
                     yield obj
@@ -700,7 +725,10 @@ def _export_across(args: argparse.Namespace, to_stdout: bool) -> int:
         else:
             with _export_progress(False):
                 try:
-                    write_atomic(args.output, render_chunks(sessions(), args.format))
+                    if args.format == "md-dir":
+                        write_md_dir(args.output, group_units(sessions()))
+                    else:
+                        write_atomic(args.output, render_chunks(sessions(), args.format))
                 except OSError as exc:
                     reason = exc.strerror or str(exc)
                     raise CliExit(f"Error: cannot write {args.output}: {reason}") from exc

@@ -151,8 +151,9 @@ class UndoStack:
 # ---------------------------------------------------------------------------- export
 
 
-FORMAT_EXTENSIONS = {"jsonl": "jsonl", "md": "md"}
-FORMAT_LABELS = {"jsonl": "JSONL (as upstream writes it)", "md": "Markdown transcript"}
+FORMAT_EXTENSIONS = {"jsonl": "jsonl", "md": "md", "html": "html"}
+FORMAT_LABELS = {"jsonl": "JSONL (as upstream writes it)", "md": "Markdown transcript",
+                 "html": "HTML page (opens offline in a browser)"}
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,8 @@ ExportRunner = Callable[
     [ExportScope, str, Path, Callable[[int, int], None], Callable[[], bool]], ExportOutcome
 ]
 
-FORMATS = ("jsonl", "md")
+#: (``md-dir`` is the command line's: a directory is not what this dialog's path names.)
+FORMATS = ("jsonl", "md", "html")
 
 
 class ExportModal(ModalScreen[ExportOutcome | None]):

@@ -154,6 +154,21 @@ def test_export_across_profiles_holds_every_session_with_its_profile(profiles_ho
     assert ids_of(fresh / "state.db") == set().union(*by_profile.values())
 
 
+def test_export_across_profiles_as_a_markdown_directory_and_an_html_page(profiles_home, tmp_path):
+    expected = sum(len(ids_of(store(profiles_home, name))) for name in READABLE)
+    directory = tmp_path / "all-md"
+    result = hermes(profiles_home, "export", "--all-profiles", str(directory), "--format", "md-dir", "--redact")
+    assert result.returncode == 1  # (the broken profile is left out, as for JSONL)
+    manifest = [json.loads(line) for line in (directory / "manifest.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert len(manifest) == expected  # ids shared by two profiles get a file each (names unique)
+    assert len({entry["file"] for entry in manifest}) == expected
+    assert all("- **Profile:** " in (directory / entry["file"]).read_text(encoding="utf-8") for entry in manifest)
+    page = tmp_path / "all.html"
+    result = hermes(profiles_home, "export", "--all-profiles", str(page), "--format", "html")
+    assert result.returncode == 1
+    assert page.read_text(encoding="utf-8").count("<article ") == expected
+
+
 def test_export_of_one_session_finds_its_profile_and_refuses_an_id_in_two(profiles_home):
     only_coder = sorted(ids_of(store(profiles_home, "coder")) - ids_of(store(profiles_home, "default"))
                         - ids_of(store(profiles_home, "old")))[0]

@@ -212,3 +212,94 @@ def test_the_workers_export_odd_content_as_one_process_does(corpora, tmp_path, a
         assert "\ufffd" in one.read_text(encoding="utf-8")
     finally:
         db.close()
+
+
+@pytest.mark.parametrize("schema", [16, 30])
+@pytest.mark.parametrize("options", [
+    {}, {"only": "user-prompts"}, {"redact": True},
+], ids=["plain", "prompts", "redacted"])
+def test_the_workers_write_the_markdown_one_process_writes(corpora, tmp_path, always_parallel, schema, options):
+    """Markdown (and JSONL shaped by --only / --redact) on workers: the very bytes of one
+    process, documents separated as one process separates them, the first with no rule."""
+    from hermes_state.export_units import ExportOptions
+
+    shaping = ExportOptions(**options)
+    db = SessionDB(corpora[schema], read_only=True)
+    try:
+        for fmt in ("md", "jsonl"):
+            one, many = tmp_path / f"one.{fmt}", tmp_path / f"many.{fmt}"
+            counted_one = export_to_path(db, one, fmt, options=shaping)
+            progress: list[tuple[int, int]] = []
+            counted_many = export_to_path_fast(db, many, fmt, options=shaping,
+                                               progress=lambda done, total: progress.append((done, total)))
+            assert counted_many == counted_one > 0
+            assert many.read_bytes() == one.read_bytes()
+            assert len(progress) > 3 and progress[-1][0] == counted_one  # a batch at a time
+        assert many.read_bytes()[:2] == b"{\"" and one.with_suffix(".md").read_bytes().startswith(b"# ")
+    finally:
+        db.close()
+
+
+def test_markdown_for_a_terminaluses_workers_shows_controls_as_one_process_does(corpora, tmp_path, always_parallel):
+    import io
+
+    db = SessionDB(corpora[30], read_only=True)
+    try:
+        one, many = io.StringIO(), io.StringIO()
+        export_to_stream(db, one, "md", visible_controls=True)
+        export_to_stream_fast(db, many, "md", visible_controls=True)
+    finally:
+        db.close()
+    assert many.getvalue() == one.getvalue() and len(one.getvalue()) > 1000
+
+
+def test_a_lineage_export_is_ordered_by_one_process(corpora, tmp_path, always_parallel):
+    from hermes_state.export_units import ExportOptions
+
+    db = SessionDB(corpora[30], read_only=True)
+    try:
+        assert not export_parallel.uses_workers(db, "md", None, None, ExportOptions(lineage=True))
+        assert not export_parallel.uses_workers(db, "html", None, ["one"], ExportOptions())
+        assert export_parallel.uses_workers(db, "md", None, None, ExportOptions(redact=True))
+    finally:
+        db.close()
+
+
+@pytest.mark.parametrize("schema", [16, 30])
+@pytest.mark.parametrize("options", [{}, {"redact": True}], ids=["plain", "redacted"])
+def test_the_workers_render_the_markdown_directory_one_process_writes(corpora, tmp_path, always_parallel, schema, options):
+    """md-dir on workers: the same file names, the same bytes in each file, the same manifest."""
+    from hermes_state.export_units import ExportOptions
+
+    shaping = ExportOptions(**options)
+    db = SessionDB(corpora[schema], read_only=True)
+    try:
+        assert export_parallel.uses_workers(db, "md-dir", None, None, shaping)
+        one, many = tmp_path / "one", tmp_path / "many"
+        counted_one = export_to_path(db, one, "md-dir", options=shaping)
+        counted_many = export_to_path_fast(db, many, "md-dir", options=shaping)
+    finally:
+        db.close()
+    assert counted_many == counted_one > 0
+    names = sorted(os.listdir(one))
+    assert names == sorted(os.listdir(many)) and len(names) == counted_one + 1
+    for name in names:
+        assert (many / name).read_bytes() == (one / name).read_bytes(), name
+    assert (many.stat().st_mode & 0o777) == 0o700
+
+
+@pytest.mark.parametrize("schema", [16, 30])
+def test_the_workers_render_the_html_page_one_process_writes(corpora, tmp_path, always_parallel, schema):
+    """HTML on workers: each conversation's article and sidebar entry rendered there, the
+    anchors numbered here -- the very page one process writes."""
+    db = SessionDB(corpora[schema], read_only=True)
+    try:
+        assert export_parallel.uses_workers(db, "html", None, None, export_parallel.PLAIN)
+        one, many = tmp_path / "one.html", tmp_path / "many.html"
+        counted_one = export_to_path(db, one, "html")
+        counted_many = export_to_path_fast(db, many, "html")
+    finally:
+        db.close()
+    assert counted_many == counted_one > 0
+    assert many.read_bytes() == one.read_bytes()
+    assert one.read_text().count("<article ") == counted_one

@@ -116,6 +116,25 @@ async def test_export_whole_lineage_as_markdown(fixed_db: Path, out: Path) -> No
     assert stat.S_IMODE(target.stat().st_mode) == 0o600
 
 
+async def test_export_whole_lineage_as_an_html_page(fixed_db: Path, out: Path) -> None:
+    app = export_app(fixed_db, out)
+    async with app.run_test(size=SIZE) as pilot:
+        modal = await open_export(pilot, ("j", "j", "j"))
+        await choose(pilot, modal, "#export-scope", 1)
+        await choose(pilot, modal, "#export-format", 2)
+        target = out / f"hermes-lineage-{TRAVEL_ROOT}-{STAMP}.html"
+        assert modal.query_one("#export-path", Input).value == str(target)
+        await pilot.click("#export-go")
+        await settle(pilot)
+        assert not isinstance(app.screen, ExportModal)
+    page = target.read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>") and page.endswith("</html>\n")
+    assert "Plan a week in Kyoto in April" in page and "Day 4: Nara park" in page
+    assert page.count("<article ") == 2  # the two sessions of the lineage, each listed in the sidebar
+    assert page.count('<li><a href="#c') == 2
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600
+
+
 async def test_export_every_session_of_the_source_filter(fixed_db: Path, out: Path) -> None:
     app = export_app(fixed_db, out)
     async with app.run_test(size=SIZE) as pilot:
