@@ -27,7 +27,7 @@ def _fail(message: str) -> int:
 
 
 def add_trash(sub) -> None:
-    parser = sub.add_parser("trash", help=f"list deleted sessions (by delete or in the browser), kept {TRASH_DAYS} days")
+    parser = sub.add_parser("trash", help=f"list sessions deleted (here or in the browser), kept {TRASH_DAYS} days")
     parser.set_defaults(run=cmd_trash)
 
 
