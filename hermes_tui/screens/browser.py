@@ -155,8 +155,17 @@ class BrowserScreen(HermesScreen):
         self.ctx.signals.status.subscribe(self, self._status)
         self.ctx.signals.access.subscribe(self, self._access)
         self.update_titles()
+        self._show_config_problems()
         self._fit_width(self.app.size.width)
         self.list_window.load(0, None)
+
+    def _show_config_problems(self) -> None:
+        """config.yaml's problems stay in the status line until fixed; help names each one."""
+        n = len(self.ctx.config_problems)
+        if n:
+            help_key = bound_keys_label(self.app, "help", "?")
+            self._one(StatusLine).set_notice(
+                f"{n} problem{'s' if n != 1 else ''} in config.yaml ({help_key} lists them)")
 
     def on_resize(self, event) -> None:
         self._fit_width(event.size.width)

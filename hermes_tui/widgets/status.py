@@ -15,6 +15,8 @@ class StatusLine(Static):
         self.warning_severity = "warning"
         #: What is being done that the reader waits for (not a warning), or None.
         self.activity: str | None = None
+        #: A problem that lasts as long as the app (config.yaml's), after any warning.
+        self.notice: str | None = None
 
     def set_info(self, text: str) -> None:
         self.left = text
@@ -24,6 +26,10 @@ class StatusLine(Static):
         self.warning = text
         self.warning_severity = severity
         self.set_class(bool(text), "-warning")
+        self._redraw()
+
+    def set_notice(self, text: str | None) -> None:
+        self.notice = text
         self._redraw()
 
     def set_activity(self, text: str | None) -> None:
@@ -37,6 +43,10 @@ class StatusLine(Static):
         if self.warning:
             line.append("⚠ ", style="bold")
             line.append(self.warning, style="bold")
+            line.append("  ·  ")
+        if self.notice:
+            line.append("⚠ ", style="bold")
+            line.append(self.notice)
             line.append("  ·  ")
         if self.activity:
             line.append(self.activity, style="italic")
