@@ -424,6 +424,11 @@ class HermesApp(App[str | None]):
             binding = active.binding
             if not binding.description or binding.action in seen:
                 continue
+            if binding.action == "screen.copy_text":
+                # Textual's Ctrl+C copies a mouse selection, if any, else it falls through to
+                # our Ctrl+C (cancel): from the palette there is never a selection, and
+                # "Copy selected text (^c)" beside a Ctrl+C that quits misleads.
+                continue
             seen.add(binding.action)
             node = active.node
             yield SystemCommand(

@@ -81,3 +81,15 @@ async def test_help_lists_open_hit_once_and_ids_in_one_column(fixed_db: Path) ->
         ends = {len(line.rstrip()) - len(line.rstrip().split(" ")[-1]) for line in lines
                 if "," not in line and line.rstrip().endswith(("quit", "close_help", "results_back", "transcript", "open"))}
         assert len(ends) == 1, ends  # every id starts at the same column
+
+
+async def test_palette_does_not_offer_copy_selected_text_on_the_key_that_quits(fixed_db: Path) -> None:
+    app = make_app(fixed_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        titles = [command.title for command in app.get_system_commands(app.screen)]
+        assert "Copy selected text" not in titles
+        assert "Quit" in titles
+        await pilot.press("ctrl+c")  # and Ctrl+C still leaves (BR-17)
+        await settle(pilot)
+    assert app.return_value is None and not app.is_running
