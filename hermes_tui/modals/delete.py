@@ -14,7 +14,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
-from hermes_state.timefmt import relative_time, stamp_and_relative
+from ..shown_time import relative as relative_time, stamp_and_relative
 
 from hermes_state.inert_text import shell_quote
 from hermes_state.trash import TRASH_DAYS, DeletePreview, RelatedSession

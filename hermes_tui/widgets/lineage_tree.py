@@ -19,7 +19,7 @@ from textual.widgets.tree import TreeNode
 
 from hermes_state.lineage import EdgeKind
 from hermes_state.models import LineageNode
-from hermes_state.timefmt import relative_time
+from ..shown_time import relative as relative_time
 
 from ..textsafe import inert_line
 

@@ -17,7 +17,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from hermes_state.recap import Recap
-from hermes_state.timefmt import stamp_and_relative as _when
+from ..shown_time import stamp_and_relative as _when
 
 from ..view_models import RecapData
 from ..render.fields import Fields

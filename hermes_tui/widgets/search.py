@@ -24,7 +24,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widgets import Input
 
-from hermes_state.timefmt import relative_time
+from ..shown_time import relative as relative_time
 
 from ..compat import input_cursor_visible, input_suggestion, run_after_this_frame, scroll_update
 from ..view_models import SearchView

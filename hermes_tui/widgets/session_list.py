@@ -21,7 +21,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from hermes_state.models import SessionSummary
-from hermes_state.timefmt import relative_time
+from ..shown_time import relative as relative_time, seconds_to_next_minute
 
 from ..render.marks import marks
 from ..textsafe import inert_line
@@ -65,7 +65,7 @@ class SessionList(KeysFollowFocus, StyleOncePerRepaint, ScrollView, can_focus=Tr
     #: Seconds between redraws that move the shown times on ("just now" -> "1m ago") when
     #: nothing else redraws the list (a store nobody writes); unchanged rows are kept, so a
     #: redraw costs ~0.6 ms.
-    TIME_TICK_S = 30.0
+    TIME_TICK_S = 60.0
 
     class NeedPage(WidgetMessage):
         """Rows from ``offset`` are needed to draw the list."""
@@ -304,7 +304,9 @@ class SessionList(KeysFollowFocus, StyleOncePerRepaint, ScrollView, can_focus=Tr
         self.virtual_size = Size(self.scrollable_content_region.width, self.total)
 
     def on_mount(self) -> None:
-        self.set_interval(self.TIME_TICK_S, self.refresh, name="shown-times")
+        # On the minute (shown_time): every pane then moves its times on together.
+        self.set_timer(min(seconds_to_next_minute(self.clock()), self.TIME_TICK_S),
+                       lambda: self.set_interval(self.TIME_TICK_S, self.refresh, name="shown-times"))
 
     # ------------------------------------------------------------------ drawing
 

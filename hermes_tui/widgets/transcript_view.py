@@ -39,7 +39,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from hermes_state.models import Message, tool_call_name
-from hermes_state.timefmt import relative_time, repeats_date
+from ..shown_time import relative as relative_time, repeats_date
 
 from .intent import WidgetMessage
 from ..textsafe import inert_block, inert_line
