@@ -253,7 +253,7 @@ class BrowserScreen(HermesScreen):
     def _active_filters(self) -> str:
         """Every filter in force, short enough for an 80-column status line (BR-13)."""
         parts = self._filter_parts()
-        parts.append("by last activity" if self.by_activity else "by start")
+        parts.append("by last activity" if self.by_activity or self.lanes_only else "by start")
         n = len(self.session_list.marked)
         if n:
             parts.append(f"{n} marked (a/d/e act on them, Esc clears)")
@@ -284,7 +284,9 @@ class BrowserScreen(HermesScreen):
     def _view_label(self) -> str:
         """The filters other than the source, as the list pane's title shows them."""
         extra = " · hidden, internal and delegate runs shown" if self.show_hidden else ""
-        return f"{VIEW_NAMES[self.view]} · by {'last activity' if self.by_activity else 'start'}{extra}"
+        # (the lanes view is always by last activity: a lane's newest exchange first)
+        order = "last activity" if self.by_activity or self.lanes_only else "start"
+        return f"{VIEW_NAMES[self.view]} · by {order}{extra}"
 
     def filter_key(self) -> tuple:
         return (self.source_filter, self.lanes_only, self.view, self.by_activity, self.show_hidden,
