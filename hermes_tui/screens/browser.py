@@ -543,6 +543,7 @@ class BrowserScreen(HermesScreen):
     def action_cycle_view(self) -> None:
         """Active, archived only, all (BR-11)."""
         self.view = VIEWS[(VIEWS.index(self.view) + 1) % len(VIEWS)]
+        self.session_list.archived_view = self.view == "archived"
         self._reload_from_top()
 
     def action_toggle_order(self) -> None:

@@ -11,6 +11,7 @@ from textual.widget import Widget
 from hermes_state.models import SessionSummary
 from ..shown_time import seconds_to_next_minute, stamp_and_relative as _when
 
+from ..ellipsis import shown_preview
 from ..render.fields import Fields
 from ..render.lanes import lane_rows
 from ..textsafe import home_path, inert_line
@@ -130,7 +131,7 @@ class DetailPane(Widget):
             parts.append(self._lane_block(self.lane))
         if summary.preview:
             parts.append(Text(""))
-            parts.append(Text(inert_line(summary.preview), style="italic"))
+            parts.append(Text(shown_preview(inert_line(summary.preview)), style="italic"))
         return Group(*parts)
 
     def _lane_block(self, lane: Any):

@@ -25,6 +25,7 @@ from textual.strip import Strip
 from textual.widgets import Input
 
 from ..shown_time import relative as relative_time
+from ..ellipsis import shown_snippet
 
 from ..compat import input_cursor_visible, input_suggestion, run_after_this_frame, scroll_update
 from ..view_models import SearchView
@@ -154,6 +155,7 @@ def _snippet_parts(snippet: str, spans: list, width: int | None) -> tuple[str, l
         start, end = (span[0], span[1]) if not hasattr(span, "start") else (span.start, span.end)
         if 0 <= start < end <= len(plain):
             pairs.append((start, end))
+    plain, pairs = shown_snippet(plain, pairs)  # (upstream's "..." cut marks as "…")
     if not (width and pairs and cell_len(plain[: pairs[0][1]]) > width - 4):
         return plain, pairs
     # Keep about a third of the line before the match (in cells: CJK is two wide).

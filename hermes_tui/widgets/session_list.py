@@ -22,6 +22,7 @@ from textual.strip import Strip
 
 from hermes_state.models import SessionSummary
 from ..shown_time import relative as relative_time, seconds_to_next_minute
+from ..ellipsis import shown_preview
 
 from ..render.marks import marks
 from ..textsafe import inert_line
@@ -109,6 +110,8 @@ class SessionList(KeysFollowFocus, StyleOncePerRepaint, ScrollView, can_focus=Tr
         self._last_highlighted: SessionSummary | None = None
         #: The time each row shows: the one the list is sorted on (BR-10).
         self.time_field = "last_active"
+        #: The archived view (BR-11): every row there is archived, so none is marked so.
+        self.archived_view = False
         #: Rows marked with ``space`` (BR-14), by session id, in the order they were marked.
         self.marked: dict[str, SessionSummary] = {}
 
@@ -335,7 +338,7 @@ class SessionList(KeysFollowFocus, StyleOncePerRepaint, ScrollView, can_focus=Tr
         # every line, ~0.3 ms a line from scratch (41 lines: 11 ms of the main thread).
         key = (
             row, width, base, under_cursor, under_cursor and self.has_focus, row.id in self.marked,
-            self.time_field, when,
+            self.time_field, when, self.archived_view,
         )
         strip = self._drawn.get(key)
         if strip is not None:
@@ -392,13 +395,13 @@ class SessionList(KeysFollowFocus, StyleOncePerRepaint, ScrollView, can_focus=Tr
             body.append(inert_line(row.title), style=self._part("title"))
             if row.preview:
                 body.append("  ")
-                body.append(inert_line(row.preview), style=self._part("preview"))
+                body.append(shown_preview(inert_line(row.preview)), style=self._part("preview"))
         else:
             body.append(
-                inert_line(row.preview) or inert_line(row.id),
+                shown_preview(inert_line(row.preview)) or inert_line(row.id),
                 style=self._part("preview"),
             )
-        tags = self.row_tags(row)
+        tags = [t for t in self.row_tags(row) if not (self.archived_view and t == "[archived]")]
         tag_text = Text(no_wrap=True)
         if row.pinned:
             tag_text.append("★ ", style=self._part("pin"))
