@@ -48,7 +48,7 @@ from ..widgets.detail import DetailPane
 from ..widgets.footer import TieredFooter
 from ..widgets.search import SearchInput, SearchResults
 from ..widgets.session_list import SessionList
-from ..widgets.status import StatusLine
+from ..widgets.status import Part, StatusLine
 from ..widgets.text_field import focus_now
 
 
@@ -250,14 +250,17 @@ class BrowserScreen(HermesScreen):
             parts.append("hidden, internal and delegate runs shown")
         return parts
 
-    def _active_filters(self) -> str:
-        """Every filter in force, short enough for an 80-column status line (BR-13)."""
-        parts = self._filter_parts()
-        parts.append("by last activity" if self.by_activity or self.lanes_only else "by start")
+    def _status_filter_parts(self) -> list[Part]:
+        """Every filter in force (BR-13), the marks and the order, as status line parts, each
+        with its short form, so that all stay in an 80-column status line."""
+        parts = [Part(text, short="all sources" if text.startswith("all sources (") else None)
+                 for text in self._filter_parts()]
         n = len(self.session_list.marked)
         if n:
-            parts.append(f"{n} marked (a/d/e act on them, Esc clears)")
-        return " · ".join(parts)
+            parts.insert(0, Part(f"{n} marked (a/d/e act on them, Esc clears)", short=f"{n} marked",
+                                 droppable=False))
+        parts.append(Part("by last activity" if self.by_activity or self.lanes_only else "by start"))
+        return parts
 
     def _empty_text(self) -> str:
         """What an empty list says: that the filters leave nothing (and which), that every
@@ -314,17 +317,19 @@ class BrowserScreen(HermesScreen):
             # is data ("/home/u/[wip]" must show as it is).
             main.border_title = Text(f"Sessions · {self.filter_label()} · {self._view_label()}")
             main.border_subtitle = Text(count)
-        access = ""
+        parts = [Part(count, droppable=False)]
         if self.ctx.access.read_only_reason:
-            access = (
-                "  ·  read-only snapshot (changes by other processes are not shown)"
-                if self.ctx.access.immutable else "  ·  read-only"
-            )
+            parts.append(Part(
+                "read-only snapshot (changes by other processes are not shown)" if self.ctx.access.immutable
+                else "read-only", short="read-only", droppable=False))
         # Conditions first, then the active filters (BR-13), then the file and the legend: a
-        # narrow terminal cuts from the end, so the filters stay in view at 80 columns.
-        self._one(StatusLine).set_info(
-            f" {count}{access}  ·  {self._active_filters()}  ·  {self.ctx.db_label}  ·  ● live  ○ ended  ★ pinned"
-        )
+        # narrow terminal shortens and then leaves out parts from the end, whole (never a
+        # filter cut mid-word), so the filters stay in view at 80 columns.
+        parts += self._status_filter_parts()
+        # (the legend before the file: the file's name gives way first)
+        parts.append(Part("● live  ○ ended  ★ pinned", extra=True))
+        parts.append(Part(self.ctx.db_label, short=self.ctx.db_label.rsplit("/", 1)[-1], extra=True))
+        self._one(StatusLine).set_info(parts)
 
     # ------------------------------------------------------------------ loading
 
