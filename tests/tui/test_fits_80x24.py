@@ -1,0 +1,55 @@
+"""What was cut or broken at 80×24 (issue 40, item 12): each screen's text whole, nothing
+scrolled out of a dialog, no row wrapped under another."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hermes_tui.modals.export import ExportModal
+from hermes_tui.modals.source_picker import SourcePicker
+
+from .conftest import make_app, settle
+
+SMALL = (80, 24)
+
+
+def screen_text(app) -> str:
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
+async def test_source_picker_at_80x24_shows_its_heading_and_one_line_per_source(fixed_db: Path) -> None:
+    from hermes_state import SessionDB
+
+    db = SessionDB(fixed_db)  # as many sources as the demo has: more than the box's rows
+    try:
+        for n, source in enumerate(("whatsapp", "slack", "tui", "matrix", "signal", "api-server", "email",
+                                    "sms", "webhook", "irc", "cron", "tool", "kanban", "subagent")):
+            db.create_session(f"20261118_0100{n:02d}_src{n:03d}", source)
+    finally:
+        db.close()
+    app = make_app(fixed_db)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        await pilot.press("s")
+        await settle(pilot)
+        assert isinstance(app.screen, SourcePicker)
+        box = app.screen.query_one("#source-box")
+        assert box.scroll_offset.y == 0 and box.max_scroll_y == 0
+        shown = screen_text(app)
+        assert "Show sessions from" in shown
+        line = next(line for line in shown.splitlines() if "all sources" in line)
+        assert "internal runs hidden" in line  # on its own row, not wrapped under the names
+
+
+async def test_export_dialog_at_80x24_shows_scope_and_its_first_choice(fixed_db: Path) -> None:
+    app = make_app(fixed_db)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        await pilot.press("e")
+        await settle(pilot)
+        assert isinstance(app.screen, ExportModal)
+        box = app.screen.query_one("#export-box")
+        assert box.max_scroll_y == 0, "the dialog fits: nothing scrolled out of its top"
+        shown = screen_text(app)
+        assert "─ Export ─" in shown and "Scope" in shown and "This session" in shown
+        assert any("Export" in line and "Cancel" in line for line in shown.splitlines())
