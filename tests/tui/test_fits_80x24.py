@@ -53,3 +53,51 @@ async def test_export_dialog_at_80x24_shows_scope_and_its_first_choice(fixed_db:
         shown = screen_text(app)
         assert "─ Export ─" in shown and "Scope" in shown and "This session" in shown
         assert any("Export" in line and "Cancel" in line for line in shown.splitlines())
+
+
+async def test_lineage_tree_at_80_columns_cuts_a_row_with_an_ellipsis_never_a_bare_id(fixed_db: Path) -> None:
+    from hermes_tui.screens.lineage import LineageScreen
+    from hermes_tui.widgets.lineage_tree import LineageTree
+
+    app = make_app(fixed_db)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        app.push_screen(app.ctx.screens.lineage("20261117_100000_e5f6a7b8"))
+        await settle(pilot)
+        assert isinstance(app.screen, LineageScreen)
+        tree = app.screen.query_one(LineageTree)
+        ids = [node.id for node in tree.family.walk()]
+        rows = [line.strip("│ ") for line in screen_text(app).splitlines() if " msg" in line and "│" in line]
+        assert len(rows) == len(ids)
+        for row, sid in zip(rows, ids):
+            assert row.endswith(sid) or row.endswith("…"), row
+        assert any(row.endswith("…") for row in rows), "80 columns do cut these rows"
+        assert tree.virtual_size.width <= tree.scrollable_content_region.width  # no sideways scroll
+
+
+async def test_detail_pane_at_80_columns_breaks_a_path_after_a_slash_never_mid_name(fixed_db: Path) -> None:
+    from hermes_state import SessionDB
+    from hermes_tui.widgets.session_list import SessionList
+
+    app = make_app(fixed_db)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        first = app.screen.query_one(SessionList).current.id
+    db = SessionDB(fixed_db)
+    try:
+        db._execute_write(lambda c: c.execute(
+            "UPDATE sessions SET cwd = ? WHERE id = ?", ("/srv/work/projects/hermes-sessions/src/deep", first)))
+    finally:
+        db.close()
+    app = make_app(fixed_db)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        await pilot.press("i")  # the detail pane, folded away at 80 columns
+        await settle(pilot)
+        pane_lines = [line.split("││")[-1].strip("│ ") for line in screen_text(app).splitlines() if "││" in line]
+        joined = "".join(line for line in pane_lines if "/" in line and " " not in line)
+        assert "/srv/work/projects/hermes-sessions/src/deep" in joined
+        path_lines = [line for line in pane_lines if "/" in line and " " not in line]
+        assert len(path_lines) > 1, "at 80 columns the path takes more than one line"
+        assert all(line.endswith("/") for line in path_lines[:-1]), path_lines
+        assert first in pane_lines, "the id whole on a line of its own"
