@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual import events, on, work
 from textual.app import ComposeResult
@@ -169,6 +170,7 @@ class BrowserScreen(HermesScreen):
 
     def on_resize(self, event) -> None:
         self._fit_width(event.size.width)
+        self.call_after_refresh(self.update_titles)  # (titles fit the pane's new width)
 
     def _fit_width(self, width: int, update: bool = True) -> None:
         """Small terminals: fold the detail pane, show the essential keys.
@@ -184,6 +186,7 @@ class BrowserScreen(HermesScreen):
             self.toggle_class("-detail-shown")
         else:
             self.toggle_class("-detail-hidden")
+        self.call_after_refresh(self.update_titles)  # (the list pane's width changed)
 
     def _status(self, status: StoreStatus) -> None:
         line = self.query_one(StatusLine)
@@ -291,6 +294,16 @@ class BrowserScreen(HermesScreen):
         order = "last activity" if self.by_activity or self.lanes_only else "start"
         return f"{VIEW_NAMES[self.view]} · by {order}{extra}"
 
+    def _fitting_title(self, room: int) -> str:
+        """The list pane's title, in the longest form that fits ``room`` cells: Textual cut
+        it mid-word at 80 columns with the detail pane shown ("· activ…"). The status line
+        names every filter in full."""
+        label, view = self.filter_label(), self._view_label()
+        short = label.replace("all (internal runs hidden)", "all")
+        forms = [f"Sessions · {label} · {view}", f"Sessions · {short} · {view}", f"{short} · {view}",
+                 f"{short} · {VIEW_NAMES[self.view]}"]
+        return next((form for form in forms if room <= 0 or cell_len(form) <= room), forms[-1])
+
     def filter_key(self) -> tuple:
         return (self.source_filter, self.lanes_only, self.view, self.by_activity, self.show_hidden,
                 self.workspace, self.ctx.config.show_tool_sessions)
@@ -315,7 +328,7 @@ class BrowserScreen(HermesScreen):
             # While results are shown the pane's titles describe the search instead.
             # Text, not a str: a str title is parsed as markup, and a source or a workspace path
             # is data ("/home/u/[wip]" must show as it is).
-            main.border_title = Text(f"Sessions · {self.filter_label()} · {self._view_label()}")
+            main.border_title = Text(self._fitting_title(main.size.width - 6))
             main.border_subtitle = Text(count)
         parts = [Part(count, droppable=False)]
         if self.ctx.access.read_only_reason:

@@ -101,3 +101,20 @@ async def test_detail_pane_at_80_columns_breaks_a_path_after_a_slash_never_mid_n
         assert len(path_lines) > 1, "at 80 columns the path takes more than one line"
         assert all(line.endswith("/") for line in path_lines[:-1]), path_lines
         assert first in pane_lines, "the id whole on a line of its own"
+
+
+async def test_list_pane_title_fits_whole_at_80_columns_with_the_detail_pane_shown(fixed_db: Path) -> None:
+    app = make_app(fixed_db)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        main = app.screen.switcher
+        assert str(main.border_title) == "Sessions · all (internal runs hidden) · active · by last activity"
+        await pilot.press("i")  # the detail pane takes a third of the width
+        await settle(pilot)
+        title = str(main.border_title)
+        assert len(title) <= main.size.width - 6 and "active" in title and "…" not in title
+        top = next(line for line in screen_text(app).splitlines() if line.startswith("╭"))
+        assert title in top
+        await pilot.press("i")
+        await settle(pilot)
+        assert str(main.border_title).startswith("Sessions · all (internal runs hidden)")
