@@ -490,7 +490,7 @@ class TranscriptView(KeysFollowFocus, StyleOncePerRepaint, ScrollView, can_focus
                     pieces.append(Piece("body", text, 3))
                     continue
                 # A fenced block: its language above it, the code indented under it in its
-                # own colours, without the ``` lines (issue 40, item 12).
+                # own colours, without the ``` lines.
                 pieces.append(Piece("code-label", f"╭ {language or 'code'}", 3, wrap=False, searchable=False))
                 pieces.append(Piece("code", text or " ", 5))
             if entry.calls:

@@ -154,7 +154,7 @@ def test_br7_no_terminal_falls_back_to_plain_list(home, tmp_path) -> None:
 
 
 def test_demo_hand_off_names_the_configured_resume_command_and_runs_nothing(home, tmp_path) -> None:
-    """Issue 40, item 13: a demo session is not resumed (its store goes with the demo), and
+    """A demo session is not resumed (its store goes with the demo), and
     the hint names the person's resume_command, not a `hermes --resume` they never chose."""
     config = tmp_path / "config"
     config.mkdir()

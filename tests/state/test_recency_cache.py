@@ -272,7 +272,7 @@ def test_the_cache_keeps_what_the_walk_keeps(store, db_path, tmp_path, monkeypat
 def test_a_small_stores_first_page_has_every_pin_from_the_start(tmp_path, monkeypatch):
     """Up to EXACT_PINS_ROWS sessions the scan for pins costs milliseconds: the first page
     is exact, with no cache, and the list never moves under the cursor when the census comes
-    (at 80x24 the first frame showed 2 pinned rows, then 6; issue 40, item 12)."""
+    (at 80x24 the first frame showed 2 pinned rows, then 6)."""
     from hermes_workload.corpus import generate_corpus
 
     path = tmp_path / "small" / "state.db"

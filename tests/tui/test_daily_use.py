@@ -250,7 +250,7 @@ async def test_ctrl_c_cancels_like_q(fixed_db: Path) -> None:
 async def test_a_warning_leads_the_status_line_so_a_narrow_terminal_keeps_it(fixed_db: Path) -> None:
     """At 80 columns the counts and filters already fill the status line: a warning (a lock
     wait, a read-only store) comes first, and the parts after it give way whole (shortened,
-    then left out from the end), never cut mid-word (issue 40, item 12)."""
+    then left out from the end), never cut mid-word."""
     from hermes_tui.widgets.status import StatusLine
 
     app = make_app(fixed_db)
@@ -381,7 +381,7 @@ def test_compression_continuation_previews_its_first_real_user_message(tmp_path)
 
 async def test_status_line_keeps_every_filter_whole_at_80_and_120_columns(fixed_db: Path) -> None:
     """The status line was cut mid-phrase at 80 ("by last …") and at 120 (the file's path):
-    its parts are shortened or left out whole, the filters last (issue 40, item 12)."""
+    its parts are shortened or left out whole, the filters last."""
     from hermes_tui.widgets.status import StatusLine
 
     for width, expected in (

@@ -1,5 +1,5 @@
 """The detail pane of a compression chain's row says whose each value is: the latest
-segment's id and counts, the root's start and tokens (issue 40, item 11)."""
+segment's id and counts, the root's start and tokens."""
 
 from __future__ import annotations
 

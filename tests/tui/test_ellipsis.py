@@ -1,4 +1,4 @@
-"""Upstream's "..." cut marks show as the UI's one "…" (issue 40, item 12)."""
+"""Upstream's "..." cut marks show as the UI's one "…"."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What was cut or broken at 80×24 (issue 40, item 12): each screen's text whole, nothing
+"""What was cut or broken at 80×24: each screen's text whole, nothing
 scrolled out of a dialog, no row wrapped under another."""
 
 from __future__ import annotations

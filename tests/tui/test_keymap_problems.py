@@ -1,5 +1,5 @@
-"""config.yaml's keymap problems stay in view until fixed and say which action won (issue 40,
-item 9); the help screen lists each key once, its ids in one column."""
+"""config.yaml's keymap problems stay in view until fixed and say which action won; the
+help screen lists each key once, its ids in one column."""
 
 from __future__ import annotations
 

@@ -106,7 +106,7 @@ def test_snapshot_detail_pane_gateway_lane_pending_resume(snap_compare, lane_db:
 
 
 async def test_lanes_view_is_in_the_order_its_title_names(tmp_path: Path) -> None:
-    """The lanes view said "by last activity" and was by start (issue 40, item 11)."""
+    """The lanes view said "by last activity" and was by start."""
     from hermes_state import SessionDB
 
     path = build_fixed_db(tmp_path / "state.db")

@@ -317,7 +317,7 @@ def test_property_recap_is_bounded_and_renders(conv, n):
 
 def test_cjk_wraps_between_characters_not_only_at_spaces() -> None:
     """A Chinese sentence after a short word jumped whole to the next row, leaving the first
-    half empty (issue 40, item 12): rows now break between any two CJK characters."""
+    half empty: rows now break between any two CJK characters."""
     from rich.cells import cell_len
 
     sentence = "好的 我现在就去检查一下服务器的日志然后告诉你结果，请稍等片刻"

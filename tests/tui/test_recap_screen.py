@@ -182,7 +182,7 @@ async def test_rc6_rc7_window_truncation_and_last_reply_in_full(fixed_db: Path) 
 
 async def test_rc9_minimal_mode_shows_the_last_exchange_alone(fixed_db: Path) -> None:
     """Upstream's minimal resume prints no recap; a browser screen with no conversation at all
-    left nothing to go on before Enter (issue 40, item 13): minimal is the last exchange."""
+    left nothing to go on before Enter: minimal is the last exchange."""
     add_long_session(fixed_db)
     config = AppConfig(animations="none", recap=RecapConfig(mode="minimal"))
     app = make_app(fixed_db, config=config)

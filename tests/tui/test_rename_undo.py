@@ -1,4 +1,4 @@
-"""``u`` takes back a rename or a cleared title like a delete (issue 40, item 10), and the
+"""``u`` takes back a rename or a cleared title like a delete, and the
 delete dialogs name both ways back: ``u`` and the trash."""
 
 from __future__ import annotations

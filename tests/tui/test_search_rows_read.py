@@ -1,4 +1,4 @@
-"""Search result rows a person can read (issue 40, item 12): a tool call's JSON shown as
+"""Search result rows a person can read: a tool call's JSON shown as
 ``⚙ name(args)``, and a conversation's header keeping its source and hit count."""
 
 from __future__ import annotations

@@ -37,7 +37,7 @@ async def test_shown_times_move_on_without_a_commit(fixed_db: Path, monkeypatch)
 async def test_every_screen_counts_minutes_as_its_stamp_reads(fixed_db: Path) -> None:
     """A message at 07:38:50 seen at 07:40:10: the stamp says 07:38 and the clock 07:40, so
     every pane says "2m ago" (the exact 80 s made the list say "1m ago" beside a stamp two
-    minutes back: a minute apart between screens, issue 40 item 11)."""
+    minutes back: a minute apart between screens)."""
     from hermes_state import SessionDB
     from hermes_tui.widgets.recap_view import SessionHeader
     from .test_recap_screen import open_recap, rendered

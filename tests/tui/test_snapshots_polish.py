@@ -1,4 +1,4 @@
-"""Snapshots of the screens of issue 40 item 12 at 80×24 and 160×45: nothing cut mid-word,
+"""Snapshots of the screens whose text was cut or broken, at 80×24 and 160×45: nothing cut mid-word,
 nothing scrolled out of a dialog, code as a block, tool calls as name(args), CJK filled."""
 
 from __future__ import annotations

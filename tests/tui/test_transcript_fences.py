@@ -1,5 +1,5 @@
-"""Fenced code in the transcript is shown as a code block, not as raw ``` lines (issue 40,
-item 12); the code is still user content: never markup, controls shown inert."""
+"""Fenced code in the transcript is shown as a code block, not as raw ``` lines; the code
+is still user content: never markup, controls shown inert."""
 
 from __future__ import annotations
 
