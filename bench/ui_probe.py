@@ -14,6 +14,8 @@ app, opens the browser headless on DB and prints one JSON line:
   ``search_ms`` is the time until its results are painted;
 * with ``--transcript``: that session's transcript is opened (``t`` on it, as the app does)
   and ``transcript_ms`` is the time until its messages are painted;
+* with ``--profiles-home ROOT``: the browser over every profile of that Hermes root
+  (``browse --all-profiles``) instead of DB;
 * ``rss_mb`` — the process's peak RSS over all of that, and ``rss_first_page_mb`` /
   ``rss_search_mb`` the peak at each earlier step (the kernel's high-water mark, ``VmHWM``).
 """
@@ -57,7 +59,8 @@ async def _painted(app) -> float:
     return await done
 
 
-async def _probe(db_path: str, spawned_at: float, query: str | None, transcript: str | None) -> dict:
+async def _probe(db_path: str, spawned_at: float, query: str | None, transcript: str | None,
+                 profiles_home: str | None = None) -> dict:
     # As `hermes sessions browse` starts: no garbage collection until the app is mounted,
     # the first pages read ahead in a thread while the UI is imported.
     import gc
@@ -68,12 +71,22 @@ async def _probe(db_path: str, spawned_at: float, query: str | None, transcript:
     from hermes_tui.config import AppConfig
 
     config = AppConfig(animations="none")
-    first = start_first_window(Path(db_path), config, source=None)
+    profiles = None
+    if profiles_home:
+        # As `browse --all-profiles` starts: every profile of that root, each one's first
+        # page read ahead.
+        from hermes_state.profiles import discover
+
+        profiles = discover({"HERMES_HOME": profiles_home}).with_stores()
+        db_path = str(profiles[0].db_path)
+        first = {p.name: start_first_window(p.db_path, config, source=None) for p in profiles}
+    else:
+        first = start_first_window(Path(db_path), config, source=None)
     from hermes_tui.app import build_app
     from hermes_tui.widgets.search import SearchInput
     from hermes_tui.widgets.session_list import SessionList
 
-    app = build_app(db_path, config=config, watch=True, first_window=first)
+    app = build_app(db_path, config=config, watch=True, first_window=first, profiles=profiles)
     out: dict = {"first_page_s": None, "rows": 0}
     display = app._display
 
@@ -135,8 +148,9 @@ def main() -> None:
     parser.add_argument("spawned_at", type=float)
     parser.add_argument("--query")
     parser.add_argument("--transcript")
+    parser.add_argument("--profiles-home", help="browse every profile of this Hermes root (DB is ignored)")
     args = parser.parse_args()
-    print(json.dumps(asyncio.run(_probe(args.db, args.spawned_at, args.query, args.transcript))))
+    print(json.dumps(asyncio.run(_probe(args.db, args.spawned_at, args.query, args.transcript, args.profiles_home))))
 
 
 if __name__ == "__main__":

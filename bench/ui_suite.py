@@ -107,7 +107,7 @@ def _forget_search_memos(app) -> None:
 
 
 async def _type_queries(
-    db_path: Path, queries: tuple[str, ...], rounds: int, watch: bool = False
+    db_path: Path, queries: tuple[str, ...], rounds: int, watch: bool = False, profiles: list | None = None,
 ) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
     from hermes_tui.app import build_app
     from hermes_tui.config import AppConfig
@@ -116,7 +116,7 @@ async def _type_queries(
     samples: dict[str, list[float]] = {q: [] for q in queries}
     phases: dict[str, list[float]] = {name: [] for name, _a, _b in PHASES}
     keys: list[tuple[float, str, str]] = []  # (ms, text typed so far, its longest phase)
-    app = build_app(db_path, config=AppConfig(animations="none"), watch=watch)
+    app = build_app(db_path, config=AppConfig(animations="none"), watch=watch, profiles=profiles)
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot.pause(0.5)
         screen = app.screen
@@ -216,7 +216,7 @@ def _longest_session(db_path: Path) -> str | None:
         conn.close()
 
 
-def _probe(ctx: Context, longest: str | None, cache_dir: Path) -> dict:
+def _probe(ctx: Context, longest: str | None, cache_dir: Path, profiles_home: Path | None = None) -> dict:
     # The browser keeps its recency index in the user cache directory between runs: here a
     # directory of the bench's own (a fresh one for a first run).
     env = dict(os.environ, PYTHONPATH=str(REPO), HERMES_SESSIONS_CACHE_DIR=str(cache_dir))
@@ -224,6 +224,8 @@ def _probe(ctx: Context, longest: str | None, cache_dir: Path) -> dict:
     argv = [sys.executable, "-m", "bench.ui_probe", str(ctx.db_path), repr(spawned), "--query", PROBE_QUERY]
     if longest:
         argv += ["--transcript", longest]
+    if profiles_home is not None:
+        argv += ["--profiles-home", str(profiles_home)]
     proc = subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     if proc.returncode != 0:
         raise RuntimeError(proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "probe failed")
@@ -458,3 +460,86 @@ def refresh_lag(ctx: Context):
     if cpu:
         details["note"] = f"the browser's CPU while the writers committed: {cpu[0] * 100:.0f} % of one core"
     return Samples({label: lags}, {label: details})
+
+
+# ---------------------------------------------------------------------------- across profiles
+
+#: Profiles of the bench's Hermes root (each a copy of the corpus): ``browse --all-profiles``
+#: over three stores of the corpus's size (PF-6).
+PROFILE_COPIES = ("default", "work", "personal")
+
+_PROFILES_ROOT: dict[str, Path] = {}
+
+
+def _profiles_root(ctx: Context) -> Path:
+    """A Hermes root whose default profile and two named ones each hold a copy of the corpus
+    (copies, not links: three files, each with pages of its own to read), made once per
+    bench process and removed when it ends."""
+    key = str(ctx.db_path)
+    if key not in _PROFILES_ROOT:
+        import atexit
+
+        root = Path(tempfile.mkdtemp(prefix="hermes-bench-profiles-"))
+        atexit.register(shutil.rmtree, root, True)
+        for name in PROFILE_COPIES:
+            home = root if name == "default" else root / "profiles" / name
+            home.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(ctx.db_path, home / "state.db")
+        _PROFILES_ROOT[key] = root
+    return _PROFILES_ROOT[key]
+
+
+@register(
+    "ui.profiles_first_page",
+    klass="ui_profiles_startup",
+    title="`browse --all-profiles` over three stores of this size: first page painted",
+    api="hermes sessions browse --all-profiles (ProfilesData)",
+    target_ms=1000.0,
+    group="ui",
+)
+def profiles_first_page(ctx: Context):
+    """A fresh process per run, as ``hermes sessions browse --all-profiles`` starts: the
+    pages of three stores merged into the first page. First runs (no recency index kept for
+    any store yet), then warm runs (each store's index kept by an earlier run)."""
+    root = _profiles_root(ctx)
+    count = max(1, min(ctx.runs, 5))
+    _compile_bytecode()
+    with tempfile.TemporaryDirectory(prefix="hermes-bench-cache-") as scratch:
+        kept = Path(scratch) / "kept"
+        _probe(ctx, None, kept, root)  # warm-up: pages, imports, recency indexes written
+        first = [_probe(ctx, None, Path(scratch) / f"first-{n}", root) for n in range(count)]
+        warm = [_probe(ctx, None, kept, root) for _ in range(count)]
+    samples, details = {}, {}
+    for label, runs in (("3 profiles, first run (no recency index kept)", first),
+                        ("3 profiles, warm (recency indexes kept)", warm)):
+        samples[label] = [r["first_page_s"] * 1000 for r in runs if r.get("first_page_s")]
+        details[label] = {"hits": runs[0]["rows"],
+                          "note": f"search {PROBE_QUERY!r} painted in "
+                                  f"{min(r.get('search_ms', 0) for r in runs):.0f}-{max(r.get('search_ms', 0) for r in runs):.0f} ms; "
+                                  f"peak RSS {max(r['rss_mb'] for r in runs):.0f} MB"}
+    return Samples(samples, details)
+
+
+@register(
+    "ui.profiles_keystroke",
+    klass="ui_profiles_keystroke",
+    title="keystroke to highlighted results painted, across three profiles of this size",
+    api="browser search pane over ProfilesData",
+    target_ms=33.0,
+    target_p50_ms=17.0,
+    group="ui",
+)
+def profiles_keystroke(ctx: Context):
+    """The keystroke row's keys typed into the browser over three stores of the corpus: each
+    key searches the three at once (a thread each) and ranks their conversations together."""
+    from hermes_state.profiles import discover
+
+    root = _profiles_root(ctx)
+    profiles = discover({"HERMES_HOME": str(root)}).with_stores()
+    rounds = max(1, min(ctx.runs, 3))
+    samples, phases = asyncio.run(_type_queries(profiles[0].db_path, TYPED_QUERIES, rounds, profiles=profiles))
+    details = {q: {"hits": len(v)} for q, v in samples.items()}
+    if _SLOWEST and samples:
+        slowest = ", ".join(f"{typed!r} {ms:.0f} ms ({longest})" for ms, typed, longest in _SLOWEST)
+        details[next(iter(samples))]["note"] = f"slowest keystrokes: {slowest}"
+    return Samples(samples, details, breakdown=phases)

@@ -47,6 +47,7 @@ from .listing.query import ListQuery
 from .listing.recency import RecencyWalk as _RecencyWalk
 from .listing.sql import rich_row
 from .preview import compute_preview, scrub_memory_context  # noqa: F401 (re-exported)
+from .prompts import iter_with_resolved_prompts, with_resolved_prompt, with_resolved_prompts
 from .query import escape_like
 from .schema import SCHEMA_SQL
 from .telegram_topics import (
@@ -60,6 +61,8 @@ from .telegram_topics import (
     is_enabled as _telegram_is_enabled,
     migrate as _telegram_migrate,
 )
+from .lifecycle import statuses as lifecycle_statuses
+from .unread import is_unread, set_read
 from .titles import MAX_TITLE_LENGTH, next_title_from, sanitize_title, split_number_suffix
 from .store import (
     CHECKPOINT_EVERY_N_WRITES,
@@ -264,8 +267,8 @@ class SessionDB:
     def build_recency(self) -> _RecencyWalk:
         return self.lister.build_recency()
 
-    def adopt_recency(self, walk: _RecencyWalk) -> None:
-        self.lister.adopt_recency(walk)
+    def adopt_recency(self, walk: _RecencyWalk) -> bool:
+        return self.lister.adopt_recency(walk)
 
     def assume_pins(self, pins: frozenset[str]) -> frozenset[str] | None:
         return self.lister.assume_pins(pins)
@@ -300,14 +303,15 @@ class SessionDB:
             include_archived=include_archived, archived_only=archived_only, include_hidden=include_hidden,
             include_delegates=include_delegates, workspace=workspace, order_by_last_active=order_by_last_active,
         )
-        return self.lister.rows(
+        return with_resolved_prompts(self.store, self.lister.rows(
             query, limit, offset, id_query=id_query, project=project_compression_tips, columns=_columns,
             provisional=provisional,
-        )
+        ))
 
     def iter_listed(self, query: ListQuery, limit: int = 20, *, chunk: int = 500, brief: bool = False) -> Iterator[dict]:
         """:meth:`Lister.iter_rows`: the rows of a long list, read a chunk at a time."""
-        return self.lister.iter_rows(query, limit, chunk=chunk, brief=brief)
+        rows = self.lister.iter_rows(query, limit, chunk=chunk, brief=brief)
+        return rows if brief else iter_with_resolved_prompts(self.store, rows, chunk)
 
     def rank_listed(self, query: ListQuery) -> list[str]:
         return self.lister.rank_listed(query)
@@ -522,8 +526,9 @@ class SessionDB:
         self._execute_write(lambda conn: conn.execute(sql, params))
 
     def get_session(self, session_id: str) -> dict | None:
+        # v30: the prompt kept by hash comes back in system_prompt, as upstream answers.
         row = self._fetchone("SELECT * FROM sessions WHERE id = ?", (session_id,))
-        return dict(row) if row else None
+        return with_resolved_prompt(self.store, dict(row) if row else None)
 
     def resolve_session_id(self, session_id_or_prefix: str) -> str | None:
         """Exact id, else a unique prefix (SS-8); unknown, ambiguous or blank → None."""
@@ -889,7 +894,7 @@ class SessionDB:
 
     def get_session_by_title(self, title: str) -> dict | None:
         row = self._fetchone("SELECT * FROM sessions WHERE title = ?", (title,))
-        return dict(row) if row else None
+        return with_resolved_prompt(self.store, dict(row) if row else None)
 
     def resolve_session_by_title(self, title: str) -> str | None:
         """The latest session of a title lineage: newest ``title #N``, else ``title`` (TI-5)."""
@@ -939,7 +944,7 @@ class SessionDB:
             f"SELECT s.*, {self.rules.last_active_sql()} AS last_active FROM sessions s {where} "
             "ORDER BY last_active DESC, s.started_at DESC, s.id DESC LIMIT ? OFFSET ?"
         )
-        return [dict(row) for row in self._fetchall(sql, params + [int(limit), int(offset)])]
+        return with_resolved_prompts(self.store, [dict(row) for row in self._fetchall(sql, params + [int(limit), int(offset)])])
 
     # ------------------------------------------------------------------ lineage
 
@@ -1381,6 +1386,20 @@ class SessionDB:
 
         return bool(self._execute_write(do))
 
+    def set_session_read(self, session_id: str, read: bool = True) -> bool:
+        """Upstream's: mark the conversation read (now) or unread (0.0), its whole lineage."""
+        return bool(set_read(self.store, session_id, read))
+
+    @staticmethod
+    def session_unread(session_row: dict) -> bool:
+        """Upstream's: activity after the ``last_read_at`` watermark (NULL: read)."""
+        get = session_row.get
+        return is_unread(get("last_read_at"), get("last_active"), get("started_at"))
+
+    def session_lifecycle_statuses(self, session_ids: list[str]) -> dict[str, str]:
+        """Upstream's: ``{id: complete | interrupted | error | empty}`` from each last message."""
+        return lifecycle_statuses(self.store, session_ids)
+
     # -------------------------------------------------- messages: window, rewind
 
     def _decoded_rows(self, rows: Iterable[sqlite3.Row]) -> list[dict]:
@@ -1563,7 +1582,7 @@ class SessionDB:
             "ORDER BY s.started_at DESC, s.id DESC LIMIT ? OFFSET ?",
             (low, high, int(limit), int(offset)),
         )
-        return [rich_row(row) for row in rows]
+        return with_resolved_prompts(self.store, [rich_row(row) for row in rows])
 
     def search_sessions_by_id(
         self, query: str, limit: int = 20, include_archived: bool = True
@@ -1736,7 +1755,7 @@ class SessionDB:
             )
         except sqlite3.Error:
             return []
-        return [dict(row) for row in rows]
+        return with_resolved_prompts(self.store, [dict(row) for row in rows])
 
     def claim_handoff(self, session_id: str) -> bool:
         """pending → running; True if this call made the transition."""
@@ -1839,7 +1858,7 @@ class SessionDB:
             "ORDER BY last_active DESC, s.started_at DESC LIMIT ?",
             (str(user_id), int(limit)),
         )
-        return [rich_row(row) for row in rows]
+        return with_resolved_prompts(self.store, [rich_row(row) for row in rows])
 
 
 # ---------------------------------------------------------------------- helpers

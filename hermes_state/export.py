@@ -38,12 +38,15 @@ import sqlite3
 from array import array
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import IO, Any, Callable, Iterable, Iterator
+from typing import IO, TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from .db import SessionDB
 from .export_batch import IDS, PROMPT_ALIAS, blob_text, jsonl_line, read_batch
 from .inert_text import inert_document
 from .paths import write_atomic
+
+if TYPE_CHECKING:
+    from .store import Store
 
 ProgressCallback = Callable[[int, int], None]
 
@@ -221,6 +224,8 @@ def session_to_markdown(obj: dict) -> str:
     lines = [f"# {_one_line(title) if title else 'Untitled session'}\n\n"]
     facts = [
         ("Session", f"`{_one_line(obj.get('id'))}`"),
+        # (an export across Hermes profiles says whose each session is; ids may collide)
+        ("Profile", obj.get("profile")),
         ("Source", obj.get("source")),
         ("Model", obj.get("model")),
         ("Started", format_timestamp(obj.get("started_at"))),
@@ -598,7 +603,16 @@ def import_jsonl(
     path_or_lines: str | os.PathLike[str] | Iterable[str],
     progress: ProgressCallback | None = None,
 ) -> ImportReport:
-    """Import an EX-3 JSONL export into ``db``; return what happened.
+    """Import an EX-3 JSONL export into ``db``: :func:`import_jsonl_into` its store."""
+    return import_jsonl_into(db.store, path_or_lines, progress)
+
+
+def import_jsonl_into(
+    store: "Store",
+    path_or_lines: str | os.PathLike[str] | Iterable[str],
+    progress: ProgressCallback | None = None,
+) -> ImportReport:
+    """Import an EX-3 JSONL export into ``store``; return what happened.
 
     Each line is one session; sessions are written in batches (one transaction per about
     2000 rows), each session under its own savepoint:
@@ -626,7 +640,7 @@ def import_jsonl(
     report = ImportReport()
     deferred_parents: list[tuple[str, str]] = []
     relink: set[str] = set()  # sessions already present whose lost parent link is restored
-    columns = db.store.read(_session_columns)
+    columns = store.read(_session_columns)
     column_set = set(columns)
     batch: list[tuple[int, dict, list]] = []
     batch_messages = 0
@@ -639,7 +653,7 @@ def import_jsonl(
         nonlocal batch_messages
         if not batch:
             return
-        outcomes = db.store.write(
+        outcomes = store.write(
             lambda conn: _import_batch(conn, batch, columns, column_set)
         )
         for (line_number, obj, rows), outcome in zip(batch, outcomes):
@@ -681,7 +695,7 @@ def import_jsonl(
     flush()
 
     if deferred_parents:
-        missing = db.store.write(lambda conn: _link_parents(conn, deferred_parents))
+        missing = store.write(lambda conn: _link_parents(conn, deferred_parents))
         report.missing_parents.extend(m for m in missing if m[0] not in relink)
         lost = set(missing)
         report.relinked_existing.extend(

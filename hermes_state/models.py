@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic.fields import FieldInfo
 
 from .lenient_text import BLOB_TYPES, lenient_text
+from .unread import is_unread
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -125,6 +126,22 @@ class SessionSummary(BaseModel):
     cwd: Optional[str] = None
     git_branch: Optional[str] = None
     git_repo_root: Optional[str] = None
+    #: v30: the platform the session started on (``source`` is where it is routed now).
+    created_source: Optional[str] = None
+
+    @property
+    def shown_source(self) -> str:
+        """``source``, or ``created→current`` where the session moved platforms (v30)."""
+        return shown_source(self.source, self.created_source)
+    #: Upstream's read watermark (``last_read_at``, v30; None where never read or not kept):
+    #: the conversation's root's, as upstream's list reads it (see :mod:`hermes_state.unread`).
+    last_read_at: Optional[float] = None
+    #: How the conversation's tip ended (:mod:`hermes_state.lifecycle`: ``complete``,
+    #: ``interrupted``, ``error``, ``empty``); None where not read.
+    lifecycle: Optional[str] = None
+    #: The Hermes profile the row is of, set only while rows of several profiles are shown
+    #: together (PF-5): a store on its own never sets it.
+    profile: Optional[str] = None
 
     @classmethod
     def from_row(cls, row: dict) -> "SessionSummary":
@@ -164,6 +181,11 @@ class SessionSummary(BaseModel):
     @property
     def is_live(self) -> bool:
         return self.ended_at is None
+
+    @property
+    def unread(self) -> bool:
+        """Activity after the read watermark (upstream's rule; a NULL watermark is read)."""
+        return is_unread(self.last_read_at, self.last_active, self.started_at)
 
     @property
     def status(self) -> str:
@@ -219,7 +241,20 @@ def _summary_fields(row: dict) -> dict:
         "cwd": get("cwd"),
         "git_branch": get("git_branch"),
         "git_repo_root": get("git_repo_root"),
+        "created_source": get("created_source"),
+        "last_read_at": get("last_read_at"),
+        "lifecycle": get("lifecycle"),
     }
+
+
+def shown_source(source: str | None, created_source: str | None) -> str:
+    """A session's source as lists show it: ``created→current`` when a v30 session started on
+    another platform than the one it is routed to now (``created_source`` differs), else the
+    source alone."""
+    source = source or ""
+    if created_source and created_source != source:
+        return f"{created_source}\u2192{source}"
+    return source
 
 
 class Message(BaseModel):

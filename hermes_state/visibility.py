@@ -282,9 +282,10 @@ class Rules:
     @_kept
     def system_prompt_sql(self, s: str = "s") -> str:
         if self.system_prompts:
+            # Upstream's order: the prompt kept by hash, else the column (hermes_state.prompts).
             return (
-                f"COALESCE({s}.system_prompt, (SELECT sp.prompt FROM system_prompts sp "
-                f"WHERE sp.hash = {s}.system_prompt_hash))"
+                f"COALESCE((SELECT sp.prompt FROM system_prompts sp "
+                f"WHERE sp.hash = {s}.system_prompt_hash), {s}.system_prompt)"
             )
         return f"{s}.system_prompt"
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .gateway import SessionEntry, SessionsIndexWatcher
-from .listing.pins import pins_signature
+from .listing.pins import pins_signature, written_here
 
 
 @dataclass(frozen=True)
@@ -109,7 +109,9 @@ class ChangeWatcher:
         pins = pins_signature()
         if pins != self._pins:
             self._pins = pins
-            database = True
+            # Another process's pin changes what the list shows, as a commit does; this
+            # process's own pin has been shown already.
+            database = database or not written_here(pins)
         return Change(database=database, lanes=lanes, reopened=reopened)
 
     def _close(self) -> None:

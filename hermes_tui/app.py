@@ -17,7 +17,7 @@ from __future__ import annotations
 import gc
 import time
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 from textual import events, on, work
 from textual.app import App, SystemCommand
@@ -100,6 +100,7 @@ class HermesApp(App[str | None]):
         save_settings: bool = False,
         cache_dir: Path | None = None,
         first_window: FirstWindow | None = None,
+        profiles: list | None = None,
     ) -> None:
         super().__init__()
         #: Write settings the user changes in the app (the theme) to the config file.
@@ -109,16 +110,26 @@ class HermesApp(App[str | None]):
         self.watch_enabled = watch
         self.config_problems = list(config_problems)
         config = config or AppConfig()
+        door = dict(
+            on_wait=self._wait_from_thread,
+            on_file_event=self._file_event,
+            on_activity=self._activity_from_thread,
+            trash_dir=trash_dir if trash_dir is not None else default_trash_dir(),
+            cache_dir=cache_dir if cache_dir is not None else default_cache_dir(),
+        )
+        if profiles:
+            # Every profile's store at once (PF-6): one door fanning out to each.
+            from .data_profiles import ProfilesData
+
+            # (first_window: each profile's read-ahead, by name, when the caller made them)
+            store: Any = ProfilesData(list(profiles), page_size=config.page_size,
+                                      first_windows=first_window if isinstance(first_window, dict) else None,
+                                      **door)
+            db_label = db_label or f"{len(profiles)} profiles"
+        else:
+            store = BrowserData(self.db_path, first_window=first_window, **door)
         self.ctx = AppContext(
-            store=BrowserData(
-                self.db_path,
-                on_wait=self._wait_from_thread,
-                on_file_event=self._file_event,
-                on_activity=self._activity_from_thread,
-                trash_dir=trash_dir if trash_dir is not None else default_trash_dir(),
-                cache_dir=cache_dir if cache_dir is not None else default_cache_dir(),
-                first_window=first_window,
-            ),
+            store=store,
             clock=clock,
             config=config,
             signals=Signals(self),
@@ -458,6 +469,7 @@ def build_app(
     save_settings: bool = False,
     cache_dir: Path | None = None,
     first_window: FirstWindow | None = None,
+    profiles: list | None = None,
 ) -> HermesApp:
     """The browser for ``db_path`` with an injected clock and config.
 
@@ -466,7 +478,9 @@ def build_app(
     sessions are kept for ``hermes sessions restore`` (default: the user data directory);
     ``cache_dir`` where the list's recency index is kept between runs (default: the user
     cache directory); ``first_window`` the first pages read ahead while the UI was imported
-    (see :func:`hermes_tui.browse.start_first_window`).
+    (see :func:`hermes_tui.browse.start_first_window`); ``profiles`` several Hermes profiles
+    (:class:`hermes_state.profiles.Profile`) browsed as one list (PF-6), ``db_path`` then the
+    first one's store.
     """
     return HermesApp(
         Path(db_path),
@@ -480,6 +494,7 @@ def build_app(
         save_settings=save_settings,
         cache_dir=cache_dir,
         first_window=first_window,
+        profiles=profiles,
     )
 
 

@@ -23,6 +23,7 @@ from typing import Callable, Iterator, TextIO
 from hermes_state import SessionDB
 from hermes_state.errors import DatabaseError, describe_db_error
 from hermes_state.inert_text import has_unsafe
+from hermes_state.models import shown_source
 from hermes_state.timefmt import relative_time
 from hermes_state.visibility import INTERNAL_SOURCES
 
@@ -72,6 +73,16 @@ def plain_browse(
         return 1, None
     finally:
         db.close()
+    return _plain_pick(rows, stdin=stdin, menu=menu, now=now)
+
+
+def _plain_pick(
+    rows: list[dict], *, stdin: TextIO | None = None, menu: TextIO | None = None,
+    now: Callable[[], float] = time.time,
+) -> tuple[int, str | None]:
+    """The numbered list of ``rows`` and the prompt (BR-6), on ``menu``."""
+    stdin = stdin or sys.stdin
+    menu = menu or sys.stderr
     if not rows:
         print("No sessions found.", file=menu)
         return 0, None
@@ -80,8 +91,10 @@ def plain_browse(
     for i, row in enumerate(rows, start=1):
         label = fit_cells(_safe(row.get("title") or row.get("preview") or row["id"]), 50, 50, "...")
         when = relative_time(row.get("last_active"), now=current)
-        # The source in full ("discord", not "discor"), as ``list`` prints it.
-        print(f"  {i:>3}. {label}  {when:<10}  {_safe(row.get('source') or '')}", file=menu)
+        # The source in full ("discord", not "discor"), as ``list`` prints it (v30:
+        # created→current where the session moved platforms, UC-11).
+        source = shown_source(row.get("source"), row.get("created_source"))
+        print(f"  {i:>3}. {label}  {when:<10}  {_safe(source)}", file=menu)
     n = len(rows)
     while True:
         print(f"\n  Select [1-{n}]: ", end="", file=menu, flush=True)
@@ -180,7 +193,7 @@ def demo_hint(session_id: str, resume_command: str | None) -> str:
     return f"{head} On your own sessions, resume_command runs: {' '.join(shell_quote(a) for a in argv)}"
 
 
-def hand_off(session_id: str, resume_command: str | None, *, demo: bool = False) -> int:
+def hand_off(session_id: str, resume_command: str | None, *, home: Path | None = None, demo: bool = False) -> int:
     """BR-7: print the id on stdout; run the resume command in place of this process.
 
     An id holding a control character (another writer, or ``hermes sessions import``, can
@@ -212,6 +225,10 @@ def hand_off(session_id: str, resume_command: str | None, *, demo: bool = False)
             f"itself, not Hermes Agent. {resume_hint(session_id)}"
         )
         return 1
+    if home is not None:
+        # The session is in another profile's store: Hermes resumes it there (it trusts a
+        # HERMES_HOME inside profiles/, PF-1).
+        os.environ["HERMES_HOME"] = str(home)
     try:
         sys.stdout.flush()
         os.execvp(argv[0], argv)
@@ -345,12 +362,77 @@ def run_browse(
     limit: int,
     demo: bool,
     plain: bool,
+    profiles: list | None = None,
 ) -> int:
-    """The whole of ``hermes sessions browse`` (CLI-13, BR-5 … BR-7)."""
+    """The whole of ``hermes sessions browse`` (CLI-13, BR-5 … BR-7); ``profiles``: several
+    Hermes profiles' stores browsed as one (PF-6)."""
     # No garbage collection until the app is mounted (it turns the collector back on with
     # its own thresholds): see hermes_tui.collector.
     with collector_paused():
+        if profiles:
+            return _browse_profiles(profiles, source=source, limit=limit, plain=plain)
         return _run_browse(db_path, source=source, limit=limit, demo=demo, plain=plain)
+
+
+def _browse_profiles(profiles: list, *, source: str | None, limit: int, plain: bool) -> int:
+    """``browse --all-profiles``: the browser over every profile's store (a store that cannot
+    be read is named in the status line and left out), or the plain picker over their merged
+    list. The chosen session is handed off in its own profile."""
+    from .config import load_config
+
+    config, problems = load_config()
+    try:
+        tty = None if plain else open_controlling_tty()
+        if tty is None:
+            code, chosen = _plain_across(profiles, source=source, limit=limit)
+        else:
+            # Every profile's first page read ahead while the UI is imported, as for one store.
+            ahead = {p.name: start_first_window(p.db_path, config, source=source) for p in profiles}
+            from .app import build_app
+
+            app = build_app(profiles[0].db_path, config=config, source=source, config_problems=problems,
+                            save_settings=True, profiles=profiles, first_window=ahead)
+            with drawing_on(tty):
+                chosen = app.run()
+            code = CANCELLED
+            if app.return_code not in (None, 0):
+                return app.return_code or 1
+        if chosen is None:
+            if code == CANCELLED:
+                _err("Cancelled.")
+            return code
+        name, _sep, session_id = chosen.partition(":")
+        home = next(p.home for p in profiles if p.name == name)
+        _err(f"(in profile '{_safe(name)}': hermes -p {_safe(name)} --resume {_safe(session_id)})")
+        return hand_off(session_id, config.resume_command, home=home)
+    except KeyboardInterrupt:
+        _err("Cancelled.")
+        return CANCELLED
+
+
+def _plain_across(profiles: list, *, source: str | None, limit: int) -> tuple[int, str | None]:
+    """BR-6's numbered list over every profile's store, merged by start; the chosen row as
+    ``profile:id``."""
+    from hermes_state.across_profiles import merge_listed, open_each
+
+    opened, left = open_each(profiles, lambda p: SessionDB(p.db_path, read_only=True))
+    for item in left:
+        _err(f"Warning: {_safe(item.line())}")
+    try:
+        streams = [
+            (item.profile.name, item.store.list_sessions_rich(
+                source=source, exclude_sources=None if source else list(INTERNAL_SOURCES), limit=limit))
+            for item in opened
+        ]
+    finally:
+        for item in opened:
+            item.store.close()
+    rows = [dict(row, id=f"{name}:{row['id']}", source=f"{name} · {row.get('source') or ''}")
+            for name, row in merge_listed(streams, by_activity=False)][:limit]
+    if not opened:
+        _err("Error: no profile's session database could be read")
+        return 1, None
+    return _plain_pick(rows)
 
 
 def _run_browse(db_path: Path | None, *, source: str | None, limit: int, demo: bool, plain: bool) -> int:

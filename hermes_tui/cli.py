@@ -57,11 +57,12 @@ import sqlite3
 import stat
 import sys
 import time
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, closing, contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from .collector import collector_paused
+from .cli_prompt import confirm  # noqa: F401  (the commands' one question; re-exported)
 
 # Importing makes ~100k objects, and the collector, run as they come, walked them all again and
 # again: ~0.1 s of a start-up. Paused while the store's modules load.
@@ -75,13 +76,13 @@ with collector_paused():
     from hermes_state.visibility import INTERNAL_SOURCES
     from hermes_state.titles import sanitize_title
     from hermes_state.inert_text import inert_cells, shell_quote
+    from hermes_state.models import shown_source
 
     from .textsafe import fit_cells
+    from . import cli_profiles
 
 #: Sources hidden from ``list`` and ``browse`` unless ``--source`` is given (CLI-4, UC-3).
 HIDDEN_SOURCES = list(INTERNAL_SOURCES)
-#: Sources ``stats`` prints first, in this order (CLI-12); others follow alphabetically.
-STATS_SOURCE_ORDER = ("cli", "telegram", "discord", "whatsapp", "slack")
 #: Environment variable overriding the write retry budget (attempts).
 WRITE_RETRIES_ENV = "HERMES_SESSIONS_WRITE_RETRIES"
 #: Set to 1 to let unexpected exceptions propagate with their traceback (development only).
@@ -140,9 +141,14 @@ def _store_class() -> type[SessionDB]:
     return type("SessionDB", (SessionDB,), {"_WRITE_MAX_RETRIES": retries})
 
 
+#: The ``HERMES_HOME`` of the profile this run opens (``--profile``, else the one Hermes
+#: Agent would run in: :mod:`hermes_state.profiles`); set by :func:`main` for each run.
+_run_home: Path | None = None
+
+
 def db_location() -> Path:
-    """``$HERMES_HOME/state.db``, checking that the home is not a file."""
-    home = hermes_home()
+    """``<the run's profile home>/state.db``, checking that the home is not a file."""
+    home = _run_home if _run_home is not None else hermes_home()
     if home.exists() and not home.is_dir():
         raise _open_error(f"HERMES_HOME ({home}) is a file, not a directory")
     return home / "state.db"
@@ -207,21 +213,37 @@ def resolve_id(db: SessionDB, arg: str | None) -> str:
         raise CliExit(
             f"Session '{inert(arg)}' is ambiguous: {matches} sessions match. Give more of the id."
         )
-    raise CliExit(f"Session '{inert(arg)}' not found.")
+    raise CliExit(f"Session '{inert(arg)}' not found.{_in_other_profiles(arg)}")
 
 
-
-def confirm(prompt: str) -> bool:
-    """CLI-6: ``y``/``yes`` confirms; anything else, EOF or Ctrl-C declines. The prompt is
-    asked on stderr: stdout keeps only what the command produces."""
+def _in_other_profiles(arg: str) -> str:
+    """Where else an id not found here is (PF-1): history in another Hermes profile is not
+    lost, and the message says which profile to name. Empty when no other profile has it
+    (or none can be read: this is only a hint)."""
     try:
-        # (inside the try: a Ctrl-C right after the prompt appears declines too)
-        print(prompt, end="", file=sys.stderr, flush=True)
-        answer = input()
-    except (EOFError, KeyboardInterrupt):
-        print(file=sys.stderr)
-        return False
-    return answer.strip().lower() in ("y", "yes")
+        from hermes_state.profiles import discover
+
+        others = [p for p in discover().with_stores() if _run_home is None or p.home != _run_home]
+    except Exception:
+        return ""
+    found = []
+    for profile in others:
+        try:
+            db = SessionDB(profile.db_path, read_only=True)
+        except Exception:
+            continue
+        try:
+            if db.resolve_session_id(arg) is not None:
+                found.append(profile.name)
+        except Exception:
+            pass
+        finally:
+            db.close()
+    if not found:
+        return ""
+    names = ", ".join(inert(name) for name in found)
+    return f" It is in profile {names}: add --profile {inert(found[0])}."
+
 
 
 def _cancelled() -> CliExit:
@@ -244,29 +266,9 @@ def _list_line(row: dict, titled: bool, now: float | None) -> str:
     if titled:
         title = fit_cells(inert(row.get("title") or UNTITLED_MARK), 30, 32)
         return f"{title} {fit_cells(inert(preview), 38, 40)} {last:<13} {inert(row['id'])}"
-    source = inert(row.get("source") or "")
+    # v30: "created→current" where the session moved platforms (UC-11).
+    source = inert(shown_source(row.get("source"), row.get("created_source")))
     return f"{fit_cells(inert(preview), 48, 50)} {last:<13} {fit_cells(source, 10**6, 6)} {inert(row['id'])}"
-
-
-def format_stats(stats: dict) -> list[str]:
-    """The lines of ``hermes sessions stats`` (CLI-12)."""
-    lines = [
-        f"Total sessions: {stats['total_sessions']}",
-        f"Total messages: {stats['total_messages']}",
-    ]
-    sources: dict[str, int] = stats.get("sources") or {}
-    # Most sessions first: the eye starts there; equal counts keep upstream's order, then
-    # alphabetical.
-    rank = {name: i for i, name in enumerate(STATS_SOURCE_ORDER)}
-    for name in sorted(
-        (k for k, n in sources.items() if n > 0),
-        key=lambda k: (-sources[k], rank.get(k, len(rank)), k),
-    ):
-        lines.append(f"  {inert(name)}: {_plural_sessions(sources[name])}")
-    size = stats.get("db_size_bytes")
-    if size is not None:
-        lines.append(f"Database size: {size / 1048576:.1f} MB")
-    return lines
 
 
 def _plural_sessions(n: int) -> str:
@@ -332,51 +334,153 @@ def _add_list(sub) -> None:
     parser.add_argument("--source", help="only sessions from this source (e.g. cli, telegram)")
     parser.add_argument("--limit", type=_limit, default=20, help="how many sessions (default 20)")
     parser.add_argument("--archived", action="store_true", help="list archived sessions instead")
+    parser.add_argument("--json", action="store_true", help="one JSON document (see README, JSON output)")
+    parser.add_argument("--unread", action="store_true", help="only conversations with activity since last read (v30 stores)")
+    parser.add_argument(
+        "--status", type=_statuses, metavar="STATUS[,STATUS]",
+        help="only conversations that ended so: done, interrupted, error, empty",
+    )
     parser.set_defaults(run=_cmd_list)
+
+
+def _statuses(text: str) -> tuple[str, ...]:
+    from hermes_state.lifecycle import parse_statuses
+
+    try:
+        return parse_statuses(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
     exclude = None if args.source is not None else HIDDEN_SOURCES
     archived_only = getattr(args, "archived", False)
     now = time.time()
+    unread_only = getattr(args, "unread", False)
+    query = ListQuery.from_options(
+        args.source, exclude, archived_only=archived_only, unread_only=unread_only,
+        statuses=getattr(args, "status", None) or (),
+    )
+    if cli_profiles.across(args):
+        return _list_across(args, query, now)
     with open_store("read") as db:
         warn_unknown_source(db, args.source)
+        if unread_only:
+            from hermes_state.unread import not_tracked
+
+            problem = not_tracked(db.store)
+            if problem:
+                print(f"Note: {problem}: nothing is unread.", file=sys.stderr)
         # The rows of list_sessions_rich (CLI-7), streamed: a large --limit printed as it is
-        # read, not held whole. The layout depends on whether any row has a title, so the
-        # rows before the first titled one wait (all of them only when none has one).
-        rows = db.iter_listed(
-            ListQuery.from_options(args.source, exclude, archived_only=archived_only), args.limit, brief=True,
-        )
+        # read, not held whole.
+        rows = db.iter_listed(query, args.limit, brief=True)
+        if args.json:
+            from .cli_json import session_item, write_document
+
+            with closing(rows):
+                write_document("list", "sessions", (session_item(row) for row in rows))
+            return 0
         try:
-            waiting: list[dict] = []
-            for row in rows:
-                waiting.append(row)
-                if row.get("title"):
-                    break
-            if waiting:
-                titled = bool(waiting[-1].get("title"))
-                _print_lines([*_list_head(titled), *(_list_line(row, titled, now) for row in waiting)])
-                del waiting[:]
-                batch: list[str] = []
-                for row in rows:
-                    batch.append(_list_line(row, titled, now))
-                    if len(batch) >= 500:
-                        _print_lines(batch)
-                        batch.clear()
-                _print_lines(batch)
+            if _print_listing(((None, row) for row in rows), now):
                 return 0
         finally:
             rows.close()
         # An empty list over archived conversations says where they are (on stderr: stdout
         # keeps CLI-3's exact line).
-        archived = 0 if archived_only else db.session_count(
+        narrowed = unread_only or bool(getattr(args, "status", None))
+        archived = 0 if archived_only or narrowed else db.session_count(
             args.source, archived_only=True, exclude_children=True, exclude_sources=exclude,
         )
+    return _say_none_listed(args, archived)
+
+
+def _say_none_listed(args: argparse.Namespace, archived: int) -> int:
     print("No sessions found.")
     if archived:
         where = f" --source {args.source}" if args.source else ""
         print(f"({archived} archived: hermes sessions list{where} --archived)", file=sys.stderr)
     return 0
+
+
+def _list_lines(rows: list[dict]) -> list[str]:
+    """The lines ``list`` prints for ``rows`` (all of them held: a short list)."""
+    now = time.time()
+    titled = any(row.get("title") for row in rows)
+    return [*_list_head(titled), *(_list_line(row, titled, now) for row in rows)]
+
+
+def _print_listing(pairs: Iterator[tuple[str | None, dict]], now: float, *, with_profile: bool = False) -> bool:
+    """Print ``(profile, row)`` pairs as CLI-7's listing (a profile column first when rows
+    of several profiles are listed); False when there was no row. The layout depends on
+    whether any row has a title, so the rows before the first titled one wait (all of them
+    only when none has one)."""
+    waiting: list[tuple[str | None, dict]] = []
+    for pair in pairs:
+        waiting.append(pair)
+        if pair[1].get("title"):
+            break
+    if not waiting:
+        return False
+    titled = bool(waiting[-1][1].get("title"))
+    head = _list_head(titled)
+    if with_profile:
+        head = [cli_profiles.PROFILE_HEAD + head[0], "\u2500" * cli_profiles.PROFILE_WIDTH + head[1]]
+
+    def line(pair: tuple[str | None, dict]) -> str:
+        text = _list_line(pair[1], titled, now)
+        return cli_profiles.profile_cell(pair[0] or "") + text if with_profile else text
+
+    _print_lines([*head, *(line(pair) for pair in waiting)])
+    del waiting[:]
+    batch: list[str] = []
+    for pair in pairs:
+        batch.append(line(pair))
+        if len(batch) >= 500:
+            _print_lines(batch)
+            batch.clear()
+    _print_lines(batch)
+    return True
+
+
+def _open_profile_store(profile) -> SessionDB:
+    """A profile's store opened for reading by the same rules as one on its own."""
+    return open_store_at(profile.db_path, "read", store_class=_store_class())
+
+
+def _warn_unknown_source_across(stores: list, source: str | None) -> None:
+    if source is None:
+        return
+    known: set[str] = set()
+    for db in stores:
+        known.update(db.source_counts())
+    if source not in known:
+        names = ", ".join(inert(name) for name in sorted(k for k in known if k)) or "none (no sessions)"
+        print(f"Warning: no session has source '{inert(source)}'; sources in these stores: {names}",
+              file=sys.stderr)
+
+
+def _list_across(args: argparse.Namespace, query: ListQuery, now: float) -> int:
+    """``list --all-profiles`` (PF-2): every profile's list as one, in the list's order, each
+    row with its profile (a column when rows of more than one profile can be listed)."""
+    from hermes_state.across_profiles import merge_listed
+
+    with cli_profiles.open_across(_open_profile_store, cli_profiles.warn) as (opened, _left):
+        _warn_unknown_source_across([item.store for item in opened], args.source)
+        streams = [(item.profile.name, item.store.iter_listed(query, args.limit, brief=True)) for item in opened]
+        try:
+            merged = merge_listed(streams, by_activity=query.by_activity)
+            pairs = (pair for pair, _ in zip(merged, range(args.limit)))
+            if _print_listing(pairs, now, with_profile=len(opened) > 1):
+                return 0
+        finally:
+            for _name, rows in streams:
+                rows.close()
+        archived = 0 if query.archived_only else sum(
+            item.store.session_count(
+                args.source, archived_only=True, exclude_children=True, exclude_sources=list(query.exclude_sources),
+            ) for item in opened
+        )
+    return _say_none_listed(args, archived)
 
 
 def _print_lines(lines: list[str]) -> None:
@@ -404,6 +508,17 @@ def _add_browse(sub) -> None:
 
 def _cmd_browse(args: argparse.Namespace) -> int:
     """The browser hook (CLI-13). Imports the UI lazily: no other action loads textual."""
+    if cli_profiles.across(args) and not args.demo:
+        from hermes_state.profiles import discover
+        from hermes_tui.browse import run_browse  # noqa: PLC0415 - deliberately lazy
+
+        found = discover()
+        with_stores = found.with_stores()
+        if not with_stores:
+            raise CliExit(f"Error: no profile under {found.root} has a session database "
+                          f"(profiles: {found.known()})")
+        return int(run_browse(None, source=args.source, limit=args.limit, demo=False, plain=args.plain,
+                              profiles=with_stores))
     if not args.demo:
         path = db_location()
         if not path.exists():
@@ -479,6 +594,8 @@ def _cmd_export(args: argparse.Namespace) -> int:
     from hermes_state.export_parallel import export_to_path, export_to_stream
 
     to_stdout = args.output == "-"
+    if cli_profiles.across(args):
+        return _export_across(args, to_stdout)
     with open_store("read") as db, _export_progress(to_stdout) as progress:
         # An empty --session-id is an error, never "every session" (CLI-17).
         session_ids = [resolve_id(db, args.session_id)] if args.session_id is not None else None
@@ -509,6 +626,69 @@ def _cmd_export(args: argparse.Namespace) -> int:
     if not to_stdout:
         print(f"Exported {_plural_sessions(count)} to {args.output}")
     return 0
+
+
+def _export_across(args: argparse.Namespace, to_stdout: bool) -> int:
+    """``export --all-profiles`` (PF-4): every profile's sessions in one file, profile after
+    profile, each session carrying ``"profile"`` (JSONL; a Markdown transcript says it).
+    Import reads such a file back into one store (it ignores the field). A profile whose
+    store cannot be read is named and left out, and the exit status is then 1: the export
+    is not everything that was asked for."""
+    from hermes_state.export import iter_export, render_chunks
+    from hermes_state.paths import write_atomic
+
+    with cli_profiles.open_across(_open_profile_store, cli_profiles.warn) as (opened, left):
+        wanted: dict[str, list[str] | None] = {item.profile.name: None for item in opened}
+        if args.session_id is not None:
+            wanted = _session_across(opened, args.session_id)
+        else:
+            _warn_unknown_source_across([item.store for item in opened], args.source)
+        count = [0]
+
+        def sessions():
+            for item in opened:
+                if item.profile.name not in wanted:
+                    continue
+                ids = wanted[item.profile.name]
+                for obj in iter_export(item.store, None if ids else args.source, ids):
+                    obj["profile"] = item.profile.name
+                    count[0] += 1
+                    yield obj
+
+        if to_stdout:
+            visible = args.format == "md" and not _is_regular_file(sys.stdout)
+            for chunk in render_chunks(sessions(), args.format, visible_controls=visible):
+                sys.stdout.write(chunk)
+            sys.stdout.flush()
+        else:
+            with _export_progress(False):
+                try:
+                    write_atomic(args.output, render_chunks(sessions(), args.format))
+                except OSError as exc:
+                    reason = exc.strerror or str(exc)
+                    raise CliExit(f"Error: cannot write {args.output}: {reason}") from exc
+    if not to_stdout:
+        names = len(wanted)
+        print(f"Exported {_plural_sessions(count[0])} of {names} profile{'s' if names != 1 else ''} to {args.output}")
+    return 1 if left else 0
+
+
+def _session_across(opened: list, wanted: str) -> dict[str, list[str] | None]:
+    """``--session-id`` across profiles: the one profile whose store has it (ids may
+    collide across profiles: one found in several must be named with ``--profile``)."""
+    if not wanted.strip():
+        raise CliExit("Error: empty session id.", code=2)
+    found = {}
+    for item in opened:
+        session_id = item.store.resolve_session_id(wanted)
+        if session_id is not None:
+            found[item.profile.name] = [session_id]
+    if not found:
+        raise CliExit(f"Session '{inert(wanted)}' not found in any profile.")
+    if len(found) > 1:
+        names = ", ".join(inert(name) for name in found)
+        raise CliExit(f"Session '{inert(wanted)}' is in several profiles ({names}): say which with --profile NAME.")
+    return found
 
 
 # delete ----------------------------------------------------------------------
@@ -586,7 +766,12 @@ def _flag_command(name: str) -> None:
     @session_action(name)
     def _add(sub) -> None:
         parser = sub.add_parser(name, help=_FLAG_COMMANDS[name][2])
-        parser.add_argument("session_ids", metavar="SESSION_ID", nargs="+", help="full id or unique prefix")
+        if name == "pin":  # the pinned list is pin's (CLI-18: scripts read it with --json)
+            from .cli_pins import add_pin_list_options
+
+            add_pin_list_options(parser)
+        else:
+            parser.add_argument("session_ids", metavar="SESSION_ID", nargs="+", help="full id or unique prefix")
         parser.set_defaults(run=lambda args: _cmd_flag(args, name))
 
 
@@ -599,6 +784,12 @@ def _cmd_flag(args: argparse.Namespace, name: str) -> int:
     store has it, else our settings file -- never a new column). Every id must resolve
     before anything changes."""
     flag, value, _help = _FLAG_COMMANDS[name]
+    if name == "pin":
+        from .cli_pins import pin_list_or_usage
+
+        code = pin_list_or_usage(args, lambda: open_store("read"), _list_lines)
+        if code is not None:
+            return code
     with open_store("write") as db:
         ids = [resolve_id(db, arg) for arg in args.session_ids]
         problem = db.capabilities.archive_problem if flag == "archived" else None
@@ -626,6 +817,20 @@ def _add_restore(sub) -> None:
     from .cli_trash import add_restore
 
     add_restore(sub)
+
+
+@session_action("read")
+def _add_read(sub) -> None:
+    from .cli_unread import add_read
+
+    add_read(sub, "read", sys.modules[__name__])
+
+
+@session_action("unread")
+def _add_unread(sub) -> None:
+    from .cli_unread import add_read
+
+    add_read(sub, "unread", sys.modules[__name__])
 
 
 # rename ----------------------------------------------------------------------
@@ -689,7 +894,7 @@ def _cmd_prune(args: argparse.Namespace) -> int:
         for sid, source, title in rows:
             shown = fit_cells(inert(title or UNTITLED_MARK), 40)
             print(f"  {inert(sid)}  {inert(source or '')}  {shown}")
-        print(f"Would prune {len(rows)} session(s) ended and older than {days} days{where}; "
+        print(f"Would prune {_plural_sessions(len(rows))} ended and older than {days} days{where}; "
               "nothing was deleted.")
         return 0
     with open_store("write") as db:
@@ -746,14 +951,60 @@ def _say_what_a_prune_holds(db, sessions: int, messages: int) -> None:
 
 @session_action("stats")
 def _add_stats(sub) -> None:
-    parser = sub.add_parser("stats", help="session and message counts, database size")
-    parser.set_defaults(run=_cmd_stats)
+    from .cli_stats import add_stats
+
+    add_stats(sub, _cmd_stats)
 
 
 def _cmd_stats(args: argparse.Namespace) -> int:
+    from .cli_stats import run_stats
+
+    if cli_profiles.across(args):
+        return _stats_across()
     with open_store("read") as db:
-        stats = db.stats()
-    print("\n".join(format_stats(stats)))
+        return run_stats(db, args)
+
+
+def format_stats(stats: dict) -> list[str]:
+    """CLI-12's opening lines for figures added up over several stores (``--all-profiles``)."""
+    lines = [
+        f"Total sessions: {stats['total_sessions']}",
+        f"Total messages: {stats['total_messages']}",
+    ]
+    sources: dict[str, int] = stats.get("sources") or {}
+    # Most sessions first, then alphabetical.
+    for name in sorted((k for k, n in sources.items() if n > 0), key=lambda k: (-sources[k], k)):
+        lines.append(f"  {inert(name)}: {_plural_sessions(sources[name])}")
+    size = stats.get("db_size_bytes")
+    if size is not None:
+        lines.append(f"Database size: {size / 1048576:.1f} MB")
+    return lines
+
+
+def _stats_across() -> int:
+    """``stats --all-profiles`` (PF-2): the figures of every profile's store added up, then
+    each profile's own."""
+    with cli_profiles.open_across(_open_profile_store, cli_profiles.warn) as (opened, _left):
+        each = [(item.profile.name, item.store.stats()) for item in opened]
+    sources: dict[str, int] = {}
+    for _name, stats in each:
+        for source, n in (stats.get("sources") or {}).items():
+            sources[source] = sources.get(source, 0) + n
+    sizes = [stats.get("db_size_bytes") for _name, stats in each]
+    total = {
+        "total_sessions": sum(stats["total_sessions"] for _name, stats in each),
+        "total_messages": sum(stats["total_messages"] for _name, stats in each),
+        "sources": sources,
+        "db_size_bytes": sum(size for size in sizes if size is not None) if any(s is not None for s in sizes) else None,
+    }
+    lines = format_stats(total)
+    lines.append(f"Profiles: {len(each)}")
+    for name, stats in each:
+        size = stats.get("db_size_bytes")
+        tail = f", {size / 1048576:.1f} MB" if size is not None else ""
+        lines.append(f"  {inert(name)}: {_plural_sessions(stats['total_sessions'])}, "
+                     f"{stats['total_messages']} messages{tail}")
+    print("\n".join(lines))
     return 0
 
 
@@ -813,14 +1064,26 @@ def _run_sub(entry: Callable[..., int], argv: list[str], prog: str) -> int:
 
 @session_action("import")
 def _add_import(sub) -> None:
-    parser = sub.add_parser("import", help="import sessions from a JSONL export")
-    parser.add_argument("input", metavar="INPUT", help="JSONL file written by export, or - for stdin")
+    parser = sub.add_parser(
+        "import", help="import sessions from a JSONL export, or Claude Code / Codex transcripts (--from)")
+    parser.add_argument("input", metavar="INPUT", nargs="?",
+                        help="JSONL file written by export, or - for stdin; with --from: a transcript file or "
+                             "directory (default ~/.claude/projects or ~/.codex/sessions)")
+    parser.add_argument("--from", dest="from_format", choices=("claude-code", "codex"),
+                        help="read another agent's transcripts (sessions tagged with this source)")
     parser.set_defaults(run=_cmd_import)
 
 
 def _cmd_import(args: argparse.Namespace) -> int:
     from hermes_state.export import import_jsonl
 
+    if args.from_format:
+        from .cli_import import run_foreign_import
+
+        return run_foreign_import(args, _create_store_for_import, open_store)
+    if args.input is None:
+        args._help_parser.print_usage(sys.stderr)
+        raise CliExit(f"{args._help_parser.prog}: error: the following arguments are required: INPUT", code=2)
     if args.input == "-":
         source: Any = sys.stdin
     else:
@@ -864,6 +1127,9 @@ def _create_store_for_import() -> None:
 # ---------------------------------------------------------------------------- parser and main
 
 
+#: The actions that also read every profile's store at once (``--all-profiles``, PF-2).
+ACROSS_PROFILES = ("list", "browse", "export", "stats")
+
 #: The two names our commands run under: ``hermes sessions`` (through the ``hermes`` that
 #: hands other commands to Hermes Agent) and ``hermes-sessions`` (a name nothing else installs).
 SESSIONS_PROG = "hermes sessions"
@@ -885,9 +1151,11 @@ def build_parser(sessions_prog: str = SESSIONS_PROG) -> argparse.ArgumentParser:
     actions = sessions.add_subparsers(dest="action", metavar="ACTION")
     for adder in SESSION_ACTIONS.values():
         adder(actions)
-    for action_parser in actions.choices.values():
+    for name, action_parser in actions.choices.items():
         # Usage errors of an action name the action ("usage: hermes sessions list …").
         action_parser.set_defaults(_help_parser=action_parser)
+        if name not in _OWN_PARSERS:
+            cli_profiles.add_profile_options(action_parser, across_too=name in ACROSS_PROFILES)
     parser.set_defaults(_help_parser=parser)
     return parser
 
@@ -911,6 +1179,18 @@ def _emit(message: str | None) -> None:
     print(inert(message), file=sys.stderr)
 
 
+def _quiet_library_log() -> None:
+    """What the storage library logs for a program that does not configure logging (a store
+    newer than it knows, UC-9) reached stderr through Python's last-resort handler, beside
+    the ``Warning:`` line this command prints from the store's warnings: two lines for one
+    thing, and across profiles (PF-3) a line not naming its profile. The command says it."""
+    import logging
+
+    library = logging.getLogger("hermes_state")
+    if not library.handlers:
+        library.addHandler(logging.NullHandler())
+
+
 def sessions_main(argv: list[str] | None = None) -> int:
     """The ``hermes-sessions`` console script: ``hermes-sessions list`` is ``hermes sessions
     list``, under a name that no other program installs."""
@@ -921,6 +1201,7 @@ def sessions_main(argv: list[str] | None = None) -> int:
 def main(argv: list[str] | None = None, *, _sessions_prog: str = SESSIONS_PROG) -> int:
     """Run ``hermes`` with ``argv`` (default ``sys.argv[1:]``); return the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    _quiet_library_log()
     if len(argv) >= 2 and argv[0] == "sessions" and argv[1] in _OWN_PARSERS:
         # These commands parse their own options (argparse's REMAINDER cannot take a
         # leading ``--option`` through a subparser).
@@ -942,6 +1223,14 @@ def main(argv: list[str] | None = None, *, _sessions_prog: str = SESSIONS_PROG) 
     if run is None:  # CLI-14: no action given (a usage error: its help goes to stderr)
         args._help_parser.print_help(sys.stderr)
         return 2
+    global _run_home
+    try:
+        # Which profile's store (PF-1): found before anything opens, for every action.
+        _run_home = None if cli_profiles.across(args) else cli_profiles.home_of(args)
+        args.store_path = _run_home / "state.db" if _run_home is not None else None
+    except cli_profiles.ProfileError as exc:
+        _emit(f"Error: {exc}")
+        return 1
     try:
         code = run(args)
         sys.stdout.flush()
@@ -949,6 +1238,9 @@ def main(argv: list[str] | None = None, *, _sessions_prog: str = SESSIONS_PROG) 
     except CliExit as exc:
         _emit(exc.message)
         return exc.code
+    except cli_profiles.NoProfileStore as exc:
+        _emit(f"Error: {exc}")
+        return 1
     except BrokenPipeError:
         _silence_stdout()
         return 1

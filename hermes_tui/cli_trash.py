@@ -28,6 +28,7 @@ def _fail(message: str) -> int:
 
 def add_trash(sub) -> None:
     parser = sub.add_parser("trash", help=f"list sessions deleted (here or in the browser), kept {TRASH_DAYS} days")
+    parser.add_argument("--json", action="store_true", help="one JSON document (see README, JSON output)")
     parser.set_defaults(run=cmd_trash)
 
 
@@ -52,7 +53,7 @@ def _large_restore_agreed(db, snapshot, assume_yes: bool) -> bool:
     messages = len(snapshot.message_rows)
     if messages < RESTORE_LOCK_WARN_MESSAGES or assume_yes:
         return True
-    from .cli import confirm
+    from .cli_prompt import confirm
     from .config import load_config
 
     config, _problems = load_config()
@@ -72,11 +73,13 @@ def _large_restore_agreed(db, snapshot, assume_yes: bool) -> bool:
 def cmd_trash(args: argparse.Namespace) -> int:
     directory = default_trash_dir()
     entries = list_trash(directory)
+    if getattr(args, "json", False):
+        return _trash_json(entries, directory, _store_path(args))
     if not entries:
         print(f"The trash is empty ({directory}).")
         return 0
     now = time.time()
-    here = default_db_path()
+    here = _store_path(args)
     # The trash is one per user, the stores many (a HERMES_HOME per profile): an entry deleted
     # from another store is marked, since restore puts it into this one.
     elsewhere: list[str] = []
@@ -105,6 +108,33 @@ def cmd_trash(args: argparse.Namespace) -> int:
     print(f"\nKept {TRASH_DAYS} days in {directory}. Restore with: hermes sessions restore SESSION_ID"
           + (" (or ENTRY, for one of several deletes of a session)" if repeated else ""))
     return 0
+
+
+def _trash_json(entries: list, directory: Path, here: Path) -> int:
+    from .cli_json import write_document
+
+    write_document("trash", "entries", (
+        {
+            "session_id": entry.session_id,
+            # (what `restore` takes to choose this entry among several deletes of a session)
+            "entry": entry.name,
+            "label": entry.label,
+            "source": entry.source,
+            "messages": entry.messages,
+            "deleted_at": entry.deleted_at,
+            "expires_at": entry.deleted_at + TRASH_DAYS * 86400,
+            "database": entry.database or None,
+            "other_store": bool(entry.database) and not _same_path(entry.database, here),
+            "problem": entry.problem,
+        }
+        for entry in entries
+    ), directory=str(directory), kept_days=TRASH_DAYS)
+    return 0
+
+
+def _store_path(args: argparse.Namespace) -> Path:
+    """The store of the run's profile (``--profile``, else the one Hermes runs in)."""
+    return getattr(args, "store_path", None) or default_db_path()
 
 
 def _repeated_ids(entries) -> set[str]:
@@ -152,7 +182,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
         snapshot = read_trash(entry.path)
     except ValueError as exc:
         return _fail(f"Error: {inert(str(exc))}")
-    path = default_db_path()
+    path = _store_path(args)
     try:
         db = open_store(path, "write")
     except DatabaseError as exc:

@@ -58,6 +58,10 @@ class AppConfig(BaseModel):
     export_dir: Optional[str] = None
     #: A session written to within this many seconds and not ended counts as live.
     live_window_s: float = 300.0
+    #: Opening a conversation's transcript or recap marks it read (upstream's watermark,
+    #: ``last_read_at``, on stores that keep it), as upstream's desktop does; false: only
+    #: the mark read / mark unread keys change it.
+    mark_read_on_open: bool = True
     #: Animations off makes the UI calmer and tests deterministic.
     animations: Literal["full", "basic", "none"] = "basic"
 

@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Any, Callable, TypeVar
 from hermes_state import SessionDB
 from hermes_state import listing
 from hermes_state.listing import ListQuery
+from hermes_state.listing.marks import ConversationMarks, conversation_marks, keeps
+from hermes_state.unread import UnreadNotTracked, not_tracked, set_read
 from hermes_state.listing import recency
 from hermes_state import open_store
 from hermes_state.store import READ_WAIT_TEXT, WRITE_WAIT_TEXT, retry_read, write_problem
@@ -51,12 +53,13 @@ __all__ = [
 def _query(
     source: str | None, exclude_sources: list[str] | None, view: str = "active", include_hidden: bool = False,
     include_delegates: bool = False, workspace: str | None = None, by_activity: bool = False,
+    unread_only: bool = False, statuses: tuple[str, ...] = (),
 ) -> ListQuery:
     """The list the screen asks for, as the one value the store's list takes and every cache
     here is keyed by (:class:`~hermes_state.listing.ListQuery`)."""
     return ListQuery.from_options(
         source, exclude_sources, view=view, include_hidden=include_hidden, include_delegates=include_delegates,
-        workspace=workspace, by_activity=by_activity,
+        workspace=workspace, by_activity=by_activity, unread_only=unread_only, statuses=statuses,
     )
 
 
@@ -458,10 +461,13 @@ class BrowserData:
         workspace: str | None = None,
         count: bool = True,
         provisional: bool = False,
+        unread_only: bool = False,
+        statuses: tuple[str, ...] = (),
     ) -> tuple[list[SessionSummary], int | None]:
         """A page of the list and its length (None with ``count=False``); ``provisional`` as
         :func:`hermes_state.listing.page` (the rows' ``exact`` says whether it was)."""
-        query = _query(source, exclude_sources, view, include_hidden, include_delegates, workspace, by_activity)
+        query = _query(source, exclude_sources, view, include_hidden, include_delegates, workspace, by_activity,
+                       unread_only, statuses)
         if self._first_window is not None:
             self.reader  # adopts the reader read ahead (the pages came from it)
             ahead = self._first_window.take(query, offset, limit, count=count, provisional=provisional)
@@ -478,10 +484,11 @@ class BrowserData:
 
     def workspace_counts(
         self, *, source: str | None, exclude_sources: list[str] | None, view: str = "active",
-        include_hidden: bool = False,
+        include_hidden: bool = False, unread_only: bool = False, statuses: tuple[str, ...] = (),
     ) -> list[listing.WorkspaceCount]:
         """Each workspace with its conversation count under the other filters (BR-13)."""
-        query = _query(source, exclude_sources, view, include_hidden, include_delegates=include_hidden)
+        query = _query(source, exclude_sources, view, include_hidden, include_delegates=include_hidden,
+                       unread_only=unread_only, statuses=statuses)
         return self.read(lambda db: listing.workspace_counts(db, query))
 
     def page_of_ids(
@@ -493,12 +500,15 @@ class BrowserData:
         source: str | None,
         exclude_sources: list[str] | None,
         workspace: str | None = None,
+        unread_only: bool = False,
+        statuses: tuple[str, ...] = (),
     ) -> tuple[list[SessionSummary], int]:
         """A page of just these sessions (e.g. the ones live in a gateway lane), newest first."""
+        reading = ListQuery(unread_only=unread_only, statuses=statuses)
         return self.read(
             lambda db: listing.page_of_ids(
                 db, session_ids, offset, limit, source=source, exclude_sources=exclude_sources,
-                workspace=workspace,
+                workspace=workspace, reading=reading,
             )
         )
 
@@ -508,7 +518,7 @@ class BrowserData:
     def census(
         self, *, count: bool, source: str | None, exclude_sources: list[str] | None, view: str = "active",
         include_hidden: bool = False, include_delegates: bool = False, workspace: str | None = None,
-        by_activity: bool = True,
+        by_activity: bool = True, unread_only: bool = False, statuses: tuple[str, ...] = (),
     ) -> Census:
         """The list's length (when ``count``), the per-source counts and the exact pins, read
         on a connection of their own (``counter``): the scans take ~0.3 s at 250k sessions
@@ -517,7 +527,8 @@ class BrowserData:
         guess (no cache: a first run), gets one built here (1-2 s at 250k sessions);
         ``revised`` says whether either changes what its pages would show."""
         counter = self._connection("counter")
-        query = _query(source, exclude_sources, view, include_hidden, include_delegates, workspace, by_activity)
+        query = _query(source, exclude_sources, view, include_hidden, include_delegates, workspace, by_activity,
+                       unread_only, statuses)
 
         def read(db: SessionDB) -> tuple[frozenset[str], int | None, dict[str, int]]:
             pins = db.pinned_ids()
@@ -530,8 +541,9 @@ class BrowserData:
         assumed = reader.assume_pins(pins)
         revised = (assumed is not None and assumed != pins) or ranking_s is not None
         if reader.recency_guessed:
-            reader.adopt_recency(self._retry(counter.build_recency))
-            revised = True
+            # A guess or a cache file, confirmed (or corrected) by the store: the pages shown
+            # are read again only when the built index ranks otherwise.
+            revised = reader.adopt_recency(self._retry(counter.build_recency)) or revised
         self.warm_titles()
         return Census(total, sources, revised=revised, ranking_s=ranking_s or 0.0, again_in=again_in)
 
@@ -626,9 +638,11 @@ class BrowserData:
 
     def match_sessions(
         self, text: str, *, source: str | None, exclude_sources: list[str] | None, limit: int = 8,
-        workspace: str | None = None, include_hidden: bool = False,
+        workspace: str | None = None, include_hidden: bool = False, unread_only: bool = False,
+        statuses: tuple[str, ...] = (),
     ) -> list[SessionSummary]:
-        """Sessions whose title contains ``text`` or whose id starts with it (BR-2 a)."""
+        """Sessions whose title contains ``text`` or whose id starts with it (BR-2 a); with
+        ``unread_only`` / ``statuses``, those the list's filters would keep."""
         aux = self._connection("aux")
         titles = self._titles
         # Until the index is built (0.2 s at 250k sessions, in the background: a search
@@ -642,6 +656,9 @@ class BrowserData:
         )
         if (titles.stale or not titles.built) and titles is self._titles:  # (not one already replaced)
             self._rebuild_titles(aux)
+        if unread_only or statuses:
+            narrowing = ListQuery(unread_only=unread_only, statuses=statuses)
+            found = [s for s in found if keeps(ConversationMarks(s.unread, s.lifecycle), narrowing)]
         return found
 
     def _rebuild_titles(self, aux: SessionDB) -> None:
@@ -696,6 +713,7 @@ class BrowserData:
     def search(
         self, query: str, *, source: str | None, exclude_sources: list[str] | None, limit: int = 40,
         offset: int = 0, workspace: str | None = None, include_hidden: bool = False,
+        unread_only: bool = False, statuses: tuple[str, ...] = (),
     ) -> SearchView:
         """Full-text search grouped by conversation (XR-2), plus title/id matches (first page
         only); ``offset`` asks for a later page of hits (BR-20); hidden sessions only with
@@ -713,7 +731,7 @@ class BrowserData:
         # releases the GIL while a statement runs, so the two queries overlap on two cores.
         titles = self._pool.submit(
             self.match_sessions, cut_query, source=source, exclude_sources=exclude_sources,
-            workspace=workspace, include_hidden=include_hidden,
+            workspace=workspace, include_hidden=include_hidden, unread_only=unread_only, statuses=statuses,
         ) if offset == 0 else None
         try:
             result = self._retry(
@@ -747,9 +765,15 @@ class BrowserData:
         roots = self._roots_of({hit.session_id for hit in result.hits})
         conversations = group_hits_by_conversation(searcher, result.hits, roots)
         labels = self._conversation_labels([c.root_id for c in conversations])
+        # Unread and status of each conversation, by the list's own rule: marked, and kept
+        # only if the list's unread-only and status filters would keep it.
+        marked = self._retry(lambda: conversation_marks(searcher.store, [c.root_id for c in conversations]))
+        narrowing = ListQuery(unread_only=unread_only, statuses=statuses)
         unnamed = listing.ConversationLabel("")
         view.groups = []
         for c in conversations:
+            if not keeps(marked.get(c.root_id), narrowing):
+                continue
             name = labels.get(c.root_id, unnamed)
             view.groups.append(HitGroup(
                 root_id=c.root_id,
@@ -758,6 +782,7 @@ class BrowserData:
                 hits=list(c.hits),
                 archived=name.archived,
                 hidden=name.hidden,
+                unread=getattr(marked.get(c.root_id), "unread", False),
             ))
         view.stamps["grouped"] = time.perf_counter()
         view.title_matches = titles.result() if titles is not None else []
@@ -802,6 +827,22 @@ class BrowserData:
         """Archive or unarchive a conversation's whole compression lineage (UC-5)."""
         try:
             return self.writer().set_session_archived(session_id, archived)
+        finally:
+            self._forget_rankings()
+
+    def unread_problem(self) -> str | None:
+        """Why this store cannot be marked read or unread (no ``last_read_at``), or None."""
+        return self.read(lambda db: not_tracked(db.store))
+
+    def set_read(self, session_id: str, read: bool) -> bool:
+        """Mark the conversation read (now) or unread: ``last_read_at`` of its sessions only.
+        A store without the column is refused before a writer is opened (a write open could
+        bring an old store up to date)."""
+        problem = self.unread_problem()
+        if problem:
+            raise UnreadNotTracked(problem)
+        try:
+            return bool(set_read(self.writer().store, session_id, read))
         finally:
             self._forget_rankings()
 

@@ -44,9 +44,24 @@ as `hermes-sessions …`). Every other command (`hermes`, `hermes --resume ID`, 
 """
 
 
+def _profile_moved(args: list[str]) -> list[str]:
+    """``hermes -p NAME sessions ACTION …`` (Hermes Agent's way to choose a profile, before
+    the command) is ``hermes sessions ACTION … --profile NAME`` here, for our actions (PF-2);
+    anything else is left as it is."""
+    if len(args) >= 3 and args[0] in ("-p", "--profile"):
+        name, rest = args[1], args[2:]
+    elif len(args) >= 2 and args[0].startswith("--profile="):
+        name, rest = args[0].split("=", 1)[1], args[1:]
+    else:
+        return args
+    if len(rest) >= 2 and rest[0] == "sessions" and not rest[1].startswith("-") and rest[1] in _own_actions():
+        return [*rest, "--profile", name]
+    return args
+
+
 def main(argv: list[str] | None = None) -> int:
     """The ``hermes`` console script."""
-    args = list(sys.argv[1:] if argv is None else argv)
+    args = _profile_moved(list(sys.argv[1:] if argv is None else argv))
     if _ours(args):
         from .cli import main as sessions_main
 

@@ -38,10 +38,17 @@ class LiveFeed:
         """The watch loop (in a thread worker) until ``cancelled()``."""
         ctx = self.ctx
         watcher = ChangeWatcher(ctx.store.db_path, ctx.sessions_dir)
+        # Across profiles (PF-6) every other profile's store is watched too: a commit to any
+        # of them is a change of the list.
+        others = [ChangeWatcher(path) for path in getattr(ctx.store, "watch_paths", ())[1:]]
         asked = False
         try:
             while not cancelled():
                 change = watcher.poll()
+                for other in others:
+                    seen = other.poll()
+                    if seen.database or seen.reopened:
+                        change = replace(change, database=True)
                 if not asked and self.first_page_shown.is_set():
                     # The first pages were read before the watcher took its baseline (ahead,
                     # while the UI loaded): a commit in between shows now, not with the next
@@ -62,7 +69,8 @@ class LiveFeed:
                 while not cancelled() and time.monotonic() < deadline:
                     time.sleep(0.02)
         finally:
-            watcher.close()
+            for each in (watcher, *others):
+                each.close()
 
     def load_lanes(self) -> None:
         """Read the gateway index once (at start, and when no watcher runs)."""

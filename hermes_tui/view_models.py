@@ -29,6 +29,8 @@ class HitGroup:
     #: list marks its rows (BR-11, BR-15).
     archived: bool = False
     hidden: bool = False
+    #: Activity since it was last read (upstream's watermark): marked as the list marks it.
+    unread: bool = False
 
     @property
     def count(self) -> int:

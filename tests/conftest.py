@@ -127,6 +127,37 @@ def upstream_copy(shared_fixtures_dir: Path, tmp_path: Path):
     return copy
 
 
+#: The profiles of :func:`profiles_home`, in the order Hermes lists them (default first, then
+#: by name): each with the upstream fixture its store is a copy of (None: garbage bytes).
+PROFILE_STORES = {"default": "v30_upgraded", "broken": None, "coder": "v30", "old": "v16"}
+
+
+@pytest.fixture
+def profiles_home(shared_fixtures_dir: Path, tmp_path: Path) -> Path:
+    """A Hermes root with several profiles, the home PF-1..PF-6 are accepted on: the default
+    profile's store a copy of ``upstream_v30_upgraded.db`` (which holds the v16 ids too:
+    ids collide with ``old``), ``profiles/coder`` of ``upstream_v30.db``, ``profiles/old`` of
+    ``upstream_v16.db``, ``profiles/broken`` a file of garbage bytes, ``profiles/fresh``
+    with no store yet, and a deleted profile (``profiles/.deleted/gone``) and a directory
+    whose name is no profile id, both of which are not profiles."""
+    root = tmp_path / "hermes-root"
+    for name, fixture in PROFILE_STORES.items():
+        home = root if name == "default" else root / "profiles" / name
+        home.mkdir(parents=True, exist_ok=True)
+        target = home / "state.db"
+        if fixture is None:
+            target.write_bytes(b"this is not a database\x00" * 400)
+            continue
+        shutil.copyfile(shared_fixtures_dir / f"upstream_{fixture}.db", target)
+        target.chmod(0o644)
+    (root / "profiles" / "fresh").mkdir()
+    (root / "profiles" / "gone").mkdir()
+    (root / "profiles" / ".deleted").mkdir()
+    (root / "profiles" / ".deleted" / "gone").write_text("deleted\n")
+    (root / "profiles" / "Not A Profile").mkdir()
+    return root
+
+
 def set_session_times(
     db: SessionDB,
     session_id: str,

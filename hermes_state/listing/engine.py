@@ -17,6 +17,7 @@ from ..visibility import Rules, count_shown_messages
 # The module itself, not its names: tests lower its walk limits by patching it.
 import hermes_state.listing.activity as activity
 from .activity import MetConversations, activity_candidates, chain_list_sql
+from .marks import mark_filters, with_lifecycle
 from .query import ListQuery
 from .recency import RecencyWalk as _RecencyWalk
 from .sql import (
@@ -49,6 +50,8 @@ class Lister:
         #: ``(rules, {filters: (where, params)})``: see :meth:`filters`.
         self._filters_kept: tuple[Rules, dict] | None = None
         self._extra_pins: frozenset[str] | None = None
+        #: A provisional page rested on "no pins" (none known yet): see :meth:`assume_pins`.
+        self._rested_on_no_pins = False
         self._pins_cache: tuple[int, frozenset[str]] | None = None
         self._count_cache: dict[tuple, tuple[int, int]] = {}
         #: Per source: (data_version, its sessions counted up to SOURCE_WALK_CERTAIN, the
@@ -101,21 +104,27 @@ class Lister:
         self.store.read(walk.build)
         return walk
 
-    def adopt_recency(self, walk: _RecencyWalk) -> None:
+    def adopt_recency(self, walk: _RecencyWalk) -> bool:
         """Use ``walk`` (built by another connection to the same file) as this reader's
-        recency index; it is kept in this reader's cache file."""
+        recency index; it is kept in this reader's cache file. True when it ranks otherwise
+        than what this reader rested on (its provisional pages may need reading again)."""
         with self.store.lock:
+            changed = walk.order != self.recency.order or walk.bound != self.recency.bound
             walk.cache = self.recency.cache
             if walk.pins is None:
                 walk.pins = self.recency.pins
             self.recency = walk
             walk.save()
+            return changed
 
     def assume_pins(self, pins: frozenset[str]) -> frozenset[str] | None:
         """The pinned sessions as another connection found them exactly: what a provisional
         page (see :meth:`list_sessions_rich`) rests on from now on. Returns what it rested on
         before (None: nothing yet)."""
         previous, self.recency.pins = self.recency.pins, frozenset(pins)
+        if previous is None and self._rested_on_no_pins:
+            previous = frozenset()  # a provisional page was shown with no pin known
+        self._rested_on_no_pins = False
         return previous
 
     def pinned_first(self, alias: str = "s") -> str:
@@ -186,6 +195,9 @@ class Lister:
         if narrow is not None:  # BR-13: one workspace
             clauses.append(narrow)
             params.extend(narrow_params)
+        marked, marked_params = mark_filters(self.store, q)  # unread only, lifecycle statuses
+        clauses += marked
+        params += marked_params
         return ("WHERE " + " AND ".join(clauses)) if clauses else "", params
 
     def rows(
@@ -350,7 +362,7 @@ class Lister:
 
         def do(conn: sqlite3.Connection) -> list[dict]:
             rows = rows_of(conn, ids, rules, file_pins, True, include_delegates, columns)
-            return count_shown_messages(conn, rules, rows, rewinds)
+            return with_lifecycle(self.store, count_shown_messages(conn, rules, rows, rewinds))
 
         return SessionSummary.from_listing(self.store.read_snapshot(lambda: self.store.read(do)))
 
@@ -401,6 +413,8 @@ class Lister:
                 # page cache -- before the first page. The caller reads the page again.
                 self.store.read(lambda conn: self.recency.refresh(conn, guess_ok=True))
                 pins, exact = self.recency.pins or frozenset(), False
+                if self.recency.pins is None:
+                    self._rested_on_no_pins = True  # what assume_pins reports it rested on
             rows = self.store.read(lambda conn: do(conn, pins))
             return None if rows is None else Listed(rows, exact=exact and not self.recency.guessed)
 
@@ -551,7 +565,7 @@ class Lister:
                 columns=self.summary_columns(), provisional=provisional,
             )
             exact = getattr(rows, "exact", True)
-            rows = self.count_shown_messages(rows)
+            rows = with_lifecycle(self.store, self.count_shown_messages(rows))
             return Listed(SessionSummary.from_listing(rows), exact=exact)
 
         return self.store.read_snapshot(read)
@@ -609,7 +623,7 @@ class Lister:
             if "pinned" not in data:
                 data["pinned"] = int(data["id"] in self.extra_pins)
             found[data["id"]] = data
-        self.count_shown_messages(list(found.values()))
+        with_lifecycle(self.store, self.count_shown_messages(list(found.values())))
         return SessionSummary.from_rows([found[sid] for sid in ids if sid in found])
 
     def count_shown_messages(self, rows: list[dict]) -> list[dict]:

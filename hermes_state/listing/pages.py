@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from ..preview import compute_preview
 from ..models import SessionSummary
+from .marks import mark_filters
 from .query import ListQuery
 # The module itself, not its names: tests lower its walk limits by patching it.
 import hermes_state.listing.activity as activity
@@ -175,9 +176,11 @@ def page_of_ids(
     source: str | None = None,
     exclude_sources: list[str] | None = None,
     workspace: str | None = None,
+    reading: ListQuery | None = None,
 ) -> tuple[list[SessionSummary], int]:
     """A page of just these sessions (e.g. those live in a gateway lane), by last activity,
-    newest first, as the browser's title for them says (the lanes view was by start)."""
+    newest first, as the browser's title for them says (the lanes view was by start);
+    ``reading``: its unread-only and status filters, as the list's."""
     ids = sorted(set(session_ids))
     if not ids:
         return [], 0
@@ -186,6 +189,10 @@ def page_of_ids(
     if narrow is not None:
         extra += f" AND {narrow}"
         extra_params = extra_params + narrow_params
+    if reading is not None:
+        marked, marked_params = mark_filters(db.store, reading)
+        extra += "".join(f" AND {clause}" for clause in marked)
+        extra_params = extra_params + marked_params
     where = f"s.id IN ({','.join('?' for _ in ids)}){extra}"
     params: list[Any] = ids + extra_params
 

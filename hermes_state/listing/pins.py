@@ -118,5 +118,17 @@ def set_pinned_in_file(db_path: Path, session_ids: list[str], pinned: bool) -> f
         # Name the pins file, not the temp or lock file the error came from.
         raise SideFileError(f"cannot save pins to {path} ({exc.strerror or exc}); nothing was changed") from exc
     result = frozenset(current)
-    _cache[key] = (file_signature(path), result)
+    global _own_signature
+    _own_signature = file_signature(path)
+    _cache[key] = (_own_signature, result)
     return result
+
+
+#: The signature of the pins file as this process last wrote it: a watcher of this process
+#: does not report its own pin as another process's change.
+_own_signature: tuple[int, int, int, int] | None = None
+
+
+def written_here(signature: tuple[int, int, int, int] | None) -> bool:
+    """Whether the pins file with this signature is this process's own last write."""
+    return signature is not None and signature == _own_signature

@@ -59,6 +59,12 @@ class ListQuery:
     #: One workspace (BR-13; :data:`~hermes_state.visibility.NO_WORKSPACE`: those without).
     workspace: str | None = None
     order: Order = Order.STARTED
+    #: Only conversations with activity after their read watermark (``last_read_at``; none
+    #: on a store without the column): see :mod:`hermes_state.unread`.
+    unread_only: bool = False
+    #: Only conversations of these lifecycle statuses (:data:`hermes_state.lifecycle.STATUSES`;
+    #: empty: every one), kept sorted so equal filters are equal keys.
+    statuses: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         # Normalise what callers hand in, so equal lists are equal keys. (Only what needs it:
@@ -71,6 +77,8 @@ class ListQuery:
             object.__setattr__(self, "order", Order(self.order))
         if type(self.min_messages) is not int or self.min_messages < 0:
             object.__setattr__(self, "min_messages", max(0, int(self.min_messages or 0)))
+        if self.statuses:
+            object.__setattr__(self, "statuses", tuple(sorted(set(self.statuses))))
 
     def __hash__(self) -> int:
         # Kept once computed: a query is the key of every cache of its list, looked up several
@@ -79,7 +87,7 @@ class ListQuery:
         if found is None:
             found = hash((self.source, self.exclude_sources, self.view, self.include_hidden,
                           self.include_delegates, self.include_children, self.min_messages,
-                          self.workspace, self.order))
+                          self.workspace, self.order, self.unread_only, self.statuses))
             object.__setattr__(self, "_hash", found)
         return found
 
@@ -114,6 +122,8 @@ class ListQuery:
         order_by_last_active: bool = False,
         view: "View | str | None" = None,
         by_activity: bool | None = None,
+        unread_only: bool = False,
+        statuses: Iterable[str] = (),
     ) -> "ListQuery":
         """The query of upstream's keyword options (``list_sessions_rich``,
         ``session_count``) and of the browser's names (``view``, ``by_activity``): the one
@@ -131,6 +141,8 @@ class ListQuery:
             min_messages=int(min_message_count or 0),
             workspace=workspace,
             order=Order.ACTIVITY if activity else Order.STARTED,
+            unread_only=bool(unread_only),
+            statuses=tuple(statuses or ()),
         )
 
     def with_(self, **changes: object) -> "ListQuery":

@@ -150,7 +150,17 @@ class RecencyWalk:
             self.save()
             return
         if self.bound is None:
-            if not self._load(conn):
+            if self._load(conn):
+                # The cache file may only speed up what the store confirms: it is taken as a
+                # guess (good enough for a first page that says it is provisional) until a
+                # build confirms it. A cache that left out a session written recently once
+                # hid it from every page, and was written back on exit.
+                self.guessed = True
+                if not guess_ok:
+                    self.build(conn)
+                    self.save()
+                    return
+            else:
                 if guess_ok:
                     self.guess(conn)
                     return

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 from ..lenient_text import lenient_text, refused_as_undecodable
 from ..lineage import compression_tip as lineage_compression_tip
 from ..preview import compute_preview
+from ..unread import is_unread
 from ..visibility import Rules
 from .activity import padded_values, placeholders, straight_tips
 
@@ -142,7 +143,7 @@ def rich_tuple(names: list[str], values: Iterable[Any]) -> dict:
 SUMMARY_COLUMNS = (
     "id", "source", "title", "started_at", "ended_at", "end_reason", "message_count", "tool_call_count",
     "model", "user_id", "parent_session_id", "input_tokens", "output_tokens", "estimated_cost_usd",
-    "archived", "pinned", "hidden", "title_source", "cwd", "git_branch", "git_repo_root",
+    "archived", "pinned", "hidden", "title_source", "cwd", "git_branch", "git_repo_root", "created_source", "last_read_at",
 )
 
 
@@ -214,6 +215,11 @@ def finish_listing(
             row["pinned"] = int(row["id"] in file_pins)
     if project:
         rows = project_tips(conn, rows, rules, columns, tips)
+    if rows and "last_read_at" in rows[0]:
+        # Upstream v30's rows say whether each is unread (the root's watermark -- lineage
+        # stamped -- against the activity shown); only where the store keeps the watermark.
+        for row in rows:
+            row["unread"] = is_unread(row.get("last_read_at"), row.get("last_active"), row.get("started_at"))
     if include_delegates and rows:
         ids = [row["id"] for row in rows]
         marks = ",".join("?" for _ in ids)

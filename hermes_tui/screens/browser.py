@@ -40,9 +40,11 @@ from ..keynames import bound_keys_label
 from ..messages import SearchFinished, WorkerDone
 from ..modals.source_picker import SourcePicker
 from ..modals.workspace_picker import WorkspacePick, WorkspacePicker, workspace_label
+from ..render.reading import UNREAD_GLYPH, status_word
 from ..textsafe import InertHighlighter, inert_line
 from .base import HermesScreen
 from .browser_search import SearchAsYouType
+from .browser_reading import Reading, next_status
 from .browser_window import CensusLoaded, ListWindow, PageLoaded, WindowLoaded
 from .flows import SessionActions
 from ..widgets.detail import DetailPane
@@ -84,6 +86,12 @@ class BrowserScreen(HermesScreen):
         Binding("y", "copy_id", "Copy id", id="copy_id"),
         Binding("s", "cycle_source", "Source", id="cycle_source"),
         Binding("w", "pick_workspace", "Workspace", id="pick_workspace", show=False),
+        Binding("m", "mark_read", "Mark read", id="mark_read"),
+        Binding("M", "mark_unread", "Mark unread", id="mark_unread"),
+        Binding("U", "toggle_unread", "Unread only", id="unread_only", show=False),
+        Binding("S", "cycle_status", "Status: all / done / interrupted / error / empty", id="cycle_status",
+                show=False),
+        Binding("P", "pick_profile", "Profile", id="pick_profile", show=False),
         Binding("L", "toggle_lanes", "Lanes", id="lanes_only"),
         Binding("i", "toggle_detail", "Details", id="toggle_detail"),
         Binding("question_mark", "help", "Help", id="help"),
@@ -97,7 +105,7 @@ class BrowserScreen(HermesScreen):
     #: Footer tiers: 0 always, 1 from NARROW columns, 2 from MEDIUM columns.
     FOOTER_TIERS = {
         "lineage": 1, "rename": 1, "export": 1, "cycle_source": 1, "transcript": 1, "undo": 1,
-        "copy_id": 2, "toggle_lanes": 2,
+        "copy_id": 2, "toggle_lanes": 2, "mark_read": 2, "mark_unread": 2,
     }
 
     def __init__(
@@ -119,9 +127,14 @@ class BrowserScreen(HermesScreen):
         self.show_hidden = False
         #: One workspace (BR-13): None every one, ``NO_WORKSPACE`` those without one.
         self.workspace: str | None = None
+        #: Only unread conversations; only those of one lifecycle status (None: every one).
+        self.unread_only = False
+        self.status_filter: str | None = None
         self._widgets: dict[type, Widget] = {}
         #: Search as you type: the query, its searches and the search pane.
         self.search = SearchAsYouType(self)
+        #: Read / unread marks and the unread-only and status filters.
+        self.reading = Reading(self)
 
     # ------------------------------------------------------------------ layout
 
@@ -232,10 +245,20 @@ class BrowserScreen(HermesScreen):
     def exclude_sources(self) -> list[str] | None:
         return hidden_sources(self.source_filter, self.internal_shown)
 
+    @property
+    def reading_filters(self) -> dict:
+        """The unread-only and status filters, as the store door takes them."""
+        return {"unread_only": self.unread_only,
+                "statuses": (self.status_filter,) if self.status_filter else ()}
+
     def filter_label(self) -> str:
         label = inert_line(self.source_filter) or ("all" if self.internal_shown else "all (internal runs hidden)")
         if self.workspace is not None:
             label += f" · in {workspace_label(self.workspace)}"
+        if self.unread_only:
+            label += " · unread"
+        if self.status_filter:
+            label += f" · {status_word(self.status_filter)}"
         return f"{label} · live lanes" if self.lanes_only else label
 
     def _filter_parts(self) -> list[str]:
@@ -244,10 +267,17 @@ class BrowserScreen(HermesScreen):
             f"source {inert_line(self.source_filter)}" if self.source_filter
             else ("all sources" if self.internal_shown else "all sources (internal runs hidden)")
         ]
+        profile = getattr(self.ctx.store, "profile_filter", None)
+        if profile is not None:  # (browsing every Hermes profile, narrowed to one: PF-6)
+            parts.insert(0, f"profile {inert_line(profile)}")
         if self.lanes_only:
             parts.append("live lanes only")
         if self.workspace is not None:
             parts.append(f"workspace {workspace_label(self.workspace)}")
+        if self.unread_only:
+            parts.append("unread only")
+        if self.status_filter:
+            parts.append(f"status {status_word(self.status_filter)}")
         parts.append(VIEW_NAMES[self.view])
         if self.show_hidden:
             parts.append("hidden, internal and delegate runs shown")
@@ -270,7 +300,8 @@ class BrowserScreen(HermesScreen):
         session the store holds is archived, hidden or an internal or delegate run, or that
         there is no session yet -- never "no sessions yet" over a store that has some."""
         narrowed = (self.source_filter is not None or self.workspace is not None or self.lanes_only
-                    or self.view == "archived")
+                    or self.view == "archived" or self.unread_only or self.status_filter is not None
+                    or getattr(self.ctx.store, "profile_filter", None) is not None)
         if narrowed:
             view = (f" ({bound_keys_label(self.app, 'cycle_view', 'v')} changes the view)"
                     if self.view != "all" else "")
@@ -306,7 +337,8 @@ class BrowserScreen(HermesScreen):
 
     def filter_key(self) -> tuple:
         return (self.source_filter, self.lanes_only, self.view, self.by_activity, self.show_hidden,
-                self.workspace, self.ctx.config.show_tool_sessions)
+                self.workspace, self.ctx.config.show_tool_sessions, self.unread_only, self.status_filter,
+                getattr(self.ctx.store, "profile_filter", None))
 
     def update_titles(self) -> None:
         lst = self.session_list
@@ -340,7 +372,7 @@ class BrowserScreen(HermesScreen):
         # filter cut mid-word), so the filters stay in view at 80 columns.
         parts += self._status_filter_parts()
         # (the legend before the file: the file's name gives way first)
-        parts.append(Part("● live  ○ ended  ★ pinned", extra=True))
+        parts.append(Part(f"● live  ○ ended  ★ pinned  {UNREAD_GLYPH} unread", extra=True))
         parts.append(Part(self.ctx.db_label, short=self.ctx.db_label.rsplit("/", 1)[-1], extra=True))
         self._one(StatusLine).set_info(parts)
 
@@ -427,6 +459,7 @@ class BrowserScreen(HermesScreen):
     @on(SessionList.Selected, "#sessions")
     def _selected(self, event: SessionList.Selected) -> None:
         self.app.push_screen(self.ctx.screens.recap(event.summary.id))
+        self.reading.opened(event.summary.id)
 
     # ------------------------------------------------------------------ search
 
@@ -495,6 +528,7 @@ class BrowserScreen(HermesScreen):
             self.app.push_screen(
                 self.ctx.screens.transcript(event.session_id, message_id=event.message_id, query=event.query)
             )
+        self.reading.opened(event.session_id)
 
     # ------------------------------------------------------------------ actions
 
@@ -554,9 +588,39 @@ class BrowserScreen(HermesScreen):
     def _load_workspaces(self, picker: WorkspacePicker) -> None:
         counts = self.ctx.store.workspace_counts(
             source=self.source_filter, exclude_sources=self.exclude_sources, view=self.view,
-            include_hidden=self.show_hidden,
+            include_hidden=self.show_hidden, **self.reading_filters,
         )
         self.post_message(WorkerDone(picker.set_counts, counts))  # (a picker closed meanwhile ignores them)
+
+    def action_pick_profile(self) -> None:
+        """``P``: across Hermes profiles (``browse --all-profiles``), narrow the list, the
+        search and the counts to one profile, picked with counts (PF-6)."""
+        from ..modals.profile_picker import ProfilePicker
+
+        store = self.ctx.store
+        if not hasattr(store, "profile_filter"):
+            self.notify("One profile is shown: browse --all-profiles shows every profile's sessions.",
+                        timeout=5, markup=False)
+            return
+
+        def chosen(name: str | None) -> None:
+            if name is None or (name or None) == store.profile_filter:
+                return
+            store.profile_filter = name or None
+            self._reload_from_top()
+
+        picker = ProfilePicker(store.names, None, store.profile_filter, store.left_out)
+        self.app.push_screen(picker, chosen)
+        self._load_profiles(picker)
+
+    @work(thread=True, group="profiles", exclusive=True, exit_on_error=False)
+    def _load_profiles(self, picker) -> None:
+        store = self.ctx.store
+        counts = store.count_by_profile(
+            source=self.source_filter, exclude_sources=self.exclude_sources, view=self.view,
+            include_hidden=self.show_hidden, include_delegates=self.show_hidden, workspace=self.workspace,
+        )
+        self.post_message(WorkerDone(picker.set_counts, counts, dict(store.left_out)))
 
     def action_cycle_view(self) -> None:
         """Active, archived only, all (BR-11)."""
@@ -629,6 +693,8 @@ class BrowserScreen(HermesScreen):
     def action_copy_id(self) -> None:
         target = self._require_target()
         if target:
+            # (across profiles the row's id is profile:id; what is copied is the session's own)
+            target = getattr(self.ctx.store, "session_id_of", lambda qualified: qualified)(target)
             self.app.copy_to_clipboard(target)
             self.notify(f"Copied session id {inert_line(target)}", timeout=2, markup=False)
 
@@ -643,6 +709,7 @@ class BrowserScreen(HermesScreen):
             showing_results = self.switcher.current == "results"
             query = self.search.query if showing_results else None
             self.app.push_screen(self.ctx.screens.transcript(target, query=query))
+            self.reading.opened(target)
 
     def action_rename(self) -> None:
         target = self._require_target()
@@ -663,6 +730,25 @@ class BrowserScreen(HermesScreen):
 
     def action_export(self) -> None:
         self.actions.start_export(self._target())
+
+    def action_mark_read(self) -> None:
+        """``m``: mark the highlighted conversation read (its whole lineage)."""
+        self.reading.mark(self._require_target(), read=True)
+
+    def action_mark_unread(self) -> None:
+        """``M``: mark it unread, as upstream's "mark as unread" does."""
+        self.reading.mark(self._require_target(), read=False)
+
+    def action_toggle_unread(self) -> None:
+        """``U``: only unread conversations, in the list, its count and the search."""
+        self.unread_only = not self.unread_only
+        self.reading.say_if_not_tracked()
+        self._reload_from_top()
+
+    def action_cycle_status(self) -> None:
+        """``S``: every status, then only done, interrupted, error, empty conversations."""
+        self.status_filter = next_status(self.status_filter)
+        self._reload_from_top()
 
     def action_quit(self) -> None:
         self.app.exit(None)

@@ -200,7 +200,7 @@ class SearchAsYouType:
         screen = self.screen
         view = screen.ctx.store.search(
             query, source=screen.source_filter, exclude_sources=screen.exclude_sources, limit=limit,
-            workspace=screen.workspace, include_hidden=screen.show_hidden,
+            workspace=screen.workspace, include_hidden=screen.show_hidden, **screen.reading_filters,
         )
         view.more = view.more and view.hit_count >= SEARCH_PAGE
         screen.post_message(SearchFinished(query, view, keep=keep))
@@ -215,6 +215,7 @@ class SearchAsYouType:
         view = screen.ctx.store.search(
             query, source=screen.source_filter, exclude_sources=screen.exclude_sources,
             limit=SEARCH_PAGE, offset=offset, workspace=screen.workspace, include_hidden=screen.show_hidden,
+            **screen.reading_filters,
         )
         screen.post_message(SearchFinished(query, view, page=True))
 

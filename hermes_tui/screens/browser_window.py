@@ -130,12 +130,13 @@ class ListWindow:
             return data.page_of_ids(
                 screen.ctx.lanes.live_ids(), offset, size,
                 source=screen.source_filter, exclude_sources=screen.exclude_sources, workspace=screen.workspace,
+                **screen.reading_filters,
             )
         return data.page(
             offset, size, source=screen.source_filter, exclude_sources=screen.exclude_sources,
             view=screen.view, by_activity=screen.by_activity,
             include_hidden=screen.show_hidden, include_delegates=screen.show_hidden,
-            workspace=screen.workspace, count=count, provisional=provisional,
+            workspace=screen.workspace, count=count, provisional=provisional, **screen.reading_filters,
         )
 
     def load(self, center: int, keep_key: str | None, *, keep_current: bool = False, correction: bool = False) -> None:
@@ -239,7 +240,7 @@ class ListWindow:
             census = screen.ctx.store.census(
                 count=count, source=screen.source_filter, exclude_sources=screen.exclude_sources,
                 view=screen.view, include_hidden=screen.show_hidden, include_delegates=screen.show_hidden,
-                workspace=screen.workspace, by_activity=screen.by_activity,
+                workspace=screen.workspace, by_activity=screen.by_activity, **screen.reading_filters,
             )
         except BaseException:
             # Posted before the error is: the screen learns the census ended, then why.

@@ -23,6 +23,7 @@ from ..config import config_path
 from ..keynames import bound_keys_label
 from ..keys import sections as _sections
 from ..legible import muted, text_style
+from ..render.reading import legend
 from ..textsafe import inert_line
 
 
@@ -95,6 +96,17 @@ class HelpScreen(ModalScreen[None]):
             for keys, description, binding_id in rows:
                 table.add_row(Text(keys), Text(description), Text(binding_id))
             parts += [Text(""), table]
+        # What the list's rows show before their titles (one cell each).
+        marks = Table(
+            title="Marks in the session list", title_justify="left",
+            title_style=text_style(self, "hs-accent") + Style(bold=True),
+            expand=True, show_edge=False, pad_edge=False, show_header=False, box=None,
+        )
+        marks.add_column("mark", style="bold", no_wrap=True, min_width=12)
+        marks.add_column("meaning", ratio=1)
+        for glyph, meaning in legend():
+            marks.add_row(Text(glyph), Text(meaning))
+        parts += [Text(""), marks]
         parts += [
             Text(""),
             Text.assemble(

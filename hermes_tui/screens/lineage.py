@@ -30,6 +30,7 @@ from ..context import AppContext, StoreChange
 from ..messages import Generation, Stamp, WorkerDone
 from ..textsafe import inert_line
 from .base import HermesScreen
+from .browser_reading import mark_opened
 from ..legible import muted
 from ..widgets.lineage_tree import (
     CAME_FROM,
@@ -176,11 +177,13 @@ class LineageScreen(HermesScreen):
         event.stop()
         if event.node.data is not None:
             self.app.push_screen(self.ctx.screens.recap(event.node.data.id))
+            mark_opened(self, event.node.data.id)
 
     def action_transcript(self) -> None:
         node = self.tree.highlighted
         if node is not None:
             self.app.push_screen(self.ctx.screens.transcript(node.id))
+            mark_opened(self, node.id)
 
     def action_back(self) -> None:
         self.dismiss()

@@ -14,6 +14,7 @@ from ..shown_time import seconds_to_next_minute, stamp_and_relative as _when
 from ..ellipsis import shown_preview
 from ..render.fields import Fields
 from ..render.lanes import lane_rows
+from ..render.reading import STATUS_REASONS, UNREAD_GLYPH, status_word
 from ..textsafe import home_path, inert_line
 from ..legible import muted, text_style
 
@@ -104,11 +105,17 @@ class DetailPane(Widget):
         row("id", of(inert_line(summary.id), "latest segment"))
         if chained:
             row("root", inert_line(summary.lineage_root_id))
-        row("source", inert_line(summary.source))
+        row("source", inert_line(summary.shown_source))  # v30: created→current where it moved
         if summary.model:
             row("model", inert_line(summary.model))
         live = text_style(self, "hs-success") if summary.is_live else ""
         row("status", Text(inert_line(summary.status), style=live))
+        if summary.lifecycle:
+            row("lifecycle", f"{status_word(summary.lifecycle)} — {STATUS_REASONS.get(summary.lifecycle, '')}")
+        if summary.unread:
+            row("read", Text(f"{UNREAD_GLYPH} unread: activity since it was last read", style=text_style(self, "hs-accent")))
+        elif summary.last_read_at:
+            row("read", _when(summary.last_read_at, now))
         row("started", of(_when(summary.started_at, now), "root"))
         row("active", _when(summary.last_active, now))
         calls = summary.tool_call_count

@@ -32,6 +32,7 @@ from ..compat import input_cursor_visible, input_suggestion, run_after_this_fram
 from ..view_models import SearchView
 from ..frames import FrameHold
 from ..render.marks import marks
+from ..render.reading import UNREAD_GLYPH
 from ..textsafe import InertHighlighter, inert_line
 from .intent import WidgetMessage
 from .lines import cursor_strip, fast_text_strip
@@ -493,6 +494,8 @@ class SearchResults(KeysFollowFocus, ScrollView, can_focus=True):
             rows.append(_Row(header, None))
             for summary in view.title_matches:
                 line = Text("   ", no_wrap=True, overflow="ellipsis")
+                if summary.unread:
+                    line.append(f"{UNREAD_GLYPH} ", style=group_style)
                 for tag in marks(archived=summary.archived, hidden=summary.hidden, delegate=summary.delegate,
                                  source=summary.source):
                     line.append(f"{tag} ", style=meta_style)
@@ -507,7 +510,8 @@ class SearchResults(KeysFollowFocus, ScrollView, can_focus=True):
         for group in view.groups:
             # A conversation's header, as its hits' lines, is built once while it stays the
             # same (consecutive answers mostly show the same conversations).
-            tags = tuple(marks(archived=group.archived, hidden=group.hidden, source=group.source))
+            tags = ((UNREAD_GLYPH,) if group.unread else ()) + tuple(
+                marks(archived=group.archived, hidden=group.hidden, source=group.source))
             head_key = ("group", group.label, group.source, group.count, tags)
             row = previous.get(head_key)
             if row is None:

@@ -25,7 +25,8 @@ from ..shown_time import relative as relative_time, seconds_to_next_minute
 from ..ellipsis import shown_preview
 
 from ..render.marks import marks
-from ..textsafe import inert_line
+from ..render.reading import UNREAD_GLYPH, status_glyph
+from ..textsafe import fit_cells, inert_line
 from .intent import WidgetMessage
 from .lines import StyleOncePerRepaint, cursor_strip, fast_text_strip
 from .scrollbar import quick_vertical_scrollbar
@@ -56,6 +57,8 @@ class SessionList(KeysFollowFocus, StyleOncePerRepaint, ScrollView, can_focus=Tr
         "session-list--pin",
         "session-list--tag",
         "session-list--mark",
+        "session-list--lifecycle",
+        "session-list--unread",
     }
 
     DEFAULT_CSS = """
@@ -386,11 +389,21 @@ class SessionList(KeysFollowFocus, StyleOncePerRepaint, ScrollView, can_focus=Tr
         if when is None:
             when = relative_time(self._row_time(row), now=self.clock())
         count = f"{row.message_count} msg" if row.message_count == 1 else f"{row.message_count} msgs"
-        meta = f" {inert_line(row.source)[:10]:<10} {count:>9} {when:>10} "
+        shown = row.shown_source
+        if shown == row.source:
+            source = f"{inert_line(row.source)[:10]:<10}"
+        else:  # v30: "created→current" (it moved platforms), cut to the column with an ellipsis
+            source = fit_cells(inert_line(shown), 10, 10)
+        meta = f" {source} {count:>9} {when:>10} "
+        if row.profile is not None:  # (rows of several Hermes profiles shown together: PF-5)
+            meta = f"  {inert_line(row.profile)[:10]:<10}{meta}"
         live = row.is_live
-        glyph = Text("● " if live else "○ ", style=self._part("live" if live else "ended"))
-        label_width = max(8, width - len(meta) - 3)
+        glyph = Text("●" if live else "○", style=self._part("live" if live else "ended"))
+        # How it ended, after live/ended (blank when done: the others stand out).
+        glyph.append(f"{status_glyph(row.lifecycle)} ", style=self._part("lifecycle"))
+        label_width = max(8, width - len(meta) - 4)
         body = Text(no_wrap=True, overflow="ellipsis")
+        unread = row.unread
         if row.title:
             body.append(inert_line(row.title), style=self._part("title"))
             if row.preview:
@@ -403,6 +416,8 @@ class SessionList(KeysFollowFocus, StyleOncePerRepaint, ScrollView, can_focus=Tr
             )
         tags = [t for t in self.row_tags(row) if not (self.archived_view and t == "[archived]")]
         tag_text = Text(no_wrap=True)
+        if unread:
+            tag_text.append(f"{UNREAD_GLYPH} ", style=self._part("unread"))
         if row.pinned:
             tag_text.append("★ ", style=self._part("pin"))
         for tag in tags:

@@ -514,19 +514,24 @@ def test_cli8_stdout_export_errors_go_to_stderr(run, db_ready):
 
 
 def test_cli_keyboard_interrupt_during_action_is_one_line(run, db_ready, monkeypatch):
-    def interrupted(self, *args, **kwargs):
+    import hermes_tui.cli_stats
+
+    def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(SessionDB, "stats", interrupted)
+    # (what the stats action reads its figures with)
+    monkeypatch.setattr(hermes_tui.cli_stats, "collect", interrupted)
     code, out, err = run("stats")
     assert (code, out, err) == (130, "", "\nInterrupted.\n")
 
 
 def test_cli_unexpected_error_is_one_line_not_a_traceback(run, db_ready, monkeypatch):
-    def broken(self, *args, **kwargs):
+    import hermes_tui.cli_stats
+
+    def broken(*args, **kwargs):
         raise RuntimeError("something odd")
 
-    monkeypatch.setattr(SessionDB, "stats", broken)
+    monkeypatch.setattr(hermes_tui.cli_stats, "collect", broken)
     monkeypatch.delenv(cli.DEBUG_ENV, raising=False)
     code, out, err = run("stats")
     assert (code, out, err) == (1, "", "Error: unexpected RuntimeError: something odd\n")

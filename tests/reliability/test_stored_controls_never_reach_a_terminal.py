@@ -109,6 +109,11 @@ def test_every_command_keeps_stored_controls_off_the_terminal(home: Path, tmp_pa
     for action in ("pin", "unpin", "archive", "unarchive"):
         run(action, "ctl1")
     run("list", "--archived")
+    # Marked read / unread where the store keeps the watermark; said not tracked where not.
+    run("read", "ctl1", codes=(0, 1))
+    run("unread", "ctl1", "ctl2", codes=(0, 1))
+    run("read", "nope\x1b[2J", codes=(1,))  # not found (or not tracked): nothing raw echoed
+    run("list", "--unread", "--status", "done,interrupted,error,empty")
     run("prune", "--dry-run", "--older-than", "30")
     run("prune", "--older-than", "30", stdin=b"n\n", codes=(1,))  # asked, declined
     run("delete", "ctl4", stdin=b"n\n", codes=(1,))  # the prompt names the id

@@ -390,11 +390,14 @@ def test_in_lists_are_padded_to_a_few_lengths():
 
 
 def _typed_both_ways(db: SessionDB, **kw):
+    from hermes_state.listing.marks import with_lifecycle
     from hermes_state.models import SessionSummary
 
     rich = db.list_sessions_rich(limit=kw.pop("limit", 50), offset=kw.pop("offset", 0), **kw)
-    # Upstream's rows keep the column's count; the typed rows count what a transcript shows.
-    return [SessionSummary.from_row(row) for row in db.lister.count_shown_messages(list(rich))]
+    # Upstream's rows keep the column's count; the typed rows count what a transcript shows,
+    # and carry each tip's lifecycle status (upstream's rows do not).
+    rows = with_lifecycle(db.store, db.lister.count_shown_messages(list(rich)))
+    return [SessionSummary.from_row(row) for row in rows]
 
 
 @pytest.mark.parametrize("schema", [16, 30])

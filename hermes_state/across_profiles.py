@@ -1,0 +1,137 @@
+"""Reading several profiles' stores as one (PF-3, PF-5, PF-6).
+
+Each store keeps every guarantee of its own (it is opened by the same policy as a store on
+its own: a read never migrates, a newer schema is never written); what this module adds is
+the two things only a reader of several stores needs:
+
+* **Opening each, apart.** :func:`open_each` opens every profile's store and keeps the ones
+  that open; one that does not (corrupt, newer than this program knows, locked past the
+  wait, unreadable) is left out with one line saying which and why -- the others still work.
+* **One order over all of them.** Ids may collide across profiles, so a row is known by
+  ``(profile, id)``; the rows of the stores come out as one list by the list's own order key
+  (:func:`merge_listed`), and search answers as one answer by the score their hits carry
+  (:func:`merge_hits`: the one place hits of several stores are ranked together).
+
+Each merge is a k-way merge of lists each store already gives in order, so it reads no more
+of a store than it shows, and it keeps each store's own order (a store's rows are never
+reordered among themselves, even where a key is missing or ties).
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass
+from typing import Any, Callable, Generic, Iterable, Iterator, Sequence, TypeVar
+
+from .profiles import Profile
+
+T = TypeVar("T")
+S = TypeVar("S")
+
+
+@dataclass
+class Opened(Generic[S]):
+    """A profile whose store opened, and the store."""
+
+    profile: Profile
+    store: S
+
+
+@dataclass(frozen=True)
+class LeftOut:
+    """A profile whose store could not be read, and why (one line)."""
+
+    profile: Profile
+    reason: str
+
+    def line(self) -> str:
+        where = "" if str(self.profile.db_path) in self.reason else f" ({self.profile.db_path})"
+        return f"profile '{self.profile.name}'{where} left out: {self.reason}"
+
+
+def open_each(
+    profiles: Iterable[Profile], opener: Callable[[Profile], S],
+) -> tuple[list[Opened[S]], list[LeftOut]]:
+    """Open each profile's store with ``opener``; a profile whose open raises is left out
+    with the first line of what it raised. Nothing opened is lost on the way: the caller
+    closes what it got."""
+    opened: list[Opened[S]] = []
+    left: list[LeftOut] = []
+    for profile in profiles:
+        try:
+            opened.append(Opened(profile, opener(profile)))
+        except Exception as exc:  # (one profile's failure, whatever it is, is that profile's)
+            left.append(LeftOut(profile, first_line(exc)))
+    return opened, left
+
+
+def first_line(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text.splitlines()[0]
+
+
+def _number(value: Any) -> float:
+    """A stored time or score as a number to order by (a value that is not one sorts last)."""
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, (int, float)):
+        return float(value)
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return float("-inf")
+
+
+def list_key(row: Any, by_activity: bool) -> tuple[int, float]:
+    """Where a listed row goes in the list of every profile: pinned conversations first,
+    then the newest start (or the newest last activity, ``by_activity``) first -- the order
+    each store lists its own rows in. Rows are dicts (``hermes sessions list``) or
+    :class:`~hermes_state.models.SessionSummary`-like objects."""
+    get = row.get if isinstance(row, dict) else (lambda name: getattr(row, name, None))
+    pinned = 1 if get("pinned") else 0
+    when = _number(get("last_active") if by_activity else get("started_at"))
+    if by_activity and when == float("-inf"):
+        when = _number(get("started_at"))
+    return (-pinned, -when)
+
+
+def merge_listed(
+    streams: Sequence[tuple[T, Iterable[Any]]], *, by_activity: bool,
+) -> Iterator[tuple[T, Any]]:
+    """The rows of several stores' lists as one list: ``(owner, row)`` in :func:`list_key`
+    order, each store's rows in their own order. ``owner`` is whatever names the store
+    (its profile)."""
+
+    def tagged(index: int, owner: T, rows: Iterable[Any]) -> Iterator[tuple[tuple, int, T, Any]]:
+        for row in rows:
+            yield list_key(row, by_activity), index, owner, row
+
+    merged = heapq.merge(*(tagged(i, owner, rows) for i, (owner, rows) in enumerate(streams)))
+    for _key, _index, owner, row in merged:
+        yield owner, row
+
+
+def hit_key(hit: Any) -> tuple[int, float]:
+    """Where a search hit goes in an answer over several stores: scored hits by their score
+    (higher first), then hits ranked by recency alone by their time (newest first) -- the
+    order each store's own answer has."""
+    score = getattr(hit, "score", None)
+    if score is not None:
+        return (0, -_number(score))
+    return (1, -_number(getattr(hit, "timestamp", None)))
+
+
+def merge_hits(
+    answers: Sequence[tuple[T, Iterable[Any]]], *, key_of: Callable[[Any], Any] = lambda item: item,
+) -> list[tuple[T, Any]]:
+    """Several stores' search hits as one answer, ranked together by :func:`hit_key`, each
+    store's hits kept in their own order. The one function that ranks hits of several
+    stores: a change in how a store scores its hits is followed here through the score.
+    ``key_of`` gives the hit an item is ranked by (a conversation: its best hit)."""
+
+    def tagged(index: int, owner: T, hits: Iterable[Any]) -> Iterator[tuple[tuple, int, T, Any]]:
+        for hit in hits:
+            yield hit_key(key_of(hit)), index, owner, hit
+
+    merged = heapq.merge(*(tagged(i, owner, hits) for i, (owner, hits) in enumerate(answers)))
+    return [(owner, hit) for _key, _index, owner, hit in merged]

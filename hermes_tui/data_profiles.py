@@ -1,0 +1,656 @@
+"""The browser's store door over every Hermes profile's store at once (PF-3, PF-5, PF-6).
+
+:class:`ProfilesData` answers what the screens ask :class:`~hermes_tui.data.BrowserData`
+(the same methods, the same blocking calls from worker threads) by fanning each question out
+to one ``BrowserData`` per profile -- each keeping all of its guarantees on its own store: a
+read never migrates, a replaced or deleted file is noticed, a lock is waited for and said --
+and merging the answers:
+
+* **Rows are known by profile and id.** Ids may collide across profiles, so every id this door
+  hands out is *qualified*, ``<profile>:<session id>`` (a profile name never holds a ``:``),
+  and every id it is given is split back to the store it belongs to: a rename, delete,
+  archive, pin or export reaches that store and no other. The profile of each row is on the
+  row (``SessionSummary.profile``) while rows of more than one profile are shown: the list
+  draws a profile column then.
+* **One list, one answer.** Pages are a k-way merge, by the list's order key, of each store's
+  own pages (:func:`hermes_state.across_profiles.list_key`), kept per filters until a store
+  commits; search runs on every store at once (one thread each: SQLite lets go of the GIL)
+  and its conversations are ranked together by their best hit's score
+  (:func:`hermes_state.across_profiles.merge_hits`). Counts are sums of each store's counts
+  under the same filters; each profile's own count feeds the profile filter.
+* **One broken store is one line.** A profile whose store cannot be opened (corrupt, not
+  SQLite, unreadable) is named once through ``on_file_event("left-out", line)`` and left out;
+  the others work.
+"""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable, TypeVar
+
+from hermes_state.across_profiles import first_line, list_key, merge_hits
+from hermes_state.errors import DatabaseError
+from hermes_state.models import LineageNode, SessionSummary
+from hermes_state.profiles import Profile
+
+from .data import BrowserData
+from .view_models import Census, HitGroup, SearchView
+
+T = TypeVar("T")
+
+#: Between a profile's name and a session id in the ids this door hands out.
+SEPARATOR = ":"
+
+#: Rows read from one store at a time while merging pages (the list's page size, by default).
+CHUNK = 50
+
+#: Merged lists kept (filters switched back and forth).
+KEPT_MERGES = 4
+
+
+def qualify(profile: str, session_id: str | None) -> str | None:
+    """``profile:session_id`` (None stays None)."""
+    return None if session_id is None else f"{profile}{SEPARATOR}{session_id}"
+
+
+def split(qualified: str) -> tuple[str, str]:
+    """``(profile, session id)`` of a qualified id (profile names hold no ``:``)."""
+    profile, sep, session_id = qualified.partition(SEPARATOR)
+    if not sep:
+        raise DatabaseError(f"session {qualified!r} names no profile")
+    return profile, session_id
+
+
+@dataclass
+class _Merge:
+    """One list merged from every store shown, as far as it has been read."""
+
+    versions: tuple
+    rows: list[SessionSummary] = field(default_factory=list)
+    buffers: dict[str, list[SessionSummary]] = field(default_factory=dict)
+    position: dict[str, int] = field(default_factory=dict)
+    consumed: dict[str, int] = field(default_factory=dict)
+    done: set[str] = field(default_factory=set)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class ProfilesData:
+    """Blocking access to several profiles' stores as one (one instance per app)."""
+
+    def __init__(
+        self,
+        profiles: list[Profile],
+        *,
+        on_wait: Callable[[str | None], None] | None = None,
+        on_file_event: Callable[[str, str], None] | None = None,
+        on_activity: Callable[[str | None], None] | None = None,
+        trash_dir: Path | None = None,
+        cache_dir: Path | None = None,
+        first_windows: dict[str, Any] | None = None,
+        page_size: int = CHUNK,
+    ) -> None:
+        """``first_windows``: each profile's first pages read ahead while the UI was imported
+        (:class:`~hermes_tui.data.FirstWindow`, by profile name); ``page_size`` the list's page,
+        which is what is read from each store at a time (so a read-ahead page is used as is)."""
+        if not profiles:
+            raise DatabaseError("no profile has a session database")
+        self.chunk = max(1, int(page_size))
+        first_windows = first_windows or {}
+        self.profiles = {profile.name: profile for profile in profiles}
+        self._order = [profile.name for profile in profiles]
+        self._on_file_event = on_file_event or (lambda _kind, _text: None)
+        self.parts: dict[str, BrowserData] = {
+            profile.name: BrowserData(
+                profile.db_path, on_wait=on_wait, on_activity=on_activity, trash_dir=trash_dir,
+                cache_dir=cache_dir, first_window=first_windows.get(profile.name),
+                on_file_event=lambda kind, text, name=profile.name: self._on_file_event(kind, f"profile '{name}': {text}"),
+            )
+            for profile in profiles
+        }
+        self.trash_dir = trash_dir
+        self.cache_dir = cache_dir
+        #: Profiles left out, with the one line that said why.
+        self.left_out: dict[str, str] = {}
+        #: The profile the list, search and counts are narrowed to (None: every profile).
+        self.profile_filter: str | None = None
+        #: Each profile's count under the list's other filters, from the last census.
+        self.profile_counts: dict[str, int] = {}
+        self._merges: dict[tuple, _Merge] = {}
+        self._lock = threading.Lock()
+        # A pool for each kind of work fanned out to the stores: a search typed while the
+        # census counts every store (seconds at 1M messages each) must not queue behind it.
+        workers = max(1, len(profiles))
+        self._pools = {kind: ThreadPoolExecutor(max_workers=workers, thread_name_prefix=f"hermes-profiles-{kind}")
+                       for kind in ("search", "census", "pages")}
+        #: Deletes' snapshots as handed out → (profile, the store's own snapshot), for undo.
+        self._snapshots: dict[int, tuple[str, Any]] = {}
+        #: Export scopes handed out → the (profile, the store's own scope) pairs they stand for.
+        self._scopes: dict[int, list] = {}
+        self._said: set[str] = set()
+
+    # ------------------------------------------------------------------ the stores
+
+    @property
+    def names(self) -> list[str]:
+        """The profiles whose stores are read (left-out ones not among them)."""
+        return [name for name in self._order if name not in self.left_out]
+
+    def _shown(self) -> list[tuple[str, BrowserData]]:
+        """The profiles the list shows: the one chosen, else every one not left out."""
+        names = self.names
+        if self.profile_filter in names:
+            names = [self.profile_filter]
+        return [(name, self.parts[name]) for name in names]
+
+    @property
+    def across(self) -> bool:
+        """Rows of more than one profile are shown (the list draws a profile column)."""
+        return len(self._shown()) > 1
+
+    def _call(self, name: str, fn: Callable[[BrowserData], T], default: T) -> T:
+        """``fn`` on one profile's door; a store that never opened is left out (named once)
+        and answers ``default``; any other error is that of the read, raised."""
+        part = self.parts[name]
+        try:
+            return fn(part)
+        except Exception as exc:
+            if part.is_open:
+                raise
+            self._leave_out(name, exc)
+            return default
+
+    def _leave_out(self, name: str, exc: BaseException) -> None:
+        with self._lock:
+            if name in self.left_out:
+                return
+            line = f"profile '{name}' left out: {first_line(exc)}"
+            self.left_out[name] = line
+            self._merges.clear()
+        self._on_file_event("left-out", line)
+
+    def _each(self, fn: Callable[[str, BrowserData], T], parts: list[tuple[str, BrowserData]] | None = None,
+              *, parallel: str | None = None) -> list[tuple[str, T]]:
+        """``fn(name, door)`` on each shown profile (``parts``), those left out skipped;
+        ``parallel``: at once, in that kind's pool (``search``, ``census``, ``pages``)."""
+        parts = self._shown() if parts is None else parts
+        if parallel and len(parts) > 1:
+            pool = self._pools[parallel]
+            futures = [(name, pool.submit(self._call, name, lambda p, n=name: fn(n, p), _LEFT)) for name, _p in parts]
+            answers = [(name, future.result()) for name, future in futures]
+        else:
+            answers = [(name, self._call(name, lambda p, n=name: fn(n, p), _LEFT)) for name, _p in parts]
+        return [(name, answer) for name, answer in answers if answer is not _LEFT]
+
+    def session_id_of(self, qualified: str) -> str:
+        """The session's own id (what ``hermes -p PROFILE --resume`` takes)."""
+        return split(qualified)[1]
+
+    def _part_of(self, qualified: str) -> tuple[str, BrowserData, str]:
+        name, session_id = split(qualified)
+        part = self.parts.get(name)
+        if part is None:
+            raise DatabaseError(f"no profile '{name}' is open")
+        return name, part, session_id
+
+    # ------------------------------------------------------------------ ids
+
+    def _row(self, name: str, row: SessionSummary | None, shown: bool | None = None) -> SessionSummary | None:
+        if row is None:
+            return None
+        return row.model_copy(update={
+            "id": qualify(name, row.id),
+            "parent_session_id": qualify(name, row.parent_session_id),
+            "lineage_root_id": qualify(name, row.lineage_root_id),
+            "profile": name if (self.across if shown is None else shown) else None,
+        })
+
+    def _node(self, name: str, node: LineageNode) -> LineageNode:
+        update: dict[str, Any] = {"id": qualify(name, node.id), "parent_session_id": qualify(name, node.parent_session_id)}
+        children = getattr(node, "children", None)
+        if children:
+            update["children"] = [self._node(name, child) for child in children]
+        return node.model_copy(update=update)
+
+    # ------------------------------------------------------------------ the door's own state
+
+    @property
+    def db_path(self) -> Path:
+        return self.profiles[self._order[0]].db_path
+
+    @property
+    def watch_paths(self) -> list[Path]:
+        """The store of every profile read (the change watch polls each)."""
+        return [self.profiles[name].db_path for name in self._order]
+
+    @property
+    def warnings(self) -> list[str]:
+        """Each store's warnings, each said once (the app asks again after every notice of a
+        left-out profile): a store newer than this program knows is named in one line."""
+        fresh = [f"profile '{name}': {warning}" for name in self.names for warning in self.parts[name].warnings]
+        with self._lock:
+            fresh = [line for line in fresh if line not in self._said]
+            self._said.update(fresh)
+        return fresh
+
+    @property
+    def is_open(self) -> bool:
+        return any(part.is_open for part in self.parts.values())
+
+    @property
+    def immutable(self) -> bool:
+        opened = [part for part in self.parts.values() if part.is_open]
+        return bool(opened) and all(part.immutable for part in opened)
+
+    @property
+    def gone(self) -> str | None:
+        gone = [part.gone for name, part in self.parts.items() if part.gone and name not in self.left_out]
+        return gone[0] if gone and len(gone) == len(self.names) else None
+
+    def write_problem(self) -> str | None:
+        """None: each store says for itself when a write to it is refused. Asked once the app
+        starts: every store is opened here, so that one that cannot be read is named (once)
+        and each one's warnings (a schema newer than this program knows) are said."""
+        self._each(lambda _n, part: part.reader, [(name, self.parts[name]) for name in self.names], parallel="pages")
+        return None
+
+    def check_file(self) -> str:
+        outcomes = [self.parts[name].check_file() for name in self.names]
+        if any(outcome != "same" for outcome in outcomes):
+            self._forget()
+        return "replaced" if "replaced" in outcomes else "same"
+
+    def changed_since_first_read(self) -> bool:
+        return any(self.parts[name].changed_since_first_read() for name in self.names)
+
+    def data_versions(self) -> tuple:
+        """Each shown store's ``data_version`` (a merged list is kept while they stay)."""
+        return tuple(self._each(lambda _n, part: part.read(lambda db: db.data_version())))
+
+    def interrupt_search(self) -> None:
+        for part in self.parts.values():
+            part.interrupt_search()
+
+    def forget_search_answers(self) -> None:
+        for part in self.parts.values():
+            part.forget_search_answers()
+
+    def warm_search(self) -> None:
+        self.parts[self._order[0]].warm_search()
+
+    def warm_titles(self) -> None:
+        for name in self.names:
+            self.parts[name].warm_titles()
+
+    def close(self) -> None:
+        for part in self.parts.values():
+            part.close()
+        for pool in self._pools.values():
+            pool.shutdown(wait=False, cancel_futures=True)
+
+    def read(self, fn: Callable[[Any], T]) -> T:
+        """``fn`` on the first shown store (for what every store answers alike)."""
+        shown = self._shown()
+        if not shown:
+            raise DatabaseError("no profile's store could be read")
+        return shown[0][1].read(fn)
+
+    def _forget(self) -> None:
+        with self._lock:
+            self._merges.clear()
+
+    # ------------------------------------------------------------------ list
+
+    def page(self, offset: int, limit: int, *, count: bool = True, provisional: bool = False,
+             **filters: Any) -> tuple[list[SessionSummary], int | None]:
+        """A page of every shown profile's list merged in the list's order (PF-6)."""
+        shown = self._shown()
+        key = (tuple(name for name, _p in shown), _filters_key(filters))
+        versions = self.data_versions()
+        with self._lock:
+            merge = self._merges.pop(key, None)
+            if merge is None or merge.versions != versions:
+                merge = _Merge(versions)
+            self._merges[key] = merge
+            while len(self._merges) > KEPT_MERGES:
+                del self._merges[next(iter(self._merges))]
+        by_activity = bool(filters.get("by_activity"))
+        across = len(shown) > 1
+        chunk = self.chunk
+
+        def fetch(name: str, part: BrowserData) -> None:
+            start = merge.consumed.get(name, 0)
+            rows, _n = self._call(name, lambda p: p.page(
+                start, chunk, count=False, provisional=provisional, **filters), ([], None))
+            merge.buffers[name], merge.position[name] = rows, 0
+            merge.consumed[name] = start + len(rows)
+            if len(rows) < chunk:
+                merge.done.add(name)
+
+        with merge.lock:
+            # The first rows of every store at once (a thread each: SQLite lets go of the GIL).
+            empty = [(name, part) for name, part in shown
+                     if name not in merge.buffers and name not in merge.done]
+            if len(empty) > 1 and len(merge.rows) < offset + limit:
+                for future in [self._pools["pages"].submit(fetch, name, part) for name, part in empty]:
+                    future.result()
+            while len(merge.rows) < offset + limit:
+                heads = []
+                for index, (name, part) in enumerate(shown):
+                    buffer = merge.buffers.get(name, [])
+                    at = merge.position.get(name, 0)
+                    if at >= len(buffer) and name not in merge.done:
+                        fetch(name, part)
+                        buffer, at = merge.buffers[name], 0
+                    if at < len(buffer):
+                        heads.append((list_key(buffer[at], by_activity), index, name))
+                if not heads:
+                    break
+                _key, _index, name = min(heads)
+                row = merge.buffers[name][merge.position[name]]
+                merge.position[name] += 1
+                merge.rows.append(self._row(name, row, across))
+            rows = merge.rows[offset:offset + limit]
+        total = None
+        if count:
+            totals = self._each(lambda _n, part: part.page(0, 1, count=True, provisional=provisional, **filters)[1])
+            total = sum(n or 0 for _name, n in totals)
+        return rows, total
+
+    def page_of_ids(self, session_ids: set[str], offset: int, limit: int, **filters: Any) -> tuple[list[SessionSummary], int]:
+        by_profile: dict[str, set[str]] = {}
+        for qualified in session_ids:
+            # (the gateway lanes are the default profile's: their ids come bare)
+            name, session_id = split(qualified) if SEPARATOR in qualified else (self._order[0], qualified)
+            by_profile.setdefault(name, set()).add(session_id)
+        rows: list[tuple[str, SessionSummary]] = []
+        for name, ids in by_profile.items():
+            if name in self.names:
+                found, _total = self._call(name, lambda p, i=ids: p.page_of_ids(i, 0, offset + limit, **filters), ([], 0))
+                rows += [(name, row) for row in found]
+        rows.sort(key=lambda pair: list_key(pair[1], True))
+        return [self._row(name, row) for name, row in rows[offset:offset + limit]], len(rows)
+
+    def census(self, *, count: bool, **filters: Any) -> Census:
+        """Each profile's census under the same filters (every profile, so the profile filter
+        has its counts); the list's figures are the sums over the shown ones."""
+        every = [(name, self.parts[name]) for name in self.names]
+        answers = dict(self._each(lambda _n, part: part.census(count=count, **filters), every, parallel="census"))
+        shown = [name for name, _p in self._shown() if name in answers]
+        sources: dict[str, int] = {}
+        for name in shown:
+            for source, n in answers[name].source_counts.items():
+                sources[source] = sources.get(source, 0) + n
+        self.profile_counts = {name: census.total or 0 for name, census in answers.items() if census.total is not None}
+        revised = any(census.revised for census in answers.values())
+        if revised:
+            self._forget()
+        waits = [census.again_in for census in answers.values() if census.again_in is not None]
+        return Census(
+            sum(answers[name].total or 0 for name in shown) if count else None,
+            sources,
+            revised=revised,
+            ranking_s=sum(census.ranking_s for census in answers.values()),
+            again_in=min(waits) if waits else None,
+        )
+
+    def count_by_profile(self, **filters: Any) -> dict[str, int]:
+        """Each profile's conversations under the list's other filters (the profile filter's
+        counts), every profile read, whichever is shown."""
+        every = [(name, self.parts[name]) for name in self.names]
+        counts = self._each(lambda _n, part: part.page(0, 1, count=True, **filters)[1], every,
+                            parallel="census")
+        self.profile_counts = {name: n or 0 for name, n in counts}
+        return dict(self.profile_counts)
+
+    def source_counts(self) -> dict[str, int]:
+        sources: dict[str, int] = {}
+        for _name, counts in self._each(lambda _n, part: part.source_counts()):
+            for source, n in counts.items():
+                sources[source] = sources.get(source, 0) + n
+        return sources
+
+    def workspace_counts(self, **filters: Any) -> list:
+        totals: dict[str, int] = {}
+        first: dict[str, Any] = {}
+        for _name, counts in self._each(lambda _n, part: part.workspace_counts(**filters)):
+            for item in counts:
+                totals[item.workspace] = totals.get(item.workspace, 0) + item.count
+                first.setdefault(item.workspace, item)
+        merged = [replace(first[workspace], count=n) for workspace, n in totals.items()]
+        return sorted(merged, key=lambda item: (-item.count, item.workspace))
+
+    def summary(self, qualified: str) -> SessionSummary | None:
+        name, part, session_id = self._part_of(qualified)
+        return self._row(name, part.summary(session_id))
+
+    def messages(self, qualified: str) -> list:
+        _name, part, session_id = self._part_of(qualified)
+        return part.messages(session_id)
+
+    def lineage(self, qualified: str) -> LineageNode | None:
+        name, part, session_id = self._part_of(qualified)
+        node = part.lineage(session_id)
+        return None if node is None else self._node(name, node)
+
+    def recap(self, qualified: str, config) -> Any:
+        name, part, session_id = self._part_of(qualified)
+        data = part.recap(session_id, config)
+        return replace(
+            data, requested_id=qualified, target_id=qualify(name, data.target_id),
+            summary=self._row(name, data.summary), tip_id=qualify(name, data.tip_id),
+            chain=[qualify(name, sid) for sid in data.chain],
+        )
+
+    # ------------------------------------------------------------------ search
+
+    def match_sessions(self, text: str, *, limit: int = 8, **filters: Any) -> list[SessionSummary]:
+        found = self._each(lambda n, part: [self._row(n, row) for row in part.match_sessions(text, limit=limit, **filters)])
+        rows = [row for _name, rows in found for row in rows]
+        rows.sort(key=lambda row: list_key(row, True))
+        return rows[:limit]
+
+    def search(self, query: str, **kwargs: Any) -> SearchView:
+        """Every shown store searched at once, conversations ranked together by the score of
+        their best hit (:func:`~hermes_state.across_profiles.merge_hits`), PF-6."""
+        answers = self._each(lambda _n, part: part.search(query, **kwargs), parallel="search")
+        view = SearchView(query=query, offset=kwargs.get("offset", 0))
+        if not answers:
+            return view
+        views = [answer for _name, answer in answers]
+        view.stamps = dict(views[0].stamps)
+        for key in ("query", "grouped", "done"):
+            stamps = [v.stamps[key] for v in views if key in v.stamps]
+            if stamps:
+                view.stamps[key] = max(stamps)
+        view.interrupted = any(v.interrupted for v in views)
+        if view.interrupted:
+            return view
+        across = len(answers) > 1
+        view.path = "+".join(dict.fromkeys(v.path for v in views if v.path))
+        view.ranking = "+".join(dict.fromkeys(v.ranking for v in views if v.ranking))
+        view.elapsed_ms = max(v.elapsed_ms for v in views)
+        estimates = [v.total_estimate for v in views if v.total_estimate is not None]
+        view.total_estimate = sum(estimates) if estimates else None
+        view.hit_count = sum(v.hit_count for v in views)
+        view.more = any(v.more for v in views)
+        view.note = next((v.note for v in views if v.note), None)
+        view.answered = next((v.answered for v in views if v.answered), None)
+        groups = merge_hits([(name, answer.groups) for name, answer in answers], key_of=lambda group: group.hits[0] if group.hits else None)
+        view.groups = [self._group(name, group, across) for name, group in groups]
+        titles = [row for name, answer in answers for row in (self._row(name, r, across) for r in answer.title_matches)]
+        titles.sort(key=lambda row: list_key(row, True))
+        view.title_matches = titles[:8]
+        return view
+
+    def _group(self, name: str, group: HitGroup, across: bool) -> HitGroup:
+        hits = [hit.model_copy(update={"session_id": qualify(name, hit.session_id)}) for hit in group.hits]
+        # (across profiles the pane names each conversation with its profile first, as its
+        # qualified id does: the same name may be a conversation of two profiles)
+        return replace(group, root_id=qualify(name, group.root_id), hits=hits,
+                       label=f"{name}: {group.label}" if across else group.label)
+
+    # ------------------------------------------------------------------ writes (each to its own store)
+
+    def rename(self, qualified: str, raw: str, *, expected: str | None):
+        _name, part, session_id = self._part_of(qualified)
+        try:
+            return part.rename(session_id, raw, expected=expected)
+        finally:
+            self._forget()
+
+    def archive_unavailable(self) -> str | None:
+        reasons = [reason for _name, reason in self._each(lambda _n, part: part.archive_unavailable())]
+        return reasons[0] if reasons and all(reasons) else None
+
+    def set_archived(self, qualified: str, archived: bool) -> bool:
+        _name, part, session_id = self._part_of(qualified)
+        try:
+            return part.set_archived(session_id, archived)
+        finally:
+            self._forget()
+
+    def set_pinned(self, qualified: str, pinned: bool) -> bool:
+        _name, part, session_id = self._part_of(qualified)
+        try:
+            return part.set_pinned(session_id, pinned)
+        finally:
+            self._forget()
+
+    def delete_preview(self, qualified: str, *, now: float, live_window_s: float):
+        _name, part, session_id = self._part_of(qualified)
+        preview = part.delete_preview(session_id, now=now, live_window_s=live_window_s)
+        return None if preview is None else replace(preview, session_id=qualified)
+
+    def delete(self, qualified: str, *, sessions_dir: Path | None):
+        """Delete from the row's own store, its transcripts from its own profile's
+        ``sessions/`` (never the directory of the profile the browser was started in)."""
+        name, part, session_id = self._part_of(qualified)
+        try:
+            outcome = part.delete(session_id, sessions_dir=self.profiles[name].home / "sessions")
+        finally:
+            self._forget()
+        if outcome.deleted is None:
+            return outcome
+        shown = replace(outcome.deleted, session_id=qualified)
+        self._snapshots[id(shown)] = (name, outcome.deleted)
+        return replace(outcome, deleted=shown)
+
+    def undo(self, snapshot):
+        name, original = self._snapshots.get(id(snapshot), (None, None))
+        if name is None:
+            name, _sid = split(snapshot.session_id)
+            original = replace(snapshot, session_id=_sid)
+        try:
+            report = self.parts[name].undo(original)
+        finally:
+            self._forget()
+        return replace(report, session_id=qualify(name, report.session_id))
+
+    # ------------------------------------------------------------------ export
+
+    def plan_export(self, qualified: str | None, **kwargs: Any):
+        """The export dialog's choices across the shown profiles: this session and its
+        lineage from the row's own store; the marked conversations, the search's sessions,
+        a workspace, a source or everything from every shown store that has some -- one file,
+        each session carrying its profile when several stores write it."""
+        from .operations import ExportScope
+
+        marked = kwargs.pop("marked", None) or []
+        row_name, session_id = split(qualified) if qualified is not None else (None, None)
+        plans: list[tuple[str, Any]] = []
+        for name, part in self._shown():
+            own_marks = [sid for q in marked for n, sid in [split(q)] if n == name]
+            plan = self._call(name, lambda p, n=name, m=own_marks: p.plan_export(
+                session_id if n == row_name else None, marked=m or None, **kwargs), None)
+            if plan is not None:
+                plans.append((name, plan))
+        if not plans:
+            raise DatabaseError("no profile's store could be read")
+        keys: list[str] = []
+        for _name, plan in plans:
+            for scope in plan.scopes:
+                if scope.key not in keys:
+                    keys.append(scope.key)
+        scopes = []
+        for key in keys:
+            found = [(name, scope) for name, plan in plans for scope in plan.scopes
+                     if scope.key == key and (key != "marked" or scope.count)]
+            found = [(n, sc) for n, sc in found if not sc.unavailable] or found[:1]
+            if not found:
+                continue
+            if len(found) == 1:
+                name, scope = found[0]
+                scope = replace(scope, label=f"{scope.label} (profile {name})", stem=f"{name}-{scope.stem}")
+            else:
+                first = found[0][1]
+                total = sum(sc.count for _n, sc in found)
+                head = first.label.split(" — ")[0]
+                scope = ExportScope(key, f"{head} — {total} sessions in {len(found)} profiles",
+                                    f"profiles-{first.stem}", total, None, first.source)
+            self._scopes[id(scope)] = found
+            scopes.append(scope)
+        return replace(plans[0][1], scopes=scopes)
+
+    def run_export(self, scope, fmt, path, *, progress=None, cancelled=lambda: False):
+        """Write the scope's sessions: from one store as a store on its own writes them, or
+        from several into one file, profile after profile, each session with its profile."""
+        found = self._scopes.get(id(scope))
+        if found is None:
+            name = self._shown()[0][0]
+            return self.parts[name].run_export(scope, fmt, path, progress=progress, cancelled=cancelled)
+        if len(found) == 1:
+            name, original = found[0]
+            return self.parts[name].run_export(original, fmt, path, progress=progress, cancelled=cancelled)
+        return _export_several(self, found, fmt, path, progress, cancelled)
+
+
+def _export_several(door: "ProfilesData", found: list, fmt: str, path: Path, progress, cancelled):
+    """One export file from several profiles' stores (atomic, owner-only, as one store's)."""
+    from hermes_state.export import iter_export, render_chunks
+    from hermes_state.paths import write_atomic
+
+    from .operations import ExportCancelled, ExportOutcome, NothingExported, check_destination, describe_write_error
+
+    problem = check_destination(path)
+    if problem:
+        return ExportOutcome(False, path, error=problem)
+    total = sum(scope.count for _name, scope in found)
+    done = [0]
+
+    def sessions():
+        for name, scope in found:
+            reader = door.parts[name].reader
+            ids = list(scope.session_ids) if scope.session_ids is not None else None
+            for obj in iter_export(reader, scope.source, ids):
+                if cancelled():
+                    raise ExportCancelled()
+                obj["profile"] = name
+                done[0] += 1
+                if progress:
+                    progress(done[0], max(total, done[0]))
+                yield obj
+        if done[0] == 0:
+            raise NothingExported()
+
+    try:
+        written = write_atomic(path, render_chunks(sessions(), fmt), mode=0o600)
+    except ExportCancelled:
+        return ExportOutcome(False, path, cancelled=True, error="Export cancelled; no file was written.")
+    except NothingExported:
+        return ExportOutcome(False, path, error="Nothing to export: the sessions no longer exist. No file was written.")
+    except OSError as exc:
+        return ExportOutcome(False, path, error=f"Cannot write {path}: {exc.strerror or exc}. No file was written.")
+    except Exception as exc:
+        return ExportOutcome(False, path, error=describe_write_error(exc, "No file was written."))
+    return ExportOutcome(True, path, sessions=done[0], bytes=written)
+
+
+#: A profile left out answered nothing.
+_LEFT = object()
+
+
+def _filters_key(filters: dict[str, Any]) -> tuple:
+    return tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in filters.items()))

@@ -1,0 +1,282 @@
+"""``--profile`` and ``--all-profiles`` as a person runs them (PF-1..PF-5): real processes on
+a Hermes root whose default store and profiles are copies of upstream's stores (v30 upgraded,
+v30, v16) plus a profile whose store is garbage. The broken one is named once, on stderr; the
+others are read, counted, exported and renamed in, and nothing but the rename writes."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+#: Sessions each readable profile's store holds (``hermes sessions stats`` on each).
+READABLE = ("default", "coder", "old")
+
+
+def hermes(root: Path, *args: str, tmp: Path | None = None):
+    env = dict(os.environ)
+    env["HERMES_HOME"] = str(root)
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    env.pop("HERMES_SESSIONS_DEBUG", None)
+    side = tmp or root.parent
+    env["HERMES_SESSIONS_DATA_DIR"] = str(side / "data")
+    env["HERMES_SESSIONS_CACHE_DIR"] = str(side / "cache")
+    return subprocess.run(
+        [sys.executable, "-m", "hermes_tui.cli", "sessions", *args],
+        capture_output=True, text=True, cwd=REPO, env=env, timeout=120,
+    )
+
+
+def store(root: Path, name: str) -> Path:
+    return root / "state.db" if name == "default" else root / "profiles" / name / "state.db"
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def ids_of(path: Path) -> set[str]:
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
+        return {r[0] for r in conn.execute("SELECT id FROM sessions")}
+
+
+def integrity(path: Path) -> str:
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
+        return conn.execute("PRAGMA integrity_check").fetchone()[0]
+
+
+def broken_named_once(stderr: str) -> None:
+    lines = [line for line in stderr.splitlines() if "broken" in line]
+    assert len(lines) == 1, stderr
+    assert "left out" in lines[0] and "not a SQLite database" in lines[0]
+    assert "Traceback" not in stderr
+
+
+def test_list_across_profiles_shows_each_row_with_its_profile_and_names_the_broken_one_once(profiles_home):
+    result = hermes(profiles_home, "list", "--all-profiles", "--limit", "200")
+    assert result.returncode == 0, result.stderr
+    broken_named_once(result.stderr)
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("Profile ")
+    rows = [line.split() for line in lines[2:]]
+    profiles = {row[0] for row in rows}
+    assert profiles == set(READABLE)
+    # Each profile's rows are that profile's list, in its order, and nothing else.
+    for name in READABLE:
+        alone = hermes(profiles_home, "list", "--profile", name, "--limit", "200")
+        assert alone.returncode == 0, alone.stderr
+        expected = [line.split()[-1] for line in alone.stdout.splitlines()[2:]]
+        assert [row[-1] for row in rows if row[0] == name] == expected
+        assert not alone.stdout.startswith("Profile")  # (one profile: no column)
+
+
+def test_the_same_id_in_two_profiles_is_listed_once_in_each(profiles_home):
+    shared = ids_of(store(profiles_home, "default")) & ids_of(store(profiles_home, "old"))
+    assert shared  # (the upgraded default store holds the v16 store's ids)
+    result = hermes(profiles_home, "list", "--all-profiles", "--limit", "200")
+    listed = [line.split() for line in result.stdout.splitlines()[2:]]
+    in_old = {row[-1] for row in listed if row[0] == "old"}
+    in_default = {row[-1] for row in listed if row[0] == "default"}
+    assert in_old & in_default
+
+
+def test_an_unknown_profile_is_one_line_naming_the_known_ones(profiles_home):
+    result = hermes(profiles_home, "list", "--profile", "nosuch")
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert result.stderr.strip().count("\n") == 0
+    assert "no profile 'nosuch'" in result.stderr
+    assert "default, broken, coder, fresh, old" in result.stderr
+
+
+def test_profile_and_all_profiles_together_are_a_usage_error(profiles_home):
+    result = hermes(profiles_home, "list", "--profile", "old", "--all-profiles")
+    assert result.returncode == 2
+    assert "not allowed with" in result.stderr
+
+
+def test_the_broken_profile_alone_is_one_error_line(profiles_home):
+    result = hermes(profiles_home, "stats", "-p", "broken")
+    assert result.returncode == 1
+    assert result.stderr.count("\n") == 1 and "not a SQLite database" in result.stderr
+
+
+def test_stats_across_profiles_add_up_each_profiles_figures(profiles_home):
+    result = hermes(profiles_home, "stats", "--all-profiles")
+    assert result.returncode == 0, result.stderr
+    broken_named_once(result.stderr)
+    figures = {}
+    for name in READABLE:
+        alone = hermes(profiles_home, "stats", "--profile", name).stdout.splitlines()
+        figures[name] = (int(alone[0].split(": ")[1]), int(alone[1].split(": ")[1]))
+    lines = result.stdout.splitlines()
+    assert lines[0] == f"Total sessions: {sum(s for s, _m in figures.values())}"
+    assert lines[1] == f"Total messages: {sum(m for _s, m in figures.values())}"
+    assert "Profiles: 3" in lines
+    for name, (sessions, messages) in figures.items():
+        assert any(line.startswith(f"  {name}: {sessions} sessions, {messages} messages") for line in lines)
+
+
+def test_reads_across_profiles_write_nothing(profiles_home, tmp_path):
+    before = {name: digest(store(profiles_home, name)) for name in (*READABLE, "broken")}
+    for args in (["list", "--all-profiles"], ["stats", "--all-profiles"],
+                 ["export", "--all-profiles", str(tmp_path / "all.jsonl")]):
+        hermes(profiles_home, *args)
+    after = {name: digest(store(profiles_home, name)) for name in (*READABLE, "broken")}
+    assert after == before
+
+
+def test_export_across_profiles_holds_every_session_with_its_profile(profiles_home, tmp_path):
+    out = tmp_path / "all.jsonl"
+    result = hermes(profiles_home, "export", "--all-profiles", str(out))
+    # The broken profile is named and left out: the file is not everything asked for.
+    assert result.returncode == 1
+    broken_named_once(result.stderr)
+    records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    by_profile: dict[str, set[str]] = {}
+    for record in records:
+        by_profile.setdefault(record["profile"], set()).add(record["id"])
+    assert set(by_profile) == set(READABLE)
+    for name in READABLE:
+        assert by_profile[name] == ids_of(store(profiles_home, name))
+    assert result.stdout.strip() == f"Exported {len(records)} sessions of 3 profiles to {out}"
+    # Read back into a fresh home: the field is not stored, each session id once.
+    fresh = tmp_path / "fresh-home"
+    fresh.mkdir()
+    back = hermes(fresh, "import", str(out), tmp=tmp_path)
+    assert back.returncode == 0, back.stderr
+    assert ids_of(fresh / "state.db") == set().union(*by_profile.values())
+
+
+def test_export_of_one_session_finds_its_profile_and_refuses_an_id_in_two(profiles_home):
+    only_coder = sorted(ids_of(store(profiles_home, "coder")) - ids_of(store(profiles_home, "default"))
+                        - ids_of(store(profiles_home, "old")))[0]
+    result = hermes(profiles_home, "export", "--all-profiles", "-", "--session-id", only_coder, "--format", "md")
+    assert f"`{only_coder}`" in result.stdout and "- **Profile:** coder" in result.stdout
+    shared = sorted(ids_of(store(profiles_home, "default")) & ids_of(store(profiles_home, "old")))[0]
+    refused = hermes(profiles_home, "export", "--all-profiles", "-", "--session-id", shared)
+    assert refused.returncode == 1 and refused.stdout == ""
+    assert "in several profiles (default, old)" in refused.stderr and "--profile" in refused.stderr
+
+
+def test_a_rename_goes_to_the_named_profiles_store_only(profiles_home):
+    shared = sorted(ids_of(store(profiles_home, "default")) & ids_of(store(profiles_home, "old")))
+    target = shared[0]
+    before = {name: digest(store(profiles_home, name)) for name in ("default", "coder", "broken")}
+    schema_before = _schema(store(profiles_home, "old"))
+    result = hermes(profiles_home, "rename", "--profile", "old", target, "renamed", "in", "old")
+    assert result.returncode == 0, result.stderr
+    assert "renamed to: renamed in old" in result.stdout
+    assert _title(store(profiles_home, "old"), target) == "renamed in old"
+    assert _title(store(profiles_home, "default"), target) != "renamed in old"
+    assert {name: digest(store(profiles_home, name)) for name in before} == before
+    assert _schema(store(profiles_home, "old")) == schema_before  # (v16 written in place, no DDL)
+    listed = hermes(profiles_home, "list", "--all-profiles", "--limit", "200").stdout
+    assert any(line.startswith("old") and "renamed in old" in line and target in line for line in listed.splitlines())
+    for name in READABLE:
+        assert integrity(store(profiles_home, name)) == "ok"
+
+
+def test_without_a_profile_named_the_sticky_one_is_used(profiles_home):
+    (profiles_home / "active_profile").write_text("coder\n")
+    plain = hermes(profiles_home, "list", "--limit", "200")
+    coder = hermes(profiles_home, "list", "--profile", "coder", "--limit", "200")
+    assert plain.returncode == 0 and plain.stdout == coder.stdout
+    (profiles_home / "active_profile").write_text("gone\n")
+    missing = hermes(profiles_home, "list")
+    assert missing.returncode == 1 and "active profile 'gone'" in missing.stderr
+    assert missing.stderr.count("\n") == 1
+
+
+def _title(path: Path, session_id: str):
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
+        return conn.execute("SELECT title FROM sessions WHERE id = ?", (session_id,)).fetchone()[0]
+
+
+def _schema(path: Path):
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
+        version = conn.execute("SELECT version FROM schema_version").fetchone()
+        return version, sorted(conn.execute("SELECT type, name, sql FROM sqlite_master"))
+
+
+def future_profile(root: Path) -> Path:
+    """A profile whose store is upstream's v30 marked with a schema this program does not know."""
+    home = root / "profiles" / "future"
+    home.mkdir()
+    target = home / "state.db"
+    target.write_bytes(store(root, "coder").read_bytes())
+    with sqlite3.connect(target) as conn:
+        conn.execute("UPDATE schema_version SET version = 99")
+    conn.close()
+    return target
+
+
+def test_a_store_newer_than_known_is_read_with_one_warning_and_never_written(profiles_home):
+    path = future_profile(profiles_home)
+    before = digest(path)
+    result = hermes(profiles_home, "list", "--all-profiles", "--limit", "200")
+    assert result.returncode == 0, result.stderr
+    warned = [line for line in result.stderr.splitlines() if "future" in line]
+    assert len(warned) == 1 and "newer" in warned[0]
+    assert any(line.startswith("future ") for line in result.stdout.splitlines())
+    renamed = hermes(profiles_home, "rename", "--profile", "future", "20260921_090000_s1", "x")
+    assert renamed.returncode == 1 and "Traceback" not in renamed.stderr
+    assert digest(path) == before
+
+
+def test_hermes_dash_p_before_sessions_chooses_the_profile_as_hermes_does(profiles_home, monkeypatch, capsys):
+    from hermes_tui.hermes_shim import main as hermes_main
+
+    monkeypatch.setenv("HERMES_HOME", str(profiles_home))
+    monkeypatch.setenv("HERMES_SESSIONS_DATA_DIR", str(profiles_home.parent / "data"))
+    assert hermes_main(["-p", "old", "sessions", "list", "--limit", "200"]) == 0
+    via_dash_p = capsys.readouterr().out
+    assert hermes_main(["sessions", "list", "--profile", "old", "--limit", "200"]) == 0
+    assert capsys.readouterr().out == via_dash_p
+    assert hermes_main(["--profile=old", "sessions", "stats"]) == 0
+    assert capsys.readouterr().out.startswith("Total sessions: ")
+
+
+def browse(root: Path, *args: str, stdin: str):
+    env = dict(os.environ, HERMES_HOME=str(root), PYTHONPATH=str(REPO),
+               HERMES_SESSIONS_DATA_DIR=str(root.parent / "data"), HERMES_SESSIONS_CACHE_DIR=str(root.parent / "cache"),
+               HERMES_SESSIONS_CONFIG_DIR=str(root.parent / "config"))
+    return subprocess.run(
+        [sys.executable, "-m", "hermes_tui.cli", "sessions", "browse", "--plain", *args],
+        input=stdin, capture_output=True, text=True, cwd=REPO, env=env, timeout=120, start_new_session=True,
+    )
+
+
+def test_browse_across_profiles_picks_a_session_and_says_its_profile(profiles_home):
+    result = browse(profiles_home, "--all-profiles", stdin="1\n")
+    assert result.returncode == 0, result.stderr
+    chosen = result.stdout.strip()
+    assert chosen and ":" not in chosen  # (the session's own id, as hermes --resume takes it)
+    broken_named_once(result.stderr)
+    # (after the prompt: typed at a terminal, the echoed Enter ends the prompt's line)
+    hint = [line[line.index("(in profile '"):] for line in result.stderr.splitlines() if "(in profile '" in line]
+    assert len(hint) == 1 and f"--resume {chosen}" in hint[0]
+    name = hint[0].split("'")[1]
+    assert f"hermes -p {name} --resume {chosen}" in hint[0]
+    assert chosen in ids_of(store(profiles_home, name))
+    menu = result.stderr
+    assert all(f"{profile} · " in menu for profile in READABLE)
+
+
+def test_browse_one_profile_lists_only_its_sessions(profiles_home):
+    result = browse(profiles_home, "--profile", "old", stdin="1\n")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() in ids_of(store(profiles_home, "old"))
+
+
+def test_an_id_of_another_profile_says_which_profile_has_it(profiles_home):
+    only_coder = sorted(ids_of(store(profiles_home, "coder")) - ids_of(store(profiles_home, "default")))[0]
+    result = hermes(profiles_home, "rename", only_coder, "x")
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.strip() == f"Session '{only_coder}' not found. It is in profile coder: add --profile coder."

@@ -1,0 +1,349 @@
+"""The browser across Hermes profiles (PF-3, PF-5, PF-6), in Pilot, on a Hermes root whose
+default store and profiles are copies of upstream's stores (v30 upgraded, v30, v16) plus a
+profile whose store is garbage: one list of every readable profile, a profile filter with
+counts, search ranked together, marks and writes each reaching its own store. The broken
+profile is named once; after every write each store is checked (integrity, schema)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from textual.widgets import Input, OptionList
+
+from hermes_state import SessionDB
+from hermes_state.profiles import discover
+from hermes_tui.modals.profile_picker import ProfilePicker
+from hermes_tui.modals.rename import RenameModal
+
+from .conftest import SIZE, make_app, settle
+
+READABLE = ("default", "coder", "old")
+
+
+def store(root: Path, name: str) -> Path:
+    return root / "state.db" if name == "default" else root / "profiles" / name / "state.db"
+
+
+def profiles_app(root: Path, tmp_path: Path, **kwargs):
+    profiles = discover({"HERMES_HOME": str(root)}).with_stores()
+    return make_app(profiles[0].db_path, profiles=profiles, trash_dir=tmp_path / "trash",
+                    cache_dir=tmp_path / "cache", **kwargs)
+
+
+def listed_alone(path: Path) -> int:
+    """How many conversations the browser lists for this store on its own (by activity)."""
+    from hermes_state import ListQuery
+    from hermes_state.visibility import INTERNAL_SOURCES
+
+    db = SessionDB(path, read_only=True)
+    try:
+        return db.count_listed(ListQuery.from_options(None, list(INTERNAL_SOURCES), by_activity=True))
+    finally:
+        db.close()
+
+
+def ids_in(path: Path) -> set[str]:
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
+        return {r[0] for r in conn.execute("SELECT id FROM sessions")}
+
+
+def sound(path: Path) -> tuple:
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        return (conn.execute("SELECT version FROM schema_version").fetchone(),
+                sorted(conn.execute("SELECT type, name, sql FROM sqlite_master")))
+
+
+def notes(app) -> list[str]:
+    return [n.message for n in app._notifications]
+
+
+def rows_of(lst) -> list:
+    return [lst.row(i) for i in range(lst.total)]
+
+
+async def test_every_readable_profile_is_one_list_and_the_broken_one_is_named_once(profiles_home, tmp_path):
+    app = profiles_app(profiles_home, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        lst = app.screen.session_list
+        assert lst.total == sum(listed_alone(store(profiles_home, n)) for n in READABLE)
+        rows = rows_of(lst)
+        assert {r.profile for r in rows} == set(READABLE)
+        assert all(r.id.startswith(f"{r.profile}:") for r in rows)
+        # In the list's order: newest last activity first, merged across the stores.
+        times = [r.last_active or r.started_at for r in rows if not r.pinned]
+        assert times == sorted(times, reverse=True)
+        # The profile column: each row names its profile.
+        width = lst.scrollable_content_region.width
+        assert f"  {rows[0].profile}" in lst.render_row(rows[0], width).plain
+        broken = [n for n in notes(app) if "broken" in n]
+        assert len(broken) == 1 and "not a SQLite database" in broken[0]
+        # Reading again (a refresh, a search) does not say it again.
+        await pilot.press("slash", *"docker")
+        await settle(pilot)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert len([n for n in notes(app) if "broken" in n]) == 1
+
+
+async def test_the_profile_filter_counts_each_profile_and_narrows_list_and_search(profiles_home, tmp_path):
+    app = profiles_app(profiles_home, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        lst = screen.session_list
+        everything = lst.total
+        await pilot.press("P")
+        await settle(pilot)
+        picker = app.screen
+        assert isinstance(picker, ProfilePicker)
+        expected = {name: listed_alone(store(profiles_home, name)) for name in READABLE}
+        assert picker.counts == expected and sum(expected.values()) == everything
+        options = picker.query_one(OptionList)
+        texts = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
+        assert "all profiles" in texts[0] and any("broken" in t and "left out" in t for t in texts)
+        # Choose "old" (all, default, coder, old).
+        await pilot.press("down", "down", "down", "enter")
+        await settle(pilot)
+        assert app.screen is screen
+        assert lst.total == expected["old"]
+        rows = rows_of(lst)
+        assert all(r.id.startswith("old:") for r in rows)
+        assert all(r.profile is None for r in rows)  # (one profile shown: no column)
+        assert "profile old" in str(screen.query_one("#status").render())
+        await pilot.press("slash", *"the")
+        await settle(pilot)
+        groups = screen.results.view.groups
+        assert groups and all(g.root_id.startswith("old:") for g in groups)
+        await pilot.press("escape")
+        await settle(pilot)
+        await pilot.press("P")
+        await settle(pilot)
+        await pilot.press("pageup", "enter")
+        await settle(pilot)
+        assert lst.total == everything
+
+
+async def test_search_across_profiles_is_one_answer_ranked_by_score(profiles_home, tmp_path):
+    app = profiles_app(profiles_home, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("slash", *"docker")
+        await settle(pilot)
+        view = app.screen.results.view
+        profiles = {g.root_id.split(":")[0] for g in view.groups}
+        assert {"default", "coder"} <= profiles
+        scores = [g.hits[0].score for g in view.groups if g.hits and g.hits[0].score is not None]
+        assert scores == sorted(scores, reverse=True)
+        assert all(h.session_id.split(":")[0] == g.root_id.split(":")[0] for g in view.groups for h in g.hits)
+        assert all(g.label.startswith(g.root_id.split(":")[0] + ": ") for g in view.groups)
+
+
+async def test_a_rename_reaches_the_rows_own_store_when_ids_collide(profiles_home, tmp_path):
+    before = {name: sound(store(profiles_home, name)) for name in READABLE}
+    shared = ids_in(store(profiles_home, "default")) & ids_in(store(profiles_home, "old"))
+    app = profiles_app(profiles_home, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        lst = app.screen.session_list
+        index = next(i for i, r in enumerate(rows_of(lst)) if r.profile == "old" and r.id.split(":", 1)[1] in shared)
+        target = lst.row(index).id.split(":", 1)[1]
+        lst.move_to(index)
+        await settle(pilot)
+        await pilot.press("r")
+        await settle(pilot)
+        modal = app.screen
+        assert isinstance(modal, RenameModal)
+        modal.query_one("#rename-input", Input).value = "only in old"
+        await pilot.press("enter")
+        await settle(pilot)
+        assert lst.current.id == f"old:{target}" and lst.current.title == "only in old"
+    for name in READABLE:
+        db = SessionDB(store(profiles_home, name), read_only=True)
+        try:
+            title = db.get_session_title(target)
+        finally:
+            db.close()
+        assert (title == "only in old") == (name == "old")
+        assert sound(store(profiles_home, name)) == before[name]  # (no DDL; integrity ok)
+
+
+async def test_marks_across_profiles_archive_each_in_its_own_store_and_undo(profiles_home, tmp_path):
+    app = profiles_app(profiles_home, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        lst = app.screen.session_list
+        rows = rows_of(lst)
+        first = {}
+        for i, r in enumerate(rows):
+            if r.profile in ("default", "coder") and r.profile not in first and not r.pinned:
+                first[r.profile] = i
+        for i in first.values():
+            lst.move_to(i)
+            await settle(pilot)
+            await pilot.press("space")
+            await settle(pilot)
+        marked = sorted(lst.marked)
+        assert len(marked) == 2 and {m.split(":")[0] for m in marked} == {"default", "coder"}
+        await pilot.press("a")
+        await settle(pilot)
+        await pilot.press("y")  # (the batch's one confirmation)
+        await settle(pilot)
+        for qualified in marked:
+            name, session_id = qualified.split(":", 1)
+            db = SessionDB(store(profiles_home, name), read_only=True)
+            try:
+                assert db.get_session(session_id)["archived"]
+            finally:
+                db.close()
+        await pilot.press("u")
+        await settle(pilot)
+        for qualified in marked:
+            name, session_id = qualified.split(":", 1)
+            db = SessionDB(store(profiles_home, name), read_only=True)
+            try:
+                assert not db.get_session(session_id)["archived"]
+            finally:
+                db.close()
+    for name in READABLE:
+        sound(store(profiles_home, name))
+
+
+async def test_a_delete_across_profiles_goes_to_its_store_and_undo_brings_it_back(profiles_home, tmp_path):
+    app = profiles_app(profiles_home, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        lst = app.screen.session_list
+        shared = ids_in(store(profiles_home, "default")) & ids_in(store(profiles_home, "old"))
+        index = next(i for i, r in enumerate(rows_of(lst))
+                     if r.profile == "old" and not r.pinned and r.id.split(":", 1)[1] in shared)
+        qualified = lst.row(index).id
+        session_id = qualified.split(":", 1)[1]
+        lst.move_to(index)
+        await settle(pilot)
+        await pilot.press("d")
+        await settle(pilot)
+        await pilot.press("y")
+        await settle(pilot)
+        assert session_id not in ids_in(store(profiles_home, "old"))
+        assert session_id in ids_in(store(profiles_home, "default"))  # (the same id, elsewhere: untouched)
+        await pilot.press("u")
+        await settle(pilot)
+        assert session_id in ids_in(store(profiles_home, "old"))
+    for name in READABLE:
+        sound(store(profiles_home, name))
+
+
+def test_snapshot_profile_filter(snap_compare, profiles_home, tmp_path) -> None:
+    async def run_before(pilot) -> None:
+        await settle(pilot)
+        pilot.app.clear_notifications()  # (the left-out line names a temporary path)
+        await pilot.press("P")
+        await settle(pilot)
+
+    assert snap_compare(profiles_app(profiles_home, tmp_path), terminal_size=(80, 24), run_before=run_before)
+
+
+async def test_a_store_newer_than_known_is_listed_and_named_once(profiles_home, tmp_path):
+    home = profiles_home / "profiles" / "future"
+    home.mkdir()
+    (home / "state.db").write_bytes(store(profiles_home, "coder").read_bytes())
+    with sqlite3.connect(home / "state.db") as conn:
+        conn.execute("UPDATE schema_version SET version = 99")
+    conn.close()
+    app = profiles_app(profiles_home, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        lst = app.screen.session_list
+        assert "future" in {r.profile for r in rows_of(lst)}
+        said = [n for n in notes(app) if "future" in n]
+        assert len(said) == 1 and "newer" in said[0]
+        assert len([n for n in notes(app) if "broken" in n]) == 1
+
+
+async def test_a_replaced_or_deleted_store_is_noticed_for_its_profile_only(profiles_home, tmp_path, shared_fixtures_dir):
+    app = profiles_app(profiles_home, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        store_door = app.ctx.store
+        # Another file put in coder's place (a restore, a sync tool): reopened, said once.
+        replacement = tmp_path / "replacement.db"
+        replacement.write_bytes((shared_fixtures_dir / "upstream_v16.db").read_bytes())
+        replacement.chmod(0o644)
+        import os
+
+        os.replace(replacement, store(profiles_home, "coder"))
+        assert store_door.check_file() == "replaced"
+        await settle(pilot)
+        said = [n for n in notes(app) if "was replaced" in n]
+        assert len(said) == 1 and said[0].startswith("profile 'coder'"), said
+        app.screen.refresh_data()
+        await settle(pilot)
+        coder_ids = {r.id.split(":", 1)[1] for r in rows_of(app.screen.session_list) if r.profile == "coder"}
+        assert coder_ids and all(sid.startswith("20260528_") for sid in coder_ids)
+        # old's file deleted: what was read stays, its writes are refused; the others write.
+        os.unlink(store(profiles_home, "old"))
+        store_door.check_file()
+        await settle(pilot)
+        assert len([n for n in notes(app) if "was deleted" in n and n.startswith("profile 'old'")]) == 1
+        old_row = next(r for r in rows_of(app.screen.session_list) if r.profile == "old")
+        outcome = store_door.rename(old_row.id, "nope", expected=old_row.title)
+        assert not outcome.ok and "deleted" in (outcome.error or "")
+        assert not store(profiles_home, "old").exists()  # (never created again)
+        default_row = next(r for r in rows_of(app.screen.session_list) if r.profile == "default" and r.title)
+        done = store_door.rename(default_row.id, "still writable", expected=default_row.title)
+        assert done.ok
+    sound(store(profiles_home, "default"))
+
+
+async def test_an_export_of_marks_in_two_profiles_is_one_file_with_each_sessions_profile(profiles_home, tmp_path):
+    import json
+
+    from textual.widgets import RadioButton, RadioSet
+
+    from hermes_tui.config import AppConfig
+    from hermes_tui.modals.export import ExportModal
+
+    out = tmp_path / "exports"
+    out.mkdir()
+    config = AppConfig(animations="none", search_debounce_s=0.0, export_dir=str(out))
+    shared = ids_in(store(profiles_home, "default")) & ids_in(store(profiles_home, "old"))
+    app = profiles_app(profiles_home, tmp_path, config=config)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        lst = app.screen.session_list
+        picks = []
+        for name in ("default", "old"):  # the same session id in both: two conversations
+            picks.append(next(i for i, r in enumerate(rows_of(lst))
+                              if r.profile == name and r.id.split(":", 1)[1] in shared))
+        for index in picks:
+            lst.move_to(index)
+            await settle(pilot)
+            await pilot.press("space")
+            await settle(pilot)
+        marked = sorted(lst.marked)
+        await pilot.press("e")
+        await settle(pilot)
+        modal = app.screen
+        assert isinstance(modal, ExportModal)
+        first = modal.scopes[0]
+        assert first.key == "marked" and "in 2 profiles" in first.label
+        assert list(modal.query_one("#export-scope", RadioSet).query(RadioButton))[0].value
+        target = out / "marked.jsonl"
+        modal.query_one("#export-path", Input).value = str(target)
+        await pilot.click("#export-go")
+        await settle(pilot)
+        assert not isinstance(app.screen, ExportModal)
+    records = [json.loads(line) for line in target.read_text().splitlines()]
+    exported = {(r["profile"], r["id"]) for r in records}
+    for qualified in marked:
+        name, session_id = qualified.split(":", 1)
+        db = SessionDB(store(profiles_home, name), read_only=True)
+        try:
+            family = set(db.get_descendants(db.get_lineage_root(session_id)))
+        finally:
+            db.close()
+        assert {(name, sid) for sid in family} <= exported
+    assert {r["profile"] for r in records} == {"default", "old"}
