@@ -372,7 +372,8 @@ class BrowserScreen(HermesScreen):
         # filter cut mid-word), so the filters stay in view at 80 columns.
         parts += self._status_filter_parts()
         # (the legend before the file: the file's name gives way first)
-        parts.append(Part(f"● live  ○ ended  ★ pinned  {UNREAD_GLYPH} unread", extra=True))
+        parts.append(Part(f"● live  ○ ended  ★ pinned  {UNREAD_GLYPH} unread",
+                          short=f"● live ○ ended ★ pinned {UNREAD_GLYPH} unread", extra=True))
         parts.append(Part(self.ctx.db_label, short=self.ctx.db_label.rsplit("/", 1)[-1], extra=True))
         self._one(StatusLine).set_info(parts)
 

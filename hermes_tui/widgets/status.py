@@ -10,7 +10,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 #: Between the parts of the line.
-SEPARATOR = "  ·  "
+SEPARATOR = " · "
 
 
 @dataclass(frozen=True)

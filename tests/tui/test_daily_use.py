@@ -260,8 +260,8 @@ async def test_a_warning_leads_the_status_line_so_a_narrow_terminal_keeps_it(fix
         status.set_warning("waiting for a lock held by another process")
         await pilot.pause()
         drawn = "".join(segment.text for segment in status.render_line(0)).strip()
-        assert drawn.startswith("⚠ waiting for a lock held by another process  ·  ")
-        assert "  ·  7 conversations" in drawn and not drawn.endswith("…")
+        assert drawn.startswith("⚠ waiting for a lock held by another process · ")
+        assert " · 7 conversations" in drawn and not drawn.endswith("…")
         assert len(drawn) <= 78
 
 
@@ -385,9 +385,9 @@ async def test_status_line_keeps_every_filter_whole_at_80_and_120_columns(fixed_
     from hermes_tui.widgets.status import StatusLine
 
     for width, expected in (
-        (80, "7 conversations  ·  all sources  ·  active  ·  by last activity"),
-        (120, "7 conversations  ·  all sources (internal runs hidden)  ·  active  ·  by last activity"
-              "  ·  ● live  ○ ended  ★ pinned"),
+        (80, "7 conversations · all sources · active · by last activity"),
+        (120, "7 conversations · all sources (internal runs hidden) · active · by last activity"
+              " · ● live ○ ended ★ pinned"),
     ):
         app = make_app(fixed_db)
         async with app.run_test(size=(width, 30)) as pilot:

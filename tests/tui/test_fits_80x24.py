@@ -94,7 +94,18 @@ async def test_detail_pane_at_80_columns_breaks_a_path_after_a_slash_never_mid_n
         await settle(pilot)
         await pilot.press("i")  # the detail pane, folded away at 80 columns
         await settle(pilot)
-        pane_lines = [line.split("││")[-1].strip("│ ") for line in screen_text(app).splitlines() if "││" in line]
+        import io
+
+        from rich.console import Console
+
+        from hermes_tui.widgets.detail import DetailPane
+
+        pane = app.screen.query_one(DetailPane)
+        width = pane.content_region.width
+        assert width < 30  # the 80-column detail pane
+        console = Console(width=width, file=io.StringIO(), color_system=None)
+        console.print(pane.build())
+        pane_lines = [line.strip() for line in console.file.getvalue().splitlines()]
         joined = "".join(line for line in pane_lines if "/" in line and " " not in line)
         assert "/srv/work/projects/hermes-sessions/src/deep" in joined
         path_lines = [line for line in pane_lines if "/" in line and " " not in line]
