@@ -420,10 +420,11 @@ class Lister:
 
         return self.store.read_snapshot(snapshot)
 
-    #: Up to this many session rows a scan for the pins costs a few milliseconds: a first
+    #: Up to this many session rows a scan for the pins costs ~10 ms (20,000 rows with 2 kB
+    #: system prompts: ~40 ms on a loaded 2-core machine, too much for a first frame): a first
     #: page rests on the exact pins rather than a guess the census then corrects (at 80x24
     #: the first frame showed 2 pinned rows, then 6, moving the list under the cursor).
-    EXACT_PINS_ROWS = 20_000
+    EXACT_PINS_ROWS = 5_000
 
     def _small_enough_to_scan(self) -> bool:
         # max(rowid) is one step down the table's b-tree: it bounds the row count unread.
