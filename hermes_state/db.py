@@ -303,10 +303,12 @@ class SessionDB:
             include_archived=include_archived, archived_only=archived_only, include_hidden=include_hidden,
             include_delegates=include_delegates, workspace=workspace, order_by_last_active=order_by_last_active,
         )
-        return with_resolved_prompts(self.store, self.lister.rows(
+        # One snapshot: the rows and the prompts they point at agree (and the schema is
+        # checked once).
+        return self.store.read_snapshot(lambda: with_resolved_prompts(self.store, self.lister.rows(
             query, limit, offset, id_query=id_query, project=project_compression_tips, columns=_columns,
             provisional=provisional,
-        ))
+        )))
 
     def iter_listed(self, query: ListQuery, limit: int = 20, *, chunk: int = 500, brief: bool = False) -> Iterator[dict]:
         """:meth:`Lister.iter_rows`: the rows of a long list, read a chunk at a time."""

@@ -80,6 +80,8 @@ with collector_paused():
 
     from .textsafe import fit_cells
     from . import cli_profiles
+    from . import cli_filters
+    from .cli_filters import FilterError
 
 #: Sources hidden from ``list`` and ``browse`` unless ``--source`` is given (CLI-4, UC-3).
 HIDDEN_SOURCES = list(INTERNAL_SOURCES)
@@ -331,7 +333,6 @@ def warn_unknown_source(db: SessionDB, source: str | None) -> None:
 @session_action("list")
 def _add_list(sub) -> None:
     parser = sub.add_parser("list", help="list recent sessions")
-    parser.add_argument("--source", help="only sessions from this source (e.g. cli, telegram)")
     parser.add_argument("--limit", type=_limit, default=20, help="how many sessions (default 20)")
     parser.add_argument("--archived", action="store_true", help="list archived sessions instead")
     parser.add_argument("--json", action="store_true", help="one JSON document (see README, JSON output)")
@@ -340,6 +341,7 @@ def _add_list(sub) -> None:
         "--status", type=_statuses, metavar="STATUS[,STATUS]",
         help="only conversations that ended so: done, interrupted, error, empty",
     )
+    cli_filters.add_filter_options(parser)
     parser.set_defaults(run=_cmd_list)
 
 
@@ -357,14 +359,23 @@ def _cmd_list(args: argparse.Namespace) -> int:
     archived_only = getattr(args, "archived", False)
     now = time.time()
     unread_only = getattr(args, "unread", False)
-    query = ListQuery.from_options(
-        args.source, exclude, archived_only=archived_only, unread_only=unread_only,
-        statuses=getattr(args, "status", None) or (),
-    )
+    statuses = getattr(args, "status", None) or ()
+    filtered = bool([flag for flag in cli_filters.given(args) if flag != "--source"])
     if cli_profiles.across(args):
+        if filtered:
+            raise CliExit("Error: --all-profiles does not take the list filters yet (--since, --title, …): "
+                          "use --profile NAME for one profile.", code=2)
+        query = ListQuery.from_options(
+            args.source, exclude, archived_only=archived_only, unread_only=unread_only, statuses=statuses,
+        )
         return _list_across(args, query, now)
     with open_store("read") as db:
         warn_unknown_source(db, args.source)
+        query = ListQuery.from_options(args.source, exclude, archived_only=archived_only)
+        if filtered:  # (the time window, title, model, … of cli_filters)
+            query = cli_filters.query_from_args(db, args, view=query.view)
+        if unread_only or statuses:
+            query = query.with_(unread_only=unread_only, statuses=tuple(sorted(statuses)))
         if unread_only:
             from hermes_state.unread import not_tracked
 
@@ -387,17 +398,21 @@ def _cmd_list(args: argparse.Namespace) -> int:
             rows.close()
         # An empty list over archived conversations says where they are (on stderr: stdout
         # keeps CLI-3's exact line).
-        narrowed = unread_only or bool(getattr(args, "status", None))
-        archived = 0 if archived_only or narrowed else db.session_count(
-            args.source, archived_only=True, exclude_children=True, exclude_sources=exclude,
-        )
+        narrowed = unread_only or bool(statuses)
+        if filtered:
+            archived = 0 if archived_only or narrowed else db.lister.count_listed(query.with_(view="archived"))
+        else:
+            archived = 0 if archived_only or narrowed else db.session_count(
+                args.source, archived_only=True, exclude_children=True, exclude_sources=exclude,
+            )
     return _say_none_listed(args, archived)
 
 
 def _say_none_listed(args: argparse.Namespace, archived: int) -> int:
+    filtered = bool([flag for flag in cli_filters.given(args) if flag != "--source"])
     print("No sessions found.")
     if archived:
-        where = f" --source {args.source}" if args.source else ""
+        where = f" --source {args.source}" if args.source and not filtered else " … (the same filters)" if filtered else ""
         print(f"({archived} archived: hermes sessions list{where} --archived)", file=sys.stderr)
     return 0
 
@@ -559,7 +574,6 @@ def _warn_unknown_source_at(path: Path, source: str) -> None:
 def _add_export(sub) -> None:
     parser = sub.add_parser("export", help="export sessions to JSONL or Markdown")
     parser.add_argument("output", metavar="OUTPUT", help="output file, or - for stdout")
-    parser.add_argument("--source", help="only sessions from this source")
     parser.add_argument("--session-id", help="export one session (full id or unique prefix)")
     parser.add_argument(
         "--format",
@@ -567,6 +581,9 @@ def _add_export(sub) -> None:
         default="jsonl",
         help="jsonl (default, re-importable) or md (readable transcript)",
     )
+    parser.add_argument("--dry-run", "-n", action="store_true",
+                        help="list the conversations the filters choose; write nothing")
+    cli_filters.add_filter_options(parser)
     parser.set_defaults(run=_cmd_export)
 
 
@@ -599,8 +616,28 @@ def _cmd_export(args: argparse.Namespace) -> int:
     with open_store("read") as db, _export_progress(to_stdout) as progress:
         # An empty --session-id is an error, never "every session" (CLI-17).
         session_ids = [resolve_id(db, args.session_id)] if args.session_id is not None else None
+        if session_ids and [flag for flag in cli_filters.given(args) if flag != "--source"]:
+            # (--source beside --session-id is ignored, as it always was: CLI-8)
+            raise CliExit("Error: give --session-id or filters, not both.", code=2)
         source = None if session_ids else args.source
         warn_unknown_source(db, source)
+        chosen = None if session_ids else cli_filters.export_choice(db, args)
+        if chosen is not None or args.dry_run:
+            if chosen is None:  # (a dry run of a whole store or a source: what the list has)
+                from hermes_state.listing.select import choose
+
+                chosen = choose(db.lister, cli_filters.query_from_args(db, args))
+            if args.dry_run:
+                cli_filters.say(cli_filters.chosen_lines(chosen))
+                n = sum(len(c.sessions) for c in chosen)
+                cli_filters.say([f"Would export {cli_filters.plural(len(chosen))} "
+                                 f"({cli_filters.plural(n, 'session')}); nothing was written."])
+                return 0
+            if not chosen:
+                print("No conversation matches the filters; nothing was exported.", file=sys.stderr)
+                return 0
+            session_ids = [sid for c in chosen for sid in c.sessions]
+            source = None
         if to_stdout:
             # Markdown on stdout is read on a terminal (or through a pipe that ends at one:
             # ``| head``): its controls are shown, never sent raw. Redirected to a file
@@ -696,9 +733,10 @@ def _session_across(opened: list, wanted: str) -> dict[str, list[str] | None]:
 
 @session_action("delete")
 def _add_delete(sub) -> None:
-    parser = sub.add_parser("delete", help="delete a session and its messages")
-    parser.add_argument("session_id", metavar="SESSION_ID", help="full id or unique prefix")
-    parser.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
+    parser = sub.add_parser("delete", help="delete a session and its messages (or every conversation the filters choose)")
+    parser.add_argument("session_id", metavar="SESSION_ID", nargs="?", help="full id or unique prefix")
+    cli_filters.add_action_options(parser)
+    cli_filters.add_filter_options(parser)
     parser.set_defaults(run=_cmd_delete)
 
 
@@ -707,6 +745,12 @@ def _cmd_delete(args: argparse.Namespace) -> int:
     the browser does, so ``hermes sessions restore`` can bring it back for a week."""
     from hermes_state.trash import TRASH_DAYS, default_trash_dir, delete_with_snapshot
 
+    if args.session_id is None or args.dry_run:
+        if args.session_id is not None:
+            raise CliExit("Error: --dry-run deletes by filter: give filters instead of a SESSION_ID.", code=2)
+        return cli_filters.delete_by_filter(args, _KIT)
+    if cli_filters.given(args):
+        raise CliExit("Error: give a SESSION_ID or filters, not both.", code=2)
     with open_store("write") as db:
         session_id = resolve_id(db, args.session_id)
         if not args.yes:
@@ -766,12 +810,14 @@ def _flag_command(name: str) -> None:
     @session_action(name)
     def _add(sub) -> None:
         parser = sub.add_parser(name, help=_FLAG_COMMANDS[name][2])
+        parser.add_argument("session_ids", metavar="SESSION_ID", nargs="*",
+                            help="full id or unique prefix (or, instead, filters)")
+        cli_filters.add_action_options(parser)
+        cli_filters.add_filter_options(parser)
         if name == "pin":  # the pinned list is pin's (CLI-18: scripts read it with --json)
-            from .cli_pins import add_pin_list_options
-
-            add_pin_list_options(parser)
-        else:
-            parser.add_argument("session_ids", metavar="SESSION_ID", nargs="+", help="full id or unique prefix")
+            parser.add_argument("--list", action="store_true", help="list the pinned sessions instead of pinning")
+            parser.add_argument("--json", action="store_true",
+                                help="with --list: one JSON document (see README, JSON output)")
         parser.set_defaults(run=lambda args: _cmd_flag(args, name))
 
 
@@ -784,12 +830,16 @@ def _cmd_flag(args: argparse.Namespace, name: str) -> int:
     store has it, else our settings file -- never a new column). Every id must resolve
     before anything changes."""
     flag, value, _help = _FLAG_COMMANDS[name]
-    if name == "pin":
+    if name == "pin" and (args.list or args.json):
         from .cli_pins import pin_list_or_usage
 
         code = pin_list_or_usage(args, lambda: open_store("read"), _list_lines)
         if code is not None:
             return code
+    if not args.session_ids:
+        return cli_filters.flag_by_filter(args, name, _KIT)
+    if cli_filters.given(args) or args.dry_run:
+        raise CliExit("Error: give SESSION_IDs or filters, not both (--dry-run goes with filters).", code=2)
     with open_store("write") as db:
         ids = [resolve_id(db, arg) for arg in args.session_ids]
         problem = db.capabilities.archive_problem if flag == "archived" else None
@@ -872,20 +922,23 @@ def _add_prune(sub) -> None:
     parser.add_argument(
         "--older-than",
         type=_non_negative_int,
-        default=90,
+        default=None,
         metavar="DAYS",
-        help="age in days, measured from the session start (default 90)",
+        help="age in days, measured from the session start (default 90 without other filters; "
+        "with them, the same as --until DAYSd)",
     )
-    parser.add_argument("--source", help="only sessions from this source")
     parser.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
     parser.add_argument(
         "--dry-run", "-n", action="store_true", help="list what would be deleted; delete nothing"
     )
+    cli_filters.add_filter_options(parser)
     parser.set_defaults(run=_cmd_prune)
 
 
 def _cmd_prune(args: argparse.Namespace) -> int:
-    days = args.older_than
+    if [flag for flag in cli_filters.given(args) if flag != "--source"]:
+        return cli_filters.prune_by_filter(args, _KIT, args.older_than)
+    days = 90 if args.older_than is None else args.older_than
     where = f" from '{inert(args.source)}'" if args.source else ""
     if args.dry_run:
         with open_store("read") as db:
@@ -1124,6 +1177,14 @@ def _create_store_for_import() -> None:
         raise _open_error(f"cannot create {path}: {reason}") from exc
 
 
+# What the commands by filter (cli_filters) use of this module, handed to them: they do not
+# import it.
+_KIT = argparse.Namespace(
+    open_store=lambda access: open_store(access), confirm=lambda prompt: confirm(prompt), cancelled=_cancelled,
+    warn_unknown_source=lambda db, source: warn_unknown_source(db, source),
+)
+
+
 # ---------------------------------------------------------------------------- parser and main
 
 
@@ -1235,7 +1296,7 @@ def main(argv: list[str] | None = None, *, _sessions_prog: str = SESSIONS_PROG) 
         code = run(args)
         sys.stdout.flush()
         return code
-    except CliExit as exc:
+    except (CliExit, FilterError) as exc:
         _emit(exc.message)
         return exc.code
     except cli_profiles.NoProfileStore as exc:

@@ -26,6 +26,7 @@ from hermes_state import listing
 from hermes_state.listing import ListQuery
 from hermes_state.listing.marks import ConversationMarks, conversation_marks, keeps
 from hermes_state.unread import UnreadNotTracked, not_tracked, set_read
+from hermes_state.listing.narrow import NO_NARROW, Narrow, narrowed_ids
 from hermes_state.listing import recency
 from hermes_state import open_store
 from hermes_state.store import READ_WAIT_TEXT, WRITE_WAIT_TEXT, retry_read, write_problem
@@ -54,13 +55,14 @@ def _query(
     source: str | None, exclude_sources: list[str] | None, view: str = "active", include_hidden: bool = False,
     include_delegates: bool = False, workspace: str | None = None, by_activity: bool = False,
     unread_only: bool = False, statuses: tuple[str, ...] = (),
+    narrow: Narrow = NO_NARROW,
 ) -> ListQuery:
     """The list the screen asks for, as the one value the store's list takes and every cache
     here is keyed by (:class:`~hermes_state.listing.ListQuery`)."""
     return ListQuery.from_options(
         source, exclude_sources, view=view, include_hidden=include_hidden, include_delegates=include_delegates,
         workspace=workspace, by_activity=by_activity, unread_only=unread_only, statuses=statuses,
-    )
+    ).with_(narrow=narrow)
 
 
 def _data_version(db: SessionDB) -> int | None:
@@ -463,11 +465,12 @@ class BrowserData:
         provisional: bool = False,
         unread_only: bool = False,
         statuses: tuple[str, ...] = (),
+        narrow: Narrow = NO_NARROW,
     ) -> tuple[list[SessionSummary], int | None]:
         """A page of the list and its length (None with ``count=False``); ``provisional`` as
         :func:`hermes_state.listing.page` (the rows' ``exact`` says whether it was)."""
         query = _query(source, exclude_sources, view, include_hidden, include_delegates, workspace, by_activity,
-                       unread_only, statuses)
+                       unread_only, statuses, narrow)
         if self._first_window is not None:
             self.reader  # adopts the reader read ahead (the pages came from it)
             ahead = self._first_window.take(query, offset, limit, count=count, provisional=provisional)
@@ -485,11 +488,22 @@ class BrowserData:
     def workspace_counts(
         self, *, source: str | None, exclude_sources: list[str] | None, view: str = "active",
         include_hidden: bool = False, unread_only: bool = False, statuses: tuple[str, ...] = (),
+        narrow: Narrow = NO_NARROW,
     ) -> list[listing.WorkspaceCount]:
         """Each workspace with its conversation count under the other filters (BR-13)."""
         query = _query(source, exclude_sources, view, include_hidden, include_delegates=include_hidden,
-                       unread_only=unread_only, statuses=statuses)
+                       unread_only=unread_only, statuses=statuses, narrow=narrow)
         return self.read(lambda db: listing.workspace_counts(db, query))
+
+    def count_windows(self, query: ListQuery, narrows: dict[str, Narrow]) -> dict[str, int]:
+        """How many conversations ``query``'s list has under each of ``narrows`` in its place
+        (the time picker's presets, BR-21), counted on the census's connection."""
+        counter = self._connection("counter")
+
+        def count(db: SessionDB) -> dict[str, int]:
+            return {key: listing.count_listed(db, query.with_(narrow=narrow)) for key, narrow in narrows.items()}
+
+        return self._retry(lambda: count(counter))
 
     def page_of_ids(
         self,
@@ -519,6 +533,7 @@ class BrowserData:
         self, *, count: bool, source: str | None, exclude_sources: list[str] | None, view: str = "active",
         include_hidden: bool = False, include_delegates: bool = False, workspace: str | None = None,
         by_activity: bool = True, unread_only: bool = False, statuses: tuple[str, ...] = (),
+        narrow: Narrow = NO_NARROW,
     ) -> Census:
         """The list's length (when ``count``), the per-source counts and the exact pins, read
         on a connection of their own (``counter``): the scans take ~0.3 s at 250k sessions
@@ -528,7 +543,7 @@ class BrowserData:
         ``revised`` says whether either changes what its pages would show."""
         counter = self._connection("counter")
         query = _query(source, exclude_sources, view, include_hidden, include_delegates, workspace, by_activity,
-                       unread_only, statuses)
+                       unread_only, statuses, narrow)
 
         def read(db: SessionDB) -> tuple[frozenset[str], int | None, dict[str, int]]:
             pins = db.pinned_ids()
@@ -714,10 +729,13 @@ class BrowserData:
         self, query: str, *, source: str | None, exclude_sources: list[str] | None, limit: int = 40,
         offset: int = 0, workspace: str | None = None, include_hidden: bool = False,
         unread_only: bool = False, statuses: tuple[str, ...] = (),
+        narrow: Narrow = NO_NARROW,
     ) -> SearchView:
         """Full-text search grouped by conversation (XR-2), plus title/id matches (first page
         only); ``offset`` asks for a later page of hits (BR-20); hidden sessions only with
-        ``include_hidden`` (BR-15)."""
+        ``include_hidden`` (BR-15). ``narrow`` (the time window, BR-21) keeps the hits whose
+        conversation it keeps, as the list would: a page may then show fewer groups than
+        hits were asked for (``more`` still says whether the search has more)."""
         view = SearchView(query=query, offset=offset)
         view.stamps["start"] = time.perf_counter()
         if not query.strip():
@@ -763,7 +781,11 @@ class BrowserData:
         view.note = getattr(result, "note", None) or getattr(result, "error", None)
         view.answered = getattr(result, "answered_query", None)
         roots = self._roots_of({hit.session_id for hit in result.hits})
-        conversations = group_hits_by_conversation(searcher, result.hits, roots)
+        hits = result.hits
+        if narrow:
+            kept = self._narrowed(searcher, narrow, list(set(roots.values())))
+            hits = [hit for hit in hits if roots.get(hit.session_id, hit.session_id) in kept]
+        conversations = group_hits_by_conversation(searcher, hits, roots)
         labels = self._conversation_labels([c.root_id for c in conversations])
         # Unread and status of each conversation, by the list's own rule: marked, and kept
         # only if the list's unread-only and status filters would keep it.
@@ -786,8 +808,17 @@ class BrowserData:
             ))
         view.stamps["grouped"] = time.perf_counter()
         view.title_matches = titles.result() if titles is not None else []
+        if narrow and view.title_matches:
+            kept = self._narrowed(searcher, narrow, [s.id for s in view.title_matches])
+            view.title_matches = [s for s in view.title_matches if s.id in kept]
         view.stamps["done"] = time.perf_counter()
         return view
+
+    def _narrowed(self, db: SessionDB, narrow: Narrow, session_ids: list[str]) -> set[str]:
+        """Those of ``session_ids`` (listed rows) ``narrow`` keeps."""
+        store = db.store
+        return self._retry(lambda: store.read(
+            lambda conn: narrowed_ids(conn, narrow, store.rules, store.has_session_column, session_ids)))
 
     def _conversation_labels(self, root_ids: list[str]) -> dict[str, listing.ConversationLabel]:
         """Each conversation's name (:func:`listing.conversation_labels`), the ones read since

@@ -21,7 +21,7 @@ from hermes_state.conversation import conversation_members
 from hermes_state.errors import TitleChangedError, describe_write_error
 from hermes_state.paths import write_atomic
 from hermes_state.titles import sanitize_title
-from hermes_state.listing import workspace_session_ids
+from hermes_state.listing import ListQuery, Narrow, workspace_session_ids
 from .textsafe import home_path
 
 if TYPE_CHECKING:  # (the trash and the export are imported when first used, not at start-up)
@@ -216,9 +216,42 @@ def file_stamp(now: float) -> str:
 
 
 def _hit_session_ids(
+    reader: SessionDB, query: str, source: str | None, exclude: list[str] | None, workspace: str | None = None,
+    narrow: "Narrow | None" = None, now: float | None = None,
+) -> list[str]:
+    """Sessions of the messages matching ``query``, in hit order (first hit first); with a
+    time window (the list's ``narrow``, and the query's own ``after:`` / ``before:`` terms,
+    BR-21) only those whose conversation was last active in it, as the search pane shows."""
+    from hermes_state.listing.narrow import NO_NARROW
+    from hermes_state.timewindow import TimeParseError, split_time_terms, window_from_terms
+
+    narrow = narrow or NO_NARROW
+    query, after, before = split_time_terms(query)
+    if after is not None or before is not None:
+        try:
+            since, until = window_from_terms(after, before, now)
+        except TimeParseError:
+            since = until = None  # (left out, as the search pane leaves it out)
+        if since is not None:
+            narrow = narrow.with_(since=since if narrow.since is None else max(since, narrow.since))
+        if until is not None:
+            narrow = narrow.with_(until=until if narrow.until is None else min(until, narrow.until))
+    ids = _hits(reader, query, source, exclude, workspace)
+    if not narrow or not ids:
+        return ids
+    from hermes_state.conversation import conversation_roots
+    from hermes_state.listing.narrow import narrowed_ids
+
+    store = reader.store
+    roots = conversation_roots(store, ids)
+    kept = store.read(lambda conn: narrowed_ids(conn, narrow, store.rules, store.has_session_column,
+                                                sorted(set(roots.values()))))
+    return [sid for sid in ids if roots.get(sid, sid) in kept]
+
+
+def _hits(
     reader: SessionDB, query: str, source: str | None, exclude: list[str] | None, workspace: str | None = None
 ) -> list[str]:
-    """Sessions of the messages matching ``query``, in hit order (first hit first)."""
     search = getattr(reader, "search", None)
     if search is not None:
         result = search(
@@ -252,11 +285,14 @@ def plan_export(
     now: float,
     marked: list[str] | None = None,
     workspace: str | None = None,
+    listed: "ListQuery | None" = None,
 ) -> ExportPlan:
     """The scopes offered for an export started on ``session_id`` with the screen's state.
 
     ``marked`` conversations (BR-14) come first, each with its whole lineage; ``workspace``
-    narrows the "every session" scope to one workspace (BR-13).
+    narrows the "every session" scope to one workspace (BR-13); ``listed``, the screen's list
+    when a time window narrows it (BR-21), makes that scope the conversations it lists,
+    each whole.
     """
     scopes: list[ExportScope] = []
     if marked:
@@ -297,7 +333,8 @@ def plan_export(
         text = _one_line(query)
         where = f" in {source}" if source else ""
         try:
-            ids = _hit_session_ids(reader, query, source, exclude_sources, workspace)
+            ids = _hit_session_ids(reader, query, source, exclude_sources, workspace,
+                                   listed.narrow if listed is not None else None, now)
         except Exception as exc:  # the search path reports its own problems
             scopes.append(
                 ExportScope("search", f"Sessions matching “{text[:40]}”{where}", "search", 0, (),
@@ -315,6 +352,23 @@ def plan_export(
                     unavailable=None if n else "no session matches this search",
                 )
             )
+    elif listed is not None and listed.narrow:
+        from hermes_state.listing.select import choose
+
+        chosen = choose(reader.lister, listed)
+        ids = [sid for item in chosen for sid in item.sessions]
+        k, n = len(chosen), len(ids)
+        scopes.append(
+            ExportScope(
+                "listed",
+                f"Every conversation in the list (its time window) — {k} conversation{'s' if k != 1 else ''}, "
+                f"{n} session{'s' if n != 1 else ''}",
+                "listed",
+                n,
+                tuple(ids),
+                unavailable=None if n else "the list is empty",
+            )
+        )
     elif workspace is not None:
         ids = workspace_session_ids(reader, workspace, source, exclude_sources)
         n = len(ids)

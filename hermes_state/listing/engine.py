@@ -18,6 +18,7 @@ from ..visibility import Rules, count_shown_messages
 import hermes_state.listing.activity as activity
 from .activity import MetConversations, activity_candidates, chain_list_sql
 from .marks import mark_filters, with_lifecycle
+from .narrow import narrow_clauses
 from .query import ListQuery
 from .recency import RecencyWalk as _RecencyWalk
 from .sql import (
@@ -198,6 +199,10 @@ class Lister:
         marked, marked_params = mark_filters(self.store, q)  # unread only, lifecycle statuses
         clauses += marked
         params += marked_params
+        if q.narrow:  # time window, title, model, cost, ... (listing/narrow.py)
+            more, more_params = narrow_clauses(q.narrow, rules, self.store.has_session_column)
+            clauses.extend(more)
+            params.extend(more_params)
         return ("WHERE " + " AND ".join(clauses)) if clauses else "", params
 
     def rows(

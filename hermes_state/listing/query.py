@@ -15,6 +15,7 @@ from functools import cached_property
 from typing import Iterable
 
 from ..visibility import INTERNAL_SOURCES
+from .narrow import NO_NARROW, Narrow
 
 
 class View(str, enum.Enum):
@@ -65,6 +66,9 @@ class ListQuery:
     #: Only conversations of these lifecycle statuses (:data:`hermes_state.lifecycle.STATUSES`;
     #: empty: every one), kept sorted so equal filters are equal keys.
     statuses: tuple[str, ...] = ()
+    #: The conversations' own fields: time window, title, model, cost, ... (see
+    #: :mod:`~hermes_state.listing.narrow`).
+    narrow: Narrow = NO_NARROW
 
     def __post_init__(self) -> None:
         # Normalise what callers hand in, so equal lists are equal keys. (Only what needs it:
@@ -87,7 +91,7 @@ class ListQuery:
         if found is None:
             found = hash((self.source, self.exclude_sources, self.view, self.include_hidden,
                           self.include_delegates, self.include_children, self.min_messages,
-                          self.workspace, self.order, self.unread_only, self.statuses))
+                          self.workspace, self.order, self.unread_only, self.statuses, self.narrow))
             object.__setattr__(self, "_hash", found)
         return found
 

@@ -31,7 +31,9 @@ from textual.containers import Horizontal, Vertical
 from textual.widget import Widget
 from textual.widgets import ContentSwitcher, Input
 
-from hermes_state.listing import VIEWS, hidden_sources
+from hermes_state.listing import VIEWS, ListQuery, hidden_sources
+from hermes_state.listing.narrow import NO_NARROW, Narrow
+from hermes_state.timewindow import PRESETS, preset_window
 from hermes_state.visibility import INTERNAL_SOURCES
 from hermes_state.models import SessionSummary
 
@@ -39,6 +41,7 @@ from ..context import Access, AppContext, StoreChange, StoreStatus
 from ..keynames import bound_keys_label
 from ..messages import SearchFinished, WorkerDone
 from ..modals.source_picker import SourcePicker
+from ..modals.time_picker import TimePick, TimePicker, time_label
 from ..modals.workspace_picker import WorkspacePick, WorkspacePicker, workspace_label
 from ..render.reading import UNREAD_GLYPH, status_word
 from ..textsafe import InertHighlighter, inert_line
@@ -92,6 +95,7 @@ class BrowserScreen(HermesScreen):
         Binding("S", "cycle_status", "Status: all / done / interrupted / error / empty", id="cycle_status",
                 show=False),
         Binding("P", "pick_profile", "Profile", id="pick_profile", show=False),
+        Binding("T", "pick_time", "Time", id="pick_time", show=False),
         Binding("L", "toggle_lanes", "Lanes", id="lanes_only"),
         Binding("i", "toggle_detail", "Details", id="toggle_detail"),
         Binding("question_mark", "help", "Help", id="help"),
@@ -130,6 +134,12 @@ class BrowserScreen(HermesScreen):
         #: Only unread conversations; only those of one lifecycle status (None: every one).
         self.unread_only = False
         self.status_filter: str | None = None
+        #: The time window (BR-21): a preset of the picker, and its window as it was when
+        #: chosen (one value: the list's cache key must not move with the clock).
+        self.time_key = "any"
+        #: What was typed for a window of one's own (``time_key`` ``custom``).
+        self.time_text = ""
+        self.narrow: Narrow = NO_NARROW
         self._widgets: dict[type, Widget] = {}
         #: Search as you type: the query, its searches and the search pane.
         self.search = SearchAsYouType(self)
@@ -259,6 +269,8 @@ class BrowserScreen(HermesScreen):
             label += " · unread"
         if self.status_filter:
             label += f" · {status_word(self.status_filter)}"
+        if self.time_key != "any":
+            label += f" · {time_label(self.time_key, self.time_text)}"
         return f"{label} · live lanes" if self.lanes_only else label
 
     def _filter_parts(self) -> list[str]:
@@ -278,6 +290,8 @@ class BrowserScreen(HermesScreen):
             parts.append("unread only")
         if self.status_filter:
             parts.append(f"status {status_word(self.status_filter)}")
+        if self.time_key != "any":
+            parts.append(time_label(self.time_key, self.time_text))
         parts.append(VIEW_NAMES[self.view])
         if self.show_hidden:
             parts.append("hidden, internal and delegate runs shown")
@@ -301,7 +315,8 @@ class BrowserScreen(HermesScreen):
         there is no session yet -- never "no sessions yet" over a store that has some."""
         narrowed = (self.source_filter is not None or self.workspace is not None or self.lanes_only
                     or self.view == "archived" or self.unread_only or self.status_filter is not None
-                    or getattr(self.ctx.store, "profile_filter", None) is not None)
+                    or getattr(self.ctx.store, "profile_filter", None) is not None
+                    or self.time_key != "any")
         if narrowed:
             view = (f" ({bound_keys_label(self.app, 'cycle_view', 'v')} changes the view)"
                     if self.view != "all" else "")
@@ -335,10 +350,17 @@ class BrowserScreen(HermesScreen):
                  f"{short} · {VIEW_NAMES[self.view]}"]
         return next((form for form in forms if room <= 0 or cell_len(form) <= room), forms[-1])
 
+    def list_query(self) -> ListQuery:
+        """The screen's filters as the one value the store's list takes."""
+        return ListQuery.from_options(
+            self.source_filter, self.exclude_sources, view=self.view, include_hidden=self.show_hidden,
+            include_delegates=self.show_hidden, workspace=self.workspace, by_activity=self.by_activity,
+        ).with_(narrow=self.narrow)
+
     def filter_key(self) -> tuple:
         return (self.source_filter, self.lanes_only, self.view, self.by_activity, self.show_hidden,
                 self.workspace, self.ctx.config.show_tool_sessions, self.unread_only, self.status_filter,
-                getattr(self.ctx.store, "profile_filter", None))
+                getattr(self.ctx.store, "profile_filter", None), self.narrow)
 
     def update_titles(self) -> None:
         lst = self.session_list
@@ -589,7 +611,7 @@ class BrowserScreen(HermesScreen):
     def _load_workspaces(self, picker: WorkspacePicker) -> None:
         counts = self.ctx.store.workspace_counts(
             source=self.source_filter, exclude_sources=self.exclude_sources, view=self.view,
-            include_hidden=self.show_hidden, **self.reading_filters,
+            include_hidden=self.show_hidden, **self.reading_filters, narrow=self.narrow,
         )
         self.post_message(WorkerDone(picker.set_counts, counts))  # (a picker closed meanwhile ignores them)
 
@@ -622,6 +644,34 @@ class BrowserScreen(HermesScreen):
             include_hidden=self.show_hidden, include_delegates=self.show_hidden, workspace=self.workspace,
         )
         self.post_message(WorkerDone(picker.set_counts, counts, dict(store.left_out)))
+    def action_pick_time(self) -> None:
+        """``T``: narrow the list, its counts and the search to conversations last active in
+        a window (BR-21), picked from presets, each with its count (read in the background)."""
+
+        def chosen(pick: TimePick | None) -> None:
+            if pick is None or (pick.key == self.time_key and pick.key != "custom"):
+                return
+            self.time_key, self.time_text = pick.key, pick.text
+            if pick.key == "custom":
+                since, until = pick.since, pick.until
+            else:
+                since, until = preset_window(pick.key, self.ctx.clock())
+            self.narrow = self.narrow.with_(since=since, until=until)
+            self._reload_from_top()
+
+        picker = TimePicker(self.time_key, clock=self.ctx.clock)
+        self.app.push_screen(picker, chosen)
+        self._load_time_counts(picker)
+
+    @work(thread=True, group="time-counts", exclusive=True, exit_on_error=False)
+    def _load_time_counts(self, picker: TimePicker) -> None:
+        now = self.ctx.clock()
+        windows = {}
+        for preset in PRESETS:
+            since, until = preset_window(preset.key, now)
+            windows[preset.key] = self.narrow.with_(since=since, until=until)
+        counts = self.ctx.store.count_windows(self.list_query(), windows)
+        self.post_message(WorkerDone(picker.set_counts, counts))  # (a picker closed meanwhile ignores them)
 
     def action_cycle_view(self) -> None:
         """Active, archived only, all (BR-11)."""

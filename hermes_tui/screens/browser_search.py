@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Callable
 
 from rich.text import Text
 
+from hermes_state.timewindow import TimeParseError, split_time_terms, window_from_terms
+
 from ..collector import hold_collection, release_collection
 from ..keynames import bound_keys_label
 from ..messages import Generation, SearchFinished, Stamp, WorkerDone
@@ -196,12 +198,37 @@ class SearchAsYouType:
         """One worker of the group at a time (a newer one cancels the older), on the screen."""
         self.screen.run_worker(work, group=group, exclusive=True, thread=True, exit_on_error=False)
 
+    def _windowed(self, query: str):
+        """``query`` without its ``after:`` / ``before:`` terms, the screen's time window
+        narrowed by them (BR-21: the conversations last active in both), and what is wrong
+        with a term that cannot be read (the term is then left out, and the note says so)."""
+        screen = self.screen
+        rest, after, before = split_time_terms(query)
+        narrow = screen.narrow
+        if after is None and before is None:
+            return query, narrow, None
+        try:
+            since, until = window_from_terms(after, before, screen.ctx.clock())
+        except TimeParseError as exc:
+            return rest, narrow, str(exc)
+        if since is not None:
+            since = since if narrow.since is None else max(since, narrow.since)
+        if until is not None:
+            until = until if narrow.until is None else min(until, narrow.until)
+        return rest, narrow.with_(since=since if since is not None else narrow.since,
+                                  until=until if until is not None else narrow.until), None
+
     def _run(self, query: str, keep: bool, limit: int) -> None:
         screen = self.screen
+        text, narrow, problem = self._windowed(query)
         view = screen.ctx.store.search(
-            query, source=screen.source_filter, exclude_sources=screen.exclude_sources, limit=limit,
+            text, source=screen.source_filter, exclude_sources=screen.exclude_sources, limit=limit,
             workspace=screen.workspace, include_hidden=screen.show_hidden, **screen.reading_filters,
+            narrow=narrow,
         )
+        view.query = query  # (as typed: its answer and its next pages are matched by it)
+        if problem:
+            view.note = problem
         view.more = view.more and view.hit_count >= SEARCH_PAGE
         screen.post_message(SearchFinished(query, view, keep=keep))
 
@@ -212,11 +239,13 @@ class SearchAsYouType:
 
     def _load_more(self, query: str, offset: int) -> None:
         screen = self.screen
+        text, narrow, _problem = self._windowed(query)
         view = screen.ctx.store.search(
-            query, source=screen.source_filter, exclude_sources=screen.exclude_sources,
+            text, source=screen.source_filter, exclude_sources=screen.exclude_sources,
             limit=SEARCH_PAGE, offset=offset, workspace=screen.workspace, include_hidden=screen.show_hidden,
-            **screen.reading_filters,
+            **screen.reading_filters, narrow=narrow,
         )
+        view.query = query
         screen.post_message(SearchFinished(query, view, page=True))
 
     def finished(self, event: SearchFinished) -> None:

@@ -137,6 +137,7 @@ class ListWindow:
             view=screen.view, by_activity=screen.by_activity,
             include_hidden=screen.show_hidden, include_delegates=screen.show_hidden,
             workspace=screen.workspace, count=count, provisional=provisional, **screen.reading_filters,
+            narrow=screen.narrow,
         )
 
     def load(self, center: int, keep_key: str | None, *, keep_current: bool = False, correction: bool = False) -> None:
@@ -241,6 +242,7 @@ class ListWindow:
                 count=count, source=screen.source_filter, exclude_sources=screen.exclude_sources,
                 view=screen.view, include_hidden=screen.show_hidden, include_delegates=screen.show_hidden,
                 workspace=screen.workspace, by_activity=screen.by_activity, **screen.reading_filters,
+                narrow=screen.narrow,
             )
         except BaseException:
             # Posted before the error is: the screen learns the census ended, then why.

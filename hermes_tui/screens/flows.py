@@ -21,6 +21,8 @@ from ..widgets.text_field import drop_held_keys, hold_keys
 
 if TYPE_CHECKING:
     from textual.app import App
+
+    from hermes_state.listing import ListQuery
     from textual.message import Message
     from textual.worker import Worker
 
@@ -65,6 +67,10 @@ class FlowsHost(Protocol):
 
     def workspace_filter(self) -> str | None:
         """The workspace the screen is narrowed to (BR-13), for the export's scopes."""
+
+    def list_query(self) -> "ListQuery":
+        """The screen's list as one query: its time window (BR-21) narrows the export's
+        "every conversation" scope to what the list shows."""
 
     def after_batch(self) -> None:
         """A batch action on the marked conversations was carried out: clear the marks."""
@@ -447,6 +453,7 @@ class SessionActions:
             session_id, query=query, source=source, exclude_sources=exclude,
             directory=directory, now=self.ctx.clock(), marked=self.host.marked_ids(),
             workspace=self.host.workspace_filter(),
+            listed=self.host.list_query(),
         )
         self._from_worker(self._open_export, plan)
 

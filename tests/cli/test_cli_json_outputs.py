@@ -181,7 +181,7 @@ def test_pin_list_json_on_v16_and_v30_stores_after_pinning_in_place(upstream_cop
 
 def test_pin_usage_errors_are_one_line_and_exit_2(home):
     _store(home).close()
-    for args, words in ((["pin"], "SESSION_ID, or --list"), (["pin", "--json", "x"], "--json goes with --list"),
+    for args, words in ((["pin"], "needs SESSION_IDs or at least one filter"), (["pin", "--json", "x"], "--json goes with --list"),
                         (["pin", "--list", "x"], "--list takes no SESSION_ID")):
         result = hermes(home, *args)
         assert result.returncode == 2 and result.stdout == ""
