@@ -137,11 +137,15 @@ class HermesApp(App[str | None]):
                 recap=lambda session_id, **kw: _recap_screen(self.ctx, session_id, **kw),
                 transcript=lambda session_id, **kw: _transcript_screen(self.ctx, session_id, **kw),
                 lineage=lambda session_id: _lineage_screen(self.ctx, session_id),
-                help=_help_screen,
+                help=lambda origin: _help_screen(origin, self.ctx.config_problems),
             ),
             hermes_home=self.db_path.parent,
             db_label=db_label or _home_relative(self.db_path),
         )
+        if config.keymap:
+            # Said here, naming the file and the key: a problem in config.yaml is not silent.
+            self.config_problems += keymap_problems(config.keymap, str(config_path()))
+        self.ctx.config_problems = self.config_problems
         self._frozen = False
         self._gc_threshold = gc.get_threshold()
         self._gc_was_enabled = gc.isenabled()
@@ -176,8 +180,6 @@ class HermesApp(App[str | None]):
         self.screen_change_signal.subscribe(self, self._screen_changed, immediate=True)
         if self.ctx.config.keymap:
             self.set_keymap(self.ctx.config.keymap)
-            # Said once, here, naming the file and the key: a problem in config.yaml is not silent.
-            self.config_problems += keymap_problems(self.ctx.config.keymap, str(config_path()))
         for problem in self.config_problems:
             self.notify(problem, severity="warning", timeout=8, markup=False)
         self.check_access()
@@ -433,6 +435,11 @@ class HermesApp(App[str | None]):
             binding = active.binding
             if not binding.description or binding.action in seen:
                 continue
+            if binding.action == "screen.copy_text":
+                # Textual's Ctrl+C copies a mouse selection, if any, else it falls through to
+                # our Ctrl+C (cancel): from the palette there is never a selection, and
+                # "Copy selected text (^c)" beside a Ctrl+C that quits misleads.
+                continue
             seen.add(binding.action)
             node = active.node
             yield SystemCommand(
@@ -520,7 +527,7 @@ def _lineage_screen(ctx: AppContext, session_id: str) -> Screen:
     return LineageScreen(ctx, session_id)
 
 
-def _help_screen(origin: Screen) -> Screen:
+def _help_screen(origin: Screen, problems: list[str]) -> Screen:
     from .screens.help import HelpScreen
 
-    return HelpScreen(origin)
+    return HelpScreen(origin, problems=problems)

@@ -178,7 +178,22 @@ def refuses_own_script(argv: list[str]) -> bool:
         return False
 
 
-def hand_off(session_id: str, resume_command: str | None, *, home: Path | None = None) -> int:
+def demo_hint(session_id: str, resume_command: str | None) -> str:
+    """What a demo's hand-off says instead of resuming: a demo session lives in a throwaway
+    store that goes with the demo, so nothing is run; but the command named is the one the
+    person configured (``resume_command``), not a ``hermes --resume`` they never asked for."""
+    from hermes_state.inert_text import shell_quote
+
+    from .agent import resume_hint
+
+    head = "Demo session (its store goes with the demo): not resumed."
+    if not resume_command:
+        return f"{head} On your own sessions: {resume_hint(session_id)}"
+    argv = resume_argv(resume_command, session_id)
+    return f"{head} On your own sessions, resume_command runs: {' '.join(shell_quote(a) for a in argv)}"
+
+
+def hand_off(session_id: str, resume_command: str | None, *, home: Path | None = None, demo: bool = False) -> int:
     """BR-7: print the id on stdout; run the resume command in place of this process.
 
     An id holding a control character (another writer, or ``hermes sessions import``, can
@@ -197,6 +212,9 @@ def hand_off(session_id: str, resume_command: str | None, *, home: Path | None =
         )
         return 1
     print(session_id, flush=True)
+    if demo:
+        _err(demo_hint(session_id, resume_command))
+        return 0
     if not resume_command:
         _err(resume_hint(session_id))
         return 0
@@ -475,7 +493,7 @@ def _run_browse(db_path: Path | None, *, source: str | None, limit: int, demo: b
             if code == CANCELLED:
                 _err("Cancelled.")
             return code
-        return hand_off(chosen, None if demo else config.resume_command)
+        return hand_off(chosen, config.resume_command, demo=demo)
     except KeyboardInterrupt:
         _err("Cancelled.")
         return CANCELLED

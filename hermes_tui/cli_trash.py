@@ -27,7 +27,7 @@ def _fail(message: str) -> int:
 
 
 def add_trash(sub) -> None:
-    parser = sub.add_parser("trash", help=f"list deleted sessions (by delete or in the browser), kept {TRASH_DAYS} days")
+    parser = sub.add_parser("trash", help=f"list sessions deleted (here or in the browser), kept {TRASH_DAYS} days")
     parser.add_argument("--json", action="store_true", help="one JSON document (see README, JSON output)")
     parser.set_defaults(run=cmd_trash)
 

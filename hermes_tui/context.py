@@ -111,6 +111,10 @@ class AppContext:
     access: Access = field(default_factory=Access)
     #: Deletes made in this run of the app, for ``u``.
     undo: UndoStack = field(default_factory=UndoStack)
+    #: Problems of config.yaml (bad values, keymap conflicts and unknown ids), one line each:
+    #: shown by the status line and the help screen for as long as the app runs, not only
+    #: as a toast that vanishes before it is read.
+    config_problems: list[str] = field(default_factory=list)
 
     @property
     def sessions_dir(self) -> Path:

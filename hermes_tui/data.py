@@ -968,14 +968,17 @@ def _read_recap(reader: SessionDB, requested_id: str, config: RecapConfig) -> Re
     summary = reader.get_summary(target)
     if summary is None:
         return RecapData(requested_id=requested_id, target_id=target, summary=None)
-    recap = None
-    if config.mode != "minimal":
-        conversation = [
-            m for m in reader.get_messages_as_conversation(target, without_scaffolding=True)
-            if m.get("role") != "session_meta"
-        ]
-        recap = build_recap(conversation, config)
+    conversation = [
+        m for m in reader.get_messages_as_conversation(target, without_scaffolding=True)
+        if m.get("role") != "session_meta"
+    ]
+    if config.mode == "minimal":
+        # Upstream's minimal resume prints no recap (RC-9); a browser screen that shows none
+        # at all left the reader blind before Enter: minimal here is the last exchange.
+        config = config.model_copy(update={"mode": "full", "exchanges": 1})
+    recap = build_recap(conversation, config)
     tip = reader.get_compression_tip(target)
+    tip_summary = reader.get_summary(tip) if tip != target else None
     chain = reader.get_session_chain(tip) if tip != target else []
     if target not in chain:
         chain = reader.get_session_chain(target)
@@ -987,5 +990,6 @@ def _read_recap(reader: SessionDB, requested_id: str, config: RecapConfig) -> Re
         position=chain.index(target) + 1,
         chain_length=len(chain),
         tip_id=tip if tip != target else None,
+        tip_ended=tip_summary is not None and not tip_summary.is_live,
         chain=chain,
     )

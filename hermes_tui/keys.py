@@ -81,22 +81,42 @@ def keymap_problems(keymap: dict[str, str], source: str) -> list[str]:
             )
     reported: set[tuple[str, str]] = set()
     for where, classes in _active_together():
-        owner: dict[str, Binding] = {}
-        for binding in bindings_of(classes):
-            keys = keymap.get(binding.id, binding.key) if binding.id else binding.key
-            for key in (k.strip() for k in keys.split(",") if k.strip()):
-                first = owner.setdefault(key, binding)
-                if first is binding or first.action == binding.action:
-                    continue
-                if binding.id not in keymap and first.id not in keymap:
-                    continue  # the app's own defaults: screen and widget keys by design
-                pair = tuple(sorted((first.id or first.action, binding.id or binding.action)))
-                if pair in reported:
-                    continue
-                reported.add(pair)
-                problems.append(
-                    f"{source}: keymap: {key_label(key)} is given to both {first.description} "
-                    f"({first.id}) and {binding.description} ({binding.id}) on the {where} "
-                    "screen; only one of them can work — change one."
-                )
+        owner: dict[str, tuple[int, Binding]] = {}
+        for rank, cls in enumerate(classes):
+            for binding in bindings_of([cls]):
+                keys = keymap.get(binding.id, binding.key) if binding.id else binding.key
+                for key in (k.strip() for k in keys.split(",") if k.strip()):
+                    first_rank, first = owner.setdefault(key, (rank, binding))
+                    if first is binding or first.action == binding.action:
+                        continue
+                    if binding.id not in keymap and first.id not in keymap:
+                        continue  # the app's own defaults: screen and widget keys by design
+                    pair = tuple(sorted((first.id or first.action, binding.id or binding.action)))
+                    if pair in reported:
+                        continue
+                    reported.add(pair)
+                    won = _winner(keymap, (first_rank, first), (rank, binding))
+                    lost = binding if won is first else first
+                    problems.append(
+                        f"{source}: keymap: {key_label(key)} is given to both {first.description} "
+                        f"({first.id}) and {binding.description} ({binding.id}) on the {where} "
+                        f"screen; {won.description} ({won.id}) wins, {lost.description} has no "
+                        "key there — change one."
+                    )
     return problems
+
+
+def _winner(keymap: dict[str, str], a: tuple[int, Binding], b: tuple[int, Binding]) -> Binding:
+    """Which of two bindings sharing a key Textual runs, as it looks them up: priority
+    bindings from the screen down; else from the focused widget (a later class of the group)
+    up to its screen; within one class, a remapped binding replaces the default one that had
+    its key, and of two remapped ones the one listed first is found first."""
+    (rank_a, first), (rank_b, second) = a, b
+    if first.priority != second.priority:
+        return first if first.priority else second
+    if rank_a != rank_b:
+        outer_first = first.priority  # both priority: the screen's; neither: the widget's
+        return (first if rank_a < rank_b else second) if outer_first else (second if rank_a < rank_b else first)
+    if (first.id in keymap) != (second.id in keymap):
+        return first if first.id in keymap else second
+    return first

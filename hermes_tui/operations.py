@@ -113,6 +113,17 @@ class ArchiveChange:
 
 
 @dataclass(frozen=True)
+class RenameChange:
+    """A title set or cleared in the browser; undo writes ``before`` back, but only while the
+    title is still ``after`` (a rename by someone else meanwhile is not overwritten)."""
+
+    session_id: str
+    #: The title before the rename (None: untitled) and the one written (None: cleared).
+    before: str | None
+    after: str | None
+
+
+@dataclass(frozen=True)
 class DeleteBatch:
     """Several deletes made after one confirmation; one undo restores all (BR-14)."""
 
@@ -121,11 +132,11 @@ class DeleteBatch:
 
 if TYPE_CHECKING:
     #: What ``u`` can take back.
-    Undoable = DeletedSession | ArchiveChange | DeleteBatch
+    Undoable = DeletedSession | ArchiveChange | DeleteBatch | RenameChange
 
 
 class UndoStack:
-    """Deletes and archive changes made in this run of the app, newest last (bounded)."""
+    """Deletes, archive changes and renames made in this run of the app, newest last (bounded)."""
 
     def __init__(self, limit: int = UNDO_DEPTH) -> None:
         self.limit = limit

@@ -130,8 +130,10 @@ class RecapData:
     #: 1-based position of the target in its lineage chain, and the chain's length.
     position: int = 1
     chain_length: int = 1
-    #: The live tip of the target's compression chain, when it is another session.
+    #: The tip of the target's compression chain, when it is another session, and whether
+    #: that tip has ended (then it is the chain's last segment, not a live one).
     tip_id: Optional[str] = None
+    tip_ended: bool = False
     #: Ids of the chain (root first), for the header.
     chain: list[str] = field(default_factory=list)
     lane: Any = None

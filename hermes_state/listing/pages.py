@@ -178,7 +178,8 @@ def page_of_ids(
     workspace: str | None = None,
     reading: ListQuery | None = None,
 ) -> tuple[list[SessionSummary], int]:
-    """A page of just these sessions (e.g. those live in a gateway lane), newest first;
+    """A page of just these sessions (e.g. those live in a gateway lane), by last activity,
+    newest first, as the browser's title for them says (the lanes view was by start);
     ``reading``: its unread-only and status filters, as the list's."""
     ids = sorted(set(session_ids))
     if not ids:
@@ -199,7 +200,8 @@ def page_of_ids(
         found = [
             row[0]
             for row in conn.execute(
-                f"SELECT s.id FROM sessions s WHERE {where} ORDER BY s.started_at DESC LIMIT ? OFFSET ?",
+                f"SELECT s.id FROM sessions s WHERE {where} "
+                f"ORDER BY {db.rules.last_active_sql()} DESC, s.started_at DESC, s.id DESC LIMIT ? OFFSET ?",
                 params + [int(limit), int(offset)],
             )
         ]

@@ -14,6 +14,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Static
 
 from hermes_state.models import SessionSummary
+from hermes_state.trash import TRASH_DAYS
 
 from ..legible import muted
 from .delete import ConfirmModal
@@ -59,6 +60,8 @@ class ConfirmBatchModal(ConfirmModal):
             lines.append(Text(self.note))
         lines.append(Text(""))
         lines.append(Text("Press u afterwards to undo all of them at once (while the browser stays open)."))
+        if self.verb == "delete":
+            lines.append(Text(f"Each is also kept in the trash for {TRASH_DAYS} days: hermes sessions trash, then restore."))
         return Group(*lines)
 
     def compose(self) -> ComposeResult:

@@ -14,9 +14,10 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
-from hermes_state.timefmt import relative_time, stamp_and_relative
+from ..shown_time import relative as relative_time, stamp_and_relative
 
-from hermes_state.trash import DeletePreview, RelatedSession
+from hermes_state.inert_text import shell_quote
+from hermes_state.trash import TRASH_DAYS, DeletePreview, RelatedSession
 
 from ..render.lanes import lane_text
 from ..textsafe import inert_line
@@ -24,6 +25,15 @@ from ..legible import muted
 
 #: Children listed by name; the rest are counted.
 MAX_LISTED_CHILDREN = 8
+
+
+def undo_and_trash_note(session_id: str | None = None) -> str:
+    """Both ways back: ``u`` while the browser is open, and the trash for TRASH_DAYS days after
+    (a person who closed the browser must not believe the delete was final)."""
+    restore = f"hermes sessions restore {inert_line(shell_quote(session_id))}" if session_id else (
+        "hermes sessions trash, then restore")
+    return (f"Press u afterwards to undo (while the browser stays open). "
+            f"It is also kept in the trash for {TRASH_DAYS} days: {restore}")
 
 
 def _plural(n: int, word: str) -> str:
@@ -168,7 +178,7 @@ class ConfirmDeleteModal(ConfirmModal):
         return text
 
     def _undo_note(self) -> Text:
-        return Text("Press u afterwards to undo (while the browser stays open).")
+        return Text(undo_and_trash_note(self.preview.session_id))
 
     def _when(self, ts: float) -> str:
         return stamp_and_relative(ts, self.clock())

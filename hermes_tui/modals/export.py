@@ -101,6 +101,7 @@ class ExportModal(ModalScreen[ExportOutcome | None]):
         box.border_title = "Export"
         # Enter on a radio button only selects it: say which keys export.
         box.border_subtitle = "Ctrl+S exports · Space selects · Tab moves · Esc closes"
+        self._fit_height(self.app.size.height)
         field = self.query_one("#export-path", Input)
         if self.app.animation_level == "none":
             field.cursor_blink = False
@@ -114,6 +115,19 @@ class ExportModal(ModalScreen[ExportOutcome | None]):
             self.query_one("#export-close", Button).focus()
         else:
             go.focus()
+
+    #: Below this many rows the dialog drops its spacing and uses one-line buttons: at 80×24
+    #: it scrolled to its buttons, hiding its title's first lines ("Scope" and the first scope).
+    SHORT_ROWS = 30
+
+    def _fit_height(self, rows: int) -> None:
+        short = rows < self.SHORT_ROWS
+        self.query_one("#export-box").set_class(short, "-short")
+        for button in self.query(Button):
+            button.compact = short
+
+    def on_resize(self, event) -> None:
+        self._fit_height(self.app.size.height)
 
     # ------------------------------------------------------------------ choices
 

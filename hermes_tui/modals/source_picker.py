@@ -45,8 +45,12 @@ class SourcePicker(ModalScreen[str | None]):
 
     @staticmethod
     def _label(name: str, count: int, chosen: bool, note: str) -> Text:
-        text = Text("● " if chosen else "  ")
-        text.append(f"{inert_line(name):<20}", style="bold" if chosen else "")
+        # One line per source, never wrapped: at 80 columns "internal runs hidden" wrapped to
+        # the start of the next line, under the names (a long name is cut with "…" instead).
+        text = Text("● " if chosen else "  ", no_wrap=True, overflow="ellipsis")
+        shown = inert_line(name)
+        shown = shown if len(shown) <= 16 else shown[:15] + "…"
+        text.append(f"{shown:<16}", style="bold" if chosen else "")
         text.append(f"{count:>8,}")
         if note:
             text.append(f"  {note}", style="italic")
@@ -61,8 +65,18 @@ class SourcePicker(ModalScreen[str | None]):
         box = self.query_one("#source-box")
         box.border_title = "Source"
         box.border_subtitle = "Enter chooses · Esc cancels"
+        self._fit_height(self.app.size.height)
         self._highlight_current()
         self.query_one(OptionList).focus()
+
+    def _fit_height(self, rows: int) -> None:
+        """The list gets the rows the box has left under its heading: at 80×24 the box
+        scrolled to the highlight instead, hiding the heading ("Show sessions from")."""
+        # 80% of the screen (the box's max-height), less borders, heading and its margin.
+        self.query_one(OptionList).styles.max_height = max(3, min(20, int(rows * 0.8) - 4))
+
+    def on_resize(self, event) -> None:
+        self._fit_height(self.app.size.height)
 
     def set_counts(self, counts: dict[str, int]) -> None:
         if not self.is_attached:

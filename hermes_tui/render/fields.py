@@ -21,6 +21,29 @@ from rich.text import Text
 INDENT = 2
 
 
+def _broken_at_slashes(value: Text, width: int) -> list[Text]:
+    """``value`` in lines of at most ``width`` cells, each ending after a ``/`` where one
+    allows it (a piece wider than a line is folded)."""
+    plain = value.plain
+    cuts = [i + 1 for i, ch in enumerate(plain) if ch == "/" and i + 1 < len(plain)]
+    pieces = value.divide(cuts) if cuts else [value]
+    lines: list[Text] = []
+    line = Text()
+    for piece in pieces:
+        if line.cell_len and line.cell_len + piece.cell_len > width:
+            lines.append(line)
+            line = Text()
+        line.append_text(piece)
+    if line.cell_len:
+        lines.append(line)
+    out: list[Text] = []
+    for part in lines:
+        part.end = "\n"
+        part.overflow = "fold"
+        out.append(part)
+    return out
+
+
 class Fields:
     """``rows`` of ``(label, value)``; labels in ``label_style``, values as given. A value
     whose every word fits beside its label goes there (wrapped at words, under itself); one
@@ -54,6 +77,11 @@ class Fields:
                 yield beside
                 beside = None
             yield Text(label, style=self.label_style)
+            if widest_word > options.max_width - INDENT:
+                # Wider than the indented line: from the left edge, and a path broken after a
+                # "/" rather than mid-name (at 80 columns a cwd or a model id folded mid-word).
+                yield from _broken_at_slashes(value, options.max_width)
+                continue
             # (the indent's cells in the label's style: Textual drops unstyled spaces that
             # begin a line)
             under = self._grid(INDENT - self.gap, self.label_style)

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, field_validator
 from rich.errors import StyleSyntaxError
 from rich.panel import Panel
 from rich.style import Style
+from rich.cells import cell_len
 from rich.text import Text
 
 from hermes_state.recap import Recap
@@ -95,9 +96,51 @@ def _wrapped_rows(body: Text, width: Optional[int]) -> list[Text]:
         return body.split("\n", allow_blank=True) if body.plain else []
     if not body.plain:
         return []
+    if _CJK.search(body.plain):
+        return _wrapped_cjk(body, max(1, width))
     rows = list(body.wrap(_wrap_console(), max(1, width), overflow="fold"))
     for row in rows:
         row.rstrip()  # word wrapping leaves the breaking space at the end of a row
+    return rows
+
+
+#: Scripts written without spaces between words: a line may break between any two of these
+#: characters (Rich wraps at spaces only, so a Chinese or Japanese sentence jumped whole to
+#: the next row, leaving the row before it half empty, then was folded).
+_CJK_CHARS = "\u1100-\u11ff\u2e80-\u9fff\ua960-\ua97f\uac00-\ud7ff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef"
+_CJK = re.compile(f"[{_CJK_CHARS}]")
+_UNITS = re.compile(f"[{_CJK_CHARS}]\\s*|[^\\s{_CJK_CHARS}]+\\s*|\\s+")
+
+
+def _wrapped_cjk(body: Text, width: int) -> list[Text]:
+    """Rows of ``body`` (explicit newlines kept) no wider than ``width`` cells, broken at
+    spaces or between two CJK characters; a word wider than a row is folded."""
+    rows: list[Text] = []
+    for line in body.split("\n", allow_blank=True):
+        plain = line.plain
+        breaks: list[int] = []
+        used = 0
+        for unit in _UNITS.finditer(plain):
+            start, text = unit.start(), unit.group()
+            word = text.rstrip()
+            need = cell_len(word)
+            if used and used + need > width:
+                breaks.append(start)
+                used = 0
+            while need > width:  # fold a word wider than a row
+                cut, cells = start, 0
+                while cut < start + len(word) and cells + cell_len(plain[cut]) <= width:
+                    cells += cell_len(plain[cut])
+                    cut += 1
+                cut = max(cut, start + 1)
+                breaks.append(cut)
+                word, start = plain[cut:start + len(word)], cut
+                need = cell_len(word)
+            used += cell_len(plain[start:unit.end()])
+        pieces = line.divide(breaks) if breaks else [line]
+        for piece in pieces:
+            piece.rstrip()
+            rows.append(piece)
     return rows
 
 

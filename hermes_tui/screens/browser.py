@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual import events, on, work
 from textual.app import ComposeResult
@@ -53,7 +54,7 @@ from ..widgets.detail import DetailPane
 from ..widgets.footer import TieredFooter
 from ..widgets.search import SearchInput, SearchResults, ToggleRanking
 from ..widgets.session_list import SessionList
-from ..widgets.status import StatusLine
+from ..widgets.status import Part, StatusLine
 from ..widgets.text_field import focus_now
 
 
@@ -178,11 +179,21 @@ class BrowserScreen(HermesScreen):
         self.ctx.signals.status.subscribe(self, self._status)
         self.ctx.signals.access.subscribe(self, self._access)
         self.update_titles()
+        self._show_config_problems()
         self._fit_width(self.app.size.width)
         self.list_window.load(0, None)
 
+    def _show_config_problems(self) -> None:
+        """config.yaml's problems stay in the status line until fixed; help names each one."""
+        n = len(self.ctx.config_problems)
+        if n:
+            help_key = bound_keys_label(self.app, "help", "?")
+            self._one(StatusLine).set_notice(
+                f"{n} problem{'s' if n != 1 else ''} in config.yaml ({help_key} lists them)")
+
     def on_resize(self, event) -> None:
         self._fit_width(event.size.width)
+        self.call_after_refresh(self.update_titles)  # (titles fit the pane's new width)
 
     def _fit_width(self, width: int, update: bool = True) -> None:
         """Small terminals: fold the detail pane, show the essential keys.
@@ -198,6 +209,7 @@ class BrowserScreen(HermesScreen):
             self.toggle_class("-detail-shown")
         else:
             self.toggle_class("-detail-hidden")
+        self.call_after_refresh(self.update_titles)  # (the list pane's width changed)
 
     def _status(self, status: StoreStatus) -> None:
         line = self.query_one(StatusLine)
@@ -285,14 +297,17 @@ class BrowserScreen(HermesScreen):
             parts.append("hidden, internal and delegate runs shown")
         return parts
 
-    def _active_filters(self) -> str:
-        """Every filter in force, short enough for an 80-column status line (BR-13)."""
-        parts = self._filter_parts()
-        parts.append("by last activity" if self.by_activity else "by start")
+    def _status_filter_parts(self) -> list[Part]:
+        """Every filter in force (BR-13), the marks and the order, as status line parts, each
+        with its short form, so that all stay in an 80-column status line."""
+        parts = [Part(text, short="all sources" if text.startswith("all sources (") else None)
+                 for text in self._filter_parts()]
         n = len(self.session_list.marked)
         if n:
-            parts.append(f"{n} marked (a/d/e act on them, Esc clears)")
-        return " · ".join(parts)
+            parts.insert(0, Part(f"{n} marked (a/d/e act on them, Esc clears)", short=f"{n} marked",
+                                 droppable=False))
+        parts.append(Part("by last activity" if self.by_activity or self.lanes_only else "by start"))
+        return parts
 
     def _empty_text(self) -> str:
         """What an empty list says: that the filters leave nothing (and which), that every
@@ -321,7 +336,19 @@ class BrowserScreen(HermesScreen):
     def _view_label(self) -> str:
         """The filters other than the source, as the list pane's title shows them."""
         extra = " · hidden, internal and delegate runs shown" if self.show_hidden else ""
-        return f"{VIEW_NAMES[self.view]} · by {'last activity' if self.by_activity else 'start'}{extra}"
+        # (the lanes view is always by last activity: a lane's newest exchange first)
+        order = "last activity" if self.by_activity or self.lanes_only else "start"
+        return f"{VIEW_NAMES[self.view]} · by {order}{extra}"
+
+    def _fitting_title(self, room: int) -> str:
+        """The list pane's title, in the longest form that fits ``room`` cells: Textual cut
+        it mid-word at 80 columns with the detail pane shown ("· activ…"). The status line
+        names every filter in full."""
+        label, view = self.filter_label(), self._view_label()
+        short = label.replace("all (internal runs hidden)", "all")
+        forms = [f"Sessions · {label} · {view}", f"Sessions · {short} · {view}", f"{short} · {view}",
+                 f"{short} · {VIEW_NAMES[self.view]}"]
+        return next((form for form in forms if room <= 0 or cell_len(form) <= room), forms[-1])
 
     def list_query(self) -> ListQuery:
         """The screen's filters as the one value the store's list takes."""
@@ -355,19 +382,22 @@ class BrowserScreen(HermesScreen):
             # While results are shown the pane's titles describe the search instead.
             # Text, not a str: a str title is parsed as markup, and a source or a workspace path
             # is data ("/home/u/[wip]" must show as it is).
-            main.border_title = Text(f"Sessions · {self.filter_label()} · {self._view_label()}")
+            main.border_title = Text(self._fitting_title(main.size.width - 6))
             main.border_subtitle = Text(count)
-        access = ""
+        parts = [Part(count, droppable=False)]
         if self.ctx.access.read_only_reason:
-            access = (
-                "  ·  read-only snapshot (changes by other processes are not shown)"
-                if self.ctx.access.immutable else "  ·  read-only"
-            )
+            parts.append(Part(
+                "read-only snapshot (changes by other processes are not shown)" if self.ctx.access.immutable
+                else "read-only", short="read-only", droppable=False))
         # Conditions first, then the active filters (BR-13), then the file and the legend: a
-        # narrow terminal cuts from the end, so the filters stay in view at 80 columns.
-        self._one(StatusLine).set_info(
-            f" {count}{access}  ·  {self._active_filters()}  ·  {self.ctx.db_label}  ·  ● live  ○ ended  ★ pinned  {UNREAD_GLYPH} unread"
-        )
+        # narrow terminal shortens and then leaves out parts from the end, whole (never a
+        # filter cut mid-word), so the filters stay in view at 80 columns.
+        parts += self._status_filter_parts()
+        # (the legend before the file: the file's name gives way first)
+        parts.append(Part(f"● live  ○ ended  ★ pinned  {UNREAD_GLYPH} unread",
+                          short=f"● live ○ ended ★ pinned {UNREAD_GLYPH} unread", extra=True))
+        parts.append(Part(self.ctx.db_label, short=self.ctx.db_label.rsplit("/", 1)[-1], extra=True))
+        self._one(StatusLine).set_info(parts)
 
     # ------------------------------------------------------------------ loading
 
@@ -660,6 +690,7 @@ class BrowserScreen(HermesScreen):
     def action_cycle_view(self) -> None:
         """Active, archived only, all (BR-11)."""
         self.view = VIEWS[(VIEWS.index(self.view) + 1) % len(VIEWS)]
+        self.session_list.archived_view = self.view == "archived"
         self._reload_from_top()
 
     def action_toggle_order(self) -> None:

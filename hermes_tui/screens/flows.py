@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Callable, Protocol
 from ..config import default_export_dir
 from ..context import AppContext
 from ..messages import WorkerDone
-from ..operations import ArchiveChange, DeleteBatch, ExportOutcome, ExportPlan, human_size
+from ..operations import ArchiveChange, DeleteBatch, ExportOutcome, ExportPlan, RenameChange, human_size
 from ..textsafe import inert_line
 from ..widgets.text_field import drop_held_keys, hold_keys
 
@@ -135,10 +135,12 @@ class SessionActions:
         def done(result: str | None) -> None:
             if result is None:
                 return
+            # Undoable like a delete: a title typed over (or cleared) by mistake is not lost.
+            self.ctx.undo.push(RenameChange(session_id, summary.title, result or None))
             if result:
-                self.say(f"Renamed {session_id} to “{result}”.", timeout=4)
+                self.say(f"Renamed {session_id} to “{result}”. Press u to undo.", timeout=4)
             else:
-                self.say(f"Title cleared for {session_id}.", timeout=4)
+                self.say(f"Title cleared for {session_id}. Press u to undo.", timeout=4)
             self.host.after_write(select=session_id, since=position)
 
         self.app.push_screen(
@@ -273,6 +275,8 @@ class SessionActions:
             self._in_worker(self._undo_archive, item)
         elif isinstance(item, DeleteBatch):
             self._in_worker(self._undo_batch, item)
+        elif isinstance(item, RenameChange):
+            self._in_worker(self._undo_rename, item)
         elif item is not None:
             self._in_worker(self._undo, item)
 
@@ -346,6 +350,27 @@ class SessionActions:
     def _archive_undone(self, change: ArchiveChange) -> None:
         self.say(f"Undone: {change.what} {'unarchived' if change.archived else 'archived'} again.", timeout=5)
         self.host.after_write(select=change.session_ids[0])
+
+    def _undo_rename(self, change: RenameChange) -> None:
+        outcome = self.ctx.store.rename(change.session_id, change.before or "", expected=change.after)
+        self._from_worker(self._rename_undone, change, outcome)
+
+    def _rename_undone(self, change: RenameChange, outcome) -> None:
+        if not outcome.ok:
+            # Nothing was written: a title changed since, or taken by another session, is kept.
+            if outcome.changed:
+                now = f"“{outcome.current}”" if outcome.current else "untitled"
+                why = f"it was renamed again meanwhile and is now {now}."
+            else:
+                why = (outcome.error or "").removesuffix(" Nothing was changed.")
+            self.say(f"Undo failed: {why} Nothing was changed.", severity="error", timeout=10)
+            self.host.after_write(select=change.session_id)
+            return
+        if change.before:
+            self.say(f"Undone: {change.session_id} is “{change.before}” again.", timeout=5)
+        else:
+            self.say(f"Undone: {change.session_id} is untitled again.", timeout=5)
+        self.host.after_write(select=change.session_id)
 
     # -------------------------------------------------------------- archive, pin
 

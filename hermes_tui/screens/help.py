@@ -24,6 +24,7 @@ from ..keynames import bound_keys_label
 from ..keys import sections as _sections
 from ..legible import muted, text_style
 from ..render.reading import legend
+from ..textsafe import inert_line
 
 
 class HelpScreen(ModalScreen[None]):
@@ -31,9 +32,11 @@ class HelpScreen(ModalScreen[None]):
         Binding("escape,q,question_mark", "dismiss", "Close", id="close_help"),
     ]
 
-    def __init__(self, origin: Screen) -> None:
+    def __init__(self, origin: Screen, problems: list[str] | tuple[str, ...] = ()) -> None:
         super().__init__()
         self.origin = origin
+        #: config.yaml's problems, listed first until they are fixed.
+        self.problems = list(problems)
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-box"):
@@ -53,24 +56,43 @@ class HelpScreen(ModalScreen[None]):
                     if binding.action in seen:
                         continue
                     seen.add(binding.action)
-                    rows.append((bound_keys_label(self.app, binding.id, binding.key), binding.description,
-                                 binding.id or ""))
+                    keys = bound_keys_label(self.app, binding.id, binding.key)
+                    same = next((i for i, row in enumerate(rows) if row[1] == binding.description), None)
+                    if same is not None:
+                        # One meaning, two bindings (the search field's and the results' Enter
+                        # both open the hit): one row, with both keys and both ids to remap.
+                        was_keys, what, ids = rows[same]
+                        more = [k for k in keys.split(" / ") if k not in was_keys.split(" / ")]
+                        rows[same] = (" / ".join([was_keys, *more]), what,
+                                      f"{ids}, {binding.id}" if binding.id else ids)
+                        continue
+                    rows.append((keys, binding.description, binding.id or ""))
             first = type(self.origin) in classes
             out.insert(0 if first else len(out), (title, rows))
         out.append(("Everywhere", [("Ctrl+P", "Command palette (every action)", "command_palette")]))
         return out
 
     def render_help(self) -> Group:
-        parts: list = [Text("Keys", style="bold")]
+        parts: list = []
         muted_style = muted(self)
-        for title, rows in self.sections():
+        if self.problems:
+            parts.append(Text("Problems in config.yaml (fix them and start again)", style="bold"))
+            for problem in self.problems:
+                parts.append(Text.assemble("⚠ ", inert_line(problem)))
+            parts.append(Text(""))
+        parts.append(Text("Keys", style="bold"))
+        sections = self.sections()
+        # One width per column for every section, so the ids line up down the whole screen.
+        key_width = max([12] + [len(keys) for _t, rows in sections for keys, _w, _i in rows])
+        id_width = max([0] + [len(ids) for _t, rows in sections for _k, _w, ids in rows])
+        for title, rows in sections:
             table = Table(
                 title=title, title_justify="left", title_style=text_style(self, "hs-accent") + Style(bold=True),
                 expand=True, show_edge=False, pad_edge=False, show_header=False, box=None,
             )
-            table.add_column("key", style="bold", no_wrap=True, min_width=12)
+            table.add_column("key", style="bold", no_wrap=True, width=key_width)
             table.add_column("action", ratio=1)
-            table.add_column("config id", style=muted_style, no_wrap=True)
+            table.add_column("config id", style=muted_style, no_wrap=True, width=id_width)
             for keys, description, binding_id in rows:
                 table.add_row(Text(keys), Text(description), Text(binding_id))
             parts += [Text(""), table]

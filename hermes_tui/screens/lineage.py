@@ -23,7 +23,7 @@ from textual.widgets import Static, Tree
 
 from hermes_state.lineage import EDGE_LABELS, EdgeKind
 from hermes_state.models import LineageNode
-from hermes_state.timefmt import stamp_and_relative as _when
+from ..shown_time import stamp_and_relative as _when
 
 from ..widgets.footer import KeyFooter
 from ..context import AppContext, StoreChange

@@ -14,7 +14,8 @@ What is shown, and why:
 * **Lineage position.** ``#k of n``: the target's place in the root-to-tip chain of its
   compression tip (LI-12 applied to the tip, so an intermediate segment reads ``#2 of 3``);
   when the target is not on its tip's chain, the chain of the target itself.
-* **Minimal mode** (``recap.mode: minimal``, RC-9): the header only, no card.
+* **Minimal mode** (``recap.mode: minimal``, RC-9): upstream prints no recap; here the card
+  holds the last exchange alone (a screen with no conversation at all left nothing to go on).
 
 Keys: Enter resumes (the app exits with the session id, BR-7), ``t`` transcript, ``l`` lineage,
 Esc back.

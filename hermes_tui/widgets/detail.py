@@ -9,8 +9,9 @@ from rich.text import Text
 from textual.widget import Widget
 
 from hermes_state.models import SessionSummary
-from hermes_state.timefmt import stamp_and_relative as _when
+from ..shown_time import seconds_to_next_minute, stamp_and_relative as _when
 
+from ..ellipsis import shown_preview
 from ..render.fields import Fields
 from ..render.lanes import lane_rows
 from ..render.reading import STATUS_REASONS, UNREAD_GLYPH, status_word
@@ -40,11 +41,13 @@ class DetailPane(Widget):
         self._renderable: Any = Text("")
 
     #: Seconds between rebuilds that move the shown times on (see SessionList.TIME_TICK_S).
-    TIME_TICK_S = 30.0
+    TIME_TICK_S = 60.0
 
     def on_mount(self) -> None:
         self.update(self.build())
-        self.set_interval(self.TIME_TICK_S, self._times_moved_on, name="shown-times")
+        # On the minute (shown_time): every pane then moves its times on together.
+        self.set_timer(min(seconds_to_next_minute(self.clock()), self.TIME_TICK_S),
+                       lambda: self.set_interval(self.TIME_TICK_S, self._times_moved_on, name="shown-times"))
 
     def _times_moved_on(self) -> None:
         if self.summary is not None:
@@ -88,8 +91,19 @@ class DetailPane(Widget):
         def row(label: str, value: str | Text) -> None:
             rows.append((label, value if isinstance(value, Text) else Text(value)))
 
-        row("id", inert_line(summary.id))
-        if summary.lineage_root_id:
+        # A compression chain's row mixes two sessions (LI-5): the tip's id, status, activity,
+        # counts and model; the root's start, source and tokens. Each value says whose.
+        chained = bool(summary.lineage_root_id)
+        whose_style = muted(self)
+
+        def of(value: str, whose: str) -> Text:
+            text = Text(value)
+            if chained:
+                text.append(f"  · {whose}", style=whose_style)
+            return text
+
+        row("id", of(inert_line(summary.id), "latest segment"))
+        if chained:
             row("root", inert_line(summary.lineage_root_id))
         row("source", inert_line(summary.shown_source))  # v30: created→current where it moved
         if summary.model:
@@ -102,14 +116,14 @@ class DetailPane(Widget):
             row("read", Text(f"{UNREAD_GLYPH} unread: activity since it was last read", style=text_style(self, "hs-accent")))
         elif summary.last_read_at:
             row("read", _when(summary.last_read_at, now))
-        row("started", _when(summary.started_at, now))
+        row("started", of(_when(summary.started_at, now), "root"))
         row("active", _when(summary.last_active, now))
         calls = summary.tool_call_count
-        row("messages", f"{summary.message_count}  ({calls} tool call{'' if calls == 1 else 's'})")
+        row("messages", of(f"{summary.message_count}  ({calls} tool call{'' if calls == 1 else 's'})", "latest segment"))
         if summary.input_tokens or summary.output_tokens:
-            row("tokens", f"{_tokens(summary.input_tokens)} in / {_tokens(summary.output_tokens)} out")
+            row("tokens", of(f"{_tokens(summary.input_tokens)} in / {_tokens(summary.output_tokens)} out", "root"))
         if summary.estimated_cost_usd:
-            row("cost", f"${summary.estimated_cost_usd:.4f}")
+            row("cost", of(f"${summary.estimated_cost_usd:.4f}", "root"))
         # BR-13: the workspace, when the store knows it (v16 cwd; v30 git repository and branch).
         if summary.cwd:
             row("cwd", home_path(summary.cwd))
@@ -124,7 +138,7 @@ class DetailPane(Widget):
             parts.append(self._lane_block(self.lane))
         if summary.preview:
             parts.append(Text(""))
-            parts.append(Text(inert_line(summary.preview), style="italic"))
+            parts.append(Text(shown_preview(inert_line(summary.preview)), style="italic"))
         return Group(*parts)
 
     def _lane_block(self, lane: Any):

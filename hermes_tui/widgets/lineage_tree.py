@@ -19,7 +19,7 @@ from textual.widgets.tree import TreeNode
 
 from hermes_state.lineage import EdgeKind
 from hermes_state.models import LineageNode
-from hermes_state.timefmt import relative_time
+from ..shown_time import relative as relative_time
 
 from ..textsafe import inert_line
 
@@ -99,7 +99,28 @@ class LineageTree(Tree[LineageNode]):
             cursor = self.get_component_rich_style("tree--cursor")
             if cursor.color is not None:
                 text.stylize(Style(color=cursor.color))
+        room = self._label_room(node)
+        if room is not None and text.cell_len > room:
+            # Cut at the pane's edge with "…" (an id cut bare read as another id); the
+            # detail pane under the tree has every value of the highlighted node whole.
+            text.truncate(room, overflow="ellipsis")
         return text
+
+    def _label_room(self, node) -> int | None:
+        """Cells left for ``node``'s label after its guides (``guide_depth`` a level)."""
+        width = self.scrollable_content_region.width
+        if width <= 0:
+            return None
+        depth, parent = 0, node.parent
+        while parent is not None:
+            depth, parent = depth + 1, parent.parent
+        return max(8, width - depth * self.guide_depth)
+
+    def get_label_width(self, node) -> int:
+        # Labels are cut to the pane (render_label): no sideways scrolling to an id's end.
+        width = super().get_label_width(node)
+        room = self._label_room(node)
+        return width if room is None else min(width, room)
 
     def node_label(self, node: LineageNode) -> Text:
         now = self.clock()

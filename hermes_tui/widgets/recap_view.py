@@ -17,7 +17,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from hermes_state.recap import Recap
-from hermes_state.timefmt import stamp_and_relative as _when
+from ..shown_time import stamp_and_relative as _when
 
 from ..view_models import RecapData
 from ..render.fields import Fields
@@ -71,7 +71,8 @@ class SessionHeader(Static):
                 notes.append("\n")
             notes.append("continues after compression in ", style="italic")
             notes.append(inert_line(data.tip_id), style="bold")
-            notes.append(" (the live tip)", style="italic")
+            # An ended tip is where the chain stops, not a live session to resume into.
+            notes.append(" (its last segment, ended)" if data.tip_ended else " (the live tip)", style="italic")
         parts: list[RenderableType] = [title, _Fields(rows, [("lineage", lineage_text)], muted(self))]
         if notes:
             parts.append(notes)
@@ -163,11 +164,8 @@ class RecapView(Static):
         self.recap: Recap | None = None
 
     def show(self, recap: Recap | None, *, minimal: bool, theme: RecapTheme) -> None:
+        # (minimal: the recap holds the last exchange alone, read so by the store door)
         self.recap = recap
-        if minimal:
-            # RC-9: minimal mode shows no recap at all.
-            self.display = False
-            return
         self.display = True
         if recap is None:
             self.update(Text("  No messages yet — nothing to recap.", style=muted(self, italic=True)))

@@ -24,7 +24,9 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widgets import Input
 
-from hermes_state.timefmt import relative_time
+from ..shown_time import relative as relative_time
+from ..ellipsis import shown_snippet
+from ..toolcall_snippet import compact_tool_calls
 
 from ..compat import input_cursor_visible, input_suggestion, run_after_this_frame, scroll_update
 from ..view_models import SearchView
@@ -179,6 +181,8 @@ def _snippet_parts(snippet: str, spans: list, width: int | None) -> tuple[str, l
         start, end = (span[0], span[1]) if not hasattr(span, "start") else (span.start, span.end)
         if 0 <= start < end <= len(plain):
             pairs.append((start, end))
+    plain, pairs = shown_snippet(plain, pairs)  # (upstream's "..." cut marks as "…")
+    plain, pairs = compact_tool_calls(plain, pairs)  # (a tool call's JSON as name(args))
     if not (width and pairs and cell_len(plain[: pairs[0][1]]) > width - 4):
         return plain, pairs
     # Keep about a third of the line before the match (in cells: CJK is two wide).
@@ -226,16 +230,24 @@ def _note_row(note: str, meta_style) -> "_Row":
 
 
 def _group_text(label: str, source: str, count: int, tags: tuple[str, ...], group_style, meta_style,
-                across: int = 0) -> Text:
+                across: int = 0, width: int | None = None) -> Text:
     """A conversation's header line: what marks it (``[archived]``…), its name, its source
-    and how many hits it holds -- or, found across messages, how many hold the words."""
+    and how many hits it holds -- or, found across messages, how many hold the words. A long
+    name is cut (``…``) to leave the source and the count in view: at the pane's edge they
+    were what got cut."""
     header = Text(no_wrap=True, overflow="ellipsis")
     header.append(" ▌ ", style=group_style)
     for tag in tags:
         header.append(f"{tag} ", style=meta_style)
-    header.append(inert_line(label), style=group_style)
     hits = f"{across} messages hold these words" if across else f"{count} {'hit' if count == 1 else 'hits'}"
-    header.append(f"  {inert_line(source)} · {hits}", style=meta_style)
+    meta = f"  {inert_line(source)} · {hits}"
+    name = Text(inert_line(label), style=group_style)
+    if width is not None:
+        room = width - header.cell_len - cell_len(meta)
+        if name.cell_len > room:
+            name.truncate(max(room, 8), overflow="ellipsis")
+    header.append_text(name)
+    header.append(meta, style=meta_style)
     return header
 
 
@@ -560,7 +572,7 @@ class SearchResults(KeysFollowFocus, ScrollView, can_focus=True):
             if row is None:
                 row = _Row(None, None, head_key, functools.partial(
                     _group_text, group.label, group.source, group.count, tags, group_style, meta_style,
-                    group.across))
+                    group.across, width))
             elif row in rows:
                 row = _Row(None, None, head_key, row._build or (lambda text=row.text: text))  # (a row each)
             reuse[head_key] = row

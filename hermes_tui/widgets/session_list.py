@@ -21,7 +21,8 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from hermes_state.models import SessionSummary
-from hermes_state.timefmt import relative_time
+from ..shown_time import relative as relative_time, seconds_to_next_minute
+from ..ellipsis import shown_preview
 
 from ..render.marks import marks
 from ..render.reading import UNREAD_GLYPH, status_glyph
@@ -68,7 +69,7 @@ class SessionList(KeysFollowFocus, StyleOncePerRepaint, ScrollView, can_focus=Tr
     #: Seconds between redraws that move the shown times on ("just now" -> "1m ago") when
     #: nothing else redraws the list (a store nobody writes); unchanged rows are kept, so a
     #: redraw costs ~0.6 ms.
-    TIME_TICK_S = 30.0
+    TIME_TICK_S = 60.0
 
     class NeedPage(WidgetMessage):
         """Rows from ``offset`` are needed to draw the list."""
@@ -112,6 +113,8 @@ class SessionList(KeysFollowFocus, StyleOncePerRepaint, ScrollView, can_focus=Tr
         self._last_highlighted: SessionSummary | None = None
         #: The time each row shows: the one the list is sorted on (BR-10).
         self.time_field = "last_active"
+        #: The archived view (BR-11): every row there is archived, so none is marked so.
+        self.archived_view = False
         #: Rows marked with ``space`` (BR-14), by session id, in the order they were marked.
         self.marked: dict[str, SessionSummary] = {}
 
@@ -307,7 +310,9 @@ class SessionList(KeysFollowFocus, StyleOncePerRepaint, ScrollView, can_focus=Tr
         self.virtual_size = Size(self.scrollable_content_region.width, self.total)
 
     def on_mount(self) -> None:
-        self.set_interval(self.TIME_TICK_S, self.refresh, name="shown-times")
+        # On the minute (shown_time): every pane then moves its times on together.
+        self.set_timer(min(seconds_to_next_minute(self.clock()), self.TIME_TICK_S),
+                       lambda: self.set_interval(self.TIME_TICK_S, self.refresh, name="shown-times"))
 
     # ------------------------------------------------------------------ drawing
 
@@ -336,7 +341,7 @@ class SessionList(KeysFollowFocus, StyleOncePerRepaint, ScrollView, can_focus=Tr
         # every line, ~0.3 ms a line from scratch (41 lines: 11 ms of the main thread).
         key = (
             row, width, base, under_cursor, under_cursor and self.has_focus, row.id in self.marked,
-            self.time_field, when,
+            self.time_field, when, self.archived_view,
         )
         strip = self._drawn.get(key)
         if strip is not None:
@@ -403,13 +408,13 @@ class SessionList(KeysFollowFocus, StyleOncePerRepaint, ScrollView, can_focus=Tr
             body.append(inert_line(row.title), style=self._part("title"))
             if row.preview:
                 body.append("  ")
-                body.append(inert_line(row.preview), style=self._part("preview"))
+                body.append(shown_preview(inert_line(row.preview)), style=self._part("preview"))
         else:
             body.append(
-                inert_line(row.preview) or inert_line(row.id),
+                shown_preview(inert_line(row.preview)) or inert_line(row.id),
                 style=self._part("preview"),
             )
-        tags = self.row_tags(row)
+        tags = [t for t in self.row_tags(row) if not (self.archived_view and t == "[archived]")]
         tag_text = Text(no_wrap=True)
         if unread:
             tag_text.append(f"{UNREAD_GLYPH} ", style=self._part("unread"))

@@ -3,21 +3,72 @@ what the reader waits for (a ranking of the whole list)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from rich.cells import cell_len
 from rich.text import Text
 from textual.widgets import Static
+
+#: Between the parts of the line.
+SEPARATOR = " · "
+
+
+@dataclass(frozen=True)
+class Part:
+    """One part of the status line, said in full where it fits, else ``short`` (if any), else
+    left out (if ``droppable``): a part is never cut in the middle of a word. ``extra`` parts
+    (the file, the legend) give way before any other is shortened."""
+
+    text: str
+    short: str | None = None
+    droppable: bool = True
+    extra: bool = False
+
+
+def fit_parts(parts: list[Part], width: int) -> str:
+    """``parts`` joined, made to fit ``width`` cells: first the extra parts give way (from
+    the end: shortened, then left out), then the others are shortened, then left out, from
+    the end. A first part that still does not fit is cut (with ``…``) by the widget."""
+    shown: list[str | None] = [p.text for p in parts]
+
+    def fits() -> bool:
+        return cell_len(SEPARATOR.join(s for s in shown if s)) <= width
+
+    order = list(range(len(parts) - 1, -1, -1))
+    steps = (
+        [(i, "short") for i in order if parts[i].extra] + [(i, "drop") for i in order if parts[i].extra]
+        + [(i, "short") for i in order if not parts[i].extra] + [(i, "drop") for i in order if not parts[i].extra]
+    )
+    for index, step in steps:
+        if fits():
+            break
+        part = parts[index]
+        if step == "short" and part.short is not None and shown[index] is not None:
+            shown[index] = part.short
+        elif step == "drop" and part.droppable:
+            shown[index] = None
+    return SEPARATOR.join(s for s in shown if s)
 
 
 class StatusLine(Static):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.left = ""
+        self.parts: list[Part] | None = None
         self.warning: str | None = None
         self.warning_severity = "warning"
         #: What is being done that the reader waits for (not a warning), or None.
         self.activity: str | None = None
+        #: A problem that lasts as long as the app (config.yaml's), after any warning.
+        self.notice: str | None = None
 
-    def set_info(self, text: str) -> None:
-        self.left = text
+    def set_info(self, text: str | list[Part]) -> None:
+        """The line's information: a string (cut at the edge) or parts that fit the width."""
+        if isinstance(text, str):
+            self.left, self.parts = text, None
+        else:
+            self.parts = list(text)
+            self.left = SEPARATOR.join(p.text for p in self.parts)
         self._redraw()
 
     def set_warning(self, text: str | None, severity: str = "warning") -> None:
@@ -26,20 +77,35 @@ class StatusLine(Static):
         self.set_class(bool(text), "-warning")
         self._redraw()
 
+    def set_notice(self, text: str | None) -> None:
+        self.notice = text
+        self._redraw()
+
     def set_activity(self, text: str | None) -> None:
         self.activity = text
         self._redraw()
 
     def _redraw(self) -> None:
+        self.refresh()
+
+    def render(self) -> Text:
         # One line, cut with an ellipsis (app.tcss); a warning comes first, so that a narrow
         # terminal cuts the counts and filters, never the lock wait or the read-only notice.
         line = Text(no_wrap=True, overflow="ellipsis")
         if self.warning:
             line.append("⚠ ", style="bold")
             line.append(self.warning, style="bold")
-            line.append("  ·  ")
+            line.append(SEPARATOR)
+        if self.notice:
+            line.append("⚠ ", style="bold")
+            line.append(self.notice)
+            line.append(SEPARATOR)
         if self.activity:
             line.append(self.activity, style="italic")
-            line.append("  ·  ")
-        line.append(self.left)
-        self.update(line)
+            line.append(SEPARATOR)
+        if self.parts is not None and self.size.width:
+            lead = "" if line else " "
+            line.append(lead + fit_parts(self.parts, max(1, self.size.width - line.cell_len - len(lead))))
+        else:
+            line.append(self.left)
+        return line

@@ -40,7 +40,8 @@ from textual.strip import Strip
 
 from hermes_state.models import Message, tool_call_name
 from hermes_state.query import highlight_pattern, highlight_terms
-from hermes_state.timefmt import relative_time, repeats_date
+from ..shown_time import relative as relative_time, repeats_date
+from ..render.fences import split_fences
 
 from .intent import WidgetMessage
 from ..textsafe import inert_block, inert_line
@@ -328,6 +329,8 @@ class TranscriptView(KeysFollowFocus, StyleOncePerRepaint, ScrollView, can_focus
         "transcript--summary",
         "transcript--call",
         "transcript--args",
+        "transcript--code",
+        "transcript--code-label",
         "transcript--match",
         "transcript--placeholder",
     }
@@ -461,8 +464,14 @@ class TranscriptView(KeysFollowFocus, StyleOncePerRepaint, ScrollView, can_focus
                 # Labelled, so shown reasoning is not read as the reply.
                 pieces.append(Piece("reasoning", "Reasoning:", 3, wrap=False, searchable=False))
                 pieces.append(Piece("reasoning", entry.reasoning, 3))
-            if entry.body:
-                pieces.append(Piece("body", entry.body, 3))
+            for kind, text, language in split_fences(entry.body or ""):
+                if kind == "text":
+                    pieces.append(Piece("body", text, 3))
+                    continue
+                # A fenced block: its language above it, the code indented under it in its
+                # own colours, without the ``` lines.
+                pieces.append(Piece("code-label", f"╭ {language or 'code'}", 3, wrap=False, searchable=False))
+                pieces.append(Piece("code", text or " ", 5))
             if entry.calls:
                 if expanded:
                     for call in entry.calls:

@@ -151,3 +151,20 @@ def test_br7_no_terminal_falls_back_to_plain_list(home, tmp_path) -> None:
     assert proc.returncode == 130
     assert proc.stdout == ""
     assert "Browse sessions" in proc.stderr and "Cancelled." in proc.stderr
+
+
+def test_demo_hand_off_names_the_configured_resume_command_and_runs_nothing(home, tmp_path) -> None:
+    """A demo session is not resumed (its store goes with the demo), and
+    the hint names the person's resume_command, not a `hermes --resume` they never chose."""
+    config = tmp_path / "config"
+    config.mkdir()
+    marker = tmp_path / "ran"
+    (config / "config.yaml").write_text(f'resume_command: "touch {marker} {{id}}"\n')
+    proc = _run_cli(["sessions", "browse", "--demo"], _env(home, config), "1\n")
+    assert proc.returncode == 0, proc.stderr
+    [chosen] = proc.stdout.splitlines()
+    assert not marker.exists()
+    last = proc.stderr.splitlines()[-1]
+    assert "Demo session (its store goes with the demo): not resumed." in last  # (after the prompt)
+    assert last.endswith(f"resume_command runs: touch {marker} {chosen}")
+    assert "hermes --resume" not in proc.stderr and "Traceback" not in proc.stderr

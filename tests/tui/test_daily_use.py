@@ -249,7 +249,8 @@ async def test_ctrl_c_cancels_like_q(fixed_db: Path) -> None:
 
 async def test_a_warning_leads_the_status_line_so_a_narrow_terminal_keeps_it(fixed_db: Path) -> None:
     """At 80 columns the counts and filters already fill the status line: a warning (a lock
-    wait, a read-only store) comes first, and the line is cut with an ellipsis at its end."""
+    wait, a read-only store) comes first, and the parts after it give way whole (shortened,
+    then left out from the end), never cut mid-word."""
     from hermes_tui.widgets.status import StatusLine
 
     app = make_app(fixed_db)
@@ -259,8 +260,9 @@ async def test_a_warning_leads_the_status_line_so_a_narrow_terminal_keeps_it(fix
         status.set_warning("waiting for a lock held by another process")
         await pilot.pause()
         drawn = "".join(segment.text for segment in status.render_line(0)).strip()
-        assert drawn.startswith("⚠ waiting for a lock held by another process  ·  ")
-        assert drawn.endswith("…") and "conversations" in drawn
+        assert drawn.startswith("⚠ waiting for a lock held by another process · ")
+        assert " · 7 conversations" in drawn and not drawn.endswith("…")
+        assert len(drawn) <= 78
 
 
 async def test_words_legend_and_labels(fixed_db: Path) -> None:
@@ -375,3 +377,22 @@ def test_compression_continuation_previews_its_first_real_user_message(tmp_path)
         assert db.get_summary("tip").preview == "now book the hotel"
     finally:
         db.close()
+
+
+async def test_status_line_keeps_every_filter_whole_at_80_and_120_columns(fixed_db: Path) -> None:
+    """The status line was cut mid-phrase at 80 ("by last …") and at 120 (the file's path):
+    its parts are shortened or left out whole, the filters last."""
+    from hermes_tui.widgets.status import StatusLine
+
+    for width, expected in (
+        (80, "7 conversations · all sources · active · by last activity"),
+        (120, "7 conversations · all sources (internal runs hidden) · active · by last activity"
+              " · ● live ○ ended ★ pinned"),
+    ):
+        app = make_app(fixed_db)
+        async with app.run_test(size=(width, 30)) as pilot:
+            await settle(pilot)
+            status = app.screen.query_one(StatusLine)
+            drawn = "".join(segment.text for segment in status.render_line(0)).strip()
+            assert drawn.startswith(expected), (width, drawn)
+            assert "…" not in drawn

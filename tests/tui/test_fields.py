@@ -38,8 +38,10 @@ def test_narrow_a_long_word_goes_under_its_label_prose_wraps_beside_it() -> None
         "id",
         "  20260921_140000_r1",
         "model",
-        "  anthropic/claude-sonne",  # longer than the whole pane: folded only then
-        "  t-4.6",
+        # longer than the indented line: from the left edge, broken after its "/" (not
+        # folded mid-name)
+        "anthropic/",
+        "claude-sonnet-4.6",
         "status  live",
         "current yes (the lane's",
         "        live session)",

@@ -103,3 +103,39 @@ def test_snapshot_detail_pane_gateway_lane_pending_resume(snap_compare, lane_db:
         await settle(pilot)
 
     assert snap_compare(make_app(lane_db), terminal_size=SIZE, run_before=run_before)
+
+
+async def test_lanes_view_is_in_the_order_its_title_names(tmp_path: Path) -> None:
+    """The lanes view said "by last activity" and was by start."""
+    from hermes_state import SessionDB
+
+    path = build_fixed_db(tmp_path / "state.db")
+    release = "20261118_030000_c3d4e5"  # started before LANE_SESSION, written to last
+    entries = {}
+    for chat, sid in (("12345", LANE_SESSION), ("67890", release)):
+        source = SessionSource(platform="telegram", chat_id=chat, chat_type="dm", user_name=chat, user_id=chat)
+        now = datetime.fromtimestamp(NOW)
+        entries[build_session_key(source)] = SessionEntry(
+            session_key=build_session_key(source), session_id=sid, created_at=now - timedelta(hours=2),
+            updated_at=now - timedelta(hours=1), origin=source, display_name=chat, platform="telegram",
+            chat_type="dm",
+        )
+    save_sessions_index(tmp_path / "sessions", entries)
+    db = SessionDB(path)
+    try:
+        mid = db.append_message(release, "user", "one more thing")
+        db._execute_write(lambda c: c.execute("UPDATE messages SET timestamp = ? WHERE id = ?", (NOW - 60, mid)))
+    finally:
+        db.close()
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("L")
+        await settle(pilot)
+        lst = app.screen.query_one(SessionList)
+        assert [lst.row(i).id for i in range(lst.total)] == [release, LANE_SESSION]
+        assert "by last activity" in str(app.screen.switcher.border_title)
+        await pilot.press("o")  # by start elsewhere; the lanes view keeps its order and says so
+        await settle(pilot)
+        assert [lst.row(i).id for i in range(lst.total)] == [release, LANE_SESSION]
+        assert "by last activity" in str(app.screen.switcher.border_title)

@@ -313,3 +313,17 @@ def test_property_recap_is_bounded_and_renders(conv, n):
     text = render_recap_text(recap)
     assert "\x1b" not in text.plain
     export(render_recap_panel(recap), width=40)
+
+
+def test_cjk_wraps_between_characters_not_only_at_spaces() -> None:
+    """A Chinese sentence after a short word jumped whole to the next row, leaving the first
+    half empty: rows now break between any two CJK characters."""
+    from rich.cells import cell_len
+
+    sentence = "好的 我现在就去检查一下服务器的日志然后告诉你结果，请稍等片刻"
+    recap = Recap(entries=[RecapEntry(kind="assistant_last", text=sentence)])
+    rows = render_recap_text(recap, width=40).plain.split("\n")
+    assert rows[0].startswith("  ◆ Hermes: 好的 我现在")
+    assert all(cell_len(row) <= 40 for row in rows)
+    assert all(cell_len(row) >= 38 for row in rows[:-1]), rows  # each row filled to the edge
+    assert "".join(row.strip() for row in rows).replace("◆ Hermes: ", "") == sentence  # nothing lost

@@ -180,18 +180,36 @@ async def test_rc6_rc7_window_truncation_and_last_reply_in_full(fixed_db: Path) 
         )
 
 
-async def test_rc9_minimal_mode_shows_header_and_no_card(fixed_db: Path) -> None:
+async def test_rc9_minimal_mode_shows_the_last_exchange_alone(fixed_db: Path) -> None:
+    """Upstream's minimal resume prints no recap; a browser screen with no conversation at all
+    left nothing to go on before Enter: minimal is the last exchange."""
+    add_long_session(fixed_db)
     config = AppConfig(animations="none", recap=RecapConfig(mode="minimal"))
     app = make_app(fixed_db, config=config)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        screen = await open_recap(pilot, DOCKER)
-        assert "Docker deploy pipeline" in rendered(screen.query_one(SessionHeader))
+        screen = await open_recap(pilot, LONG)
         view = screen.query_one(RecapView)
-        assert view.display is False and view.recap is None
+        assert view.display is True and view.recap is not None
+        assert [e.kind for e in view.recap.entries] == ["user", "assistant_last"]
+        card = rendered(view)
+        assert "Question 15" in card and "Final answer" in card and "Question 14" not in card
         await pilot.press("enter")
         await settle(pilot)
-    assert app.return_value == DOCKER
+    assert app.return_value == LONG
+
+
+async def test_recap_calls_an_ended_tip_the_last_segment_not_the_live_tip(fixed_db: Path) -> None:
+    db = SessionDB(fixed_db)
+    db.end_session(TRAVEL_TIP, "user_exit")
+    db.close()
+    app = make_app(fixed_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        root = await open_recap(pilot, TRAVEL_ROOT)
+        header = " ".join(rendered(root.query_one(SessionHeader)).split())
+        assert f"continues after compression in {TRAVEL_TIP} (its last segment, ended)" in header
+        assert "live tip" not in header
 
 
 async def test_rc9_no_history_no_panel(fixed_db: Path) -> None:

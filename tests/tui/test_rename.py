@@ -68,7 +68,7 @@ async def test_ti2_rename_success_keeps_cursor_on_session(fixed_db: Path) -> Non
         assert app.focused is field
         await submit(pilot, modal, "Release checklist v2.3", typed=True)
         assert not isinstance(app.screen, RenameModal)
-        assert f"Renamed {RELEASE} to “Release checklist v2.3”." in notifications(app)
+        assert f"Renamed {RELEASE} to “Release checklist v2.3”. Press u to undo." in notifications(app)
         lst = app.screen.query_one(SessionList)
         assert lst.current.id == RELEASE and lst.cursor == 2
         assert lst.current.title == "Release checklist v2.3"
@@ -136,7 +136,7 @@ async def test_ti2_empty_title_clears_it(fixed_db: Path) -> None:
         await pilot.press("enter")
         await settle(pilot)
         assert not isinstance(app.screen, RenameModal)
-        assert f"Title cleared for {RELEASE}." in notifications(app)
+        assert f"Title cleared for {RELEASE}. Press u to undo." in notifications(app)
         lst = app.screen.query_one(SessionList)
         assert lst.current.id == RELEASE and lst.current.title is None
     assert title_of(fixed_db, RELEASE) is None
