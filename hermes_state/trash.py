@@ -582,9 +582,30 @@ def undo_delete(writer: Callable[[], SessionDB], snapshot: DeletedSession) -> Un
     # restored into the store's own sessions directory.
     own = snapshot.sessions_dir if snapshot.sessions_dir is not None else sessions_dir(Path(writer().db_path).parent)
     _restore_files(snapshot, report, own)
+    if report.parent_missing and snapshot.trash_path is not None:
+        _leave_link_for_parent(snapshot.trash_path.parent, snapshot.session_id, report.parent_missing)
     if snapshot.trash_path is not None:
         snapshot.trash_path.unlink(missing_ok=True)  # restored: no longer in the trash
     return report
+
+
+def _leave_link_for_parent(directory: Path, child: str, parent: str) -> None:
+    """A child restored while its parent is still in the trash comes back as a root; the
+    parent's entry learns the link, so restoring the parent later puts it back (restoring a
+    child, then its parent, once left the two apart for good). Best effort: an entry that
+    cannot be rewritten only keeps the old behaviour."""
+    for entry in list_trash(directory):
+        if entry.problem or entry.session_id != parent:
+            continue
+        try:
+            document = json.loads(_read_entry(entry.path))
+            links = document.setdefault("child_links", [])
+            if [child, parent] in links:
+                continue
+            links.append([child, parent])
+            write_atomic(entry.path, [json.dumps(document, ensure_ascii=False)], mode=0o600)
+        except (OSError, ValueError, TypeError, AttributeError):
+            continue
 
 
 def _still_there(db: SessionDB, snapshot: DeletedSession) -> bool:

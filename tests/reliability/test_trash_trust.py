@@ -175,3 +175,25 @@ def test_an_entry_left_by_a_delete_that_never_committed_is_named_and_removed(hom
     assert "exists again" not in result.stderr
     assert not [p for p in entries() if p.name.startswith("ghost.")]
     assert message_count(home, "ghost") == 5
+
+
+def test_restoring_a_child_then_its_parent_puts_the_link_back(home: Path) -> None:
+    db = SessionDB(home / "state.db")
+    try:
+        db.create_session("parent", "cli")
+        db.append_message("parent", "user", "the parent")
+        db.create_session("child", "cli", parent_session_id="parent")
+        db.append_message("child", "user", "the child")
+    finally:
+        db.close()
+    assert hermes(home, "delete", "child", "--yes").returncode == 0
+    assert hermes(home, "delete", "parent", "--yes").returncode == 0
+    child = hermes(home, "restore", "child")
+    assert child.returncode == 0 and "its parent parent no longer exists" in child.stdout
+    parent = hermes(home, "restore", "parent")
+    assert parent.returncode == 0 and "re-linked 1 child session" in parent.stdout, parent.stdout
+    db = SessionDB(home / "state.db", read_only=True)
+    try:
+        assert db.get_session("child")["parent_session_id"] == "parent"
+    finally:
+        db.close()
