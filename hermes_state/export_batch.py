@@ -116,11 +116,12 @@ def _messages(cursor: sqlite3.Cursor, messages_sql: str, ids: list[str]) -> Iter
 
 
 def decode_tool_calls(raw: str, message_id: Any) -> Any:
-    """As ``SessionDB.get_messages``: JSON decoded, ``[]`` (with a warning) when it is not."""
+    """As :func:`hermes_state.messages_read.get_messages`: JSON decoded, ``[]`` (with a
+    warning, on that module's logger) when it is not."""
     try:
         return json.loads(raw)
     except (TypeError, ValueError):
-        logging.getLogger("hermes_state.db").warning("message %s has undecodable tool_calls", message_id)
+        logging.getLogger("hermes_state.messages_read").warning("message %s has undecodable tool_calls", message_id)
         return []
 
 

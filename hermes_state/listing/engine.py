@@ -3,7 +3,8 @@
 A :class:`Lister` belongs to one :class:`~hermes_state.store.Store` and keeps what makes the
 next page cheap on that connection: the filters' SQL, the pinned sessions, counts, the
 recency index (which sessions hold the newest messages) and the per-source sizes that choose
-how a list by start is walked. ``SessionDB`` hands its list methods to it.
+how a list by start is walked. ``SessionDB`` hands its list methods to it; every reader of a
+store asks :meth:`Lister.of` for the same one.
 """
 
 from __future__ import annotations
@@ -45,6 +46,12 @@ if TYPE_CHECKING:  # pragma: no cover
 
 class Lister:
     """The human list of one store (see the module docstring)."""
+
+    @classmethod
+    def of(cls, store: "Store") -> "Lister":
+        """The list of ``store``: one per store, shared by every reader of it (the facade,
+        an export, a recall), so its pins, counts and recency index are kept once."""
+        return store.attached(Lister, cls)
 
     def __init__(self, store: "Store") -> None:
         self.store = store
