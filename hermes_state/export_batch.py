@@ -94,7 +94,7 @@ def _sessions(cursor: sqlite3.Cursor, sessions_sql: str, ids: list[str]) -> dict
     for row in cursor.fetchall():
         session = dict(zip(names, row))
         prompt = session.pop(PROMPT_ALIAS)
-        # As SessionDB._with_prompt: a v30 prompt kept once, by hash, travels inline.
+        # As export_read.with_prompt: a v30 prompt kept once, by hash, travels inline.
         if session.get("system_prompt") is None and session.get("system_prompt_hash"):
             session["system_prompt"] = prompt
         found[session["id"]] = session

@@ -26,7 +26,7 @@ import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, TypeVar
+from typing import Any, Callable, Iterable, Iterator, Protocol, TypeVar, Union
 from urllib.parse import quote
 
 from .capabilities import Capabilities, classify_version
@@ -523,6 +523,23 @@ class Store:
                 conn.close()
             finally:
                 self._conn = None
+
+
+class HoldsStore(Protocol):
+    """Anything that works over a store: ``SessionDB`` (upstream's facade) is one."""
+
+    @property
+    def store(self) -> Store: ...
+
+
+#: What a feature module's public functions take: a :class:`Store`, or an object holding one
+#: (a caller with a ``SessionDB`` in hand passes it as it is; the module works on its store).
+StoreLike = Union[Store, HoldsStore]
+
+
+def store_of(source: StoreLike) -> Store:
+    """The store itself, or the one ``source`` works over."""
+    return source if isinstance(source, Store) else source.store
 
 
 # ---------------------------------------------------------------------- SQLite's features

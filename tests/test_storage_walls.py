@@ -35,13 +35,10 @@ def _modules(package: str) -> dict[str, Path]:
 #: upstream-named methods of the facade (export_session, search_messages, get_summaries …)
 #: whose logic has not moved out of db.py yet.
 STILL_LEANING_ON_SESSIONDB = {
-    "hermes_state.export",
-    "hermes_state.export_parallel",
     "hermes_state.listing.pages",
     "hermes_state.retrieval",
     "hermes_state.search",
     "hermes_state.search_engine",
-    "hermes_state.trash",
 }
 
 #: Functions still taking loose filters, by module: the browser's store door keeps the
