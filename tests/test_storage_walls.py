@@ -32,8 +32,8 @@ def _modules(package: str) -> dict[str, Path]:
     return {_module_name(p): p for p in sorted((ROOT / package).rglob("*.py"))}
 
 #: Modules still typed against (or reaching for) SessionDB rather than the Store: they call
-#: upstream-named methods of the facade (export_session, search_messages, get_summaries …)
-#: whose logic has not moved out of db.py yet.
+#: upstream-named methods of the facade (search_messages, get_summaries …) until search and
+#: the list's pages take a Store; retrieval's candidates are search_messages.
 STILL_LEANING_ON_SESSIONDB = {
     "hermes_state.listing.pages",
     "hermes_state.retrieval",
