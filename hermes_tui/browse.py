@@ -343,14 +343,15 @@ def start_first_window(db_path: Path, config, *, source: str | None, cache_dir: 
     """Open the store and read the browser's first pages in a thread, now, while the UI is
     imported, so the two overlap and ``browse`` reaches its first page sooner; hand the result
     to ``build_app(first_window=...)``."""
-    from hermes_state.listing import hidden_sources
+    from hermes_state.listing import ListQuery, Order
     from hermes_state.paths import cache_dir as default_cache_dir
 
     from .data import FirstWindow
 
+    # The very list the browser's screen opens on (BrowserScreen.filters), so it adopts the page.
+    opening = ListQuery.human(source or None, show_internal=config.show_tool_sessions, order=Order.ACTIVITY)
     return FirstWindow(
-        db_path, page_size=config.page_size, source=source,
-        exclude_sources=hidden_sources(source, config.show_tool_sessions),
+        db_path, page_size=config.page_size, query=opening,
         cache_dir=cache_dir if cache_dir is not None else default_cache_dir(),
     )
 
