@@ -257,14 +257,14 @@ def test_an_index_built_on_one_connection_sees_every_commit_on_the_one_it_answer
     reader = SessionDB(db_path, read_only=True)
     builder = SessionDB(db_path, read_only=True)
     try:
-        count = lambda db: listing.title_index_version(db)[0]  # noqa: E731
+        count = lambda db: listing.title_index_version(db.store)[0]  # noqa: E731
         base = count(reader)
         assert count(builder) == base
         writer.set_session_title("s1", "second title")
         assert count(builder) == base + 1
         writer.set_session_title("s1", "third title")
         assert count(builder) == base + 2
-        seen = listing.title_index_version(reader)  # before the build reads: both commits at once
+        seen = listing.title_index_version(reader.store)  # before the build reads: both commits at once
         assert seen[0] == base + 1
         index = TitleIndex(owner_rebuilds=True)
         listing.refresh_title_index(builder.store, index)  # the builder's count: base + 2

@@ -71,7 +71,7 @@ def test_the_browser_search_shows_title_matches_of_an_older_file(upstream_copy):
     try:
         data.warm_titles()
         for text in ("tra", "travel", "plans"):
-            view = data.search(text, source=None, exclude_sources=None)
+            view = data.search(text, ListQuery())
             assert [s.title for s in view.title_matches] == ["travel plans #2", "travel plans"], text
     finally:
         data.close()
