@@ -925,3 +925,33 @@ def test_a_common_source_walks_the_start_index_a_rare_one_sorts_the_same_rows(co
                 assert "idx_sessions_source" in plan, plan
     finally:
         db.close()
+
+
+def test_a_page_asked_of_a_store_uses_the_list_engine_its_reader_keeps(tmp_path: Path):
+    """listing.pages takes a Store: asked of a SessionDB's store it reads through that
+    reader's own engine (the pins it was told, its caches), and asked of a bare Store it
+    lists the same rows."""
+    from hermes_state.listing.engine import lister_of
+    from hermes_state.store import Store
+
+    path = tmp_path / "state.db"
+    writer = SessionDB(path)
+    for i in range(5):
+        writer.create_session(f"s{i}", "cli")
+        writer.append_message(f"s{i}", "user", f"message {i}")
+    writer.close()
+    db = SessionDB(path, read_only=True)
+    bare = Store(path, read_only=True)
+    try:
+        assert lister_of(db.store) is db.lister
+        rows, total = listing.page(bare, ListQuery(), 0, 10)
+        assert [r.id for r in listing.page(db.store, ListQuery(), 0, 10)[0]] == [r.id for r in rows]
+        assert total == 5
+        # Pins told to this reader alone (v30 pins live in a column; these in its engine).
+        db.extra_pins = frozenset({"s0"})
+        assert listing.page(db.store, ListQuery(), 0, 10)[0][0].id == "s0"
+        assert listing.page(bare, ListQuery(), 0, 10)[0][0].id != "s0"
+        assert lister_of(bare) is lister_of(bare), "a bare store keeps the engine made for it"
+    finally:
+        db.close()
+        bare.close()
