@@ -344,7 +344,7 @@ class Lister:
         every listed session and its newest message (seconds at 250k sessions); by start,
         one walk of the start index (~1 s there), where each page deep in the list walked it
         up to its offset instead."""
-        where, params = self.filters(query.with_(include_children=False, min_messages=0))
+        where, params = self.filters(query.with_(include_children=False))
         by_activity = query.by_activity
         if not by_activity:
             return self.store.read_snapshot(lambda: self._rank_by_start(where, params))

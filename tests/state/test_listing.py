@@ -695,6 +695,7 @@ RANK_FILTERS = (
     {"view": "archived"},
     {"view": "all", "include_hidden": True, "include_delegates": True},
     {"source": "telegram"},
+    {"min_message_count": 3},  # (a deep page kept the short conversations the first pages hid)
 )
 
 
