@@ -9,6 +9,8 @@ how a list by start is walked. ``SessionDB`` hands its list methods to it.
 from __future__ import annotations
 
 import sqlite3
+import threading
+import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
@@ -43,11 +45,31 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..store import Store
 
 
+#: The engine of each open store, by the store's id: the one made with it (``SessionDB``
+#: makes one when it opens), so its caches serve every caller of that store. Weak: an entry
+#: goes with its engine, which lives as long as its store (the store's ``on_close`` holds it).
+_ENGINES: "weakref.WeakValueDictionary[int, Lister]" = weakref.WeakValueDictionary()
+_ENGINES_LOCK = threading.Lock()
+
+
+def lister_of(store: "Store") -> "Lister":
+    """The list engine of ``store``: the one already made for it, else a new one kept with it.
+    A feature function given a store reads its list through this, with the caches of the
+    store's connection (pins, counts, the recency index)."""
+    with _ENGINES_LOCK:
+        found = _ENGINES.get(id(store))
+        if found is not None and found.store is store:
+            return found
+    return Lister(store)
+
+
 class Lister:
     """The human list of one store (see the module docstring)."""
 
     def __init__(self, store: "Store") -> None:
         self.store = store
+        with _ENGINES_LOCK:
+            _ENGINES[id(store)] = self
         #: ``(rules, {filters: (where, params)})``: see :meth:`filters`.
         self._filters_kept: tuple[Rules, dict] | None = None
         self._extra_pins: frozenset[str] | None = None
