@@ -52,7 +52,7 @@ from .migrations import (
     reconcile_columns as _migrations_reconcile_columns,
 )
 from .paths import default_db_path
-from .listing.engine import Lister
+from .listing.engine import lister_of
 from .listing.pins import set_pinned
 from .listing.query import ListQuery
 from .listing.recency import RecencyWalk as _RecencyWalk
@@ -125,7 +125,7 @@ class SessionDB:
             write_max_retries=self._WRITE_MAX_RETRIES,
         )
         #: The human list of this store: pages, orders, pins, counts, the recency index.
-        self.lister = Lister.of(self.store)
+        self.lister = lister_of(self.store)
 
     # ------------------------------------------------------------------ the store's state
 

@@ -54,7 +54,7 @@ from .export_markdown import (  # (the Markdown writer's names, where they were 
 from .export_read import export_session
 from .export_units import PLAIN, ExportOptions, chain_of, group_units, lineage_order, mark, shaped
 from .inert_text import inert_document
-from .listing.engine import Lister
+from .listing.engine import lister_of
 from .listing.query import ListQuery
 from .messages_write import tool_call_weight
 from .paths import write_atomic
@@ -236,7 +236,7 @@ def sessions_counted(store: "Store", source: str | None) -> int:
     """The total a progress report starts from (upstream's ``session_count(source)``: the
     sessions the list counts, children included, archived left out); an export of every
     session may write more, and its report grows to what it wrote."""
-    return Lister.of(store).count_listed(ListQuery.from_options(source, None, include_children=True))
+    return lister_of(store).count_listed(ListQuery.from_options(source, None, include_children=True))
 
 
 def _chains_of(store: "Store", session_ids: list[str]) -> "tuple[list[str], dict]":

@@ -308,7 +308,7 @@ class Store:
 
         State a feature module keeps per store lives here, so every reader of one store
         shares it: the list engine's pins, counts and recency index
-        (:meth:`hermes_state.listing.engine.Lister.of`) are the same for the facade, an
+        (:func:`hermes_state.listing.engine.lister_of`) are the same for the facade, an
         export and a recall over one connection."""
         with self.lock:
             found = self._attached.get(key)

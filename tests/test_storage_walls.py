@@ -32,24 +32,19 @@ def _modules(package: str) -> dict[str, Path]:
     return {_module_name(p): p for p in sorted((ROOT / package).rglob("*.py"))}
 
 #: Modules still typed against (or reaching for) SessionDB rather than the Store: they call
-#: upstream-named methods of the facade (search_messages, get_summaries …) until search and
-#: the list's pages take a Store; retrieval's candidates are search_messages.
+#: upstream-named methods of the facade (search_messages …) until search takes a Store;
+#: retrieval's candidates are search_messages.
 STILL_LEANING_ON_SESSIONDB = {
-    "hermes_state.listing.pages",
     "hermes_state.retrieval",
     "hermes_state.search",
     "hermes_state.search_engine",
 }
 
-#: Functions still taking loose filters, by module: the browser's store door keeps the
-#: screen's call shape until the screen holds a ListQuery itself; search and the title match
-#: take their own filter set until search moves into its new home.
+#: Functions still taking loose filters, by module: search takes its own filter set until it
+#: moves into its new home.
 LOOSE_FILTERS_LEFT = {
-    "hermes_tui.data": {"page", "census", "workspace_counts", "page_of_ids", "match_sessions", "search", "_query"},
-    "hermes_state.listing.pages": {"page_of_ids", "match_sessions", "workspace_session_ids"},
     "hermes_state.search_engine": {"search"},
     "hermes_state.db": {"search"},
-    "hermes_tui.operations": {"plan_export"},
 }
 
 #: Modules over their size limit, with the size they may not grow past.

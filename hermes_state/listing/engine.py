@@ -4,7 +4,7 @@ A :class:`Lister` belongs to one :class:`~hermes_state.store.Store` and keeps wh
 next page cheap on that connection: the filters' SQL, the pinned sessions, counts, the
 recency index (which sessions hold the newest messages) and the per-source sizes that choose
 how a list by start is walked. ``SessionDB`` hands its list methods to it; every reader of a
-store asks :meth:`Lister.of` for the same one.
+store asks :func:`lister_of` for the same one.
 """
 
 from __future__ import annotations
@@ -44,14 +44,16 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..store import Store
 
 
+def lister_of(store: "Store") -> "Lister":
+    """The list engine of ``store``: one per store, made at the first ask and kept on the
+    store (:meth:`~hermes_state.store.Store.attached`). Every caller of a store -- the
+    facade, the list's pages, an export, a recall -- reads its list through this one, with
+    the caches of the store's connection (pins, counts, the recency index)."""
+    return store.attached(Lister, Lister)
+
+
 class Lister:
     """The human list of one store (see the module docstring)."""
-
-    @classmethod
-    def of(cls, store: "Store") -> "Lister":
-        """The list of ``store``: one per store, shared by every reader of it (the facade,
-        an export, a recall), so its pins, counts and recency index are kept once."""
-        return store.attached(Lister, cls)
 
     def __init__(self, store: "Store") -> None:
         self.store = store

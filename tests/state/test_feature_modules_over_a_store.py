@@ -11,7 +11,7 @@ import pytest
 from hermes_state import SessionDB, Store
 from hermes_state import deletion, maintenance, messages_read, messages_write, sessions, titles
 from hermes_state.export import iter_export, render_chunks
-from hermes_state.listing.engine import Lister
+from hermes_state.listing.engine import lister_of
 from hermes_state.trash import delete_with_snapshot, undo_delete
 
 
@@ -87,12 +87,12 @@ def test_every_reader_of_one_store_shares_its_list(db: SessionDB, db_path: Path)
     # The facade, an export and a recall over one connection use one Lister: its pins,
     # counts and recency index, and one close hook that keeps the recency index.
     hooks = len(db.store.on_close)
-    assert Lister.of(db.store) is db.lister
-    assert Lister.of(db.store) is Lister.of(db.store)
+    assert lister_of(db.store) is db.lister
+    assert lister_of(db.store) is lister_of(db.store)
     assert len(db.store.on_close) == hooks
     other = Store(db_path, read_only=True)
     try:
-        assert Lister.of(other) is not db.lister
+        assert lister_of(other) is not db.lister
     finally:
         other.close()
 

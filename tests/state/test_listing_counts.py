@@ -33,11 +33,11 @@ def corpora(tmp_path_factory) -> dict[int, Path]:
 
 def assert_counts_are_the_lists(db: SessionDB, query: ListQuery) -> None:
     counts = conversations_by_source(db.lister, query)
-    assert counts.total == listing.count_listed(db, query)
+    assert counts.total == listing.count_listed(db.store, query)
     for source, n in counts.by_source.items():
-        assert n == listing.count_listed(db, query.with_(source=source or None, exclude_sources=())), source
+        assert n == listing.count_listed(db.store, query.with_(source=source or None, exclude_sources=())), source
     # Every source the list could show under these filters has its group (none is lost).
-    assert sum(counts.by_source.values()) == listing.count_listed(db, query.with_(source=None, exclude_sources=()))
+    assert sum(counts.by_source.values()) == listing.count_listed(db.store, query.with_(source=None, exclude_sources=()))
 
 
 @pytest.mark.parametrize("schema", [16, 30])
