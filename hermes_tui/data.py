@@ -26,6 +26,8 @@ from hermes_state import SessionDB
 from hermes_state import listing
 from hermes_state.listing import ListQuery
 from hermes_state.listing.marks import ConversationMarks, conversation_marks, keeps
+from hermes_state.listing.counts import SourceCounts, conversations_by_source
+from hermes_state.listing.engine import lister_of
 from hermes_state.unread import UnreadNotTracked, not_tracked, set_read
 from hermes_state.listing.narrow import Narrow, narrowed_ids
 from hermes_state.listing import recency
@@ -499,12 +501,13 @@ class BrowserData:
         ``revised`` says whether either changes what its pages would show."""
         counter = self._connection("counter")
 
-        def read(db: SessionDB) -> tuple[frozenset[str], int | None, dict[str, int]]:
+        def read(db: SessionDB) -> tuple[frozenset[str], int | None, dict[str, int], SourceCounts | None]:
             pins = db.pinned_ids()
-            total = listing.count_listed(db.store, query) if count else None
-            return pins, total, db.source_counts()
+            # (one grouped scan: the list's total and the picker's numbers, which then agree)
+            listed = conversations_by_source(lister_of(db.store), query) if count else None
+            return pins, listed.total if listed else None, db.source_counts(), listed
 
-        pins, total, sources = self._retry(lambda: read(counter))
+        pins, total, sources, listed = self._retry(lambda: read(counter))
         ranking_s, again_in = self._rank_again(query)
         reader = self.reader
         assumed = reader.assume_pins(pins)
@@ -514,7 +517,14 @@ class BrowserData:
             # are read again only when the built index ranks otherwise.
             revised = reader.adopt_recency(self._retry(counter.build_recency)) or revised
         self.warm_titles()
-        return Census(total, sources, revised=revised, ranking_s=ranking_s or 0.0, again_in=again_in)
+        return Census(total, sources, revised=revised, ranking_s=ranking_s or 0.0, again_in=again_in,
+                      listed_by_source=listed.by_source if listed else None)
+
+    def conversations_by_source(self, query: ListQuery) -> dict[str, int]:
+        """The source picker's numbers when no census has them yet: conversations the list
+        shows under ``query``'s other filters, per source."""
+        counter = self._connection("counter")
+        return self._retry(lambda: conversations_by_source(lister_of(counter.store), query).by_source)
 
     def _ranked(self, key: ListQuery) -> list[str]:
         """The ranking for these filters: the one made last, even if another process has

@@ -107,6 +107,7 @@ class Census:
     provisional window rested on were right."""
 
     total: int | None
+    #: Sessions of each source in the whole store (is anything there at all?).
     source_counts: dict[str, int]
     #: The reader's provisional pages may be wrong -- the pinned sessions differ from those it
     #: assumed, or its recency index was a guess and is now built: read the window again.
@@ -116,6 +117,9 @@ class Census:
     ranking_s: float = 0.0
     #: A stale ranking waits its turn: take a census again in this many seconds (None: none waits).
     again_in: float | None = None
+    #: Conversations the list shows under these filters with each source chosen (what the
+    #: source picker says; the list's own total is a sum of them). None: not counted.
+    listed_by_source: dict[str, int] | None = None
 
 
 @dataclass
