@@ -38,7 +38,7 @@ from hermes_state.models import LineageNode, SessionSummary
 from hermes_state.profiles import Profile
 
 from .data import BrowserData
-from .view_models import Census, HitGroup, SearchView
+from .view_models import Census, FileState, HitGroup, SearchView
 
 T = TypeVar("T")
 
@@ -257,11 +257,11 @@ class ProfilesData:
         self._each(lambda _n, part: part.reader, [(name, self.parts[name]) for name in self.names], parallel="pages")
         return None
 
-    def check_file(self) -> str:
+    def check_file(self) -> FileState:
         outcomes = [self.parts[name].check_file() for name in self.names]
-        if any(outcome != "same" for outcome in outcomes):
+        if any(outcome is not FileState.SAME for outcome in outcomes):
             self._forget()
-        return "replaced" if "replaced" in outcomes else "same"
+        return FileState.REPLACED if FileState.REPLACED in outcomes else FileState.SAME
 
     def changed_since_first_read(self) -> bool:
         return any(self.parts[name].changed_since_first_read() for name in self.names)

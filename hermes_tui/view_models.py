@@ -7,6 +7,7 @@ store: no connection, no thread, no list policy.
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -15,6 +16,17 @@ if TYPE_CHECKING:
     from hermes_state.recap import Recap
 
 __all__ = ["Census", "HitGroup", "RecapData", "SearchView"]
+
+
+class FileState(str, enum.Enum):
+    """Is the database file at the path the one the browser's connections read?"""
+
+    #: Nothing changed.
+    SAME = "same"
+    #: Another file is there now (a restore, a sync tool): every connection is reopened on it.
+    REPLACED = "replaced"
+    #: No file is there: what was read stays on screen, writes are refused.
+    DELETED = "deleted"
 
 
 @dataclass
