@@ -409,13 +409,13 @@ class BrowserData:
     def forget_search_answers(self) -> None:
         """Drop what the search connection keeps from the last keys (window scans, rankings,
         probes, hits), so that the next query does all of its own work; the prefix
-        expansions stay (:func:`~hermes_state.search_engine.forget_answers`). For measuring:
+        expansions stay (:func:`~hermes_state.search.forget_answers`). For measuring:
         the bench types each query as if for the first time."""
-        from hermes_state.search_engine import forget_answers
+        from hermes_state.search import forget_answers
 
         db = self._dbs.get("searcher")
         if db is not None:
-            forget_answers(db)
+            forget_answers(db.store)
 
     def interrupt_search(self) -> None:
         """Stop the search that is running, if any (a newer query supersedes it)."""
@@ -732,7 +732,7 @@ class BrowserData:
         """Import the search engine and build the models of its answers now (once the first
         page is painted: neither is needed for it), rather than at the first key (~15 ms)."""
         from hermes_state import models
-        from hermes_state import search_engine  # noqa: F401
+        from hermes_state.search import engine  # noqa: F401
 
         for model in (models.SearchHit, models.SearchResult, models.ConversationHit):
             model.model_rebuild()
