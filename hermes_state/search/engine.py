@@ -25,7 +25,7 @@ from .light import Light, mark_inexact
 from .memo import ANSWER_FIELDS, PrefixCache, memo_of
 from .narrowing import lightable, narrowable, other_fts_columns, others_empty_sql
 from .options import SORTS, SearchOptions, message_filters
-from .prefixes import expand_prefixes, unicode61_phrases
+from .prefixes import expand_prefixes, unicode61_phrases, words_all_indexed
 from .ranking import Phrase
 from .snippets import make_hits, snippets_from_other_columns, text_after_nul
 from .sql import FTS_TABLE, TRIGRAM_TABLE, positive_query_terms, safe_int
@@ -226,6 +226,8 @@ def _search(store: "Store", done, asked: _Question, reuse: bool) -> "SearchResul
                 and all(len(pos.text) >= 3 for pos, _ in positive_query_terms(parsed))
                 # (`dock ` ends in a space: the word dock, never the substring of docker)
                 and not (text[-1:].isspace() and all(p.text.isascii() for p, _ in positive_query_terms(parsed)))
+                # (words FTS5 knows as words, found nowhere together: no substring to look for)
+                and not words_all_indexed(ctx, parsed)
             ):
                 if ctx.trigram:
                     retry = " ".join(item.render_substring() for item in parsed.items)

@@ -45,6 +45,10 @@ class Tuning:
     #: Above this much bm25 work (matching rows plus the phrases' own frequencies) FTS5's
     #: exact ranking is not used in ``auto`` mode (~3 us per row on a 2-core box).
     EXACT_BM25_MAX_ROWS = 3000
+    #: Doclist entries FTS5 reads (twice: to match a phrase of several words, then to count
+    #: it) per row of that work: walking an entry costs ~25-35 ns against ~3 us to score a
+    #: matching row (``"staging cluster"`` at 1M: its words' 61k entries in ~1.2 ms a walk).
+    WALK_ENTRIES_PER_ROW = 50
     #: Newest messages a LIKE pass over 1-2 character CJK tokens reads before the vocabulary.
     LIKE_FIRST_ROWS = 3000
     #: Answers a connection's cache keeps (:attr:`~hermes_state.search.memo.PrefixCache.answers`).
