@@ -50,6 +50,16 @@ def term_regex(word: str, prefix: bool) -> "re.Pattern[str]":
     return re.compile(word + r"(?<![^\W_]" + word + r")" + (r"[^\W_]*" if prefix else r"(?![^\W_])"))
 
 
+def phrase_regex(words: list[str]) -> "re.Pattern[str]":
+    """A quoted phrase of words (folded ASCII) as unicode61 matches it, as :func:`term_regex`
+    does a word: its words as whole tokens, one after another with only separators between
+    them (``config. File``, ``config_file``); the match spans the whole phrase, as
+    ``highlight()`` marks it."""
+    first = re.escape(words[0])
+    rest = "".join(r"[\W_]+" + re.escape(word) for word in words[1:])
+    return re.compile(first + r"(?<![^\W_]" + first + r")" + rest + r"(?![^\W_])")
+
+
 class Light:
     """A search of plain ASCII words -- ANDed (what people type, :func:`query_shape`), single
     words ORed, or one chain with ``NOT`` words (:func:`lightable`) -- reads the newest
@@ -84,7 +94,10 @@ class Light:
         #: Per phrase, its word as :func:`term_regex` (None: a negated or empty phrase, or
         #: one of several words, counts nothing).
         self.terms: list[re.Pattern[str] | None] = [
-            term_regex(p.tokens[0], p.prefix) if len(p.tokens) == 1 and not p.negated else None for p in phrases
+            None if p.negated or not p.tokens
+            else term_regex(p.tokens[0], p.prefix) if len(p.tokens) == 1
+            else phrase_regex(p.tokens)
+            for p in phrases
         ]
         #: Every word of the query: the marks of a page's rows.
         self.words = list({term.pattern: term for term in self.terms if term is not None}.values())

@@ -65,17 +65,44 @@ def lightable(caps: "Capabilities", parsed: ParsedQuery) -> bool:
     the operators ``AND``, ``OR``, ``NOT``, as one ``AND`` chain (its ``NOT`` words are in no
     matching row) or as single words ORed (FTS5 marks the words of the branches that match
     a row: of single words, those the row holds) -- not an ``OR`` of chains, whose words in
-    a branch that does not match are not marked."""
+    a branch that does not match are not marked.
+
+    Quoted phrases of plain ASCII words too, where no two marks can overlap (``highlight()``
+    merges overlapping ones into one): no phrase whose start is also its end (``"a b a"``),
+    no prefix beside a phrase of several words, and no word in two items."""
+    words: list[list[str]] = []
+    prefixed = False
     for item in parsed.items:
         if item.kind == "op":
             if item.text not in ("AND", "OR", "NOT"):
                 return False
-        elif item.kind != "word" or not item.text.isascii() or not WORD_RE.fullmatch(item.text):
+        elif not item.text.isascii():
+            return False
+        elif item.kind == "word" and WORD_RE.fullmatch(item.text):
+            words.append([item.text.lower()])
+            prefixed = prefixed or item.prefix
+        elif item.kind == "phrase":
+            tokens = [token.lower() for token in WORD_RE.findall(item.text)]
+            if not tokens or (len(tokens) > 1 and (item.prefix or overlaps_itself(tokens))):
+                return False
+            words.append(tokens)
+            prefixed = prefixed or item.prefix
+        else:
+            return False
+    if any(len(tokens) > 1 for tokens in words):
+        every = [token for tokens in words for token in tokens]
+        if prefixed or len(set(every)) < len(every):
             return False
     groups = parsed.groups()
     if len(groups) > 1 and not all(len(group) == 1 and not group[0][1] for group in groups):
         return False
     return bool(parsed.terms) and splits_as_light(caps)
+
+
+def overlaps_itself(tokens: list[str]) -> bool:
+    """Whether two occurrences of the phrase ``tokens`` can overlap: some start of it is also
+    its end (``a b a``)."""
+    return any(tokens[:k] == tokens[-k:] for k in range(1, len(tokens)))
 
 
 def splits_as_light(caps: "Capabilities") -> bool:

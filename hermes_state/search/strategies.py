@@ -75,6 +75,18 @@ def fts_engine(
         span = max(1, ctx.max_rowid() - int(rows[-1][0]) + 1)
         total, exact = max(len(rows), min(n_rows, int(round(len(rows) / span * n_rows)))), False
     work = bm25_work(ctx, table, phrases, total)
+    # A phrase of several words: FTS5 would walk its words' doclists twice more to rank what
+    # the scan found. When its matches are few enough, the scan reads them all (the older
+    # part of one walk) and they are ranked here, every one of them.
+    several = not plain and any(len(p.tokens) > 1 and not p.negated for p in phrases)
+    if several and not complete and total <= TUNING.PHRASE_RANKED_ROWS and not ctx.budget.exhausted:
+        rows = rows + older_matches(ctx, table, match, int(rows[-1][0]), TUNING.PHRASE_RANKED_ROWS + 1 - len(rows))
+        if len(rows) <= TUNING.PHRASE_RANKED_ROWS and not ctx.budget.exhausted:
+            complete, total, exact = True, len(rows), True
+            if len(phrases) == 1:
+                phrases[0].df = total
+    if several and complete:
+        return window_ranked(ctx, table, match, phrases, path, total, exact, to_row, plain, rows, complete)
     # (``exact_under``: few matches of trigram expansions, whose bm25 credits a rare
     # continuation of a short word as the window's counts cannot, at a bounded cost)
     if work <= TUNING.EXACT_BM25_MAX_ROWS or (complete and total <= exact_under and work <= 20 * TUNING.EXACT_BM25_MAX_ROWS):
@@ -117,6 +129,13 @@ def phrase_walk(ctx: Ctx, table: str, phrases: list[Phrase]) -> int:
                 continue  # (a prefix's doclists are its words': left out, an underestimate)
             entries += probe(ctx, table, '"' + token.replace('"', '""') + '"', TUNING.PHRASE_PROBE_ROWS)[0]
     return entries // TUNING.WALK_ENTRIES_PER_ROW
+
+
+def older_matches(ctx: Ctx, table: str, match: str, below: int, cap: int) -> list[tuple[int, str]]:
+    """Up to ``cap`` matches under the filters older than rowid ``below``, newest first, as the
+    window scan reads them (rowid, text)."""
+    sql = scan_sql(table, ctx, "rowid", extra=f" AND {table}.rowid < ?")
+    return [(int(r[0]), r[1]) for r in iter_rows(ctx, sql, [match, below, *ctx.params], cap, True)]
 
 
 def exact_if_affordable(ctx, table, match, phrases, path, to_row) -> Outcome | None:
@@ -162,8 +181,10 @@ def newest_first(ctx, table, match, path, total, exact, to_row, plain, scanned) 
 
 
 def window_ranked(ctx, table, match, phrases, path, total, exact, to_row, plain, rows, complete) -> Outcome:
-    """bm25 (Python, probed IDF) over the newest ``WINDOW`` matches; older ones follow."""
-    rows = rows[:TUNING.WINDOW]
+    """bm25 (Python, probed IDF) over the newest ``WINDOW`` matches, older ones following
+    newest first; or, ``complete``, over every match."""
+    if not complete:
+        rows = rows[:TUNING.WINDOW]
     n_rows = ctx.row_count(table)
     idfs = [idf(p.df, n_rows) for p in phrases]
     # Only tf and document length are needed here; the page's snippets are built later.

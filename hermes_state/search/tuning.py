@@ -49,6 +49,10 @@ class Tuning:
     #: it) per row of that work: walking an entry costs ~25-35 ns against ~3 us to score a
     #: matching row (``"staging cluster"`` at 1M: its words' 61k entries in ~1.2 ms a walk).
     WALK_ENTRIES_PER_ROW = 50
+    #: Most matches of a phrase of several words read whole by its scan (past the window) and
+    #: ranked in Python, every one of them: the rest of one walk, where FTS5's own ranking
+    #: would walk the words' doclists twice more.
+    PHRASE_RANKED_ROWS = 1500
     #: Newest messages a LIKE pass over 1-2 character CJK tokens reads before the vocabulary.
     LIKE_FIRST_ROWS = 3000
     #: Answers a connection's cache keeps (:attr:`~hermes_state.search.memo.PrefixCache.answers`).

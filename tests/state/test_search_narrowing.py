@@ -498,7 +498,8 @@ def test_plain_word_searches_answer_as_highlight_did(corpora, small_window, sche
     the same hits, snippets, marks and scores, in the same order."""
     typed = ["dock", "docker", "kube", "kubernetes", "deploy fai", "deploy fail", "the ser",
              "nginx con", "python err", "config", "redis OR postgres", "python NOT docker",
-             "docker compose NOT nginx", "dock* OR kube*"]
+             "docker compose NOT nginx", "dock* OR kube*", '"docker compose"', '"the server"',
+             '"deploy failed" python', '"docker compose" OR redis']
     db = SessionDB(corpora[schema], read_only=True)
     try:
         light = {}
@@ -538,7 +539,8 @@ def test_text_only_fts5_can_mark_is_marked_by_fts5(tmp_path, upstream_copy, layo
         db.append_message(sid, "tool", "docker " + "x " * 5000 + "dockyard tail", tool_name="docker_exec")
         db.append_message(sid, "assistant", "calling it", tool_calls='[{"name": "dock", "args": "docker ps"}]')
         queries = ["dock", "docker", "docke", "nginx", "youer", "kubernetes", "compose", "docker comp",
-                   "docker OR kubernetes", "docker NOT compose", "youer OR dock*"]
+                   "docker OR kubernetes", "docker NOT compose", "youer OR dock*", '"docker ps"',
+                   '"docker compose"', '"docker x"']
         light = {}
         for text in queries:
             forget(db)
@@ -562,11 +564,13 @@ def test_text_only_fts5_can_mark_is_marked_by_fts5(tmp_path, upstream_copy, layo
          "\u200d", "é", "\u0301", "\u212a", "docker_compose", "Redis2"]), max_size=10).map("".join),
         min_size=1, max_size=6),
     st.sampled_from(["docker OR compose", "dock* OR redis", "docker NOT compose", "docker compose NOT redis",
-                     "kube* NOT dock*", "redis OR kube* OR compose", "docker AND compose"]),
+                     "kube* NOT dock*", "redis OR kube* OR compose", "docker AND compose",
+                     '"docker compose"', '"docker compose" OR redis', '"dock compose" NOT kube',
+                     '"redis2 docker"']),
 )
 def test_words_ored_or_negated_are_marked_as_fts5_marks_them(texts, query):
-    """A query of single words ORed, or one chain of words with NOTs: on every row FTS5
-    matches and ``_marks_exactly`` vouches for, the marks are ``highlight()``'s."""
+    """A query of single words (or quoted phrases) ORed, or one chain of them with NOTs: on
+    every row FTS5 matches and ``marks_exactly`` vouches for, the marks are ``highlight()``'s."""
     import sqlite3
 
     from hermes_state.query import split_marked, parse_fts_query
@@ -592,7 +596,9 @@ def test_words_ored_or_negated_are_marked_as_fts5_marks_them(texts, query):
     [("docker compose", True), ("redis OR postgres", True), ("python NOT docker", True),
      ("a b NOT c NOT d", True), ("dock* OR kube*", True), ("docker AND compose", True),
      ("a OR b c", False),  # an OR of chains: a branch that does not match is not marked
-     ("a OR b NOT c", False), ('"docker compose"', False), ("docker -compose", False),
+     ("a OR b NOT c", False), ('"docker compose"', True), ("docker -compose", True),
+     ('"docker compose" redis', True), ('"a b a"', False), ('"docker compose" docker', False),
+     ('"docker compose" dock*', False), ('"docker comp"*', False), ('"docker"*', True),
      ("café", False)],
 )
 def test_which_queries_are_marked_without_fts5(db, query, light):

@@ -49,11 +49,7 @@ def exact_order(db, query):
         "SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rank", (query,))]
 
 
-def test_a_phrase_of_common_words_is_ranked_from_its_one_scan(db, monkeypatch):
-    # (the real sizes at 1M: a walk of the words' doclists costs as much as the ranking of
-    # a few thousand matching rows; here the store is small, so the exchange rate is set)
-    monkeypatch.setattr(TUNING, "WALK_ENTRIES_PER_ROW", 1)
-    monkeypatch.setattr(TUNING, "EXACT_BM25_MAX_ROWS", 1000)
+def test_a_phrase_of_common_words_is_ranked_from_its_one_scan(db):
     result, statements = traced(db, lambda: db.search('"config file"', limit=20))
     expected = exact_order(db, '"config file"')
     assert len(expected) == 6
@@ -65,14 +61,33 @@ def test_a_phrase_of_common_words_is_ranked_from_its_one_scan(db, monkeypatch):
     assert all(score is not None and score > 0 for score in scores)
 
 
-def test_a_phrase_whose_words_are_rare_enough_is_ranked_by_fts5(db):
-    forget_answers(db.store)
+def test_a_phrase_ranked_from_its_scan_comes_in_the_order_fts5_ranks_it(db):
+    """Every match read, each scored by bm25 over its tokens: the order of FTS5's own
+    ``ORDER BY rank``, without the two walks it costs."""
     result, statements = traced(db, lambda: db.search('"config file"', limit=20))
     assert result.ranking == "bm25"
-    assert [s for s in statements if "ORDER BY rank" in s]
-    exact = dict(db._conn.execute(
-        "SELECT rowid, -rank FROM messages_fts WHERE messages_fts MATCH ?", ('"config file"',)).fetchall())
-    assert {hit.id: pytest.approx(hit.score) for hit in result.hits} == exact
+    assert not [s for s in statements if "ORDER BY rank" in s]
+    by_score = [hit.id for hit in sorted(result.hits, key=lambda hit: (-hit.score, -hit.id))]
+    assert by_score == exact_order(db, '"config file"')
+
+
+def test_a_phrase_with_more_matches_than_the_window_is_read_whole_and_ranked(db, monkeypatch):
+    """Past the window, the scan reads the phrase's older matches too (up to
+    ``PHRASE_RANKED_ROWS``): every match ranked, none by a second FTS5 statement."""
+    monkeypatch.setattr(TUNING, "WINDOW", 3)
+    result, statements = traced(db, lambda: db.search('"config file"', limit=20))
+    assert result.ranking == "bm25" and result.total_exact and result.total_estimate == 6
+    assert sorted(hit.id for hit in result.hits) == sorted(exact_order(db, '"config file"'))
+    assert not [s for s in statements if "ORDER BY rank" in s]
+    # More matches than it may read whole: FTS5 ranks them where that is affordable (these
+    # words are in a third of 3,000 messages), the window where it is not.
+    monkeypatch.setattr(TUNING, "PHRASE_RANKED_ROWS", 4)
+    forget_answers(db.store)
+    result, statements = traced(db, lambda: db.search('"config file"', limit=20))
+    assert result.ranking == "bm25" and [s for s in statements if "ORDER BY rank" in s]
+    monkeypatch.setattr(TUNING, "EXACT_BM25_MAX_ROWS", 20)
+    forget_answers(db.store)
+    assert db.search('"config file"', limit=20).ranking == "bm25-recent-window"
 
 
 def test_known_words_found_nowhere_together_are_not_sought_as_substrings(db):
