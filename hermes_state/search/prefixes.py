@@ -117,8 +117,14 @@ def words_all_indexed(ctx: Ctx, parsed: ParsedQuery) -> bool:
     the rare phrase glued at its ends to other letters (``restaging clusters``): that retry
     is for words the word index never saw as words (``youer`` in ``修改youer服务端``), and
     over common words it costs more than anything else a search does (``"staging cluster"``
-    on the trigram index: 55-110 ms at 1M, every trigram of it common)."""
-    for item, _negs in positive_query_terms(parsed):
+    on the trigram index: 55-110 ms at 1M, every trigram of it common). A query of one word
+    is not asked (False): FTS5 found nothing for it, so it is no word of the index but in
+    what the filters leave out, and the retry is what it always was (a statement less for
+    the commonest empty answer, a word typed wrong)."""
+    terms = positive_query_terms(parsed)
+    if sum(len(WORD_RE.findall(item.text)) for item, _negs in terms) < 2:
+        return False
+    for item, _negs in terms:
         words = WORD_RE.findall(item.text)
         if not words:
             return False
