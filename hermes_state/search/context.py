@@ -204,10 +204,8 @@ def scan_sql(
     """Rowid + highlighted (or, with ``plain``, raw) text of ``table`` matches, joined to the
     filter tables only when filters are set; ``flag``: a third column (see
     :func:`others_empty_sql`). Newest first with ``ctx.light``: the text as the index holds
-    it, unmarked (:class:`Light`). ``order``: ``rowid`` (newest first), ``rank``, or
-    ``oldest`` (rowid ascending: FTS5 walks a doclist forward ~30-40 % faster than back,
-    for a scan that reads every match anyway)."""
-    if plain or (ctx.light is not None and order in ("rowid", "oldest")):
+    it, unmarked (:class:`Light`)."""
+    if plain or (ctx.light is not None and order == "rowid"):
         text = plain_text_sql(table, ctx)
     else:
         text = f"highlight({table}, 0, char(2), char(3))"
@@ -223,7 +221,7 @@ def scan_sql(
         )
     else:
         source = f" FROM {table}"
-    order_sql = {"rank": "rank", "oldest": f"{table}.rowid"}.get(order, f"{table}.rowid DESC")
+    order_sql = "rank" if order == "rank" else f"{table}.rowid DESC"
     return f"{select}{source} WHERE {table} MATCH ?{extra}{where_clause(ctx.filters)} ORDER BY {order_sql}"
 
 

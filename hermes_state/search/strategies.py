@@ -80,9 +80,8 @@ def fts_engine(
     # part of one walk) and they are ranked here, every one of them.
     several = not plain and any(len(p.tokens) > 1 and not p.negated for p in phrases)
     if several and not complete and total <= TUNING.PHRASE_RANKED_ROWS and not ctx.budget.exhausted:
-        older = older_matches(ctx, table, match, int(rows[-1][0]), TUNING.PHRASE_RANKED_ROWS + 1 - len(rows))
-        if len(rows) + len(older) <= TUNING.PHRASE_RANKED_ROWS and not ctx.budget.exhausted:
-            rows = rows + older
+        rows = rows + older_matches(ctx, table, match, int(rows[-1][0]), TUNING.PHRASE_RANKED_ROWS + 1 - len(rows))
+        if len(rows) <= TUNING.PHRASE_RANKED_ROWS and not ctx.budget.exhausted:
             complete, total, exact = True, len(rows), True
             if len(phrases) == 1:
                 phrases[0].df = total
@@ -133,14 +132,10 @@ def phrase_walk(ctx: Ctx, table: str, phrases: list[Phrase]) -> int:
 
 
 def older_matches(ctx: Ctx, table: str, match: str, below: int, cap: int) -> list[tuple[int, str]]:
-    """Up to ``cap`` matches under the filters older than rowid ``below``, as the window scan
-    reads them (rowid, text), newest first. Read oldest first -- the cheaper walk -- and
-    turned: only when there are at most ``cap`` is every one wanted (past it, the caller
-    ranks the window instead, and what was read is never used)."""
-    sql = scan_sql(table, ctx, "oldest", extra=f" AND {table}.rowid < ?")
-    rows = [(int(r[0]), r[1]) for r in iter_rows(ctx, sql, [match, below, *ctx.params], cap, True)]
-    rows.reverse()
-    return rows
+    """Up to ``cap`` matches under the filters older than rowid ``below``, newest first, as the
+    window scan reads them (rowid, text)."""
+    sql = scan_sql(table, ctx, "rowid", extra=f" AND {table}.rowid < ?")
+    return [(int(r[0]), r[1]) for r in iter_rows(ctx, sql, [match, below, *ctx.params], cap, True)]
 
 
 def exact_if_affordable(ctx, table, match, phrases, path, to_row) -> Outcome | None:
