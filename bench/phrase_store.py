@@ -2,7 +2,7 @@
 
 The generated corpus has the words of ``"staging cluster"``, ``"docker deployment"`` and
 ``"auth module"`` apart (or not at all), so the phrase-of-common-words class times phrases
-that match nothing there. A real store (issue 44's held-out 5M store) has each word in
+that match nothing there. A real store (the held-out 5M store they were timed on) has each word in
 ~3-5 % of messages and each phrase in a few hundred, spread over the whole history: the case
 where ranking the phrase by FTS5 walks the words' doclists again. This makes such a store
 from the cached corpus, deterministically:

@@ -75,7 +75,9 @@ therefore never lets the cost of a query grow with the number of its matches:
    terms), which FTS5 iterates lazily; the expansion is kept per connection until a commit,
    and a longer prefix typed next is the same list filtered.
 2. **Choose the ranking.** If the work bm25 would do (the sum of the phrases' frequencies plus
-   the matches) is small (≤ ``TUNING.EXACT_BM25_MAX_ROWS``), FTS5 ranks exactly: ``bm25``. If every
+   the matches, plus -- for a quoted phrase of several words -- the walk over its words'
+   doclists FTS5 makes to find it, twice more to rank it) is small
+   (≤ ``TUNING.EXACT_BM25_MAX_ROWS``), FTS5 ranks exactly: ``bm25``. If every
    phrase matches a large share of the corpus (> ``TUNING.COMMON_SHARE``), relevance means little
    and hits come newest first: ``newest``. Otherwise the newest ``TUNING.WINDOW`` matches are fetched
    with ``highlight()`` and scored in Python with the bm25 formula (k1 = 1.2, b = 0.75) using
@@ -83,7 +85,11 @@ therefore never lets the cost of a query grow with the number of its matches:
    window held every match). Pages past the window continue newest first, so paging is stable.
    A query of plain ASCII words (ANDed, single words ORed, or one chain with ``NOT`` words)
    reads the window's text unmarked and marks it in Python, as unicode61 would, wherever
-   that is exact; FTS5 marks the rest (:class:`~hermes_state.search.light.Light`).
+   that is exact; FTS5 marks the rest (:class:`~hermes_state.search.light.Light`); quoted
+   phrases of such words too, where no two marks can overlap. A phrase of several words is
+   never ranked by a second FTS5 statement once its scan holds every match: the scan goes on
+   past the window to the oldest match when it has at most ``TUNING.PHRASE_RANKED_ROWS``,
+   and all of them are ranked in Python (``bm25``).
 3. **CJK.** Tokens of ≥ 3 characters go to the trigram table as quoted substrings. A token of
    1–2 characters cannot match a trigram directly, but every occurrence of it is followed by
    some character in the indexed text (ST-4 always appends ``' ' || tool_name || ' ' ||
@@ -111,6 +117,12 @@ therefore never lets the cost of a query grow with the number of its matches:
    are kept the same way. The answers are a fresh search's
    (:func:`~hermes_state.search.narrowing.scan_window`); :func:`forget_answers` drops what
    is kept (the bench does, to time a repeated query doing its work).
+
+When FTS5 finds nothing for a query of ≥ 3 characters a word, the words are looked for as
+substrings on the trigram index (SR-16: ``youer`` in ``修改youer服务端``) -- unless the query has
+several words and every one is a word of the word index (one look-up each): then only the
+phrase glued to other letters at its ends could be added, at the cost of intersecting many
+common trigrams (55-110 ms for ``"staging cluster"`` at 1M).
 
 Nothing is written to the database; the only objects created are TEMP ``fts5vocab`` tables
 on the connection doing the search.
