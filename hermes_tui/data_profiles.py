@@ -33,6 +33,7 @@ from typing import Any, Callable, TypeVar
 
 from hermes_state.across_profiles import first_line, list_key, merge_hits
 from hermes_state.errors import DatabaseError
+from hermes_state.listing import ListQuery
 from hermes_state.models import LineageNode, SessionSummary
 from hermes_state.profiles import Profile
 
@@ -303,11 +304,11 @@ class ProfilesData:
 
     # ------------------------------------------------------------------ list
 
-    def page(self, offset: int, limit: int, *, count: bool = True, provisional: bool = False,
-             **filters: Any) -> tuple[list[SessionSummary], int | None]:
+    def page(self, offset: int, limit: int, query: ListQuery, *, count: bool = True,
+             provisional: bool = False) -> tuple[list[SessionSummary], int | None]:
         """A page of every shown profile's list merged in the list's order (PF-6)."""
         shown = self._shown()
-        key = (tuple(name for name, _p in shown), _filters_key(filters))
+        key = (tuple(name for name, _p in shown), query)
         versions = self.data_versions()
         with self._lock:
             merge = self._merges.pop(key, None)
@@ -316,14 +317,14 @@ class ProfilesData:
             self._merges[key] = merge
             while len(self._merges) > KEPT_MERGES:
                 del self._merges[next(iter(self._merges))]
-        by_activity = bool(filters.get("by_activity"))
+        by_activity = query.by_activity
         across = len(shown) > 1
         chunk = self.chunk
 
         def fetch(name: str, part: BrowserData) -> None:
             start = merge.consumed.get(name, 0)
             rows, _n = self._call(name, lambda p: p.page(
-                start, chunk, count=False, provisional=provisional, **filters), ([], None))
+                start, chunk, query, count=False, provisional=provisional), ([], None))
             merge.buffers[name], merge.position[name] = rows, 0
             merge.consumed[name] = start + len(rows)
             if len(rows) < chunk:
@@ -355,11 +356,12 @@ class ProfilesData:
             rows = merge.rows[offset:offset + limit]
         total = None
         if count:
-            totals = self._each(lambda _n, part: part.page(0, 1, count=True, provisional=provisional, **filters)[1])
+            totals = self._each(lambda _n, part: part.page(0, 1, query, count=True, provisional=provisional)[1])
             total = sum(n or 0 for _name, n in totals)
         return rows, total
 
-    def page_of_ids(self, session_ids: set[str], offset: int, limit: int, **filters: Any) -> tuple[list[SessionSummary], int]:
+    def page_of_ids(self, session_ids: set[str], offset: int, limit: int,
+                    query: ListQuery) -> tuple[list[SessionSummary], int]:
         by_profile: dict[str, set[str]] = {}
         for qualified in session_ids:
             # (the gateway lanes are the default profile's: their ids come bare)
@@ -368,16 +370,16 @@ class ProfilesData:
         rows: list[tuple[str, SessionSummary]] = []
         for name, ids in by_profile.items():
             if name in self.names:
-                found, _total = self._call(name, lambda p, i=ids: p.page_of_ids(i, 0, offset + limit, **filters), ([], 0))
+                found, _total = self._call(name, lambda p, i=ids: p.page_of_ids(i, 0, offset + limit, query), ([], 0))
                 rows += [(name, row) for row in found]
         rows.sort(key=lambda pair: list_key(pair[1], True))
         return [self._row(name, row) for name, row in rows[offset:offset + limit]], len(rows)
 
-    def census(self, *, count: bool, **filters: Any) -> Census:
+    def census(self, query: ListQuery, *, count: bool) -> Census:
         """Each profile's census under the same filters (every profile, so the profile filter
         has its counts); the list's figures are the sums over the shown ones."""
         every = [(name, self.parts[name]) for name in self.names]
-        answers = dict(self._each(lambda _n, part: part.census(count=count, **filters), every, parallel="census"))
+        answers = dict(self._each(lambda _n, part: part.census(query, count=count), every, parallel="census"))
         shown = [name for name, _p in self._shown() if name in answers]
         sources: dict[str, int] = {}
         for name in shown:
@@ -396,11 +398,11 @@ class ProfilesData:
             again_in=min(waits) if waits else None,
         )
 
-    def count_by_profile(self, **filters: Any) -> dict[str, int]:
+    def count_by_profile(self, query: ListQuery) -> dict[str, int]:
         """Each profile's conversations under the list's other filters (the profile filter's
         counts), every profile read, whichever is shown."""
         every = [(name, self.parts[name]) for name in self.names]
-        counts = self._each(lambda _n, part: part.page(0, 1, count=True, **filters)[1], every,
+        counts = self._each(lambda _n, part: part.page(0, 1, query, count=True)[1], every,
                             parallel="census")
         self.profile_counts = {name: n or 0 for name, n in counts}
         return dict(self.profile_counts)
@@ -412,10 +414,10 @@ class ProfilesData:
                 sources[source] = sources.get(source, 0) + n
         return sources
 
-    def workspace_counts(self, **filters: Any) -> list:
+    def workspace_counts(self, query: ListQuery) -> list:
         totals: dict[str, int] = {}
         first: dict[str, Any] = {}
-        for _name, counts in self._each(lambda _n, part: part.workspace_counts(**filters)):
+        for _name, counts in self._each(lambda _n, part: part.workspace_counts(query)):
             for item in counts:
                 totals[item.workspace] = totals.get(item.workspace, 0) + item.count
                 first.setdefault(item.workspace, item)
@@ -446,16 +448,16 @@ class ProfilesData:
 
     # ------------------------------------------------------------------ search
 
-    def match_sessions(self, text: str, *, limit: int = 8, **filters: Any) -> list[SessionSummary]:
-        found = self._each(lambda n, part: [self._row(n, row) for row in part.match_sessions(text, limit=limit, **filters)])
+    def match_sessions(self, text: str, query: ListQuery, *, limit: int = 8) -> list[SessionSummary]:
+        found = self._each(lambda n, part: [self._row(n, row) for row in part.match_sessions(text, query, limit=limit)])
         rows = [row for _name, rows in found for row in rows]
         rows.sort(key=lambda row: list_key(row, True))
         return rows[:limit]
 
-    def search(self, query: str, **kwargs: Any) -> SearchView:
+    def search(self, query: str, listed: ListQuery, **kwargs: Any) -> SearchView:
         """Every shown store searched at once, conversations ranked together by the score of
         their best hit (:func:`~hermes_state.across_profiles.merge_hits`), PF-6."""
-        answers = self._each(lambda _n, part: part.search(query, **kwargs), parallel="search")
+        answers = self._each(lambda _n, part: part.search(query, listed, **kwargs), parallel="search")
         view = SearchView(query=query, offset=kwargs.get("offset", 0))
         if not answers:
             return view
@@ -650,7 +652,3 @@ def _export_several(door: "ProfilesData", found: list, fmt: str, path: Path, pro
 
 #: A profile left out answered nothing.
 _LEFT = object()
-
-
-def _filters_key(filters: dict[str, Any]) -> tuple:
-    return tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in filters.items()))

@@ -21,7 +21,7 @@ from hermes_state.conversation import conversation_members
 from hermes_state.errors import TitleChangedError, describe_write_error
 from hermes_state.paths import write_atomic
 from hermes_state.titles import sanitize_title
-from hermes_state.listing import ListQuery, Narrow, workspace_session_ids
+from hermes_state.listing import ListQuery, workspace_session_ids
 from .textsafe import home_path
 
 if TYPE_CHECKING:  # (the trash and the export are imported when first used, not at start-up)
@@ -216,17 +216,14 @@ def file_stamp(now: float) -> str:
     return datetime.fromtimestamp(now).strftime("%Y%m%d-%H%M%S")
 
 
-def _hit_session_ids(
-    reader: SessionDB, query: str, source: str | None, exclude: list[str] | None, workspace: str | None = None,
-    narrow: "Narrow | None" = None, now: float | None = None,
-) -> list[str]:
-    """Sessions of the messages matching ``query``, in hit order (first hit first); with a
-    time window (the list's ``narrow``, and the query's own ``after:`` / ``before:`` terms,
-    BR-21) only those whose conversation was last active in it, as the search pane shows."""
-    from hermes_state.listing.narrow import NO_NARROW
+def _hit_session_ids(reader: SessionDB, query: str, listed: ListQuery, now: float | None = None) -> list[str]:
+    """Sessions of the messages matching ``query`` under the list's source and workspace
+    filters, in hit order (first hit first); with a time window (the list's ``narrow``, and
+    the query's own ``after:`` / ``before:`` terms, BR-21) only those whose conversation was
+    last active in it, as the search pane shows."""
     from hermes_state.timewindow import TimeParseError, split_time_terms, window_from_terms
 
-    narrow = narrow or NO_NARROW
+    narrow = listed.narrow
     query, after, before = split_time_terms(query)
     if after is not None or before is not None:
         try:
@@ -237,7 +234,7 @@ def _hit_session_ids(
             narrow = narrow.with_(since=since if narrow.since is None else max(since, narrow.since))
         if until is not None:
             narrow = narrow.with_(until=until if narrow.until is None else min(until, narrow.until))
-    ids = _hits(reader, query, source, exclude, workspace)
+    ids = _hits(reader, query, listed)
     if not narrow or not ids:
         return ids
     from hermes_state.conversation import conversation_roots
@@ -250,25 +247,25 @@ def _hit_session_ids(
     return [sid for sid in ids if roots.get(sid, sid) in kept]
 
 
-def _hits(
-    reader: SessionDB, query: str, source: str | None, exclude: list[str] | None, workspace: str | None = None
-) -> list[str]:
+def _hits(reader: SessionDB, query: str, listed: ListQuery) -> list[str]:
+    source = listed.source
+    exclude = None if source else (list(listed.exclude_sources) or None)
     search = getattr(reader, "search", None)
     if search is not None:
         result = search(
             query,
             limit=EXPORT_SEARCH_LIMIT,
             source_filter=[source] if source else None,
-            exclude_sources=None if source else exclude,
+            exclude_sources=exclude,
             prefix_last=True,
-            workspace=workspace,
+            workspace=listed.workspace,
         )
         hits = [getattr(hit, "session_id", None) for hit in result.hits]
     else:
         rows = reader.search_messages(
             query,
             source_filter=[source] if source else None,
-            exclude_sources=None if source else exclude,
+            exclude_sources=exclude,
             limit=EXPORT_SEARCH_LIMIT,
         )
         hits = [row.get("session_id") for row in rows]
@@ -280,21 +277,19 @@ def plan_export(
     session_id: str | None,
     *,
     query: str | None,
-    source: str | None,
-    exclude_sources: list[str] | None,
+    listed: ListQuery = ListQuery(),
     directory: Path,
     now: float,
     marked: list[str] | None = None,
-    workspace: str | None = None,
-    listed: "ListQuery | None" = None,
 ) -> ExportPlan:
-    """The scopes offered for an export started on ``session_id`` with the screen's state.
+    """The scopes offered for an export started on ``session_id`` with the screen's state:
+    ``query`` the search typed, ``listed`` the screen's list.
 
-    ``marked`` conversations (BR-14) come first, each with its whole lineage; ``workspace``
-    narrows the "every session" scope to one workspace (BR-13); ``listed``, the screen's list
-    when a time window narrows it (BR-21), makes that scope the conversations it lists,
-    each whole.
+    ``marked`` conversations (BR-14) come first, each with its whole lineage; the list's
+    source and workspace narrow the search's scope and the "every session" one (BR-13); a
+    time window on the list (BR-21) makes that scope the conversations it lists, each whole.
     """
+    source, workspace = listed.source, listed.workspace
     scopes: list[ExportScope] = []
     if marked:
         family: list[str] = []
@@ -334,8 +329,7 @@ def plan_export(
         text = _one_line(query)
         where = f" in {source}" if source else ""
         try:
-            ids = _hit_session_ids(reader, query, source, exclude_sources, workspace,
-                                   listed.narrow if listed is not None else None, now)
+            ids = _hit_session_ids(reader, query, listed, now)
         except Exception as exc:  # the search path reports its own problems
             scopes.append(
                 ExportScope("search", f"Sessions matching “{text[:40]}”{where}", "search", 0, (),
@@ -353,7 +347,7 @@ def plan_export(
                     unavailable=None if n else "no session matches this search",
                 )
             )
-    elif listed is not None and listed.narrow:
+    elif listed.narrow:
         from hermes_state.listing.select import choose
 
         chosen = choose(reader.lister, listed)
@@ -371,7 +365,7 @@ def plan_export(
             )
         )
     elif workspace is not None:
-        ids = workspace_session_ids(reader, workspace, source, exclude_sources)
+        ids = workspace_session_ids(reader.store, listed)
         n = len(ids)
         where = f"in {home_path(workspace)}" if workspace else "with no workspace"
         scopes.append(

@@ -37,18 +37,13 @@ def _modules(package: str) -> dict[str, Path]:
 STILL_LEANING_ON_SESSIONDB = {
     "hermes_state.export",
     "hermes_state.export_parallel",
-    "hermes_state.listing.pages",
     "hermes_state.retrieval",
     "hermes_state.trash",
 }
 
-#: Functions still taking loose filters, by module: the browser's store door keeps the
-#: screen's call shape until the screen holds a ListQuery itself; the title match takes its
-#: own filter set.
-LOOSE_FILTERS_LEFT = {
-    "hermes_tui.data": {"page", "census", "workspace_counts", "page_of_ids", "match_sessions", "search", "_query"},
-    "hermes_state.listing.pages": {"page_of_ids", "match_sessions", "workspace_session_ids"},
-    "hermes_tui.operations": {"plan_export"},
+#: Functions still taking loose filters, by module (none: search took its ListQuery when it
+#: moved into its own home).
+LOOSE_FILTERS_LEFT: dict[str, set[str]] = {
 }
 
 #: Modules over their size limit, with the size they may not grow past.

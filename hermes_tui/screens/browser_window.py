@@ -128,18 +128,8 @@ class ListWindow:
         screen = self.screen
         data = screen.ctx.store
         if screen.lanes_only:
-            return data.page_of_ids(
-                screen.ctx.lanes.live_ids(), offset, size,
-                source=screen.source_filter, exclude_sources=screen.exclude_sources, workspace=screen.workspace,
-                **screen.reading_filters,
-            )
-        return data.page(
-            offset, size, source=screen.source_filter, exclude_sources=screen.exclude_sources,
-            view=screen.view, by_activity=screen.by_activity,
-            include_hidden=screen.show_hidden, include_delegates=screen.show_hidden,
-            workspace=screen.workspace, count=count, provisional=provisional, **screen.reading_filters,
-            narrow=screen.narrow,
-        )
+            return data.page_of_ids(screen.ctx.lanes.live_ids(), offset, size, screen.filters)
+        return data.page(offset, size, screen.filters, count=count, provisional=provisional)
 
     def load(self, center: int, keep_key: str | None, *, keep_current: bool = False, correction: bool = False) -> None:
         """The pages around ``center``; the census (the list's length, the per-source counts,
@@ -228,23 +218,18 @@ class ListWindow:
         self.census_prompt = self.census_paced = False
         self._census_key = key
         self.census_pacer.started()
-        self._in_worker(partial(self._take_census, key, not screen.lanes_only), group="census")
+        self._in_worker(partial(self._take_census, key, screen.filters, not screen.lanes_only), group="census")
 
     def _census_turn(self) -> None:
         self._census_timer = None
         if self.census_due:
             self.want_census()
 
-    def _take_census(self, key: tuple, count: bool) -> None:
+    def _take_census(self, key: tuple, query: ListQuery, count: bool) -> None:
         screen = self.screen
         started = time.monotonic()
         try:
-            census = screen.ctx.store.census(
-                count=count, source=screen.source_filter, exclude_sources=screen.exclude_sources,
-                view=screen.view, include_hidden=screen.show_hidden, include_delegates=screen.show_hidden,
-                workspace=screen.workspace, by_activity=screen.by_activity, **screen.reading_filters,
-                narrow=screen.narrow,
-            )
+            census = screen.ctx.store.census(query=query, count=count)
         except BaseException:
             # Posted before the error is: the screen learns the census ended, then why.
             screen.post_message(WorkerDone(self._census_failed))
@@ -377,12 +362,7 @@ class ListWindow:
         screen = self.screen
         center = None
         if not screen.lanes_only:
-            query = ListQuery.from_options(
-                screen.source_filter, screen.exclude_sources, view=screen.view,
-                include_hidden=screen.show_hidden, include_delegates=screen.show_hidden,
-                workspace=screen.workspace, by_activity=screen.by_activity,
-            )
-            center = screen.ctx.store.list_position(key, query)
+            center = screen.ctx.store.list_position(key, screen.filters)
         window, exact = self._window(
             self.generation, cursor if center is None else center, key, screen.filter_key(), True,
         )

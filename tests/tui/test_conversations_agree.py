@@ -61,7 +61,7 @@ async def test_every_count_of_a_rewound_session_is_what_its_transcript_shows(ups
         listed = {row.id: row for row in db.list_summaries(ListQuery(), limit=50)}
         assert listed[r1].message_count == shown
         assert db.get_summary(r1).message_count == shown
-        assert summaries_of(db, [r1])[0].message_count == shown
+        assert summaries_of(db.store, [r1])[0].message_count == shown
         assert db.lineage_tree(r1).message_count == shown
     finally:
         db.close()

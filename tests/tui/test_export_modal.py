@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input, ProgressBar, RadioButton, RadioSet, Static
 
+from hermes_state.listing import ListQuery
 from hermes_state import SessionDB
 from hermes_tui.operations import ExportScope, plan_export, run_export
 from hermes_tui.config import AppConfig
@@ -286,7 +287,7 @@ async def test_large_export_shows_progress_and_writes_every_session(tmp_path: Pa
 def test_cancelled_export_leaves_no_file(fixed_db: Path, out: Path) -> None:
     db = SessionDB(fixed_db, read_only=True)
     try:
-        plan = plan_export(db, DOCKER, query=None, source=None, exclude_sources=None, directory=out, now=NOW)
+        plan = plan_export(db, DOCKER, query=None, listed=ListQuery(), directory=out, now=NOW)
         scope = plan.scopes[2]
         target = plan.default_path(scope, "jsonl")
         calls: list[tuple[int, int]] = []
@@ -304,14 +305,14 @@ def test_cancelled_export_leaves_no_file(fixed_db: Path, out: Path) -> None:
 def test_plan_names_files_per_scope(fixed_db: Path, out: Path) -> None:
     db = SessionDB(fixed_db, read_only=True)
     try:
-        plan = plan_export(db, TRAVEL_TIP, query=None, source="discord", exclude_sources=None, directory=out, now=NOW)
+        plan = plan_export(db, TRAVEL_TIP, query=None, listed=ListQuery(source="discord"), directory=out, now=NOW)
         keys = [s.key for s in plan.scopes]
         assert keys == ["session", "lineage", "source"]
         lineage = plan.scopes[1]
         assert lineage.session_ids == (TRAVEL_ROOT, TRAVEL_TIP) and lineage.count == 2
         assert plan.default_path(plan.scopes[0], "md") == out / f"hermes-{TRAVEL_TIP}-{STAMP}.md"
         assert plan.default_path(plan.scopes[2], "jsonl") == out / f"hermes-discord-{STAMP}.jsonl"
-        empty = plan_export(db, None, query=None, source="matrix", exclude_sources=None, directory=out, now=NOW)
+        empty = plan_export(db, None, query=None, listed=ListQuery(source="matrix"), directory=out, now=NOW)
         assert [s.unavailable for s in empty.scopes] == ["no matrix sessions"]
     finally:
         db.close()
