@@ -14,6 +14,7 @@ from itertools import islice
 from typing import TYPE_CHECKING, Any, Iterable
 
 from ..preview import compute_preview
+from ..tips import conversation_tips
 from ..models import SessionSummary
 from .marks import mark_filters
 from .query import ListQuery
@@ -394,11 +395,13 @@ def conversation_labels(db: "SessionDB", root_ids: list[str]) -> dict[str, Conve
         ).fetchall()
 
     labels: dict[str, ConversationLabel] = {}
-    for row in db.store.read(read):
+    rows = db.store.read(read)
+    # The tips of the compressed roots, walked once and kept until the store changes.
+    tips = conversation_tips(db.store, [row["id"] for row in rows if row["end_reason"] == "compression"])
+    for row in rows:
         label = row["title"] or compute_preview(row["preview"])
-        if row["end_reason"] == "compression":
-            tip = db.get_compression_tip(row["id"])
-            if tip != row["id"]:
-                label = db.get_session_title(tip) or label
+        tip = tips.get(row["id"], row["id"])
+        if tip != row["id"]:
+            label = db.get_session_title(tip) or label
         labels[row["id"]] = ConversationLabel(label, bool(row["archived"]), bool(row["hidden"]))
     return labels
