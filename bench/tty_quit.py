@@ -2,6 +2,10 @@
 pseudo-terminal (its controlling terminal, as a shell in a terminal window would start it),
 ``q`` typed at a given moment, the time until the process has exited.
 
+A key ``*Nc`` types ``N`` characters ``c`` one key at a time (no bracketed paste), then waits
+until the browser has gone quiet: ``typed_s`` is how long that took, ``rss_peak_mb`` the
+browser's peak memory by then.
+
 ``python -m bench.tty_quit HERMES_HOME [--after S] [--keys KEYS]`` prints one JSON line:
 ``first_frame_s`` (the first output on the terminal), ``quit_s`` (from ``q`` written to the
 terminal to the process gone), the exit status. ``--keys`` are typed before ``q`` (each
@@ -43,6 +47,37 @@ def _drain(fd: int, seconds: float) -> bytes:
             out += chunk
 
 
+def _cpu_ticks(pid: int) -> int:
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+
+def _until_idle(pid: int, master: int, quiet_s: float = 1.0, most_s: float = 600.0) -> float:
+    """Drain the terminal until the process has used no CPU for ``quiet_s``; when that began."""
+    end = time.monotonic() + most_s
+    last, since = _cpu_ticks(pid), time.monotonic()
+    while time.monotonic() < end:
+        _drain(master, 0.1)
+        now = _cpu_ticks(pid)
+        if now != last:
+            last, since = now, time.monotonic()
+        elif time.monotonic() - since >= quiet_s:
+            return since
+    return time.monotonic()
+
+
+def _peak_rss_mb(pid: int) -> float | None:
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return round(int(line.split()[1]) / 1024, 1)
+    except OSError:
+        pass
+    return None
+
+
 def quit_after(home: Path, *, after: float, keys: list[str], gap: float = 0.3, config_dir: Path | None = None,
                timeout: float = 120.0) -> dict:
     """Start the browser on ``home``'s store, wait ``after`` seconds from its first frame,
@@ -69,6 +104,15 @@ def quit_after(home: Path, *, after: float, keys: list[str], gap: float = 0.3, c
         out["first_frame_s"] = round(time.monotonic() - started, 3)
         _drain(master, after)
         for key in keys:
+            if key.startswith("*"):  # "*105000a": that many of one character, as keys
+                count, char = int(key[1:-1]), key[-1]
+                began = time.monotonic()
+                for start in range(0, count, 1024):
+                    os.write(master, (char * min(1024, count - start)).encode())
+                    _drain(master, 0.0)
+                out["typed_s"] = round(_until_idle(proc.pid, master) - began, 3)
+                out["rss_peak_mb"] = _peak_rss_mb(proc.pid)
+                continue
             os.write(master, key.encode())
             _drain(master, gap)
         pressed = time.monotonic()
