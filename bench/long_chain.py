@@ -51,9 +51,10 @@ class Chain:
 
 
 def build_chain(path: Path, segments: int, *, beside: Path | None = None, source: str = "telegram",
-                title: str = "monster gateway chat") -> Chain:
+                title: str = "monster gateway chat", tip_at: float | None = None) -> Chain:
     """Write a store at ``path`` holding a ``segments``-long compression chain (see the module
-    docstring); ``beside`` copies that store first. ``path`` must not exist."""
+    docstring); ``beside`` copies that store first. ``tip_at``: when the live tip starts
+    (default: the chain starts at :data:`CHAIN_START`). ``path`` must not exist."""
     if segments < 1:
         raise ValueError("a chain has at least one segment")
     path = Path(path)
@@ -72,8 +73,9 @@ def build_chain(path: Path, segments: int, *, beside: Path | None = None, source
         conn.execute("PRAGMA synchronous=OFF")
         sessions = []
         messages = []
+        first = CHAIN_START if tip_at is None else tip_at - (segments - 1) * STEP
         for i in range(segments):
-            start = CHAIN_START + i * STEP
+            start = first + i * STEP
             last = i == segments - 1
             sid = segment_id(i)
             sessions.append((

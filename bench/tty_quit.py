@@ -4,7 +4,7 @@ pseudo-terminal (its controlling terminal, as a shell in a terminal window would
 
 A key ``*Nc`` types ``N`` characters ``c`` one key at a time (no bracketed paste), then waits
 until the browser has gone quiet: ``typed_s`` is how long that took, ``rss_peak_mb`` the
-browser's peak memory by then.
+browser's peak memory by then. ``ESC`` is the Escape key.
 
 ``python -m bench.tty_quit HERMES_HOME [--after S] [--keys KEYS]`` prints one JSON line:
 ``first_frame_s`` (the first output on the terminal), ``quit_s`` (from ``q`` written to the
@@ -113,7 +113,7 @@ def quit_after(home: Path, *, after: float, keys: list[str], gap: float = 0.3, c
                 out["typed_s"] = round(_until_idle(proc.pid, master) - began, 3)
                 out["rss_peak_mb"] = _peak_rss_mb(proc.pid)
                 continue
-            os.write(master, key.encode())
+            os.write(master, b"\x1b" if key == "ESC" else key.encode())
             _drain(master, gap)
         pressed = time.monotonic()
         os.write(master, b"q")

@@ -1,4 +1,4 @@
-"""Query fields hold at most :data:`MAX_QUERY_CHARS` characters (issue 42 item 11).
+"""Query fields hold at most :data:`MAX_QUERY_CHARS` characters.
 
 105,000 characters typed into the search field one key at a time (a paste without bracketed
 paste: the terminal sends it as keys) made a 105,000-character query, re-highlighted and

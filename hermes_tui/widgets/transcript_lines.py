@@ -1,5 +1,5 @@
 """Very large messages in the transcript: laid out once, drawn a line at a time, searched in
-bounded steps (issue 42 item 11).
+bounded steps.
 
 A 50 MB message (a pasted log, a tool's dump) is ~600,000 display lines. The view used to
 build a styled ``Text`` for every line of a message as soon as one of them was on screen, and

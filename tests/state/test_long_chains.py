@@ -1,4 +1,4 @@
-"""Long compression chains in the storage library (issue 42 item 10): the live tip, the
+"""Long compression chains in the storage library: the live tip, the
 search's marks and names, and a connection closed while a long read runs on it."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""A NUL in a message cuts neither the list's preview nor a search's snippet (issue 42 item
-11): SQLite's C string functions stop at a NUL, and the text after one was once lost from both."""
+"""A NUL in a message cuts neither the list's preview nor a search's snippet:
+SQLite's C string functions stop at a NUL, and the text after one was once lost from both."""
 
 from __future__ import annotations
 

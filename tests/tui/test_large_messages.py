@@ -1,4 +1,4 @@
-"""Very large messages and very long queries (issue 42 item 11).
+"""Very large messages and very long queries.
 
 A 50 MB message made the transcript's find climb to 1.8 GB and ignore Esc for 20 s: every
 display line of the message was built as a styled Text, on the event loop. 105,000 characters

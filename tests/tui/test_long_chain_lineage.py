@@ -1,4 +1,4 @@
-"""The lineage of a gateway chat that compressed thousands of times (issue 42 item 10, LI-13).
+"""The lineage of a gateway chat that compressed thousands of times (LI-13).
 
 A chain of N segments is a family N levels deep. Drawn whole it was N rows built on the UI
 thread (seconds in which ``q`` did nothing at 200,000), and past ~1,000 the recursive walk of
