@@ -87,6 +87,9 @@ class LineageScreen(HermesScreen):
         #: Each load of the family; only the newest one's answer shows.
         self.loads = Generation()
         self.loaded = False
+        #: A read of the family is under way; another was asked for meanwhile.
+        self.loading = False
+        self.reload_pending = False
 
     def compose(self) -> ComposeResult:
         yield Static(Text("Loading lineage…", style=muted(self)), id="lineage-header")
@@ -106,14 +109,37 @@ class LineageScreen(HermesScreen):
     # ------------------------------------------------------------------ loading
 
     def load(self) -> None:
+        if self.loading:
+            # A family of 200,000 sessions takes seconds to read, and a gateway commits more
+            # often than that: one more read once this one is done, not one a commit (each
+            # would hold the reader meanwhile, and the list behind this screen waits for it).
+            self.reload_pending = True
+            return
+        self.loading = True
         self._load(self.loads.next())
 
     @work(thread=True, group="lineage", exclusive=True, exit_on_error=False)
     def _load(self, stamp: Stamp) -> None:
-        family = self.ctx.store.lineage(self.session_id)
+        try:
+            family = self.ctx.store.lineage(self.session_id)
+        except BaseException:
+            self.post_message(WorkerDone(self._load_finished, stamp=stamp))  # (the next may work)
+            raise
         self.post_message(WorkerDone(self._loaded, family, stamp=stamp))
 
+    def _load_finished(self) -> None:
+        self.loading = False
+        if self.reload_pending:
+            self.reload_pending = False
+            self.load()
+
     def _loaded(self, family: LineageNode | None) -> None:
+        try:
+            self._show_family(family)
+        finally:
+            self._load_finished()
+
+    def _show_family(self, family: LineageNode | None) -> None:
         header = self.query_one("#lineage-header", Static)
         tree = self.tree
         if family is None:

@@ -132,3 +132,41 @@ def _nodes(tree: LineageTree):
         node = stack.pop()
         yield node
         stack.extend(reversed(node.children))
+
+
+async def test_commits_while_the_family_is_read_ask_for_one_more_read_not_one_each(chain_db: Path) -> None:
+    from hermes_tui.context import StoreChange
+
+    app = make_app(chain_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        store = app.ctx.store
+        real = store.lineage
+        reads: list[str] = []
+        first_read, release = threading.Event(), threading.Event()
+
+        def counted(session_id: str):
+            reads.append(session_id)
+            if len(reads) == 1:
+                first_read.set()
+                release.wait(30)  # the first read lasts while a gateway commits five times
+            return real(session_id)
+
+        store.lineage = counted
+        try:
+            app.push_screen(app.ctx.screens.lineage(segment_id(10)))
+            await pilot.pause()
+            assert first_read.wait(10)
+            screen = app.screen
+            assert isinstance(screen, LineageScreen)
+            for _ in range(5):
+                screen.store_changed(StoreChange(database=True))
+            await pilot.pause()
+            assert len(reads) == 1
+        finally:
+            release.set()
+        await settle(pilot)
+        await settle(pilot)
+        assert len(reads) == 2  # the family read once more, for all five commits
+        assert screen.loaded and not screen.loading
+        assert screen.tree.highlighted is not None and screen.tree.highlighted.id == segment_id(10)
