@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import inspect
 import shutil
 import sys
 import tempfile
@@ -55,9 +56,11 @@ def _calls(
         calls = {f"search {query!r}": searched(query) for query in searches}
     else:
         query_type = getattr(listing, "ListQuery", None)  # (an old checkout's list took loose filters)
+        # (a newer checkout's list takes the store, an older one the SessionDB)
+        on = db.store if next(iter(inspect.signature(listing.page).parameters)) == "store" else db
         if query_type is not None:
             def page() -> object:
-                return listing.page(db, query_type(exclude_sources=tuple(internal), order="activity"), 0, 50)
+                return listing.page(on, query_type(exclude_sources=tuple(internal), order="activity"), 0, 50)
         else:
             def page() -> object:
                 return listing.page(db, 0, 50, exclude_sources=internal, by_activity=True)

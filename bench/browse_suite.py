@@ -75,7 +75,7 @@ def first_page_by_activity(ctx: Context) -> list[Case]:
         ),
         Case(
             "page + count (listing.page)",
-            lambda: listing.page(db, ListQuery(exclude_sources=excluded, order=Order.ACTIVITY), 0, PAGE),
+            lambda: listing.page(db.store, ListQuery(exclude_sources=excluded, order=Order.ACTIVITY), 0, PAGE),
             lambda result: {"hits": len(result[0])},
         ),
     ]
@@ -108,7 +108,7 @@ def _deep_page_cases(ctx: Context, *, by_activity: bool) -> list[Case]:
 
     db = ctx.db
     excluded = list(INTERNAL_SOURCES)
-    total = listing.count_listed(db, ListQuery(exclude_sources=excluded))
+    total = listing.count_listed(db.store, ListQuery(exclude_sources=excluded))
     middle, last = max(0, total // 2), max(0, total - PAGE)
     store = BrowserData(ctx.db_path)
     read = "general query" if by_activity else "the start index walked"
@@ -117,18 +117,18 @@ def _deep_page_cases(ctx: Context, *, by_activity: bool) -> list[Case]:
     for label, offset in (("middle", middle), ("last page", last)):
         cases.append(Case(
             f"{read}, {label} (offset {offset:,} of {total:,})",
-            lambda offset=offset: listing.page(db, ListQuery.from_options(exclude_sources=excluded, by_activity=by_activity),
+            lambda offset=offset: listing.page(db.store, ListQuery.from_options(exclude_sources=excluded, by_activity=by_activity),
                                                offset, PAGE, count=False),
             lambda result: {"hits": len(result[0])},
         ))
     cases.append(Case(
         f"the whole ranking{order}, once (listing.rank)",
-        lambda: listing.rank(db, ListQuery.from_options(exclude_sources=excluded, by_activity=by_activity)),
+        lambda: listing.rank(db.store, ListQuery.from_options(exclude_sources=excluded, by_activity=by_activity)),
         lambda ids: {"hits": len(ids)},
     ))
     cases.append(Case(
         f"browser: a slice of the ranking, offset {middle:,} (BrowserData.page)",
-        lambda: store.page(middle, PAGE, source=None, exclude_sources=excluded, by_activity=by_activity, count=False),
+        lambda: store.page(middle, PAGE, ListQuery.from_options(exclude_sources=excluded, by_activity=by_activity), count=False),
         lambda result: {"hits": len(result[0])},
     ))
     return cases

@@ -131,7 +131,7 @@ def listing_calls(db) -> dict:
         "list_sessions_rich(limit=50, by activity)": lambda: db.list_sessions_rich(
             limit=50, exclude_sources=excluded, order_by_last_active=True),
         "listing.page(0, 50, by_activity=True)": lambda: listing.page(
-            db, ListQuery(exclude_sources=tuple(excluded), order=Order.ACTIVITY), 0, 50),
+            db.store, ListQuery(exclude_sources=tuple(excluded), order=Order.ACTIVITY), 0, 50),
     }
 
 

@@ -51,7 +51,7 @@ def _calls(db) -> dict:
     return {
         "list_sessions_rich": lambda: db.list_sessions_rich(
             limit=50, exclude_sources=excluded, order_by_last_active=True),
-        "listing.page": lambda: listing.page(db, ListQuery(exclude_sources=excluded, order=Order.ACTIVITY), 0, 50),
+        "listing.page": lambda: listing.page(db.store, ListQuery(exclude_sources=excluded, order=Order.ACTIVITY), 0, 50),
     }
 
 

@@ -43,6 +43,7 @@ from typing import Any, Iterable
 
 from hermes_state import SessionDB
 from hermes_state.conversation import conversation_roots
+from hermes_state.listing import ListQuery
 from hermes_state.listing.pages import hidden_sources
 from hermes_state.query import PREFIX_MIN_CHARS
 from hermes_state.search import FTS_TABLE, TRIGRAM_TABLE, filter_sql, trigram_vocab, where_clause
@@ -211,13 +212,13 @@ def browser_rank(store: Any, query: str, root: str, max_rank: int = MAX_RANK) ->
     exclude = hidden_sources(None)
     store.forget_search_answers()  # typed as if for the first time
     t0 = time.perf_counter()
-    view = store.search(query, source=None, exclude_sources=exclude, limit=SEARCH_PAGE)
+    view = store.search(query, ListQuery.from_options(exclude_sources=exclude), limit=SEARCH_PAGE)
     first_ms = (time.perf_counter() - t0) * 1000
     info = {"ms": round(first_ms, 2), "path": view.path, "ranking": view.ranking,
             "title_match": any(s.id == root for s in view.title_matches)}
     more = view.more and view.hit_count >= SEARCH_PAGE
     while more and len(view.groups) < max_rank and all(g.root_id != root for g in view.groups):
-        page = store.search(query, source=None, exclude_sources=exclude, limit=SEARCH_PAGE, offset=view.hit_count)
+        page = store.search(query, ListQuery.from_options(exclude_sources=exclude), limit=SEARCH_PAGE, offset=view.hit_count)
         if page.hit_count == 0:
             break
         view = view.merged(page)

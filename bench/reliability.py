@@ -49,6 +49,7 @@ if not __package__:  # ``python bench/reliability.py``: make the source tree imp
     sys.path.insert(0, str(REPO))
 
 from hermes_state import SessionDB  # noqa: E402
+from hermes_state.listing import ListQuery  # noqa: E402
 from hermes_state.schema import FTS_TABLES, FTS_TEXT_EXPR  # noqa: E402
 from hermes_workload.simulate import read_log, verify_simulation  # noqa: E402
 
@@ -1209,7 +1210,7 @@ async def run_contention(
             reports = [await asyncio.to_thread(wait_writer, w) for w in procs]
             # The browser catches up with the final state (live refresh, no restart).
             final_total = await asyncio.to_thread(
-                lambda: app.ctx.store.page(0, 1, source=None, exclude_sources=driver.browser.exclude_sources)[1]
+                lambda: app.ctx.store.page(0, 1, ListQuery.from_options(exclude_sources=driver.browser.exclude_sources))[1]
             )
             if not await driver.wait_for(lambda: driver.session_list.total == final_total, 10.0):
                 result.problems.append(

@@ -18,7 +18,7 @@ import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator, TextIO
+from typing import Any, Callable, Iterator, TextIO
 
 from hermes_state import SessionDB
 from hermes_state.errors import DatabaseError, describe_db_error
@@ -343,14 +343,15 @@ def start_first_window(db_path: Path, config, *, source: str | None, cache_dir: 
     """Open the store and read the browser's first pages in a thread, now, while the UI is
     imported, so the two overlap and ``browse`` reaches its first page sooner; hand the result
     to ``build_app(first_window=...)``."""
-    from hermes_state.listing import hidden_sources
+    from hermes_state.listing import ListQuery, Order
     from hermes_state.paths import cache_dir as default_cache_dir
 
     from .data import FirstWindow
 
+    # The very list the browser's screen opens on (BrowserScreen.filters), so it adopts the page.
+    opening = ListQuery.human(source or None, show_internal=config.show_tool_sessions, order=Order.ACTIVITY)
     return FirstWindow(
-        db_path, page_size=config.page_size, source=source,
-        exclude_sources=hidden_sources(source, config.show_tool_sessions),
+        db_path, page_size=config.page_size, query=opening,
         cache_dir=cache_dir if cache_dir is not None else default_cache_dir(),
     )
 
@@ -374,6 +375,29 @@ def run_browse(
         return _run_browse(db_path, source=source, limit=limit, demo=demo, plain=plain)
 
 
+def _pick_in_app(tty: int, db_path: Path, **build: Any) -> tuple[int, str | None]:
+    """Run the browser on the terminal ``tty`` (``build``: the rest of
+    :func:`~hermes_tui.app.build_app`'s arguments) and say, as :func:`plain_browse` does,
+    what was chosen: ``(CANCELLED, id)``, ``(CANCELLED, None)`` when the person left without
+    choosing, or ``(code, None)`` when the app ended on an error it has reported."""
+    from .app import build_app
+
+    app = build_app(db_path, save_settings=True, **build)
+    with drawing_on(tty):
+        chosen = app.run()
+    if app.return_code not in (None, 0):
+        return app.return_code or 1, None
+    return CANCELLED, chosen
+
+
+def _none_chosen(code: int) -> int:
+    """The command's exit code when no session was chosen (``CANCELLED``: the person left,
+    which is said; any other code's error was reported where it happened)."""
+    if code == CANCELLED:
+        _err("Cancelled.")
+    return code
+
+
 def _browse_profiles(profiles: list, *, source: str | None, limit: int, plain: bool) -> int:
     """``browse --all-profiles``: the browser over every profile's store (a store that cannot
     be read is named in the status line and left out), or the plain picker over their merged
@@ -388,19 +412,10 @@ def _browse_profiles(profiles: list, *, source: str | None, limit: int, plain: b
         else:
             # Every profile's first page read ahead while the UI is imported, as for one store.
             ahead = {p.name: start_first_window(p.db_path, config, source=source) for p in profiles}
-            from .app import build_app
-
-            app = build_app(profiles[0].db_path, config=config, source=source, config_problems=problems,
-                            save_settings=True, profiles=profiles, first_window=ahead)
-            with drawing_on(tty):
-                chosen = app.run()
-            code = CANCELLED
-            if app.return_code not in (None, 0):
-                return app.return_code or 1
+            code, chosen = _pick_in_app(tty, profiles[0].db_path, config=config, source=source,
+                                        config_problems=problems, profiles=profiles, first_window=ahead)
         if chosen is None:
-            if code == CANCELLED:
-                _err("Cancelled.")
-            return code
+            return _none_chosen(code)
         name, _sep, session_id = chosen.partition(":")
         home = next(p.home for p in profiles if p.name == name)
         _err(f"(in profile '{_safe(name)}': hermes -p {_safe(name)} --resume {_safe(session_id)})")
@@ -480,19 +495,10 @@ def _run_browse(db_path: Path | None, *, source: str | None, limit: int, demo: b
         else:
             if demo_home is not None:
                 demo_home.start_writer()
-            from .app import build_app
-
-            app = build_app(db_path, config=config, source=source, config_problems=problems,
-                            save_settings=True, cache_dir=cache_dir, first_window=first)
-            with drawing_on(tty):
-                chosen = app.run()
-            code = CANCELLED
-            if app.return_code not in (None, 0):
-                return app.return_code or 1
+            code, chosen = _pick_in_app(tty, db_path, config=config, source=source, config_problems=problems,
+                                        cache_dir=cache_dir, first_window=first)
         if chosen is None:
-            if code == CANCELLED:
-                _err("Cancelled.")
-            return code
+            return _none_chosen(code)
         return hand_off(chosen, config.resume_command, demo=demo)
     except KeyboardInterrupt:
         _err("Cancelled.")

@@ -78,7 +78,7 @@ with collector_paused():
     from hermes_state.inert_text import inert_cells, shell_quote
     from hermes_state.models import shown_source
 
-    from .textsafe import fit_cells
+    from .textsafe import fit_cells, inert_line
     from . import cli_profiles
     from . import cli_filters
     from .cli_filters import FilterError
@@ -363,12 +363,11 @@ def _cmd_list(args: argparse.Namespace) -> int:
     filtered = bool([flag for flag in cli_filters.given(args) if flag != "--source"])
     if cli_profiles.across(args):
         if filtered:
-            raise CliExit("Error: --all-profiles does not take the list filters yet (--since, --title, …): "
-                          "use --profile NAME for one profile.", code=2)
+            cli_filters.narrow_from_args(args, now)  # (a bad value is said once, before any store opens)
         query = ListQuery.from_options(
             args.source, exclude, archived_only=archived_only, unread_only=unread_only, statuses=statuses,
         )
-        return _list_across(args, query, now)
+        return _list_across(args, query, now, filtered)
     with open_store("read") as db:
         warn_unknown_source(db, args.source)
         query = ListQuery.from_options(args.source, exclude, archived_only=archived_only)
@@ -474,28 +473,57 @@ def _warn_unknown_source_across(stores: list, source: str | None) -> None:
               file=sys.stderr)
 
 
-def _list_across(args: argparse.Namespace, query: ListQuery, now: float) -> int:
+def _list_across(args: argparse.Namespace, query: ListQuery, now: float, filtered: bool) -> int:
     """``list --all-profiles`` (PF-2): every profile's list as one, in the list's order, each
-    row with its profile (a column when rows of more than one profile can be listed)."""
+    row with its profile (a column when rows of more than one profile can be listed; a field
+    of each item with ``--json``). The filters are read on each store: one that cannot take
+    them (no such column, no such workspace) is named in one line and left out, unless no
+    store can."""
     from hermes_state.across_profiles import merge_listed
 
     with cli_profiles.open_across(_open_profile_store, cli_profiles.warn) as (opened, _left):
         _warn_unknown_source_across([item.store for item in opened], args.source)
-        streams = [(item.profile.name, item.store.iter_listed(query, args.limit, brief=True)) for item in opened]
+        queries = _queries_across(args, opened, query, now) if filtered else [(item, query) for item in opened]
+        streams = [(item.profile.name, item.store.iter_listed(q, args.limit, brief=True)) for item, q in queries]
         try:
             merged = merge_listed(streams, by_activity=query.by_activity)
             pairs = (pair for pair, _ in zip(merged, range(args.limit)))
+            if args.json:
+                from .cli_json import session_item, write_document
+
+                write_document("list", "sessions", ({**session_item(row), "profile": name} for name, row in pairs))
+                return 0
             if _print_listing(pairs, now, with_profile=len(opened) > 1):
                 return 0
         finally:
             for _name, rows in streams:
                 rows.close()
-        archived = 0 if query.archived_only else sum(
-            item.store.session_count(
-                args.source, archived_only=True, exclude_children=True, exclude_sources=list(query.exclude_sources),
-            ) for item in opened
+        narrowed = query.unread_only or bool(query.statuses)
+        archived = 0 if query.archived_only or narrowed else sum(
+            item.store.lister.count_listed(q.with_(view="archived")) for item, q in queries
         )
     return _say_none_listed(args, archived)
+
+
+def _queries_across(args: argparse.Namespace, opened: list, base: ListQuery, now: float) -> list:
+    """Each store's query for the filters (``cli_filters.query_from_args`` on each: a
+    workspace is resolved in each store's own paths)."""
+    queries, refused = [], []
+    for item in opened:
+        try:
+            q = cli_filters.query_from_args(item.store, args, view=base.view, now=now)
+        except FilterError as exc:
+            if exc.code == 2:  # (a bad value: the same on every store)
+                raise
+            refused.append((item, exc))
+            continue
+        queries.append((item, q.with_(unread_only=base.unread_only, statuses=tuple(sorted(base.statuses)))))
+    if not queries:
+        raise refused[0][1]
+    for item, exc in refused:
+        reason = exc.message.removeprefix("Error: ")
+        cli_profiles.warn(f"Warning: profile '{inert_line(item.profile.name)}' left out: {reason}")
+    return queries
 
 
 def _print_lines(lines: list[str]) -> None:

@@ -196,7 +196,7 @@ def resolve_workspace(db: "SessionDB", needle: str) -> str:
             f"Error: --workspace cannot be applied: this store (schema {caps.schema_version}) "
             "records no working directory.", code=1,
         )
-    known = [w.workspace for w in listing.workspace_counts(db, ListQuery(view=View.ALL, include_hidden=True)) if w.workspace]
+    known = [w.workspace for w in listing.workspace_counts(db.store, ListQuery(view=View.ALL, include_hidden=True)) if w.workspace]
     expanded = os.path.abspath(os.path.expanduser(text)) if text.startswith(("~", "/", ".")) else text
     for candidate in (text, expanded):
         if candidate in known:

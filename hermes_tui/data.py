@@ -26,8 +26,10 @@ from hermes_state import SessionDB
 from hermes_state import listing
 from hermes_state.listing import ListQuery
 from hermes_state.listing.marks import ConversationMarks, conversation_marks, keeps
+from hermes_state.listing.counts import SourceCounts, conversations_by_source
+from hermes_state.listing.engine import lister_of
 from hermes_state.unread import UnreadNotTracked, not_tracked, set_read
-from hermes_state.listing.narrow import NO_NARROW, Narrow, narrowed_ids
+from hermes_state.listing.narrow import Narrow, narrowed_ids
 from hermes_state.listing import recency
 from hermes_state import open_store
 from hermes_state.store import READ_WAIT_TEXT, WRITE_WAIT_TEXT, retry_read, write_problem
@@ -41,7 +43,7 @@ from hermes_state.retrieval import group_hits_by_conversation
 from hermes_state.listing.title_index import TitleIndex
 
 from . import operations
-from .view_models import Census, HitGroup, RecapData, SearchView
+from .view_models import Census, FileState, HitGroup, RecapData, SearchView
 
 if TYPE_CHECKING:  # (imported on first use: deletes are not made at start-up)
     from hermes_state import trash
@@ -51,20 +53,6 @@ T = TypeVar("T")
 __all__ = [
     "BrowserData", "FirstWindow", "READ_WAIT_TEXT", "WRITE_WAIT_TEXT",
 ]
-
-
-def _query(
-    source: str | None, exclude_sources: list[str] | None, view: str = "active", include_hidden: bool = False,
-    include_delegates: bool = False, workspace: str | None = None, by_activity: bool = False,
-    unread_only: bool = False, statuses: tuple[str, ...] = (),
-    narrow: Narrow = NO_NARROW,
-) -> ListQuery:
-    """The list the screen asks for, as the one value the store's list takes and every cache
-    here is keyed by (:class:`~hermes_state.listing.ListQuery`)."""
-    return ListQuery.from_options(
-        source, exclude_sources, view=view, include_hidden=include_hidden, include_delegates=include_delegates,
-        workspace=workspace, by_activity=by_activity, unread_only=unread_only, statuses=statuses,
-    ).with_(narrow=narrow)
 
 
 def _data_version(db: SessionDB) -> int | None:
@@ -87,13 +75,12 @@ class FirstWindow:
     """
 
     def __init__(
-        self, db_path: Path, *, page_size: int, source: str | None, exclude_sources: list[str] | None,
-        cache_dir: Path | None,
+        self, db_path: Path, *, page_size: int, query: ListQuery, cache_dir: Path | None,
     ) -> None:
         self.db_path = Path(db_path)
         self.cache_dir = cache_dir
-        #: The list the browser opens on: by last activity, counted later, provisionally.
-        self.query = _query(source, exclude_sources, by_activity=True)
+        #: The list the browser opens on (the screen's first filters): counted later, provisionally.
+        self.query = query
         self.page_size = page_size
         #: The reader, once opened (None: not yet, or the open failed: see ``error``).
         self.db: SessionDB | None = None
@@ -135,7 +122,7 @@ class FirstWindow:
             finally:
                 self.opened.set()
             self._reading = db
-            answer = listing.page(db, self.query, 0, self.page_size, count=False, provisional=True)
+            answer = listing.page(db.store, self.query, 0, self.page_size, count=False, provisional=True)
             self.pages[(self.query, 0, self.page_size, False, True)] = answer
         except BaseException as exc:  # a page failed: the browser reads it again itself
             self.error = self.error or exc
@@ -309,28 +296,28 @@ class BrowserData:
                 self._identity = identity
             return db
 
-    def check_file(self) -> str:
+    def check_file(self) -> FileState:
         """Is the file at the path still the one the connections read? (before every write,
         and on every watcher tick).
 
-        ``"same"``; ``"replaced"`` (a restore or a sync tool put another file there): every
+        ``SAME``; ``REPLACED`` (a restore or a sync tool put another file there): every
         connection is reopened on the file at the path, so reads and writes go to it;
-        ``"deleted"``: what was read stays on screen, writes are refused (:attr:`gone`) and
+        ``DELETED``: what was read stays on screen, writes are refused (:attr:`gone`) and
         nothing ever creates a new file in its place. A change is reported once through
-        ``on_file_event``.
+        ``on_file_event`` (its kind the state's value).
         """
         with self._open_lock:
             if self._closed or self._identity is None:
-                return "same"
+                return FileState.SAME
             now = _file_identity(self.db_path)
             if now == self._identity:
-                return "same"
+                return FileState.SAME
             if now is None:
                 if self.gone is None:
                     self.gone = f"{self.db_path} was deleted while the browser was open"
-                    event = ("deleted", f"{self.gone}: showing what was read before; nothing can be changed.")
+                    event = (FileState.DELETED, f"{self.gone}: showing what was read before; nothing can be changed.")
                 else:
-                    return "deleted"
+                    return FileState.DELETED
             else:
                 self._retired.extend(self._dbs.values())
                 if self._writer is not None:
@@ -344,10 +331,10 @@ class BrowserData:
                 self._titles = TitleIndex(owner_rebuilds=True)
                 self._titles_generation += 1
                 self.gone = None
-                event = ("replaced", f"{self.db_path} was replaced by another file; reopened it.")
-        if event[0] == "replaced" and self._first_window is not None:
+                event = (FileState.REPLACED, f"{self.db_path} was replaced by another file; reopened it.")
+        if event[0] is FileState.REPLACED and self._first_window is not None:
             self._first_window.forget()  # (outside the lock: it may wait for the read-ahead)
-        self._on_file_event(*event)
+        self._on_file_event(event[0].value, event[1])
         return event[0]
 
     @property
@@ -393,7 +380,7 @@ class BrowserData:
     def writer(self) -> SessionDB:
         """The writable store, for one write: asked again before every write, so a file that
         was replaced meanwhile is reopened and a deleted one is never written (or created)."""
-        if self.check_file() == "deleted":
+        if self.check_file() is FileState.DELETED:
             raise DatabaseError(f"{self.gone}; nothing was changed")
         with self._writer_lock:
             if self._closed:
@@ -463,40 +450,24 @@ class BrowserData:
     # ------------------------------------------------------------------ list
 
     def page(
-        self,
-        offset: int,
-        limit: int,
-        *,
-        source: str | None,
-        exclude_sources: list[str] | None,
-        view: str = "active",
-        include_hidden: bool = False,
-        by_activity: bool = False,
-        include_delegates: bool = False,
-        workspace: str | None = None,
-        count: bool = True,
-        provisional: bool = False,
-        unread_only: bool = False,
-        statuses: tuple[str, ...] = (),
-        narrow: Narrow = NO_NARROW,
+        self, offset: int, limit: int, query: ListQuery, *, count: bool = True, provisional: bool = False,
     ) -> tuple[list[SessionSummary], int | None]:
-        """A page of the list and its length (None with ``count=False``); ``provisional`` as
-        :func:`hermes_state.listing.page` (the rows' ``exact`` says whether it was)."""
-        query = _query(source, exclude_sources, view, include_hidden, include_delegates, workspace, by_activity,
-                       unread_only, statuses, narrow)
+        """A page of ``query``'s list and its length (None with ``count=False``);
+        ``provisional`` as :func:`hermes_state.listing.page` (the rows' ``exact`` says
+        whether it was)."""
         if self._first_window is not None:
             self.reader  # adopts the reader read ahead (the pages came from it)
             ahead = self._first_window.take(query, offset, limit, count=count, provisional=provisional)
             if ahead is not None:
                 return ahead
-        if listing.ranked_deep(offset, limit, by_activity=by_activity):
+        if listing.ranked_deep(offset, limit, by_activity=query.by_activity):
             # Deep in the list by last activity each page would rank every conversation
             # again (4-5 s at 250k sessions, 0.5-0.9 s at 50k), by start walk the start
             # index up to its offset (0.4-0.8 s a page past 100,000 rows): pages are slices
             # of one ranking, whose rows are read by id (a few ms).
             ids = self._ranked(query)
-            return self._slice(ids, offset, limit, include_delegates), (len(ids) if count else None)
-        return self.read(lambda db: listing.page(db, query, offset, limit, count=count, provisional=provisional))
+            return self._slice(ids, offset, limit, query), (len(ids) if count else None)
+        return self.read(lambda db: listing.page(db.store, query, offset, limit, count=count, provisional=provisional))
 
     def list_position(self, key: str, query: ListQuery) -> int | None:
         """Where the conversation ``key`` (its compression root) is in ``query``'s list, or None
@@ -508,15 +479,9 @@ class BrowserData:
         except ValueError:
             return None
 
-    def workspace_counts(
-        self, *, source: str | None, exclude_sources: list[str] | None, view: str = "active",
-        include_hidden: bool = False, unread_only: bool = False, statuses: tuple[str, ...] = (),
-        narrow: Narrow = NO_NARROW,
-    ) -> list[listing.WorkspaceCount]:
-        """Each workspace with its conversation count under the other filters (BR-13)."""
-        query = _query(source, exclude_sources, view, include_hidden, include_delegates=include_hidden,
-                       unread_only=unread_only, statuses=statuses, narrow=narrow)
-        return self.read(lambda db: listing.workspace_counts(db, query))
+    def workspace_counts(self, query: ListQuery) -> list[listing.WorkspaceCount]:
+        """Each workspace with its conversation count under ``query``'s other filters (BR-13)."""
+        return self.read(lambda db: listing.workspace_counts(db.store, query))
 
     def count_windows(self, query: ListQuery, narrows: dict[str, Narrow]) -> dict[str, int]:
         """How many conversations ``query``'s list has under each of ``narrows`` in its place
@@ -524,56 +489,36 @@ class BrowserData:
         counter = self._connection("counter")
 
         def count(db: SessionDB) -> dict[str, int]:
-            return {key: listing.count_listed(db, query.with_(narrow=narrow)) for key, narrow in narrows.items()}
+            return {key: listing.count_listed(db.store, query.with_(narrow=narrow)) for key, narrow in narrows.items()}
 
         return self._retry(lambda: count(counter))
 
     def page_of_ids(
-        self,
-        session_ids: set[str],
-        offset: int,
-        limit: int,
-        *,
-        source: str | None,
-        exclude_sources: list[str] | None,
-        workspace: str | None = None,
-        unread_only: bool = False,
-        statuses: tuple[str, ...] = (),
+        self, session_ids: set[str], offset: int, limit: int, query: ListQuery,
     ) -> tuple[list[SessionSummary], int]:
-        """A page of just these sessions (e.g. the ones live in a gateway lane), newest first."""
-        reading = ListQuery(unread_only=unread_only, statuses=statuses)
-        return self.read(
-            lambda db: listing.page_of_ids(
-                db, session_ids, offset, limit, source=source, exclude_sources=exclude_sources,
-                workspace=workspace, reading=reading,
-            )
-        )
+        """A page of just these sessions (e.g. the ones live in a gateway lane), newest first,
+        under ``query``'s filters as :func:`hermes_state.listing.page_of_ids` reads them."""
+        return self.read(lambda db: listing.page_of_ids(db.store, session_ids, offset, limit, query))
 
     def source_counts(self) -> dict[str, int]:
         return self.read(lambda db: db.source_counts())
 
-    def census(
-        self, *, count: bool, source: str | None, exclude_sources: list[str] | None, view: str = "active",
-        include_hidden: bool = False, include_delegates: bool = False, workspace: str | None = None,
-        by_activity: bool = True, unread_only: bool = False, statuses: tuple[str, ...] = (),
-        narrow: Narrow = NO_NARROW,
-    ) -> Census:
-        """The list's length (when ``count``), the per-source counts and the exact pins, read
+    def census(self, query: ListQuery, *, count: bool) -> Census:
+        """``query``'s length (when ``count``), the per-source counts and the exact pins, read
         on a connection of their own (``counter``): the scans take ~0.3 s at 250k sessions
         and the list's pages must not wait for them. The reader learns the pins (its
         provisional pages rest on them from now on), and, when its recency index was only a
         guess (no cache: a first run), gets one built here (1-2 s at 250k sessions);
         ``revised`` says whether either changes what its pages would show."""
         counter = self._connection("counter")
-        query = _query(source, exclude_sources, view, include_hidden, include_delegates, workspace, by_activity,
-                       unread_only, statuses, narrow)
 
-        def read(db: SessionDB) -> tuple[frozenset[str], int | None, dict[str, int]]:
+        def read(db: SessionDB) -> tuple[frozenset[str], int | None, dict[str, int], SourceCounts | None]:
             pins = db.pinned_ids()
-            total = listing.count_listed(db, query) if count else None
-            return pins, total, db.source_counts()
+            # (one grouped scan: the list's total and the picker's numbers, which then agree)
+            listed = conversations_by_source(lister_of(db.store), query) if count else None
+            return pins, listed.total if listed else None, db.source_counts(), listed
 
-        pins, total, sources = self._retry(lambda: read(counter))
+        pins, total, sources, listed = self._retry(lambda: read(counter))
         ranking_s, again_in = self._rank_again(query)
         reader = self.reader
         assumed = reader.assume_pins(pins)
@@ -583,7 +528,14 @@ class BrowserData:
             # are read again only when the built index ranks otherwise.
             revised = reader.adopt_recency(self._retry(counter.build_recency)) or revised
         self.warm_titles()
-        return Census(total, sources, revised=revised, ranking_s=ranking_s or 0.0, again_in=again_in)
+        return Census(total, sources, revised=revised, ranking_s=ranking_s or 0.0, again_in=again_in,
+                      listed_by_source=listed.by_source if listed else None)
+
+    def conversations_by_source(self, query: ListQuery) -> dict[str, int]:
+        """The source picker's numbers when no census has them yet: conversations the list
+        shows under ``query``'s other filters, per source."""
+        counter = self._connection("counter")
+        return self._retry(lambda: conversations_by_source(lister_of(counter.store), query).by_source)
 
     def _ranked(self, key: ListQuery) -> list[str]:
         """The ranking for these filters: the one made last, even if another process has
@@ -605,7 +557,7 @@ class BrowserData:
                 del self._rankings[next(iter(self._rankings))]
             return ranking.ids
 
-    def _slice(self, ids: list[str], offset: int, limit: int, include_delegates: bool) -> list[SessionSummary]:
+    def _slice(self, ids: list[str], offset: int, limit: int, query: ListQuery) -> list[SessionSummary]:
         """The rows of ``ids[offset:offset + limit]``. A conversation deleted by another
         process since the ranking was made is skipped and the next ones fill its place, so
         the page stays whole (a short page would be asked for again and again)."""
@@ -614,7 +566,7 @@ class BrowserData:
         while len(rows) < limit and start < len(ids):
             chunk = ids[start:start + limit - len(rows) + 8]
             start += len(chunk)
-            rows += self.read(lambda db: listing.summaries_of(db, chunk, include_delegates=include_delegates))
+            rows += self.read(lambda db: listing.summaries_of(db.store, chunk, query))
         return rows[:limit]
 
     def _rank(self, key: ListQuery) -> _Ranking:
@@ -623,7 +575,7 @@ class BrowserData:
         def rank(db: SessionDB) -> _Ranking:
             version = db.data_version()  # (before: a commit while ranking makes it stale)
             started = time.monotonic()
-            ids = listing.rank(db, key)
+            ids = listing.rank(db.store, key)
             made_at = time.monotonic()
             return _Ranking(ids, version, cost_s=made_at - started, made_at=made_at)
 
@@ -674,29 +626,22 @@ class BrowserData:
 
     # ------------------------------------------------------------------ search
 
-    def match_sessions(
-        self, text: str, *, source: str | None, exclude_sources: list[str] | None, limit: int = 8,
-        workspace: str | None = None, include_hidden: bool = False, unread_only: bool = False,
-        statuses: tuple[str, ...] = (),
-    ) -> list[SessionSummary]:
-        """Sessions whose title contains ``text`` or whose id starts with it (BR-2 a); with
-        ``unread_only`` / ``statuses``, those the list's filters would keep."""
+    def match_sessions(self, text: str, query: ListQuery, *, limit: int = 8) -> list[SessionSummary]:
+        """Sessions whose title contains ``text`` or whose id starts with it (BR-2 a), under
+        ``query``'s source, workspace and hidden filters; with its unread-only or status
+        filter, those the list would keep. (Its time window is the caller's: by conversation.)"""
         aux = self._connection("aux")
         titles = self._titles
         # Until the index is built (0.2 s at 250k sessions, in the background: a search
         # typed as the browser opens must not wait for it) SQL answers: the newest sessions,
         # then SQLite's scan of every title (~1 and ~10-13 ms at 250k sessions).
         found = self._retry(
-            lambda: listing.match_sessions(
-                aux, text, source=source, exclude_sources=exclude_sources, limit=limit, workspace=workspace,
-                index=titles if titles.built else None, include_hidden=include_hidden,
-            )
+            lambda: listing.match_sessions(aux.store, text, query, limit=limit, index=titles if titles.built else None)
         )
         if (titles.stale or not titles.built) and titles is self._titles:  # (not one already replaced)
             self._rebuild_titles(aux)
-        if unread_only or statuses:
-            narrowing = ListQuery(unread_only=unread_only, statuses=statuses)
-            found = [s for s in found if keeps(ConversationMarks(s.unread, s.lifecycle), narrowing)]
+        if query.unread_only or query.statuses:
+            found = [s for s in found if keeps(ConversationMarks(s.unread, s.lifecycle), query)]
         if text[-1:].isspace() and text.strip():
             # `dock ` is the word dock, in titles as in messages (the title match is a
             # substring): a title must hold the text as whole words, an id start with it.
@@ -711,7 +656,7 @@ class BrowserData:
         meanwhile, with the newest sessions read again; before the first, SQL does). ``aux``
         is the connection the index is refreshed on: its count of commits before the build
         is what the new index compares with (another connection's count cannot be)."""
-        seen = self._retry(lambda: listing.title_index_version(aux))
+        seen = self._retry(lambda: listing.title_index_version(aux.store))
         with self._open_lock:
             if self._closed or (self._titles.built and not self._titles.stale) or (
                 self._title_build is not None and not self._title_build.done()
@@ -723,7 +668,7 @@ class BrowserData:
                 fresh = TitleIndex(owner_rebuilds=True)
                 builder = self._connection("titles")
                 try:
-                    self._retry(lambda: listing.refresh_title_index(builder, fresh))
+                    self._retry(lambda: listing.refresh_title_index(builder.store, fresh))
                 except Exception:
                     # (SQL answers the title match meanwhile; a build per key would keep a
                     # core busy reading every title for nothing.)
@@ -755,17 +700,17 @@ class BrowserData:
         self._rebuild_titles(self._connection("aux"))
 
     def search(
-        self, query: str, *, source: str | None, exclude_sources: list[str] | None, limit: int = 40,
-        offset: int = 0, workspace: str | None = None, include_hidden: bool = False,
-        unread_only: bool = False, statuses: tuple[str, ...] = (),
-        narrow: Narrow = NO_NARROW,
+        self, query: str, listed: ListQuery, *, limit: int = 40, offset: int = 0,
         order: str = "relevance", weights: Any = None, now: float | None = None,
     ) -> SearchView:
         """Full-text search grouped by conversation (XR-2), plus title/id matches (first page
-        only); ``offset`` asks for a later page of hits (BR-20); hidden sessions only with
-        ``include_hidden`` (BR-15). ``narrow`` (the time window, BR-21) keeps the hits whose
-        conversation it keeps, as the list would: a page may then show fewer groups than
-        hits were asked for (``more`` still says whether the search has more)."""
+        only), under the list's filters ``listed``; ``offset`` asks for a later page of hits
+        (BR-20). Of those filters search obeys the source, the workspace, the unread-only and
+        status filters, and hidden sessions only with ``include_hidden`` (BR-15); archived
+        conversations are found whatever the view, and marked. Its ``narrow`` (the time
+        window, BR-21) keeps the hits whose conversation it keeps, as the list would: a page
+        may then show fewer groups than hits were asked for (``more`` still says whether the
+        search has more)."""
         view = SearchView(query=query, offset=offset)
         view.stamps["start"] = time.perf_counter()
         if not query.strip():
@@ -777,10 +722,8 @@ class BrowserData:
         cut_query, _cut = limit_query(query)
         # Title/id matching runs beside the full-text search on its own connection: SQLite
         # releases the GIL while a statement runs, so the two queries overlap on two cores.
-        titles = self._pool.submit(
-            self.match_sessions, cut_query, source=source, exclude_sources=exclude_sources,
-            workspace=workspace, include_hidden=include_hidden, unread_only=unread_only, statuses=statuses,
-        ) if offset == 0 else None
+        titles = self._pool.submit(self.match_sessions, cut_query, listed) if offset == 0 else None
+        source, narrow = listed.source, listed.narrow
         try:
             if offset == 0:
                 # Before the search: a message written after this id is new to its answer.
@@ -791,10 +734,10 @@ class BrowserData:
                     limit=limit,
                     offset=offset,
                     source_filter=[source] if source else None,
-                    exclude_sources=None if source else exclude_sources,
+                    exclude_sources=None if source else (list(listed.exclude_sources) or None),
                     prefix_last=True,
-                    workspace=workspace,
-                    include_hidden=include_hidden,
+                    workspace=listed.workspace,
+                    include_hidden=listed.include_hidden,
                     order=order,
                     weights=weights,
                     now=now,
@@ -829,11 +772,10 @@ class BrowserData:
         # Unread and status of each conversation, by the list's own rule: marked, and kept
         # only if the list's unread-only and status filters would keep it.
         marked = self._retry(lambda: conversation_marks(searcher.store, [c.root_id for c in conversations]))
-        narrowing = ListQuery(unread_only=unread_only, statuses=statuses)
         unnamed = listing.ConversationLabel("")
         view.groups = []
         for c in conversations:
-            if not keeps(marked.get(c.root_id), narrowing):
+            if not keeps(marked.get(c.root_id), listed):
                 continue
             name = labels.get(c.root_id, unnamed)
             view.groups.append(HitGroup(
@@ -871,7 +813,7 @@ class BrowserData:
             known = self._labels
             missing = [root for root in root_ids if root not in known]
             if missing:
-                known.update(listing.conversation_labels(db, missing))
+                known.update(listing.conversation_labels(db.store, missing))
             return {root: known[root] for root in root_ids if root in known}
 
         return self.read(read)
@@ -959,8 +901,13 @@ class BrowserData:
 
     # ------------------------------------------------------------------ export
 
-    def plan_export(self, session_id: str | None, **kwargs: Any) -> operations.ExportPlan:
-        return self.read(lambda db: operations.plan_export(db, session_id, **kwargs))
+    def plan_export(
+        self, session_id: str | None, *, query: str | None, listed: ListQuery, directory: Path, now: float,
+        marked: list[str] | None = None,
+    ) -> operations.ExportPlan:
+        """The export dialog's scopes (:func:`operations.plan_export`) for the screen's list."""
+        return self.read(lambda db: operations.plan_export(
+            db, session_id, query=query, listed=listed, directory=directory, now=now, marked=marked))
 
     def run_export(self, scope, fmt, path, *, progress=None, cancelled=lambda: False) -> operations.ExportOutcome:
         return operations.run_export(self.reader, scope, fmt, path, progress=progress, cancelled=cancelled)

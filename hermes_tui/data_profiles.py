@@ -33,11 +33,12 @@ from typing import Any, Callable, TypeVar
 
 from hermes_state.across_profiles import first_line, list_key, merge_hits
 from hermes_state.errors import DatabaseError
+from hermes_state.listing import ListQuery
 from hermes_state.models import LineageNode, SessionSummary
 from hermes_state.profiles import Profile
 
 from .data import BrowserData
-from .view_models import Census, HitGroup, SearchView
+from .view_models import Census, FileState, HitGroup, SearchView
 
 T = TypeVar("T")
 
@@ -256,11 +257,11 @@ class ProfilesData:
         self._each(lambda _n, part: part.reader, [(name, self.parts[name]) for name in self.names], parallel="pages")
         return None
 
-    def check_file(self) -> str:
+    def check_file(self) -> FileState:
         outcomes = [self.parts[name].check_file() for name in self.names]
-        if any(outcome != "same" for outcome in outcomes):
+        if any(outcome is not FileState.SAME for outcome in outcomes):
             self._forget()
-        return "replaced" if "replaced" in outcomes else "same"
+        return FileState.REPLACED if FileState.REPLACED in outcomes else FileState.SAME
 
     def changed_since_first_read(self) -> bool:
         return any(self.parts[name].changed_since_first_read() for name in self.names)
@@ -303,11 +304,11 @@ class ProfilesData:
 
     # ------------------------------------------------------------------ list
 
-    def page(self, offset: int, limit: int, *, count: bool = True, provisional: bool = False,
-             **filters: Any) -> tuple[list[SessionSummary], int | None]:
+    def page(self, offset: int, limit: int, query: ListQuery, *, count: bool = True,
+             provisional: bool = False) -> tuple[list[SessionSummary], int | None]:
         """A page of every shown profile's list merged in the list's order (PF-6)."""
         shown = self._shown()
-        key = (tuple(name for name, _p in shown), _filters_key(filters))
+        key = (tuple(name for name, _p in shown), query)
         versions = self.data_versions()
         with self._lock:
             merge = self._merges.pop(key, None)
@@ -316,14 +317,14 @@ class ProfilesData:
             self._merges[key] = merge
             while len(self._merges) > KEPT_MERGES:
                 del self._merges[next(iter(self._merges))]
-        by_activity = bool(filters.get("by_activity"))
+        by_activity = query.by_activity
         across = len(shown) > 1
         chunk = self.chunk
 
         def fetch(name: str, part: BrowserData) -> None:
             start = merge.consumed.get(name, 0)
             rows, _n = self._call(name, lambda p: p.page(
-                start, chunk, count=False, provisional=provisional, **filters), ([], None))
+                start, chunk, query, count=False, provisional=provisional), ([], None))
             merge.buffers[name], merge.position[name] = rows, 0
             merge.consumed[name] = start + len(rows)
             if len(rows) < chunk:
@@ -355,11 +356,12 @@ class ProfilesData:
             rows = merge.rows[offset:offset + limit]
         total = None
         if count:
-            totals = self._each(lambda _n, part: part.page(0, 1, count=True, provisional=provisional, **filters)[1])
+            totals = self._each(lambda _n, part: part.page(0, 1, query, count=True, provisional=provisional)[1])
             total = sum(n or 0 for _name, n in totals)
         return rows, total
 
-    def page_of_ids(self, session_ids: set[str], offset: int, limit: int, **filters: Any) -> tuple[list[SessionSummary], int]:
+    def page_of_ids(self, session_ids: set[str], offset: int, limit: int,
+                    query: ListQuery) -> tuple[list[SessionSummary], int]:
         by_profile: dict[str, set[str]] = {}
         for qualified in session_ids:
             # (the gateway lanes are the default profile's: their ids come bare)
@@ -368,21 +370,25 @@ class ProfilesData:
         rows: list[tuple[str, SessionSummary]] = []
         for name, ids in by_profile.items():
             if name in self.names:
-                found, _total = self._call(name, lambda p, i=ids: p.page_of_ids(i, 0, offset + limit, **filters), ([], 0))
+                found, _total = self._call(name, lambda p, i=ids: p.page_of_ids(i, 0, offset + limit, query), ([], 0))
                 rows += [(name, row) for row in found]
         rows.sort(key=lambda pair: list_key(pair[1], True))
         return [self._row(name, row) for name, row in rows[offset:offset + limit]], len(rows)
 
-    def census(self, *, count: bool, **filters: Any) -> Census:
+    def census(self, query: ListQuery, *, count: bool) -> Census:
         """Each profile's census under the same filters (every profile, so the profile filter
         has its counts); the list's figures are the sums over the shown ones."""
         every = [(name, self.parts[name]) for name in self.names]
-        answers = dict(self._each(lambda _n, part: part.census(count=count, **filters), every, parallel="census"))
+        answers = dict(self._each(lambda _n, part: part.census(query, count=count), every, parallel="census"))
         shown = [name for name, _p in self._shown() if name in answers]
         sources: dict[str, int] = {}
+        listed: dict[str, int] | None = {} if count else None
         for name in shown:
             for source, n in answers[name].source_counts.items():
                 sources[source] = sources.get(source, 0) + n
+            for source, n in (answers[name].listed_by_source or {}).items():
+                if listed is not None:
+                    listed[source] = listed.get(source, 0) + n
         self.profile_counts = {name: census.total or 0 for name, census in answers.items() if census.total is not None}
         revised = any(census.revised for census in answers.values())
         if revised:
@@ -394,16 +400,25 @@ class ProfilesData:
             revised=revised,
             ranking_s=sum(census.ranking_s for census in answers.values()),
             again_in=min(waits) if waits else None,
+            listed_by_source=listed,
         )
 
-    def count_by_profile(self, **filters: Any) -> dict[str, int]:
+    def count_by_profile(self, query: ListQuery) -> dict[str, int]:
         """Each profile's conversations under the list's other filters (the profile filter's
         counts), every profile read, whichever is shown."""
         every = [(name, self.parts[name]) for name in self.names]
-        counts = self._each(lambda _n, part: part.page(0, 1, count=True, **filters)[1], every,
+        counts = self._each(lambda _n, part: part.page(0, 1, query, count=True)[1], every,
                             parallel="census")
         self.profile_counts = {name: n or 0 for name, n in counts}
         return dict(self.profile_counts)
+
+    def conversations_by_source(self, query: ListQuery) -> dict[str, int]:
+        """The source picker's numbers over the shown profiles (their sum by source)."""
+        sources: dict[str, int] = {}
+        for _name, counts in self._each(lambda _n, part: part.conversations_by_source(query), parallel="census"):
+            for source, n in counts.items():
+                sources[source] = sources.get(source, 0) + n
+        return sources
 
     def source_counts(self) -> dict[str, int]:
         sources: dict[str, int] = {}
@@ -412,10 +427,10 @@ class ProfilesData:
                 sources[source] = sources.get(source, 0) + n
         return sources
 
-    def workspace_counts(self, **filters: Any) -> list:
+    def workspace_counts(self, query: ListQuery) -> list:
         totals: dict[str, int] = {}
         first: dict[str, Any] = {}
-        for _name, counts in self._each(lambda _n, part: part.workspace_counts(**filters)):
+        for _name, counts in self._each(lambda _n, part: part.workspace_counts(query)):
             for item in counts:
                 totals[item.workspace] = totals.get(item.workspace, 0) + item.count
                 first.setdefault(item.workspace, item)
@@ -446,16 +461,16 @@ class ProfilesData:
 
     # ------------------------------------------------------------------ search
 
-    def match_sessions(self, text: str, *, limit: int = 8, **filters: Any) -> list[SessionSummary]:
-        found = self._each(lambda n, part: [self._row(n, row) for row in part.match_sessions(text, limit=limit, **filters)])
+    def match_sessions(self, text: str, query: ListQuery, *, limit: int = 8) -> list[SessionSummary]:
+        found = self._each(lambda n, part: [self._row(n, row) for row in part.match_sessions(text, query, limit=limit)])
         rows = [row for _name, rows in found for row in rows]
         rows.sort(key=lambda row: list_key(row, True))
         return rows[:limit]
 
-    def search(self, query: str, **kwargs: Any) -> SearchView:
+    def search(self, query: str, listed: ListQuery, **kwargs: Any) -> SearchView:
         """Every shown store searched at once, conversations ranked together by the score of
         their best hit (:func:`~hermes_state.across_profiles.merge_hits`), PF-6."""
-        answers = self._each(lambda _n, part: part.search(query, **kwargs), parallel="search")
+        answers = self._each(lambda _n, part: part.search(query, listed, **kwargs), parallel="search")
         view = SearchView(query=query, offset=kwargs.get("offset", 0))
         if not answers:
             return view
@@ -588,7 +603,12 @@ class ProfilesData:
                 first = found[0][1]
                 total = sum(sc.count for _n, sc in found)
                 head = first.label.split(" — ")[0]
-                scope = ExportScope(key, f"{head} — {total} sessions in {len(found)} profiles",
+                if key == "listed":  # (counted in the list's unit, as on one store)
+                    k = sum(sc.conversations or 0 for _n, sc in found)
+                    said = f"{k:,} conversation{'s' if k != 1 else ''}"
+                else:
+                    said = f"{total:,} sessions"
+                scope = ExportScope(key, f"{head} — {said} in {len(found)} profiles",
                                     f"profiles-{first.stem}", total, None, first.source)
             self._scopes[id(scope)] = found
             scopes.append(scope)
@@ -612,7 +632,9 @@ def _export_several(door: "ProfilesData", found: list, fmt: str, path: Path, pro
     from hermes_state.export import iter_export, render_chunks
     from hermes_state.paths import write_atomic
 
-    from .operations import ExportCancelled, ExportOutcome, NothingExported, check_destination, describe_write_error
+    from .operations import (
+        ExportCancelled, ExportOutcome, NothingExported, check_destination, describe_write_error, scope_session_ids,
+    )
 
     problem = check_destination(path)
     if problem:
@@ -623,7 +645,7 @@ def _export_several(door: "ProfilesData", found: list, fmt: str, path: Path, pro
     def sessions():
         for name, scope in found:
             reader = door.parts[name].reader
-            ids = list(scope.session_ids) if scope.session_ids is not None else None
+            ids = scope_session_ids(reader, scope)
             for obj in iter_export(reader, scope.source, ids):
                 if cancelled():
                     raise ExportCancelled()
@@ -650,7 +672,3 @@ def _export_several(door: "ProfilesData", found: list, fmt: str, path: Path, pro
 
 #: A profile left out answered nothing.
 _LEFT = object()
-
-
-def _filters_key(filters: dict[str, Any]) -> tuple:
-    return tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in filters.items()))

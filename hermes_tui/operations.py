@@ -21,7 +21,7 @@ from hermes_state.conversation import conversation_members
 from hermes_state.errors import TitleChangedError, describe_write_error
 from hermes_state.paths import write_atomic
 from hermes_state.titles import sanitize_title
-from hermes_state.listing import ListQuery, Narrow, workspace_session_ids
+from hermes_state.listing import ListQuery
 from .textsafe import home_path
 
 if TYPE_CHECKING:  # (the trash and the export are imported when first used, not at start-up)
@@ -171,14 +171,76 @@ FORMAT_LABELS = {"jsonl": "JSONL (as upstream writes it)", "md": "Markdown trans
 class ExportScope:
     """One choice of what to export."""
 
-    key: str  # session | lineage | search | source | all
+    key: str  # marked | session | lineage | search | listed | all
     label: str
     stem: str
     count: int
-    session_ids: tuple[str, ...] | None = None  # None: every session (of ``source``)
+    session_ids: tuple[str, ...] | None = None  # None: every session (of ``source``), or ``listed``'s
     source: str | None = None
     #: Why this scope cannot be used (shown, and the choice is disabled).
     unavailable: str | None = None
+    #: The list's conversations, each whole, chosen when the export runs (a long list: choosing
+    #: every member took ~2 s at 50k sessions, too long to wait for before the dialog opens).
+    listed: ListQuery | None = None
+    #: The list's conversations this scope holds (``listed``; ``count`` is then its sessions,
+    #: or the conversations again when they are chosen as the export runs).
+    conversations: int | None = None
+
+
+#: A list of at most this many conversations is chosen when the dialog opens (its label then
+#: says how many sessions they hold); a longer one when the export runs.
+EAGER_CONVERSATIONS = 2_000
+
+
+def _count(n: int, unit: str) -> str:
+    return f"{n:,} {unit}" if n == 1 else f"{n:,} {unit}s"
+
+
+def narrowed(listed: ListQuery) -> bool:
+    """Does the list leave out conversations by more than the view (a source, a workspace, a
+    time window or other fields, unread, statuses)? Then "the whole database" is not offered
+    beside it: the filters on screen are not silently ignored."""
+    return bool(listed.source or listed.workspace is not None or listed.narrow
+                or listed.unread_only or listed.statuses)
+
+
+def listed_scope(reader: SessionDB, listed: ListQuery) -> ExportScope:
+    """"Every conversation in the list": what the list shows under its filters, counted in the
+    list's unit (conversations, each exported whole: its compressions, delegate runs)."""
+    from hermes_state import listing
+    from hermes_state.listing.select import choose
+
+    parts = []
+    if listed.source:
+        parts.append(listed.source)
+    if listed.workspace is not None:
+        parts.append(f"in {home_path(listed.workspace)}" if listed.workspace else "with no workspace")
+    if listed.narrow:
+        parts.append("its time window" if listed.narrow.since is not None or listed.narrow.until is not None
+                     else "its filters")
+    what = f" ({', '.join(parts)})" if parts else ""
+    stem = ("listed" if listed.narrow else f"workspace-{_slug(listed.workspace) or 'none'}"
+            if listed.workspace is not None else _slug(listed.source) or "source" if listed.source else "list")
+    k = listing.count_listed(reader.store, listed)
+    head = f"Every conversation in the list{what} — {_count(k, 'conversation')}"
+    empty = None if k else "the list is empty"
+    if k > EAGER_CONVERSATIONS:
+        return ExportScope("listed", f"{head} (each whole)", stem, k, None, unavailable=empty,
+                           listed=listed, conversations=k)
+    ids = [sid for item in choose(reader.lister, listed) for sid in item.sessions]
+    return ExportScope("listed", f"{head}, {_count(len(ids), 'session')}", stem, len(ids), tuple(ids),
+                       unavailable=None if ids else "the list is empty", conversations=k)
+
+
+def scope_session_ids(reader: SessionDB, scope: ExportScope) -> list[str] | None:
+    """The sessions ``scope`` writes (None: every session, of its source if it has one)."""
+    if scope.session_ids is not None:
+        return list(scope.session_ids)
+    if scope.listed is not None:
+        from hermes_state.listing.select import choose
+
+        return [sid for item in choose(reader.lister, scope.listed) for sid in item.sessions]
+    return None
 
 
 @dataclass
@@ -216,17 +278,14 @@ def file_stamp(now: float) -> str:
     return datetime.fromtimestamp(now).strftime("%Y%m%d-%H%M%S")
 
 
-def _hit_session_ids(
-    reader: SessionDB, query: str, source: str | None, exclude: list[str] | None, workspace: str | None = None,
-    narrow: "Narrow | None" = None, now: float | None = None,
-) -> list[str]:
-    """Sessions of the messages matching ``query``, in hit order (first hit first); with a
-    time window (the list's ``narrow``, and the query's own ``after:`` / ``before:`` terms,
-    BR-21) only those whose conversation was last active in it, as the search pane shows."""
-    from hermes_state.listing.narrow import NO_NARROW
+def _hit_session_ids(reader: SessionDB, query: str, listed: ListQuery, now: float | None = None) -> list[str]:
+    """Sessions of the messages matching ``query`` under the list's source and workspace
+    filters, in hit order (first hit first); with a time window (the list's ``narrow``, and
+    the query's own ``after:`` / ``before:`` terms, BR-21) only those whose conversation was
+    last active in it, as the search pane shows."""
     from hermes_state.timewindow import TimeParseError, split_time_terms, window_from_terms
 
-    narrow = narrow or NO_NARROW
+    narrow = listed.narrow
     query, after, before = split_time_terms(query)
     if after is not None or before is not None:
         try:
@@ -237,7 +296,7 @@ def _hit_session_ids(
             narrow = narrow.with_(since=since if narrow.since is None else max(since, narrow.since))
         if until is not None:
             narrow = narrow.with_(until=until if narrow.until is None else min(until, narrow.until))
-    ids = _hits(reader, query, source, exclude, workspace)
+    ids = _hits(reader, query, listed)
     if not narrow or not ids:
         return ids
     from hermes_state.conversation import conversation_roots
@@ -250,25 +309,25 @@ def _hit_session_ids(
     return [sid for sid in ids if roots.get(sid, sid) in kept]
 
 
-def _hits(
-    reader: SessionDB, query: str, source: str | None, exclude: list[str] | None, workspace: str | None = None
-) -> list[str]:
+def _hits(reader: SessionDB, query: str, listed: ListQuery) -> list[str]:
+    source = listed.source
+    exclude = None if source else (list(listed.exclude_sources) or None)
     search = getattr(reader, "search", None)
     if search is not None:
         result = search(
             query,
             limit=EXPORT_SEARCH_LIMIT,
             source_filter=[source] if source else None,
-            exclude_sources=None if source else exclude,
+            exclude_sources=exclude,
             prefix_last=True,
-            workspace=workspace,
+            workspace=listed.workspace,
         )
         hits = [getattr(hit, "session_id", None) for hit in result.hits]
     else:
         rows = reader.search_messages(
             query,
             source_filter=[source] if source else None,
-            exclude_sources=None if source else exclude,
+            exclude_sources=exclude,
             limit=EXPORT_SEARCH_LIMIT,
         )
         hits = [row.get("session_id") for row in rows]
@@ -280,21 +339,19 @@ def plan_export(
     session_id: str | None,
     *,
     query: str | None,
-    source: str | None,
-    exclude_sources: list[str] | None,
+    listed: ListQuery = ListQuery(),
     directory: Path,
     now: float,
     marked: list[str] | None = None,
-    workspace: str | None = None,
-    listed: "ListQuery | None" = None,
 ) -> ExportPlan:
-    """The scopes offered for an export started on ``session_id`` with the screen's state.
+    """The scopes offered for an export started on ``session_id`` with the screen's state:
+    ``query`` the search typed, ``listed`` the screen's list.
 
-    ``marked`` conversations (BR-14) come first, each with its whole lineage; ``workspace``
-    narrows the "every session" scope to one workspace (BR-13); ``listed``, the screen's list
-    when a time window narrows it (BR-21), makes that scope the conversations it lists,
-    each whole.
+    ``marked`` conversations (BR-14) come first, each with its whole lineage; the list's
+    source and workspace narrow the search's scope and the "every session" one (BR-13); a
+    time window on the list (BR-21) makes that scope the conversations it lists, each whole.
     """
+    source = listed.source
     scopes: list[ExportScope] = []
     if marked:
         family: list[str] = []
@@ -334,8 +391,7 @@ def plan_export(
         text = _one_line(query)
         where = f" in {source}" if source else ""
         try:
-            ids = _hit_session_ids(reader, query, source, exclude_sources, workspace,
-                                   listed.narrow if listed is not None else None, now)
+            ids = _hit_session_ids(reader, query, listed, now)
         except Exception as exc:  # the search path reports its own problems
             scopes.append(
                 ExportScope("search", f"Sessions matching “{text[:40]}”{where}", "search", 0, (),
@@ -353,64 +409,21 @@ def plan_export(
                     unavailable=None if n else "no session matches this search",
                 )
             )
-    elif listed is not None and listed.narrow:
-        from hermes_state.listing.select import choose
-
-        chosen = choose(reader.lister, listed)
-        ids = [sid for item in chosen for sid in item.sessions]
-        k, n = len(chosen), len(ids)
-        scopes.append(
-            ExportScope(
-                "listed",
-                f"Every conversation in the list (its time window) — {k} conversation{'s' if k != 1 else ''}, "
-                f"{n} session{'s' if n != 1 else ''}",
-                "listed",
-                n,
-                tuple(ids),
-                unavailable=None if n else "the list is empty",
-            )
-        )
-    elif workspace is not None:
-        ids = workspace_session_ids(reader, workspace, source, exclude_sources)
-        n = len(ids)
-        where = f"in {home_path(workspace)}" if workspace else "with no workspace"
-        scopes.append(
-            ExportScope(
-                "workspace",
-                f"Every session {where} — {n}",
-                f"workspace-{_slug(workspace) or 'none'}",
-                n,
-                tuple(ids),
-                unavailable=None if n else "no session in this workspace",
-            )
-        )
-    elif source:
-        # What the export writes: every session of the source, archived and hidden ones too.
-        n = reader.source_counts().get(source, 0)
-        scopes.append(
-            ExportScope(
-                "source",
-                f"Every {source} session — {n}",
-                _slug(source) or "source",
-                n,
-                None,
-                source,
-                unavailable=None if n else f"no {source} sessions",
-            )
-        )
     else:
-        n = sum(reader.source_counts().values())  # every session, as the export writes them
-        scopes.append(
-            ExportScope(
-                "all",
-                f"Every session — {n} (all sources)",
-                "all",
-                n,
-                None,
-                None,
-                unavailable=None if n else "the database has no sessions",
+        scopes.append(listed_scope(reader, listed))
+        if not narrowed(listed):
+            n = sum(reader.source_counts().values())  # every session, as the export writes them
+            scopes.append(
+                ExportScope(
+                    "all",
+                    f"The whole database — {_count(n, 'session')}, hidden ones too",
+                    "all",
+                    n,
+                    None,
+                    None,
+                    unavailable=None if n else "the database has no sessions",
+                )
             )
-        )
     return ExportPlan(scopes, directory, file_stamp(now))
 
 
@@ -465,7 +478,7 @@ def run_export(
 
     def sessions() -> Iterator[dict]:
         nonlocal count
-        ids = list(scope.session_ids) if scope.session_ids is not None else None
+        ids = scope_session_ids(reader, scope)
         for obj in iter_export(reader, scope.source, ids, progress):
             if cancelled():
                 raise ExportCancelled()

@@ -37,22 +37,17 @@ def _modules(package: str) -> dict[str, Path]:
 STILL_LEANING_ON_SESSIONDB = {
     "hermes_state.export",
     "hermes_state.export_parallel",
-    "hermes_state.listing.pages",
     "hermes_state.retrieval",
     "hermes_state.search",
     "hermes_state.search_engine",
     "hermes_state.trash",
 }
 
-#: Functions still taking loose filters, by module: the browser's store door keeps the
-#: screen's call shape until the screen holds a ListQuery itself; search and the title match
-#: take their own filter set until search moves into its new home.
+#: Functions still taking loose filters, by module: search takes its own filter set until it
+#: moves into its new home.
 LOOSE_FILTERS_LEFT = {
-    "hermes_tui.data": {"page", "census", "workspace_counts", "page_of_ids", "match_sessions", "search", "_query"},
-    "hermes_state.listing.pages": {"page_of_ids", "match_sessions", "workspace_session_ids"},
     "hermes_state.search_engine": {"search"},
     "hermes_state.db": {"search"},
-    "hermes_tui.operations": {"plan_export"},
 }
 
 #: Modules over their size limit, with the size they may not grow past.

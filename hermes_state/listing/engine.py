@@ -9,6 +9,8 @@ how a list by start is walked. ``SessionDB`` hands its list methods to it.
 from __future__ import annotations
 
 import sqlite3
+import threading
+import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
@@ -43,11 +45,31 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..store import Store
 
 
+#: The engine of each open store, by the store's id: the one made with it (``SessionDB``
+#: makes one when it opens), so its caches serve every caller of that store. Weak: an entry
+#: goes with its engine, which lives as long as its store (the store's ``on_close`` holds it).
+_ENGINES: "weakref.WeakValueDictionary[int, Lister]" = weakref.WeakValueDictionary()
+_ENGINES_LOCK = threading.Lock()
+
+
+def lister_of(store: "Store") -> "Lister":
+    """The list engine of ``store``: the one already made for it, else a new one kept with it.
+    A feature function given a store reads its list through this, with the caches of the
+    store's connection (pins, counts, the recency index)."""
+    with _ENGINES_LOCK:
+        found = _ENGINES.get(id(store))
+        if found is not None and found.store is store:
+            return found
+    return Lister(store)
+
+
 class Lister:
     """The human list of one store (see the module docstring)."""
 
     def __init__(self, store: "Store") -> None:
         self.store = store
+        with _ENGINES_LOCK:
+            _ENGINES[id(store)] = self
         #: ``(rules, {filters: (where, params)})``: see :meth:`filters`.
         self._filters_kept: tuple[Rules, dict] | None = None
         self._extra_pins: frozenset[str] | None = None
@@ -322,7 +344,7 @@ class Lister:
         every listed session and its newest message (seconds at 250k sessions); by start,
         one walk of the start index (~1 s there), where each page deep in the list walked it
         up to its offset instead."""
-        where, params = self.filters(query.with_(include_children=False, min_messages=0))
+        where, params = self.filters(query.with_(include_children=False))
         by_activity = query.by_activity
         if not by_activity:
             return self.store.read_snapshot(lambda: self._rank_by_start(where, params))

@@ -1,7 +1,10 @@
 """Listing sessions for people: pages of the human list, title/id matching, conversation names.
 
-Every function takes a :class:`~hermes_state.db.SessionDB` (read-only is enough), blocks, and
-returns typed rows. This is where the browser's list queries live, so the UI never writes SQL.
+Every function takes a :class:`~hermes_state.store.Store` (read-only is enough) and, for what a
+list's filters choose, one :class:`~hermes_state.listing.query.ListQuery`; it blocks and
+returns typed rows. The store's list engine (:func:`~hermes_state.listing.engine.lister_of`)
+keeps what makes the next page cheap on that connection. This is where the browser's list
+queries live, so the UI never writes SQL.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 from ..preview import compute_preview
 from ..tips import conversation_tips
 from ..models import SessionSummary
+from .engine import lister_of
 from .marks import mark_filters
 from .query import ListQuery
 # The module itself, not its names: tests lower its walk limits by patching it.
@@ -24,7 +28,7 @@ from ..query import escape_like
 from ..visibility import INTERNAL_SOURCES, NO_WORKSPACE
 
 if TYPE_CHECKING:
-    from ..db import SessionDB
+    from ..store import Store
     from .title_index import TitleIndex
 
 
@@ -46,10 +50,11 @@ def hidden_sources(source: str | None, show_internal: bool = False) -> list[str]
     return list(INTERNAL_SOURCES)
 
 
-def _source_clause(source: str | None, exclude_sources: Iterable[str] | None) -> tuple[str, list[Any]]:
-    if source:
-        return " AND s.source = ?", [source]
-    excluded = list(exclude_sources or ())
+def _source_clause(query: ListQuery) -> tuple[str, list[Any]]:
+    """The SQL of ``query``'s source filters (one source, else the sources left out)."""
+    if query.source:
+        return " AND s.source = ?", [query.source]
+    excluded = list(query.exclude_sources)
     if excluded:
         return f" AND s.source NOT IN ({','.join('?' for _ in excluded)})", excluded
     return "", []
@@ -67,7 +72,7 @@ def view_options(view: str) -> dict[str, bool]:
 
 
 def page(
-    db: "SessionDB",
+    store: "Store",
     query: ListQuery,
     offset: int,
     limit: int,
@@ -84,13 +89,14 @@ def page(
     Pinned conversations come first in every order (BR-12).
     """
     def read() -> tuple[list[SessionSummary], int | None]:
-        rows = db.lister.list_summaries(query, limit, offset, provisional=provisional)
+        rows = lister.list_summaries(query, limit, offset, provisional=provisional)
         if not count:
             return rows, None
-        return rows, count_listed(db, query)
+        return rows, lister.count_listed(query)
 
+    lister = lister_of(store)
     # One snapshot: the page and its count agree, even while other processes commit.
-    return db.store.read_snapshot(read)
+    return store.read_snapshot(read)
 
 
 #: Past this many rows of the list by start, a page walks the start index over every row
@@ -108,21 +114,23 @@ def ranked_deep(offset: int, limit: int, *, by_activity: bool) -> bool:
     return offset + limit > BY_START_DEEP_ROWS
 
 
-def rank(db: "SessionDB", query: ListQuery) -> list[str]:
+def rank(store: "Store", query: ListQuery) -> list[str]:
     """The ids of every conversation :func:`page` lists for ``query``, in its order:
-    ``page(db, query, offset, limit)`` shows ``summaries_of(db, rank(db,
-    query)[offset:offset + limit])`` while the store is unchanged."""
-    return db.lister.rank_listed(query)
+    ``page(store, query, offset, limit)`` shows ``summaries_of(store, rank(store,
+    query)[offset:offset + limit], query)`` while the store is unchanged."""
+    return lister_of(store).rank_listed(query)
 
 
-def summaries_of(db: "SessionDB", conversation_ids: list[str], *, include_delegates: bool = False) -> list[SessionSummary]:
-    """The list's rows of these conversations (from :func:`rank`), in this order."""
-    return db.summaries_of(conversation_ids, include_delegates=include_delegates)
+def summaries_of(store: "Store", conversation_ids: list[str], query: ListQuery | None = None) -> list[SessionSummary]:
+    """The list's rows of these conversations (from :func:`rank` of ``query``: delegate runs
+    are marked as such when it lists them), in this order."""
+    include_delegates = query.include_delegates if query is not None else False
+    return lister_of(store).summaries_of(conversation_ids, include_delegates=include_delegates)
 
 
-def count_listed(db: "SessionDB", query: ListQuery) -> int:
+def count_listed(store: "Store", query: ListQuery) -> int:
     """How many rows :func:`page` lists for ``query`` (a scan of ``sessions``)."""
-    return db.lister.count_listed(query)
+    return lister_of(store).count_listed(query)
 
 
 @dataclass(frozen=True)
@@ -134,16 +142,16 @@ class WorkspaceCount:
     count: int
 
 
-def workspace_counts(db: "SessionDB", query: ListQuery) -> list[WorkspaceCount]:
+def workspace_counts(store: "Store", query: ListQuery) -> list[WorkspaceCount]:
     """Every workspace with the number of conversations the list would show in it under
     ``query``'s other filters, busiest first (one grouped scan of ``sessions``; none on
     stores before v16)."""
-    expr = db.rules.workspace_sql()
-    caps = db.capabilities
+    expr = store.rules.workspace_sql()
+    caps = store.capabilities
     if expr is None or not (caps.has_cwd or caps.has_git_repo_root):
         return []  # the store records no workspace (a read-only open shows NULL columns)
-    where, params = db.lister.filters(query.with_(workspace=None, include_children=False, min_messages=0))
-    rows = db.store.fetchall(
+    where, params = lister_of(store).filters(query.with_(workspace=None, include_children=False, min_messages=0))
+    rows = store.fetchall(
         f"SELECT {expr} AS w, COUNT(*) AS n FROM sessions s {where} GROUP BY w "
         "ORDER BY n DESC, w IS NULL, w",
         params,
@@ -151,17 +159,15 @@ def workspace_counts(db: "SessionDB", query: ListQuery) -> list[WorkspaceCount]:
     return [WorkspaceCount(row[0] if row[0] is not None else NO_WORKSPACE, int(row[1])) for row in rows]
 
 
-def workspace_session_ids(
-    db: "SessionDB",
-    workspace: str,
-    source: str | None = None,
-    exclude_sources: list[str] | None = None,
-) -> list[str]:
-    """Every session in ``workspace`` (children included: an export takes whole lineages),
-    newest first, under the source filters (BR-13; :data:`NO_WORKSPACE`: those without one)."""
-    narrow, params = db.rules.workspace_clause(workspace)
-    extra, extra_params = _source_clause(source, exclude_sources)
-    rows = db.store.fetchall(
+def workspace_session_ids(store: "Store", query: ListQuery) -> list[str]:
+    """Every session in ``query``'s workspace (children included: an export takes whole
+    lineages), newest first, under its source filters (BR-13; :data:`NO_WORKSPACE`: those
+    without one). Its other filters play no part: an export of a workspace takes it all."""
+    if query.workspace is None:
+        raise ValueError("workspace_session_ids needs a query with a workspace")
+    narrow, params = store.rules.workspace_clause(query.workspace)
+    extra, extra_params = _source_clause(query)
+    rows = store.fetchall(
         f"SELECT s.id FROM sessions s WHERE {narrow}{extra} ORDER BY s.started_at DESC",
         [*params, *extra_params],
     )
@@ -169,31 +175,28 @@ def workspace_session_ids(
 
 
 def page_of_ids(
-    db: "SessionDB",
+    store: "Store",
     session_ids: Iterable[str],
     offset: int,
     limit: int,
-    *,
-    source: str | None = None,
-    exclude_sources: list[str] | None = None,
-    workspace: str | None = None,
-    reading: ListQuery | None = None,
+    query: ListQuery = ListQuery(),
 ) -> tuple[list[SessionSummary], int]:
     """A page of just these sessions (e.g. those live in a gateway lane), by last activity,
-    newest first, as the browser's title for them says (the lanes view was by start);
-    ``reading``: its unread-only and status filters, as the list's."""
+    newest first, as the browser's title for them says (the lanes view was by start), under
+    ``query``'s source, workspace, unread-only and status filters, as the list's. (Its view,
+    hidden and order play no part: a live lane's session is shown whatever it is.)"""
     ids = sorted(set(session_ids))
     if not ids:
         return [], 0
-    extra, extra_params = _source_clause(source, exclude_sources)
-    narrow, narrow_params = db.rules.workspace_clause(workspace)
+    rules = store.rules
+    extra, extra_params = _source_clause(query)
+    narrow, narrow_params = rules.workspace_clause(query.workspace)
     if narrow is not None:
         extra += f" AND {narrow}"
         extra_params = extra_params + narrow_params
-    if reading is not None:
-        marked, marked_params = mark_filters(db.store, reading)
-        extra += "".join(f" AND {clause}" for clause in marked)
-        extra_params = extra_params + marked_params
+    marked, marked_params = mark_filters(store, query)
+    extra += "".join(f" AND {clause}" for clause in marked)
+    extra_params = extra_params + marked_params
     where = f"s.id IN ({','.join('?' for _ in ids)}){extra}"
     params: list[Any] = ids + extra_params
 
@@ -202,30 +205,29 @@ def page_of_ids(
             row[0]
             for row in conn.execute(
                 f"SELECT s.id FROM sessions s WHERE {where} "
-                f"ORDER BY {db.rules.last_active_sql()} DESC, s.started_at DESC, s.id DESC LIMIT ? OFFSET ?",
+                f"ORDER BY {rules.last_active_sql()} DESC, s.started_at DESC, s.id DESC LIMIT ? OFFSET ?",
                 params + [int(limit), int(offset)],
             )
         ]
         total = conn.execute(f"SELECT COUNT(*) FROM sessions s WHERE {where}", params).fetchone()[0]
         return found, int(total)
 
-    found, total = db.store.read(read)
-    return db.get_summaries(found), total
+    found, total = store.read(read)
+    return lister_of(store).get_summaries(found), total
 
 
 def match_sessions(
-    db: "SessionDB",
+    store: "Store",
     text: str,
+    query: ListQuery = ListQuery(),
     *,
-    source: str | None = None,
-    exclude_sources: list[str] | None = None,
     limit: int = 8,
-    workspace: str | None = None,
     index: "TitleIndex | None" = None,
-    include_hidden: bool = False,
 ) -> list[SessionSummary]:
-    """Sessions whose id starts with ``text`` or whose title contains it (BR-2 a); hidden
-    sessions (v30) only with ``include_hidden`` (UC-3, BR-15).
+    """Sessions whose id starts with ``text`` or whose title contains it (BR-2 a), under
+    ``query``'s source and workspace filters; hidden sessions (v30) only with its
+    ``include_hidden`` (UC-3, BR-15). (Its other filters play no part here: the caller
+    applies the unread-only and status filters to the rows, the time window by conversation.)
 
     An id prefix is a range on the primary key. A title substring: with ``index`` (a
     :class:`~hermes_state.title_index.TitleIndex` kept for this connection) the titles are
@@ -238,16 +240,17 @@ def match_sessions(
     text = _SURROGATES_RE.sub("", text).strip()
     if not text:
         return []
-    filters, fparams = _source_clause(source, exclude_sources)
-    narrow, narrow_params = db.rules.workspace_clause(workspace)
+    rules = store.rules
+    filters, fparams = _source_clause(query)
+    narrow, narrow_params = rules.workspace_clause(query.workspace)
     if narrow is not None:
         filters += f" AND {narrow}"
         fparams = fparams + narrow_params
-    if not include_hidden and db.rules.hidden:
-        filters += f" AND {db.rules.not_hidden('s')}"
+    if not query.include_hidden and rules.hidden:
+        filters += f" AND {rules.not_hidden('s')}"
     recent_columns = "id, title, source, started_at" + "".join(
         f", {column}" for column, present in (
-            ("cwd", db.rules.cwd), ("git_repo_root", db.rules.git_repo_root), ("hidden", db.rules.hidden),
+            ("cwd", rules.cwd), ("git_repo_root", rules.git_repo_root), ("hidden", rules.hidden),
         )
         if present
     )
@@ -290,7 +293,7 @@ def match_sessions(
                 titled = _titled_through_index(conn, index, text, like, filters, fparams, limit)
             if titled is None:
                 # (An older file read through its compat view has no rowids: by id.)
-                key = "id" if "sessions" in db.compat_views else "rowid"
+                key = "id" if "sessions" in store.compat_views else "rowid"
                 add(conn.execute(
                     f"SELECT s.id FROM sessions s WHERE s.{key} IN (SELECT {key} FROM sessions "
                     f"WHERE title IS NOT NULL AND title LIKE ? ESCAPE '\\'){filters} "
@@ -301,7 +304,7 @@ def match_sessions(
                 add((session_id,) for session_id in titled)
         return found
 
-    return db.get_summaries(db.store.read(read))
+    return lister_of(store).get_summaries(store.read(read))
 
 
 def _titled_through_index(
@@ -351,17 +354,17 @@ def _titled_through_index(
     return [session_id for _started, session_id in rows[:limit]]
 
 
-def refresh_title_index(db: "SessionDB", index: "TitleIndex") -> None:
-    """Bring ``index`` up to date with ``db`` (built on first use), under its lock."""
-    db.store.read(index.refresh)
+def refresh_title_index(store: "Store", index: "TitleIndex") -> None:
+    """Bring ``index`` up to date with ``store`` (built on first use), under its lock."""
+    store.read(index.refresh)
 
 
-def title_index_version(db: "SessionDB") -> tuple[int, int]:
-    """``db``'s own count of the store's commits, for an index built on another connection
+def title_index_version(store: "Store") -> tuple[int, int]:
+    """``store``'s own count of its commits, for an index built on another connection
     and refreshed on this one (:meth:`~hermes_state.title_index.TitleIndex.answer_on`)."""
     from .title_index import store_version
 
-    return db.store.read(store_version)
+    return store.read(store_version)
 
 
 @dataclass(frozen=True)
@@ -374,7 +377,7 @@ class ConversationLabel:
     hidden: bool = False
 
 
-def conversation_labels(db: "SessionDB", root_ids: list[str]) -> dict[str, ConversationLabel]:
+def conversation_labels(store: "Store", root_ids: list[str]) -> dict[str, ConversationLabel]:
     """Each conversation's name: its live tip's title, else the root's title or preview; and
     the root's archived and hidden flags (archiving applies to the whole compression lineage).
 
@@ -383,7 +386,7 @@ def conversation_labels(db: "SessionDB", root_ids: list[str]) -> dict[str, Conve
     if not root_ids:
         return {}
     marks = ",".join("?" for _ in root_ids)
-    rules = db.rules
+    rules = store.rules
     preview = rules.preview_sql()
 
     def read(conn: sqlite3.Connection) -> list[sqlite3.Row]:
@@ -395,13 +398,16 @@ def conversation_labels(db: "SessionDB", root_ids: list[str]) -> dict[str, Conve
         ).fetchall()
 
     labels: dict[str, ConversationLabel] = {}
-    rows = db.store.read(read)
-    # The tips of the compressed roots, walked once and kept until the store changes.
-    tips = conversation_tips(db.store, [row["id"] for row in rows if row["end_reason"] == "compression"])
+    rows = store.read(read)
+    # The tips of the compressed roots, walked once and kept until the store changes (two
+    # look-ups a segment from Python took 4.7 s a search on a chain of 200,000 segments).
+    tips = conversation_tips(store, [row["id"] for row in rows if row["end_reason"] == "compression"])
     for row in rows:
         label = row["title"] or compute_preview(row["preview"])
         tip = tips.get(row["id"], row["id"])
         if tip != row["id"]:
-            label = db.get_session_title(tip) or label
+            title = store.read(lambda conn, tip=tip: conn.execute(
+                "SELECT title FROM sessions WHERE id = ?", (tip,)).fetchone())
+            label = (title[0] if title else None) or label
         labels[row["id"]] = ConversationLabel(label, bool(row["archived"]), bool(row["hidden"]))
     return labels

@@ -31,8 +31,8 @@ from textual.containers import Horizontal, Vertical
 from textual.widget import Widget
 from textual.widgets import ContentSwitcher, Input
 
-from hermes_state.listing import VIEWS, ListQuery, hidden_sources
-from hermes_state.listing.narrow import NO_NARROW, Narrow
+from hermes_state.listing import VIEWS, ListQuery, Order, View, hidden_sources
+from hermes_state.listing.narrow import Narrow
 from hermes_state.timewindow import PRESETS, preset_window
 from hermes_state.visibility import INTERNAL_SOURCES
 from hermes_state.models import SessionSummary
@@ -120,26 +120,19 @@ class BrowserScreen(HermesScreen):
         self.actions = SessionActions(self)
         #: The list's window (the pages around the reader) and its count.
         self.list_window = ListWindow(self, on_first_page)
-        self.source_filter: str | None = source
+        #: The list's filters and order, as the one value the store door takes for the list,
+        #: its counts, the pickers' counts, the search and the export (and the key of all
+        #: that is kept for a list). The filter attributes below read and change it. It
+        #: opens as the first window read ahead opened (``browse.start_first_window``).
+        self.filters = ListQuery.human(
+            source or None, show_internal=ctx.config.show_tool_sessions, order=Order.ACTIVITY)
         #: Show only sessions that are the current session of some gateway lane.
         self.lanes_only = False
-        #: Which conversations by archive state: ``active``, ``archived`` or ``all`` (BR-11).
-        self.view = "active"
-        #: Newest activity first (BR-10); False: newest start first.
-        self.by_activity = True
-        #: Also list hidden sessions, internal runs and delegate runs, each marked (BR-15).
-        self.show_hidden = False
-        #: One workspace (BR-13): None every one, ``NO_WORKSPACE`` those without one.
-        self.workspace: str | None = None
-        #: Only unread conversations; only those of one lifecycle status (None: every one).
-        self.unread_only = False
-        self.status_filter: str | None = None
-        #: The time window (BR-21): a preset of the picker, and its window as it was when
-        #: chosen (one value: the list's cache key must not move with the clock).
+        #: The time window (BR-21): a preset of the picker (its window, as it was when chosen,
+        #: is the query's ``narrow``: one value, the list's cache key must not move with the clock).
         self.time_key = "any"
         #: What was typed for a window of one's own (``time_key`` ``custom``).
         self.time_text = ""
-        self.narrow: Narrow = NO_NARROW
         self._widgets: dict[type, Widget] = {}
         #: Search as you type: the query, its searches and the search pane.
         self.search = SearchAsYouType(self)
@@ -246,6 +239,87 @@ class BrowserScreen(HermesScreen):
         """``#main``: the list or the search pane."""
         return self._one(ContentSwitcher)
 
+    # ------------------------------------------------------------------ filters (in ``filters``)
+
+    def _refilter(self, **changes: object) -> None:
+        """Change some of the list's filters; the sources left out follow the source chosen
+        and whether internal runs are shown (UC-3)."""
+        query = self.filters.with_(**changes)
+        internal = self.ctx.config.show_tool_sessions or query.include_hidden
+        self.filters = query.with_(exclude_sources=tuple(hidden_sources(query.source, internal) or ()))
+
+    @property
+    def source_filter(self) -> str | None:
+        """One source (None: every one but the internal runs, unless they are shown)."""
+        return self.filters.source
+
+    @source_filter.setter
+    def source_filter(self, source: str | None) -> None:
+        self._refilter(source=source or None)
+
+    @property
+    def view(self) -> str:
+        """Which conversations by archive state: ``active``, ``archived`` or ``all`` (BR-11)."""
+        return self.filters.view.value
+
+    @view.setter
+    def view(self, view: str) -> None:
+        self._refilter(view=View(view))
+
+    @property
+    def by_activity(self) -> bool:
+        """Newest activity first (BR-10); False: newest start first."""
+        return self.filters.by_activity
+
+    @by_activity.setter
+    def by_activity(self, by_activity: bool) -> None:
+        self._refilter(order=Order.ACTIVITY if by_activity else Order.STARTED)
+
+    @property
+    def show_hidden(self) -> bool:
+        """Also list hidden sessions, internal runs and delegate runs, each marked (BR-15)."""
+        return self.filters.include_hidden
+
+    @show_hidden.setter
+    def show_hidden(self, shown: bool) -> None:
+        self._refilter(include_hidden=bool(shown), include_delegates=bool(shown))
+
+    @property
+    def workspace(self) -> str | None:
+        """One workspace (BR-13): None every one, ``NO_WORKSPACE`` those without one."""
+        return self.filters.workspace
+
+    @workspace.setter
+    def workspace(self, workspace: str | None) -> None:
+        self._refilter(workspace=workspace)
+
+    @property
+    def unread_only(self) -> bool:
+        """Only unread conversations."""
+        return self.filters.unread_only
+
+    @unread_only.setter
+    def unread_only(self, only: bool) -> None:
+        self._refilter(unread_only=bool(only))
+
+    @property
+    def status_filter(self) -> str | None:
+        """Only conversations of one lifecycle status (None: every one)."""
+        return self.filters.statuses[0] if self.filters.statuses else None
+
+    @status_filter.setter
+    def status_filter(self, status: str | None) -> None:
+        self._refilter(statuses=(status,) if status else ())
+
+    @property
+    def narrow(self) -> Narrow:
+        """The conversations' own fields the list is narrowed by: the time window (BR-21)."""
+        return self.filters.narrow
+
+    @narrow.setter
+    def narrow(self, narrow: Narrow) -> None:
+        self._refilter(narrow=narrow)
+
     @property
     def internal_shown(self) -> bool:
         """Internal runs are listed: by the config, or with hidden rows shown (BR-15)."""
@@ -253,13 +327,7 @@ class BrowserScreen(HermesScreen):
 
     @property
     def exclude_sources(self) -> list[str] | None:
-        return hidden_sources(self.source_filter, self.internal_shown)
-
-    @property
-    def reading_filters(self) -> dict:
-        """The unread-only and status filters, as the store door takes them."""
-        return {"unread_only": self.unread_only,
-                "statuses": (self.status_filter,) if self.status_filter else ()}
+        return list(self.filters.exclude_sources) or None
 
     def filter_label(self) -> str:
         label = inert_line(self.source_filter) or ("all" if self.internal_shown else "all (internal runs hidden)")
@@ -352,15 +420,12 @@ class BrowserScreen(HermesScreen):
 
     def list_query(self) -> ListQuery:
         """The screen's filters as the one value the store's list takes."""
-        return ListQuery.from_options(
-            self.source_filter, self.exclude_sources, view=self.view, include_hidden=self.show_hidden,
-            include_delegates=self.show_hidden, workspace=self.workspace, by_activity=self.by_activity,
-        ).with_(narrow=self.narrow)
+        return self.filters
 
     def filter_key(self) -> tuple:
-        return (self.source_filter, self.lanes_only, self.view, self.by_activity, self.show_hidden,
-                self.workspace, self.ctx.config.show_tool_sessions, self.unread_only, self.status_filter,
-                getattr(self.ctx.store, "profile_filter", None), self.narrow)
+        """What the list shown depends on: its query, the lanes view and (across profiles)
+        the profile shown, which is which stores are asked rather than a filter of each."""
+        return (self.filters, self.lanes_only, getattr(self.ctx.store, "profile_filter", None))
 
     def update_titles(self) -> None:
         lst = self.session_list
@@ -456,14 +521,11 @@ class BrowserScreen(HermesScreen):
     def list_position(self) -> int | None:
         return self.session_list.cursor
 
-    def export_filters(self) -> tuple[str | None, str | None, list[str] | None]:
-        return self.search.query or None, self.source_filter, self.exclude_sources
+    def search_text(self) -> str | None:
+        return self.search.query or None
 
     def marked_ids(self) -> list[str]:
         return list(self.session_list.marked)
-
-    def workspace_filter(self) -> str | None:
-        return self.workspace
 
     def after_batch(self) -> None:
         self.session_list.clear_marks()
@@ -593,16 +655,17 @@ class BrowserScreen(HermesScreen):
             self.source_filter = source or None
             self._reload_from_top()
 
-        counted = self.list_window.counted_sources
-        counts = self.list_window.source_counts if counted else None
+        # Conversations, as the list counts them under its other filters: the picker's "all
+        # sources" is the list's own total.
+        counts = self.list_window.conversations_by_source()
         picker = SourcePicker(counts, self.source_filter, INTERNAL_SOURCES)
         self.app.push_screen(picker, chosen)
-        if not counted:
-            self._load_sources(picker)
+        if counts is None:
+            self._load_sources(picker, self.filters)
 
     @work(thread=True, group="sources", exclusive=True, exit_on_error=False)
-    def _load_sources(self, picker: SourcePicker) -> None:
-        counts = self.ctx.store.source_counts()
+    def _load_sources(self, picker: SourcePicker, query) -> None:
+        counts = self.ctx.store.conversations_by_source(query)
         self.post_message(WorkerDone(picker.set_counts, counts))  # (a picker closed meanwhile ignores them)
 
     def action_pick_workspace(self) -> None:
@@ -623,10 +686,7 @@ class BrowserScreen(HermesScreen):
 
     @work(thread=True, group="workspaces", exclusive=True, exit_on_error=False)
     def _load_workspaces(self, picker: WorkspacePicker) -> None:
-        counts = self.ctx.store.workspace_counts(
-            source=self.source_filter, exclude_sources=self.exclude_sources, view=self.view,
-            include_hidden=self.show_hidden, **self.reading_filters, narrow=self.narrow,
-        )
+        counts = self.ctx.store.workspace_counts(self.filters)
         self.post_message(WorkerDone(picker.set_counts, counts))  # (a picker closed meanwhile ignores them)
 
     def action_pick_profile(self) -> None:
@@ -653,10 +713,7 @@ class BrowserScreen(HermesScreen):
     @work(thread=True, group="profiles", exclusive=True, exit_on_error=False)
     def _load_profiles(self, picker) -> None:
         store = self.ctx.store
-        counts = store.count_by_profile(
-            source=self.source_filter, exclude_sources=self.exclude_sources, view=self.view,
-            include_hidden=self.show_hidden, include_delegates=self.show_hidden, workspace=self.workspace,
-        )
+        counts = store.count_by_profile(self.filters)
         self.post_message(WorkerDone(picker.set_counts, counts, dict(store.left_out)))
     def action_pick_time(self) -> None:
         """``T``: narrow the list, its counts and the search to conversations last active in
@@ -684,7 +741,7 @@ class BrowserScreen(HermesScreen):
         for preset in PRESETS:
             since, until = preset_window(preset.key, now)
             windows[preset.key] = self.narrow.with_(since=since, until=until)
-        counts = self.ctx.store.count_windows(self.list_query(), windows)
+        counts = self.ctx.store.count_windows(self.filters, windows)
         self.post_message(WorkerDone(picker.set_counts, counts))  # (a picker closed meanwhile ignores them)
 
     def action_cycle_view(self) -> None:

@@ -268,9 +268,8 @@ class SearchAsYouType:
         screen = self.screen
         text, narrow, problem = self._windowed(query)
         view = screen.ctx.store.search(
-            text, source=screen.source_filter, exclude_sources=screen.exclude_sources, limit=limit,
-            workspace=screen.workspace, include_hidden=screen.show_hidden, **screen.reading_filters,
-            narrow=narrow, order=self.order, weights=self.weights, now=screen.ctx.clock(),
+            text, screen.filters.with_(narrow=narrow), limit=limit,
+            order=self.order, weights=self.weights, now=screen.ctx.clock(),
         )
         view.query = query  # (as typed: its answer and its next pages are matched by it)
         if problem:
@@ -295,9 +294,7 @@ class SearchAsYouType:
         screen = self.screen
         text, narrow, _problem = self._windowed(query)
         view = screen.ctx.store.search(
-            text, source=screen.source_filter, exclude_sources=screen.exclude_sources,
-            limit=SEARCH_PAGE, offset=offset, workspace=screen.workspace, include_hidden=screen.show_hidden,
-            **screen.reading_filters, narrow=narrow,
+            text, screen.filters.with_(narrow=narrow), limit=SEARCH_PAGE, offset=offset,
             order=self.order, weights=self.weights, now=screen.ctx.clock(),
         )
         view.query = query

@@ -109,6 +109,9 @@ class ListWindow:
         self.source_counts: dict[str, int] = {}
         #: ``source_counts`` has been counted (by a census) at least once.
         self.counted_sources = False
+        #: The source picker's numbers (conversations per source, :attr:`Census.listed_by_source`)
+        #: and the filters they were counted under.
+        self.listed_by_source: tuple[tuple, dict[str, int]] | None = None
         self._pending_select: str | None = None
         #: Where the cursor was when ``_pending_select`` was asked for: moved since (keys
         #: typed behind the dialog's Enter), the reader's move wins.
@@ -128,18 +131,8 @@ class ListWindow:
         screen = self.screen
         data = screen.ctx.store
         if screen.lanes_only:
-            return data.page_of_ids(
-                screen.ctx.lanes.live_ids(), offset, size,
-                source=screen.source_filter, exclude_sources=screen.exclude_sources, workspace=screen.workspace,
-                **screen.reading_filters,
-            )
-        return data.page(
-            offset, size, source=screen.source_filter, exclude_sources=screen.exclude_sources,
-            view=screen.view, by_activity=screen.by_activity,
-            include_hidden=screen.show_hidden, include_delegates=screen.show_hidden,
-            workspace=screen.workspace, count=count, provisional=provisional, **screen.reading_filters,
-            narrow=screen.narrow,
-        )
+            return data.page_of_ids(screen.ctx.lanes.live_ids(), offset, size, screen.filters)
+        return data.page(offset, size, screen.filters, count=count, provisional=provisional)
 
     def load(self, center: int, keep_key: str | None, *, keep_current: bool = False, correction: bool = False) -> None:
         """The pages around ``center``; the census (the list's length, the per-source counts,
@@ -201,6 +194,11 @@ class ListWindow:
 
     # ------------------------------------------------------------------ counting
 
+    def conversations_by_source(self) -> dict[str, int] | None:
+        """The source picker's numbers for the filters in force, if a census counted them."""
+        kept = self.listed_by_source
+        return kept[1] if kept is not None and kept[0] == self.screen.filter_key() else None
+
     def want_census(self) -> None:
         """Take a census after this window -- one at a time, and spaced by what it costs:
         while one is taken, the next waits for it and serves every window shown meanwhile;
@@ -228,23 +226,18 @@ class ListWindow:
         self.census_prompt = self.census_paced = False
         self._census_key = key
         self.census_pacer.started()
-        self._in_worker(partial(self._take_census, key, not screen.lanes_only), group="census")
+        self._in_worker(partial(self._take_census, key, screen.filters, not screen.lanes_only), group="census")
 
     def _census_turn(self) -> None:
         self._census_timer = None
         if self.census_due:
             self.want_census()
 
-    def _take_census(self, key: tuple, count: bool) -> None:
+    def _take_census(self, key: tuple, query: ListQuery, count: bool) -> None:
         screen = self.screen
         started = time.monotonic()
         try:
-            census = screen.ctx.store.census(
-                count=count, source=screen.source_filter, exclude_sources=screen.exclude_sources,
-                view=screen.view, include_hidden=screen.show_hidden, include_delegates=screen.show_hidden,
-                workspace=screen.workspace, by_activity=screen.by_activity, **screen.reading_filters,
-                narrow=screen.narrow,
-            )
+            census = screen.ctx.store.census(query=query, count=count)
         except BaseException:
             # Posted before the error is: the screen learns the census ended, then why.
             screen.post_message(WorkerDone(self._census_failed))
@@ -265,6 +258,8 @@ class ListWindow:
         if current:
             self.source_counts = census.source_counts
             self.counted_sources = True
+            if census.listed_by_source is not None:
+                self.listed_by_source = (event.key, census.listed_by_source)
             # A list reset for another order or filter is "loading…" until its own first
             # window: a count that arrives before it must not mark it loaded with no rows
             # (an End pressed meanwhile was spent on rows that were not there). The window
@@ -377,12 +372,7 @@ class ListWindow:
         screen = self.screen
         center = None
         if not screen.lanes_only:
-            query = ListQuery.from_options(
-                screen.source_filter, screen.exclude_sources, view=screen.view,
-                include_hidden=screen.show_hidden, include_delegates=screen.show_hidden,
-                workspace=screen.workspace, by_activity=screen.by_activity,
-            )
-            center = screen.ctx.store.list_position(key, query)
+            center = screen.ctx.store.list_position(key, screen.filters)
         window, exact = self._window(
             self.generation, cursor if center is None else center, key, screen.filter_key(), True,
         )

@@ -59,18 +59,16 @@ class FlowsHost(Protocol):
     def list_position(self) -> int | None:
         """Where the reader is in the screen's list (None: no list)."""
 
-    def export_filters(self) -> tuple[str | None, str | None, list[str] | None]:
-        """``(query, source, exclude_sources)`` the export's "matching" scope starts from."""
+    def search_text(self) -> str | None:
+        """The search typed (None: none), which the export's "matching" scope starts from."""
 
     def marked_ids(self) -> list[str]:
         """Conversations marked with ``space`` (BR-14); an export offers them first."""
 
-    def workspace_filter(self) -> str | None:
-        """The workspace the screen is narrowed to (BR-13), for the export's scopes."""
-
     def list_query(self) -> "ListQuery":
-        """The screen's list as one query: its time window (BR-21) narrows the export's
-        "every conversation" scope to what the list shows."""
+        """The screen's list as one query: its source and workspace (BR-13) narrow the
+        export's scopes, its time window (BR-21) the "every conversation" one to what the
+        list shows."""
 
     def after_batch(self) -> None:
         """A batch action on the marked conversations was carried out: clear the marks."""
@@ -448,12 +446,9 @@ class SessionActions:
         self._in_worker(self._plan_export, session_id, directory)
 
     def _plan_export(self, session_id: str | None, directory: Path) -> None:
-        query, source, exclude = self.host.export_filters()
         plan = self.ctx.store.plan_export(
-            session_id, query=query, source=source, exclude_sources=exclude,
+            session_id, query=self.host.search_text(), listed=self.host.list_query(),
             directory=directory, now=self.ctx.clock(), marked=self.host.marked_ids(),
-            workspace=self.host.workspace_filter(),
-            listed=self.host.list_query(),
         )
         self._from_worker(self._open_export, plan)
 

@@ -395,13 +395,17 @@ class SessionList(KeysFollowFocus, StyleOncePerRepaint, ScrollView, can_focus=Tr
         else:  # v30: "created→current" (it moved platforms), cut to the column with an ellipsis
             source = fit_cells(inert_line(shown), 10, 10)
         meta = f" {source} {count:>9} {when:>10} "
+        gap = ""
         if row.profile is not None:  # (rows of several Hermes profiles shown together: PF-5)
-            meta = f"  {inert_line(row.profile)[:10]:<10}{meta}"
+            # The gap before the profile is drawn apart from it, in the row's own style: as
+            # the first cells of the meta's run it was lost where a run's leading blanks are
+            # (an SVG's text: the README's screenshot showed "do…default").
+            gap, meta = "  ", f"{inert_line(row.profile)[:10]:<10}{meta}"
         live = row.is_live
         glyph = Text("●" if live else "○", style=self._part("live" if live else "ended"))
         # How it ended, after live/ended (blank when done: the others stand out).
         glyph.append(f"{status_glyph(row.lifecycle)} ", style=self._part("lifecycle"))
-        label_width = max(8, width - len(meta) - 4)
+        label_width = max(8, width - len(gap) - len(meta) - 4)
         body = Text(no_wrap=True, overflow="ellipsis")
         unread = row.unread
         if row.title:
@@ -431,5 +435,6 @@ class SessionList(KeysFollowFocus, StyleOncePerRepaint, ScrollView, can_focus=Tr
         line.append_text(glyph)
         line.append_text(tag_text)
         line.append_text(body)
+        line.append(gap)
         line.append(meta, style=self._part("meta"))
         return line

@@ -295,3 +295,37 @@ def test_an_id_of_another_profile_says_which_profile_has_it(profiles_home):
     result = hermes(profiles_home, "rename", only_coder, "x")
     assert result.returncode == 1 and result.stdout == ""
     assert result.stderr.strip() == f"Session '{only_coder}' not found. It is in profile coder: add --profile coder."
+
+
+def _listed(result) -> list[dict]:
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)["sessions"]
+
+
+def test_list_across_profiles_takes_the_filters_on_each_store(profiles_home):
+    """Each profile's rows under a filter are what ``--profile NAME`` lists under it, and each
+    JSON item says its profile."""
+    across = _listed(hermes(profiles_home, "list", "--all-profiles", "--min-messages", "3", "--json", "--limit", "200"))
+    assert {item["profile"] for item in across} <= set(READABLE)
+    assert across and all(item["message_count"] >= 3 for item in across)
+    for name in READABLE:
+        alone = _listed(hermes(profiles_home, "list", "--profile", name, "--min-messages", "3", "--json", "--limit", "200"))
+        assert [item["id"] for item in across if item["profile"] == name] == [item["id"] for item in alone]
+        everything = _listed(hermes(profiles_home, "list", "--profile", name, "--json", "--limit", "200"))
+        assert len(alone) < len(everything) or all(item["message_count"] >= 3 for item in everything)
+
+
+def test_a_filter_a_profiles_store_cannot_take_leaves_that_profile_out_in_one_line(profiles_home):
+    """``old`` is a v16 store: it records no git branch. The others are still filtered and
+    listed; ``old`` is named once, with the reason."""
+    result = hermes(profiles_home, "list", "--all-profiles", "--branch", "", "--json")
+    assert result.returncode == 2 and "--branch needs a value" in result.stderr  # (a bad value: before any store)
+    result = hermes(profiles_home, "list", "--all-profiles", "--branch", "zz-no-such-branch", "--json")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["sessions"] == []
+    left_out = [line for line in result.stderr.splitlines() if "'old' left out" in line]
+    assert len(left_out) == 1 and "git_branch" in left_out[0], result.stderr
+    assert "Traceback" not in result.stderr
+    # Only the profile that cannot take it at all: an error naming why.
+    alone = hermes(profiles_home, "list", "--profile", "old", "--branch", "main")
+    assert alone.returncode == 1 and "git_branch" in alone.stderr and alone.stdout == ""

@@ -33,6 +33,7 @@ except ImportError:  # collected as a rootdir-relative module
     from helpers_env import bench_corpus  # noqa: F401 (fixture)
     from hostile import CJK_RANGES, cjk_range_queries, hostile_queries, huge_queries, query_strategy
 
+from hermes_state.listing import ListQuery
 from hermes_state import SessionDB
 from hermes_state.models import SearchResult
 from hermes_tui.data import BrowserData
@@ -54,7 +55,7 @@ def reader(bench_corpus: Path):
 @pytest.fixture(scope="module")
 def browser_data(bench_corpus: Path):
     data = BrowserData(bench_corpus)
-    data.search("warm up", source=None, exclude_sources=["tool"])
+    data.search("warm up", ListQuery(exclude_sources=("tool",)))
     yield data
     data.close()
 
@@ -64,7 +65,7 @@ def _apis(reader: SessionDB, browser_data: BrowserData):
         "search_messages": lambda q: reader.search_messages(q),
         "search": lambda q: reader.search(q),
         "search(prefix_last)": lambda q: reader.search(q, prefix_last=True),
-        "BrowserData.search": lambda q: browser_data.search(q, source=None, exclude_sources=["tool"]),
+        "BrowserData.search": lambda q: browser_data.search(q, ListQuery(exclude_sources=("tool",))),
     }
 
 

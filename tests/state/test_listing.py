@@ -29,13 +29,13 @@ def test_count_is_kept_until_another_process_commits_and_then_read_again(tmp_pat
         writer.create_session(f"s{i}", "cli")
     viewer = SessionDB(path, read_only=True)
     try:
-        assert listing.page(viewer, ListQuery(), 0, 10)[1] == 3
+        assert listing.page(viewer.store, ListQuery(), 0, 10)[1] == 3
         statements: list[str] = []
         viewer._conn.set_trace_callback(statements.append)
-        assert listing.page(viewer, ListQuery(), 0, 10)[1] == 3
+        assert listing.page(viewer.store, ListQuery(), 0, 10)[1] == 3
         assert not any("COUNT(*) FROM sessions" in s for s in statements)  # answered from what it knew
         writer.create_session("s3", "cli")  # another connection commits
-        assert listing.page(viewer, ListQuery(), 0, 10)[1] == 4
+        assert listing.page(viewer.store, ListQuery(), 0, 10)[1] == 4
         assert any("COUNT(*) FROM sessions" in s for s in statements)
     finally:
         viewer._conn.set_trace_callback(None)
@@ -695,6 +695,7 @@ RANK_FILTERS = (
     {"view": "archived"},
     {"view": "all", "include_hidden": True, "include_delegates": True},
     {"source": "telegram"},
+    {"min_message_count": 3},  # (a deep page kept the short conversations the first pages hid)
 )
 
 
@@ -707,8 +708,8 @@ def test_slices_of_the_ranking_are_the_pages(corpora, monkeypatch, schema, filte
     start instead."""
     db = _reader_with_pins(corpora[schema], schema)
     try:
-        ranking = listing.rank(db, ListQuery.from_options(by_activity=by_activity, **filters))
-        assert len(ranking) == listing.count_listed(db, ListQuery.from_options(**filters))
+        ranking = listing.rank(db.store, ListQuery.from_options(by_activity=by_activity, **filters))
+        assert len(ranking) == listing.count_listed(db.store, ListQuery.from_options(**filters))
         assert len(set(ranking)) == len(ranking)
         if by_activity:
             monkeypatch.setattr(activity_module, "ACTIVITY_WALK_ROWS", 0)  # every page from the general query
@@ -717,9 +718,9 @@ def test_slices_of_the_ranking_are_the_pages(corpora, monkeypatch, schema, filte
             assert listing.ranked_deep(0, listing.BY_START_DEEP_ROWS + 1, by_activity=False)
             assert not listing.ranked_deep(0, listing.BY_START_DEEP_ROWS, by_activity=False)
         for offset, limit in ((0, 50), (50, 50), (7, 13), (max(0, len(ranking) - 20), 50), (len(ranking), 10)):
-            rows, _total = listing.page(db, ListQuery.from_options(by_activity=by_activity, **filters), offset, limit, count=False)
+            rows, _total = listing.page(db.store, ListQuery.from_options(by_activity=by_activity, **filters), offset, limit, count=False)
             assert listing.summaries_of(
-                db, ranking[offset:offset + limit], include_delegates=filters.get("include_delegates", False),
+                db.store, ranking[offset:offset + limit], ListQuery.from_options(**filters),
             ) == rows, (offset, limit)
     finally:
         db.close()
@@ -740,9 +741,9 @@ def test_sessions_started_at_one_instant_keep_one_order_in_pages_and_ranking(tmp
         db.set_session_pinned("s04", True)
         db.set_session_pinned("s17", True)
         for filters in ({}, {"source": "telegram"}, {"exclude_sources": ["cli"]}):
-            ranking = listing.rank(db, ListQuery.from_options(by_activity=False, **filters))
+            ranking = listing.rank(db.store, ListQuery.from_options(by_activity=False, **filters))
             pages = [row.id for offset in range(0, 30, 7)
-                     for row in listing.page(db, ListQuery.from_options(by_activity=False, **filters), offset, 7, count=False)[0]]
+                     for row in listing.page(db.store, ListQuery.from_options(by_activity=False, **filters), offset, 7, count=False)[0]]
             assert pages == ranking, filters
             pinned = [sid for sid in written if sid in ("s04", "s17") and sid in ranking]
             assert ranking == pinned + [sid for sid in written if sid in ranking and sid not in pinned]
@@ -757,10 +758,10 @@ def test_old_stores_rank_by_start_through_their_compatibility_views(shared_fixtu
     for path in sorted(shared_fixtures_dir.glob("upstream_v*.db")):
         db = SessionDB(path, read_only=True)
         try:
-            ranking = listing.rank(db, ListQuery.from_options(by_activity=False))
-            rows, total = listing.page(db, ListQuery.from_options(by_activity=False), 0, 1000)
+            ranking = listing.rank(db.store, ListQuery.from_options(by_activity=False))
+            rows, total = listing.page(db.store, ListQuery.from_options(by_activity=False), 0, 1000)
             # (a compression root ranked is shown at its tip, by either)
-            assert listing.summaries_of(db, ranking) == rows and total == len(ranking), path.name
+            assert listing.summaries_of(db.store, ranking) == rows and total == len(ranking), path.name
             checked += bool(db.compat_views)
         finally:
             db.close()
@@ -772,10 +773,10 @@ def test_the_ranking_leaves_out_a_conversation_deleted_since(tmp_path):
     try:
         for i in range(5):
             _add(db, f"s{i}", 1_700_000_000 + i, [1_700_000_100 + i])
-        ranking = listing.rank(db, ListQuery())
+        ranking = listing.rank(db.store, ListQuery())
         assert ranking == ["s4", "s3", "s2", "s1", "s0"]
         db.delete_session("s2")
-        assert [row.id for row in listing.summaries_of(db, ranking)] == ["s4", "s3", "s1", "s0"]
+        assert [row.id for row in listing.summaries_of(db.store, ranking)] == ["s4", "s3", "s1", "s0"]
     finally:
         db.close()
 
@@ -925,3 +926,33 @@ def test_a_common_source_walks_the_start_index_a_rare_one_sorts_the_same_rows(co
                 assert "idx_sessions_source" in plan, plan
     finally:
         db.close()
+
+
+def test_a_page_asked_of_a_store_uses_the_list_engine_its_reader_keeps(tmp_path: Path):
+    """listing.pages takes a Store: asked of a SessionDB's store it reads through that
+    reader's own engine (the pins it was told, its caches), and asked of a bare Store it
+    lists the same rows."""
+    from hermes_state.listing.engine import lister_of
+    from hermes_state.store import Store
+
+    path = tmp_path / "state.db"
+    writer = SessionDB(path)
+    for i in range(5):
+        writer.create_session(f"s{i}", "cli")
+        writer.append_message(f"s{i}", "user", f"message {i}")
+    writer.close()
+    db = SessionDB(path, read_only=True)
+    bare = Store(path, read_only=True)
+    try:
+        assert lister_of(db.store) is db.lister
+        rows, total = listing.page(bare, ListQuery(), 0, 10)
+        assert [r.id for r in listing.page(db.store, ListQuery(), 0, 10)[0]] == [r.id for r in rows]
+        assert total == 5
+        # Pins told to this reader alone (v30 pins live in a column; these in its engine).
+        db.extra_pins = frozenset({"s0"})
+        assert listing.page(db.store, ListQuery(), 0, 10)[0][0].id == "s0"
+        assert listing.page(bare, ListQuery(), 0, 10)[0][0].id != "s0"
+        assert lister_of(bare) is lister_of(bare), "a bare store keeps the engine made for it"
+    finally:
+        db.close()
+        bare.close()

@@ -119,7 +119,7 @@ def test_filters_combine_with_source_view_and_min_messages(store):
 
 
 def test_workspace_counts_obey_the_narrowing(store):
-    counts = {w.workspace: w.count for w in listing.workspace_counts(store, ListQuery(narrow=Narrow(since=NOW - 15 * DAY)))}
+    counts = {w.workspace: w.count for w in listing.workspace_counts(store.store, ListQuery(narrow=Narrow(since=NOW - 15 * DAY)))}
     assert counts == {"/w/app/sub": 1, "/w/application": 1, "": 1}
 
 

@@ -42,7 +42,7 @@ def test_a_search_names_and_marks_a_long_chain_by_its_live_tip(chain_path: Path)
         roots = conversation_roots(db.store, [hit.session_id for hit in hits.hits])
         assert set(roots.values()) == {segment_id(0)}
         assert conversation_tips(db.store, [segment_id(0)]) == {segment_id(0): segment_id(SEGMENTS - 1)}
-        label = conversation_labels(db, [segment_id(0)])[segment_id(0)]
+        label = conversation_labels(db.store, [segment_id(0)])[segment_id(0)]
         assert label.text == f"monster gateway chat #{SEGMENTS}"  # the tip's title
         marks = conversation_marks(db.store, [segment_id(0)])[segment_id(0)]
         assert marks.lifecycle is not None

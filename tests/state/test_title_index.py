@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from hermes_state import SessionDB, listing
+from hermes_state.listing import ListQuery
 from hermes_state.query import escape_like
 from hermes_state.listing.title_index import TitleIndex
 
@@ -45,14 +46,14 @@ def store(db_path: Path) -> SessionDB:
 ])
 def test_candidates_are_what_like_finds(store, text):
     index = TitleIndex()
-    listing.refresh_title_index(store, index)
+    listing.refresh_title_index(store.store, index)
     assert set(index.candidates(text)) == _like(store, text)
 
 
 def test_a_text_typed_key_by_key_narrows_to_the_same_answers(store):
     rng = random.Random(3)
     index = TitleIndex()
-    listing.refresh_title_index(store, index)
+    listing.refresh_title_index(store.store, index)
     words = ["release notes", "docker on", "the server", "数据库迁移", "under_score vs"]
     for _ in range(30):
         word = rng.choice(words)
@@ -69,7 +70,7 @@ def test_titles_are_walked_newest_first(store):
     store._conn.execute("UPDATE sessions SET started_at = 1000.0 + ((rowid * 7919) % 97)")
     store._conn.commit()
     index = TitleIndex()
-    listing.refresh_title_index(store, index)
+    listing.refresh_title_index(store.store, index)
     for text in ("e", "release", "the", "数据"):
         newest = list(index.newest(text))
         rows = store._fetchall(
@@ -85,7 +86,7 @@ def test_a_walk_cut_short_then_extended_misses_nothing(store):
     walk (and a shorter text starts again)."""
     rng = random.Random(11)
     index = TitleIndex()
-    listing.refresh_title_index(store, index)
+    listing.refresh_title_index(store.store, index)
     words = ["release notes", "docker on", "the server", "数据库迁移", "under_score vs", "e"]
     for _ in range(60):
         word = rng.choice(words)
@@ -99,7 +100,7 @@ def test_a_walk_cut_short_then_extended_misses_nothing(store):
             assert taken == expected[:len(taken)], text
     # A fresh index walking the whole text at once gives the same lists.
     fresh = TitleIndex()
-    listing.refresh_title_index(store, fresh)
+    listing.refresh_title_index(store.store, fresh)
     for word in words:
         assert list(index.newest(word)) == list(fresh.newest(word))
 
@@ -123,13 +124,13 @@ def test_a_common_text_reads_only_the_newest_titles(tmp_path, monkeypatch):
 
     monkeypatch.setattr(TitleIndex, "newest", counting)
     try:
-        got = [s.id for s in listing.match_sessions(db, "release", index=index, limit=8)]
-        assert got == [s.id for s in listing.match_sessions(db, "release", limit=8)]
+        got = [s.id for s in listing.match_sessions(db.store, "release", index=index, limit=8)]
+        assert got == [s.id for s in listing.match_sessions(db.store, "release", limit=8)]
         assert got == [f"r{n:03d}" for n in range(299, 291, -1)]
         assert 8 <= len(walked) <= 16
         # A filter most of them fail: batch after batch until eight pass.
-        got = [s.id for s in listing.match_sessions(db, "release", index=index, limit=8, source="telegram")]
-        assert got == [s.id for s in listing.match_sessions(db, "release", limit=8, source="telegram")]
+        got = [s.id for s in listing.match_sessions(db.store, "release", ListQuery(source="telegram"), index=index, limit=8)]
+        assert got == [s.id for s in listing.match_sessions(db.store, "release", ListQuery(source="telegram"), limit=8)]
         assert got == [f"r{n:03d}" for n in range(294, 244, -7)]
     finally:
         db.close()
@@ -145,8 +146,8 @@ def test_candidates_the_filters_reject_are_left_to_sql(store, monkeypatch):
     try:
         for text, source in (("release", "telegram"), ("the", "cli")):
             statements.clear()
-            got = [s.id for s in listing.match_sessions(store, text, index=index, source=source)]
-            assert got == [s.id for s in listing.match_sessions(store, text, source=source)]
+            got = [s.id for s in listing.match_sessions(store.store, text, ListQuery(source=source), index=index)]
+            assert got == [s.id for s in listing.match_sessions(store.store, text, ListQuery(source=source))]
             assert any("title IS NOT NULL AND title LIKE" in sql for sql in statements), text
     finally:
         store._read(lambda conn: conn.set_trace_callback(None))
@@ -155,17 +156,17 @@ def test_candidates_the_filters_reject_are_left_to_sql(store, monkeypatch):
 def test_new_sessions_are_added_and_renames_seen_after_a_rebuild(store, monkeypatch):
     now = [1000.0]
     index = TitleIndex(clock=lambda: now[0])
-    listing.refresh_title_index(store, index)
+    listing.refresh_title_index(store.store, index)
     store.create_session("late", "cli")
     store.set_session_title("late", "kumquat harvest")
-    listing.refresh_title_index(store, index)
+    listing.refresh_title_index(store.store, index)
     assert set(index.candidates("kumquat")) == _like(store, "kumquat") != set()
     # An old session renamed into a match: seen once the index is rebuilt (MAX_AGE_S).
     store.set_session_title("s00", "kumquat season")
-    listing.refresh_title_index(store, index)
+    listing.refresh_title_index(store.store, index)
     now[0] += TitleIndex.MAX_AGE_S + 1
     store.set_session_title("s01", "kumquat jam")
-    listing.refresh_title_index(store, index)
+    listing.refresh_title_index(store.store, index)
     assert set(index.candidates("kumquat")) == _like(store, "kumquat")
 
 
@@ -201,9 +202,9 @@ def test_the_title_match_through_the_index_is_the_sql_one(tmp_path, monkeypatch,
                 started = rng.choice([0.0, 1767225600.0 - rng.randint(0, 86400 * 400), 1767225600.0 + 10])
                 writer._conn.execute("UPDATE sessions SET started_at = ? WHERE id = ?", (started, added))
                 writer._conn.commit()
-            for options in ({}, {"source": "telegram"}, {"exclude_sources": ["tool"]}):
-                with_index = [s.id for s in listing.match_sessions(reader, text, index=index, limit=20, **options)]
-                without = [s.id for s in listing.match_sessions(reader, text, limit=20, **options)]
+            for options in ({}, {"source": "telegram"}, {"exclude_sources": ("tool",)}):
+                with_index = [s.id for s in listing.match_sessions(reader.store, text, ListQuery(**options), index=index, limit=20)]
+                without = [s.id for s in listing.match_sessions(reader.store, text, ListQuery(**options), limit=20)]
                 assert with_index == without, (text, options)
     finally:
         reader.close()
@@ -228,14 +229,14 @@ def test_an_index_nothing_was_committed_since_answers_without_the_newest_session
         reader._read(lambda conn: conn.set_trace_callback(statements.append))
         for text in ("release", "the s", "数据", "server"):
             statements.clear()
-            got = [s.id for s in listing.match_sessions(reader, text, index=index)]
+            got = [s.id for s in listing.match_sessions(reader.store, text, index=index)]
             newest_scan = [sql for sql in statements if "ORDER BY started_at DESC LIMIT 2000" in sql]
             assert index.exact and newest_scan == [], text
-            assert got == [s.id for s in listing.match_sessions(reader, text)], text
+            assert got == [s.id for s in listing.match_sessions(reader.store, text)], text
         # "untitled" (older than "newest", the last titled session the index read) is titled.
         writer.set_session_title("untitled", "release of the zebras")
         statements.clear()
-        got = [s.id for s in listing.match_sessions(reader, "release of", index=index)]
+        got = [s.id for s in listing.match_sessions(reader.store, "release of", index=index)]
         assert got == ["untitled"] and not index.exact
         assert [sql for sql in statements if "ORDER BY started_at DESC LIMIT 2000" in sql]
     finally:
@@ -256,17 +257,17 @@ def test_an_index_built_on_one_connection_sees_every_commit_on_the_one_it_answer
     reader = SessionDB(db_path, read_only=True)
     builder = SessionDB(db_path, read_only=True)
     try:
-        count = lambda db: listing.title_index_version(db)[0]  # noqa: E731
+        count = lambda db: listing.title_index_version(db.store)[0]  # noqa: E731
         base = count(reader)
         assert count(builder) == base
         writer.set_session_title("s1", "second title")
         assert count(builder) == base + 1
         writer.set_session_title("s1", "third title")
         assert count(builder) == base + 2
-        seen = listing.title_index_version(reader)  # before the build reads: both commits at once
+        seen = listing.title_index_version(reader.store)  # before the build reads: both commits at once
         assert seen[0] == base + 1
         index = TitleIndex(owner_rebuilds=True)
-        listing.refresh_title_index(builder, index)  # the builder's count: base + 2
+        listing.refresh_title_index(builder.store, index)  # the builder's count: base + 2
         index.answer_on(seen)
         reader._read(index.refresh)
         assert index.exact  # nothing committed since the reader's count was taken
@@ -274,7 +275,7 @@ def test_an_index_built_on_one_connection_sees_every_commit_on_the_one_it_answer
         assert count(reader) == base + 2  # the builder's count at the build: the trap
         reader._read(index.refresh)
         assert not index.exact  # the rename is a change to the index that answers here
-        assert [s.id for s in listing.match_sessions(reader, "renamed after", index=index)] == ["s1"]
+        assert [s.id for s in listing.match_sessions(reader.store, "renamed after", index=index)] == ["s1"]
     finally:
         builder.close()
         reader.close()

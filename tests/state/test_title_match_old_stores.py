@@ -36,8 +36,8 @@ def test_titles_are_matched_in_an_older_file_read_through_views(upstream_copy, v
             expected = titled(path, text)
             assert expected, text
             index = TitleIndex()
-            with_index = listing.match_sessions(db, text, index=index)
-            without = listing.match_sessions(db, text)
+            with_index = listing.match_sessions(db.store, text, index=index)
+            without = listing.match_sessions(db.store, text)
             assert [s.title for s in with_index] == [s.title for s in without] == expected, text
     finally:
         db.close()
@@ -48,7 +48,7 @@ def test_a_session_titled_after_the_build_is_found_in_an_older_file(upstream_cop
     db = SessionDB(path, read_only=True)
     try:
         index = TitleIndex()
-        assert [s.title for s in listing.match_sessions(db, "travel", index=index)] == ["travel plans #2", "travel plans"]
+        assert [s.title for s in listing.match_sessions(db.store, "travel", index=index)] == ["travel plans #2", "travel plans"]
         # Another process writes the old file as it is (an old gateway still running).
         writer = sqlite3.connect(path)
         writer.execute(
@@ -57,7 +57,7 @@ def test_a_session_titled_after_the_build_is_found_in_an_older_file(upstream_cop
         )
         writer.commit()
         writer.close()
-        assert [s.title for s in listing.match_sessions(db, "travel", index=index)] == [
+        assert [s.title for s in listing.match_sessions(db.store, "travel", index=index)] == [
             "travel again", "travel plans #2", "travel plans"
         ]
     finally:
@@ -71,7 +71,7 @@ def test_the_browser_search_shows_title_matches_of_an_older_file(upstream_copy):
     try:
         data.warm_titles()
         for text in ("tra", "travel", "plans"):
-            view = data.search(text, source=None, exclude_sources=None)
+            view = data.search(text, ListQuery())
             assert [s.title for s in view.title_matches] == ["travel plans #2", "travel plans"], text
     finally:
         data.close()
@@ -88,7 +88,7 @@ def test_a_reader_sees_the_new_shape_once_another_connection_migrates_the_file(u
     try:
         assert "sessions" in reader.compat_views
         assert reader.get_session("20260102_100000_b2b2b2c3")["title"] is None
-        titles_before = listing.match_sessions(reader, "trip", index=TitleIndex())
+        titles_before = listing.match_sessions(reader.store, "trip", index=TitleIndex())
         assert titles_before == []
         writer = SessionDB(path)
         try:
@@ -101,7 +101,7 @@ def test_a_reader_sees_the_new_shape_once_another_connection_migrates_the_file(u
         listed = {s.id: s for s in reader.list_summaries(ListQuery())}
         assert listed["20260102_100000_b2b2b2c3"].title == "Trip notes"
         assert "20260102_120000_e5e5e5e5" not in listed  # archived: out of the list (BR-11)
-        assert [s.title for s in listing.match_sessions(reader, "trip", index=TitleIndex())] == ["Trip notes"]
+        assert [s.title for s in listing.match_sessions(reader.store, "trip", index=TitleIndex())] == ["Trip notes"]
         found = reader.search("itinerary")
         assert found.error is None and found.hits
     finally:

@@ -103,7 +103,7 @@ def test_a_conversation_is_unread_only_with_activity_after_its_watermark(upstrea
         assert {r.id for r in db.list_summaries(only, 50)} == {C3, K1}
         assert db.lister.count_listed(only) == 2
         # The workspace picker's counts obey it too.
-        assert sum(w.count for w in workspace_counts(db, only)) == 2
+        assert sum(w.count for w in workspace_counts(db.store, only)) == 2
         by_activity = only.with_(order="activity")
         assert {r.id for r in db.list_summaries(by_activity, 50)} == {C3, K1}
         marks = conversation_marks(db.store, [C1, S1, K1])
@@ -238,11 +238,11 @@ def test_a_page_of_given_sessions_obeys_the_reading_filters(upstream_copy):
     try:
         set_read(db.store, S1, False)
         given = {S1, K1, "20260921_140000_r1"}
-        rows, total = page_of_ids(db, given, 0, 10, reading=ListQuery(unread_only=True))
+        rows, total = page_of_ids(db.store, given, 0, 10, ListQuery(unread_only=True))
         assert ([r.id for r in rows], total) == ([S1], 1)
-        rows, total = page_of_ids(db, given, 0, 10, reading=ListQuery(statuses=("interrupted",)))
+        rows, total = page_of_ids(db.store, given, 0, 10, ListQuery(statuses=("interrupted",)))
         assert ([r.id for r in rows], total) == ([K1], 1)
-        assert page_of_ids(db, given, 0, 10)[1] == 3
+        assert page_of_ids(db.store, given, 0, 10)[1] == 3
     finally:
         db.close()
 

@@ -43,7 +43,7 @@ def ids(rows) -> list[str]:
 
 
 def human_list(db: SessionDB):
-    rows, total = listing.page(db, ListQuery.from_options(source=None, exclude_sources=list(INTERNAL_SOURCES)), 0, 100)
+    rows, total = listing.page(db.store, ListQuery.from_options(source=None, exclude_sources=list(INTERNAL_SOURCES)), 0, 100)
     assert total == len(rows)
     return rows
 
@@ -140,13 +140,13 @@ def test_uc3_v30_hidden_session_found_only_when_asked_archived_found_and_marked(
     assert db.search("HIDDENSESSIONWORD").hits == []
     assert db.search("HIDDENSESS", prefix_last=True).hits == []  # (a key being typed too)
     assert [h.session_id for h in db.search("HIDDENSESSIONWORD", include_hidden=True).hits] == [hidden]
-    assert listing.match_sessions(db, "Bot Chat") == []
-    assert ids(listing.match_sessions(db, "Bot Chat", include_hidden=True)) == ["h1"]
-    assert ids(listing.match_sessions(db, day + "_161")) == []
+    assert listing.match_sessions(db.store, "Bot Chat") == []
+    assert ids(listing.match_sessions(db.store, "Bot Chat", ListQuery(include_hidden=True))) == ["h1"]
+    assert ids(listing.match_sessions(db.store, day + "_161")) == []
 
     assert [h["session_id"] for h in db.search_messages("ARCHIVEDWORD")] == [archived]
     assert [h.session_id for h in db.search("ARCHIVEDWORD").hits] == [archived]
-    labels = listing.conversation_labels(db, [archived, hidden, f"{day}_090000_s1"])
+    labels = listing.conversation_labels(db.store, [archived, hidden, f"{day}_090000_s1"])
     title = "taxes 2025" if name == "upstream_v30.db" else "taxes 2025 (v30)"
     assert (labels[archived].text, labels[archived].archived, labels[archived].hidden) == (title, True, False)
     assert (labels[hidden].archived, labels[hidden].hidden) == (False, True)

@@ -209,7 +209,7 @@ def test_uc1_capabilities_checked_once_per_read_snapshot(db_path: Path):
         db.create_session("s1", "cli")
         checks: list[str] = []
         db._conn.set_trace_callback(lambda sql: checks.append(sql) if sql.startswith("PRAGMA main.schema_version") else None)
-        listing.page(db, ListQuery.from_options(by_activity=True), 0, 50)
+        listing.page(db.store, ListQuery.from_options(by_activity=True), 0, 50)
         assert len(checks) == 1
         checks.clear()
         db.list_sessions_rich(limit=10)
@@ -218,7 +218,7 @@ def test_uc1_capabilities_checked_once_per_read_snapshot(db_path: Path):
         other.execute("ALTER TABLE sessions ADD COLUMN title_source TEXT")
         other.commit()
         other.close()
-        rows, count = listing.page(db, ListQuery(), 0, 50)
+        rows, count = listing.page(db.store, ListQuery(), 0, 50)
         assert db.capabilities.has_title_source and count == 1 and rows[0].id == "s1"
         db._conn.set_trace_callback(None)
         # Outside a snapshot every look checks.

@@ -45,14 +45,14 @@ def test_counts_add_up_to_the_list_and_each_narrows_to_its_count(corpus: Path) -
     raw = sqlite3.connect(f"file:{corpus}?mode=ro", uri=True)
     try:
         excluded = list(INTERNAL_SOURCES)
-        counts = workspace_counts(db, ListQuery.from_options(exclude_sources=excluded))
+        counts = workspace_counts(db.store, ListQuery.from_options(exclude_sources=excluded))
         named = [c for c in counts if c.workspace != NO_WORKSPACE]
         assert len(named) >= 3, "the corpus has several workspaces"
         assert [c.count for c in counts] == sorted((c.count for c in counts), reverse=True)
-        _rows, total = page(db, ListQuery.from_options(exclude_sources=excluded), 0, 1)
+        _rows, total = page(db.store, ListQuery.from_options(exclude_sources=excluded), 0, 1)
         assert sum(c.count for c in counts) == total
         for item in counts:
-            rows, n = page(db, ListQuery.from_options(exclude_sources=excluded, workspace=item.workspace, by_activity=True), 0, 500)
+            rows, n = page(db.store, ListQuery.from_options(exclude_sources=excluded, workspace=item.workspace, by_activity=True), 0, 500)
             assert n == item.count
             assert len(rows) == min(n, 500)
             for row in rows:
@@ -69,7 +69,7 @@ def test_search_and_title_match_are_narrowed(corpus: Path) -> None:
     db = SessionDB(corpus, read_only=True)
     raw = sqlite3.connect(f"file:{corpus}?mode=ro", uri=True)
     try:
-        target = next(c for c in workspace_counts(db, ListQuery()) if c.workspace != NO_WORKSPACE).workspace
+        target = next(c for c in workspace_counts(db.store, ListQuery()) if c.workspace != NO_WORKSPACE).workspace
         # Every match of a common word, newest first, compared whole: with a budget no
         # loaded test run can use up (the default 300 ms cut the unfiltered answer short
         # under two busy workers, and the comparison failed for that, not for the filter).
@@ -88,10 +88,10 @@ def test_search_and_title_match_are_narrowed(corpus: Path) -> None:
         ).fetchone()
         word = titled[1][:8]
         home = workspace_of(raw, titled[0])
-        found = match_sessions(db, word, workspace=home if home else NO_WORKSPACE, limit=50)
+        found = match_sessions(db.store, word, ListQuery(workspace=home if home else NO_WORKSPACE), limit=50)
         assert titled[0] in {s.id for s in found}
-        other = next(c.workspace for c in workspace_counts(db, ListQuery()) if c.workspace not in (home or NO_WORKSPACE, ""))
-        assert titled[0] not in {s.id for s in match_sessions(db, word, workspace=other, limit=50)}
+        other = next(c.workspace for c in workspace_counts(db.store, ListQuery()) if c.workspace not in (home or NO_WORKSPACE, ""))
+        assert titled[0] not in {s.id for s in match_sessions(db.store, word, ListQuery(workspace=other), limit=50)}
     finally:
         raw.close()
         db.close()
@@ -101,8 +101,8 @@ def test_export_ids_of_a_workspace_include_children(corpus: Path) -> None:
     db = SessionDB(corpus, read_only=True)
     raw = sqlite3.connect(f"file:{corpus}?mode=ro", uri=True)
     try:
-        target = next(c for c in workspace_counts(db, ListQuery()) if c.workspace != NO_WORKSPACE).workspace
-        ids = workspace_session_ids(db, target)
+        target = next(c for c in workspace_counts(db.store, ListQuery()) if c.workspace != NO_WORKSPACE).workspace
+        ids = workspace_session_ids(db.store, ListQuery(workspace=target))
         direct = [r[0] for r in raw.execute("SELECT id FROM sessions ORDER BY started_at DESC")
                   if workspace_of(raw, r[0]) == target]
         assert ids == direct
@@ -117,10 +117,10 @@ def test_a_store_without_workspaces(upstream_copy, version: int) -> None:
     before = Path(path).read_bytes()
     db = SessionDB(path, read_only=True)
     try:
-        assert workspace_counts(db, ListQuery()) == []
-        _rows, total = page(db, ListQuery(), 0, 50)
-        assert page(db, ListQuery.from_options(workspace="/home/u/webapp"), 0, 50)[1] == 0
-        assert page(db, ListQuery.from_options(workspace=NO_WORKSPACE), 0, 50)[1] == total
+        assert workspace_counts(db.store, ListQuery()) == []
+        _rows, total = page(db.store, ListQuery(), 0, 50)
+        assert page(db.store, ListQuery.from_options(workspace="/home/u/webapp"), 0, 50)[1] == 0
+        assert page(db.store, ListQuery.from_options(workspace=NO_WORKSPACE), 0, 50)[1] == total
         assert db.search("the", workspace="/home/u/webapp").hits == []
     finally:
         db.close()
@@ -131,9 +131,9 @@ def test_upstream_v16_fixture_counts(upstream_copy) -> None:
     path = upstream_copy(16)
     db = SessionDB(path, read_only=True)
     try:
-        counts = {c.workspace: c.count for c in workspace_counts(db, ListQuery.from_options(exclude_sources=list(INTERNAL_SOURCES)))}
+        counts = {c.workspace: c.count for c in workspace_counts(db.store, ListQuery.from_options(exclude_sources=list(INTERNAL_SOURCES)))}
         assert set(counts) == {"/home/u/webapp", "/home/u/infra", NO_WORKSPACE}
-        _rows, total = page(db, ListQuery.from_options(exclude_sources=list(INTERNAL_SOURCES)), 0, 50)
+        _rows, total = page(db.store, ListQuery.from_options(exclude_sources=list(INTERNAL_SOURCES)), 0, 50)
         assert sum(counts.values()) == total
     finally:
         db.close()
@@ -147,7 +147,7 @@ def test_a_page_of_ids_is_narrowed_too(corpus: Path) -> None:
     try:
         ids = [r[0] for r in raw.execute("SELECT id FROM sessions ORDER BY id LIMIT 60")]
         target = next(w for w in (workspace_of(raw, i) for i in ids) if w)
-        rows, total = page_of_ids(db, ids, 0, 100, workspace=target)
+        rows, total = page_of_ids(db.store, ids, 0, 100, ListQuery(workspace=target))
         expected = {i for i in ids if workspace_of(raw, i) == target}
         assert {r.id for r in rows} == expected and total == len(expected)
     finally:

@@ -114,7 +114,7 @@ async def test_commits_wait_for_the_census_turn_own_writes_and_filters_do_not(tm
         counted = len(censuses)
         await pilot.press("v")  # active -> archived
         await wait_until(pilot, lambda: len(censuses) == counted + 1)
-        assert censuses[-1]["view"] == "archived"
+        assert censuses[-1]["query"].view == "archived"
 
         # A census owed when its turn comes is taken then.
         await wait_until(pilot, lambda: not screen.list_window.census_running)

@@ -19,7 +19,7 @@ import pytest
 
 import hermes_state.listing.activity as activity_module
 from hermes_state import SessionDB, listing
-from hermes_state.listing import ListQuery
+from hermes_state.listing import ListQuery, Order
 from hermes_tui.data import BrowserData
 from hermes_tui.widgets.session_list import SessionList
 
@@ -57,14 +57,14 @@ def store_path(tmp_path: Path, monkeypatch) -> Path:
 
 
 def deep_page(store: BrowserData, offset: int, limit: int = 10, by_activity: bool = True) -> list[str]:
-    rows, _total = store.page(offset, limit, source=None, exclude_sources=None, by_activity=by_activity, count=False)
+    rows, _total = store.page(offset, limit, ListQuery.from_options(by_activity=by_activity), count=False)
     return [row.id for row in rows]
 
 
 def general_page(path: Path, offset: int, limit: int = 10, by_activity: bool = True) -> list[str]:
     db = SessionDB(path, read_only=True)
     try:
-        rows, _total = listing.page(db, ListQuery.from_options(by_activity=by_activity), offset, limit, count=False)
+        rows, _total = listing.page(db.store, ListQuery.from_options(by_activity=by_activity), offset, limit, count=False)
         return [row.id for row in rows]
     finally:
         db.close()
@@ -100,14 +100,14 @@ def test_deep_pages_are_the_general_querys_pages_from_one_ranking(store_path: Pa
         assert rankings_run(store, lambda: [deep_page(store, offset) for offset in (10, 30, 5)]) == 0
         assert deep_page(store, 30) == general_page(store_path, 30)
         assert deep_page(store, 35) == general_page(store_path, 35)  # (the last 5)
-        rows, total = store.page(30, 10, source=None, exclude_sources=None, by_activity=True, count=True)
+        rows, total = store.page(30, 10, ListQuery.from_options(by_activity=True), count=True)
         assert total == 40
         # The first page is still the walk's (no ranking), and by start nothing is ranked.
-        assert rankings_run(store, lambda: store.page(0, 5, source=None, exclude_sources=None, by_activity=True)) == 0
-        assert rankings_run(store, lambda: store.page(20, 10, source=None, exclude_sources=None)) == 0
+        assert rankings_run(store, lambda: store.page(0, 5, ListQuery.from_options(by_activity=True))) == 0
+        assert rankings_run(store, lambda: store.page(20, 10, ListQuery())) == 0
         # Other filters, another ranking.
         assert rankings_run(store, lambda: store.page(
-            20, 10, source=None, exclude_sources=["telegram"], by_activity=True, count=False)) == 1
+            20, 10, ListQuery.from_options(exclude_sources=["telegram"], by_activity=True), count=False)) == 1
     finally:
         store.close()
 
@@ -121,13 +121,13 @@ def test_a_commit_is_ranked_again_in_the_census_turn(store_path: Path) -> None:
         writer.append_message("s15", "user", "back to this one")  # newest activity: to the top
         # Until the census, deep pages are slices of the ranking made before the commit.
         assert deep_page(store, 20) == before
-        census = store.census(count=True, source=None, exclude_sources=None)
+        census = store.census(ListQuery(order=Order.ACTIVITY), count=True)
         assert census.revised
         after = deep_page(store, 20)
         assert "s15" not in after
         assert after == general_page(store_path, 20)
         # Nothing committed since: no new ranking, nothing to revise.
-        assert not store.census(count=True, source=None, exclude_sources=None).revised
+        assert not store.census(ListQuery(order=Order.ACTIVITY), count=True).revised
     finally:
         writer.close()
         store.close()
@@ -146,13 +146,13 @@ def test_a_stale_ranking_waits_its_turn_and_the_census_says_when(store_path: Pat
         monkeypatch.setattr(data_module, "RANK_IDLE_RATIO", 1e9)  # (its turn far off)
         censuses = []
         assert rankings_run(store, lambda: censuses.append(
-            store.census(count=True, source=None, exclude_sources=None))) == 0
+            store.census(ListQuery(order=Order.ACTIVITY), count=True))) == 0
         census = censuses[0]
         assert census.total == 40 and not census.revised
         assert census.ranking_s == 0.0 and census.again_in > 0
         assert deep_page(store, 20) == before  # (the stale ranking serves meanwhile)
         monkeypatch.setattr(data_module, "RANK_IDLE_RATIO", 0.0)  # its turn has come
-        census = store.census(count=True, source=None, exclude_sources=None)
+        census = store.census(ListQuery(order=Order.ACTIVITY), count=True)
         assert census.revised and census.ranking_s > 0 and census.again_in is None
         assert deep_page(store, 20) == general_page(store_path, 20) != before
     finally:
@@ -166,10 +166,10 @@ def test_a_ranking_nobody_reads_is_dropped_not_ranked_again(store_path: Path) ->
     try:
         deep_page(store, 20)
         writer.append_message("s15", "user", "a commit")
-        assert store.census(count=True, source=None, exclude_sources=None).revised  # ranked again
+        assert store.census(ListQuery(order=Order.ACTIVITY), count=True).revised  # ranked again
         writer.append_message("s16", "user", "another")
         # No deep page read since (the reader went back to the top): dropped.
-        assert rankings_run(store, lambda: store.census(count=True, source=None, exclude_sources=None)) == 0
+        assert rankings_run(store, lambda: store.census(ListQuery(order=Order.ACTIVITY), count=True)) == 0
         assert store._rankings == {}
     finally:
         writer.close()
@@ -206,7 +206,7 @@ def test_the_reader_is_free_while_the_list_is_ranked(store_path: Path) -> None:
         try:
             assert entered.wait(10)
             top = [row.id for row in store.page(
-                0, 5, source=None, exclude_sources=None, by_activity=True, count=False)[0]]
+                0, 5, ListQuery.from_options(by_activity=True), count=False)[0]]
             assert top == ["s39", "s38", "s37", "s36", "s35"]
             assert store.summary("s03") is not None
         finally:
@@ -396,7 +396,7 @@ def test_deep_pages_by_start_are_slices_of_one_ranking_by_start(store_path: Path
         # the census's turn for the order shown.
         writer.create_session("s99", "cli")
         writer.append_message("s99", "user", "a new one")
-        assert ranked(lambda: store.census(count=True, source=None, exclude_sources=None, by_activity=False)) == 1
+        assert ranked(lambda: store.census(ListQuery(), count=True)) == 1
         assert page(20) == general(20) == [f"s{i:02d}" for i in range(20, 10, -1)]
     finally:
         writer.close()
@@ -505,7 +505,8 @@ async def test_end_pressed_while_another_order_loads_goes_to_its_end(tmp_path: P
     real_page = BrowserData.page
 
     def held_page(self, *args, **kwargs):
-        if not kwargs.get("by_activity", True):
+        query = kwargs["query"] if "query" in kwargs else args[2]
+        if not query.by_activity:
             gate.wait(10)
         return real_page(self, *args, **kwargs)
 

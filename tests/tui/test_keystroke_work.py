@@ -81,7 +81,7 @@ async def test_the_first_page_is_painted_before_the_list_is_counted(tmp_path: Pa
         await settle(pilot)
         status = str(screen.query_one("#status").render())
         assert "counting" not in status and f"{lst.total:,} conversations" in status
-        assert lst.total == real_census(count=True, source=None, exclude_sources=screen.exclude_sources).total
+        assert lst.total == real_census(query=screen.filters, count=True).total
 
 
 async def test_a_hit_shown_again_by_the_next_keystroke_is_not_drawn_again(fixed_db: Path, monkeypatch) -> None:

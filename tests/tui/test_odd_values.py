@@ -42,7 +42,7 @@ async def test_a_store_with_odd_values_lists_and_opens_every_conversation(upstre
     try:
         expected = [r["id"] for r in reader.list_sessions_rich(
             limit=100, exclude_sources=list(INTERNAL_SOURCES), order_by_last_active=True)]
-        summaries, count = listing.page(reader, ListQuery.from_options(exclude_sources=list(INTERNAL_SOURCES), by_activity=True), 0, 100)
+        summaries, count = listing.page(reader.store, ListQuery.from_options(exclude_sources=list(INTERNAL_SOURCES), by_activity=True), 0, 100)
     finally:
         reader.close()
     assert {ODD, TEXT_START, TEXT_COUNT} <= set(expected)

@@ -347,3 +347,18 @@ async def test_an_export_of_marks_in_two_profiles_is_one_file_with_each_sessions
             db.close()
         assert {(name, sid) for sid in family} <= exported
     assert {r["profile"] for r in records} == {"default", "old"}
+
+
+async def test_the_profile_cell_starts_a_run_of_its_own_after_the_gap(profiles_home, tmp_path):
+    """The blanks before the profile are drawn apart from it: a run of text starting with
+    blanks loses them in an SVG renderer (the README's screenshot showed "do…default")."""
+    app = profiles_app(profiles_home, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        lst = app.screen.session_list
+        for y in range(min(lst.total, 6)):
+            row = lst.row(y)
+            texts = [segment.text for segment in lst.render_line(y)]
+            cell = max(i for i, text in enumerate(texts) if row.profile in text)  # (the meta: last)
+            assert texts[cell].startswith(row.profile), texts
+            assert texts[cell - 1].endswith("  "), texts

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hermes_state.listing import ListQuery
 from hermes_state import SessionDB
 from hermes_tui.widgets.search import SearchResults
 
@@ -150,7 +151,7 @@ async def test_the_guides_examples_do_what_it_says(tmp_path: Path) -> None:
         store = app.ctx.store
 
         def sessions(query: str) -> set[str]:
-            view = store.search(query, source=None, exclude_sources=None, limit=40)
+            view = store.search(query, ListQuery(), limit=40)
             assert view.note is None or "syntax" not in view.note.lower(), view.note
             return {hit.session_id for group in view.groups for hit in group.hits}
 

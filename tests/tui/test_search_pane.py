@@ -6,6 +6,7 @@ from pathlib import Path
 
 from textual.widgets import ContentSwitcher
 
+from hermes_state.listing import ListQuery
 from hermes_tui.widgets.search import SearchInput, SearchResults, snippet_text
 from hermes_tui.widgets.session_list import SessionList
 
@@ -103,7 +104,7 @@ async def test_br2_stale_answers_are_dropped(fixed_db: Path) -> None:
         await settle(pilot)
         from hermes_tui.messages import SearchFinished
 
-        stale = app.ctx.store.search("rust", source=None, exclude_sources=["tool"])
+        stale = app.ctx.store.search("rust", ListQuery(exclude_sources=("tool",)))
         screen.post_message(SearchFinished("rust", stale))
         await settle(pilot)
         assert screen.query_one(SearchResults).view.query == "docker"
@@ -243,17 +244,17 @@ def test_conversation_names_are_kept_between_keys_and_renames_are_seen(fixed_db:
 
     store = BrowserData(fixed_db)
     try:
-        view = store.search("docker", source=None, exclude_sources=["tool"])
+        view = store.search("docker", ListQuery(exclude_sources=("tool",)))
         group = view.groups[0]
         statements: list[str] = []
         store.reader._read(lambda conn: conn.set_trace_callback(statements.append))
-        again = store.search("docker", source=None, exclude_sources=["tool"])
+        again = store.search("docker", ListQuery(exclude_sources=("tool",)))
         assert [g.label for g in again.groups] == [g.label for g in view.groups]
         assert not [sql for sql in statements if "FROM sessions s WHERE s.id IN" in sql]  # no re-read
         tip = store.reader.get_compression_tip(group.root_id)
         outcome = store.rename(tip, "Renamed while searching", expected=store.reader.get_session_title(tip))
         assert outcome.ok, outcome
-        renamed = store.search("docker", source=None, exclude_sources=["tool"])
+        renamed = store.search("docker", ListQuery(exclude_sources=("tool",)))
         assert {g.root_id: g.label for g in renamed.groups}[group.root_id] == "Renamed while searching"
     finally:
         store.close()
@@ -269,13 +270,13 @@ def test_the_door_forgets_what_the_search_kept_when_asked(fixed_db: Path) -> Non
     store = BrowserData(fixed_db)
     try:
         store.forget_search_answers()  # before any search: nothing to drop, no error
-        first = store.search("dock", source=None, exclude_sources=["tool"])
+        first = store.search("dock", ListQuery(exclude_sources=("tool",)))
         searcher = store._connection("searcher")
         kept = search_engine._PREFIX_CACHES[searcher]
         assert kept.scan is not None and kept.terms
         store.forget_search_answers()
         assert kept.scan is None and kept.terms  # the expansions stay
-        again = store.search("dock", source=None, exclude_sources=["tool"])
+        again = store.search("dock", ListQuery(exclude_sources=("tool",)))
         assert [(g.root_id, [h.id for h in g.hits]) for g in again.groups] == \
             [(g.root_id, [h.id for h in g.hits]) for g in first.groups]
     finally:

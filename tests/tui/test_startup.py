@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from hermes_state import SessionDB
-from hermes_state.listing import recency
+from hermes_state.listing import ListQuery, Order, recency
 from hermes_tui.screens import browser_window
 from hermes_tui.screens.browser_window import ListWindow
 from hermes_tui.widgets.session_list import SessionList
@@ -359,7 +359,7 @@ def test_the_store_door_tells_a_commit_since_its_first_read(v30_store, tmp_path)
     data = BrowserData(v30_store, cache_dir=tmp_path / "cache")
     try:
         assert not data.changed_since_first_read(), "nothing read yet: nothing stale"
-        data.page(0, 50, source=None, exclude_sources=None, by_activity=True)
+        data.page(0, 50, ListQuery(order=Order.ACTIVITY))
         assert not data.changed_since_first_read()
         subprocess.run([sys.executable, str(WRITER), str(v30_store), "sessions", "quince", "1", "0"],
                        check=True, capture_output=True, timeout=60)

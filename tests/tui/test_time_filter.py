@@ -196,3 +196,24 @@ async def test_br21_export_of_a_search_keeps_to_the_window(fixed_db: Path) -> No
         assert travel.session_ids and all(sid.startswith("20261117_") for sid in travel.session_ids)
         nothing = await search_scope("Kyoto after:today")
         assert nothing.count == 0 and nothing.unavailable
+
+
+async def test_the_time_pickers_counts_obey_the_status_filter_as_the_list_does(fixed_db: Path) -> None:
+    """The picker counts the screen's own list (one ListQuery): with a status filter on, its
+    "Any time" is the list's length, not the length of the list without that filter."""
+    app = make_app(fixed_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        lst = screen.session_list
+        everything = lst.total
+        await pilot.press("S")  # only the conversations whose last turn is done
+        await settle(pilot)
+        done = lst.total
+        assert screen.status_filter is not None and 0 < done < everything
+        await pilot.press("T")
+        await settle(pilot)
+        picker = app.screen
+        assert isinstance(picker, TimePicker)
+        assert picker.counts["any"] == done
+        assert picker.counts["today"] <= done

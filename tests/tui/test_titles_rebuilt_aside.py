@@ -14,6 +14,7 @@ import threading
 from pathlib import Path
 
 from hermes_state import SessionDB, listing
+from hermes_state.listing import ListQuery
 from hermes_state.listing.title_index import TitleIndex
 from hermes_tui.data import BrowserData
 
@@ -39,26 +40,26 @@ def test_a_stale_title_index_is_rebuilt_on_its_own_thread_and_swapped_in(tmp_pat
     store = BrowserData(path)
     try:
         # The first index too is built aside (SQL answers until it is in place).
-        assert [s.id for s in store.match_sessions("topic 3", source=None, exclude_sources=None)] == ["s03"]
+        assert [s.id for s in store.match_sessions("topic 3", ListQuery())] == ["s03"]
         store._title_build.result(timeout=10)
         assert built_on == ["hermes-titles-build_0"]
         first = store._titles
         assert first.built
 
         writer.set_session_title("s01", "kumquat season")
-        found = [s.id for s in store.match_sessions("kumquat", source=None, exclude_sources=None)]
+        found = [s.id for s in store.match_sessions("kumquat", ListQuery())]
         # Answered from the stale index, without waiting for a build (the rename is not in it)...
         assert found == [] and first.stale
         store._title_build.result(timeout=10)
         # ...which was built on the builder's thread, and is in place now.
         assert built_on[1:] == ["hermes-titles-build_0"]
         assert store._titles is not first and not store._titles.stale
-        assert [s.id for s in store.match_sessions("kumquat", source=None, exclude_sources=None)] == ["s01"]
+        assert [s.id for s in store.match_sessions("kumquat", ListQuery())] == ["s01"]
         # A second change: stale again, one build at a time, the answer still the SQL one.
         writer.set_session_title("s02", "kumquat jam")
-        assert [s.id for s in store.match_sessions("kumquat", source=None, exclude_sources=None)] == ["s01"]
+        assert [s.id for s in store.match_sessions("kumquat", ListQuery())] == ["s01"]
         store._title_build.result(timeout=10)
-        assert [s.id for s in store.match_sessions("kumquat", source=None, exclude_sources=None)] == ["s02", "s01"]
+        assert [s.id for s in store.match_sessions("kumquat", ListQuery())] == ["s02", "s01"]
     finally:
         store.close()
         writer.close()
@@ -74,10 +75,10 @@ def test_an_index_without_an_owner_that_rebuilds_still_rebuilds_itself(tmp_path:
     try:
         db.create_session("a", "cli")
         db.set_session_title("a", "alpha")
-        listing.refresh_title_index(db, index)
+        listing.refresh_title_index(db.store, index)
         db.set_session_title("a", "omega")
         now[0] += TitleIndex.MAX_AGE_S + 1
-        listing.refresh_title_index(db, index)
+        listing.refresh_title_index(db.store, index)
         assert not index.stale and index.exact
         assert index.candidates("omega") == [db._fetchone("SELECT rowid FROM sessions WHERE id = 'a'")[0]]
     finally:
@@ -110,7 +111,7 @@ def test_a_search_typed_as_the_browser_opens_does_not_wait_for_the_first_index(t
     try:
         store.warm_titles()  # (the census's last step: the build starts, and is held)
         answered: list = []
-        searching = threading.Thread(target=lambda: answered.append(store.search("topic 1", source=None, exclude_sources=None)))
+        searching = threading.Thread(target=lambda: answered.append(store.search("topic 1", ListQuery())))
         searching.start()
         searching.join(5)
         assert answered, "the search waited for the title index"
@@ -121,7 +122,7 @@ def test_a_search_typed_as_the_browser_opens_does_not_wait_for_the_first_index(t
         gate.set()
         store._title_build.result(timeout=10)
         assert store._titles.built
-        again = store.search("topic 1", source=None, exclude_sources=None)
+        again = store.search("topic 1", ListQuery())
         assert [s.id for s in again.title_matches] == ["s11", "s10", "s01"]
     finally:
         gate.set()
@@ -149,12 +150,12 @@ def test_a_title_index_that_cannot_be_built_is_not_tried_at_every_key(tmp_path: 
     store = BrowserData(path)
     try:
         for _ in range(5):
-            assert [s.id for s in store.match_sessions("kumquat", source=None, exclude_sources=None)] == ["s1"]
+            assert [s.id for s in store.match_sessions("kumquat", ListQuery())] == ["s1"]
             if store._title_build is not None:
                 store._title_build.exception(timeout=10)
         assert len(tries) == 1
         monkeypatch.setattr(data_module, "TITLE_RETRY_S", 0.0)
-        store.match_sessions("kumquat", source=None, exclude_sources=None)
+        store.match_sessions("kumquat", ListQuery())
         store._title_build.exception(timeout=10)
         assert len(tries) == 2
     finally:
