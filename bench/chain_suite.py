@@ -55,8 +55,15 @@ def _ms(fn) -> tuple[float, object]:
     return (time.perf_counter() - t0) * 1000, result
 
 
-def _first_page(ctx: Context, segments: int) -> Samples:
+def _browser_list():
+    """The list the browser opens on: by last activity, internal runs left out."""
+    from hermes_state.listing import ListQuery
     from hermes_state.visibility import INTERNAL_SOURCES
+
+    return ListQuery.from_options(exclude_sources=list(INTERNAL_SOURCES), by_activity=True)
+
+
+def _first_page(ctx: Context, segments: int) -> Samples:
     from hermes_tui.data import BrowserData
 
     out: dict[str, list[float]] = {}
@@ -68,8 +75,7 @@ def _first_page(ctx: Context, segments: int) -> Samples:
         for _ in range(max(3, min(ctx.runs, 5))):
             store = BrowserData(db)
             try:
-                ms, (rows, _total) = _ms(lambda: store.page(0, 50, source=None, exclude_sources=list(INTERNAL_SOURCES),
-                                                            by_activity=True, count=False))
+                ms, (rows, _total) = _ms(lambda: store.page(0, 50, _browser_list(), count=False))
             finally:
                 store.close()
             out[label].append(ms)
@@ -80,11 +86,9 @@ def _first_page(ctx: Context, segments: int) -> Samples:
 
 
 def _search(ctx: Context, segments: int, *, fresh: bool) -> Samples:
-    from hermes_state.visibility import INTERNAL_SOURCES
     from hermes_tui.data import BrowserData
 
     db = chain_home(segments) / "state.db"
-    excluded = list(INTERNAL_SOURCES)
     out: dict[str, list[float]] = {}
     details: dict[str, dict] = {}
     store = None if fresh else BrowserData(db)
@@ -94,12 +98,12 @@ def _search(ctx: Context, segments: int, *, fresh: bool) -> Samples:
             out[label] = []
             rounds = max(3, min(ctx.runs, 5)) if fresh else ctx.runs
             if store is not None:
-                store.search(word, source=None, exclude_sources=excluded)  # warm-up
+                store.search(word, _browser_list())  # warm-up
             for _ in range(rounds):
                 one = BrowserData(db) if fresh else store
                 try:
                     one.forget_search_answers()
-                    ms, view = _ms(lambda: one.search(word, source=None, exclude_sources=excluded))
+                    ms, view = _ms(lambda: one.search(word, _browser_list()))
                 finally:
                     if fresh:
                         one.close()
