@@ -100,3 +100,4 @@ def test_a_connection_closes_promptly_while_another_thread_reads_through_it(chai
     assert not thread.is_alive()
     assert outcome and isinstance(outcome[0], sqlite3.OperationalError) and "interrupt" in str(outcome[0])
     assert db.store.closed
+
