@@ -95,6 +95,8 @@ class FirstWindow:
         self.opened = threading.Event()
         self.done = threading.Event()
         self._claimed = False
+        #: The reader the pages are read with (claimed or not), interrupted by :meth:`close`.
+        self._reading: SessionDB | None = None
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._run, name="hermes-first-window", daemon=True)
         self._thread.start()
@@ -119,6 +121,7 @@ class FirstWindow:
                 return
             finally:
                 self.opened.set()
+            self._reading = db
             answer = listing.page(db.store, self.query, 0, self.page_size, count=False, provisional=True)
             self.pages[(self.query, 0, self.page_size, False, True)] = answer
         except BaseException as exc:  # a page failed: the browser reads it again itself
@@ -157,7 +160,12 @@ class FirstWindow:
         with self._lock:
             self._claimed = True
             db, self.db = self.db, None
-        self.done.wait()
+        # Its first page may take seconds (a chain of 200,000 segments): interrupted, not
+        # waited for, so that quitting at once is quick.
+        while not self.done.wait(0.02):
+            reading = self._reading
+            if reading is not None:
+                reading.interrupt()
         if db is not None:
             db.close()
 
@@ -411,6 +419,8 @@ class BrowserData:
             db.interrupt()
 
     def close(self) -> None:
+        with self._open_lock:
+            self._closed = True
         if self._first_window is not None:
             self._first_window.close()  # a reader it opened that nobody claimed
         with self._open_lock:
@@ -418,8 +428,9 @@ class BrowserData:
             for db in [*self._dbs.values(), self._writer, *self._retired]:
                 if db is not None:
                     try:
-                        db.interrupt()
-                        db.close()
+                        # A worker still reading (a long chain walked) is interrupted until
+                        # it lets go: the process ends only once its threads have.
+                        db.store.close_promptly()
                     except Exception:
                         pass
             self._dbs.clear()
