@@ -36,6 +36,7 @@ from .context import Access, AppContext, Screens, Signals, StoreChange, StoreSta
 from .live import LiveFeed
 from .messages import WorkerDone, apply_result
 from .data import BrowserData, FirstWindow
+from .view_models import FileState
 from .legible import legible_variables
 from .screens.base import WorkerFailed
 from .collector import release_collection
@@ -340,7 +341,7 @@ class HermesApp(App[str | None]):
 
     def _file_changed(self, kind: str, text: str) -> None:
         self.notify(text, severity="warning", timeout=10, markup=False)
-        if kind == "deleted":
+        if kind == FileState.DELETED.value:
             self.ctx.access = Access(read_only_reason=self.ctx.store.gone, immutable=self.ctx.access.immutable)
             self.ctx.signals.access.publish(self.ctx.access)
         else:

@@ -26,6 +26,8 @@ from hermes_state import SessionDB
 from hermes_state import listing
 from hermes_state.listing import ListQuery
 from hermes_state.listing.marks import ConversationMarks, conversation_marks, keeps
+from hermes_state.listing.counts import SourceCounts, conversations_by_source
+from hermes_state.listing.engine import lister_of
 from hermes_state.unread import UnreadNotTracked, not_tracked, set_read
 from hermes_state.listing.narrow import Narrow, narrowed_ids
 from hermes_state.listing import recency
@@ -41,7 +43,7 @@ from hermes_state.retrieval import group_hits_by_conversation
 from hermes_state.listing.title_index import TitleIndex
 
 from . import operations
-from .view_models import Census, HitGroup, RecapData, SearchView
+from .view_models import Census, FileState, HitGroup, RecapData, SearchView
 
 if TYPE_CHECKING:  # (imported on first use: deletes are not made at start-up)
     from hermes_state import trash
@@ -93,6 +95,8 @@ class FirstWindow:
         self.opened = threading.Event()
         self.done = threading.Event()
         self._claimed = False
+        #: The reader the pages are read with (claimed or not), interrupted by :meth:`close`.
+        self._reading: SessionDB | None = None
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._run, name="hermes-first-window", daemon=True)
         self._thread.start()
@@ -117,6 +121,7 @@ class FirstWindow:
                 return
             finally:
                 self.opened.set()
+            self._reading = db
             answer = listing.page(db.store, self.query, 0, self.page_size, count=False, provisional=True)
             self.pages[(self.query, 0, self.page_size, False, True)] = answer
         except BaseException as exc:  # a page failed: the browser reads it again itself
@@ -155,7 +160,12 @@ class FirstWindow:
         with self._lock:
             self._claimed = True
             db, self.db = self.db, None
-        self.done.wait()
+        # Its first page may take seconds (a chain of 200,000 segments): interrupted, not
+        # waited for, so that quitting at once is quick.
+        while not self.done.wait(0.02):
+            reading = self._reading
+            if reading is not None:
+                reading.interrupt()
         if db is not None:
             db.close()
 
@@ -286,28 +296,28 @@ class BrowserData:
                 self._identity = identity
             return db
 
-    def check_file(self) -> str:
+    def check_file(self) -> FileState:
         """Is the file at the path still the one the connections read? (before every write,
         and on every watcher tick).
 
-        ``"same"``; ``"replaced"`` (a restore or a sync tool put another file there): every
+        ``SAME``; ``REPLACED`` (a restore or a sync tool put another file there): every
         connection is reopened on the file at the path, so reads and writes go to it;
-        ``"deleted"``: what was read stays on screen, writes are refused (:attr:`gone`) and
+        ``DELETED``: what was read stays on screen, writes are refused (:attr:`gone`) and
         nothing ever creates a new file in its place. A change is reported once through
-        ``on_file_event``.
+        ``on_file_event`` (its kind the state's value).
         """
         with self._open_lock:
             if self._closed or self._identity is None:
-                return "same"
+                return FileState.SAME
             now = _file_identity(self.db_path)
             if now == self._identity:
-                return "same"
+                return FileState.SAME
             if now is None:
                 if self.gone is None:
                     self.gone = f"{self.db_path} was deleted while the browser was open"
-                    event = ("deleted", f"{self.gone}: showing what was read before; nothing can be changed.")
+                    event = (FileState.DELETED, f"{self.gone}: showing what was read before; nothing can be changed.")
                 else:
-                    return "deleted"
+                    return FileState.DELETED
             else:
                 self._retired.extend(self._dbs.values())
                 if self._writer is not None:
@@ -321,10 +331,10 @@ class BrowserData:
                 self._titles = TitleIndex(owner_rebuilds=True)
                 self._titles_generation += 1
                 self.gone = None
-                event = ("replaced", f"{self.db_path} was replaced by another file; reopened it.")
-        if event[0] == "replaced" and self._first_window is not None:
+                event = (FileState.REPLACED, f"{self.db_path} was replaced by another file; reopened it.")
+        if event[0] is FileState.REPLACED and self._first_window is not None:
             self._first_window.forget()  # (outside the lock: it may wait for the read-ahead)
-        self._on_file_event(*event)
+        self._on_file_event(event[0].value, event[1])
         return event[0]
 
     @property
@@ -370,7 +380,7 @@ class BrowserData:
     def writer(self) -> SessionDB:
         """The writable store, for one write: asked again before every write, so a file that
         was replaced meanwhile is reopened and a deleted one is never written (or created)."""
-        if self.check_file() == "deleted":
+        if self.check_file() is FileState.DELETED:
             raise DatabaseError(f"{self.gone}; nothing was changed")
         with self._writer_lock:
             if self._closed:
@@ -409,6 +419,8 @@ class BrowserData:
             db.interrupt()
 
     def close(self) -> None:
+        with self._open_lock:
+            self._closed = True
         if self._first_window is not None:
             self._first_window.close()  # a reader it opened that nobody claimed
         with self._open_lock:
@@ -416,8 +428,9 @@ class BrowserData:
             for db in [*self._dbs.values(), self._writer, *self._retired]:
                 if db is not None:
                     try:
-                        db.interrupt()
-                        db.close()
+                        # A worker still reading (a long chain walked) is interrupted until
+                        # it lets go: the process ends only once its threads have.
+                        db.store.close_promptly()
                     except Exception:
                         pass
             self._dbs.clear()
@@ -499,12 +512,13 @@ class BrowserData:
         ``revised`` says whether either changes what its pages would show."""
         counter = self._connection("counter")
 
-        def read(db: SessionDB) -> tuple[frozenset[str], int | None, dict[str, int]]:
+        def read(db: SessionDB) -> tuple[frozenset[str], int | None, dict[str, int], SourceCounts | None]:
             pins = db.pinned_ids()
-            total = listing.count_listed(db.store, query) if count else None
-            return pins, total, db.source_counts()
+            # (one grouped scan: the list's total and the picker's numbers, which then agree)
+            listed = conversations_by_source(lister_of(db.store), query) if count else None
+            return pins, listed.total if listed else None, db.source_counts(), listed
 
-        pins, total, sources = self._retry(lambda: read(counter))
+        pins, total, sources, listed = self._retry(lambda: read(counter))
         ranking_s, again_in = self._rank_again(query)
         reader = self.reader
         assumed = reader.assume_pins(pins)
@@ -514,7 +528,14 @@ class BrowserData:
             # are read again only when the built index ranks otherwise.
             revised = reader.adopt_recency(self._retry(counter.build_recency)) or revised
         self.warm_titles()
-        return Census(total, sources, revised=revised, ranking_s=ranking_s or 0.0, again_in=again_in)
+        return Census(total, sources, revised=revised, ranking_s=ranking_s or 0.0, again_in=again_in,
+                      listed_by_source=listed.by_source if listed else None)
+
+    def conversations_by_source(self, query: ListQuery) -> dict[str, int]:
+        """The source picker's numbers when no census has them yet: conversations the list
+        shows under ``query``'s other filters, per source."""
+        counter = self._connection("counter")
+        return self._retry(lambda: conversations_by_source(lister_of(counter.store), query).by_source)
 
     def _ranked(self, key: ListQuery) -> list[str]:
         """The ranking for these filters: the one made last, even if another process has

@@ -38,7 +38,7 @@ from hermes_state.models import LineageNode, SessionSummary
 from hermes_state.profiles import Profile
 
 from .data import BrowserData
-from .view_models import Census, HitGroup, SearchView
+from .view_models import Census, FileState, HitGroup, SearchView
 
 T = TypeVar("T")
 
@@ -257,11 +257,11 @@ class ProfilesData:
         self._each(lambda _n, part: part.reader, [(name, self.parts[name]) for name in self.names], parallel="pages")
         return None
 
-    def check_file(self) -> str:
+    def check_file(self) -> FileState:
         outcomes = [self.parts[name].check_file() for name in self.names]
-        if any(outcome != "same" for outcome in outcomes):
+        if any(outcome is not FileState.SAME for outcome in outcomes):
             self._forget()
-        return "replaced" if "replaced" in outcomes else "same"
+        return FileState.REPLACED if FileState.REPLACED in outcomes else FileState.SAME
 
     def changed_since_first_read(self) -> bool:
         return any(self.parts[name].changed_since_first_read() for name in self.names)
@@ -382,9 +382,13 @@ class ProfilesData:
         answers = dict(self._each(lambda _n, part: part.census(query, count=count), every, parallel="census"))
         shown = [name for name, _p in self._shown() if name in answers]
         sources: dict[str, int] = {}
+        listed: dict[str, int] | None = {} if count else None
         for name in shown:
             for source, n in answers[name].source_counts.items():
                 sources[source] = sources.get(source, 0) + n
+            for source, n in (answers[name].listed_by_source or {}).items():
+                if listed is not None:
+                    listed[source] = listed.get(source, 0) + n
         self.profile_counts = {name: census.total or 0 for name, census in answers.items() if census.total is not None}
         revised = any(census.revised for census in answers.values())
         if revised:
@@ -396,6 +400,7 @@ class ProfilesData:
             revised=revised,
             ranking_s=sum(census.ranking_s for census in answers.values()),
             again_in=min(waits) if waits else None,
+            listed_by_source=listed,
         )
 
     def count_by_profile(self, query: ListQuery) -> dict[str, int]:
@@ -406,6 +411,14 @@ class ProfilesData:
                             parallel="census")
         self.profile_counts = {name: n or 0 for name, n in counts}
         return dict(self.profile_counts)
+
+    def conversations_by_source(self, query: ListQuery) -> dict[str, int]:
+        """The source picker's numbers over the shown profiles (their sum by source)."""
+        sources: dict[str, int] = {}
+        for _name, counts in self._each(lambda _n, part: part.conversations_by_source(query), parallel="census"):
+            for source, n in counts.items():
+                sources[source] = sources.get(source, 0) + n
+        return sources
 
     def source_counts(self) -> dict[str, int]:
         sources: dict[str, int] = {}
@@ -590,7 +603,12 @@ class ProfilesData:
                 first = found[0][1]
                 total = sum(sc.count for _n, sc in found)
                 head = first.label.split(" — ")[0]
-                scope = ExportScope(key, f"{head} — {total} sessions in {len(found)} profiles",
+                if key == "listed":  # (counted in the list's unit, as on one store)
+                    k = sum(sc.conversations or 0 for _n, sc in found)
+                    said = f"{k:,} conversation{'s' if k != 1 else ''}"
+                else:
+                    said = f"{total:,} sessions"
+                scope = ExportScope(key, f"{head} — {said} in {len(found)} profiles",
                                     f"profiles-{first.stem}", total, None, first.source)
             self._scopes[id(scope)] = found
             scopes.append(scope)
@@ -614,7 +632,9 @@ def _export_several(door: "ProfilesData", found: list, fmt: str, path: Path, pro
     from hermes_state.export import iter_export, render_chunks
     from hermes_state.paths import write_atomic
 
-    from .operations import ExportCancelled, ExportOutcome, NothingExported, check_destination, describe_write_error
+    from .operations import (
+        ExportCancelled, ExportOutcome, NothingExported, check_destination, describe_write_error, scope_session_ids,
+    )
 
     problem = check_destination(path)
     if problem:
@@ -625,7 +645,7 @@ def _export_several(door: "ProfilesData", found: list, fmt: str, path: Path, pro
     def sessions():
         for name, scope in found:
             reader = door.parts[name].reader
-            ids = list(scope.session_ids) if scope.session_ids is not None else None
+            ids = scope_session_ids(reader, scope)
             for obj in iter_export(reader, scope.source, ids):
                 if cancelled():
                     raise ExportCancelled()

@@ -19,6 +19,7 @@ from hermes_state.gateway import describe_lane, load_gateway_config, load_sessio
 from hermes_state.watch import ChangeWatcher
 
 from .context import AppContext, StoreChange
+from .view_models import FileState
 
 
 class LiveFeed:
@@ -57,7 +58,7 @@ class LiveFeed:
                     asked = True
                     if ctx.store.changed_since_first_read():
                         change = replace(change, database=True)
-                if ctx.store.check_file() == "replaced":  # (deleted: writes stop, the view stays)
+                if ctx.store.check_file() is FileState.REPLACED:  # (deleted: writes stop, the view stays)
                     # Every connection reads the file now at the path: so does what is shown
                     # (the watcher may have opened the new file already and seen no change).
                     change = replace(change, database=True, reopened=True)

@@ -21,7 +21,7 @@ from hermes_state.conversation import conversation_members
 from hermes_state.errors import TitleChangedError, describe_write_error
 from hermes_state.paths import write_atomic
 from hermes_state.titles import sanitize_title
-from hermes_state.listing import ListQuery, workspace_session_ids
+from hermes_state.listing import ListQuery
 from .textsafe import home_path
 
 if TYPE_CHECKING:  # (the trash and the export are imported when first used, not at start-up)
@@ -171,14 +171,76 @@ FORMAT_LABELS = {"jsonl": "JSONL (as upstream writes it)", "md": "Markdown trans
 class ExportScope:
     """One choice of what to export."""
 
-    key: str  # session | lineage | search | source | all
+    key: str  # marked | session | lineage | search | listed | all
     label: str
     stem: str
     count: int
-    session_ids: tuple[str, ...] | None = None  # None: every session (of ``source``)
+    session_ids: tuple[str, ...] | None = None  # None: every session (of ``source``), or ``listed``'s
     source: str | None = None
     #: Why this scope cannot be used (shown, and the choice is disabled).
     unavailable: str | None = None
+    #: The list's conversations, each whole, chosen when the export runs (a long list: choosing
+    #: every member took ~2 s at 50k sessions, too long to wait for before the dialog opens).
+    listed: ListQuery | None = None
+    #: The list's conversations this scope holds (``listed``; ``count`` is then its sessions,
+    #: or the conversations again when they are chosen as the export runs).
+    conversations: int | None = None
+
+
+#: A list of at most this many conversations is chosen when the dialog opens (its label then
+#: says how many sessions they hold); a longer one when the export runs.
+EAGER_CONVERSATIONS = 2_000
+
+
+def _count(n: int, unit: str) -> str:
+    return f"{n:,} {unit}" if n == 1 else f"{n:,} {unit}s"
+
+
+def narrowed(listed: ListQuery) -> bool:
+    """Does the list leave out conversations by more than the view (a source, a workspace, a
+    time window or other fields, unread, statuses)? Then "the whole database" is not offered
+    beside it: the filters on screen are not silently ignored."""
+    return bool(listed.source or listed.workspace is not None or listed.narrow
+                or listed.unread_only or listed.statuses)
+
+
+def listed_scope(reader: SessionDB, listed: ListQuery) -> ExportScope:
+    """"Every conversation in the list": what the list shows under its filters, counted in the
+    list's unit (conversations, each exported whole: its compressions, delegate runs)."""
+    from hermes_state import listing
+    from hermes_state.listing.select import choose
+
+    parts = []
+    if listed.source:
+        parts.append(listed.source)
+    if listed.workspace is not None:
+        parts.append(f"in {home_path(listed.workspace)}" if listed.workspace else "with no workspace")
+    if listed.narrow:
+        parts.append("its time window" if listed.narrow.since is not None or listed.narrow.until is not None
+                     else "its filters")
+    what = f" ({', '.join(parts)})" if parts else ""
+    stem = ("listed" if listed.narrow else f"workspace-{_slug(listed.workspace) or 'none'}"
+            if listed.workspace is not None else _slug(listed.source) or "source" if listed.source else "list")
+    k = listing.count_listed(reader.store, listed)
+    head = f"Every conversation in the list{what} — {_count(k, 'conversation')}"
+    empty = None if k else "the list is empty"
+    if k > EAGER_CONVERSATIONS:
+        return ExportScope("listed", f"{head} (each whole)", stem, k, None, unavailable=empty,
+                           listed=listed, conversations=k)
+    ids = [sid for item in choose(reader.lister, listed) for sid in item.sessions]
+    return ExportScope("listed", f"{head}, {_count(len(ids), 'session')}", stem, len(ids), tuple(ids),
+                       unavailable=None if ids else "the list is empty", conversations=k)
+
+
+def scope_session_ids(reader: SessionDB, scope: ExportScope) -> list[str] | None:
+    """The sessions ``scope`` writes (None: every session, of its source if it has one)."""
+    if scope.session_ids is not None:
+        return list(scope.session_ids)
+    if scope.listed is not None:
+        from hermes_state.listing.select import choose
+
+        return [sid for item in choose(reader.lister, scope.listed) for sid in item.sessions]
+    return None
 
 
 @dataclass
@@ -289,7 +351,7 @@ def plan_export(
     source and workspace narrow the search's scope and the "every session" one (BR-13); a
     time window on the list (BR-21) makes that scope the conversations it lists, each whole.
     """
-    source, workspace = listed.source, listed.workspace
+    source = listed.source
     scopes: list[ExportScope] = []
     if marked:
         family: list[str] = []
@@ -347,64 +409,21 @@ def plan_export(
                     unavailable=None if n else "no session matches this search",
                 )
             )
-    elif listed.narrow:
-        from hermes_state.listing.select import choose
-
-        chosen = choose(reader.lister, listed)
-        ids = [sid for item in chosen for sid in item.sessions]
-        k, n = len(chosen), len(ids)
-        scopes.append(
-            ExportScope(
-                "listed",
-                f"Every conversation in the list (its time window) — {k} conversation{'s' if k != 1 else ''}, "
-                f"{n} session{'s' if n != 1 else ''}",
-                "listed",
-                n,
-                tuple(ids),
-                unavailable=None if n else "the list is empty",
-            )
-        )
-    elif workspace is not None:
-        ids = workspace_session_ids(reader.store, listed)
-        n = len(ids)
-        where = f"in {home_path(workspace)}" if workspace else "with no workspace"
-        scopes.append(
-            ExportScope(
-                "workspace",
-                f"Every session {where} — {n}",
-                f"workspace-{_slug(workspace) or 'none'}",
-                n,
-                tuple(ids),
-                unavailable=None if n else "no session in this workspace",
-            )
-        )
-    elif source:
-        # What the export writes: every session of the source, archived and hidden ones too.
-        n = reader.source_counts().get(source, 0)
-        scopes.append(
-            ExportScope(
-                "source",
-                f"Every {source} session — {n}",
-                _slug(source) or "source",
-                n,
-                None,
-                source,
-                unavailable=None if n else f"no {source} sessions",
-            )
-        )
     else:
-        n = sum(reader.source_counts().values())  # every session, as the export writes them
-        scopes.append(
-            ExportScope(
-                "all",
-                f"Every session — {n} (all sources)",
-                "all",
-                n,
-                None,
-                None,
-                unavailable=None if n else "the database has no sessions",
+        scopes.append(listed_scope(reader, listed))
+        if not narrowed(listed):
+            n = sum(reader.source_counts().values())  # every session, as the export writes them
+            scopes.append(
+                ExportScope(
+                    "all",
+                    f"The whole database — {_count(n, 'session')}, hidden ones too",
+                    "all",
+                    n,
+                    None,
+                    None,
+                    unavailable=None if n else "the database has no sessions",
+                )
             )
-        )
     return ExportPlan(scopes, directory, file_stamp(now))
 
 
@@ -459,7 +478,7 @@ def run_export(
 
     def sessions() -> Iterator[dict]:
         nonlocal count
-        ids = list(scope.session_ids) if scope.session_ids is not None else None
+        ids = scope_session_ids(reader, scope)
         for obj in iter_export(reader, scope.source, ids, progress):
             if cancelled():
                 raise ExportCancelled()

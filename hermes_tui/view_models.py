@@ -7,6 +7,7 @@ store: no connection, no thread, no list policy.
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -15,6 +16,17 @@ if TYPE_CHECKING:
     from hermes_state.recap import Recap
 
 __all__ = ["Census", "HitGroup", "RecapData", "SearchView"]
+
+
+class FileState(str, enum.Enum):
+    """Is the database file at the path the one the browser's connections read?"""
+
+    #: Nothing changed.
+    SAME = "same"
+    #: Another file is there now (a restore, a sync tool): every connection is reopened on it.
+    REPLACED = "replaced"
+    #: No file is there: what was read stays on screen, writes are refused.
+    DELETED = "deleted"
 
 
 @dataclass
@@ -107,6 +119,7 @@ class Census:
     provisional window rested on were right."""
 
     total: int | None
+    #: Sessions of each source in the whole store (is anything there at all?).
     source_counts: dict[str, int]
     #: The reader's provisional pages may be wrong -- the pinned sessions differ from those it
     #: assumed, or its recency index was a guess and is now built: read the window again.
@@ -116,6 +129,9 @@ class Census:
     ranking_s: float = 0.0
     #: A stale ranking waits its turn: take a census again in this many seconds (None: none waits).
     again_in: float | None = None
+    #: Conversations the list shows under these filters with each source chosen (what the
+    #: source picker says; the list's own total is a sum of them). None: not counted.
+    listed_by_source: dict[str, int] | None = None
 
 
 @dataclass

@@ -18,19 +18,24 @@ from .counted_picker import CountedPicker
 class SourcePicker(CountedPicker):
     BINDINGS = [Binding("escape,q", "cancel", "Cancel", id="source_cancel")]
     BOX_ID, OPTIONS_ID = "source-box", "source-options"
-    TITLE, HEADING = "Source", "Show sessions from"
+    TITLE, HEADING = "Source", "Show conversations from"
 
     def __init__(self, counts: dict[str, int] | None, current: str | None, internal: tuple[str, ...]) -> None:
-        """``counts`` None: not counted yet (``s`` pressed before the list's census, seconds
-        at 250k sessions); :meth:`set_counts` fills the list. Meanwhile it said "all sources
-        0" and offered no source."""
+        """``counts``: conversations the list shows under its other filters, per source (so
+        "all sources" is the list's own total); None: not counted yet (``s`` pressed before
+        the list's census, seconds at 250k sessions): :meth:`set_counts` fills the list.
+        Meanwhile it said "all sources 0" and offered no source."""
         super().__init__(current)
         self.counts = counts
         self.internal = internal
 
     def options(self) -> list[Option]:
         if self.counts is None:
-            return [Option(Text("  counting sessions per source…", style="italic"), id="", disabled=True)]
+            return [Option(Text("  counting conversations per source…", style="italic"), id="", disabled=True)]
+        counts = dict(self.counts)
+        if self.current and self.current not in counts:
+            counts[self.current] = 0  # (the source in force, though nothing of it is listed now)
+        self.counts = counts
         people = sorted((s for s in self.counts if s not in self.internal), key=lambda s: (-self.counts[s], s))
         runs = [s for s in self.internal if s in self.counts]
         total = sum(self.counts[s] for s in people)

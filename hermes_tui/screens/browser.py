@@ -655,16 +655,17 @@ class BrowserScreen(HermesScreen):
             self.source_filter = source or None
             self._reload_from_top()
 
-        counted = self.list_window.counted_sources
-        counts = self.list_window.source_counts if counted else None
+        # Conversations, as the list counts them under its other filters: the picker's "all
+        # sources" is the list's own total.
+        counts = self.list_window.conversations_by_source()
         picker = SourcePicker(counts, self.source_filter, INTERNAL_SOURCES)
         self.app.push_screen(picker, chosen)
-        if not counted:
-            self._load_sources(picker)
+        if counts is None:
+            self._load_sources(picker, self.filters)
 
     @work(thread=True, group="sources", exclusive=True, exit_on_error=False)
-    def _load_sources(self, picker: SourcePicker) -> None:
-        counts = self.ctx.store.source_counts()
+    def _load_sources(self, picker: SourcePicker, query) -> None:
+        counts = self.ctx.store.conversations_by_source(query)
         self.post_message(WorkerDone(picker.set_counts, counts))  # (a picker closed meanwhile ignores them)
 
     def action_pick_workspace(self) -> None:

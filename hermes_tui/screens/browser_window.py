@@ -109,6 +109,9 @@ class ListWindow:
         self.source_counts: dict[str, int] = {}
         #: ``source_counts`` has been counted (by a census) at least once.
         self.counted_sources = False
+        #: The source picker's numbers (conversations per source, :attr:`Census.listed_by_source`)
+        #: and the filters they were counted under.
+        self.listed_by_source: tuple[tuple, dict[str, int]] | None = None
         self._pending_select: str | None = None
         #: Where the cursor was when ``_pending_select`` was asked for: moved since (keys
         #: typed behind the dialog's Enter), the reader's move wins.
@@ -191,6 +194,11 @@ class ListWindow:
 
     # ------------------------------------------------------------------ counting
 
+    def conversations_by_source(self) -> dict[str, int] | None:
+        """The source picker's numbers for the filters in force, if a census counted them."""
+        kept = self.listed_by_source
+        return kept[1] if kept is not None and kept[0] == self.screen.filter_key() else None
+
     def want_census(self) -> None:
         """Take a census after this window -- one at a time, and spaced by what it costs:
         while one is taken, the next waits for it and serves every window shown meanwhile;
@@ -250,6 +258,8 @@ class ListWindow:
         if current:
             self.source_counts = census.source_counts
             self.counted_sources = True
+            if census.listed_by_source is not None:
+                self.listed_by_source = (event.key, census.listed_by_source)
             # A list reset for another order or filter is "loading…" until its own first
             # window: a count that arrives before it must not mark it loaded with no rows
             # (an End pressed meanwhile was spent on rows that were not there). The window

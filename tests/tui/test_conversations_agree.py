@@ -71,3 +71,60 @@ async def test_every_count_of_a_rewound_session_is_what_its_transcript_shows(ups
         lst = app.screen.session_list
         index = next(i for i in range(lst.total) if lst.row(i).id == r1)
         assert "4 msgs" in lst.render_row(lst.row(index), 100).plain
+
+
+async def _totals_said(app, pilot) -> dict[str, object]:
+    """What the list, the source picker, the workspace picker and the export dialog say the
+    list holds, each with its unit."""
+    from hermes_tui.modals.export import ExportModal
+    from hermes_tui.modals.source_picker import SourcePicker
+    from hermes_tui.modals.workspace_picker import WorkspacePicker
+
+    screen = app.screen
+    said: dict[str, object] = {"list": screen.session_list.total}
+    await pilot.press("s")
+    await settle(pilot)
+    picker = app.screen
+    assert isinstance(picker, SourcePicker) and picker.counts is not None
+    assert picker.HEADING == "Show conversations from"
+    said["source picker"] = sum(n for s, n in picker.counts.items() if s not in picker.internal)
+    await pilot.press("escape")
+    await pilot.press("w")
+    await settle(pilot)
+    picker = app.screen
+    assert isinstance(picker, WorkspacePicker)
+    said["workspace picker"] = sum(w.count for w in picker.counts or [])
+    await pilot.press("escape")
+    await settle(pilot)
+    await pilot.press("e")
+    await settle(pilot)
+    modal = app.screen
+    assert isinstance(modal, ExportModal)
+    listed = [s for s in modal.plan.scopes if s.key == "listed"]
+    assert len(listed) == 1
+    said["export dialog"] = listed[0].conversations
+    said["export label"] = listed[0].label
+    await pilot.press("escape")
+    await settle(pilot)
+    return said
+
+
+@pytest.mark.parametrize("version", [30, 16])
+async def test_the_list_the_pickers_and_the_export_dialog_state_one_total_in_conversations(upstream_copy, version) -> None:
+    """Upstream's stores hold compression children, delegate runs, internal runs, archived and
+    hidden sessions: sessions the list does not show as conversations. Every total the
+    browser states for the same filters is the list's, and says "conversations"."""
+    app = make_app(upstream_copy(version))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        for keys in ((), ("v",), ("H",)):  # the default list, the archived view, hidden rows shown
+            for key in keys:
+                await pilot.press(key)
+                await settle(pilot)
+            said = await _totals_said(app, pilot)
+            total = said["list"]
+            assert said["source picker"] == said["export dialog"] == total, (keys, said)
+            if said["workspace picker"]:  # (a store that records working directories)
+                assert said["workspace picker"] == total, (keys, said)
+            unit = "conversation" if total == 1 else "conversations"
+            assert f"— {total} {unit}" in str(said["export label"]), said

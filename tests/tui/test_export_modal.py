@@ -141,7 +141,9 @@ async def test_export_every_session_of_the_source_filter(fixed_db: Path, out: Pa
     async with app.run_test(size=SIZE) as pilot:
         modal = await open_export(pilot, ("s", "down", "enter"))  # filter: cli, from the source picker
         assert app.screen_stack[-2].source_filter == "cli"
-        assert scope_labels(modal)[2] == "Every cli session — 3"
+        # (the list's conversations under its filter, in the list's unit, each whole)
+        assert scope_labels(modal)[2] == "Every conversation in the list (cli) — 3 conversations, 3 sessions"
+        assert len(scope_labels(modal)) == 3  # (the whole database is not offered beside a filter)
         await choose(pilot, modal, "#export-scope", 2)
         target = out / f"hermes-cli-{STAMP}.jsonl"
         assert modal.query_one("#export-path", Input).value == str(target)
@@ -153,12 +155,15 @@ async def test_export_every_session_of_the_source_filter(fixed_db: Path, out: Pa
     assert all(s["messages"] for s in lines)
 
 
-async def test_export_without_filter_offers_every_session(fixed_db: Path, out: Path) -> None:
+async def test_export_without_filter_offers_the_list_and_the_whole_database(fixed_db: Path, out: Path) -> None:
     app = export_app(fixed_db, out)
     async with app.run_test(size=SIZE) as pilot:
         modal = await open_export(pilot)
-        assert scope_labels(modal)[2] == "Every session — 9 (all sources)"
-        await choose(pilot, modal, "#export-scope", 2)
+        total = app.screen_stack[-2].session_list.total
+        # The list's total, in its unit, as the list states it; then every session there is.
+        assert scope_labels(modal)[2].startswith(f"Every conversation in the list — {total} conversations, ")
+        assert scope_labels(modal)[3] == "The whole database — 9 sessions, hidden ones too"
+        await choose(pilot, modal, "#export-scope", 3)
         await pilot.press("enter")
         await settle(pilot)
     lines = read_jsonl(out / f"hermes-all-{STAMP}.jsonl")
@@ -269,7 +274,7 @@ async def test_large_export_shows_progress_and_writes_every_session(tmp_path: Pa
     app = export_app(path, out)
     async with app.run_test(size=SIZE) as pilot:
         modal = await open_export(pilot)
-        await choose(pilot, modal, "#export-scope", 2)
+        await choose(pilot, modal, "#export-scope", 3)
         bar = modal.query_one("#export-progress", ProgressBar)
         assert not bar.display  # shown only while writing
         await pilot.press("enter")
@@ -307,13 +312,13 @@ def test_plan_names_files_per_scope(fixed_db: Path, out: Path) -> None:
     try:
         plan = plan_export(db, TRAVEL_TIP, query=None, listed=ListQuery(source="discord"), directory=out, now=NOW)
         keys = [s.key for s in plan.scopes]
-        assert keys == ["session", "lineage", "source"]
+        assert keys == ["session", "lineage", "listed"]
         lineage = plan.scopes[1]
         assert lineage.session_ids == (TRAVEL_ROOT, TRAVEL_TIP) and lineage.count == 2
         assert plan.default_path(plan.scopes[0], "md") == out / f"hermes-{TRAVEL_TIP}-{STAMP}.md"
         assert plan.default_path(plan.scopes[2], "jsonl") == out / f"hermes-discord-{STAMP}.jsonl"
         empty = plan_export(db, None, query=None, listed=ListQuery(source="matrix"), directory=out, now=NOW)
-        assert [s.unavailable for s in empty.scopes] == ["no matrix sessions"]
+        assert [s.unavailable for s in empty.scopes] == ["the list is empty"]
     finally:
         db.close()
 
@@ -343,9 +348,30 @@ async def test_every_session_counts_what_it_writes_on_a_v30_store(upstream_copy,
     app = export_app(path, out)
     async with app.run_test(size=SIZE) as pilot:
         modal = await open_export(pilot)
-        assert scope_labels(modal)[2] == f"Every session — {every} (all sources)"
-        await choose(pilot, modal, "#export-scope", 2)
+        assert scope_labels(modal)[3] == f"The whole database — {every} sessions, hidden ones too"
+        await choose(pilot, modal, "#export-scope", 3)
         await pilot.press("enter")
         await settle(pilot)
     written = read_jsonl(next(out.glob("hermes-all-*.jsonl")))
     assert len(written) == every
+
+
+def test_a_long_list_is_chosen_when_the_export_runs_and_written_whole(fixed_db: Path, out: Path, monkeypatch) -> None:
+    """Choosing every member of a long list took seconds before the dialog could open: past
+    a bound the scope holds the list's query, says its conversations, and the export chooses
+    them -- each whole, as the eager scope would have."""
+    import hermes_tui.operations as operations
+
+    db = SessionDB(fixed_db, read_only=True)
+    try:
+        eager = plan_export(db, None, query=None, listed=ListQuery.human(None), directory=out, now=NOW).scopes[0]
+        monkeypatch.setattr(operations, "EAGER_CONVERSATIONS", 1)
+        lazy = plan_export(db, None, query=None, listed=ListQuery.human(None), directory=out, now=NOW).scopes[0]
+        assert eager.key == lazy.key == "listed" and eager.session_ids and lazy.session_ids is None
+        assert lazy.conversations == eager.conversations == lazy.count
+        assert lazy.label == f"Every conversation in the list — {lazy.conversations} conversations (each whole)"
+        outcome = run_export(db, lazy, "jsonl", out / "lazy.jsonl")
+        assert outcome.ok and outcome.sessions == len(eager.session_ids)
+        assert [s["id"] for s in read_jsonl(out / "lazy.jsonl")] == list(eager.session_ids)
+    finally:
+        db.close()

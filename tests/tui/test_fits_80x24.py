@@ -36,7 +36,7 @@ async def test_source_picker_at_80x24_shows_its_heading_and_one_line_per_source(
         box = app.screen.query_one("#source-box")
         assert box.scroll_offset.y == 0 and box.max_scroll_y == 0
         shown = screen_text(app)
-        assert "Show sessions from" in shown
+        assert "Show conversations from" in shown
         line = next(line for line in shown.splitlines() if "all sources" in line)
         assert "internal runs hidden" in line  # on its own row, not wrapped under the names
 
