@@ -390,7 +390,7 @@ class SearchHit(BaseModel):
     #: The table that produced this hit: ``fts5``, ``trigram`` or ``like``.
     path: str = "fts5"
     #: The conversation the hit is part of (its root: the row the list shows it in), when
-    #: the answer was made by conversation (:mod:`hermes_state.conversation_search`).
+    #: the answer was made by conversation (:mod:`hermes_state.search.conversations`).
     conversation_id: Optional[str] = None
     #: 0 for a message holding every word; else how many messages of its conversation
     #: together hold them (a conversation found across messages, SR-17).

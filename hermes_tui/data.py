@@ -404,13 +404,13 @@ class BrowserData:
     def forget_search_answers(self) -> None:
         """Drop what the search connection keeps from the last keys (window scans, rankings,
         probes, hits), so that the next query does all of its own work; the prefix
-        expansions stay (:func:`~hermes_state.search_engine.forget_answers`). For measuring:
+        expansions stay (:func:`~hermes_state.search.forget_answers`). For measuring:
         the bench types each query as if for the first time."""
-        from hermes_state.search_engine import forget_answers
+        from hermes_state.search import forget_answers
 
         db = self._dbs.get("searcher")
         if db is not None:
-            forget_answers(db)
+            forget_answers(db.store)
 
     def interrupt_search(self) -> None:
         """Stop the search that is running, if any (a newer query supersedes it)."""
@@ -688,7 +688,7 @@ class BrowserData:
         """Import the search engine and build the models of its answers now (once the first
         page is painted: neither is needed for it), rather than at the first key (~15 ms)."""
         from hermes_state import models
-        from hermes_state import search_engine  # noqa: F401
+        from hermes_state.search import engine  # noqa: F401
 
         for model in (models.SearchHit, models.SearchResult, models.ConversationHit):
             model.model_rebuild()
@@ -723,23 +723,14 @@ class BrowserData:
         # Title/id matching runs beside the full-text search on its own connection: SQLite
         # releases the GIL while a statement runs, so the two queries overlap on two cores.
         titles = self._pool.submit(self.match_sessions, cut_query, listed) if offset == 0 else None
-        source, narrow = listed.source, listed.narrow
+        narrow = listed.narrow
         try:
             if offset == 0:
                 # Before the search: a message written after this id is new to its answer.
                 view.newest_id = self._retry(lambda: newest_message_id(searcher.store))
             result = self._retry(
                 lambda: searcher.search(
-                    query,
-                    limit=limit,
-                    offset=offset,
-                    source_filter=[source] if source else None,
-                    exclude_sources=None if source else (list(listed.exclude_sources) or None),
-                    prefix_last=True,
-                    workspace=listed.workspace,
-                    include_hidden=listed.include_hidden,
-                    order=order,
-                    weights=weights,
+                    query, listed, limit=limit, offset=offset, prefix_last=True, order=order, weights=weights,
                     now=now,
                 )
             )
