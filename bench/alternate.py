@@ -38,6 +38,18 @@ from typing import Callable
 from .floor import _TimedConnection
 
 
+def _forgetter(package: str, db) -> Callable[[], None]:
+    """What drops ``db``'s kept search answers in ``package``: the search package's
+    ``forget_answers`` on the store, or (a checkout from before it) ``search_engine``'s on
+    the facade."""
+    try:
+        forget = importlib.import_module(package + ".search").forget_answers
+    except AttributeError:
+        forget = importlib.import_module(package + ".search_engine").forget_answers
+        return lambda: forget(db)
+    return lambda: forget(db.store)
+
+
 def _calls(
     package: str, path: Path, searches: list[str] | None = None
 ) -> tuple[dict[str, Callable[[], object]], list]:
@@ -48,10 +60,10 @@ def _calls(
     internal = list(importlib.import_module(package + ".visibility").INTERNAL_SOURCES)
     db = state.SessionDB(path, read_only=True)
     if searches:
-        forget = importlib.import_module(package + ".search_engine").forget_answers
+        forget = _forgetter(package, db)
 
         def searched(query: str) -> Callable[[], object]:
-            return lambda: (forget(db), db.search(query, limit=20))[1]
+            return lambda: (forget(), db.search(query, limit=20))[1]
 
         calls = {f"search {query!r}": searched(query) for query in searches}
     else:
@@ -133,8 +145,8 @@ def compare_typed(old_root: Path, path: Path, rounds: int, words: list[str]) -> 
         for label, package in (("old", "hermes_state_old"), ("new", "hermes_state")):
             state = importlib.import_module(package)
             internal = list(importlib.import_module(package + ".visibility").INTERNAL_SOURCES)
-            forget = importlib.import_module(package + ".search_engine").forget_answers
-            sides[label] = (state.SessionDB(path, read_only=True), internal, forget)
+            db = state.SessionDB(path, read_only=True)
+            sides[label] = (db, internal, _forgetter(package, db))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     keys: dict[str, dict[str, list[float]]] = {"old": {}, "new": {}}
@@ -142,7 +154,7 @@ def compare_typed(old_root: Path, path: Path, rounds: int, words: list[str]) -> 
         for word in words:
             for label in ("old", "new") if (i + len(word)) % 2 else ("new", "old"):
                 db, internal, forget = sides[label]
-                forget(db)
+                forget()
                 for end in range(1, len(word) + 1):
                     t0 = time.perf_counter()
                     db.search(word[:end], limit=40, prefix_last=True, exclude_sources=internal)

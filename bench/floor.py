@@ -109,10 +109,10 @@ def measure(db, query: str, *, runs: int, ui: bool) -> dict:
     from hermes_state.visibility import INTERNAL_SOURCES
 
     kwargs = dict(limit=40, prefix_last=True, exclude_sources=list(INTERNAL_SOURCES)) if ui else dict(limit=20)
-    from hermes_state.search_engine import forget_answers
+    from hermes_state.search import forget_answers
 
     def search():
-        forget_answers(db)  # the same query again: its work, not the last run's memo
+        forget_answers(db.store)  # the same query again: its work, not the last run's memo
         return db.search(query, **kwargs)
 
     result = search()
@@ -142,7 +142,7 @@ def typed(db, queries: list[str], *, gap: float, rounds: int = 3) -> None:
     searching thread's CPU time. A search after an idle gap costs more CPU than the same
     search repeated at once (caches, the host waking the CPU): this is the query's floor in
     the keystroke row."""
-    from hermes_state.search_engine import forget_answers
+    from hermes_state.search import forget_answers
     from hermes_state.visibility import INTERNAL_SOURCES
 
     from .run import percentile
@@ -154,7 +154,7 @@ def typed(db, queries: list[str], *, gap: float, rounds: int = 3) -> None:
             for query in queries:
                 # Each query typed as if for the first time, as the keystroke row types it:
                 # nothing kept from the last round's keys but the prefix expansions.
-                forget_answers(db)
+                forget_answers(db.store)
                 for prefix in (query[:i] for i in range(1, len(query) + 1) if query[:i].strip()):
                     if pause:
                         time.sleep(pause)

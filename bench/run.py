@@ -42,7 +42,8 @@ CORPUS_DIR = BENCH_DIR / ".corpus"
 RESULTS_DIR = BENCH_DIR / "results"
 
 #: Modules whose import registers benchmarks. A new suite appends its own.
-SUITES = ("bench.search_suite", "bench.browse_suite", "bench.ui_suite", "bench.export_suite", "bench.relevance_suite")
+SUITES = ("bench.search_suite", "bench.browse_suite", "bench.ui_suite", "bench.export_suite", "bench.relevance_suite",
+          "bench.chain_suite")
 
 #: Every bench corpus is anchored at this instant (2026-01-01 00:00 UTC) so that a given
 #: size and seed always produce the same database.

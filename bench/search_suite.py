@@ -91,9 +91,9 @@ def _searched(db, query: str, **kwargs):
     """``db.search`` with nothing kept from the previous run: a connection keeps its last
     window scan, ranking and probes for the next key typed (``forget_answers``), which would
     answer a repeated query from memory. Prefix expansions stay cached, as while typing."""
-    from hermes_state.search_engine import forget_answers
+    from hermes_state.search import forget_answers
 
-    forget_answers(db)
+    forget_answers(db.store)
     return db.search(query, **kwargs)
 
 

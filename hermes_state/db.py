@@ -753,7 +753,7 @@ class SessionDB:
         # The schema cookie looked up once, not at each of the call's three looks at the
         # capabilities (a search that finds nothing: 72.7 -> 67.5 us; upstream's one statement ~28).
         return self._one_schema(lambda: search_messages(
-            self,
+            self.store,
             query,
             source_filter=source_filter,
             exclude_sources=exclude_sources,
@@ -765,6 +765,7 @@ class SessionDB:
     def search(
         self,
         query: str,
+        scope: ListQuery | None = None,
         *,
         limit: int = 20,
         offset: int = 0,
@@ -781,33 +782,35 @@ class SessionDB:
     ):
         """Structured, latency-bounded search for the UI → :class:`~hermes_state.models.SearchResult`.
 
-        ``sort`` is ``auto`` | ``rank`` | ``newest``; ``prefix_last=True`` makes the last plain
-        word (≥ 3 characters) a prefix query for search-as-you-type; hidden sessions' messages
-        only with ``include_hidden``. The hits come by conversation, best first (``order``:
-        ``relevance`` by :class:`~hermes_state.conversation_search.Weights`, or ``newest``),
-        conversations found across messages after those holding every word in one message:
-        see :mod:`hermes_state.conversation_search`; never raises on query text.
+        ``scope``: the list's filters as a :class:`ListQuery` (which of them a search obeys:
+        :mod:`hermes_state.search.options`); without it the keyword filters (``source_filter``
+        of upstream's ``search_messages``, ``exclude_sources``, ``workspace``,
+        ``include_hidden``) are translated into one. ``sort`` is ``auto`` | ``rank`` |
+        ``newest``; ``prefix_last=True`` makes the last plain word (≥ 3 characters) a prefix
+        query for search-as-you-type. The hits come by conversation, best first (``order``:
+        ``relevance`` by :class:`~hermes_state.search.Weights`, or ``newest``), conversations
+        found across messages after those holding every word in one message: see
+        :mod:`hermes_state.search.conversations`; never raises on query text.
         """
-        from .conversation_search import search
-        from .listing.query import ListQuery
+        from .search import SearchOptions
+        from .search import search as search_by_conversation
 
+        sources = None if source_filter is None else tuple(source_filter)
+        if scope is None:
+            # The keyword form: one source chosen (and nothing excluded beside it) is the
+            # list's ``source``; several, or none at all, stay upstream's source filter.
+            one = sources is not None and len(sources) == 1 and isinstance(sources[0], str) and not exclude_sources
+            scope = ListQuery.from_options(sources[0] if one else None, exclude_sources, workspace=workspace,
+                                           include_hidden=include_hidden)
+            sources = None if one else sources
+        elif exclude_sources is not None or workspace is not None or include_hidden:
+            raise TypeError("search: give the filters as a ListQuery or as keywords, not both")
+        options = SearchOptions(limit=limit, offset=offset, sort=sort, prefix_last=prefix_last, order=order,
+                                roles=None if role_filter is None else tuple(role_filter), weights=weights,
+                                now=now, sources=sources)
         # The schema is looked up once for the whole search, its conversation-level steps
         # included (UC-1).
-        return self.store.one_schema(lambda: search(
-            self,
-            query,
-            limit=limit,
-            offset=offset,
-            sort=sort,
-            source_filter=source_filter,
-            exclude_sources=exclude_sources,
-            role_filter=role_filter,
-            prefix_last=prefix_last,
-            scope=ListQuery(workspace=workspace, include_hidden=bool(include_hidden)),
-            order=order,
-            weights=weights,
-            now=now,
-        ))
+        return self.store.one_schema(lambda: search_by_conversation(self.store, query, scope, options))
 
 
     # ------------------------------------------------------------------ typed read API

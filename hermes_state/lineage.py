@@ -47,29 +47,30 @@ def classify_edge(parent: dict, child: dict) -> EdgeKind:
     return EdgeKind.OTHER
 
 
-_NEXT_SEGMENT_SQL = (
-    "SELECT c.id FROM sessions c JOIN sessions p ON p.id = c.parent_session_id "
-    f"WHERE p.id = ? AND {continuation_sql('p', 'c')} ORDER BY c.started_at DESC LIMIT 1"
+# Each step to the newest-started continuation; UNION with no depth column: each session is
+# visited once, so a loop of parent links ends, and rows come out in the order walked (a
+# recursive CTE's queue is first in, first out): the tip is the last row.
+_TIP_SQL = (
+    "WITH RECURSIVE walk(id) AS (SELECT ? UNION"
+    " SELECT (SELECT c.id FROM sessions p JOIN sessions c ON c.parent_session_id = p.id"
+    f" WHERE p.id = walk.id AND {continuation_sql('p', 'c')} ORDER BY c.started_at DESC LIMIT 1)"
+    " FROM walk WHERE walk.id IS NOT NULL)"
+    " SELECT id FROM walk WHERE id IS NOT NULL"
 )
 
 
 def compression_tip(conn: sqlite3.Connection, session_id: str) -> str:
     """LI-7, UC-3: follow compression continuations -- never a branch, a reset child or a
-    delegate run -- to the newest tip."""
-    current = session_id
-    seen = {current}
-    for _ in range(MAX_DEPTH):
-        row = conn.execute(
-            "SELECT end_reason, ended_at FROM sessions WHERE id = ?", (current,)
-        ).fetchone()
-        if row is None or row[0] != "compression" or row[1] is None:
-            return current
-        child = conn.execute(_NEXT_SEGMENT_SQL, (current,)).fetchone()
-        if child is None or child[0] in seen:
-            return current
-        current = child[0]
-        seen.add(current)
-    return current
+    delegate run -- to the newest tip.
+
+    One statement: two look-ups per segment from Python took 4.7 s on a chain of 200,000
+    segments (a search naming the conversation it found waited for it)."""
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    tip = session_id
+    for (tip,) in cursor.execute(_TIP_SQL, (session_id,)):
+        pass
+    return tip
 
 
 def resume_target(conn: sqlite3.Connection, session_id: str) -> str:

@@ -341,10 +341,14 @@ class LineageNode(BaseModel):
         return EDGE_LABELS[self.edge] if self.edge is not None else "root"
 
     def walk(self):
-        """Depth-first iteration over this node and its descendants."""
-        yield self
-        for child in self.children:
-            yield from child.walk()
+        """Depth-first iteration over this node and its descendants (pre-order). With a stack,
+        not recursion: a compression chain of 10,000 segments is a tree 10,000 deep, past
+        Python's recursion limit."""
+        stack = [self]
+        while stack:
+            node = stack.pop()
+            yield node
+            stack.extend(reversed(node.children))
 
     def find(self, session_id: str) -> Optional["LineageNode"]:
         for node in self.walk():
@@ -386,7 +390,7 @@ class SearchHit(BaseModel):
     #: The table that produced this hit: ``fts5``, ``trigram`` or ``like``.
     path: str = "fts5"
     #: The conversation the hit is part of (its root: the row the list shows it in), when
-    #: the answer was made by conversation (:mod:`hermes_state.conversation_search`).
+    #: the answer was made by conversation (:mod:`hermes_state.search.conversations`).
     conversation_id: Optional[str] = None
     #: 0 for a message holding every word; else how many messages of its conversation
     #: together hold them (a conversation found across messages, SR-17).

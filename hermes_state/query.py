@@ -4,7 +4,7 @@ Upstream's sanitiser (SR-6) and the later repair stage that makes FTS5 accept wh
 reject (SR-16), CJK detection (SR-8) and routing (SR-9), LIKE escaping (the one
 ``escape_like``), query limits, the search-as-you-type prefix, and snippets with match spans.
 :mod:`hermes_state.search` (upstream's ``search_messages`` paths) and
-:mod:`hermes_state.search_engine` (the budgeted structured search) build on it.
+:mod:`hermes_state.search.engine` (the budgeted structured search) build on it.
 """
 
 from __future__ import annotations

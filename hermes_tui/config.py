@@ -33,7 +33,7 @@ CONFIG_FILE = "config.yaml"
 
 class SearchConfig(BaseModel):
     """How the browser's search orders conversations (SR-18): the numbers of
-    :class:`hermes_state.conversation_search.Weights`, and the order it starts in."""
+    :class:`hermes_state.search.Weights`, and the order it starts in."""
 
     model_config = ConfigDict(extra="ignore")
 
@@ -50,7 +50,7 @@ class SearchConfig(BaseModel):
 
     def weights(self):
         """These numbers as the storage library takes them."""
-        from hermes_state.conversation_search import Weights
+        from hermes_state.search import Weights
 
         return Weights(recency=self.recency_weight, half_life_days=self.half_life_days,
                        together=self.together_weight)

@@ -95,6 +95,8 @@ class FirstWindow:
         self.opened = threading.Event()
         self.done = threading.Event()
         self._claimed = False
+        #: The reader the pages are read with (claimed or not), interrupted by :meth:`close`.
+        self._reading: SessionDB | None = None
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._run, name="hermes-first-window", daemon=True)
         self._thread.start()
@@ -119,6 +121,7 @@ class FirstWindow:
                 return
             finally:
                 self.opened.set()
+            self._reading = db
             answer = listing.page(db.store, self.query, 0, self.page_size, count=False, provisional=True)
             self.pages[(self.query, 0, self.page_size, False, True)] = answer
         except BaseException as exc:  # a page failed: the browser reads it again itself
@@ -157,7 +160,12 @@ class FirstWindow:
         with self._lock:
             self._claimed = True
             db, self.db = self.db, None
-        self.done.wait()
+        # Its first page may take seconds (a chain of 200,000 segments): interrupted, not
+        # waited for, so that quitting at once is quick.
+        while not self.done.wait(0.02):
+            reading = self._reading
+            if reading is not None:
+                reading.interrupt()
         if db is not None:
             db.close()
 
@@ -396,13 +404,13 @@ class BrowserData:
     def forget_search_answers(self) -> None:
         """Drop what the search connection keeps from the last keys (window scans, rankings,
         probes, hits), so that the next query does all of its own work; the prefix
-        expansions stay (:func:`~hermes_state.search_engine.forget_answers`). For measuring:
+        expansions stay (:func:`~hermes_state.search.forget_answers`). For measuring:
         the bench types each query as if for the first time."""
-        from hermes_state.search_engine import forget_answers
+        from hermes_state.search import forget_answers
 
         db = self._dbs.get("searcher")
         if db is not None:
-            forget_answers(db)
+            forget_answers(db.store)
 
     def interrupt_search(self) -> None:
         """Stop the search that is running, if any (a newer query supersedes it)."""
@@ -411,6 +419,8 @@ class BrowserData:
             db.interrupt()
 
     def close(self) -> None:
+        with self._open_lock:
+            self._closed = True
         if self._first_window is not None:
             self._first_window.close()  # a reader it opened that nobody claimed
         with self._open_lock:
@@ -418,8 +428,9 @@ class BrowserData:
             for db in [*self._dbs.values(), self._writer, *self._retired]:
                 if db is not None:
                     try:
-                        db.interrupt()
-                        db.close()
+                        # A worker still reading (a long chain walked) is interrupted until
+                        # it lets go: the process ends only once its threads have.
+                        db.store.close_promptly()
                     except Exception:
                         pass
             self._dbs.clear()
@@ -677,7 +688,7 @@ class BrowserData:
         """Import the search engine and build the models of its answers now (once the first
         page is painted: neither is needed for it), rather than at the first key (~15 ms)."""
         from hermes_state import models
-        from hermes_state import search_engine  # noqa: F401
+        from hermes_state.search import engine  # noqa: F401
 
         for model in (models.SearchHit, models.SearchResult, models.ConversationHit):
             model.model_rebuild()
@@ -712,23 +723,14 @@ class BrowserData:
         # Title/id matching runs beside the full-text search on its own connection: SQLite
         # releases the GIL while a statement runs, so the two queries overlap on two cores.
         titles = self._pool.submit(self.match_sessions, cut_query, listed) if offset == 0 else None
-        source, narrow = listed.source, listed.narrow
+        narrow = listed.narrow
         try:
             if offset == 0:
                 # Before the search: a message written after this id is new to its answer.
                 view.newest_id = self._retry(lambda: newest_message_id(searcher.store))
             result = self._retry(
                 lambda: searcher.search(
-                    query,
-                    limit=limit,
-                    offset=offset,
-                    source_filter=[source] if source else None,
-                    exclude_sources=None if source else (list(listed.exclude_sources) or None),
-                    prefix_last=True,
-                    workspace=listed.workspace,
-                    include_hidden=listed.include_hidden,
-                    order=order,
-                    weights=weights,
+                    query, listed, limit=limit, offset=offset, prefix_last=True, order=order, weights=weights,
                     now=now,
                 )
             )

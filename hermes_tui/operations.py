@@ -310,24 +310,18 @@ def _hit_session_ids(reader: SessionDB, query: str, listed: ListQuery, now: floa
 
 
 def _hits(reader: SessionDB, query: str, listed: ListQuery) -> list[str]:
-    source = listed.source
-    exclude = None if source else (list(listed.exclude_sources) or None)
+    """The sessions of the hits the search pane shows for ``listed`` (the same scope: its
+    source, workspace and hidden rows; the view plays no part, as in the pane)."""
     search = getattr(reader, "search", None)
     if search is not None:
-        result = search(
-            query,
-            limit=EXPORT_SEARCH_LIMIT,
-            source_filter=[source] if source else None,
-            exclude_sources=exclude,
-            prefix_last=True,
-            workspace=listed.workspace,
-        )
+        result = search(query, listed, limit=EXPORT_SEARCH_LIMIT, prefix_last=True)
         hits = [getattr(hit, "session_id", None) for hit in result.hits]
     else:
+        source = listed.source
         rows = reader.search_messages(
             query,
             source_filter=[source] if source else None,
-            exclude_sources=exclude,
+            exclude_sources=None if source else (list(listed.exclude_sources) or None),
             limit=EXPORT_SEARCH_LIMIT,
         )
         hits = [row.get("session_id") for row in rows]

@@ -10,7 +10,8 @@ import sqlite3
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable
 
-from ..lifecycle import EMPTY, status_clause, status_sql, statuses, tip_sql
+from ..lifecycle import EMPTY, status_clause, status_of_sql, statuses, tip_sql
+from ..tips import conversation_tips
 from ..unread import is_unread, tracks_unread, unread_clause
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -66,21 +67,26 @@ def conversation_marks(store: "Store", root_ids: Iterable[str]) -> dict[str, Con
     if not ids:
         return {}
     watermark = "s.last_read_at" if tracks_unread(store) else "NULL"
-    select = (
-        f"SELECT s.id, {watermark}, {tip_last_active_sql(store)}, s.started_at,"
-        f" {status_sql(store)} FROM sessions s"
-    )
+    # Each conversation's tip walked once and kept until the store changes (its last activity
+    # and its status each walked the chain again: 0.27 s a search on a chain of 10,000
+    # segments, 2.8 s at 200,000).
+    tips = conversation_tips(store, ids)
+    pairs = [(sid, tips[sid]) for sid in ids if sid in tips]
     found: dict[str, ConversationMarks] = {}
 
     def run(conn: sqlite3.Connection) -> None:
         cursor = conn.cursor()
         cursor.row_factory = None
-        for start in range(0, len(ids), 400):
-            chunk = ids[start:start + 400]
-            marks = ",".join("?" for _ in chunk)
-            for sid, read_at, active, started, status in cursor.execute(
-                f"{select} WHERE s.id IN ({marks})", chunk,
-            ):
+        for start in range(0, len(pairs), 400):
+            chunk = pairs[start:start + 400]
+            values = ",".join("(?, ?)" for _ in chunk)
+            sql = (
+                f"WITH pairs(root, tip) AS (VALUES {values})"
+                f" SELECT s.id, {watermark}, {store.rules.last_active_sql('t')}, s.started_at,"
+                f" {status_of_sql(store, 't.id')} FROM pairs JOIN sessions s ON s.id = pairs.root"
+                " JOIN sessions t ON t.id = pairs.tip"
+            )
+            for sid, read_at, active, started, status in cursor.execute(sql, [v for pair in chunk for v in pair]):
                 found[sid] = ConversationMarks(is_unread(read_at, active, started), status)
 
     store.read(run)

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import TYPE_CHECKING, Any, Iterable
 
-from ..lineage import compression_tip
 from ..preview import compute_preview
+from ..tips import conversation_tips
 from ..models import SessionSummary
 from .engine import lister_of
 from .marks import mark_filters
@@ -397,17 +397,17 @@ def conversation_labels(store: "Store", root_ids: list[str]) -> dict[str, Conver
             root_ids,
         ).fetchall()
 
-    def tip_title(conn: sqlite3.Connection, root: str) -> str | None:
-        tip = compression_tip(conn, root)
-        if tip == root:
-            return None
-        row = conn.execute("SELECT title FROM sessions WHERE id = ?", (tip,)).fetchone()
-        return row[0] if row else None
-
     labels: dict[str, ConversationLabel] = {}
-    for row in store.read(read):
+    rows = store.read(read)
+    # The tips of the compressed roots, walked once and kept until the store changes (two
+    # look-ups a segment from Python took 4.7 s a search on a chain of 200,000 segments).
+    tips = conversation_tips(store, [row["id"] for row in rows if row["end_reason"] == "compression"])
+    for row in rows:
         label = row["title"] or compute_preview(row["preview"])
-        if row["end_reason"] == "compression":
-            label = store.read(lambda conn, root=row["id"]: tip_title(conn, root)) or label
+        tip = tips.get(row["id"], row["id"])
+        if tip != row["id"]:
+            title = store.read(lambda conn, tip=tip: conn.execute(
+                "SELECT title FROM sessions WHERE id = ?", (tip,)).fetchone())
+            label = (title[0] if title else None) or label
         labels[row["id"]] = ConversationLabel(label, bool(row["archived"]), bool(row["hidden"]))
     return labels

@@ -54,14 +54,14 @@ def family_summary(family: LineageNode, secondary: Style | str = "dim") -> Text:
     text = Text(no_wrap=True, overflow="ellipsis")
     text.append("Lineage of ", style=secondary)
     text.append(inert_line(family.title) or inert_line(family.id), style="bold")
-    text.append(f"   {len(nodes)} session{'s' if len(nodes) != 1 else ''} · {messages:,} messages", style=secondary)
+    text.append(f"   {len(nodes):,} session{'s' if len(nodes) != 1 else ''} · {messages:,} messages", style=secondary)
     parts = []
     for kind, one, many in ((EdgeKind.COMPRESSION, "compression", "compressions"),
                             (EdgeKind.BRANCH, "branch", "branches"),
                             (EdgeKind.DELEGATE, "delegate", "delegates"),
                             (EdgeKind.RESET, "reset", "resets"), (EdgeKind.OTHER, "other", "others")):
         if kinds[kind]:
-            parts.append(f"{kinds[kind]} {one if kinds[kind] == 1 else many}")
+            parts.append(f"{kinds[kind]:,} {one if kinds[kind] == 1 else many}")
     if parts:
         text.append(" · " + ", ".join(parts), style=secondary)
     broken = [n for n in nodes if n.broken_parent or n.cycle]
@@ -87,6 +87,9 @@ class LineageScreen(HermesScreen):
         #: Each load of the family; only the newest one's answer shows.
         self.loads = Generation()
         self.loaded = False
+        #: A read of the family is under way; another was asked for meanwhile.
+        self.loading = False
+        self.reload_pending = False
 
     def compose(self) -> ComposeResult:
         yield Static(Text("Loading lineage…", style=muted(self)), id="lineage-header")
@@ -106,14 +109,37 @@ class LineageScreen(HermesScreen):
     # ------------------------------------------------------------------ loading
 
     def load(self) -> None:
+        if self.loading:
+            # A family of 200,000 sessions takes seconds to read, and a gateway commits more
+            # often than that: one more read once this one is done, not one a commit (each
+            # would hold the reader meanwhile, and the list behind this screen waits for it).
+            self.reload_pending = True
+            return
+        self.loading = True
         self._load(self.loads.next())
 
     @work(thread=True, group="lineage", exclusive=True, exit_on_error=False)
     def _load(self, stamp: Stamp) -> None:
-        family = self.ctx.store.lineage(self.session_id)
+        try:
+            family = self.ctx.store.lineage(self.session_id)
+        except BaseException:
+            self.post_message(WorkerDone(self._load_finished, stamp=stamp))  # (the next may work)
+            raise
         self.post_message(WorkerDone(self._loaded, family, stamp=stamp))
 
+    def _load_finished(self) -> None:
+        self.loading = False
+        if self.reload_pending:
+            self.reload_pending = False
+            self.load()
+
     def _loaded(self, family: LineageNode | None) -> None:
+        try:
+            self._show_family(family)
+        finally:
+            self._load_finished()
+
+    def _show_family(self, family: LineageNode | None) -> None:
         header = self.query_one("#lineage-header", Static)
         tree = self.tree
         if family is None:
@@ -127,8 +153,18 @@ class LineageScreen(HermesScreen):
         self.family = family
         self.loaded = True
         tree.show_family(family, select=keep)
-        header.update(family_summary(family, muted(self)))
+        self._show_header()
         self._show_detail(tree.highlighted)
+
+    def _show_header(self) -> None:
+        if self.family is None:
+            return
+        text = family_summary(self.family, muted(self))
+        folded = self.tree.folded_segments()
+        if folded:
+            # A long chain is shown as a window of its segments (lineage_folds): say so.
+            text.append(f" · {folded:,} chain segments folded", style=muted(self))
+        self.query_one("#lineage-header", Static).update(text)
 
     def store_changed(self, change: StoreChange) -> None:
         if change.database:
@@ -138,6 +174,10 @@ class LineageScreen(HermesScreen):
 
     @on(Tree.NodeHighlighted)
     def _highlighted(self, event: Tree.NodeHighlighted) -> None:
+        fold = self.tree.fold_at(event.node)
+        if fold is not None:
+            self.query_one("#lineage-detail", Static).update(Text(fold.label(), style=muted(self)))
+            return
         self._show_detail(event.node.data)
 
     def _show_detail(self, node: LineageNode | None) -> None:
@@ -175,6 +215,9 @@ class LineageScreen(HermesScreen):
     @on(Tree.NodeSelected)
     def _selected(self, event: Tree.NodeSelected) -> None:
         event.stop()
+        if self.tree.unfold(event.node):
+            self._show_header()
+            return
         if event.node.data is not None:
             self.app.push_screen(self.ctx.screens.recap(event.node.data.id))
             mark_opened(self, event.node.data.id)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual import on, work
+from textual.worker import get_current_worker
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Input, Static
@@ -22,13 +23,18 @@ from textual.widgets import Input, Static
 from hermes_state.models import SessionSummary
 
 from ..widgets.footer import KeyFooter
+from ..widgets.bounded_input import BoundedInput
 from ..widgets.text_field import TextField, focus_now
 from ..context import AppContext, StoreChange
 from ..messages import Generation, Stamp, WorkerDone
 from ..textsafe import InertHighlighter, inert_line
 from .base import HermesScreen
-from ..widgets.transcript_view import Entry, TranscriptView, make_entry, match_pattern
+from ..widgets.transcript_view import Entry, TranscriptView, make_entry, match_flags, match_pattern
 from ..legible import muted
+
+
+class FindField(BoundedInput, TextField):
+    """The transcript's find field: a query of at most MAX_QUERY_CHARS characters."""
 
 
 def _version(summary: SessionSummary) -> tuple[int, float | None]:
@@ -63,6 +69,10 @@ class TranscriptScreen(HermesScreen):
         #: Each load of the transcript; only the newest one's answer shows.
         self.loads = Generation()
         self.loaded = False
+        #: Each search of this conversation; only the newest one's answer shows.
+        self.finds = Generation()
+        #: A search of this conversation runs in a worker (Esc stops it).
+        self.finding = False
         #: (message count, last active) of the messages on screen: a refresh skips re-reading
         #: them when these are unchanged (commits to other sessions are the common case).
         self._shown: tuple[int, float | None] | None = None
@@ -75,8 +85,8 @@ class TranscriptScreen(HermesScreen):
             query=self.typed_query,
             id="transcript",
         )
-        find = TextField(placeholder="search this conversation — Enter finds, Esc closes", id="transcript-find",
-                     highlighter=InertHighlighter())
+        find = FindField(placeholder="search this conversation — Enter finds, Esc closes", id="transcript-find",
+                         highlighter=InertHighlighter())
         find.display = False
         yield find
         yield KeyFooter()
@@ -200,6 +210,8 @@ class TranscriptScreen(HermesScreen):
         if find.display:
             self._close_find()
             return
+        if self.stop_finding():
+            return
         self.dismiss()
 
     # ------------------------------------------------------------------ search (BR-19)
@@ -224,12 +236,71 @@ class TranscriptScreen(HermesScreen):
         self.find(event.value)
 
     def find(self, query: str) -> None:
-        """Highlight ``query`` in this transcript and go to its first match after the cursor."""
+        """Highlight ``query`` in this transcript and go to its first match after the cursor.
+
+        The messages are searched in a thread worker, a window at a time (a 50 MB message
+        took seconds on the event loop, in which Esc did nothing): Esc while it runs stops it."""
         self.search_query = query.strip() or None
         self.typed_query = query if self.search_query else None
         self.pattern = match_pattern(self.typed_query)
         view = self.view
-        view.set_query(self.typed_query)
+        if not view.entries:
+            view.set_query(self.typed_query)
+            self._found_shown()
+            return
+        if self.pattern is None:  # nothing to look for: every highlight goes
+            view.apply_matches(None, [(False, False)] * len(view.entries))
+            self._found_shown()
+            return
+        self.finding = True
+        self.query_one("#transcript-header", Static).update(
+            Text(f"Searching this conversation for “{inert_line(self.search_query)}”… (Esc stops)", style=muted(self)))
+        self._find(self.finds.next(), list(view.entries), self.pattern, self.typed_query)
+
+    # (A description of its own: the default is the repr of its arguments, which copied the
+    # text of a 50 MB message four times over.)
+    @work(thread=True, group="transcript-find", exclusive=True, exit_on_error=False, description="find")
+    def _find(self, stamp: Stamp, entries: list[Entry], pattern, typed: str | None) -> None:
+        worker = get_current_worker()
+
+        def cancelled() -> bool:
+            return worker.is_cancelled
+
+        flags = []
+        for entry in entries:
+            if worker.is_cancelled:
+                return
+            flags.append(match_flags(entry, pattern, cancelled))
+        if worker.is_cancelled:
+            return
+        self.post_message(WorkerDone(self._found, entries, typed, flags, stamp=stamp))
+
+    def _found(self, entries: list[Entry], typed: str | None, flags: list) -> None:
+        self.finding = False
+        view = self.view
+        if view.entries is None or len(view.entries) != len(entries) or any(
+                a.message.id != b.message.id for a, b in zip(view.entries, entries)):
+            self.find(typed or "")  # the transcript was read again meanwhile: search what is shown
+            return
+        view.apply_matches(typed, flags)
+        self._found_shown()
+
+    def stop_finding(self) -> bool:
+        """Stop a search of this conversation still running; False if none was."""
+        if not self.finding:
+            return False
+        self.finding = False
+        self.finds.next()  # (an answer already on its way is dropped)
+        self.workers.cancel_group(self, "transcript-find")
+        self.search_query = self.typed_query = None
+        self.pattern = None
+        self.view.apply_matches(None, [(False, False)] * len(self.view.entries or []))
+        self.notify("Search stopped.", timeout=2)
+        self._update_header()
+        return True
+
+    def _found_shown(self) -> None:
+        view = self.view
         if self.search_query:
             if view.match_indices:
                 self._jump(1, from_before=True)

@@ -22,6 +22,7 @@ from hermes_state.models import LineageNode
 from ..shown_time import relative as relative_time
 
 from ..textsafe import inert_line
+from .lineage_folds import RUN_FOLD, UNFOLD_STEP, Fold, straight_run, window
 
 #: Short edge tags for the tree (the detail pane shows the full LI-1 label).
 EDGE_TAGS = {
@@ -85,6 +86,11 @@ class LineageTree(Tree[LineageNode]):
         self.auto_expand = False
         self.guide_depth = 3
         self.family: LineageNode | None = None
+        #: Fold rows by tree node id, as drawn now.
+        self._folds: dict = {}
+        #: Positions shown of each long chain (by its first segment's id), kept while the
+        #: same family is shown again (a commit re-reads it).
+        self._unfolded: dict[str, set[int]] = {}
 
     # ------------------------------------------------------------------ labels
 
@@ -149,29 +155,85 @@ class LineageTree(Tree[LineageNode]):
 
     def show_family(self, family: LineageNode, *, select: str | None = None) -> None:
         """Replace the tree with ``family``; put the cursor on ``select`` (else the current
-        node, else the root)."""
+        node, else the root). A long straight compression chain is drawn as a folded list
+        (:mod:`.lineage_folds`): only a window of its segments becomes rows."""
+        if self.family is None or family.id != self.family.id:
+            self._unfolded = {}  # (another family; a re-read of this one keeps what was shown)
         self.family = family
         self.clear()
+        self._folds = {}
         self.root.set_label(self.node_label(family))
         self.root.data = family
         nodes: dict[str, TreeNode[LineageNode]] = {family.id: self.root}
-
-        def add(parent: TreeNode[LineageNode], node: LineageNode, depth: int) -> None:
+        focus = {sid for sid in (select,) if sid}
+        # Iterative, each node placed once (build_tree does; stay safe regardless): a chain
+        # is as deep as it is long, past Python's recursion limit.
+        # (tree row, session, its continuation drawn beside it, its number along its chain)
+        pending: list[tuple[TreeNode[LineageNode], LineageNode, LineageNode | None, int]] = [
+            (self.root, family, None, 1)]
+        while pending:
+            parent, node, skip, number = pending.pop()
             for child in node.children:
-                if child.id in nodes or depth > 200:
-                    continue  # build_tree places each node once; stay safe regardless
-                branch = parent.add(self.node_label(child), data=child, expand=True,
-                                    allow_expand=bool(child.children))
-                nodes[child.id] = branch
-                add(branch, child, depth + 1)
-
-        add(self.root, family, 0)
+                if child is skip or child.id in nodes:
+                    continue
+                continues = child.edge is EdgeKind.COMPRESSION
+                base = number + 1 if continues else 1
+                run = straight_run(child) if continues else [child]
+                if len(run) <= RUN_FOLD:
+                    branch = parent.add(self.node_label(child), data=child, expand=True,
+                                        allow_expand=bool(child.children))
+                    nodes[child.id] = branch
+                    pending.append((branch, child, None, base))
+                    continue
+                # A long chain: its segments side by side under ``parent``, a window of them.
+                shown = self._unfolded.setdefault(run[0].id, set())
+                for part in window(run, focus=focus, shown=shown, base=base):
+                    if isinstance(part, Fold):
+                        row = parent.add_leaf(Text(part.label(), style=self._part("meta")))
+                        self._folds[row.id] = part
+                        continue
+                    segment = run[part]
+                    successor = run[part + 1] if part + 1 < len(run) else None
+                    has_more = any(c is not successor for c in segment.children)
+                    branch = parent.add(self.node_label(segment), data=segment, expand=True, allow_expand=has_more)
+                    nodes[segment.id] = branch
+                    pending.append((branch, segment, successor, base + part))
+                # The segments folded away are still the family's: never placed twice.
+                for segment in run:
+                    nodes.setdefault(segment.id, parent)
         self.root.allow_expand = bool(family.children)
         self.root.expand_all()
         current = next((n.id for n in family.walk() if n.is_current), None)
         target = nodes.get(select or "") or nodes.get(current or "") or self.root
         _ = self.last_line  # lay the lines out now so the cursor can be placed
         self.move_cursor(target)
+
+    def fold_at(self, node: TreeNode[LineageNode] | None) -> Fold | None:
+        """The fold ``node`` stands for (None: a session's row)."""
+        return None if node is None else self._folds.get(node.id)
+
+    def unfold(self, node: TreeNode[LineageNode] | None) -> bool:
+        """Show :data:`UNFOLD_STEP` more segments of the fold at ``node`` (its first ones); the
+        cursor goes to the first of them. False: ``node`` is not a fold row."""
+        fold = self.fold_at(node)
+        if fold is None or self.family is None:
+            return False
+        end = min(fold.end, fold.start + UNFOLD_STEP)
+        self._unfolded.setdefault(fold.run_id, set()).update(range(fold.start, end))
+        first = self._segment_id(fold.run_id, fold.start)
+        self.show_family(self.family, select=first)
+        return True
+
+    def _segment_id(self, run_id: str, position: int) -> str | None:
+        start = next((n for n in self.family.walk() if n.id == run_id), None) if self.family else None
+        if start is None:
+            return None
+        run = straight_run(start)
+        return run[position].id if 0 <= position < len(run) else None
+
+    def folded_segments(self) -> int:
+        """How many segments the fold rows hold now."""
+        return sum(fold.size for fold in self._folds.values())
 
     @property
     def highlighted(self) -> LineageNode | None:

@@ -37,6 +37,7 @@ from ..textsafe import InertHighlighter, inert_line
 from .intent import WidgetMessage
 from .lines import cursor_strip, fast_text_strip
 from .scrollbar import quick_vertical_scrollbar
+from .bounded_input import BoundedInput
 from .text_field import KeysFollowFocus, KeysInOrder
 
 
@@ -46,7 +47,7 @@ def new_matches_waiting(node) -> bool:
     return bool(results) and results.first().waiting > 0
 
 
-class SearchInput(KeysInOrder, Input):
+class SearchInput(BoundedInput, KeysInOrder, Input):
     """The query field. Esc clears it and hands focus back to the list."""
 
     #: Input sets its virtual size (the text's width, for horizontal scrolling) on every

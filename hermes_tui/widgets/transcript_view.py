@@ -25,7 +25,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from datetime import datetime
 from itertools import accumulate
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
 from rich.cells import cell_len
 from rich.style import Style
@@ -47,6 +47,7 @@ from .intent import WidgetMessage
 from ..textsafe import inert_block, inert_line
 from .lines import StyleOncePerRepaint, text_strip
 from .text_field import KeysFollowFocus
+from .transcript_lines import LAZY_LINES, Layout, first_match, iter_lines, spans_near
 
 # ---------------------------------------------------------------------------- text helpers
 
@@ -80,19 +81,24 @@ def wrap_offsets(text: str, width: int) -> list[tuple[int, int]]:
     ASCII lines (one cell per character) take a fast path that only looks for spaces; other
     lines are measured in terminal cells (CJK characters take two).
     """
+    return list(iter_wrap_offsets(text, width))
+
+
+def iter_wrap_offsets(text: str, width: int) -> Iterator[tuple[int, int]]:
+    """:func:`wrap_offsets`, one display line at a time (a 50 MB message has ~600,000)."""
     width = max(1, width)
     out: list[tuple[int, int]] = []
-    start = 0
-    for line in text.split("\n"):
+    for start, line in iter_lines(text):
         length = len(line)
         if length <= width and (line.isascii() or cell_len(line) <= width):
-            out.append((start, start + length))
-        elif line.isascii():
+            yield start, start + length
+            continue
+        if line.isascii():
             _wrap_ascii(line, start, width, out)
         else:
             _wrap_line(line, start, width, out)
-        start += length + 1
-    return out
+        yield from out
+        out.clear()
 
 
 def _wrap_ascii(line: str, base: int, width: int, out: list[tuple[int, int]]) -> None:
@@ -286,20 +292,26 @@ def make_entry(message: Message, pattern: re.Pattern[str] | None) -> Entry:
         ))
     entry = Entry(message=message, body=body, reasoning=reasoning, calls=calls)
     if pattern is not None:
-        in_body = bool(pattern.search(body))
-        in_args = any(
-            pattern.search(call.name)
-            or pattern.search(call.raw)
-            or ("\\u" in call.raw and pattern.search(call.pretty))
-            for call in calls
-        )
-        if message.role == "tool":
-            entry.has_match = in_body
-            entry.match_collapsed_only = in_body
-        else:
-            entry.has_match = in_body or in_args
-            entry.match_collapsed_only = in_args and not in_body
+        entry.has_match, entry.match_collapsed_only = match_flags(entry, pattern)
     return entry
+
+
+def match_flags(entry: Entry, pattern: re.Pattern[str],
+                cancelled: Callable[[], bool] = lambda: False) -> tuple[bool, bool]:
+    """``(has_match, match_collapsed_only)`` of ``entry`` for ``pattern``; the body looked at a
+    window at a time (``cancelled`` asked between windows: a 50 MB message is searched in
+    steps a person can interrupt)."""
+    message = entry.message
+    in_body = first_match(pattern, entry.body, cancelled=cancelled) is not None
+    in_args = any(
+        pattern.search(call.name)
+        or pattern.search(call.raw)
+        or ("\\u" in call.raw and pattern.search(call.pretty))
+        for call in entry.calls
+    )
+    if message.role == "tool":
+        return in_body, in_body
+    return in_body or in_args, in_args and not in_body
 
 
 # ---------------------------------------------------------------------------- the view
@@ -370,6 +382,9 @@ class TranscriptView(KeysFollowFocus, StyleOncePerRepaint, ScrollView, can_focus
         self._offsets: list[int] = [0]
         #: Styled lines of the messages drawn lately (a long transcript is drawn by screenfuls).
         self._lines: LRUCache[int, list[Text]] = LRUCache(maxsize=400)
+        #: Large blocks (more than LAZY_LINES lines): their layouts, and their lines drawn lately.
+        self._layouts: LRUCache[int, Layout] = LRUCache(maxsize=4)
+        self._large_lines: LRUCache[tuple[int, int], Text] = LRUCache(maxsize=1_000)
         self._index_by_id: dict[int, int] = {}
 
     # ------------------------------------------------------------------ data
@@ -406,6 +421,21 @@ class TranscriptView(KeysFollowFocus, StyleOncePerRepaint, ScrollView, can_focus
         entries = [make_entry(entry.message, self.pattern) for entry in self.entries]
         keep = self.current.id if self.current else None
         self.set_entries(entries, keep=keep)
+
+    def apply_matches(self, query: str | None, flags: Sequence[tuple[bool, bool]]) -> None:
+        """Show the matches of ``query`` found off the event loop (``flags``: one
+        :func:`match_flags` per entry, in order): the layout does not change, so nothing is
+        laid out again -- only the highlights are redrawn."""
+        self.terms = query_terms(query)
+        self.pattern = match_pattern(query)
+        if self.entries is None:
+            return
+        for entry, (has_match, collapsed_only) in zip(self.entries, flags):
+            entry.has_match, entry.match_collapsed_only = has_match, collapsed_only
+        self.match_indices = [i for i, e in enumerate(self.entries) if e.has_match]
+        self._lines.clear()
+        self._large_lines.clear()
+        self.refresh()
 
     def show_placeholder(self, text: str) -> None:
         self.entries = None
@@ -497,10 +527,66 @@ class TranscriptView(KeysFollowFocus, StyleOncePerRepaint, ScrollView, can_focus
         height = 0
         for piece in self._pieces(index):
             if piece.wrap:
-                height += len(wrap_offsets(piece.text, width - GUTTER - piece.indent))
+                height += sum(1 for _ in iter_wrap_offsets(piece.text, width - GUTTER - piece.indent))
             else:
                 height += 1
         return height
+
+    def _layout(self, index: int) -> Layout:
+        """The display lines of a large block (``transcript_lines``), kept for a few blocks."""
+        layout = self._layouts.get(index)
+        if layout is None:
+            layout = Layout(self._pieces(index))
+            for number, piece in enumerate(layout.pieces):
+                if piece.wrap and piece.kind not in ("header", "blank"):
+                    for start, end in iter_wrap_offsets(piece.text, self._width - GUTTER - piece.indent):
+                        layout.add(number, start, end)
+                else:
+                    layout.add(number, -1, -1)
+            self._layouts.set(index, layout)
+        return layout
+
+    def is_large(self, index: int) -> bool:
+        """Block ``index`` is drawn a line at a time, never whole."""
+        return 0 <= index < len(self._heights) and self._heights[index] > LAZY_LINES
+
+    def line_text(self, index: int, within: int) -> Text:
+        """Display line ``within`` of block ``index``, styled."""
+        if not self.is_large(index):
+            lines = self.block_lines(index)
+            return lines[within] if within < len(lines) else Text("")
+        key = (index, within)
+        cached = self._large_lines.get(key)
+        if cached is not None:
+            return cached
+        layout = self._layout(index)
+        if within >= len(layout):
+            return Text("")
+        piece = layout.pieces[layout.piece_of[within]]
+        start, end = layout.starts[within], layout.ends[within]
+        entry = self.entries[index]  # type: ignore[index]
+        if piece.kind == "header":
+            line = self._header(entry, piece.text, entry.message.id in self.expanded)
+        elif piece.kind == "blank":
+            line = Text("", end="")
+        elif start < 0:
+            line = Text(" " * piece.indent, no_wrap=True, overflow="ellipsis", end="")
+            body = Text(piece.text, style=self._style(piece.kind), end="")
+            if piece.searchable:
+                self._highlight(body)
+            line.append_text(body)
+        else:
+            body = Text(piece.text[start:end].rstrip(" "), style=self._style(piece.kind), end="")
+            if piece.searchable:
+                spans = spans_near(self.pattern, piece.text, start, end)
+                if spans:
+                    style = self._style("match")
+                    for s, e in spans:
+                        body.stylize(style, s - start, min(e, start + len(body.plain)) - start)
+            line = Text(" " * piece.indent, end="")
+            line.append_text(body)
+        self._large_lines.set(key, line)
+        return line
 
     def notify_style_update(self) -> None:
         """The theme (or any rule) changed: cached lines carry the old colours."""
@@ -508,12 +594,15 @@ class TranscriptView(KeysFollowFocus, StyleOncePerRepaint, ScrollView, can_focus
         lines = getattr(self, "_lines", None)
         if lines is not None:
             lines.clear()
+            self._large_lines.clear()
             self.refresh()
 
     def _relayout(self) -> None:
         width = self._content_width()
         self._width = width
         self._lines.clear()
+        self._layouts.clear()
+        self._large_lines.clear()
         entries = self.entries or []
         self._heights = [self._height(i, width) for i in range(len(entries))]
         self._offsets = [0, *accumulate(self._heights)]
@@ -521,6 +610,8 @@ class TranscriptView(KeysFollowFocus, StyleOncePerRepaint, ScrollView, can_focus
 
     def _relayout_one(self, index: int) -> None:
         self._lines.discard(index)
+        self._layouts.discard(index)
+        self._large_lines.clear()
         self._heights[index] = self._height(index, self._width)
         self._offsets = [0, *accumulate(self._heights)]
         self.virtual_size = Size(self._width, self._offsets[-1])
@@ -650,10 +741,9 @@ class TranscriptView(KeysFollowFocus, StyleOncePerRepaint, ScrollView, can_focus
         if line_no >= self._offsets[-1]:
             return Strip.blank(width, base)
         index = bisect_right(self._offsets, line_no) - 1
-        lines = self.block_lines(index)
         within = line_no - self._offsets[index]
-        text = lines[within] if within < len(lines) else Text("")
-        on_cursor = index == self.cursor and within < len(lines) - 1  # not the blank separator
+        text = self.line_text(index, within)
+        on_cursor = index == self.cursor and within < self._heights[index] - 1  # not the blank separator
         gutter = Text("▌" if on_cursor else " ", style=self._style("cursor") if on_cursor else "", end="")
         style = base
         row = Text(no_wrap=True, overflow="crop", end="")
@@ -707,6 +797,16 @@ class TranscriptView(KeysFollowFocus, StyleOncePerRepaint, ScrollView, can_focus
     def first_match_line(self, index: int) -> int:
         """Display line (within the block) of the first highlighted match, else 0."""
         if self.pattern is None:
+            return 0
+        if self.is_large(index):
+            # The first match's offset, then its line: no line of the block is drawn for it.
+            layout = self._layout(index)
+            for number, piece in enumerate(layout.pieces):
+                if not piece.searchable or not piece.text:
+                    continue
+                found = first_match(self.pattern, piece.text)
+                if found is not None:
+                    return layout.line_at(number, found[0])
             return 0
         for number, line in enumerate(self.block_lines(index)):
             if match_spans(self.pattern, line.plain):

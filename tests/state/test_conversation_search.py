@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from hermes_state import SessionDB
-from hermes_state.conversation_search import Weights, conversation_score
+from hermes_state.search import Weights, conversation_score
 from hermes_state.query import highlight_pattern, highlight_terms, token_count
 
 NOW = 1_790_000_000.0

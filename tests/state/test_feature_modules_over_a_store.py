@@ -116,3 +116,19 @@ def test_a_session_column_outside_the_settable_ones_is_refused(store: Store):
         sessions.update_column(store, "s", "title = 'x', model", "y")
     sessions.update_column(store, "s", "model", "gpt")
     assert sessions.get_session(store, "s")["model"] == "gpt"
+
+
+def test_a_recall_on_a_bare_store_answers_as_on_the_facade(db: SessionDB, db_path: Path):
+    from hermes_state.retrieval import recall
+
+    for sid, words in (("a", "nginx reload failed"), ("b", "nginx config fixed"), ("c", "kafka lag")):
+        db.create_session(sid, "cli")
+        db.append_message(sid, "user", words)
+    reader = Store(db_path, read_only=True)
+    try:
+        on_store, on_facade = recall(reader, "nginx"), recall(db, "nginx")
+        assert [r.session_id for r in on_store.results] == [r.session_id for r in on_facade.results]
+        assert sorted(r.session_id for r in on_store.results) == ["a", "b"]
+        assert [r.session_id for r in recall(reader, "")] == [r.session_id for r in recall(db, "")]
+    finally:
+        reader.close()

@@ -434,9 +434,9 @@ def test_sr16_like_path_stops_at_offset_plus_limit(db):
 
 
 def test_sr16_like_path_absent_terms_answered_from_the_trigram_index(db, monkeypatch):
-    from hermes_state import search as search_mod
+    from hermes_state.search import TUNING
 
-    monkeypatch.setattr(search_mod, "LIKE_FIRST_ROWS", 100)
+    monkeypatch.setattr(TUNING, "LIKE_FIRST_ROWS", 100)
     db.create_session("s", "cli")
     rows = [("s", "user", f"通信 row {i}", 1.0 + i) for i in range(3000)]
     db._execute_write(

@@ -11,7 +11,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hermes_state import SessionDB
-from hermes_state import search_engine as engine_mod
+from hermes_state.search import TUNING, forget_answers
+from hermes_state.search import engine as engine_mod
+from hermes_state.search import light as light_mod
+from hermes_state.search import memo as memo_mod
+from hermes_state.search import narrowing as narrowing_mod
+from hermes_state.search import prefixes as prefixes_mod
 from hermes_state.visibility import INTERNAL_SOURCES
 
 from corpus_helpers import corpora_in_both_layouts
@@ -28,13 +33,13 @@ def corpora(tmp_path_factory):
 def small_window(monkeypatch):
     """The window ranking and a window cut at its cap, on a corpus of thousands: what 1M
     messages do with the real sizes (400 rows, exact bm25 up to 3,000)."""
-    monkeypatch.setattr(engine_mod, "WINDOW", 40)
-    monkeypatch.setattr(engine_mod, "EXACT_BM25_MAX_ROWS", 60)
+    monkeypatch.setattr(TUNING, "WINDOW", 40)
+    monkeypatch.setattr(TUNING, "EXACT_BM25_MAX_ROWS", 60)
 
 
 def forget(db: SessionDB) -> None:
     """Drop what ``db``'s connection kept from earlier searches: the next one starts afresh."""
-    engine_mod._PREFIX_CACHES.pop(db, None)
+    memo_mod._PREFIX_CACHES.pop(db.store, None)
 
 
 def answer(result):
@@ -81,7 +86,7 @@ def docke_after_dock(path):
     try:
         search(reader, "dock")
         got, statements = traced(reader, lambda: search(reader, "docke"))
-        window = {rowid for rowid, _text in engine_mod._PREFIX_CACHES[reader].scan.rows}
+        window = {rowid for rowid, _text in memo_mod._PREFIX_CACHES[reader.store].scan.rows}
         return got, statements, window, answer(search(fresh, "docke"))
     finally:
         reader.close()
@@ -279,7 +284,7 @@ def word_index():
 
 def term_spans(text: str, word: str, prefix: bool):
     """Where the search finds one word in ``text`` without FTS5."""
-    return [found.span() for found in engine_mod._term_regex(word, prefix).finditer(text.lower())]
+    return [found.span() for found in light_mod.term_regex(word, prefix).finditer(text.lower())]
 
 
 def fts5_marks(conn, text_rowid: int, word: str, prefix: bool):
@@ -303,7 +308,7 @@ def test_text_marked_without_fts5_is_marked_as_fts5_marks_it(word_index, word, p
     vouched = 0
     for rowid, text in enumerate(HOSTILE_TEXTS, 1):
         matches, marks = fts5_marks(word_index, rowid, word, prefix)
-        if not engine_mod._marks_exactly(text):
+        if not light_mod.marks_exactly(text):
             continue
         vouched += 1
         spans = term_spans(text, word, prefix)
@@ -314,10 +319,10 @@ def test_text_marked_without_fts5_is_marked_as_fts5_marks_it(word_index, word, p
 def test_what_only_unicode61_can_tell_is_left_to_fts5():
     for text in ("Dockér", "do\u0301cker", "\u212aubernetes", "\u017fdocker", "docker\ue000",
                  "\uff44ocker", "docker\u0434", "caf\u00e9 docker"):
-        assert not engine_mod._marks_exactly(text), text
+        assert not light_mod.marks_exactly(text), text
     for text in ("docker", "nginxの設定 docker", "docker ❤️ 👨\u200d👩\u200d👧", "\u201cdocker\u201d\u3000服务端",
                  "서버 docker", "サーバー docker"):
-        assert engine_mod._marks_exactly(text), text
+        assert light_mod.marks_exactly(text), text
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -335,7 +340,7 @@ def test_any_text_vouched_for_is_marked_as_fts5_marks_it(text, word):
         conn.execute("CREATE VIRTUAL TABLE t USING fts5(content)")
         conn.execute("INSERT INTO t(rowid, content) VALUES (1, ?)", (text,))
         matches, marks = fts5_marks(conn, 1, *word)
-        if engine_mod._marks_exactly(text):
+        if light_mod.marks_exactly(text):
             spans = term_spans(text, *word)
             assert (bool(spans), spans) == (matches, marks)
     finally:
@@ -345,11 +350,11 @@ def test_any_text_vouched_for_is_marked_as_fts5_marks_it(text, word):
 def test_only_words_anded_together_narrow():
     from hermes_state.query import parse_fts_query
 
-    shape = engine_mod._query_shape
+    shape = narrowing_mod.query_shape
     assert shape(parse_fts_query("deploy fai*")) == (("deploy", False), ("fai", True))
     for text in ('"deploy fail"', "deploy OR fail", "deploy NOT fail", "déploie", "服务器"):
         assert shape(parse_fts_query(text)) is None, text
-    narrows = engine_mod._narrows
+    narrows = narrowing_mod.narrows
     assert narrows((("dock", True),), (("docke", True),))
     assert narrows((("deploy", True),), (("deploy", False),))
     assert not narrows((("do", False),), (("doc", True),))  # an exact word is not a prefix
@@ -363,7 +368,7 @@ def test_forget_answers_makes_a_repeated_query_do_its_work_again(corpora, small_
     db = SessionDB(corpora[30], read_only=True)
     try:
         first = search(db, "dock")
-        engine_mod.forget_answers(db)
+        forget_answers(db.store)
         again, statements = traced(db, lambda: search(db, "dock"))
         assert answer(again) == answer(first)
         assert window_scans(statements) and not [s for s in statements if "hermes_search_word_terms" in s]
@@ -482,8 +487,8 @@ def test_a_tool_column_that_is_not_text_is_left_to_fts5(corpora, tmp_path, small
 def without_light(monkeypatch):
     """Searches as before the plain-text scan: every query marked by ``highlight()`` (no
     query shape: nothing read plain, nothing narrowed)."""
-    monkeypatch.setattr(engine_mod, "_narrowable", lambda db, parsed: None)
-    monkeypatch.setattr(engine_mod, "_lightable", lambda db, parsed: False)
+    monkeypatch.setattr(engine_mod, "narrowable", lambda caps, parsed: None)
+    monkeypatch.setattr(engine_mod, "lightable", lambda caps, parsed: False)
 
 
 @pytest.mark.parametrize("schema", [16, 30])
@@ -493,7 +498,8 @@ def test_plain_word_searches_answer_as_highlight_did(corpora, small_window, sche
     the same hits, snippets, marks and scores, in the same order."""
     typed = ["dock", "docker", "kube", "kubernetes", "deploy fai", "deploy fail", "the ser",
              "nginx con", "python err", "config", "redis OR postgres", "python NOT docker",
-             "docker compose NOT nginx", "dock* OR kube*"]
+             "docker compose NOT nginx", "dock* OR kube*", '"docker compose"', '"the server"',
+             '"deploy failed" python', '"docker compose" OR redis']
     db = SessionDB(corpora[schema], read_only=True)
     try:
         light = {}
@@ -533,7 +539,8 @@ def test_text_only_fts5_can_mark_is_marked_by_fts5(tmp_path, upstream_copy, layo
         db.append_message(sid, "tool", "docker " + "x " * 5000 + "dockyard tail", tool_name="docker_exec")
         db.append_message(sid, "assistant", "calling it", tool_calls='[{"name": "dock", "args": "docker ps"}]')
         queries = ["dock", "docker", "docke", "nginx", "youer", "kubernetes", "compose", "docker comp",
-                   "docker OR kubernetes", "docker NOT compose", "youer OR dock*"]
+                   "docker OR kubernetes", "docker NOT compose", "youer OR dock*", '"docker ps"',
+                   '"docker compose"', '"docker x"']
         light = {}
         for text in queries:
             forget(db)
@@ -545,7 +552,7 @@ def test_text_only_fts5_can_mark_is_marked_by_fts5(tmp_path, upstream_copy, layo
             marked = search(db, text, limit=100)
             assert marks_by_hit(light[text]) == marks_by_hit(marked), text
             assert light[text].total_estimate == marked.total_estimate
-        assert any(not engine_mod._marks_exactly(h.snippet) for h in light["docker"].hits)
+        assert any(not light_mod.marks_exactly(h.snippet) for h in light["docker"].hits)
     finally:
         db.close()
 
@@ -557,17 +564,19 @@ def test_text_only_fts5_can_mark_is_marked_by_fts5(tmp_path, upstream_copy, layo
          "\u200d", "é", "\u0301", "\u212a", "docker_compose", "Redis2"]), max_size=10).map("".join),
         min_size=1, max_size=6),
     st.sampled_from(["docker OR compose", "dock* OR redis", "docker NOT compose", "docker compose NOT redis",
-                     "kube* NOT dock*", "redis OR kube* OR compose", "docker AND compose"]),
+                     "kube* NOT dock*", "redis OR kube* OR compose", "docker AND compose",
+                     '"docker compose"', '"docker compose" OR redis', '"dock compose" NOT kube',
+                     '"redis2 docker"']),
 )
 def test_words_ored_or_negated_are_marked_as_fts5_marks_them(texts, query):
-    """A query of single words ORed, or one chain of words with NOTs: on every row FTS5
-    matches and ``_marks_exactly`` vouches for, the marks are ``highlight()``'s."""
+    """A query of single words (or quoted phrases) ORed, or one chain of them with NOTs: on
+    every row FTS5 matches and ``marks_exactly`` vouches for, the marks are ``highlight()``'s."""
     import sqlite3
 
     from hermes_state.query import split_marked, parse_fts_query
 
     parsed = parse_fts_query(query)
-    light = engine_mod._Light(engine_mod._unicode61_phrases(parsed))
+    light = light_mod.Light(prefixes_mod.unicode61_phrases(parsed))
     conn = sqlite3.connect(":memory:")
     try:
         conn.execute("CREATE VIRTUAL TABLE t USING fts5(content)")
@@ -587,19 +596,21 @@ def test_words_ored_or_negated_are_marked_as_fts5_marks_them(texts, query):
     [("docker compose", True), ("redis OR postgres", True), ("python NOT docker", True),
      ("a b NOT c NOT d", True), ("dock* OR kube*", True), ("docker AND compose", True),
      ("a OR b c", False),  # an OR of chains: a branch that does not match is not marked
-     ("a OR b NOT c", False), ('"docker compose"', False), ("docker -compose", False),
+     ("a OR b NOT c", False), ('"docker compose"', True), ("docker -compose", True),
+     ('"docker compose" redis', True), ('"a b a"', False), ('"docker compose" docker', False),
+     ('"docker compose" dock*', False), ('"docker comp"*', False), ('"docker"*', True),
      ("café", False)],
 )
 def test_which_queries_are_marked_without_fts5(db, query, light):
     from hermes_state.query import parse_fts_query, sanitize_fts5_query
 
-    assert engine_mod._lightable(db, parse_fts_query(sanitize_fts5_query(query))) is light
+    assert narrowing_mod.lightable(db.capabilities, parse_fts_query(sanitize_fts5_query(query))) is light
 
 
 def test_a_connection_keeps_a_bounded_number_of_texts(corpora, small_window, monkeypatch):
     """Past ``TEXTS_KEPT`` lower-cased texts a connection keeps only those of its last scan
     (what the next key narrows from), and every key still answers as a fresh search."""
-    monkeypatch.setattr(engine_mod, "TEXTS_KEPT", 30)
+    monkeypatch.setattr(TUNING, "TEXTS_KEPT", 30)
     typing = SessionDB(corpora[30], read_only=True)
     fresh = SessionDB(corpora[30], read_only=True)
     try:
@@ -610,8 +621,8 @@ def test_a_connection_keeps_a_bounded_number_of_texts(corpora, small_window, mon
                 assert answer(got) == answer(search(fresh, text[:end])), text[:end]
                 # The bound, and at most what one key reads: its window, the rows a narrowing
                 # reads past it, its page.
-                kept = len(engine_mod._PREFIX_CACHES[typing].texts)
-                assert kept <= 30 + engine_mod.WINDOW + 1 + engine_mod.NARROW_SLACK + 20
+                kept = len(memo_mod._PREFIX_CACHES[typing.store].texts)
+                assert kept <= 30 + TUNING.WINDOW + 1 + TUNING.NARROW_SLACK + 20
     finally:
         typing.close()
         fresh.close()

@@ -8,7 +8,7 @@ import pytest
 
 from hermes_state import SessionDB
 from hermes_state import query as query_mod
-from hermes_state import search_engine as engine_mod
+from hermes_state.search import TUNING
 from hermes_state.models import SearchHit, SearchResult
 from hermes_state.query import apply_prefix_last, find_spans, make_snippet
 
@@ -114,8 +114,8 @@ def test_sort_newest_orders_by_rowid_desc(db):
 
 
 def test_window_ranking_when_bm25_would_be_expensive(db, monkeypatch):
-    monkeypatch.setattr(engine_mod, "EXACT_BM25_MAX_ROWS", 5)
-    monkeypatch.setattr(engine_mod, "WINDOW", 10)
+    monkeypatch.setattr(TUNING, "EXACT_BM25_MAX_ROWS", 5)
+    monkeypatch.setattr(TUNING, "WINDOW", 10)
     contents = [f"alpha filler number {i} " + "pad " * 20 for i in range(40)]
     contents[35] = "alpha alpha alpha"  # dense and short: best bm25 inside the window
     contents[5] = "alpha alpha alpha alpha"  # better still, but outside the newest 10
@@ -136,15 +136,15 @@ def test_window_ranking_when_bm25_would_be_expensive(db, monkeypatch):
 
 
 def test_near_universal_terms_rank_newest_first(db, monkeypatch):
-    monkeypatch.setattr(engine_mod, "EXACT_BM25_MAX_ROWS", 5)
-    monkeypatch.setattr(engine_mod, "WINDOW", 10)
+    monkeypatch.setattr(TUNING, "EXACT_BM25_MAX_ROWS", 5)
+    monkeypatch.setattr(TUNING, "WINDOW", 10)
     ids = bulk(db, "s", [f"the thing {i}" for i in range(30)])
     result = db.search("the", limit=3)
     assert result.ranking == "newest"
     assert hit_ids(result) == ids[::-1][:3]
     assert 20 <= result.total_estimate <= 40 and not result.total_exact
     # Every match fits the window: all of them are ranked (bm25), none is left out.
-    monkeypatch.setattr(engine_mod, "WINDOW", 100)
+    monkeypatch.setattr(TUNING, "WINDOW", 100)
     result = db.search("the", limit=3)
     assert result.ranking == "bm25" and result.total_estimate == 30 and result.total_exact
 
@@ -154,8 +154,8 @@ def test_whole_words_few_enough_for_bm25_are_ranked_without_a_window_scan(db, mo
     when FTS5 can rank them all, no text is read for a window that would be thrown away
     -- and the answer is the exact ranking of ``sort="rank"``. A word past the threshold still
     takes the window; prefixes and several words still scan it first."""
-    monkeypatch.setattr(engine_mod, "EXACT_BM25_MAX_ROWS", 80)
-    monkeypatch.setattr(engine_mod, "WINDOW", 10)
+    monkeypatch.setattr(TUNING, "EXACT_BM25_MAX_ROWS", 80)
+    monkeypatch.setattr(TUNING, "WINDOW", 10)
     bulk(db, "s", [f"unrelated {i}" for i in range(200)] + [f"beta {'pad ' * (i % 7)} gamma" for i in range(15)]
          + [f"gamma only {i}" for i in range(30)])
 
@@ -195,7 +195,7 @@ def test_whole_words_few_enough_for_bm25_are_ranked_without_a_window_scan(db, mo
 
 
 def test_rank_mode_stays_exact_past_thresholds(db, monkeypatch):
-    monkeypatch.setattr(engine_mod, "EXACT_BM25_MAX_ROWS", 5)
+    monkeypatch.setattr(TUNING, "EXACT_BM25_MAX_ROWS", 5)
     bulk(db, "s", [f"beta {'pad ' * (i % 7)}" for i in range(30)])
     result = db.search("beta", sort="rank")
     assert result.ranking == "bm25"
@@ -204,8 +204,8 @@ def test_rank_mode_stays_exact_past_thresholds(db, monkeypatch):
 
 @pytest.mark.parametrize("sort", ["auto", "newest"])
 def test_total_estimate_extrapolates_past_the_probe(db, monkeypatch, sort):
-    monkeypatch.setattr(engine_mod, "PROBE_ROWS", 10)  # the probe of sort=newest / rank
-    monkeypatch.setattr(engine_mod, "WINDOW", 10)  # the first scan of sort=auto
+    monkeypatch.setattr(TUNING, "PROBE_ROWS", 10)  # the probe of sort=newest / rank
+    monkeypatch.setattr(TUNING, "WINDOW", 10)  # the first scan of sort=auto
     bulk(db, "s", [("gamma " if i % 2 else "delta ") + str(i) for i in range(200)])
     result = db.search("gamma", sort=sort)
     assert not result.total_exact
@@ -287,7 +287,7 @@ def test_hangul_short_tokens_and_or(db):
 
 
 def test_like_fallback_when_a_short_token_is_too_frequent(db, monkeypatch):
-    monkeypatch.setattr(engine_mod, "MAX_EXPANSION", 0)
+    monkeypatch.setattr(TUNING, "MAX_EXPANSION", 0)
     a = add(db, "s", "user", "广西的山")
     b = add(db, "s", "user", "广西 桂林")
     result = db.search("广西")
@@ -497,7 +497,7 @@ def test_search_works_read_only_and_never_changes_the_schema(db, tmp_path):
 
 
 def test_frequent_short_cjk_served_by_a_short_like_pass(db, monkeypatch):
-    monkeypatch.setattr(engine_mod, "LIKE_FIRST_ROWS", 50)
+    monkeypatch.setattr(TUNING, "LIKE_FIRST_ROWS", 50)
     ids = bulk(db, "s", [("通信 " if i % 2 else "别的 ") + str(i) for i in range(200)])
     result = db.search("通信", limit=5)
     assert result.path == "like" and result.ranking == "newest" and result.has_more

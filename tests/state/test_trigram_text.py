@@ -10,7 +10,9 @@ import json
 import pytest
 
 from hermes_state import SessionDB
-from hermes_state import search_engine as engine_mod
+from hermes_state.search import TUNING, forget_answers
+from hermes_state.search import context as context_mod
+from hermes_state.search import ranking as ranking_mod
 from hermes_state.visibility import INTERNAL_SOURCES
 
 from corpus_helpers import corpora_in_both_layouts
@@ -28,13 +30,13 @@ def corpora(tmp_path_factory):
 @pytest.fixture
 def small_window(monkeypatch):
     """The window ranking on a corpus of thousands, as 1M messages use it."""
-    monkeypatch.setattr(engine_mod, "WINDOW", 40)
-    monkeypatch.setattr(engine_mod, "EXACT_BM25_MAX_ROWS", 60)
+    monkeypatch.setattr(TUNING, "WINDOW", 40)
+    monkeypatch.setattr(TUNING, "EXACT_BM25_MAX_ROWS", 60)
 
 
 def read_from_the_index(monkeypatch):
     """Every plain scan reads the FTS table's own column, as before."""
-    monkeypatch.setattr(engine_mod, "_plain_text_sql", lambda table, ctx: f"{table}.content")
+    monkeypatch.setattr(context_mod, "plain_text_sql", lambda table, ctx: f"{table}.content")
 
 
 def answer(result):
@@ -48,7 +50,7 @@ def searches(db, queries, **kw):
     out = {}
     for sort in ("auto", "newest", "rank"):
         for query in queries:
-            engine_mod.forget_answers(db)
+            forget_answers(db.store)
             out[(query, sort)] = answer(db.search(query, limit=20, sort=sort, **kw))
     return out
 
@@ -96,7 +98,7 @@ def test_a_session_delegated_after_its_messages_were_indexed_is_still_searchable
         assert found.error is None
         assert {h.session_id for h in found.hits} >= {"later-delegate", "plain"}
         read_from_the_index(monkeypatch)
-        engine_mod.forget_answers(db)
+        forget_answers(db.store)
         assert "malformed" in (db.search("数据库", limit=20).error or "")
     finally:
         db.close()
@@ -109,10 +111,10 @@ def test_one_substring_is_scored_as_the_general_path_scores_it():
     texts = ["数据库", "数据库数据库 and more", "DATA数据库", "İstanbul 数据库", None, "", "nothing here",
              "数据 库", "数据库" * 40, "ǅ数据库ǆ", "数据库\n数据库\t数据库"]
     rows = [(100 - i, text) for i, text in enumerate(texts)]
-    one = engine_mod._Phrase('"数据库"', ["数据库"], False, False)
-    nothing = engine_mod._Phrase('"zzzz"', ["zzzz"], False, True)
-    single = engine_mod._window_scores(rows, [one], [1.7], True)
-    general = engine_mod._window_scores(rows, [one, nothing], [1.7, 0.4], True)
+    one = ranking_mod.Phrase('"数据库"', ["数据库"], False, False)
+    nothing = ranking_mod.Phrase('"zzzz"', ["zzzz"], False, True)
+    single = ranking_mod.window_scores(rows, [one], [1.7], True)
+    general = ranking_mod.window_scores(rows, [one, nothing], [1.7, 0.4], True)
     assert single == general
     # Rows without it last, newest first among them; the texts made of it lead.
     assert [rowid for score, rowid, _text in single if not score] == [96, 95, 94, 93]

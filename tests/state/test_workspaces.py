@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from hermes_state import SessionDB
-from hermes_state.search_engine import search as engine_search
+from hermes_state.search import SearchOptions
+from hermes_state.search.engine import search as engine_search
 from hermes_state.listing import (
     match_sessions,
     page,
@@ -73,8 +74,9 @@ def test_search_and_title_match_are_narrowed(corpus: Path) -> None:
         # Every match of a common word, newest first, compared whole: with a budget no
         # loaded test run can use up (the default 300 ms cut the unfiltered answer short
         # under two busy workers, and the comparison failed for that, not for the filter).
-        everything = engine_search(db, "the", limit=5000, sort="newest", budget_ms=60_000)
-        narrowed = engine_search(db, "the", limit=5000, sort="newest", workspace=target, budget_ms=60_000)
+        asked = SearchOptions(limit=5000, sort="newest", budget_ms=60_000)
+        everything = engine_search(db.store, "the", ListQuery(), asked)
+        narrowed = engine_search(db.store, "the", ListQuery(workspace=target), asked)
         assert not everything.has_more and everything.note is None
         assert narrowed.hits, "the common word occurs in that workspace"
         assert {workspace_of(raw, h.session_id) for h in narrowed.hits} == {target}

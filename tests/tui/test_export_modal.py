@@ -375,3 +375,18 @@ def test_a_long_list_is_chosen_when_the_export_runs_and_written_whole(fixed_db: 
         assert [s["id"] for s in read_jsonl(out / "lazy.jsonl")] == list(eager.session_ids)
     finally:
         db.close()
+
+
+def test_the_search_scope_takes_hidden_sessions_when_the_list_shows_them(upstream_copy, out: Path) -> None:
+    """The export's "sessions matching" scope is the search pane's: a hidden session's hit is
+    in it when hidden rows are shown (H), and not otherwise."""
+    db = SessionDB(upstream_copy(30), read_only=True)
+    try:
+        def matching(listed: ListQuery) -> tuple[str, ...]:
+            plan = plan_export(db, None, query="HIDDENSESSIONWORD", listed=listed, directory=out, now=NOW)
+            return next(s for s in plan.scopes if s.key == "search").session_ids
+
+        assert matching(ListQuery.human(None)) == ()
+        assert matching(ListQuery.human(None).with_(include_hidden=True)) == ("20260921_161000_h1",)
+    finally:
+        db.close()

@@ -264,7 +264,7 @@ def test_the_door_forgets_what_the_search_kept_when_asked(fixed_db: Path) -> Non
     """The bench types each query as if for the first time: the door drops what its search
     connection kept from the last keys (the window scan a next key would narrow), not the
     prefix expansions, and the same query then does its own work again, with the same answer."""
-    from hermes_state import search_engine
+    from hermes_state.search import memo
     from hermes_tui.data import BrowserData
 
     store = BrowserData(fixed_db)
@@ -272,7 +272,7 @@ def test_the_door_forgets_what_the_search_kept_when_asked(fixed_db: Path) -> Non
         store.forget_search_answers()  # before any search: nothing to drop, no error
         first = store.search("dock", ListQuery(exclude_sources=("tool",)))
         searcher = store._connection("searcher")
-        kept = search_engine._PREFIX_CACHES[searcher]
+        kept = memo._PREFIX_CACHES[searcher.store]
         assert kept.scan is not None and kept.terms
         store.forget_search_answers()
         assert kept.scan is None and kept.terms  # the expansions stay

@@ -241,7 +241,7 @@ async def main():
         at_first_page = {"modules": loaded(), "unbuilt": unbuilt(),
                          "metadata": "importlib.metadata" in sys.modules}
         for _ in range(400):  # the search readied once the page is painted
-            if "hermes_state.search_engine" in sys.modules and "SearchHit" not in unbuilt():
+            if "hermes_state.search.engine" in sys.modules and "SearchHit" not in unbuilt():
                 break
             await asyncio.sleep(0.01)
         after = {"modules": loaded(), "unbuilt": unbuilt()}
@@ -267,7 +267,7 @@ def test_the_first_page_imports_and_builds_only_what_it_shows(v30_store, tmp_pat
     assert out.returncode == 0, out.stderr[-2000:]
     report = json.loads(out.stdout.strip().splitlines()[-1])
     assert report["shown"], "the first page was painted"
-    assert "hermes_state.search_engine" not in report["import"]["modules"]
+    assert "hermes_state.search.engine" not in report["import"]["modules"]
     assert report["import"]["unbuilt"] == ["LineageNode", "Message", "SearchHit", "SearchResult"]
     for deferred in (
         "hermes_state.trash", "hermes_state.export",
@@ -279,7 +279,7 @@ def test_the_first_page_imports_and_builds_only_what_it_shows(v30_store, tmp_pat
     # Pydantic's plugin discovery (importlib.metadata, 35-70 ms) is not part of the start.
     assert report["page"]["metadata"] is False
     # Once the page is painted the search is readied for the first key (not left to it).
-    assert "hermes_state.search_engine" in report["after"]["modules"]
+    assert "hermes_state.search.engine" in report["after"]["modules"]
     assert report["after"]["unbuilt"] == ["LineageNode", "Message"]
 
 

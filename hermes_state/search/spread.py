@@ -1,22 +1,5 @@
-"""Search by conversation: what :meth:`SessionDB.search` answers (the browser's search).
-
-A person remembers a conversation, not a message: "the caddy thing where we added a udp rule"
-has ``caddy`` in one turn and ``udp rule`` in another, maybe in a compression child. So the
-answer is made of conversations (``conversation.conversation_roots``: the row the list shows),
-in a stated order (SR-17, SR-18):
-
-* **Message-level matches** (every word of the query in one message, as FTS5 decides, through
-  :func:`hermes_state.search_engine.search`) come first, one page at a time.
-* **Conversation-level matches** follow on the page where the message-level ones end: a
-  conversation none of whose messages holds every word, but whose visible messages
-  (``visibility.Rules.findable``: no rewound row, no scaffolding) hold each word somewhere.
-  A quoted phrase still has to stand in one message; a typed prefix matches words it starts,
-  never a hex id or hash unless nothing else starts so (see :func:`_word_terms`).
-  ``OR`` separates alternatives: a conversation matches when it matches one of them.
-  ``NOT word`` after a word: a message-level hit never holds it (FTS5's rule), and a
-  conversation is found across messages only if **none** of its visible messages holds it.
-* Within each part conversations are ordered by :class:`Weights`' formula (see
-  :func:`conversation_score`), or newest first; the hits of one conversation stay together.
+"""Conversations found across messages (SR-17): none of whose messages holds every word of
+the query, but whose visible messages hold each word somewhere.
 
 How the spread matches stay fast (p95 ≤ 30 ms at 1M messages): each word's matches are
 counted newest first up to :data:`ENUM_ROWS` by the index alone. Words with fewer matches are
@@ -36,10 +19,8 @@ import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Sequence
 
-from .conversation import conversation_roots
-from .errors import is_interrupted
-from .listing.query import ListQuery
-from .query import (
+from ..conversation import conversation_roots
+from ..query import (
     OPERATORS,
     ParsedQuery,
     QueryItem,
@@ -47,25 +28,16 @@ from .query import (
     cjk_tokens,
     contains_cjk,
     limit_query,
-    make_snippet,
     parse_fts_query,
     sanitize_fts5_query,
-    short_last_word,
     WORD_RE,
 )
-from .search import FTS_TABLE, TRIGRAM_TABLE, filter_sql, trigram_vocab, where_clause
+from .sql import FTS_TABLE, TRIGRAM_TABLE, trigram_vocab, where_clause
+from .weights import ID_LIKE_RE, Weights, conversation_score
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .models import SearchHit, SearchResult
+    from ..store import Store
 
-#: ``db`` below is the facade (``SessionDB``): the message-level engine still takes it (see
-#: docs/architecture.md, "In progress"); only its ``store``, ``rules`` and ``capabilities``
-#: are read here.
-SessionDB = Any
-
-#: The two orders of an answer: ``relevance`` (the formula of :class:`Weights`) or ``newest``.
-ORDERS = ("relevance", "newest")
-#: A word with at most this many matches is read whole to find its conversations (~1 ms for
 #: 600 rows at 1M messages); a commoner word is looked for inside candidate conversations.
 ENUM_ROWS = 600
 #: Most conversations found across messages that one answer shows (they follow every
@@ -85,59 +57,6 @@ PER_CONVERSATION_ROWS = 20
 #: conversations span: one statement instead of one per conversation (each seeks every
 #: segment of the index: ~1 ms at 1M messages on a busy box).
 SPAN_ROWS = 5_000
-
-#: What a hit whose every match is an id or a hash keeps of its score (see :func:`_ordered`).
-ID_CREDIT = 0.1
-#: A token that reads as an id, a hash or a number rather than a word: hex digits with at
-#: least one digit (``cadd7398``), or digits with anything (``v2``, ``3f``).
-_ID_LIKE_RE = re.compile(r"(?=.*\d)[0-9a-f]{6,}|.*\d.*")
-
-
-@dataclass(frozen=True)
-class Weights:
-    """How a conversation's relevance and its recency are blended (SR-18); the browser takes
-    them from its config file (``search:``), as plain numbers.
-
-    ``recency``: the share of the score that is recency (0: relevance alone);
-    ``half_life_days``: recency halves every this many days of a conversation's age (its
-    newest matching message); ``together``: for a conversation found across messages, the
-    share of its relevance given for how much of the query one of its messages holds."""
-
-    recency: float = 0.2
-    half_life_days: float = 30.0
-    together: float = 0.5
-
-    def clean(self) -> "Weights":
-        """These weights within their ranges (a config file may say anything)."""
-        def clamp(value: Any, low: float, high: float, default: float) -> float:
-            try:
-                number = float(value)
-            except (TypeError, ValueError):
-                return default
-            return default if math.isnan(number) else min(high, max(low, number))
-
-        return Weights(clamp(self.recency, 0.0, 1.0, 0.2), clamp(self.half_life_days, 0.01, 36500.0, 30.0),
-                       clamp(self.together, 0.0, 1.0, 0.5))
-
-
-def recency(timestamp: float | None, now: float, half_life_days: float) -> float:
-    """``2 ** (-age / half-life)``: 1 for a conversation active now, ½ one half-life ago."""
-    if timestamp is None:
-        return 0.0
-    age_days = max(0.0, now - float(timestamp)) / 86400.0
-    return 2.0 ** (-age_days / max(0.01, half_life_days))
-
-
-def conversation_score(relevance: float, newest: float | None, now: float, weights: Weights) -> float:
-    """SR-18: ``(1 - recency) × relevance + recency × 2^(-age_days / half_life_days)``.
-
-    ``relevance`` is in [0, 1]: for a message-level match its best hit's bm25 (rarity and
-    frequency of the words, message length in tokens) over the page's best (1 when the hits
-    were ranked newest first); for a conversation found across messages
-    ``coverage × ((1 - together) + together × held_together)``, where ``coverage`` is the
-    share of the query's idf its messages hold and ``held_together`` the largest share one
-    message holds."""
-    return (1.0 - weights.recency) * relevance + weights.recency * recency(newest, now, weights.half_life_days)
 
 
 # ---------------------------------------------------------------------------- terms
@@ -211,7 +130,7 @@ def _read_word_terms(conn: sqlite3.Connection, folded: str) -> list[str] | None:
         low = terms[-1] + "\x01"
     if any(ch.isdigit() for ch in folded):
         return terms
-    words = [term for term in terms if not _ID_LIKE_RE.fullmatch(term)]
+    words = [term for term in terms if not ID_LIKE_RE.fullmatch(term)]
     return words or terms
 
 
@@ -257,7 +176,7 @@ def _make_term(conn: sqlite3.Connection, item: QueryItem, cjk: bool, trigram: bo
 
 def query_groups(query: str, prefix_last: bool) -> tuple[list[list[tuple[QueryItem, list[QueryItem]]]], bool]:
     """The query's OR-separated groups of ``(positive item, [excluded items])``, as
-    :func:`hermes_state.search_engine.search` reads it (its sanitiser and repair, the last
+    :func:`hermes_state.search.engine.search` reads it (its sanitiser and repair, the last
     word a prefix while it is typed), and whether it goes to the CJK paths."""
     text, _cut = limit_query(query)
     typing_word = prefix_last and text[-1:].isalnum()
@@ -289,7 +208,7 @@ class SpreadMatch:
 
 
 @dataclass
-class _Spread:
+class Spread:
     matches: list[SpreadMatch] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     #: The words (by text) that no visible message holds, for an empty answer's explanation.
@@ -332,10 +251,10 @@ class _Memo:
 _MEMOS: "weakref.WeakKeyDictionary[Any, _Memo]" = weakref.WeakKeyDictionary()
 
 
-def _memo(db: Any, conn: sqlite3.Connection) -> _Memo:
+def _memo(store: Any, conn: sqlite3.Connection) -> _Memo:
     try:
         key = (id(conn), int(conn.execute("PRAGMA data_version").fetchone()[0]), conn.total_changes)
-        memo = _MEMOS.setdefault(db, _Memo())
+        memo = _MEMOS.setdefault(store, _Memo())
     except (TypeError, sqlite3.Error):
         return _Memo()
     if memo.key != key or len(memo.roots) > 200_000 or len(memo.terms) > 512:
@@ -343,9 +262,9 @@ def _memo(db: Any, conn: sqlite3.Connection) -> _Memo:
     return memo
 
 
-def _roots(db: "SessionDB", conn: sqlite3.Connection, session_ids: set[str]) -> dict[str, str]:
+def roots_of(store: "Store", conn: sqlite3.Connection, session_ids: set[str]) -> dict[str, str]:
     """:func:`conversation_roots`, those already known since the last commit from memory."""
-    known = _memo(db, conn).roots
+    known = _memo(store, conn).roots
     missing = [sid for sid in session_ids if sid not in known]
     if missing:
         # A session without a parent is its own conversation's root (most are): only the
@@ -362,13 +281,13 @@ def _roots(db: "SessionDB", conn: sqlite3.Connection, session_ids: set[str]) -> 
                 else:
                     known[sid] = sid
         if climbing:
-            known.update(conversation_roots(db.store, climbing))
+            known.update(conversation_roots(store, climbing))
     return {sid: known.get(sid, sid) for sid in session_ids}
 
 
-def _members(db: "SessionDB", conn: sqlite3.Connection, roots: list[str]) -> dict[str, list[str]]:
+def _members(store: "Store", conn: sqlite3.Connection, roots: list[str]) -> dict[str, list[str]]:
     """Every session of each conversation (its compression chain and delegate runs)."""
-    listed = db.rules.listed("c")
+    listed = store.rules.listed("c")
     out: dict[str, list[str]] = {root: [] for root in roots}
     parents: list[str] = []
     for start in range(0, len(roots), 500):
@@ -505,7 +424,7 @@ def _idf(df: int, total: int) -> float:
 
 
 def find_spread(
-    db: "SessionDB",
+    store: "Store",
     conn: sqlite3.Connection,
     groups: list[list[tuple[QueryItem, list[QueryItem]]]],
     cjk: bool,
@@ -515,14 +434,14 @@ def find_spread(
     now: float,
     weights: Weights,
     budget_ms: float = SPREAD_BUDGET_MS,
-) -> _Spread:
+) -> Spread:
     """The conversations that match across messages (none of whose messages holds every
     word of a group), best first (see the module docstring)."""
-    spread = _Spread()
-    memo = _memo(db, conn)
+    spread = Spread()
+    memo = _memo(store, conn)
     budget = _Budget(budget_ms)
     finder = _Finder(conn, filters, params, budget)
-    trigram = db.capabilities.fts_loads(TRIGRAM_TABLE) if cjk else False
+    trigram = store.capabilities.fts_loads(TRIGRAM_TABLE) if cjk else False
     total = int(conn.execute("SELECT COALESCE(max(id), 0) FROM messages").fetchone()[0]) or 1
     found: dict[str, SpreadMatch] = {}
     for group in groups:
@@ -574,7 +493,7 @@ def find_spread(
                 finder.read(term)
         # Conversations holding every enumerable term, by the newest match of the rarest.
         sessions = {sid for t in enumerable for sid, _ts in (t.rows or {}).values()}
-        roots = _roots(db, conn, sessions)
+        roots = roots_of(store, conn, sessions)
         per_term: list[dict[str, list[tuple[int, float]]]] = []
         for term in enumerable:
             by_root: dict[str, list[tuple[int, float]]] = {}
@@ -599,7 +518,7 @@ def find_spread(
         # Sessions and rowid ranges are needed only where statements look inside a
         # conversation: for the common words, the excluded ones, or a partial enumeration.
         needs_inside = partial or bool(negs) or len(enumerable) < len(terms)
-        members = _members(db, conn, order) if needs_inside else {root: [] for root in order}
+        members = _members(store, conn, order) if needs_inside else {root: [] for root in order}
         ranges = _ranges(conn, [sid for root in order for sid in members[root]]) if needs_inside else {}
         full_match = " AND ".join(f"({t.match})" for t in terms)
         table = terms[0].table
@@ -689,193 +608,3 @@ def _cover(held: dict[int, set[int]], n_terms: int) -> list[int]:
     return sorted(chosen)
 
 
-# ---------------------------------------------------------------------------- the answer
-
-
-def _filters(db: "SessionDB", source_filter, exclude_sources, role_filter, scope: ListQuery):
-    shown = "1" if scope.include_hidden else db.rules.not_hidden("s")
-    filters, params = filter_sql(source_filter, exclude_sources, role_filter, db.rules.findable("m"), shown)
-    narrow, narrow_params = db.rules.workspace_clause(scope.workspace)
-    if narrow is not None:
-        filters.append(narrow)
-        params.extend(narrow_params)
-    return filters, params
-
-
-def _spread_hits(conn: sqlite3.Connection, spread: _Spread, cjk: bool) -> list["SearchHit"]:
-    from .models import SearchHit, from_store
-
-    ids = [rowid for match in spread.matches for rowid in match.messages]
-    if not ids:
-        return []
-    rows: dict[int, Any] = {}
-    for start in range(0, len(ids), 500):
-        chunk = ids[start:start + 500]
-        marks = ",".join("?" for _ in chunk)
-        for row in conn.execute(
-            "SELECT m.id, m.session_id, m.role, m.timestamp, m.tool_name, s.source, s.model, s.started_at, "
-            "s.title, COALESCE(m.content, '') || CASE WHEN COALESCE(m.tool_calls, '') != '' "
-            "THEN ' ' || m.tool_calls ELSE '' END "
-            f"FROM messages m LEFT JOIN sessions s ON s.id = m.session_id WHERE m.id IN ({marks})",
-            chunk,
-        ):
-            rows[int(row[0])] = row
-    hits = []
-    for match in spread.matches:
-        for rowid in match.messages:
-            row = rows.get(rowid)
-            if row is None:
-                continue
-            text = row[9] if isinstance(row[9], str) else ""
-            spans = sorted({m.span() for pattern in spread.patterns for m in pattern.finditer(text) if m.end() > m.start()})
-            merged: list[tuple[int, int]] = []
-            for a, b in spans:
-                if merged and a <= merged[-1][1]:
-                    merged[-1] = (merged[-1][0], max(b, merged[-1][1]))
-                else:
-                    merged.append((a, b))
-            snippet, out_spans, raw = make_snippet(text, merged)
-            hits.append(from_store(SearchHit, dict(
-                id=rowid, session_id=row[1], role=row[2], timestamp=row[3] if row[3] is not None else 0.0,
-                tool_name=row[4], source=row[5] or "", model=row[6], session_started=row[7], session_title=row[8],
-                snippet=snippet, spans=out_spans, raw_snippet=raw, score=match.relevance,
-                path="trigram" if cjk else "fts5", conversation_id=match.root, across=len(match.messages),
-            )))
-    return hits
-
-
-def _ordered(hits: list["SearchHit"], roots: dict[str, str], order: str, now: float, weights: Weights,
-             ids_meant: bool = False) -> list["SearchHit"]:
-    """Message-level hits grouped by conversation, best conversation first (SR-18)."""
-    groups: dict[str, list["SearchHit"]] = {}
-    for hit in hits:
-        groups.setdefault(roots.get(hit.session_id, hit.session_id), []).append(hit)
-    def credited(hit: "SearchHit") -> float | None:
-        # A hit whose every match is an id or a hash (`cadd7398…` for `cadd`) is credited
-        # little: each such token is rare, so bm25 would put it above the word meant.
-        if hit.score is None or ids_meant or not hit.spans:
-            return hit.score
-        if all(_ID_LIKE_RE.fullmatch(hit.snippet[a:b].lower()) for a, b in hit.spans):
-            return hit.score * ID_CREDIT
-        return hit.score
-
-    scores = [hit.score for hit in hits if hit.score is not None]
-    best = max(scores) if scores else 0.0
-    ranked = []
-    for position, (root, members) in enumerate(groups.items()):
-        newest = max(hit.timestamp for hit in members)
-        if order == "newest":
-            key: tuple = (newest, -position)
-        else:
-            top = max((c for c in map(credited, members) if c is not None), default=None)
-            relevance = 1.0 if not scores else (max(0.0, top) / best if top is not None and best > 0 else 0.0)
-            key = (conversation_score(relevance, newest, now, weights), -position)
-        ranked.append((key, root, members))
-    ranked.sort(key=lambda entry: entry[0], reverse=True)
-    out = []
-    for _key, root, members in ranked:
-        if order == "newest":
-            members = sorted(members, key=lambda hit: (hit.timestamp, hit.id), reverse=True)
-        for hit in members:
-            # Set in place, not copied (a copy of a model cost ~5-40 us, 40 a key): a hit's
-            # conversation is that of its session, which does not change while nothing is
-            # committed -- and the engine gives its hits again only until a commit.
-            if hit.conversation_id != root:
-                hit.__dict__["conversation_id"] = root
-            out.append(hit)
-    return out
-
-
-def _short_word_said(query: str, prefix_last: bool) -> bool:
-    """The engine said already why the answer is empty: a last word too short to be a prefix."""
-    text, _cut = limit_query(query)
-    if not (prefix_last and text[-1:].isalnum()):
-        return False
-    return short_last_word(sanitize_fts5_query(text)) is not None
-
-
-def search(
-    db: "SessionDB",
-    query: str,
-    *,
-    limit: int = 20,
-    offset: int = 0,
-    sort: str = "auto",
-    source_filter: Sequence[str] | None = None,
-    exclude_sources: Sequence[str] | None = None,
-    role_filter: Sequence[str] | None = None,
-    prefix_last: bool = False,
-    scope: ListQuery = ListQuery(),
-    order: str = "relevance",
-    weights: Weights | None = None,
-    now: float | None = None,
-) -> "SearchResult":
-    """:func:`hermes_state.search_engine.search`'s hits, by conversation (SR-17, SR-18): the
-    page's message-level hits grouped and ordered by conversation, then -- on the page where
-    they end -- the conversations found across messages; an empty answer says why (SR-19)."""
-    from .search_engine import search as message_search
-    from .search_explain import explain_empty
-
-    if order not in ORDERS:
-        raise ValueError(f"order must be one of {', '.join(ORDERS)}")
-    weights = (weights or Weights()).clean()
-    now = time.time() if now is None else float(now)
-    started = time.perf_counter()
-    base = message_search(
-        db, query, limit=limit, offset=offset, sort="newest" if order == "newest" else sort,
-        source_filter=source_filter, exclude_sources=exclude_sources, role_filter=role_filter,
-        prefix_last=prefix_last, workspace=scope.workspace, include_hidden=scope.include_hidden,
-    )
-    if base.error or not base.path or not isinstance(query, str):
-        return base.model_copy(update={"order": order})
-    filters, params = _filters(db, source_filter, exclude_sources, role_filter, scope)
-    try:
-        groups, cjk = query_groups(query, prefix_last)
-    except Exception:  # pragma: no cover - pure string work
-        groups, cjk = [], False
-
-    def run(conn: sqlite3.Connection) -> "SearchResult":
-        roots = _roots(db, conn, {hit.session_id for hit in base.hits})
-        hits = _ordered(list(base.hits), roots, order, now, weights, ids_meant=any(ch.isdigit() for ch in query))
-        notes = [base.note] if base.note else []
-        spread = _Spread()
-        last_page = not base.has_more and (offset == 0 or base.hits)
-        if last_page and groups and not base.answered_query and any(len(g) >= 2 for g in groups):
-            try:
-                spread = find_spread(db, conn, groups, cjk, filters, params, now=now, weights=weights)
-            except sqlite3.OperationalError as exc:
-                if is_interrupted(exc):
-                    raise
-                spread.notes.append("the search across messages failed: " + str(exc))
-            if order == "newest":
-                spread.matches.sort(key=lambda m: m.newest, reverse=True)
-            hits += _spread_hits(conn, spread, cjk)
-            notes.extend(spread.notes)
-        if not hits and offset == 0 and not _short_word_said(query, prefix_last):
-            why = explain_empty(db, conn, query, groups, cjk, spread, prefix_last=prefix_last,
-                                source_filter=source_filter, exclude_sources=exclude_sources,
-                                role_filter=role_filter, scope=scope)
-            if why:
-                notes.append(why)
-        conversations = len({hit.conversation_id for hit in hits})
-        # (found across messages alone: the index that found them, not a retry that did not)
-        path = base.path if base.hits or not spread.matches else ("trigram" if cjk else "fts5")
-        return base.model_copy(update={
-            "path": path,
-            "hits": hits,
-            "order": order,
-            "conversations": conversations,
-            "spread_conversations": len(spread.matches),
-            "total_estimate": base.total_estimate + sum(len(m.messages) for m in spread.matches),
-            "note": "; ".join(dict.fromkeys(n for n in notes if n)) or None,
-            "elapsed_ms": round((time.perf_counter() - started) * 1000.0, 3),
-        })
-
-    try:
-        return db.store.read(run)
-    except sqlite3.OperationalError as exc:
-        if is_interrupted(exc):
-            raise
-        return base.model_copy(update={"order": order, "note": f"search by conversation failed: {exc}"})
-    except (sqlite3.Error, UnicodeError, ValueError) as exc:
-        return base.model_copy(update={"order": order, "note": f"search by conversation failed: {exc}"})

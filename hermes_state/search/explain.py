@@ -9,16 +9,17 @@ page pays for this (a handful of index look-ups, each bounded).
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Sequence
 
-from .query import QueryItem
-from .search import FTS_TABLE, TRIGRAM_TABLE, trigram_vocab
+from ..query import QueryItem
+from .engine import search as message_search
+from .options import SearchOptions
+from .sql import FTS_TABLE, TRIGRAM_TABLE, trigram_vocab
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .listing.query import ListQuery
-
-#: The facade (see :mod:`hermes_state.conversation_search`).
-SessionDB = Any
+    from ..listing.query import ListQuery
+    from ..store import Store
 
 
 def _quoted(words: Sequence[str]) -> str:
@@ -32,17 +33,17 @@ def _present(conn: sqlite3.Connection, table: str, match: str) -> bool:
         return True  # (cannot tell: say nothing about it)
 
 
-def _absent_words(db: "SessionDB", conn: sqlite3.Connection, groups, cjk: bool) -> list[str]:
+def _absent_words(store: "Store", conn: sqlite3.Connection, groups, cjk: bool) -> list[str]:
     """Positive words of the query that no message holds at all (by the index alone)."""
     absent: list[str] = []
-    trigram = db.capabilities.fts_loads(TRIGRAM_TABLE)
+    trigram = store.capabilities.fts_loads(TRIGRAM_TABLE)
     for group in groups:
         for item, _negs in group:
             if cjk:
                 if not trigram:
                     continue
                 if len(item.text) < 3:
-                    # (every occurrence starts a trigram: see hermes_state.search)
+                    # (every occurrence starts a trigram: see hermes_state.search.upstream)
                     vocab = trigram_vocab(conn)
                     folded = item.text.lower()
                     row = conn.execute(f"SELECT 1 FROM {vocab} WHERE term >= ? AND term < ? LIMIT 1",
@@ -70,67 +71,62 @@ def _render(item: QueryItem) -> str:
 
 
 def explain_empty(
-    db: "SessionDB",
+    store: "Store",
     conn: sqlite3.Connection,
     query: str,
     groups,
     cjk: bool,
     spread: Any,
-    *,
-    prefix_last: bool,
-    source_filter=None,
-    exclude_sources=None,
-    role_filter=None,
-    scope: "ListQuery | None" = None,
+    scope: "ListQuery",
+    options: SearchOptions,
 ) -> str | None:
-    """One line: why ``query`` found nothing and what would find something; None when no
-    reason is known (a word that matches nothing is the most common one)."""
-    from .search_engine import search as message_search
-
+    """One line: why ``query`` found nothing under ``scope`` and ``options`` and what would
+    find something; None when no reason is known (a word that matches nothing is the most
+    common one)."""
     if not groups:
         return None
-    workspace = scope.workspace if scope is not None else None
-    include_hidden = scope.include_hidden if scope is not None else False
+    rules = store.rules
+    first = replace(options, limit=1, offset=0, sort="auto")
+    # (a source chosen, or upstream's several; excluded sources apply when none is chosen)
+    sourced = scope.source is not None or options.sources is not None
+    excluding = scope.source is None and bool(scope.exclude_sources)
 
-    def count(text: str, **changes: Any) -> int:
-        asked = dict(source_filter=source_filter, exclude_sources=exclude_sources, role_filter=role_filter,
-                     workspace=workspace, include_hidden=include_hidden)
-        asked.update(changes)
-        found = message_search(db, text, limit=1, prefix_last=prefix_last, **asked)
+    def count(text: str, where: "ListQuery" = scope, asked: SearchOptions = first) -> int:
+        found = message_search(store, text, where, asked)
         return found.total_estimate if found.hits else 0
 
-    absent = list(getattr(spread, "absent", []) or []) or _absent_words(db, conn, groups, cjk)
+    absent = list(getattr(spread, "absent", []) or []) or _absent_words(store, conn, groups, cjk)
     if absent:
         what = "word" if len(absent) == 1 else "words"
         return f"no message holds the {what} {_quoted(absent)}: try another spelling, or fewer words"
     has_not = any(negs for group in groups for _item, negs in group)
     if has_not:
         rest = _without_excluded(groups)
-        if rest.strip() and count(rest, source_filter=source_filter) > 0:
+        if rest.strip() and count(rest) > 0:
             excluded = [neg.text for group in groups for _item, negs in group for neg in negs]
             return (f"NOT {_quoted(excluded)} removed every match: the other words alone find "
                     "messages")
-    filtered = (source_filter is not None or exclude_sources is not None or workspace is not None
-                or (not include_hidden and db.rules.hidden) or bool(role_filter))
+    filtered = (sourced or excluding or scope.workspace is not None
+                or (not scope.include_hidden and rules.hidden) or bool(options.roles))
     if filtered:
-        everything = count(query, source_filter=None, exclude_sources=None, workspace=None,
-                           include_hidden=True, role_filter=None)
+        everything = count(query, scope.with_(source=None, exclude_sources=(), workspace=None, include_hidden=True),
+                           replace(first, sources=None, roles=None))
         if everything > 0:
             hidden_by = []
-            if source_filter is not None or exclude_sources is not None:
-                n = count(query, source_filter=None, exclude_sources=None)
+            if sourced or excluding:
+                n = count(query, scope.with_(source=None, exclude_sources=()), replace(first, sources=None))
                 if n:
                     hidden_by.append(f"the source filter hides ~{n:,}")
-            if workspace is not None:
-                n = count(query, workspace=None)
+            if scope.workspace is not None:
+                n = count(query, scope.with_(workspace=None))
                 if n:
                     hidden_by.append(f"the workspace filter hides ~{n:,}")
-            if not include_hidden and db.rules.hidden:
-                n = count(query, include_hidden=True)
+            if not scope.include_hidden and rules.hidden:
+                n = count(query, scope.with_(include_hidden=True))
                 if n:
                     hidden_by.append(f"~{n:,} are in hidden sessions (H shows them)")
-            if role_filter:
-                n = count(query, role_filter=None)
+            if options.roles:
+                n = count(query, scope, replace(first, roles=None))
                 if n:
                     hidden_by.append(f"the role filter hides ~{n:,}")
             detail = "; ".join(hidden_by) or f"~{everything:,} match with no filter"

@@ -1,0 +1,138 @@
+"""The query's phrases as the word index sees them, and ``word*`` prefixes expanded from the
+index's vocabulary into ``("word1" OR "word2" ...)``, which FTS5 iterates lazily."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from ..query import WORD_RE, ParsedQuery, QueryItem, fold_text
+from .cjk import next_prefix_bound, quote
+from .context import Ctx, probe
+from .ranking import Phrase
+from .sql import FTS_TABLE, positive_query_terms
+from .tuning import TUNING
+
+def unicode61_phrases(parsed: ParsedQuery, expansions: dict[int, str] | None = None) -> list[Phrase]:
+    """The query's phrases for IDF and term frequencies. A ``word*`` expanded from the
+    vocabulary is probed as its expansion (an OR of terms, iterated lazily), never as
+    ``word*``, which FTS5 answers by merging every doclist of the prefix first (60-70 ms for
+    ``fail*`` at 5M messages)."""
+    phrases = []
+    expansions = expansions or {}
+    for group in parsed.groups():
+        for pos, negs in group:
+            for item, negated in [(pos, False), *((n, True) for n in negs)]:
+                tokens = [fold_text(w) for w in WORD_RE.findall(item.text)]
+                phrases.append(Phrase(expansions.get(id(item), item.render()), tokens, item.prefix, negated))
+    return phrases
+
+
+_NO_ENTRY = object()
+
+
+def _word_terms_vocab(conn: sqlite3.Connection) -> str:
+    """A TEMP ``fts5vocab`` of type ``instance`` over ``messages_fts`` (never in ``main``)."""
+    name = "temp.hermes_search_word_terms"
+    conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {name} USING fts5vocab(main, {FTS_TABLE}, instance)")
+    return name
+
+
+def prefix_terms(ctx: Ctx, folded: str) -> list[str] | None:
+    """Vocabulary terms that start with ``folded``; None when there are more than
+    ``MAX_PREFIX_TERMS``.
+
+    Not from an ``fts5vocab`` *row* table: each of its rows walks the term's whole doclist to
+    count documents (~30 ns a document: 45 ms for ``the*`` at 1M messages, 10 ms for
+    ``doc*``, five times that at 5M), a cost that grows with the store. The terms are
+    enumerated instead by seeking an ``instance`` table one term at a time (``term >= t ||
+    x'01'`` seeks past ``t`` without reading its doclist): tens of microseconds a term
+    whatever its frequency. The frequency of the expansion is probed later like any phrase's.
+    A longer prefix of one already expanded on this connection is that list filtered.
+    """
+    cache = ctx.prefix_cache
+    if cache is not None:
+        found = cache.terms.get(folded, _NO_ENTRY)
+        if found is not _NO_ENTRY:
+            return found  # type: ignore[return-value]
+        for cut in range(len(folded) - 1, 0, -1):
+            wider = cache.terms.get(folded[:cut], _NO_ENTRY)
+            if isinstance(wider, list):
+                narrowed = [term for term in wider if term.startswith(folded)]
+                cache.terms[folded] = narrowed
+                return narrowed
+    vocab = _word_terms_vocab(ctx.conn)
+    sql = f"SELECT term FROM {vocab} WHERE term >= ? AND term < ? LIMIT 1"
+    bound = next_prefix_bound(folded)
+    terms: list[str] = []
+    low = folded
+    result: list[str] | None = terms
+    while True:
+        row = ctx.conn.execute(sql, (low, bound)).fetchone()
+        if row is None:
+            break
+        if len(terms) == TUNING.MAX_PREFIX_TERMS:
+            result = None
+            break
+        terms.append(str(row[0]))
+        low = terms[-1] + "\x01"
+    if cache is not None:
+        cache.terms[folded] = result
+    return result
+
+
+def expand_prefixes(ctx: Ctx, parsed: ParsedQuery) -> tuple[str, dict[int, str]]:
+    """Rewrite ``word*`` items as ``(word1 OR word2 …)`` from the vocabulary; returns the
+    query and each expanded item's MATCH text (by ``id(item)``).
+
+    Without a prefix index FTS5 merges every doclist of a prefix up front, on *each*
+    execution (~3–8 ms at 1M messages); an OR of the same terms is iterated lazily, so the
+    probes and scans that follow stay cheap (the terms come from :func:`prefix_terms`).
+    Prefixes with more than ``MAX_PREFIX_TERMS`` terms, or non-ASCII ones (whose folding
+    only SQLite knows), are left to FTS5.
+    """
+    rendered: list[str] = []
+    expansions: dict[int, str] = {}
+    previous: QueryItem | None = None
+    for item in parsed.items:
+        # FTS5 accepts implicit AND between phrases only, not before a parenthesis.
+        if previous is not None and previous.kind != "op" and item.kind != "op":
+            rendered.append("AND")
+        previous = item
+        text = item.render()
+        if item.kind == "word" and item.prefix and item.text.isascii() and WORD_RE.fullmatch(item.text):
+            terms = prefix_terms(ctx, item.text.lower())
+            if terms:
+                text = expansions[id(item)] = "(" + " OR ".join(quote(term) for term in terms) + ")"
+        rendered.append(text)
+    if not expansions:
+        return parsed.render(), expansions
+    return " ".join(rendered), expansions
+
+
+def words_all_indexed(ctx: Ctx, parsed: ParsedQuery) -> bool:
+    """Whether every word of the query's positive items is a word of the word index (a typed
+    prefix: some word starts so) -- by the index alone, newest first, one entry each.
+
+    Then a query FTS5 answers with nothing has nothing for the substring retry to find but
+    the rare phrase glued at its ends to other letters (``restaging clusters``): that retry
+    is for words the word index never saw as words (``youer`` in ``修改youer服务端``), and
+    over common words it costs more than anything else a search does (``"staging cluster"``
+    on the trigram index: 55-110 ms at 1M, every trigram of it common). A query of one word
+    is not asked (False): FTS5 found nothing for it, so it is no word of the index but in
+    what the filters leave out, and the retry is what it always was (a statement less for
+    the commonest empty answer, a word typed wrong)."""
+    terms = positive_query_terms(parsed)
+    if sum(len(WORD_RE.findall(item.text)) for item, _negs in terms) < 2:
+        return False
+    for item, _negs in terms:
+        words = WORD_RE.findall(item.text)
+        if not words:
+            return False
+        for index, word in enumerate(words):
+            if item.prefix and index == len(words) - 1 and word.isascii():
+                if prefix_terms(ctx, word.lower()) == []:
+                    return False
+                continue
+            if probe(ctx, FTS_TABLE, quote(word) + ("*" if item.prefix and index == len(words) - 1 else ""), 0)[0] == 0:
+                return False
+    return True

@@ -1,0 +1,84 @@
+"""The SQL every search path shares: the index tables' names, the filter clauses of a search
+(SR-4, UC-3), LIKE clauses, and the TEMP vocabulary of the substring index."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any, Iterable, Sequence
+
+from ..query import ParsedQuery, QueryItem, escape_like
+
+FTS_TABLE = "messages_fts"
+TRIGRAM_TABLE = "messages_fts_trigram"
+
+
+_LIKE_CLAUSE = (
+    "(m.content LIKE ? ESCAPE '\\' OR m.tool_name LIKE ? ESCAPE '\\' "
+    "OR m.tool_calls LIKE ? ESCAPE '\\')"
+)
+
+
+_LIKE_CLAUSE_NOT_NULL = (
+    "(COALESCE(m.content, '') LIKE ? ESCAPE '\\' OR COALESCE(m.tool_name, '') LIKE ? ESCAPE '\\' "
+    "OR COALESCE(m.tool_calls, '') LIKE ? ESCAPE '\\')"
+)
+
+
+def like_clause(term: str, not_null: bool = False) -> tuple[str, list[str]]:
+    pattern = "%" + escape_like(term) + "%"
+    return (_LIKE_CLAUSE_NOT_NULL if not_null else _LIKE_CLAUSE), [pattern, pattern, pattern]
+
+
+def filter_sql(
+    source_filter: Sequence[str] | None,
+    exclude_sources: Sequence[str] | None,
+    role_filter: Sequence[str] | None,
+    findable: str = "m.active = 1",
+    shown: str = "1",
+) -> tuple[list[str], list[Any]]:
+    """SR-4: the same source / exclude / role clauses on every path, and UC-3's rules of what
+    can be found (``findable``, from :meth:`hermes_state.visibility.Rules.findable`: never a
+    rewound row or scaffolding; compacted history is found) and in which sessions (``shown``,
+    :meth:`~hermes_state.visibility.Rules.not_hidden`: not a hidden session's, unless asked)."""
+    clauses: list[str] = [findable]
+    if shown != "1":
+        clauses.append(shown)
+    params: list[Any] = []
+    if source_filter is not None:
+        values = list(source_filter)
+        clauses.append(f"s.source IN ({','.join('?' for _ in values)})")
+        params.extend(values)
+    if exclude_sources is not None:
+        values = list(exclude_sources)
+        clauses.append(f"s.source NOT IN ({','.join('?' for _ in values)})")
+        params.extend(values)
+    if role_filter:
+        values = list(role_filter)
+        clauses.append(f"m.role IN ({','.join('?' for _ in values)})")
+        params.extend(values)
+    return clauses, params
+
+
+def where_clause(clauses: Iterable[str]) -> str:
+    clauses = list(clauses)
+    return (" AND " + " AND ".join(clauses)) if clauses else ""
+
+
+def safe_int(value: Any, default: int) -> int:
+    try:
+        return max(0, int(value))
+    except (TypeError, ValueError, OverflowError):
+        return default
+
+
+def positive_query_terms(parsed: ParsedQuery) -> list[tuple[QueryItem, list[QueryItem]]]:
+    return [clause for group in parsed.groups() for clause in group]
+
+
+def trigram_vocab(conn: sqlite3.Connection) -> str:
+    """A TEMP fts5vocab over the trigram table on this connection (never in ``main``)."""
+    name = "temp.hermes_search_trigram_vocab"
+    conn.execute(
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS {name} USING fts5vocab(main, {TRIGRAM_TABLE}, row)"
+    )
+    return name

@@ -1,0 +1,221 @@
+"""The rankings the engine chooses between for one FTS query (see "Design" in
+:mod:`hermes_state.search`): exact bm25 by FTS5 when its work is affordable, bm25 over the
+newest window of matches, or newest first when every word is common."""
+
+from __future__ import annotations
+
+from ..query import find_spans, split_marked
+from .context import Ctx, Outcome, Row, iter_rows, probe, scan_sql
+from .narrowing import scan_window
+from .ranking import Phrase, idf, window_scores
+from .tuning import TUNING
+
+
+def fts_engine(
+    ctx: Ctx,
+    table: str,
+    match: str,
+    phrases: list[Phrase],
+    path: str,
+    substring_terms: list[str] | None = None,
+    shape: tuple[tuple[str, bool], ...] | None = None,
+    exact_under: int = 0,
+) -> Outcome:
+    """Rank ``match`` on ``table`` per the design in the module docstring.
+
+    With ``substring_terms`` (trigram table) rows carry their plain text and spans are the
+    terms' occurrences; otherwise ``highlight()`` marks the tokens FTS5 matched, or, with
+    ``ctx.light``, the newest-first scans read the text plain and :class:`Light` marks it.
+    """
+    plain = substring_terms is not None
+    sort = ctx.sort
+
+    def to_ranked(rowid: int, text: str, score: float | None) -> Row:
+        """A row of a statement that highlighted it (or, ``plain``, of the trigram table)."""
+        if plain:
+            return Row(int(rowid), text or "", find_spans(text or "", substring_terms), score)
+        body, spans = split_marked(text or "")
+        return Row(int(rowid), body, spans, score, highlighted=True)
+
+    light = ctx.light if not plain else None
+    #: A row of a newest-first scan (:func:`scan_sql`: plain text with ``ctx.light``).
+    to_row = light.row if light is not None else to_ranked
+
+    if sort != "auto":
+        total, exact = probe(ctx, table, match, TUNING.PROBE_ROWS)
+        if total == 0:
+            return Outcome([], "", 0, True, False, path)
+        if sort == "rank":
+            return exact_bm25(ctx, table, match, path, total, exact, to_ranked, plain)
+        return newest_first(ctx, table, match, path, total, exact, to_row, plain, [])
+
+    if (not plain and len(phrases) == 1 and len(phrases[0].tokens) == 1
+            and not phrases[0].prefix and not phrases[0].negated):
+        # One whole word (a first key, a 1-2 letter word): its matches are counted by a rowid
+        # scan of its doclist (~0.3 ms for 1,500 rows) before any text is highlighted. When
+        # FTS5 can rank them all, the window scan would be thrown away (`d` at 1M v30: 401
+        # rows highlighted, 3-4 ms, then the exact ranking anyway). Not for several words:
+        # the probe of an AND of common words (`the s`) reads far more than it returns.
+        outcome = exact_if_affordable(ctx, table, match, phrases, path, to_ranked)
+        if outcome is not None:
+            return outcome
+    # auto: one scan of the newest TUNING.WINDOW + 1 matches serves as probe, as the candidates of
+    # the window ranking and as the page of a newest-first answer.
+    rows = scan_window(ctx, table, match, shape, plain)
+    if not rows:
+        if ctx.budget.exhausted:
+            ctx.notes.append("search stopped at its time budget before finding a match")
+            return Outcome([], "", 0, False, False, path)
+        return Outcome([], "", 0, True, False, path)
+    n_rows = ctx.row_count(table)
+    complete = len(rows) <= TUNING.WINDOW and not ctx.budget.exhausted
+    if complete:
+        total, exact = len(rows), True
+    else:
+        span = max(1, ctx.max_rowid() - int(rows[-1][0]) + 1)
+        total, exact = max(len(rows), min(n_rows, int(round(len(rows) / span * n_rows)))), False
+    work = bm25_work(ctx, table, phrases, total)
+    # A phrase of several words: FTS5 would walk its words' doclists twice more to rank what
+    # the scan found. When its matches are few enough, the scan reads them all (the older
+    # part of one walk) and they are ranked here, every one of them.
+    several = not plain and any(len(p.tokens) > 1 and not p.negated for p in phrases)
+    if several and not complete and total <= TUNING.PHRASE_RANKED_ROWS and not ctx.budget.exhausted:
+        rows = rows + older_matches(ctx, table, match, int(rows[-1][0]), TUNING.PHRASE_RANKED_ROWS + 1 - len(rows))
+        if len(rows) <= TUNING.PHRASE_RANKED_ROWS and not ctx.budget.exhausted:
+            complete, total, exact = True, len(rows), True
+            if len(phrases) == 1:
+                phrases[0].df = total
+    if several and complete:
+        return window_ranked(ctx, table, match, phrases, path, total, exact, to_row, plain, rows, complete)
+    # (``exact_under``: few matches of trigram expansions, whose bm25 credits a rare
+    # continuation of a short word as the window's counts cannot, at a bounded cost)
+    if work <= TUNING.EXACT_BM25_MAX_ROWS or (complete and total <= exact_under and work <= 20 * TUNING.EXACT_BM25_MAX_ROWS):
+        return exact_bm25(ctx, table, match, path, total, exact, to_ranked, plain)
+    positive = [p for p in phrases if not p.negated]
+    if not complete and positive and all(p.df > TUNING.COMMON_SHARE * n_rows for p in positive):
+        return newest_first(ctx, table, match, path, total, exact, to_row, plain, rows)
+    return window_ranked(ctx, table, match, phrases, path, total, exact, to_row, plain, rows, complete)
+
+
+def bm25_work(ctx: Ctx, table: str, phrases: list[Phrase], total: int) -> int:
+    """What exact bm25 would read for a query of ``total`` matches: those, and every
+    phrase's matches for its frequency (each phrase's ``df`` is set: a lone positive phrase's
+    is ``total``, the others are probed) -- and, for a phrase of several words, the walk
+    FTS5 makes over its words' doclists to find where they stand together (:func:`phrase_walk`)."""
+    if len(phrases) == 1 and not phrases[0].negated:
+        phrases[0].df = total
+    else:
+        for phrase in phrases:
+            phrase.df = probe(ctx, table, phrase.match, TUNING.PHRASE_PROBE_ROWS)[0]
+    return total + sum(p.df for p in phrases) + phrase_walk(ctx, table, phrases)
+
+
+def phrase_walk(ctx: Ctx, table: str, phrases: list[Phrase]) -> int:
+    """The walk over the doclists of the words of the query's phrases of several words, in
+    rows of bm25 work (:data:`~hermes_state.search.tuning.Tuning.WALK_ENTRIES_PER_ROW`).
+
+    A phrase's matches say nothing of its cost: to find them FTS5 reads the doclist of each
+    of its words whole (``"config file"`` matches 9 messages of 1M, but its words stand in
+    14 % and 23 % of them: 13 ms a walk). Exact bm25 walks them twice -- to match, and again
+    to count the phrase for its IDF -- so a phrase of common words is ranked from the rows
+    its one scan read, never by a second statement. Each word's doclist is probed (newest
+    first, bounded) like a phrase."""
+    entries = 0
+    for phrase in phrases:
+        if len(phrase.tokens) < 2:
+            continue
+        for index, token in enumerate(phrase.tokens):
+            if phrase.prefix and index == len(phrase.tokens) - 1:
+                continue  # (a prefix's doclists are its words': left out, an underestimate)
+            entries += probe(ctx, table, '"' + token.replace('"', '""') + '"', TUNING.PHRASE_PROBE_ROWS)[0]
+    return entries // TUNING.WALK_ENTRIES_PER_ROW
+
+
+def older_matches(ctx: Ctx, table: str, match: str, below: int, cap: int) -> list[tuple[int, str]]:
+    """Up to ``cap`` matches under the filters older than rowid ``below``, newest first, as the
+    window scan reads them (rowid, text)."""
+    sql = scan_sql(table, ctx, "rowid", extra=f" AND {table}.rowid < ?")
+    return [(int(r[0]), r[1]) for r in iter_rows(ctx, sql, [match, below, *ctx.params], cap, True)]
+
+
+def exact_if_affordable(ctx, table, match, phrases, path, to_row) -> Outcome | None:
+    """The exact bm25 answer of a one-word query (highlighted, not plain) when a rowid probe
+    shows its work within ``EXACT_BM25_MAX_ROWS`` -- the choice :func:`fts_engine` makes
+    after the window scan, made from an exact count of the unfiltered matches; None when it
+    is not, or not known to be (the probe counts up to half the bound: one word's work is
+    twice its matches)."""
+    total, exact = probe(ctx, table, match, TUNING.EXACT_BM25_MAX_ROWS // 2)
+    if total == 0:
+        return Outcome([], "", 0, True, False, path)
+    if not exact or bm25_work(ctx, table, phrases, total) > TUNING.EXACT_BM25_MAX_ROWS:
+        return None
+    # (Filters narrow the count: then it is an upper bound, not the answer's.)
+    return exact_bm25(ctx, table, match, path, total, not ctx.filtered, to_row, False)
+
+
+def exact_bm25(ctx, table, match, path, total, exact, to_row, plain) -> Outcome:
+    sql = scan_sql(table, ctx, "rank", plain=plain) + " LIMIT ? OFFSET ?"
+    rows = ctx.conn.execute(sql, [match, *ctx.params, ctx.limit + 1, ctx.offset]).fetchall()
+    out = [to_row(r[0], r[1], -float(r[2])) for r in rows[: ctx.limit]]
+    more = len(rows) > ctx.limit
+    if not more and (out or ctx.offset == 0):
+        return Outcome(out, "bm25", ctx.offset + len(out), True, False, path)
+    return Outcome(out, "bm25", total, exact, more, path)
+
+
+def newest_first(ctx, table, match, path, total, exact, to_row, plain, scanned) -> Outcome:
+    """Newest first; ``scanned`` holds rows already read newest-first (maybe enough)."""
+    if len(scanned) >= ctx.want:
+        got = scanned
+    else:
+        sql = scan_sql(table, ctx, "rowid", plain=plain)
+        got = list(iter_rows(ctx, sql, [match, *ctx.params], ctx.want, ctx.filtered))
+    page = got[ctx.offset : ctx.offset + ctx.limit]
+    out = [to_row(r[0], r[1], None) for r in page]
+    more = len(got) > ctx.offset + ctx.limit
+    if ctx.budget.exhausted and len(got) < ctx.want:
+        ctx.notes.append("search stopped at its time budget; older matches were not scanned")
+    if ctx.filtered and not more and not ctx.budget.exhausted:
+        total, exact = len(got), True
+    return Outcome(out, "newest", total, exact and not (ctx.filtered and more), more, path)
+
+
+def window_ranked(ctx, table, match, phrases, path, total, exact, to_row, plain, rows, complete) -> Outcome:
+    """bm25 (Python, probed IDF) over the newest ``WINDOW`` matches, older ones following
+    newest first; or, ``complete``, over every match."""
+    if not complete:
+        rows = rows[:TUNING.WINDOW]
+    n_rows = ctx.row_count(table)
+    idfs = [idf(p.df, n_rows) for p in phrases]
+    # Only tf and document length are needed here; the page's snippets are built later.
+    # Typing the rest of a word often leaves the window as it was (``kubern*`` …
+    # ``kubernetes*``): the same rows, the same IDFs, the same ranking, kept on the connection.
+    cache = ctx.prefix_cache
+    key = (tuple(rows), tuple(idfs), plain, ctx.light is not None)
+    kept = cache.window if cache is not None else None
+    if kept is not None and kept[0] == key:
+        scored = kept[1]
+    else:
+        scored = window_scores(rows, phrases, idfs, plain, ctx.light)
+        if cache is not None:
+            cache.window = (key, scored)
+    start, stop = ctx.offset, ctx.offset + ctx.limit
+    page = [to_row(rowid, text, score) for score, rowid, text in scored[start:stop]]
+    if complete:
+        return Outcome(page, "bm25", total, exact, len(scored) > stop, path)
+    if ctx.budget.exhausted:
+        ctx.notes.append(f"ranked the newest {len(rows)} matches (time budget)")
+        return Outcome(page, "bm25-recent-window", total, False, len(scored) > stop, path)
+    # Past the window, older matches follow newest first: a stable order for paging.
+    more = len(scored) > stop
+    if len(page) < ctx.limit and rows:
+        skip = max(0, ctx.offset - len(scored))
+        need = ctx.limit - len(page)
+        older_sql = scan_sql(table, ctx, "rowid", extra=f" AND {table}.rowid < ?", plain=plain)
+        oldest = min(int(r[0]) for r in rows)
+        older = list(
+            iter_rows(ctx, older_sql, [match, oldest, *ctx.params], skip + need + 1, True)
+        )
+        page += [to_row(r[0], r[1], None) for r in older[skip : skip + need]]
+        more = len(older) > skip + need
+    return Outcome(page, "bm25-recent-window", total, exact, more, path)

@@ -1,0 +1,106 @@
+"""Phrases of common words: what the one scan of their matches read is what they are ranked
+from, and words the index knows are not looked for again as substrings."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from hermes_state import SessionDB
+from hermes_state.search import TUNING, forget_answers
+
+
+@pytest.fixture
+def db(tmp_path):
+    """Two common words (in about a third of the messages each) that stand together as a
+    phrase in a handful, of different lengths; every other word distinct."""
+    store = SessionDB(tmp_path / "state.db")
+    rnd = random.Random(7)
+    rows = []
+    for i in range(3000):
+        words = [f"w{rnd.randrange(10_000)}" for _ in range(rnd.randrange(4, 30))]
+        if i % 3 == 0:
+            words.insert(rnd.randrange(len(words)), "config")
+        if i % 3 == 1:
+            words.insert(rnd.randrange(len(words)), "file")
+        if i % 500 == 7:
+            words[rnd.randrange(len(words)):0] = ["config", "file"]
+        rows.append((f"s{i % 40}", "user", " ".join(words), 1000.0 + i))
+    for sid in sorted({row[0] for row in rows}):
+        store.create_session(sid, "cli")
+    store._execute_write(lambda conn: conn.executemany(
+        "INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, ?, ?, ?)", rows))
+    yield store
+    store.close()
+
+
+def traced(db, fn):
+    statements: list[str] = []
+    db._read(lambda conn: conn.set_trace_callback(statements.append))
+    try:
+        return fn(), statements
+    finally:
+        db._read(lambda conn: conn.set_trace_callback(None))
+
+
+def exact_order(db, query):
+    return [r[0] for r in db._conn.execute(
+        "SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rank", (query,))]
+
+
+def test_a_phrase_of_common_words_is_ranked_from_its_one_scan(db):
+    result, statements = traced(db, lambda: db.search('"config file"', limit=20))
+    expected = exact_order(db, '"config file"')
+    assert len(expected) == 6
+    assert result.ranking == "bm25" and result.total_exact and result.total_estimate == 6
+    assert sorted(hit.id for hit in result.hits) == sorted(expected)
+    assert not [s for s in statements if "ORDER BY rank" in s or ".rank" in s]
+    # every match was scored; the ones holding the phrase alone in a short text first
+    scores = [hit.score for hit in result.hits]
+    assert all(score is not None and score > 0 for score in scores)
+
+
+def test_a_phrase_ranked_from_its_scan_comes_in_the_order_fts5_ranks_it(db):
+    """Every match read, each scored by bm25 over its tokens: the order of FTS5's own
+    ``ORDER BY rank``, without the two walks it costs."""
+    result, statements = traced(db, lambda: db.search('"config file"', limit=20))
+    assert result.ranking == "bm25"
+    assert not [s for s in statements if "ORDER BY rank" in s]
+    by_score = [hit.id for hit in sorted(result.hits, key=lambda hit: (-hit.score, -hit.id))]
+    assert by_score == exact_order(db, '"config file"')
+
+
+def test_a_phrase_with_more_matches_than_the_window_is_read_whole_and_ranked(db, monkeypatch):
+    """Past the window, the scan reads the phrase's older matches too (up to
+    ``PHRASE_RANKED_ROWS``): every match ranked, none by a second FTS5 statement."""
+    monkeypatch.setattr(TUNING, "WINDOW", 3)
+    result, statements = traced(db, lambda: db.search('"config file"', limit=20))
+    assert result.ranking == "bm25" and result.total_exact and result.total_estimate == 6
+    assert sorted(hit.id for hit in result.hits) == sorted(exact_order(db, '"config file"'))
+    assert not [s for s in statements if "ORDER BY rank" in s]
+    # More matches than it may read whole: FTS5 ranks them where that is affordable (these
+    # words are in a third of 3,000 messages), the window where it is not.
+    monkeypatch.setattr(TUNING, "PHRASE_RANKED_ROWS", 4)
+    forget_answers(db.store)
+    result, statements = traced(db, lambda: db.search('"config file"', limit=20))
+    assert result.ranking == "bm25" and [s for s in statements if "ORDER BY rank" in s]
+    monkeypatch.setattr(TUNING, "EXACT_BM25_MAX_ROWS", 20)
+    forget_answers(db.store)
+    assert db.search('"config file"', limit=20).ranking == "bm25-recent-window"
+
+
+def test_known_words_found_nowhere_together_are_not_sought_as_substrings(db):
+    db.create_session("glued", "cli")
+    db.append_message("glued", "user", "w1 configfile w2")
+    result, statements = traced(db, lambda: db.search('"file config"'))
+    assert result.hits == [] and result.path == "fts5"
+    assert not [s for s in statements if "messages_fts_trigram" in s and "MATCH" in s]
+    assert "no message holds" in (result.note or "")
+
+
+def test_a_word_the_index_never_saw_as_a_word_is_still_sought_as_a_substring(db):
+    db.create_session("cjk", "cli")
+    mid = db.append_message("cjk", "user", "帮我修改youer服务端的配置 config")
+    result = db.search("config youer")
+    assert result.path == "fts5+trigram" and [hit.id for hit in result.hits] == [mid]
