@@ -1,6 +1,7 @@
 """Deleting sessions: what goes with a session, what stops a delete, and the rows and files it
-removes. Used by ``SessionDB``'s deletes and prunes and by the trash, which snapshots the same
-rows before it deletes them.
+removes; the deletes of a store (one session, several, an empty one, a sweep). Used by
+``SessionDB``'s deletes, by the prunes (:mod:`hermes_state.maintenance`) and by the trash,
+which snapshots the same rows before it deletes them.
 """
 
 from __future__ import annotations
@@ -8,10 +9,13 @@ from __future__ import annotations
 import sqlite3
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Iterable
 
 from .errors import DatabaseError
 from .visibility import continuation_sql
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .store import Store
 
 
 #: Tables whose rows belong to a session and go with it (UC-5): (table, column).
@@ -224,3 +228,85 @@ def delegate_descendants(conn: sqlite3.Connection, parent_ids: list[str]) -> lis
                 found.append(child)
                 frontier.append(child)
     return found
+
+
+# ---------------------------------------------------------------------- deletes of a store
+#
+# SessionDB's deletes are these, over its store: each runs in one write transaction, and the
+# session's files (``sessions_dir``) go only once the rows are gone.
+
+
+def delete_session(store: "Store", session_id: str, sessions_dir: Path | None = None) -> bool:
+    """Delete a session and its messages, orphaning its children (EX-4, LI-14); upstream
+    v16's delegate sub-agent runs (``_delegate_from``) go with their parent. True if it
+    existed."""
+
+    def do(conn: sqlite3.Connection) -> list[str] | None:
+        if not conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone():
+            return None
+        delegates = delegate_descendants(conn, [session_id])
+        delete_session_rows(conn, delegates + [session_id])
+        return delegates
+
+    delegates = store.write(do)
+    if delegates is not None and sessions_dir is not None:
+        remove_session_files(Path(sessions_dir), list(delegates) + [session_id])
+    return delegates is not None
+
+
+def delete_sessions(store: "Store", session_ids: list[str], sessions_dir: Path | None = None) -> int:
+    """Delete several sessions in one transaction (delegate children go with them,
+    other children are orphaned); unknown ids and non-strings are skipped. Returns how
+    many of the given sessions existed."""
+    wanted = sorted({sid for sid in (session_ids or []) if isinstance(sid, str) and sid})
+    if not wanted:
+        return 0
+
+    def do(conn: sqlite3.Connection) -> tuple[list[str], list[str]]:
+        existing: list[str] = []
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            marks = ",".join("?" for _ in chunk)
+            existing += [row[0] for row in conn.execute(f"SELECT id FROM sessions WHERE id IN ({marks})", chunk)]
+        if not existing:
+            return [], []
+        delegates = delegate_descendants(conn, existing)
+        delete_session_rows(conn, delegates + existing)
+        return existing, delegates
+
+    existing, delegates = store.write(do)
+    if sessions_dir is not None and (existing or delegates):
+        remove_session_files(Path(sessions_dir), delegates + existing)
+    return len(existing)
+
+
+def delete_session_if_empty(store: "Store", session_id: str, sessions_dir: Path | None = None) -> bool:
+    """Delete a session only if it has no messages, no title and no children."""
+    deleted = bool(store.write(lambda conn: conn.execute(
+        "DELETE FROM sessions WHERE id = ? AND title IS NULL "
+        "AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.session_id = sessions.id) "
+        "AND NOT EXISTS (SELECT 1 FROM sessions c WHERE c.parent_session_id = sessions.id)",
+        (session_id,),
+    ).rowcount > 0))
+    if deleted and sessions_dir is not None:
+        remove_session_files(Path(sessions_dir), [session_id])
+    return deleted
+
+
+def sweep(store: "Store", select_sql: str, params: Iterable[Any], sessions_dir: Path | None) -> int:
+    """The one bulk delete of the cleanups (prune, empty and ghost sessions): the ids
+    ``select_sql`` finds, in one transaction, leaving out sessions an agent holds right now
+    (they wait for the next sweep instead of failing all of it). Returns how many went."""
+    params = list(params)
+
+    def do(conn: sqlite3.Connection) -> list[str]:
+        ids = [row[0] for row in conn.execute(select_sql, params).fetchall()]
+        held = {sid for sid, _what, _until in busy_sessions(conn, ids)}
+        ids = [sid for sid in ids if sid not in held]
+        delete_session_rows(conn, ids)
+        return ids
+
+    ids = store.write(do)
+    if ids and sessions_dir is not None:
+        remove_session_files(Path(sessions_dir), ids)
+    return len(ids)

@@ -2,7 +2,7 @@
 page, a directory of Markdown files; atomic file writes.
 
 Everything here streams: sessions are read a batch at a time (:func:`iter_export_all_batched`,
-the order and content of ``SessionDB.iter_export_all``) and written as they come, so exporting
+the order and content of :func:`hermes_state.export_read.iter_export_all`) and written as they come, so exporting
 a large store needs memory for one batch of sessions, not all of them. Files are written atomically (:func:`write_atomic`): a temporary file in the destination
 directory, ``fsync``, owner-only permissions, then ``os.replace`` -- a reader never sees a
 half-written export and a failure leaves no partial file behind.
@@ -14,22 +14,23 @@ Public API
     controls escaped as ``\\uXXXX``: the same JSON value, nothing raw to drive a terminal).
 ``session_to_markdown(obj) -> str``
     A readable transcript of one exported session (:mod:`hermes_state.export_markdown`).
-``iter_export(db, source=None, session_ids=None, progress=None, options=PLAIN) -> Iterator[dict]``
+``iter_export(store, source=None, session_ids=None, progress=None, options=PLAIN) -> Iterator[dict]``
     Exported session dicts one at a time, reporting ``progress(done, total)``; shaped by
     ``options`` (lineage, prompts only, redaction: :mod:`hermes_state.export_units`).
 ``render_chunks(sessions, fmt, visible_controls=False) -> Iterator[str]``
     Text chunks of a JSONL, Markdown or HTML export of ``sessions`` (Markdown for a
     terminal with ``visible_controls``; HTML: :mod:`hermes_state.export_html`).
-``export_to_path(db, path, fmt="jsonl", ...) -> int`` / ``export_to_stream(db, stream, ...)``
+``export_to_path(store, path, fmt="jsonl", ...) -> int`` / ``export_to_stream(store, stream, ...)``
     Write an export; return the number of sessions written (``md-dir``, a directory:
     :mod:`hermes_state.export_mddir`).
 ``write_atomic(path, chunks, mode=0o600) -> int``
     The atomic writer (bytes written).
-``import_jsonl(db, path_or_lines) -> ImportReport``
+``import_jsonl(store, path_or_lines) -> ImportReport``
     Read an EX-3 export back (sessions INSERT OR IGNORE, messages with their timestamps and,
     when free, their original ids; counters recomputed; parent links restored).
 
-This module never imports the UI.
+Every function takes a :class:`~hermes_state.store.Store` or an object holding one (a
+``SessionDB``: :data:`~hermes_state.store.StoreLike`). This module never imports the UI.
 """
 
 from __future__ import annotations
@@ -41,7 +42,6 @@ from array import array
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
-from .db import SessionDB
 from .export_batch import IDS, PROMPT_ALIAS, jsonl_line, read_batch
 from .export_markdown import (  # (the Markdown writer's names, where they were first)
     close_open_fence,
@@ -51,9 +51,14 @@ from .export_markdown import (  # (the Markdown writer's names, where they were 
     lineage_to_markdown,
     session_to_markdown,
 )
+from .export_read import export_session
 from .export_units import PLAIN, ExportOptions, chain_of, group_units, lineage_order, mark, shaped
 from .inert_text import inert_document
+from .listing.engine import lister_of
+from .listing.query import ListQuery
+from .messages_write import tool_call_weight
 from .paths import write_atomic
+from .store import StoreLike, store_of
 
 if TYPE_CHECKING:
     from .store import Store
@@ -84,17 +89,19 @@ EXPORT_BATCH_SESSIONS = 200
 EXPORT_BATCH_MESSAGES = 8000
 
 
-def export_plan(db: SessionDB, source: str | None) -> "tuple[list[str], array[int]]":
+def export_plan(store: StoreLike, source: str | None) -> "tuple[list[str], array[int]]":
     """Ids of every session (of ``source``), most recently used first -- the order of
-    :meth:`SessionDB.iter_export_all` (a test holds the two to the same output) -- and each
-    one's message count as the same statement read it (what :func:`plan_batches` cuts
-    batches by, without a statement per batch)."""
+    :func:`~hermes_state.export_read.iter_export_all` (a test holds the two to the same
+    output) -- and each one's message count as the same statement read it (what
+    :func:`plan_batches` cuts batches by, without a statement per batch)."""
+    store = store_of(store)
     where = "WHERE s.source = ?" if source else ""
     # CAST: a count stored as text or a blob (nothing enforces the column's type) plans as 0.
     sql = (
         f"SELECT s.id, CAST(s.message_count AS INTEGER) FROM sessions s {where} "
-        f"ORDER BY {db.rules.last_active_sql()} DESC, s.started_at DESC, s.id DESC"
+        f"ORDER BY {store.rules.last_active_sql()} DESC, s.started_at DESC, s.id DESC"
     )
+
     def read(conn) -> "tuple[list[str], array[int]]":
         # Streamed as plain tuples: 250k sqlite3.Row objects held at once were ~35 MB of the
         # export's peak memory at 5M messages; the counts as machine integers (2 MB there).
@@ -108,33 +115,35 @@ def export_plan(db: SessionDB, source: str | None) -> "tuple[list[str], array[in
             add_count(count if isinstance(count, int) and 0 < count < 1 << 62 else 0)
         return ids, counts
 
-    return db.store.read(read)
+    return store.read(read)
 
 
-def batch_statements(db: SessionDB) -> tuple[str, str]:
-    """The two statements that read a batch of sessions of ``db`` (sessions, then their
+def batch_statements(store: StoreLike) -> tuple[str, str]:
+    """The two statements that read a batch of sessions of ``store`` (sessions, then their
     messages), with :data:`~hermes_state.export_batch.IDS` where the ids go."""
+    store = store_of(store)
     sessions_sql = (
-        f"SELECT s.*, {db.rules.last_active_sql()} AS last_active, "
-        f"{db.rules.system_prompt_sql('s')} AS {PROMPT_ALIAS} FROM sessions s WHERE s.id IN ({IDS})"
+        f"SELECT s.*, {store.rules.last_active_sql()} AS last_active, "
+        f"{store.rules.system_prompt_sql('s')} AS {PROMPT_ALIAS} FROM sessions s WHERE s.id IN ({IDS})"
     )
     messages_sql = (
-        f"SELECT * FROM messages WHERE session_id IN ({IDS}){db.store.active_clause(False)} "
+        f"SELECT * FROM messages WHERE session_id IN ({IDS}){store.active_clause(False)} "
         "ORDER BY session_id, timestamp, id"
     )
     return sessions_sql, messages_sql
 
 
-def _read_batch(db: SessionDB, ids: list[str]) -> dict[str, dict]:
+def _read_batch(store: "Store", ids: list[str]) -> dict[str, dict]:
     """The export dicts of ``ids`` (those that still exist), read in one snapshot so each
     session's row and messages agree."""
-    sessions_sql, messages_sql = batch_statements(db)
-    return db.store.read_snapshot(lambda: db.store.read(lambda conn: read_batch(conn, sessions_sql, messages_sql, ids)))
+    sessions_sql, messages_sql = batch_statements(store)
+    return store.read_snapshot(lambda: store.read(lambda conn: read_batch(conn, sessions_sql, messages_sql, ids)))
 
 
-def iter_export_all_batched(db: SessionDB, source: str | None = None, *, lineage: bool = False) -> Iterator[dict]:
+def iter_export_all_batched(store: StoreLike, source: str | None = None, *, lineage: bool = False) -> Iterator[dict]:
     """Every session (of ``source``), most recently used first, exactly as
-    :meth:`SessionDB.iter_export_all` yields them, read a batch of sessions per snapshot.
+    :func:`~hermes_state.export_read.iter_export_all` yields them, read a batch of sessions
+    per snapshot.
 
     Memory stays bounded by one batch (``EXPORT_BATCH_SESSIONS`` sessions, fewer when they
     are long); the order is read once, as ids, so sessions written meanwhile neither repeat
@@ -145,11 +154,12 @@ def iter_export_all_batched(db: SessionDB, source: str | None = None, *, lineage
     ``lineage``: each compression chain's segments together, root to tip, each carrying its
     place (:func:`hermes_state.export_units.lineage_order`).
     """
-    ids, counts = export_plan(db, source)
+    store = store_of(store)
+    ids, counts = export_plan(store, source)
     marks: dict = {}
     if lineage:
-        ids, counts, marks = db.store.read(lambda conn: lineage_order(conn, ids, counts))
-    for batch, found in _batches(db, ids, counts):
+        ids, counts, marks = store.read(lambda conn: lineage_order(conn, ids, counts))
+    for batch, found in _batches(store, ids, counts):
         for session_id in batch:
             obj = found.get(session_id)
             if obj is not None:
@@ -157,10 +167,10 @@ def iter_export_all_batched(db: SessionDB, source: str | None = None, *, lineage
 
 
 def _batches(
-    db: SessionDB, ids: list[str], counts: "array[int]"
+    store: "Store", ids: list[str], counts: "array[int]"
 ) -> Iterator[tuple[list[str], dict[str, dict]]]:
     for batch in plan_batches(ids, counts):
-        yield batch, _read_batch(db, batch)
+        yield batch, _read_batch(store, batch)
 
 
 def plan_batches(ids: list[str], counts: "array[int]", max_messages: int | None = None) -> Iterator[list[str]]:
@@ -183,7 +193,7 @@ def plan_batches(ids: list[str], counts: "array[int]", max_messages: int | None 
 
 
 def iter_export(
-    db: SessionDB,
+    store: StoreLike,
     source: str | None = None,
     session_ids: list[str] | None = None,
     progress: ProgressCallback | None = None,
@@ -196,32 +206,40 @@ def iter_export(
     ``progress(done, total)`` is called once before the first session (``done = 0``) and after
     each one. Unknown ids in ``session_ids`` are skipped.
     """
+    store = store_of(store)
     if session_ids is not None:
         marks: dict = {}
         if options.lineage:
-            session_ids, marks = _chains_of(db, session_ids)
+            session_ids, marks = _chains_of(store, session_ids)
         total = len(session_ids)
         if progress:
             progress(0, total)
         for done, session_id in enumerate(session_ids, 1):
-            obj = db.export_session(session_id)
+            obj = export_session(store, session_id)
             if obj is not None:
                 yield from shaped([mark(obj, marks) if marks else obj], options)
             if progress:
                 progress(done, total)
         return
-    total = db.session_count(source)
+    total = sessions_counted(store, source)
     if progress:
         progress(0, total)
     done = 0
-    for obj in shaped(iter_export_all_batched(db, source, lineage=options.lineage), options):
+    for obj in shaped(iter_export_all_batched(store, source, lineage=options.lineage), options):
         yield obj
         done += 1
         if progress:
             progress(done, max(total, done))
 
 
-def _chains_of(db: SessionDB, session_ids: list[str]) -> "tuple[list[str], dict]":
+def sessions_counted(store: "Store", source: str | None) -> int:
+    """The total a progress report starts from (upstream's ``session_count(source)``: the
+    sessions the list counts, children included, archived left out); an export of every
+    session may write more, and its report grows to what it wrote."""
+    return lister_of(store).count_listed(ListQuery.from_options(source, None, include_children=True))
+
+
+def _chains_of(store: "Store", session_ids: list[str]) -> "tuple[list[str], dict]":
     """The compression chains of ``session_ids``, each once, root to tip, and each
     member's place (as :func:`~hermes_state.export_units.lineage_order` marks them)."""
     order: list[str] = []
@@ -229,7 +247,7 @@ def _chains_of(db: SessionDB, session_ids: list[str]) -> "tuple[list[str], dict]
     for session_id in session_ids:
         if session_id in marks:
             continue
-        chain = [sid for sid in db.store.read(lambda conn: chain_of(conn, session_id)) if sid not in marks]
+        chain = [sid for sid in store.read(lambda conn: chain_of(conn, session_id)) if sid not in marks]
         for number, member in enumerate(chain, 1):
             marks[member] = (chain[0], number, len(chain))
         order.extend(chain)
@@ -284,7 +302,7 @@ class _Counter:
 
 
 def export_to_path(
-    db: SessionDB,
+    store: StoreLike,
     path: str | os.PathLike[str],
     fmt: str = "jsonl",
     *,
@@ -300,7 +318,7 @@ def export_to_path(
     (:func:`hermes_state.export_mddir.write_md_dir`; owner-only, atomic too)."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown export format {fmt!r} (expected one of {', '.join(FORMATS)})")
-    counter = _Counter(iter_export(db, source, session_ids, progress, options))
+    counter = _Counter(iter_export(store, source, session_ids, progress, options))
     if fmt == "md-dir":
         from .export_mddir import write_md_dir
 
@@ -311,7 +329,7 @@ def export_to_path(
 
 
 def export_to_stream(
-    db: SessionDB,
+    store: StoreLike,
     stream: IO[str],
     fmt: str = "jsonl",
     *,
@@ -325,7 +343,7 @@ def export_to_stream(
     ``visible_controls``: Markdown to be read on a terminal (see :func:`render_chunks`)."""
     if fmt not in STREAM_FORMATS:
         raise ValueError(f"an export to a stream is one of {', '.join(STREAM_FORMATS)}, not {fmt!r}")
-    counter = _Counter(iter_export(db, source, session_ids, progress, options))
+    counter = _Counter(iter_export(store, source, session_ids, progress, options))
     for chunk in render_chunks(counter, fmt, visible_controls=visible_controls):
         stream.write(chunk)
     stream.flush()
@@ -414,13 +432,6 @@ def _iter_lines(path_or_lines: str | os.PathLike[str] | Iterable[str]) -> Iterat
         yield from path_or_lines
 
 
-def _tool_call_weight(tool_calls: Any) -> int:
-    """MS-2 (same rule as the store): a list counts its length, another value one."""
-    if tool_calls is None:
-        return 0
-    return len(tool_calls) if isinstance(tool_calls, list) else 1
-
-
 def _is_scalar(value: Any) -> bool:
     return value is None or isinstance(value, (str, int, float))
 
@@ -477,12 +488,12 @@ def _session_columns(conn: sqlite3.Connection) -> list[str]:
 
 
 def import_jsonl(
-    db: SessionDB,
+    store: StoreLike,
     path_or_lines: str | os.PathLike[str] | Iterable[str],
     progress: ProgressCallback | None = None,
 ) -> ImportReport:
-    """Import an EX-3 JSONL export into ``db``: :func:`import_jsonl_into` its store."""
-    return import_jsonl_into(db.store, path_or_lines, progress)
+    """Import an EX-3 JSONL export into ``store``: :func:`import_jsonl_into`."""
+    return import_jsonl_into(store_of(store), path_or_lines, progress)
 
 
 def import_jsonl_into(
@@ -608,7 +619,7 @@ def _parse_line(line: str) -> tuple[dict, list[tuple[int | None, list[Any], int]
     for msg in messages:
         original_id, values = _message_row(session_id, msg, previous)
         previous = values[6]
-        rows.append((original_id, values, _tool_call_weight(msg.get("tool_calls"))))
+        rows.append((original_id, values, tool_call_weight(msg.get("tool_calls"))))
     return obj, rows
 
 
@@ -643,7 +654,7 @@ def _import_session(
     columns: list[str],
     column_set: set[str],
 ) -> tuple:
-    """Insert one session and its messages; runs inside ``_execute_write``.
+    """Insert one session and its messages; runs inside the store's write transaction.
 
     Returns ``(status, reassigned_ids, (title, owner) | None, deferred_parent | None)``, or
     ``("exists", lost_parent | None)`` for a session already present.

@@ -94,7 +94,7 @@ def _sessions(cursor: sqlite3.Cursor, sessions_sql: str, ids: list[str]) -> dict
     for row in cursor.fetchall():
         session = dict(zip(names, row))
         prompt = session.pop(PROMPT_ALIAS)
-        # As SessionDB._with_prompt: a v30 prompt kept once, by hash, travels inline.
+        # As export_read.with_prompt: a v30 prompt kept once, by hash, travels inline.
         if session.get("system_prompt") is None and session.get("system_prompt_hash"):
             session["system_prompt"] = prompt
         found[session["id"]] = session
@@ -116,11 +116,12 @@ def _messages(cursor: sqlite3.Cursor, messages_sql: str, ids: list[str]) -> Iter
 
 
 def decode_tool_calls(raw: str, message_id: Any) -> Any:
-    """As ``SessionDB.get_messages``: JSON decoded, ``[]`` (with a warning) when it is not."""
+    """As :func:`hermes_state.messages_read.get_messages`: JSON decoded, ``[]`` (with a
+    warning, on that module's logger) when it is not."""
     try:
         return json.loads(raw)
     except (TypeError, ValueError):
-        logging.getLogger("hermes_state.db").warning("message %s has undecodable tool_calls", message_id)
+        logging.getLogger("hermes_state.messages_read").warning("message %s has undecodable tool_calls", message_id)
         return []
 
 

@@ -30,14 +30,14 @@ except ImportError:  # pragma: no cover - not on Windows
     fcntl = None  # type: ignore[assignment]
 
 from . import export
-from .db import SessionDB
 from .errors import DatabaseError
-from .export import ProgressCallback, batch_statements, export_plan, plan_batches
+from .export import ProgressCallback, batch_statements, export_plan, plan_batches, sessions_counted
 from .export_batch import MARKDOWN_SEPARATOR
 from .export_html import html_page
 from .export_mddir import write_md_dir_records
 from .export_units import PLAIN, ExportOptions
 from .paths import write_atomic
+from .store import Store, StoreLike, store_of
 
 #: Exports of fewer messages than this run in one process.
 PARALLEL_MIN_MESSAGES = 150_000
@@ -69,13 +69,14 @@ def default_workers() -> int:
     return max(1, min(MAX_WORKERS, cpus))
 
 
-def suitable(db: SessionDB, source: str | None) -> bool:
-    """Whether an export of every session (of ``source``) of ``db`` is worth workers."""
-    if default_workers() < 2 or db.immutable or (db.opened_version or 0) < 11:
+def suitable(store: StoreLike, source: str | None) -> bool:
+    """Whether an export of every session (of ``source``) of ``store`` is worth workers."""
+    store = store_of(store)
+    if default_workers() < 2 or store.immutable or (store.opened_version or 0) < 11:
         return False
     where, params = ("WHERE source = ?", [source]) if source else ("", [])
-    row = db.store.fetchone(f"SELECT COALESCE(SUM(message_count), 0) FROM sessions {where}", params)
-    return int(row[0] or 0) >= PARALLEL_MIN_MESSAGES
+    row = store.fetchone(f"SELECT COALESCE(SUM(message_count), 0) FROM sessions {where}", params)
+    return int(row[0] or 0) >= PARALLEL_MIN_MESSAGES  # type: ignore[index]
 
 
 class _Worker:
@@ -145,7 +146,7 @@ PARALLEL_FORMATS = ("jsonl", "md", "md-dir", "html")
 
 
 def iter_jsonl_parallel(
-    db: SessionDB,
+    store: StoreLike,
     source: str | None = None,
     *,
     workers: int | None = None,
@@ -164,13 +165,14 @@ def iter_jsonl_parallel(
         raise ValueError("a parallel export needs at least one worker")
     if fmt not in PARALLEL_FORMATS or options.lineage:
         raise ValueError(f"workers write {', '.join(PARALLEL_FORMATS)} without lineage")
-    sessions_sql, messages_sql = batch_statements(db)
+    store = store_of(store)
+    sessions_sql, messages_sql = batch_statements(store)
     config = json.dumps({
-        "database": str(Path(db.db_path).resolve()), "sessions_sql": sessions_sql, "messages_sql": messages_sql,
+        "database": str(Path(store.path).resolve()), "sessions_sql": sessions_sql, "messages_sql": messages_sql,
         "format": fmt, "options": {"only": options.only, "redact": options.redact},
         "visible_controls": visible_controls,
     })
-    pooled = _pooled(config, db, source, count, on_batch)
+    pooled = _pooled(config, store, source, count, on_batch)
     try:
         yield from (_without_first_separator(pooled) if fmt == "md" else pooled)
     finally:
@@ -189,13 +191,13 @@ def _without_first_separator(chunks: Iterator[bytes]) -> Iterator[bytes]:
 
 
 def _pooled(
-    config: str, db: SessionDB, source: str | None, count: int, on_batch: Callable[[int], None] | None
+    config: str, store: Store, source: str | None, count: int, on_batch: Callable[[int], None] | None
 ) -> Iterator[bytes]:
     pool: list[_Worker] = []
     try:
         # The workers start (~50 ms each: an interpreter, sqlite3, json) while the order is read.
         pool.extend(_Worker(config) for _ in range(count))
-        ids, counts = export_plan(db, source)
+        ids, counts = export_plan(store, source)
         pending: deque[_Worker] = deque()
         for n, batch in enumerate(plan_batches(ids, counts, BATCH_MESSAGES)):
             worker = pool[n % count]
@@ -224,7 +226,7 @@ def _written(worker: _Worker, on_batch: Callable[[int], None] | None) -> Iterato
 
 
 def export_to_path(
-    db: SessionDB,
+    store: StoreLike,
     path: str | os.PathLike[str],
     fmt: str = "jsonl",
     *,
@@ -237,10 +239,11 @@ def export_to_path(
     """:func:`hermes_state.export.export_to_path`, on several cores when :func:`suitable`
     (JSONL or Markdown of every session, without ``--lineage``: its chains are ordered by
     one process)."""
-    if not uses_workers(db, fmt, source, session_ids, options):
-        return export.export_to_path(db, path, fmt, source=source, session_ids=session_ids,
+    store = store_of(store)
+    if not uses_workers(store, fmt, source, session_ids, options):
+        return export.export_to_path(store, path, fmt, source=source, session_ids=session_ids,
                                      progress=progress, mode=mode, options=options)
-    chunks, counted = _counted_chunks(db, source, progress, fmt, options)
+    chunks, counted = _counted_chunks(store, source, progress, fmt, options)
     if fmt == "md-dir":
         write_md_dir_records(path, _records(chunks))
     elif fmt == "html":
@@ -276,7 +279,7 @@ def _records(chunks: Iterable[bytes]) -> Iterator[tuple[dict, bytes]]:
 
 
 def export_to_stream(
-    db: SessionDB,
+    store: StoreLike,
     stream: IO[str],
     fmt: str = "jsonl",
     *,
@@ -289,11 +292,12 @@ def export_to_stream(
     """:func:`hermes_state.export.export_to_stream`, on several cores when :func:`suitable`
     (the bytes go to the stream's binary buffer when it has one). ``visible_controls``
     changes Markdown only: JSONL never carries a control raw."""
-    if fmt in ("md-dir", "html") or not uses_workers(db, fmt, source, session_ids, options):
-        return export.export_to_stream(db, stream, fmt, source=source, session_ids=session_ids,
+    store = store_of(store)
+    if fmt in ("md-dir", "html") or not uses_workers(store, fmt, source, session_ids, options):
+        return export.export_to_stream(store, stream, fmt, source=source, session_ids=session_ids,
                                        progress=progress, visible_controls=visible_controls,
                                        options=options)
-    chunks, counted = _counted_chunks(db, source, progress, fmt, options, visible_controls)
+    chunks, counted = _counted_chunks(store, source, progress, fmt, options, visible_controls)
     binary = getattr(stream, "buffer", None)
     stream.flush()  # (what the text layer holds goes first)
     for chunk in chunks:
@@ -308,17 +312,17 @@ def export_to_stream(
 
 
 def uses_workers(
-    db: SessionDB, fmt: str, source: str | None, session_ids: list[str] | None, options: ExportOptions
+    store: StoreLike, fmt: str, source: str | None, session_ids: list[str] | None, options: ExportOptions
 ) -> bool:
     """Whether this export is written by worker processes (see :func:`suitable`)."""
-    return fmt in PARALLEL_FORMATS and not options.lineage and session_ids is None and suitable(db, source)
+    return fmt in PARALLEL_FORMATS and not options.lineage and session_ids is None and suitable(store, source)
 
 
 def _counted_chunks(
-    db: SessionDB, source: str | None, progress: ProgressCallback | None, fmt: str = "jsonl",
+    store: Store, source: str | None, progress: ProgressCallback | None, fmt: str = "jsonl",
     options: ExportOptions = PLAIN, visible_controls: bool = False,
 ) -> tuple[Iterable[bytes], Callable[[], int]]:
-    total = db.session_count(source)
+    total = sessions_counted(store, source)
     done = [0]
     if progress:
         progress(0, total)
@@ -328,6 +332,6 @@ def _counted_chunks(
         if progress:
             progress(done[0], max(total, done[0]))
 
-    chunks = iter_jsonl_parallel(db, source, on_batch=on_batch, fmt=fmt, options=options,
+    chunks = iter_jsonl_parallel(store, source, on_batch=on_batch, fmt=fmt, options=options,
                                  visible_controls=visible_controls)
     return chunks, lambda: done[0]

@@ -15,6 +15,9 @@ Public API:
 * :func:`recent_conversations` — XR-9 (recent mode); :func:`recall` picks the mode.
 * Building blocks: :func:`format_transcript` (XR-5), :func:`truncate_around_matches` (XR-6),
   :func:`raw_preview` (XR-7), :func:`format_when` (XR-8), :func:`clamp_limit` (XR-4).
+
+Every function takes a :class:`~hermes_state.store.Store` or an object holding one (a
+``SessionDB``: :data:`~hermes_state.store.StoreLike`).
 """
 
 from __future__ import annotations
@@ -23,8 +26,12 @@ import bisect
 import logging
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence
+from typing import Any, Callable, Iterable, Optional, Sequence
 
+from .lineage import ancestors, descendants
+from .listing.engine import lister_of
+from .listing.query import ListQuery
+from .messages_read import get_messages_as_conversation
 from .models import (
     ConversationHit,
     RecallResult,
@@ -32,9 +39,8 @@ from .models import (
     RecentConversation,
     SearchHit,
 )
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .db import SessionDB
+from .sessions import get_session
+from .store import Store, StoreLike, store_of
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +71,7 @@ SELECT start, id, depth FROM up
 # ---------------------------------------------------------------------------- lineage (XR-2)
 
 
-def lineage_roots(db: "SessionDB", session_ids: Iterable[str]) -> dict[str, str]:
+def lineage_roots(store: StoreLike, session_ids: Iterable[str]) -> dict[str, str]:
     """``{session_id: root_id}`` for every given id, one recursive query per 500 ids.
 
     XR-2: follow ``parent_session_id`` upward until a session has no parent or its parent
@@ -86,20 +92,20 @@ def lineage_roots(db: "SessionDB", session_ids: Iterable[str]) -> dict[str, str]
                     roots[origin] = node
 
     if wanted:
-        db.store.read(run)
+        store_of(store).read(run)
     return roots
 
 
-def current_lineage(db: "SessionDB", session_id: str) -> set[str]:
+def current_lineage(store: StoreLike, session_id: str) -> set[str]:
     """XR-3: the current session's ancestors (LI-10) ∪ descendants (LI-11)."""
-    return set(db.get_ancestors(session_id)) | set(db.get_descendants(session_id))
+    return store_of(store).read(lambda conn: set(ancestors(conn, session_id)) | set(descendants(conn, session_id)))
 
 
 # ---------------------------------------------------------------------------- grouping
 
 
 def group_hits_by_conversation(
-    db: "SessionDB", hits: Sequence[SearchHit], roots: dict[str, str] | None = None
+    store: StoreLike, hits: Sequence[SearchHit], roots: dict[str, str] | None = None
 ) -> list[ConversationHit]:
     """Group search hits by lineage root, keeping the hits' order.
 
@@ -109,7 +115,7 @@ def group_hits_by_conversation(
     (:func:`lineage_roots`) unless ``roots`` already maps every hit's session.
     """
     if roots is None or any(hit.session_id not in roots for hit in hits):
-        roots = lineage_roots(db, (hit.session_id for hit in hits))
+        roots = lineage_roots(store, (hit.session_id for hit in hits))
     groups: dict[str, dict[str, Any]] = {}
     for hit in hits:
         root = roots.get(hit.session_id, hit.session_id)
@@ -242,7 +248,7 @@ def format_when(started_at: Any) -> str:
 
 
 def search_conversations(
-    db: "SessionDB",
+    store: StoreLike,
     query: str,
     *,
     current_session_id: str | None = None,
@@ -259,15 +265,13 @@ def search_conversations(
     ``max_concurrency`` (1–5) threads; without it, or when it returns nothing or raises, the
     conversation carries the raw preview of XR-7.
     """
+    store = store_of(store)
     n = clamp_limit(limit)
-    hits = db.search_messages(
-        query, role_filter=list(role_filter) if role_filter else None,
-        exclude_sources=["tool"], limit=CANDIDATE_LIMIT,
-    )
-    roots = lineage_roots(db, (hit["session_id"] for hit in hits))
+    hits = _candidates(store, query, role_filter)
+    roots = lineage_roots(store, (hit["session_id"] for hit in hits))
     if current_session_id:
-        excluded = current_lineage(db, current_session_id)
-        current_root = lineage_roots(db, [current_session_id])[current_session_id]
+        excluded = current_lineage(store, current_session_id)
+        current_root = lineage_roots(store, [current_session_id])[current_session_id]
         hits = [
             hit
             for hit in hits
@@ -284,10 +288,10 @@ def search_conversations(
 
     prepared: list[tuple[str, int, dict, str]] = []
     for root, group in ordered:
-        messages = db.get_messages_as_conversation(root)
+        messages = get_messages_as_conversation(store, root)
         if not messages:
             continue
-        meta = db.get_session(root) or {"id": root}
+        meta = get_session(store, root) or {"id": root}
         transcript = truncate_around_matches(format_transcript(messages), query or "", max_chars)
         prepared.append((root, group["count"], meta, transcript))
 
@@ -311,6 +315,19 @@ def search_conversations(
     return RecallResult(
         query=query or "", results=results, count=len(results), sessions_searched=len(groups)
     )
+
+
+def _candidates(store: Store, query: str, role_filter: Sequence[str] | None) -> list[dict]:
+    """XR-1: the message hits a recall groups -- upstream's ``search_messages`` (tool
+    sessions left out, at most :data:`CANDIDATE_LIMIT`); none without FTS5, as upstream."""
+    if not store.fts_enabled:
+        return []
+    from .search import search_messages
+
+    return store.one_schema(lambda: search_messages(
+        store, query, role_filter=list(role_filter) if role_filter else None,
+        exclude_sources=["tool"], limit=CANDIDATE_LIMIT,
+    ))
 
 
 def _summarize_all(
@@ -343,14 +360,16 @@ def _summarize_all(
 
 
 def recent_conversations(
-    db: "SessionDB", *, limit: Any = 3, current_session_id: str | None = None
+    store: StoreLike, *, limit: Any = 3, current_session_id: str | None = None
 ) -> list[RecentConversation]:
     """XR-9: the latest conversations, without the current one; no summariser involved."""
+    store = store_of(store)
     n = clamp_limit(limit)
     skip: set[str] = set()
     if current_session_id:
-        skip = {current_session_id, lineage_roots(db, [current_session_id])[current_session_id]}
-    rows = db.list_sessions_rich(limit=n + 5, exclude_sources=["tool"])
+        skip = {current_session_id, lineage_roots(store, [current_session_id])[current_session_id]}
+    # Upstream's list (``list_sessions_rich(limit=n + 5, exclude_sources=["tool"])``).
+    rows = lister_of(store).rows(ListQuery.from_options(None, ["tool"]), n + 5)
     out: list[RecentConversation] = []
     for row in rows:
         if row["id"] in skip or row.get("_lineage_root_id") in skip or row.get("parent_session_id"):
@@ -372,7 +391,7 @@ def recent_conversations(
 
 
 def recall(
-    db: "SessionDB",
+    store: StoreLike,
     query: str | None,
     *,
     current_session_id: str | None = None,
@@ -383,9 +402,9 @@ def recall(
 ) -> RecallResult | list[RecentConversation]:
     """Search mode for a non-empty query (XR-1 … XR-8), recent mode otherwise (XR-9)."""
     if not query or not str(query).strip():
-        return recent_conversations(db, limit=limit, current_session_id=current_session_id)
+        return recent_conversations(store, limit=limit, current_session_id=current_session_id)
     return search_conversations(
-        db,
+        store,
         query,
         current_session_id=current_session_id,
         limit=limit,

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .sessions import source_counts
+
 if TYPE_CHECKING:
     from .store import Store
 
@@ -131,3 +133,26 @@ def collect(store: "Store") -> Stats:
         by_month=sorted(months.values(), key=lambda g: (g.key is None, g.key or "")),
         size=file_sizes(store.path),
     )
+
+
+def totals(store: "Store") -> dict:
+    """Upstream's ``stats()`` dict (EX-7): ``total_sessions``, ``total_messages``,
+    ``sources`` (sessions per source), ``db_size_bytes`` (None when there is no file).
+
+    One snapshot, and the total is the sum of the per-source lines: every session the store
+    holds (archived and hidden ones too), so the printed figures always add up while a
+    gateway commits. UC-3: rewound messages are not counted (compacted history is)."""
+    path = store.path
+    size = path.stat().st_size if path.exists() else None
+
+    def read() -> tuple[dict[str, int], int]:
+        messages = store.fetchone(f"SELECT COUNT(*) FROM messages m WHERE {store.rules.visible('m')}")[0]  # type: ignore[index]
+        return source_counts(store), int(messages)
+
+    sources, messages = store.read_snapshot(read)
+    return {
+        "total_sessions": sum(sources.values()),
+        "total_messages": messages,
+        "sources": sources,
+        "db_size_bytes": size,
+    }

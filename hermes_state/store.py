@@ -26,7 +26,7 @@ import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, TypeVar
+from typing import Any, Callable, Iterable, Iterator, Protocol, TypeVar, Union
 from urllib.parse import quote
 
 from .capabilities import Capabilities, classify_version
@@ -120,6 +120,8 @@ class Store:
         self._rules_for: Capabilities | None = None
         #: Called (under the lock, before the connection closes) by :meth:`close`.
         self.on_close: list[Callable[[], None]] = []
+        #: What feature modules keep for this store (see :meth:`attached`).
+        self._attached: dict[Any, Any] = {}
         try:
             self._open(read_only)
         except Exception as exc:
@@ -300,6 +302,19 @@ class Store:
             conn.execute(f'DROP VIEW IF EXISTS temp."{name}"')
         self.compat_views = create_compat_views(conn)
         self._views_cookie = schema_cookie(conn)
+
+    def attached(self, key: Any, make: Callable[["Store"], T]) -> T:
+        """The one object kept for ``key`` on this store, ``make(self)`` at the first ask.
+
+        State a feature module keeps per store lives here, so every reader of one store
+        shares it: the list engine's pins, counts and recency index
+        (:func:`hermes_state.listing.engine.lister_of`) are the same for the facade, an
+        export and a recall over one connection."""
+        with self.lock:
+            found = self._attached.get(key)
+            if found is None:
+                found = self._attached[key] = make(self)
+            return found
 
     def refresh_capabilities(self) -> Capabilities:
         """Detect the capabilities again (e.g. after another process changed ``state_meta``)."""
@@ -525,6 +540,23 @@ class Store:
                 conn.close()
             finally:
                 self._conn = None
+
+
+class HoldsStore(Protocol):
+    """Anything that works over a store: ``SessionDB`` (upstream's facade) is one."""
+
+    @property
+    def store(self) -> Store: ...
+
+
+#: What a feature module's public functions take: a :class:`Store`, or an object holding one
+#: (a caller with a ``SessionDB`` in hand passes it as it is; the module works on its store).
+StoreLike = Union[Store, HoldsStore]
+
+
+def store_of(source: StoreLike) -> Store:
+    """The store itself, or the one ``source`` works over."""
+    return source if isinstance(source, Store) else source.store
 
 
 # ---------------------------------------------------------------------- SQLite's features

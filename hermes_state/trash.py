@@ -4,7 +4,11 @@ Delete takes its undo snapshot and deletes **in the same write transaction**: a 
 appending to the session right now (the confirm modal warns about that), and a snapshot taken
 in an earlier transaction could miss a message that the delete then removes. The statements
 that delete are the store's own (EX-4, LI-14), and the session's files are removed after the
-commit exactly as ``SessionDB.delete_session(id, sessions_dir=…)`` does.
+commit exactly as :func:`hermes_state.deletion.delete_session` removes them.
+
+Every function takes a :class:`~hermes_state.store.Store` or an object holding one (a
+``SessionDB``: :data:`~hermes_state.store.StoreLike`), or a callable giving one (the writer is
+opened only when a delete or an undo runs).
 
 Nothing here raises for what a person can cause (a lock, a read-only file, a session gone
 meanwhile): every outcome is a plain object that says what happened in one line.
@@ -26,10 +30,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from .db import SessionDB
 from .deletion import delegate_descendants, delete_session_rows, dependent_tables, remove_session_files
 from .errors import describe_write_error
 from .paths import default_trash_dir, sessions_dir, write_atomic
+from .store import Store, StoreLike, store_of
 
 #: Files kept in memory so that undo can put them back (larger ones are reported instead).
 MAX_SAVED_FILE_BYTES = 64 * 1024 * 1024
@@ -89,11 +93,11 @@ def _one_line(text: str | None) -> str:
 
 
 def preview_delete(
-    reader: SessionDB, session_id: str, *, now: float, live_window_s: float
+    reader: StoreLike, session_id: str, *, now: float, live_window_s: float
 ) -> DeletePreview | None:
     """What deleting ``session_id`` would do; None if it does not exist."""
-
-    first_user = reader.rules.preview_sql(width=80)
+    store = store_of(reader)
+    first_user = store.rules.preview_sql(width=80)
 
     def read(conn: sqlite3.Connection) -> DeletePreview | None:
         row = conn.execute(
@@ -153,7 +157,7 @@ def preview_delete(
             live=live,
         )
 
-    return reader.store.read(read)
+    return store.read(read)
 
 
 # ---------------------------------------------------------------------------- delete + undo
@@ -294,7 +298,7 @@ def _dependent_rows(conn: sqlite3.Connection, ids: list[str]) -> dict[str, tuple
 
 
 def delete_with_snapshot(
-    writer: Callable[[], SessionDB],
+    writer: Callable[[], StoreLike],
     session_id: str,
     *,
     sessions_dir: Path | None,
@@ -352,14 +356,14 @@ def delete_with_snapshot(
         )
         if trash_path is not None:
             snapshot.files = files
-            write_trash(trash_path, snapshot, database=db.db_path)
+            write_trash(trash_path, snapshot, database=store.path)
             snapshot.trash_path = trash_path
         delete_session_rows(conn, ids)
         return snapshot
 
     try:
-        db = writer()
-        deleted = db.store.write(do)
+        store = store_of(writer())
+        deleted = store.write(do)
     except Exception as exc:
         if trash_path is not None:
             trash_path.unlink(missing_ok=True)  # the delete did not happen
@@ -454,7 +458,7 @@ class _IdTaken(Exception):
     pass
 
 
-def undo_delete(writer: Callable[[], SessionDB], snapshot: DeletedSession) -> UndoReport:
+def undo_delete(writer: Callable[[], StoreLike], snapshot: DeletedSession) -> UndoReport:
     """Put a deleted session back exactly, in one write transaction (FTS follows by trigger).
 
     The session row, every message (same ids, timestamps and columns), the title and the
@@ -552,10 +556,9 @@ def undo_delete(writer: Callable[[], SessionDB], snapshot: DeletedSession) -> Un
     # Whatever goes wrong, nothing was restored and the snapshot is intact: it can be retried.
     report.retryable = True
     try:
-        report = writer().store.write(do)
+        report = store_of(writer()).write(do)
     except _IdTaken:
-        db = writer()
-        if _still_there(db, snapshot):
+        if _still_there(store_of(writer()), snapshot):
             report.ghost = True
             if snapshot.trash_path is not None and not os.path.lexists(snapshot.trash_path):
                 # Another command (``hermes sessions restore``) brought it back meanwhile.
@@ -580,7 +583,7 @@ def undo_delete(writer: Callable[[], SessionDB], snapshot: DeletedSession) -> Un
         return report
     # An undo in the same run knows where the files were; an entry read from the trash is
     # restored into the store's own sessions directory.
-    own = snapshot.sessions_dir if snapshot.sessions_dir is not None else sessions_dir(Path(writer().db_path).parent)
+    own = snapshot.sessions_dir if snapshot.sessions_dir is not None else sessions_dir(store_of(writer()).path.parent)
     _restore_files(snapshot, report, own)
     if report.parent_missing and snapshot.trash_path is not None:
         _leave_link_for_parent(snapshot.trash_path.parent, snapshot.session_id, report.parent_missing)
@@ -608,7 +611,7 @@ def _leave_link_for_parent(directory: Path, child: str, parent: str) -> None:
             continue
 
 
-def _still_there(db: SessionDB, snapshot: DeletedSession) -> bool:
+def _still_there(store: Store, snapshot: DeletedSession) -> bool:
     """The session of ``snapshot`` is in the store as it was when the entry was written (same
     start, same messages): the delete never committed."""
     started = snapshot.column("started_at")
@@ -622,7 +625,7 @@ def _still_there(db: SessionDB, snapshot: DeletedSession) -> bool:
         return count == own
 
     try:
-        return bool(db.store.read(read))
+        return bool(store.read(read))
     except sqlite3.Error:
         return False
 

@@ -3,14 +3,13 @@
 A :class:`Lister` belongs to one :class:`~hermes_state.store.Store` and keeps what makes the
 next page cheap on that connection: the filters' SQL, the pinned sessions, counts, the
 recency index (which sessions hold the newest messages) and the per-source sizes that choose
-how a list by start is walked. ``SessionDB`` hands its list methods to it.
+how a list by start is walked. ``SessionDB`` hands its list methods to it; every reader of a
+store asks :func:`lister_of` for the same one.
 """
 
 from __future__ import annotations
 
 import sqlite3
-import threading
-import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
@@ -45,22 +44,12 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..store import Store
 
 
-#: The engine of each open store, by the store's id: the one made with it (``SessionDB``
-#: makes one when it opens), so its caches serve every caller of that store. Weak: an entry
-#: goes with its engine, which lives as long as its store (the store's ``on_close`` holds it).
-_ENGINES: "weakref.WeakValueDictionary[int, Lister]" = weakref.WeakValueDictionary()
-_ENGINES_LOCK = threading.Lock()
-
-
 def lister_of(store: "Store") -> "Lister":
-    """The list engine of ``store``: the one already made for it, else a new one kept with it.
-    A feature function given a store reads its list through this, with the caches of the
-    store's connection (pins, counts, the recency index)."""
-    with _ENGINES_LOCK:
-        found = _ENGINES.get(id(store))
-        if found is not None and found.store is store:
-            return found
-    return Lister(store)
+    """The list engine of ``store``: one per store, made at the first ask and kept on the
+    store (:meth:`~hermes_state.store.Store.attached`). Every caller of a store -- the
+    facade, the list's pages, an export, a recall -- reads its list through this one, with
+    the caches of the store's connection (pins, counts, the recency index)."""
+    return store.attached(Lister, Lister)
 
 
 class Lister:
@@ -68,8 +57,6 @@ class Lister:
 
     def __init__(self, store: "Store") -> None:
         self.store = store
-        with _ENGINES_LOCK:
-            _ENGINES[id(store)] = self
         #: ``(rules, {filters: (where, params)})``: see :meth:`filters`.
         self._filters_kept: tuple[Rules, dict] | None = None
         self._extra_pins: frozenset[str] | None = None

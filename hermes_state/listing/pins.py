@@ -1,4 +1,5 @@
-"""Pins for stores that have no ``sessions.pinned`` column (UC-5: never add one).
+"""Pinning a conversation (:func:`set_pinned`), and the pins of stores that have no
+``sessions.pinned`` column (UC-5: never add one).
 
 Upstream v30 keeps pins in the store; older stores (v16 and before) have nowhere to put them,
 and changing the shape of upstream's tables is not ours to do. So their pins live in our own
@@ -14,11 +15,16 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
+from ..deletion import compression_lineage
 from ..paths import SideFileError, data_dir, file_signature, read_side_file, write_atomic
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..store import Store
 
 
 def pins_path() -> Path:
@@ -132,3 +138,29 @@ _own_signature: tuple[int, int, int, int] | None = None
 def written_here(signature: tuple[int, int, int, int] | None) -> bool:
     """Whether the pins file with this signature is this process's own last write."""
     return signature is not None and signature == _own_signature
+
+
+def set_pinned(store: "Store", session_id: str, pinned: bool) -> bool:
+    """Pin or unpin a conversation: its whole compression lineage, so the row the list shows
+    agrees whichever segment is asked. In ``sessions.pinned`` where the store has it (v30),
+    else in our settings file (UC-5: never a new column). True if the session exists.
+
+    A :class:`~hermes_state.listing.engine.Lister` of this store keeps the pins it found:
+    the caller tells it (:meth:`Lister.forget_pins`), as our own commit does not move this
+    connection's ``data_version``."""
+    if not store.has_session_column("pinned"):
+        ids = store.read(lambda conn: compression_lineage(conn, session_id))
+        if not ids:
+            return False
+        set_pinned_in_file(store.path, ids, pinned)
+        return True
+
+    def do(conn: sqlite3.Connection) -> bool:
+        ids = compression_lineage(conn, session_id)
+        if not ids:
+            return False
+        marks = ",".join("?" for _ in ids)
+        conn.execute(f"UPDATE sessions SET pinned = ? WHERE id IN ({marks})", [1 if pinned else 0, *ids])
+        return True
+
+    return bool(store.write(do))

@@ -795,7 +795,7 @@ def test_batched_export_skips_a_session_deleted_after_the_order_was_read(db):
         db.append_message(f"s{i}", "user", f"hello {i}")
     ids, _counts = export_mod.export_plan(db, None)
     db.delete_session(ids[1])
-    found = export_mod._read_batch(db, ids)
+    found = export_mod._read_batch(db.store, ids)
     assert set(found) == {ids[0], ids[2]}
     assert [m["content"] for m in found[ids[0]]["messages"]] == [db.get_messages(ids[0])[0]["content"]]
 
