@@ -17,8 +17,7 @@ import os
 import re
 import threading
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
@@ -28,6 +27,7 @@ from hermes_state.listing import ListQuery
 from hermes_state.listing.marks import ConversationMarks, conversation_marks, keeps
 from hermes_state.listing.counts import SourceCounts, conversations_by_source
 from hermes_state.listing.engine import lister_of
+from hermes_state.listing.rankings import Rankings, make_ranking
 from hermes_state.unread import UnreadNotTracked, not_tracked, set_read
 from hermes_state.listing.narrow import Narrow, narrowed_ids
 from hermes_state.listing import recency
@@ -40,7 +40,7 @@ from hermes_state.recap import RecapConfig, build_recap
 from hermes_state.watch import newest_message_id
 from hermes_state.conversation import conversation_roots
 from hermes_state.retrieval import group_hits_by_conversation
-from hermes_state.listing.title_index import TitleIndex
+from hermes_state.listing.title_keeper import TitleKeeper
 
 from . import operations
 from .view_models import Census, FileState, HitGroup, RecapData, SearchView
@@ -170,37 +170,10 @@ class FirstWindow:
             db.close()
 
 
-@dataclass
-class _Ranking:
-    """The whole list by last activity under one set of filters (:func:`listing.rank`), for
-    a reader paging deep into it: each page is a slice, its rows read by id."""
-
-    ids: list[str]
-    #: ``data_version`` of the connection that ranked, before it ranked (another process's
-    #: commit since makes the ranking stale: the census ranks again, see BrowserData.census).
-    version: int
-    #: A page was read from it since it was ranked (one nobody reads is dropped, not ranked again).
-    used: bool = False
-    #: What making it cost (seconds), and when it was made (``time.monotonic``).
-    cost_s: float = 0.0
-    made_at: float = 0.0
-
-
-
-
 #: The status line while a ranking for pages deep in the list is made (once for the filters).
 RANKING_TEXT = "ordering every conversation to show this far down (once for these filters)…"
 
-#: Rankings kept for deep pages (filters switched back and forth), each ~100 bytes a conversation.
-KEPT_RANKINGS = 2
 
-#: After a failed title index build, the next one is tried this much later.
-TITLE_RETRY_S = 30.0
-
-#: A stale ranking is made again no sooner than this many times what it cost after it was
-#: made: ranking takes at most a tenth of a core (4 s at 250k sessions: every 40 s while a
-#: gateway commits), and the census's count, paced by its own cost, keeps its pace.
-RANK_IDLE_RATIO = 9.0
 
 
 class BrowserData:
@@ -249,20 +222,18 @@ class BrowserData:
         self._labels: dict[str, str] = {}
         self._labels_for: tuple[int, int] | None = None
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hermes-titles")
-        #: Every title of the store, for the title match on the ``aux`` connection.
-        self._titles = TitleIndex(owner_rebuilds=True)
-        #: A stale index is rebuilt here, on the ``titles`` connection, and swapped in: on
-        #: the title match's own thread, the next keystroke would wait for it (0.3 s at 250k
-        #: sessions). ``_titles_generation`` changes when the file is replaced.
-        self._title_builder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hermes-titles-build")
-        self._title_build: Future | None = None
-        #: When a build last failed (monotonic): the next waits TITLE_RETRY_S, not the next key.
-        self._title_build_failed_at = float("-inf")
-        self._titles_generation = 0
-        #: Rankings of the list by last activity, by filters (see :meth:`page`); at most
-        #: :data:`KEPT_RANKINGS`, the last used kept.
-        self._rankings: dict[ListQuery, _Ranking] = {}
-        self._ranking_lock = threading.Lock()
+        #: Every title of the store, for the title match on the ``aux`` connection; a stale
+        #: index is rebuilt aside on the ``titles`` connection and swapped in
+        #: (:mod:`hermes_state.listing.title_keeper`).
+        self.titles = TitleKeeper(lambda: self._connection("titles").store, self._retry)
+        #: The rankings deep pages are slices of (:mod:`hermes_state.listing.rankings`), made
+        #: on the ``counter`` connection so the reader stays free for the pages near the top
+        #: and the detail pane meanwhile.
+        self.rankings = Rankings(
+            lambda query: self._retry(lambda: make_ranking(self._connection("counter").store, query)),
+            lambda: self._retry(self._connection("counter").data_version),
+            lambda waiting: self._on_activity(RANKING_TEXT if waiting else None),
+        )
         self.warnings: list[str] = []
         self._closed = False
         #: The reader's ``data_version`` before its first read, and the reader it is of (see
@@ -327,9 +298,8 @@ class BrowserData:
                 self._identity = None
                 self._roots.clear()
                 self._labels, self._labels_for = {}, None
-                self._rankings.clear()
-                self._titles = TitleIndex(owner_rebuilds=True)
-                self._titles_generation += 1
+                self.rankings.forget()
+                self.titles.reset()
                 self.gone = None
                 event = (FileState.REPLACED, f"{self.db_path} was replaced by another file; reopened it.")
         if event[0] is FileState.REPLACED and self._first_window is not None:
@@ -437,7 +407,7 @@ class BrowserData:
             self._retired.clear()
             self._writer = None
         self._pool.shutdown(wait=False, cancel_futures=True)
-        self._title_builder.shutdown(wait=False, cancel_futures=True)
+        self.titles.close()
 
     def _retry(self, fn: Callable[[], T]) -> T:
         return retry_read(fn, self.db_path, on_wait=self._on_wait)
@@ -465,7 +435,7 @@ class BrowserData:
             # again (4-5 s at 250k sessions, 0.5-0.9 s at 50k), by start walk the start
             # index up to its offset (0.4-0.8 s a page past 100,000 rows): pages are slices
             # of one ranking, whose rows are read by id (a few ms).
-            ids = self._ranked(query)
+            ids = self.rankings.ids(query)
             return self._slice(ids, offset, limit, query), (len(ids) if count else None)
         return self.read(lambda db: listing.page(db.store, query, offset, limit, count=count, provisional=provisional))
 
@@ -473,7 +443,7 @@ class BrowserData:
         """Where the conversation ``key`` (its compression root) is in ``query``'s list, or None
         when the filters leave it out: read from the ranking deep pages are read from (made once
         per filters and commit: seconds at 250k sessions, the status line says so meanwhile)."""
-        ids = self._ranked(query)
+        ids = self.rankings.ids(query)
         try:
             return ids.index(key)
         except ValueError:
@@ -519,7 +489,7 @@ class BrowserData:
             return pins, listed.total if listed else None, db.source_counts(), listed
 
         pins, total, sources, listed = self._retry(lambda: read(counter))
-        ranking_s, again_in = self._rank_again(query)
+        ranking_s, again_in = self.rankings.again(query)
         reader = self.reader
         assumed = reader.assume_pins(pins)
         revised = (assumed is not None and assumed != pins) or ranking_s is not None
@@ -537,26 +507,6 @@ class BrowserData:
         counter = self._connection("counter")
         return self._retry(lambda: conversations_by_source(lister_of(counter.store), query).by_source)
 
-    def _ranked(self, key: ListQuery) -> list[str]:
-        """The ranking for these filters: the one made last, even if another process has
-        committed since (the census ranks again in its turn), else one made now -- on the
-        ``counter`` connection, so the reader stays free for the pages near the top and the
-        detail pane meanwhile."""
-        with self._ranking_lock:
-            ranking = self._rankings.pop(key, None)
-            if ranking is None:
-                # Seconds at 250k sessions, the deep rows shown as "…" meanwhile: say why.
-                self._on_activity(RANKING_TEXT)
-                try:
-                    ranking = self._rank(key)
-                finally:
-                    self._on_activity(None)
-            ranking.used = True
-            self._rankings[key] = ranking  # (the last used last)
-            while len(self._rankings) > KEPT_RANKINGS:
-                del self._rankings[next(iter(self._rankings))]
-            return ranking.ids
-
     def _slice(self, ids: list[str], offset: int, limit: int, query: ListQuery) -> list[SessionSummary]:
         """The rows of ``ids[offset:offset + limit]``. A conversation deleted by another
         process since the ranking was made is skipped and the next ones fill its place, so
@@ -568,48 +518,6 @@ class BrowserData:
             start += len(chunk)
             rows += self.read(lambda db: listing.summaries_of(db.store, chunk, query))
         return rows[:limit]
-
-    def _rank(self, key: ListQuery) -> _Ranking:
-        counter = self._connection("counter")
-
-        def rank(db: SessionDB) -> _Ranking:
-            version = db.data_version()  # (before: a commit while ranking makes it stale)
-            started = time.monotonic()
-            ids = listing.rank(db.store, key)
-            made_at = time.monotonic()
-            return _Ranking(ids, version, cost_s=made_at - started, made_at=made_at)
-
-        return self._retry(lambda: rank(counter))
-
-    def _rank_again(self, key: ListQuery) -> tuple[float | None, float | None]:
-        """In the census's turn: rank these filters again if a page was read from their
-        ranking since the last census and another process has committed since it was made
-        (then what the new ranking cost, in seconds: the pages shown may have changed), once
-        its turn has come (:data:`RANK_IDLE_RATIO`; until then, the seconds left). One nobody
-        read is dropped instead. (A reader deep in the list reads its pages again at every
-        commit, from the ranking.)"""
-        with self._ranking_lock:
-            ranking = self._rankings.get(key)
-            if ranking is None:
-                return None, None
-            if not ranking.used:
-                del self._rankings[key]
-                return None, None
-            counter = self._connection("counter")
-            if self._retry(counter.data_version) == ranking.version:
-                ranking.used = False  # (read again before the next census, or dropped then)
-                return None, None
-            wait = ranking.made_at + RANK_IDLE_RATIO * ranking.cost_s - time.monotonic()
-            if wait > 0.05:
-                return None, wait  # (still used: ranked again in a later census)
-            ranking = self._rankings[key] = self._rank(key)
-            return ranking.cost_s, None
-
-    def _forget_rankings(self) -> None:
-        """After the user's own change: the next deep page ranks afresh (their archive, pin or
-        delete shows at once, not at the next census)."""
-        with self._ranking_lock:
-            self._rankings.clear()
 
     def summary(self, session_id: str) -> SessionSummary | None:
         return self.read(lambda db: db.get_summary(session_id))
@@ -631,15 +539,15 @@ class BrowserData:
         ``query``'s source, workspace and hidden filters; with its unread-only or status
         filter, those the list would keep. (Its time window is the caller's: by conversation.)"""
         aux = self._connection("aux")
-        titles = self._titles
+        titles = self.titles.index
         # Until the index is built (0.2 s at 250k sessions, in the background: a search
         # typed as the browser opens must not wait for it) SQL answers: the newest sessions,
         # then SQLite's scan of every title (~1 and ~10-13 ms at 250k sessions).
         found = self._retry(
             lambda: listing.match_sessions(aux.store, text, query, limit=limit, index=titles if titles.built else None)
         )
-        if (titles.stale or not titles.built) and titles is self._titles:  # (not one already replaced)
-            self._rebuild_titles(aux)
+        if self.titles.wants_build(titles):
+            self.titles.ensure(aux.store)
         if query.unread_only or query.statuses:
             found = [s for s in found if keeps(ConversationMarks(s.unread, s.lifecycle), query)]
         if text[-1:].isspace() and text.strip():
@@ -649,40 +557,6 @@ class BrowserData:
             words = re.compile(r"(?<![^\W_])" + re.escape(stripped) + r"(?![^\W_])", re.IGNORECASE)
             found = [s for s in found if s.id.startswith(stripped) or words.search(s.title or "")]
         return found
-
-    def _rebuild_titles(self, aux: SessionDB) -> None:
-        """Build the title index -- the first one, or afresh when it is stale -- beside the
-        searches, on a connection of its own, and put it in place (the stale one answers
-        meanwhile, with the newest sessions read again; before the first, SQL does). ``aux``
-        is the connection the index is refreshed on: its count of commits before the build
-        is what the new index compares with (another connection's count cannot be)."""
-        seen = self._retry(lambda: listing.title_index_version(aux.store))
-        with self._open_lock:
-            if self._closed or (self._titles.built and not self._titles.stale) or (
-                self._title_build is not None and not self._title_build.done()
-            ) or time.monotonic() - self._title_build_failed_at < TITLE_RETRY_S:
-                return
-            generation = self._titles_generation
-
-            def build() -> None:
-                fresh = TitleIndex(owner_rebuilds=True)
-                builder = self._connection("titles")
-                try:
-                    self._retry(lambda: listing.refresh_title_index(builder.store, fresh))
-                except Exception:
-                    # (SQL answers the title match meanwhile; a build per key would keep a
-                    # core busy reading every title for nothing.)
-                    self._title_build_failed_at = time.monotonic()
-                    raise
-                fresh.answer_on(seen)
-                with self._open_lock:
-                    if generation == self._titles_generation and not self._closed:
-                        self._titles = fresh
-
-            try:
-                self._title_build = self._title_builder.submit(build)
-            except RuntimeError:  # (shut down: the store is closing)
-                self._title_build = None
 
     def warm_search(self) -> None:
         """Import the search engine and build the models of its answers now (once the first
@@ -697,7 +571,7 @@ class BrowserData:
         """Have every title read for the title match (0.2 s at 250k sessions) once the census
         has counted, in the background on a connection of its own: the searches' title
         match never waits for it (it asks SQL until the index is in place)."""
-        self._rebuild_titles(self._connection("aux"))
+        self.titles.ensure(self._connection("aux").store)
 
     def search(
         self, query: str, listed: ListQuery, *, limit: int = 40, offset: int = 0,
@@ -832,7 +706,7 @@ class BrowserData:
         try:
             return self.writer().set_session_archived(session_id, archived)
         finally:
-            self._forget_rankings()
+            self.rankings.forget()
 
     def unread_problem(self) -> str | None:
         """Why this store cannot be marked read or unread (no ``last_read_at``), or None."""
@@ -848,14 +722,14 @@ class BrowserData:
         try:
             return bool(set_read(self.writer().store, session_id, read))
         finally:
-            self._forget_rankings()
+            self.rankings.forget()
 
     def set_pinned(self, session_id: str, pinned: bool) -> bool:
         """Pin or unpin (``sessions.pinned``, else our settings file; UC-5)."""
         try:
             return self._set_pinned(session_id, pinned)
         finally:
-            self._forget_rankings()
+            self.rankings.forget()
 
     def _set_pinned(self, session_id: str, pinned: bool) -> bool:
         if self.read(lambda db: db.capabilities.has_pinned):
@@ -880,7 +754,7 @@ class BrowserData:
                 self.writer, session_id, sessions_dir=sessions_dir, trash=self.trash_dir
             )
         finally:
-            self._forget_rankings()
+            self.rankings.forget()
 
     def undo(self, snapshot: trash.DeletedSession) -> trash.UndoReport:
         from hermes_state import trash
@@ -888,7 +762,7 @@ class BrowserData:
         try:
             return trash.undo_delete(self.writer, snapshot)
         finally:
-            self._forget_rankings()
+            self.rankings.forget()
 
     # ------------------------------------------------------------------ export
 

@@ -33,13 +33,13 @@ WALK = 10
 
 @pytest.fixture
 def store_path(tmp_path: Path, monkeypatch) -> Path:
-    import hermes_tui.data as data_module
+    import hermes_state.listing.rankings as rankings_module
 
     monkeypatch.setattr(activity_module, "ACTIVITY_WALK_ROWS", WALK)
     # A stale ranking's turn comes at once (its pacing has a test of its own): paced by what
     # ranking cost, a busy machine (CI beside other jobs) put the turn 60 ms off and the census
     # did not rank again.
-    monkeypatch.setattr(data_module, "RANK_IDLE_RATIO", 0.0)
+    monkeypatch.setattr(rankings_module, "RANK_IDLE_RATIO", 0.0)
     path = tmp_path / "state.db"
     db = SessionDB(path)
     try:
@@ -136,14 +136,14 @@ def test_a_commit_is_ranked_again_in_the_census_turn(store_path: Path) -> None:
 def test_a_stale_ranking_waits_its_turn_and_the_census_says_when(store_path: Path, monkeypatch) -> None:
     """Ranking again costs seconds at 250k sessions: it is paced by its own cost, apart from
     the count (whose pace the census keeps), and the census says when its turn comes."""
-    import hermes_tui.data as data_module
+    import hermes_state.listing.rankings as rankings_module
 
     store = BrowserData(store_path)
     writer = SessionDB(store_path)
     try:
         before = deep_page(store, 20)
         writer.append_message("s15", "user", "back to this one")
-        monkeypatch.setattr(data_module, "RANK_IDLE_RATIO", 1e9)  # (its turn far off)
+        monkeypatch.setattr(rankings_module, "RANK_IDLE_RATIO", 1e9)  # (its turn far off)
         censuses = []
         assert rankings_run(store, lambda: censuses.append(
             store.census(ListQuery(order=Order.ACTIVITY), count=True))) == 0
@@ -151,7 +151,7 @@ def test_a_stale_ranking_waits_its_turn_and_the_census_says_when(store_path: Pat
         assert census.total == 40 and not census.revised
         assert census.ranking_s == 0.0 and census.again_in > 0
         assert deep_page(store, 20) == before  # (the stale ranking serves meanwhile)
-        monkeypatch.setattr(data_module, "RANK_IDLE_RATIO", 0.0)  # its turn has come
+        monkeypatch.setattr(rankings_module, "RANK_IDLE_RATIO", 0.0)  # its turn has come
         census = store.census(ListQuery(order=Order.ACTIVITY), count=True)
         assert census.revised and census.ranking_s > 0 and census.again_in is None
         assert deep_page(store, 20) == general_page(store_path, 20) != before
@@ -170,7 +170,7 @@ def test_a_ranking_nobody_reads_is_dropped_not_ranked_again(store_path: Path) ->
         writer.append_message("s16", "user", "another")
         # No deep page read since (the reader went back to the top): dropped.
         assert rankings_run(store, lambda: store.census(ListQuery(order=Order.ACTIVITY), count=True)) == 0
-        assert store._rankings == {}
+        assert not store.rankings
     finally:
         writer.close()
         store.close()
@@ -339,7 +339,7 @@ async def test_a_ranking_that_waited_its_turn_is_made_again_without_another_comm
         store_path: Path, monkeypatch) -> None:
     """A reader at the end of the list; another process commits once; the census after it
     leaves the ranking for its turn -- which comes with no commit after it to wake the list."""
-    import hermes_tui.data as data_module
+    import hermes_state.listing.rankings as rankings_module
     from hermes_tui.context import StoreChange
 
     app = make_app(store_path)
@@ -350,10 +350,10 @@ async def test_a_ranking_that_waited_its_turn_is_made_again_without_another_comm
         await pilot.press("end")
         await wait_until(pilot, lambda: lst.row(39) is not None)
         store = app.ctx.store
-        assert store._rankings, "the end of the list is a slice of a ranking"
-        ranking = next(iter(store._rankings.values()))
+        assert store.rankings, "the end of the list is a slice of a ranking"
+        ranking = store.rankings.kept()[0]
         # Its turn 0.6 s after it was made, whatever it cost.
-        monkeypatch.setattr(data_module, "RANK_IDLE_RATIO", 0.6 / max(ranking.cost_s, 1e-6))
+        monkeypatch.setattr(rankings_module, "RANK_IDLE_RATIO", 0.6 / max(ranking.cost_s, 1e-6))
         writer = SessionDB(store_path)
         try:
             writer.append_message("s00", "user", "the oldest, active again")  # to the top
@@ -443,13 +443,13 @@ async def test_the_status_line_says_what_a_deep_page_waits_for(store_path: Path,
         await wait_until(pilot, lambda: RANKING_TEXT[:30] not in drawn(), timeout=10)
         # The list by start, every page of it "deep" here, its ranking held back (a large store).
         gate = threading.Event()
-        original = listing.rank
+        original = listing.pages.rank
 
         def slow_rank(*args, **kwargs):
             gate.wait(10)
             return original(*args, **kwargs)
 
-        monkeypatch.setattr(listing, "rank", slow_rank)
+        monkeypatch.setattr(listing.pages, "rank", slow_rank)
         monkeypatch.setattr(listing.pages, "BY_START_DEEP_ROWS", WALK)
         assert RANKING_TEXT[:30] not in drawn()
         await pilot.press("o")

@@ -41,24 +41,24 @@ def test_a_stale_title_index_is_rebuilt_on_its_own_thread_and_swapped_in(tmp_pat
     try:
         # The first index too is built aside (SQL answers until it is in place).
         assert [s.id for s in store.match_sessions("topic 3", ListQuery())] == ["s03"]
-        store._title_build.result(timeout=10)
+        store.titles.build.result(timeout=10)
         assert built_on == ["hermes-titles-build_0"]
-        first = store._titles
+        first = store.titles.index
         assert first.built
 
         writer.set_session_title("s01", "kumquat season")
         found = [s.id for s in store.match_sessions("kumquat", ListQuery())]
         # Answered from the stale index, without waiting for a build (the rename is not in it)...
         assert found == [] and first.stale
-        store._title_build.result(timeout=10)
+        store.titles.build.result(timeout=10)
         # ...which was built on the builder's thread, and is in place now.
         assert built_on[1:] == ["hermes-titles-build_0"]
-        assert store._titles is not first and not store._titles.stale
+        assert store.titles.index is not first and not store.titles.index.stale
         assert [s.id for s in store.match_sessions("kumquat", ListQuery())] == ["s01"]
         # A second change: stale again, one build at a time, the answer still the SQL one.
         writer.set_session_title("s02", "kumquat jam")
         assert [s.id for s in store.match_sessions("kumquat", ListQuery())] == ["s01"]
-        store._title_build.result(timeout=10)
+        store.titles.build.result(timeout=10)
         assert [s.id for s in store.match_sessions("kumquat", ListQuery())] == ["s02", "s01"]
     finally:
         store.close()
@@ -118,10 +118,10 @@ def test_a_search_typed_as_the_browser_opens_does_not_wait_for_the_first_index(t
         view = answered[0]
         assert [s.id for s in view.title_matches] == ["s11", "s10", "s01"]
         assert view.hit_count > 0
-        assert not store._titles.built
+        assert not store.titles.index.built
         gate.set()
-        store._title_build.result(timeout=10)
-        assert store._titles.built
+        store.titles.build.result(timeout=10)
+        assert store.titles.index.built
         again = store.search("topic 1", ListQuery())
         assert [s.id for s in again.title_matches] == ["s11", "s10", "s01"]
     finally:
@@ -133,7 +133,7 @@ def test_a_title_index_that_cannot_be_built_is_not_tried_at_every_key(tmp_path: 
     """SQL answers the title match while no index is in place; a build that fails (the file
     unreadable for a moment, say) is tried again a while later, not at the next keystroke --
     each try reads every title (0.2 s at 250k sessions)."""
-    import hermes_tui.data as data_module
+    import hermes_state.listing.title_keeper as keeper_module
 
     path = tmp_path / "state.db"
     writer = SessionDB(path)
@@ -151,12 +151,12 @@ def test_a_title_index_that_cannot_be_built_is_not_tried_at_every_key(tmp_path: 
     try:
         for _ in range(5):
             assert [s.id for s in store.match_sessions("kumquat", ListQuery())] == ["s1"]
-            if store._title_build is not None:
-                store._title_build.exception(timeout=10)
+            if store.titles.build is not None:
+                store.titles.build.exception(timeout=10)
         assert len(tries) == 1
-        monkeypatch.setattr(data_module, "TITLE_RETRY_S", 0.0)
+        monkeypatch.setattr(keeper_module, "TITLE_RETRY_S", 0.0)
         store.match_sessions("kumquat", ListQuery())
-        store._title_build.exception(timeout=10)
+        store.titles.build.exception(timeout=10)
         assert len(tries) == 2
     finally:
         store.close()
