@@ -21,7 +21,6 @@ grouped under its own title.
 from __future__ import annotations
 
 import sqlite3
-import weakref
 from typing import TYPE_CHECKING, Iterable
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -39,26 +38,17 @@ def conversation_roots(store: "Store", session_ids: Iterable[str]) -> dict[str, 
         return {}
     # Known answers are kept until the store changes: search as you type asks for the roots
     # of mostly the same sessions at each keystroke.
-    mark = store.change_mark()
-    known = _known.get(store)
-    if known is None or known[0] != mark:
-        known = (mark, {})
-        _known[store] = known
-    cache = known[1]
+    cache = store.until_changed("conversation-roots")
     roots = {sid: cache[sid] for sid in asked if sid in cache}
     wanted = [sid for sid in asked if sid not in roots]
     if not wanted:
         return roots
     found = _walk_up(store, wanted)
-    if len(cache) > 50_000:
-        cache.clear()
     cache.update(found)
     roots.update(found)
     return roots
 
 
-#: Per store: (its change mark, {session id: root}) -- see :func:`conversation_roots`.
-_known: "weakref.WeakKeyDictionary[Store, tuple[tuple[int, int], dict[str, str]]]" = weakref.WeakKeyDictionary()
 
 
 def _walk_up(store: "Store", wanted: list[str]) -> dict[str, str]:

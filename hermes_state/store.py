@@ -56,6 +56,14 @@ WRITE_RETRY_MAX_S = 0.150
 CHECKPOINT_EVERY_N_WRITES = 50
 
 
+class _MarkedAnswers:
+    """What :meth:`Store.until_changed` keeps: answers, and the change mark they hold for."""
+
+    def __init__(self) -> None:
+        self.mark: tuple[int, int] | None = None
+        self.answers: dict = {}
+
+
 class Store:
     """One connection to ``path`` (autocommit, ``check_same_thread=False``), shared by all
     threads and serialised by :attr:`lock`.
@@ -315,6 +323,17 @@ class Store:
             if found is None:
                 found = self._attached[key] = make(self)
             return found
+
+    def until_changed(self, key: Any, limit: int = 50_000) -> dict:
+        """A dictionary kept on this store for ``key`` (see :meth:`attached`), empty again
+        whenever the store may have changed since (:meth:`change_mark`) and once it holds more
+        than ``limit`` entries: answers worked out from the data, asked again and again while
+        nothing commits (search as you type asks about mostly the same sessions at each key)."""
+        kept = self.attached(("until-changed", key), lambda _store: _MarkedAnswers())
+        mark = self.change_mark()
+        if kept.mark != mark or len(kept.answers) > limit:
+            kept.mark, kept.answers = mark, {}
+        return kept.answers
 
     def refresh_capabilities(self) -> Capabilities:
         """Detect the capabilities again (e.g. after another process changed ``state_meta``)."""

@@ -10,7 +10,6 @@ moves (as :func:`hermes_state.conversation.conversation_roots` keeps the roots).
 from __future__ import annotations
 
 import sqlite3
-import weakref
 from typing import TYPE_CHECKING, Iterable
 
 from .lifecycle import tip_sql
@@ -21,8 +20,6 @@ if TYPE_CHECKING:  # pragma: no cover
 #: Ids asked for in one statement.
 CHUNK = 400
 
-#: Per store: (its change mark, {session id: tip}).
-_known: "weakref.WeakKeyDictionary[Store, tuple[tuple[int, int], dict[str, str]]]" = weakref.WeakKeyDictionary()
 
 
 def conversation_tips(store: "Store", session_ids: Iterable[str]) -> dict[str, str]:
@@ -32,12 +29,7 @@ def conversation_tips(store: "Store", session_ids: Iterable[str]) -> dict[str, s
     asked = list(dict.fromkeys(sid for sid in session_ids if sid is not None))
     if not asked:
         return {}
-    mark = store.change_mark()
-    known = _known.get(store)
-    if known is None or known[0] != mark:
-        known = (mark, {})
-        _known[store] = known
-    cache = known[1]
+    cache = store.until_changed("conversation-tips")
     wanted = [sid for sid in asked if sid not in cache]
     if wanted:
         found: dict[str, str] = {}
@@ -52,7 +44,5 @@ def conversation_tips(store: "Store", session_ids: Iterable[str]) -> dict[str, s
                     f"SELECT s.id, {tip_sql('s')} FROM sessions s WHERE s.id IN ({marks})", chunk))
 
         store.read(run)
-        if len(cache) > 50_000:
-            cache.clear()
         cache.update(found)
     return {sid: cache[sid] for sid in asked if sid in cache}
