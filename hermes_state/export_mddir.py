@@ -38,11 +38,11 @@ from typing import Any, Callable, Iterable
 try:
     from .export_markdown import conversation_title, lineage_to_markdown
     from .inert_text import escape_json_text
-    from .paths import fsync_directory
+    from .paths import fsync_directory, process_alive
 except ImportError:  # run by its path in an export worker (hermes_state.export_batch): no package
     from export_markdown import conversation_title, lineage_to_markdown  # type: ignore[no-redef]
     from inert_text import escape_json_text  # type: ignore[no-redef]
-    from paths import fsync_directory  # type: ignore[no-redef]
+    from paths import fsync_directory, process_alive  # type: ignore[no-redef]
 
 MANIFEST = "manifest.jsonl"
 #: The longest file name written (most file systems allow 255 bytes).
@@ -104,18 +104,6 @@ def name_for(facts: dict[str, Any], taken: set[str]) -> str:
     return name
 
 
-def _alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True  # someone else's process (or we cannot tell): not ours to remove
-    return True
-
-
 def _sweep(directory: Path, name: str) -> None:
     """Remove temporary directories of exports to ``directory/name`` whose writer is gone."""
     try:
@@ -124,7 +112,7 @@ def _sweep(directory: Path, name: str) -> None:
         return
     for entry in entries:
         match = _TEMP_RE.match(entry.name)
-        if not match or match.group("name") != name or _alive(int(match.group("pid"))):
+        if not match or match.group("name") != name or process_alive(int(match.group("pid"))):
             continue
         if entry.is_dir(follow_symlinks=False):
             shutil.rmtree(entry.path, ignore_errors=True)

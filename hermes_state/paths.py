@@ -220,7 +220,7 @@ def sweep_stale_temps(directory: Path, name: str) -> list[Path]:
         match = _TEMP_RE.match(entry.name)
         try:
             if match and match.group("name") == name:
-                if _alive(int(match.group("pid"))):
+                if process_alive(int(match.group("pid"))):
                     continue
             elif now - entry.stat(follow_symlinks=False).st_mtime < _LEGACY_TEMP_AGE_S:
                 continue
@@ -233,7 +233,9 @@ def sweep_stale_temps(directory: Path, name: str) -> list[Path]:
     return removed
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
+    """Whether process ``pid`` may still be running (the writer of a temporary file or
+    directory): a process we cannot ask about is taken as alive -- not ours to remove."""
     if pid == os.getpid():
         return True
     try:
