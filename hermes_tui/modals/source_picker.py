@@ -32,17 +32,17 @@ class SourcePicker(CountedPicker):
     def options(self) -> list[Option]:
         if self.counts is None:
             return [Option(Text("  counting conversations per source…", style="italic"), id="", disabled=True)]
-        counts = dict(self.counts)
+        counts = self.counts
         if self.current and self.current not in counts:
-            counts[self.current] = 0  # (the source in force, though nothing of it is listed now)
-        self.counts = counts
-        people = sorted((s for s in self.counts if s not in self.internal), key=lambda s: (-self.counts[s], s))
-        runs = [s for s in self.internal if s in self.counts]
-        total = sum(self.counts[s] for s in people)
+            # (the source in force, though nothing of it is listed now: still shown, chosen)
+            counts = {**counts, self.current: 0}
+        people = sorted((s for s in counts if s not in self.internal), key=lambda s: (-counts[s], s))
+        runs = [s for s in self.internal if s in counts]
+        total = sum(counts[s] for s in people)
         options = [Option(self._label("all sources", total, self.current is None, "internal runs hidden"), id="")]
         for source in people + runs:
             note = "internal runs" if source in self.internal else ""
-            options.append(Option(self._label(source, self.counts[source], source == self.current, note), id=source))
+            options.append(Option(self._label(source, counts[source], source == self.current, note), id=source))
         return options
 
     @staticmethod
