@@ -6,6 +6,7 @@ Everything here is computed on call, never at import: a test or a CLI run that s
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import secrets
@@ -278,9 +279,7 @@ def cache_dir() -> Path:
     override = os.environ.get(CACHE_DIR_ENV, "").strip()
     if override:
         return Path(override)
-    from platformdirs import user_cache_dir
-
-    return Path(user_cache_dir("hermes-sessions"))
+    return _platform_dir("cache", os.environ.get("XDG_CACHE_HOME", ""), os.environ.get("HOME", ""))
 
 
 def data_dir() -> Path:
@@ -289,9 +288,18 @@ def data_dir() -> Path:
     override = os.environ.get(DATA_DIR_ENV, "").strip()
     if override:
         return Path(override)
-    from platformdirs import user_data_dir
+    return _platform_dir("data", os.environ.get("XDG_DATA_HOME", ""), os.environ.get("HOME", ""))
 
-    return Path(user_data_dir("hermes-sessions"))
+
+@functools.lru_cache(maxsize=16)
+def _platform_dir(kind: str, _xdg: str, _home: str) -> Path:
+    """The platform's directory of that kind, asked once per environment it depends on (the
+    arguments after ``kind`` are only the cache's key): platformdirs' answer cost a
+    millisecond a keystroke when the list's pins were looked up on every search."""
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("hermes-sessions") if kind == "cache"
+                else platformdirs.user_data_dir("hermes-sessions"))
 
 
 def default_trash_dir() -> Path:

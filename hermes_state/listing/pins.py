@@ -31,11 +31,23 @@ def pins_path() -> Path:
     return data_dir() / "pins.json"
 
 
+_keys: dict[str, str] = {}
+
+
 def _key(db_path: Path) -> str:
-    try:
-        return str(Path(db_path).resolve())
-    except OSError:
-        return str(db_path)
+    """The database's resolved path, resolved once per path given (the list asks for its
+    pins on every search keystroke; resolving walked the path's every component each time)."""
+    given = str(db_path)
+    key = _keys.get(given)
+    if key is None:
+        try:
+            key = str(Path(db_path).resolve())
+        except OSError:
+            key = given
+        if len(_keys) > 256:
+            _keys.clear()
+        _keys[given] = key
+    return key
 
 
 def _document(path: Path) -> dict[str, Any]:
