@@ -222,9 +222,10 @@ class ProfilesData:
         return self.profiles[self._order[0]].db_path
 
     @property
-    def watch_paths(self) -> list[Path]:
-        """The store of every profile read (the change watch polls each)."""
-        return [self.profiles[name].db_path for name in self._order]
+    def profile_homes(self) -> list[tuple[str, Path, Path]]:
+        """``(profile, store, Hermes home)`` of every profile read: the live feed watches each
+        store and each home's gateway index (``sessions/sessions.json``)."""
+        return [(name, self.profiles[name].db_path, self.profiles[name].home) for name in self._order]
 
     @property
     def warnings(self) -> list[str]:
@@ -364,7 +365,7 @@ class ProfilesData:
                     query: ListQuery) -> tuple[list[SessionSummary], int]:
         by_profile: dict[str, set[str]] = {}
         for qualified in session_ids:
-            # (the gateway lanes are the default profile's: their ids come bare)
+            # (a bare id is the first profile's, as a single store's ids are)
             name, session_id = split(qualified) if SEPARATOR in qualified else (self._order[0], qualified)
             by_profile.setdefault(name, set()).add(session_id)
         rows: list[tuple[str, SessionSummary]] = []

@@ -13,12 +13,14 @@ import threading
 import time
 from dataclasses import replace
 from datetime import datetime
+from pathlib import Path
 from typing import Callable
 
 from hermes_state.gateway import describe_lane, load_gateway_config, load_sessions_index
-from hermes_state.watch import ChangeWatcher
+from hermes_state.watch import Change, ChangeWatcher
 
 from .context import AppContext, StoreChange
+from .data_profiles import SEPARATOR as PROFILE_SEPARATOR
 from .view_models import FileState
 
 
@@ -38,18 +40,18 @@ class LiveFeed:
     def run(self, cancelled: Callable[[], bool]) -> None:
         """The watch loop (in a thread worker) until ``cancelled()``."""
         ctx = self.ctx
-        watcher = ChangeWatcher(ctx.store.db_path, ctx.sessions_dir)
-        # Across profiles (PF-6) every other profile's store is watched too: a commit to any
-        # of them is a change of the list.
-        others = [ChangeWatcher(path) for path in getattr(ctx.store, "watch_paths", ())[1:]]
+        # Across profiles (PF-6) every profile's store and gateway index is watched: a commit
+        # to any store is a change of the list, an edit of any profile's ``sessions.json`` a
+        # change of the lanes.
+        watchers = [(name, home, ChangeWatcher(db_path, home / "sessions")) for name, db_path, home in self.homes()]
         asked = False
         try:
             while not cancelled():
-                change = watcher.poll()
-                for other in others:
-                    seen = other.poll()
-                    if seen.database or seen.reopened:
-                        change = replace(change, database=True)
+                change = Change()
+                for _name, _home, each in watchers:
+                    seen = each.poll()
+                    change = replace(change, database=change.database or seen.database,
+                                     reopened=change.reopened or seen.reopened, lanes=change.lanes or seen.lanes)
                 if not asked and self.first_page_shown.is_set():
                     # The first pages were read before the watcher took its baseline (ahead,
                     # while the UI loaded): a commit in between shows now, not with the next
@@ -63,29 +65,44 @@ class LiveFeed:
                     # (the watcher may have opened the new file already and seen no change).
                     change = replace(change, database=True, reopened=True)
                 if change.lanes:
-                    self.describe_lanes(watcher.lanes)
+                    self.describe_lanes([(name, home, each.lanes) for name, home, each in watchers])
                 if change:
                     self.post(StoreChange(database=bool(change.database or change.reopened), lanes=change.lanes))
                 deadline = time.monotonic() + ctx.config.poll_interval_s
                 while not cancelled() and time.monotonic() < deadline:
                     time.sleep(0.02)
         finally:
-            for each in (watcher, *others):
+            for _name, _home, each in watchers:
                 each.close()
 
+    def homes(self) -> list[tuple[str | None, Path, Path]]:
+        """``(profile, store, Hermes home)`` of each store shown: one profile's own home, or
+        across profiles every profile's (whose lanes' ids are then qualified as the door's
+        rows are, ``profile:session_id``)."""
+        profiles = getattr(self.ctx.store, "profile_homes", None)
+        if profiles:
+            return list(profiles)
+        return [(None, Path(self.ctx.store.db_path), self.ctx.hermes_home)]
+
     def load_lanes(self) -> None:
-        """Read the gateway index once (at start, and when no watcher runs)."""
-        self.describe_lanes(load_sessions_index(self.ctx.sessions_dir))
+        """Read every gateway index once (at start, and when no watcher runs)."""
+        self.describe_lanes([(name, home, load_sessions_index(home / "sessions")) for name, _db, home in self.homes()])
         self.post(StoreChange(lanes=True))
 
-    def describe_lanes(self, entries: dict) -> None:
-        """Describe each lane of the gateway index for the detail pane (tolerantly)."""
-        try:
-            config = load_gateway_config(self.ctx.hermes_home)
-            now = datetime.fromtimestamp(self.ctx.clock())
-            lanes = {entry.session_id: describe_lane(entry, config, now) for entry in entries.values()}
-        except Exception:
-            lanes = {}
+    def describe_lanes(self, indexes: list[tuple[str | None, Path, dict]]) -> None:
+        """Describe each lane of each gateway index for the detail pane and the lanes view,
+        each under its own profile's gateway config (tolerantly: an index or config that
+        cannot be read describes no lanes, the others still do)."""
+        now = datetime.fromtimestamp(self.ctx.clock())
+        lanes: dict = {}
+        for name, home, entries in indexes:
+            try:
+                config = load_gateway_config(home)
+                described = {entry.session_id: describe_lane(entry, config, now) for entry in entries.values()}
+            except Exception:
+                continue
+            for session_id, lane in described.items():
+                lanes[session_id if name is None else f"{name}{PROFILE_SEPARATOR}{session_id}"] = lane
         self.ctx.lanes.replace(lanes)
 
     def post(self, change: StoreChange) -> None:

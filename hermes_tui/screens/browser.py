@@ -502,7 +502,9 @@ class BrowserScreen(HermesScreen):
         if change.database or (change.lanes and self.lanes_only):
             self.list_window.census_paced = True
             self.refresh_data()
-        elif change.lanes:
+        if change.lanes:
+            # (in the lanes view too: the row under the cursor stays, so no highlight
+            # would redraw its lane)
             self.show_detail(self.session_list.current)
 
     def select_session(self, key: str, since: int | None = None) -> None:

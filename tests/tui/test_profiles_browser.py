@@ -6,6 +6,7 @@ profile is named once; after every write each store is checked (integrity, schem
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from pathlib import Path
 
@@ -362,3 +363,47 @@ async def test_the_profile_cell_starts_a_run_of_its_own_after_the_gap(profiles_h
             cell = max(i for i, text in enumerate(texts) if row.profile in text)  # (the meta: last)
             assert texts[cell].startswith(row.profile), texts
             assert texts[cell - 1].endswith("  "), texts
+
+
+async def test_the_lanes_view_shows_every_profiles_gateway_lanes_each_on_its_own_row(profiles_home, tmp_path):
+    """Each profile runs its own gateway (``<home>/sessions/sessions.json``): `L` lists the
+    lanes of all of them, a lane's id meaning a session of its own profile's store even when
+    another store holds the same id, and an edit of any profile's index shows live."""
+    from hermes_tui.render.lanes import lane_text
+    from hermes_tui.widgets.detail import DetailPane
+
+    from .test_lanes import write_lanes
+
+    shared = ids_in(store(profiles_home, "default")) & ids_in(store(profiles_home, "old"))
+    app = profiles_app(profiles_home, tmp_path, watch=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        lst = app.screen.session_list
+        rows = rows_of(lst)
+        in_old = next(r for r in rows if r.profile == "old" and r.id.split(":", 1)[1] in shared and not r.pinned)
+        in_coder = next(r for r in rows if r.profile == "coder" and not r.pinned)
+        write_lanes(profiles_home / "profiles" / "old", session_id=in_old.id.split(":", 1)[1])
+        write_lanes(profiles_home / "profiles" / "coder", resume_pending=False, session_id=in_coder.id.split(":", 1)[1])
+        deadline = asyncio.get_running_loop().time() + 10
+        while len(app.ctx.lanes.live_ids()) < 2 and asyncio.get_running_loop().time() < deadline:
+            await pilot.pause(0.05)
+        assert app.ctx.lanes.live_ids() == {in_old.id, in_coder.id}
+        await pilot.press("L")
+        await settle(pilot)
+        assert {r.id for r in rows_of(lst)} == {in_old.id, in_coder.id}  # (not default's row of the same id)
+        detail = app.screen.query_one(DetailPane)
+        for index in range(lst.total):
+            lst.move_to(index)
+            await settle(pilot)
+            flags = lane_text(detail.lane).flags_text
+            assert ("resume pending" in flags) == (lst.current.id == in_old.id)
+        # The old profile's gateway clears its pending resume: its row's lane says so.
+        write_lanes(profiles_home / "profiles" / "old", resume_pending=False, session_id=in_old.id.split(":", 1)[1])
+        lst.move_to(next(i for i in range(lst.total) if lst.row(i).id == in_old.id))
+        deadline = asyncio.get_running_loop().time() + 10
+        while "resume pending" in lane_text(detail.lane).flags_text:
+            assert asyncio.get_running_loop().time() < deadline, (
+                "the old profile's edited index was not seen: "
+                + lane_text(app.ctx.lanes.lane_for(in_old.id)).flags_text)
+            await pilot.pause(0.05)
+        assert lst.current.id == in_old.id
