@@ -10,7 +10,7 @@ the two things only a reader of several stores needs:
 * **One order over all of them.** Ids may collide across profiles, so a row is known by
   ``(profile, id)``; the rows of the stores come out as one list by the list's own order key
   (:func:`merge_listed`), and search answers as one answer by the score their hits carry
-  (:func:`merge_hits`: the one place hits of several stores are ranked together).
+  (:func:`next_of`: the one place hits of several stores are ranked together).
 
 Each merge is a k-way merge of lists each store already gives in order, so it reads no more
 of a store than it shows, and it keeps each store's own order (a store's rows are never
@@ -121,17 +121,16 @@ def hit_key(hit: Any) -> tuple[int, float]:
     return (1, -_number(getattr(hit, "timestamp", None)))
 
 
-def merge_hits(
-    answers: Sequence[tuple[T, Iterable[Any]]], *, key_of: Callable[[Any], Any] = lambda item: item,
-) -> list[tuple[T, Any]]:
-    """Several stores' search hits as one answer, ranked together by :func:`hit_key`, each
-    store's hits kept in their own order. The one function that ranks hits of several
-    stores: a change in how a store scores its hits is followed here through the score.
-    ``key_of`` gives the hit an item is ranked by (a conversation: its best hit)."""
-
-    def tagged(index: int, owner: T, hits: Iterable[Any]) -> Iterator[tuple[tuple, int, T, Any]]:
-        for hit in hits:
-            yield hit_key(key_of(hit)), index, owner, hit
-
-    merged = heapq.merge(*(tagged(i, owner, hits) for i, (owner, hits) in enumerate(answers)))
-    return [(owner, hit) for _key, _index, owner, hit in merged]
+def next_of(heads: Sequence[tuple[T, Any]]) -> T | None:
+    """Which store's next item comes next in an answer over several stores: ``heads`` holds
+    each store's next item (owner, item) -- a hit, or a conversation by its best hit -- and
+    the one whose :func:`hit_key` ranks first wins, the earlier store on a tie. Taking one
+    item at a time keeps each store's own order (its ranking may not be :func:`hit_key`'s).
+    The one rule that ranks hits of several stores together: a change in how a store scores
+    its hits is followed here through the score. None when no store has an item."""
+    best: tuple | None = None
+    for index, (owner, item) in enumerate(heads):
+        key = (hit_key(item), index)
+        if best is None or key < best[0]:
+            best = (key, owner)
+    return None if best is None else best[1]

@@ -16,7 +16,7 @@ and merging the answers:
   own pages (:func:`hermes_state.across_profiles.list_key`), kept per filters until a store
   commits; search runs on every store at once (one thread each: SQLite lets go of the GIL)
   and its conversations are ranked together by their best hit's score
-  (:func:`hermes_state.across_profiles.merge_hits`). Counts are sums of each store's counts
+  (:func:`hermes_state.across_profiles.next_of`), one ranking read a page at a time. Counts are sums of each store's counts
   under the same filters; each profile's own count feeds the profile filter.
 * **One broken store is one line.** A profile whose store cannot be opened (corrupt, not
   SQLite, unreadable) is named once through ``on_file_event("left-out", line)`` and left out;
@@ -31,7 +31,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
-from hermes_state.across_profiles import first_line, list_key, merge_hits
+from hermes_state.across_profiles import first_line, list_key, next_of
 from hermes_state.errors import DatabaseError
 from hermes_state.listing import ListQuery
 from hermes_state.models import LineageNode, SessionSummary
@@ -78,6 +78,80 @@ class _Merge:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
+class _SearchStream:
+    """One search over several stores as one ranked stream of conversations, read a page at
+    a time: each store's groups wait in their store's order, and the next one shown is the
+    best head of all (by its best hit, :func:`~hermes_state.across_profiles.next_of`). A store whose waiting groups are used up is read at its next
+    page before anything else is chosen: its next conversation may rank above the others'."""
+
+    def __init__(self, door: "ProfilesData", query: str, listed: ListQuery, limit: int,
+                 kwargs: dict, across: bool, first: SearchView) -> None:
+        self.door, self.query, self.listed, self.limit, self.kwargs = door, query, listed, limit, kwargs
+        self.across, self.first = across, first
+        self.waiting: dict[str, list[HitGroup]] = {}
+        self.next_offset: dict[str, int] = {}
+        self.done: set[str] = set()
+        #: Hits handed out so far: the offset the next page is asked at.
+        self.emitted = 0
+        self.interrupted = False
+        self.lock = threading.Lock()
+
+    def fed(self, name: str, answer: SearchView) -> None:
+        """A store's page read: its groups wait, and where its next page starts is kept."""
+        self.waiting.setdefault(name, []).extend(answer.groups)
+        self.next_offset[name] = answer.next_offset
+        if not answer.more or not answer.hit_count:
+            self.done.add(name)
+
+    def _refill(self) -> None:
+        """Read the next page of every store whose waiting groups are used up."""
+        empty = [name for name in self.next_offset
+                 if not self.waiting.get(name) and name not in self.done and name not in self.door.left_out]
+        if not empty:
+            return
+        parts = [(name, self.door.parts[name]) for name in empty]
+        answers = self.door._each(
+            lambda name, part: part.search(self.query, self.listed, limit=self.limit,
+                                           offset=self.next_offset[name], **self.kwargs),
+            parts, parallel="search")
+        read = {name for name, _a in answers}
+        for name in empty:
+            if name not in read:
+                self.done.add(name)  # (left out while reading: its conversations end here)
+        for name, answer in answers:
+            if answer.interrupted:
+                self.interrupted = True
+                return
+            self.fed(name, answer)
+
+    def take(self, hits: int) -> list[HitGroup]:
+        """The next conversations of the one ranking, whole, until ``hits`` hits are taken
+        (or every store is used up); a conversation met again on a later page of its store
+        joins its group when both are in this page (as :meth:`SearchView.merged` joins
+        pages)."""
+        with self.lock:
+            page: dict[str, HitGroup] = {}
+            taken = 0
+            while taken < hits and not self.interrupted:
+                self._refill()
+                name = next_of([(name, groups[0].hits[0] if groups[0].hits else None)
+                                for name, groups in self.waiting.items() if groups])
+                if name is None:
+                    break
+                group = self.door._group(name, self.waiting[name].pop(0), self.across)
+                if group.root_id in page:
+                    page[group.root_id].hits.extend(group.hits)
+                else:
+                    page[group.root_id] = group
+                taken += len(group.hits)
+            self.emitted += taken
+            return list(page.values())
+
+    @property
+    def more(self) -> bool:
+        return any(self.waiting.values()) or any(name not in self.done for name in self.next_offset)
+
+
 class ProfilesData:
     """Blocking access to several profiles' stores as one (one instance per app)."""
 
@@ -120,6 +194,8 @@ class ProfilesData:
         #: Each profile's count under the list's other filters, from the last census.
         self.profile_counts: dict[str, int] = {}
         self._merges: dict[tuple, _Merge] = {}
+        #: Searches whose later pages may be asked for, by (profiles shown, query, filters, ...).
+        self._searches: dict[tuple, _SearchStream] = {}
         self._lock = threading.Lock()
         # A pool for each kind of work fanned out to the stores: a search typed while the
         # census counts every store (seconds at 1M messages each) must not queue behind it.
@@ -302,6 +378,7 @@ class ProfilesData:
     def _forget(self) -> None:
         with self._lock:
             self._merges.clear()
+            self._searches.clear()
 
     # ------------------------------------------------------------------ list
 
@@ -468,38 +545,82 @@ class ProfilesData:
         rows.sort(key=lambda row: list_key(row, True))
         return rows[:limit]
 
-    def search(self, query: str, listed: ListQuery, **kwargs: Any) -> SearchView:
+    def search(self, query: str, listed: ListQuery, *, limit: int = 40, offset: int = 0,
+               **kwargs: Any) -> SearchView:
         """Every shown store searched at once, conversations ranked together by the score of
-        their best hit (:func:`~hermes_state.across_profiles.merge_hits`), PF-6."""
-        answers = self._each(lambda _n, part: part.search(query, listed, **kwargs), parallel="search")
-        view = SearchView(query=query, offset=kwargs.get("offset", 0))
-        if not answers:
-            return view
-        views = [answer for _name, answer in answers]
-        view.stamps = dict(views[0].stamps)
-        for key in ("query", "grouped", "done"):
-            stamps = [v.stamps[key] for v in views if key in v.stamps]
-            if stamps:
-                view.stamps[key] = max(stamps)
-        view.interrupted = any(v.interrupted for v in views)
-        if view.interrupted:
-            return view
+        their best hit (:func:`~hermes_state.across_profiles.next_of`), PF-6: one ranking
+        across pages. A page holds about ``limit`` hits of that one ranking, from ``offset``
+        (hits of the merged answer shown before it); each store's hits beyond what a page
+        took wait for the next page, and a store is read further only when its next
+        conversation could be the next one shown."""
+        shown = self._shown()
+        key = (tuple(name for name, _p in shown), query, listed, limit, tuple(sorted(kwargs.items(), key=str)))
+        with self._lock:
+            stream = self._searches.pop(key, None)
+            if offset == 0 or stream is None or stream.emitted != offset:
+                stream = None  # (a first page, or a page asked out of turn: read again from the top)
+        if stream is None:
+            stream = self._open_search(query, listed, limit, kwargs, shown)
+            if stream.first.interrupted:
+                return stream.first
+            if offset:
+                stream.take(offset)  # (replayed up to the page asked for, then dropped)
+        page = stream.take(limit)
+        with self._lock:
+            self._searches[key] = stream
+            while len(self._searches) > KEPT_MERGES:
+                del self._searches[next(iter(self._searches))]
+        if stream.interrupted:
+            return SearchView(query=query, offset=offset, interrupted=True)
+        first = stream.first
+        view = SearchView(query=query, offset=offset)
+        view.stamps = dict(first.stamps)
+        view.path, view.ranking, view.order = first.path, first.ranking, first.order
+        view.elapsed_ms = first.elapsed_ms
+        view.total_estimate = first.total_estimate
+        view.note, view.answered, view.newest_id = first.note, first.answered, first.newest_id
+        if offset == 0:
+            view.title_matches = first.title_matches
+        view.groups = page
+        view.hit_count = sum(len(group.hits) for group in page)
+        view.more = stream.more
+        return view
+
+    def _open_search(self, query: str, listed: ListQuery, limit: int, kwargs: dict,
+                     shown: list[tuple[str, BrowserData]]) -> "_SearchStream":
+        """Each shown store's first page, read at once (a thread each); the answer's
+        figures (path, ranking, estimates, title matches) are of these pages."""
+        answers = self._each(lambda _n, part: part.search(query, listed, limit=limit, offset=0, **kwargs),
+                             shown, parallel="search")
         across = len(answers) > 1
-        view.path = "+".join(dict.fromkeys(v.path for v in views if v.path))
-        view.ranking = "+".join(dict.fromkeys(v.ranking for v in views if v.ranking))
-        view.elapsed_ms = max(v.elapsed_ms for v in views)
+        first = SearchView(query=query)
+        stream = _SearchStream(self, query, listed, limit, kwargs, across, first)
+        if not answers:
+            return stream
+        views = [answer for _name, answer in answers]
+        first.stamps = dict(views[0].stamps)
+        for stamp in ("query", "grouped", "done"):
+            stamps = [v.stamps[stamp] for v in views if stamp in v.stamps]
+            if stamps:
+                first.stamps[stamp] = max(stamps)
+        first.interrupted = any(v.interrupted for v in views)
+        if first.interrupted:
+            return stream
+        first.path = "+".join(dict.fromkeys(v.path for v in views if v.path))
+        first.ranking = "+".join(dict.fromkeys(v.ranking for v in views if v.ranking))
+        first.order = next((v.order for v in views if v.order), "")
+        first.elapsed_ms = max(v.elapsed_ms for v in views)
         estimates = [v.total_estimate for v in views if v.total_estimate is not None]
-        view.total_estimate = sum(estimates) if estimates else None
-        view.hit_count = sum(v.hit_count for v in views)
-        view.more = any(v.more for v in views)
-        view.note = next((v.note for v in views if v.note), None)
-        view.answered = next((v.answered for v in views if v.answered), None)
-        groups = merge_hits([(name, answer.groups) for name, answer in answers], key_of=lambda group: group.hits[0] if group.hits else None)
-        view.groups = [self._group(name, group, across) for name, group in groups]
+        first.total_estimate = sum(estimates) if estimates else None
+        first.note = next((v.note for v in views if v.note), None)
+        first.answered = next((v.answered for v in views if v.answered), None)
+        # (newest_id stays None: each store numbers its own messages, no one id says "new")
         titles = [row for name, answer in answers for row in (self._row(name, r, across) for r in answer.title_matches)]
         titles.sort(key=lambda row: list_key(row, True))
-        view.title_matches = titles[:8]
-        return view
+        first.title_matches = titles[:8]
+        for name, answer in answers:
+            stream.fed(name, answer)
+        return stream
 
     def _group(self, name: str, group: HitGroup, across: bool) -> HitGroup:
         hits = [hit.model_copy(update={"session_id": qualify(name, hit.session_id)}) for hit in group.hits]

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from hermes_state.across_profiles import merge_hits, merge_listed, open_each
+from hermes_state.across_profiles import merge_listed, next_of, open_each
 from hermes_state.profiles import DEFAULT, ProfileError, discover, hermes_root, normalize, read_active
 
 
@@ -135,6 +135,15 @@ def test_lists_by_activity_merge_by_last_activity():
 
 def hit(score, ts=0.0, id=0):
     return SimpleNamespace(score=score, timestamp=ts, id=id)
+
+
+def merge_hits(answers):
+    """Each store's hits taken one at a time, the next store chosen by ``next_of``."""
+    waiting = {owner: list(hits) for owner, hits in answers}
+    merged = []
+    while (owner := next_of([(o, hits[0]) for o, hits in waiting.items() if hits])) is not None:
+        merged.append((owner, waiting[owner].pop(0)))
+    return merged
 
 
 def test_search_answers_rank_together_by_score_then_recency():

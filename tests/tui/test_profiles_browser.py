@@ -407,3 +407,51 @@ async def test_the_lanes_view_shows_every_profiles_gateway_lanes_each_on_its_own
                 + lane_text(app.ctx.lanes.lane_for(in_old.id)).flags_text)
             await pilot.pause(0.05)
         assert lst.current.id == in_old.id
+
+
+def _hits(groups) -> list[tuple[str, int]]:
+    return [(hit.session_id, hit.id) for group in groups for hit in group.hits]
+
+
+def _every_page(search, limit: int) -> list:
+    pages, offset = [], 0
+    while True:
+        view = search(offset)
+        pages.append(view)
+        if not view.more or not view.hit_count:
+            return pages
+        offset = view.next_offset
+        assert len(pages) < 200
+
+
+def test_later_pages_of_a_search_across_profiles_continue_one_ranking_losing_nothing(profiles_home, tmp_path):
+    """Page 2 of an answer over three stores asked each store for its hits from the merged
+    answer's offset, so the hits a store had beyond the first page's share were never shown.
+    Now the pages are one ranking: every store's hits appear once, each store's in its own
+    order, and a page holds about a page of hits, not a page of each store's."""
+    from hermes_state import ListQuery
+    from hermes_tui.data_profiles import ProfilesData
+
+    profiles = discover({"HERMES_HOME": str(profiles_home)}).with_stores()
+    door = ProfilesData(profiles, trash_dir=tmp_path / "trash", cache_dir=tmp_path / "cache")
+    query, limit = "the", 5
+    try:
+        merged = _every_page(lambda offset: door.search(query, ListQuery(), limit=limit, offset=offset), limit)
+        alone, roots = {}, {}
+        for name in door.names:
+            part = door.parts[name]
+            pages = _every_page(lambda offset: part.search(query, ListQuery(), limit=limit, offset=offset), limit)
+            alone[name] = [(f"{name}:{sid}", hid) for sid, hid in _hits(g for p in pages for g in p.groups)]
+            roots[name] = list(dict.fromkeys(f"{name}:{g.root_id}" for p in pages for g in p.groups))
+    finally:
+        door.close()
+    every = [hit for view in merged for hit in _hits(view.groups)]
+    assert len({name for name, hits in alone.items() if len(hits) > limit}) >= 2  # (the case that lost hits)
+    assert len(every) == len(set(every))  # nothing twice
+    assert sorted(every) == sorted(hit for hits in alone.values() for hit in hits)  # nothing lost
+    shown_roots = list(dict.fromkeys(g.root_id for view in merged for g in view.groups))
+    for name, order in roots.items():  # each store's conversations in its own order
+        assert [root for root in shown_roots if root.startswith(f"{name}:")] == order
+    # A page is a page of the one ranking: conversations are whole, so a page may run over.
+    assert all(view.hit_count >= limit for view in merged[:-1])
+    assert merged[0].hit_count < sum(min(len(h), limit) for h in alone.values())
