@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Callable
 
 from rich.text import Text
 
-from hermes_state.timewindow import TimeParseError, split_time_terms, window_from_terms
+from hermes_state.search.found import windowed
 
 from ..collector import hold_collection, release_collection
 from ..keynames import bound_keys_label
@@ -247,22 +247,11 @@ class SearchAsYouType:
     def _windowed(self, query: str):
         """``query`` without its ``after:`` / ``before:`` terms, the screen's time window
         narrowed by them (BR-21: the conversations last active in both), and what is wrong
-        with a term that cannot be read (the term is then left out, and the note says so)."""
+        with a term that cannot be read (the term is then left out, and the note says so):
+        the library's one reading of them (:func:`hermes_state.search.found.windowed`)."""
         screen = self.screen
-        rest, after, before = split_time_terms(query)
-        narrow = screen.narrow
-        if after is None and before is None:
-            return query, narrow, None
-        try:
-            since, until = window_from_terms(after, before, screen.ctx.clock())
-        except TimeParseError as exc:
-            return rest, narrow, str(exc)
-        if since is not None:
-            since = since if narrow.since is None else max(since, narrow.since)
-        if until is not None:
-            until = until if narrow.until is None else min(until, narrow.until)
-        return rest, narrow.with_(since=since if since is not None else narrow.since,
-                                  until=until if until is not None else narrow.until), None
+        found = windowed(query, screen.narrow, screen.ctx.clock())
+        return found.text, found.narrow, found.problem
 
     def _run(self, query: str, keep: bool, limit: int) -> None:
         screen = self.screen
