@@ -531,6 +531,27 @@ def _print_lines(lines: list[str]) -> None:
         sys.stdout.write("\n".join(lines) + "\n")
 
 
+# search ----------------------------------------------------------------------
+
+
+@session_action("search")
+def _add_search(sub) -> None:
+    from .cli_search import add_search
+
+    add_search(sub, _cmd_search, _limit, _statuses)
+
+
+def _cmd_search(args: argparse.Namespace) -> int:
+    from .cli_search import run_search
+
+    # What the command uses of this module, handed to it: cli_search never imports it.
+    kit = argparse.Namespace(
+        open_store=open_store, open_profile_store=_open_profile_store, warn_unknown_source=warn_unknown_source,
+        warn_unknown_source_across=_warn_unknown_source_across, queries_across=_queries_across,
+    )
+    return run_search(args, kit)
+
+
 # browse ----------------------------------------------------------------------
 
 
@@ -1245,7 +1266,7 @@ _KIT = argparse.Namespace(
 
 
 #: The actions that also read every profile's store at once (``--all-profiles``, PF-2).
-ACROSS_PROFILES = ("list", "browse", "export", "stats")
+ACROSS_PROFILES = ("list", "search", "browse", "export", "stats")
 
 #: The two names our commands run under: ``hermes sessions`` (through the ``hermes`` that
 #: hands other commands to Hermes Agent) and ``hermes-sessions`` (a name nothing else installs).
