@@ -40,7 +40,7 @@ Opening rules
   ``Error: Could not open session database: no database at <path>``.
 * A file that is not SQLite, a corrupt file, a directory, ``HERMES_HOME`` naming a file, or an
   SQLite file that is not a Hermes store are each reported in one line.
-* Read actions (``list``, ``stats``, ``export``) open the store read-only when it is already at
+* Read actions (``list``, ``search``, ``stats``, ``export``) open the store read-only when it is already at
   schema 11 (or newer) or when the file or its directory is not writable: they then never
   wait for a writer's lock and never modify the file. An older schema in a writable place is
   opened read-write and upgraded, as upstream's CLI does.

@@ -28,7 +28,7 @@ CADDY, CADDY_ONLY, UDP_ONLY, TELEGRAM, OLD = (
     "20261001_120000_caddy", "20261002_120000_conly", "20261003_120000_udpon",
     "20261004_120000_teleg", "20250101_120000_old01",
 )
-#: The v30 fixture's conversations (docs: ../shared/fixtures/README.md).
+#: The v30 fixture's conversations (its README, beside the upstream stores, describes them).
 K1, R1, C1, C3 = "20260921_150000_k1", "20260921_140000_r1", "20260921_120000_c1", "20260921_122000_c3"
 
 
