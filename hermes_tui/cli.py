@@ -1351,6 +1351,9 @@ def main(argv: list[str] | None = None, *, _sessions_prog: str = SESSIONS_PROG) 
     parser = build_parser(_sessions_prog)
     try:
         args, extras = parser.parse_known_args(argv)
+        if extras and getattr(args, "action", None) == "search" and not any(e.startswith("-") for e in extras):
+            args.query += extras  # (words typed after an option are words of the query, in order)
+            extras = []
         if extras:
             getattr(args, "_help_parser", parser).error(
                 f"unrecognized arguments: {' '.join(extras)}"

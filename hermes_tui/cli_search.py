@@ -87,7 +87,7 @@ class Answer:
     note: str | None = None
     error: str | None = None
     #: Conversations the list's conversation filters left out (for an empty answer's reason).
-    dropped: int = 0
+    dropped: set = field(default_factory=set)
     #: The store has more conversations than were read.
     more: bool = False
 
@@ -107,7 +107,7 @@ def answer_of(db: Any, text: str, query: ListQuery, limit: int, order: str, now:
             answer.path, answer.ranking, answer.order = result.path, result.ranking, result.order
             answer.note, answer.error = result.note, result.error
         found = found_conversations(db.store, result, query)
-        answer.dropped += found.dropped
+        answer.dropped.update(found.dropped_roots)
         for conversation in found.conversations:
             known = by_root.get(conversation.root_id)
             if known is None:
@@ -119,6 +119,7 @@ def answer_of(db: Any, text: str, query: ListQuery, limit: int, order: str, now:
         offset += len(result.hits)
     answer.more = len(by_root) > limit or (result.has_more and bool(result.hits))
     answer.conversations = list(by_root.values())[:limit]
+    answer.dropped -= set(by_root)  # (left out on one page, kept on another: it was found)
     return answer
 
 
@@ -239,13 +240,14 @@ def _print(args: argparse.Namespace, raw: str, answers: list, shown: list, now: 
 
 
 def _why_empty(answers: list, notes: list[str]) -> str:
-    """One line: why nothing was found (the library's own reason first)."""
-    if notes:
-        return f"No conversation found: {inert_line(notes[0])}"
-    dropped = sum(a.dropped for _n, a in answers)
+    """One line: why nothing was found -- the filters, when messages matched and the list's
+    filters left their conversations out; else the library's reason (SR-19)."""
+    dropped = sum(len(a.dropped) for _n, a in answers)
     if dropped:
         return (f"No conversation found: {_plural(dropped, 'conversation')} matched, but the filters "
                 "(time window, unread, status, …) leave them out.")
+    if notes:
+        return f"No conversation found: {inert_line(notes[0])}"
     return "No conversation found."
 
 

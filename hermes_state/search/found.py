@@ -79,9 +79,13 @@ class Found:
     list's conversation filters left out."""
 
     conversations: list[FoundConversation] = field(default_factory=list)
-    #: Conversations among the hits that the time window (and the other ``narrow`` filters,
-    #: ``min_messages``) or the unread-only / status filters dropped.
-    dropped: int = 0
+    #: Conversations (roots) among the hits that the time window (and the other ``narrow``
+    #: filters, ``min_messages``) or the unread-only / status filters dropped.
+    dropped_roots: list[str] = field(default_factory=list)
+
+    @property
+    def dropped(self) -> int:
+        return len(self.dropped_roots)
 
 
 def _direct(read: Callable[[], T]) -> T:
@@ -140,7 +144,8 @@ def found_conversations(
             hits=list(c.hits),
             across=max((hit.across for hit in c.hits), default=0),
         ))
-    return Found(out, dropped=len(found_roots) - len(out))
+    shown = {c.root_id for c in out}
+    return Found(out, [root for root in found_roots if root not in shown])
 
 
 def _kept_by_narrow(

@@ -164,6 +164,16 @@ def test_limit_and_order_newest(remembered):
     assert "more with --limit" in two.stderr
 
 
+def test_words_typed_after_an_option_are_words_of_the_query(remembered):
+    split = hermes(remembered, "search", "caddy", "--json", "udp", "rule")
+    assert split.returncode == 0, split.stderr
+    document = json.loads(split.stdout)
+    assert document["query"] == "caddy udp rule"
+    assert [item["id"] for item in document["conversations"]] == [CADDY, OLD]
+    bad = hermes(remembered, "search", "caddy", "--json", "--no-such-option")
+    assert bad.returncode == 2 and "unrecognized arguments: --no-such-option" in bad.stderr
+
+
 # ---------------------------------------------------------------------------- filters
 
 
@@ -200,6 +210,17 @@ def test_unread_on_a_v30_store_keeps_the_unread_conversations(upstream_copy):
     kept = json.loads(unread.stdout)["conversations"]
     assert [item["id"] for item in kept] == [item["id"] for item in everything if item["unread"]]
     assert K1 in [item["id"] for item in kept] and R1 not in [item["id"] for item in kept]
+
+
+def test_status_keeps_the_conversations_whose_last_turn_ended_so(upstream_copy):
+    home = upstream_copy(30).parent
+    everything = json.loads(hermes(home, "search", "the", "--json").stdout)["conversations"]
+    result = hermes(home, "search", "the", "--status", "intr", "--json")
+    assert result.returncode == 0, result.stderr
+    kept = json.loads(result.stdout)["conversations"]
+    assert kept and [item["id"] for item in kept] == [
+        item["id"] for item in everything if item["status"] == "interrupted"]
+    assert len(kept) < len(everything)
 
 
 def test_unread_on_a_store_that_does_not_track_it_says_so(upstream_copy):
