@@ -36,12 +36,13 @@ from . import cli_filters, cli_profiles
 from .cli_filters import FilterError
 from .textsafe import fit_cells
 
-#: Hits asked for per page of the search: enough for most answers' conversations in one
-#: page (a conversation holds a few hits of a page on average).
-PAGE_HITS = 100
+#: Hits asked for per page of the search: the browser's page (its ``SEARCH_PAGE``), so the
+#: conversations come in the order the browser's pane shows them (a page's conversations
+#: are ranked within the page; later pages append).
+PAGE_HITS = 40
 #: Pages read at most for one store (each a search): an answer of thousands of hits in a
 #: handful of conversations would otherwise be read whole before its tenth one.
-MAX_PAGES = 20
+MAX_PAGES = 50
 #: Hit lines printed under each conversation.
 HIT_LINES = 3
 #: The cells a title takes on a conversation's first line.

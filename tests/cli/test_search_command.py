@@ -374,3 +374,45 @@ def test_no_words_is_a_usage_error(remembered):
     result = hermes(remembered, "search", "   ")
     assert result.returncode == 2 and result.stdout == ""
     assert one_line(result.stderr).startswith("Error: nothing to search for")
+
+
+# ---------------------------------------------------------------------------- the browser's answer
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory) -> Path:
+    """A home whose store the workload generator wrote (10k messages, as ``generate`` does)."""
+    home = tmp_path_factory.mktemp("generated")
+    result = hermes(home, "generate", "--home", str(home), "--size", "10k")
+    assert result.returncode == 0, result.stderr
+    return home
+
+
+@pytest.mark.parametrize("query", ["docker", "deploy failed", "nginx OR caddy", "kube*", "the", "docker NOT compose"])
+def test_the_command_answers_what_the_browsers_pane_shows(generated, query):
+    """The conversations, in the order the browser's pane shows them page after page (its
+    query typed whole: a trailing space, so its last word is not a prefix being typed)."""
+    from hermes_state import ListQuery
+    from hermes_tui.cli_search import PAGE_HITS
+    from hermes_tui.data import BrowserData
+    from hermes_tui.screens.browser_search import SEARCH_PAGE
+
+    assert PAGE_HITS == SEARCH_PAGE
+    limit = 15
+    result = hermes(generated, "search", query, "--json", "--limit", str(limit))
+    assert result.returncode == 0, result.stderr
+    shown = json.loads(result.stdout)["conversations"]
+    assert shown
+    door = BrowserData(generated / "state.db")
+    try:
+        view = door.search(query + " ", ListQuery.human(), limit=SEARCH_PAGE)
+        while len(view.groups) < limit and view.more:
+            view = view.merged(door.search(query + " ", ListQuery.human(), limit=SEARCH_PAGE,
+                                           offset=view.next_offset))
+    finally:
+        door.close()
+    assert [item["root_id"] for item in shown] == [group.root_id for group in view.groups[:limit]]
+    assert [item["label"] for item in shown] == [group.label for group in view.groups[:limit]]
+    assert [item["unread"] for item in shown] == [group.unread for group in view.groups[:limit]]
+    first = view.groups[0]
+    assert [hit["message_id"] for hit in shown[0]["hits"]] == [hit.id for hit in first.hits]
