@@ -633,7 +633,7 @@ class BrowserData:
                                     labels_of=self._conversation_labels, retry=self._retry)
         view.groups = [
             HitGroup(root_id=c.root_id, label=c.label, source=c.source, hits=c.hits, archived=c.archived,
-                     hidden=c.hidden, unread=c.unread, across=c.across, status=c.status)
+                     hidden=c.hidden, unread=c.unread, across=c.across)
             for c in found.conversations
         ]
         view.stamps["grouped"] = time.perf_counter()

@@ -46,8 +46,6 @@ class HitGroup:
     #: Found across messages (SR-17): how many of its messages together hold the words; 0
     #: when one message holds them all.
     across: int = 0
-    #: How its last turn ended (done / interrupted / error / empty), None when not known.
-    status: str | None = None
 
     @property
     def count(self) -> int:

@@ -14,7 +14,7 @@ def _hit(rowid: int, session: str) -> SearchHit:
 def test_a_next_page_keeps_each_shown_groups_marks_and_joins_its_hits():
     first = SearchView(query="caddy udp", groups=[
         HitGroup("root-a", "caddy", "cli", [_hit(1, "root-a")], archived=True, hidden=False, unread=True,
-                 across=3, status="interrupted"),
+                 across=3),
     ], hit_count=1)
     page = SearchView(query="caddy udp", offset=1, groups=[
         HitGroup("root-a", "caddy", "cli", [_hit(2, "root-a")]),
@@ -22,6 +22,6 @@ def test_a_next_page_keeps_each_shown_groups_marks_and_joins_its_hits():
     ], hit_count=2)
     merged = first.merged(page)
     a, b = merged.groups
-    assert (a.archived, a.unread, a.across, a.status) == (True, True, 3, "interrupted")
+    assert (a.archived, a.unread, a.across) == (True, True, 3)
     assert [hit.id for hit in a.hits] == [1, 2] and [hit.id for hit in b.hits] == [3]
     assert [hit.id for hit in first.groups[0].hits] == [1]  # (the answer shown is not changed)
