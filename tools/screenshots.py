@@ -56,6 +56,8 @@ class Shot:
     data: str
     steps: Steps
     size: tuple[int, int] = (120, 32)
+    #: Draw the app's notices (off in headless runs otherwise).
+    notices: bool = False
 
 
 # --------------------------------------------------------------------------- data
@@ -206,7 +208,17 @@ async def press(pilot, *keys: str) -> None:
     await settle(pilot)
 
 
-def _app(home: Path, shot: Shot, work: Path):
+@contextmanager
+def _working_directory(path: Path) -> Iterator[None]:
+    before = os.getcwd()
+    os.chdir(path)
+    try:
+        yield
+    finally:
+        os.chdir(before)
+
+
+def _app(home: Path, work: Path):
     from hermes_tui.app import build_app
     from hermes_tui.config import AppConfig
 
@@ -215,7 +227,9 @@ def _app(home: Path, shot: Shot, work: Path):
     if (home / "profiles").is_dir():
         from hermes_state.profiles import discover
 
-        profiles = discover({"HERMES_HOME": str(home)}).with_stores()
+        # The root named relative to the working directory (``.hermes``): what the app says
+        # of a profile (the left-out notice names its file) is then the same in every run.
+        profiles = discover({"HERMES_HOME": home.name}).with_stores()
     app = build_app(
         home / "state.db", clock=lambda: NOW, config=config, watch=False, db_label=DB_LABEL,
         trash_dir=work / "trash", cache_dir=work / "cache", profiles=profiles,
@@ -232,12 +246,13 @@ def _app(home: Path, shot: Shot, work: Path):
 
 
 async def _take(shot: Shot, home: Path, work: Path, out: Path) -> Path:
-    app = _app(home, shot, work)
-    async with app.run_test(size=shot.size) as pilot:
-        await settle(pilot)
-        await shot.steps(pilot)
-        await settle(pilot)
-        written = app.save_screenshot(filename=f"{shot.name}.svg", path=str(out))
+    with _working_directory(home.parent):
+        app = _app(home, work)
+        async with app.run_test(size=shot.size, notifications=shot.notices) as pilot:
+            await settle(pilot)
+            await shot.steps(pilot)
+            await settle(pilot)
+            written = app.save_screenshot(filename=f"{shot.name}.svg", path=str(out.resolve()))
     return Path(written)
 
 
@@ -344,7 +359,8 @@ SHOTS: tuple[Shot, ...] = (
     Shot("lineage", "a conversation's lineage tree", "demo", _lineage),
     Shot("recap", "the resume recap", "demo", _recap, size=(120, 36)),
     Shot("transcript", "the transcript opened at a search hit", "demo", _transcript),
-    Shot("profiles", "every profile's conversations as one list", "profiles", _profiles, size=(120, 30)),
+    Shot("profiles", "every profile's conversations as one list; the broken one's notice", "profiles", _profiles,
+         size=(120, 30), notices=True),
     Shot("profile-filter", "the profile picker with counts", "profiles", _profile_filter, size=(120, 30)),
     Shot("delete", "the delete confirmation: what goes, what it orphans", "demo", _delete),
     Shot("export", "the export dialog", "demo", _export),
@@ -394,7 +410,7 @@ def make(names: list[str], out: Path, *, report: Callable[[Path], None] = lambda
                     DATA[shot.data](built[shot.data])
                 # Each shot on its own copy: opening a transcript marks it read, and no shot
                 # should see what another did.
-                home = base / "run" / shot.name
+                home = base / "run" / shot.name / ".hermes"
                 shutil.copytree(built[shot.data], home)
                 written.append(asyncio.run(_take(shot, home, base / "work" / shot.name, out)))
                 report(written[-1])
