@@ -5,12 +5,12 @@ to drop it for measuring (:func:`forget_answers`)."""
 from __future__ import annotations
 
 import sqlite3
-import weakref
 from typing import TYPE_CHECKING, Any
 
 from .tuning import TUNING
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ..store import Store
     from .narrowing import ScanMemo
 
 class PrefixCache:
@@ -22,7 +22,7 @@ class PrefixCache:
     Searches on one connection run one at a time (the store's lock)."""
 
     __slots__ = ("key", "terms", "probes", "scan", "window", "others", "hits", "texts", "tf", "answers",
-                 "gaps", "__weakref__")
+                 "gaps")
 
     def __init__(self) -> None:
         self.key: tuple[int, int, int] | None = None
@@ -63,7 +63,8 @@ class PrefixCache:
         self.answers.clear()
 
 
-_PREFIX_CACHES: "weakref.WeakKeyDictionary[Any, PrefixCache]" = weakref.WeakKeyDictionary()
+#: The key :meth:`Store.attached` keeps a store's :class:`PrefixCache` under.
+_KEPT_AS = "search-memo"
 
 #: What of a kept answer is given again (the rest -- query, elapsed time -- is the asking
 #: call's own).
@@ -71,16 +72,16 @@ ANSWER_FIELDS = ("effective_query", "path", "ranking", "hits", "total_estimate",
                   "note", "error")
 
 
-def memo_of(store: Any, conn: sqlite3.Connection) -> PrefixCache | None:
+def memo_of(store: "Store", conn: sqlite3.Connection) -> PrefixCache | None:
     """The expansion cache of ``store``'s connection ``conn``, emptied when the data changed."""
     try:
-        cache = _PREFIX_CACHES.get(store)
-        if cache is None:
-            cache = _PREFIX_CACHES[store] = PrefixCache()
         version = int(conn.execute("PRAGMA data_version").fetchone()[0])
-        key = (id(conn), version, conn.total_changes)
-    except (TypeError, sqlite3.Error):  # not weak-referenceable, or no answer: no cache
+    except sqlite3.Error:  # no answer: no cache
         return None
+    # Kept on the store (every reader of it shares one), and keyed by the connection too: a
+    # store that reopened its file starts afresh whatever the new file's data_version says.
+    cache = kept_for(store)
+    key = (id(conn), version, conn.total_changes)
     if cache.key != key:
         cache.key = key
         cache.clear()
@@ -93,10 +94,21 @@ def memo_of(store: Any, conn: sqlite3.Connection) -> PrefixCache | None:
     return cache
 
 
-def forget_answers(store: Any) -> None:
+def kept_for(store: "Store") -> PrefixCache:
+    """What ``store``'s searches keep (one :class:`PrefixCache` per store, on it)."""
+    return store.attached(_KEPT_AS, lambda _store: PrefixCache())
+
+
+def forget_everything(store: "Store") -> None:
+    """Drop all ``store``'s searches keep, the prefix expansions too: the next search starts
+    as the first one on a fresh connection would."""
+    cache = kept_for(store)
+    cache.key = None
+    cache.clear()
+
+
+def forget_answers(store: "Store") -> None:
     """Drop what ``store``'s searches keep for the next one -- window scans, rankings, probes --
     but not the prefix expansions. For measuring: the bench repeats a query to time it, and
     a repeated query would otherwise be answered from what the previous run kept."""
-    cache = _PREFIX_CACHES.get(store)
-    if cache is not None:
-        cache.forget_answers()
+    kept_for(store).forget_answers()

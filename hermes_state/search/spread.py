@@ -15,7 +15,6 @@ import math
 import re
 import sqlite3
 import time
-import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Sequence
 
@@ -248,15 +247,14 @@ class _Memo:
         self.terms: dict[str, list[str] | None] = {}
 
 
-_MEMOS: "weakref.WeakKeyDictionary[Any, _Memo]" = weakref.WeakKeyDictionary()
-
-
-def _memo(store: Any, conn: sqlite3.Connection) -> _Memo:
+def _memo(store: "Store", conn: sqlite3.Connection) -> _Memo:
+    """The store's memo (kept on it: :meth:`Store.attached`), emptied after a commit, or on
+    another connection (the store reopened its file)."""
     try:
         key = (id(conn), int(conn.execute("PRAGMA data_version").fetchone()[0]), conn.total_changes)
-        memo = _MEMOS.setdefault(store, _Memo())
-    except (TypeError, sqlite3.Error):
+    except sqlite3.Error:
         return _Memo()
+    memo = store.attached("spread-memo", lambda _store: _Memo())
     if memo.key != key or len(memo.roots) > 200_000 or len(memo.terms) > 512:
         memo.key, memo.roots, memo.terms = key, {}, {}
     return memo

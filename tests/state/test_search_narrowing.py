@@ -39,7 +39,7 @@ def small_window(monkeypatch):
 
 def forget(db: SessionDB) -> None:
     """Drop what ``db``'s connection kept from earlier searches: the next one starts afresh."""
-    memo_mod._PREFIX_CACHES.pop(db.store, None)
+    memo_mod.forget_everything(db.store)
 
 
 def answer(result):
@@ -86,7 +86,7 @@ def docke_after_dock(path):
     try:
         search(reader, "dock")
         got, statements = traced(reader, lambda: search(reader, "docke"))
-        window = {rowid for rowid, _text in memo_mod._PREFIX_CACHES[reader.store].scan.rows}
+        window = {rowid for rowid, _text in memo_mod.kept_for(reader.store).scan.rows}
         return got, statements, window, answer(search(fresh, "docke"))
     finally:
         reader.close()
@@ -621,7 +621,7 @@ def test_a_connection_keeps_a_bounded_number_of_texts(corpora, small_window, mon
                 assert answer(got) == answer(search(fresh, text[:end])), text[:end]
                 # The bound, and at most what one key reads: its window, the rows a narrowing
                 # reads past it, its page.
-                kept = len(memo_mod._PREFIX_CACHES[typing.store].texts)
+                kept = len(memo_mod.kept_for(typing.store).texts)
                 assert kept <= 30 + TUNING.WINDOW + 1 + TUNING.NARROW_SLACK + 20
     finally:
         typing.close()

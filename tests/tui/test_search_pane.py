@@ -272,7 +272,7 @@ def test_the_door_forgets_what_the_search_kept_when_asked(fixed_db: Path) -> Non
         store.forget_search_answers()  # before any search: nothing to drop, no error
         first = store.search("dock", ListQuery(exclude_sources=("tool",)))
         searcher = store._connection("searcher")
-        kept = memo._PREFIX_CACHES[searcher.store]
+        kept = memo.kept_for(searcher.store)
         assert kept.scan is not None and kept.terms
         store.forget_search_answers()
         assert kept.scan is None and kept.terms  # the expansions stay
