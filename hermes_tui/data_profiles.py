@@ -554,7 +554,10 @@ class ProfilesData:
         took wait for the next page, and a store is read further only when its next
         conversation could be the next one shown."""
         shown = self._shown()
-        key = (tuple(name for name, _p in shown), query, listed, limit, tuple(sorted(kwargs.items(), key=str)))
+        # (not by ``now``: each page is asked at its own clock, and the stream goes on at its
+        # first page's, so that recency weighs alike on every page of one ranking)
+        asked = (query, listed, limit, tuple(sorted(((k, v) for k, v in kwargs.items() if k != "now"), key=str)))
+        key = (tuple(name for name, _p in shown), *asked)
         with self._lock:
             stream = self._searches.pop(key, None)
             if offset == 0 or stream is None or stream.emitted != offset:
@@ -567,7 +570,9 @@ class ProfilesData:
                 stream.take(offset)  # (replayed up to the page asked for, then dropped)
         page = stream.take(limit)
         with self._lock:
-            self._searches[key] = stream
+            # (kept by the profiles shown now: a store left out while reading is not asked
+            # for by the next page's key)
+            self._searches[(tuple(name for name, _p in self._shown()), *asked)] = stream
             while len(self._searches) > KEPT_MERGES:
                 del self._searches[next(iter(self._searches))]
         if stream.interrupted:

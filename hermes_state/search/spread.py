@@ -507,12 +507,13 @@ def find_spread(
         newest_of = {root: rows[0][0] for root, rows in per_term[0].items() if root in candidates}
         order = sorted(candidates, key=newest_of.__getitem__, reverse=True)
         if len(order) > MAX_CANDIDATES:
-            spread.notes.append(f"words across messages were looked for in the newest {MAX_CANDIDATES} "
-                                "conversations that could hold them")
+            # (short: the pane's subtitle is the width of the list beside the detail pane)
+            spread.notes.append(f"across messages: newest {MAX_CANDIDATES} of {len(order):,} "
+                                "conversations with the words ranked")
             order = order[:MAX_CANDIDATES]
         elif partial:
-            spread.notes.append(f"every word is common: words across messages were looked for among the "
-                                f"newest {ENUM_ROWS} messages holding “{enumerable[0].text}”")
+            spread.notes.append(f"common words: across messages, the newest {ENUM_ROWS} "
+                                f"messages with “{enumerable[0].text}” were tried")
         # Sessions and rowid ranges are needed only where statements look inside a
         # conversation: for the common words, the excluded ones, or a partial enumeration.
         needs_inside = partial or bool(negs) or len(enumerable) < len(terms)

@@ -140,7 +140,7 @@ class SearchAsYouType:
             label = view.ranking
         if label and view.hit_count:
             parts.insert(1, label)
-        if view.note and not view.answered:  # (that note heads the hits)
+        if view.note and not view.groups:  # (with hits, the note heads them)
             parts.append(view.note)
         main.border_subtitle = Text(" · ".join(parts))
 

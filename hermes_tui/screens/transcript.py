@@ -46,12 +46,12 @@ class TranscriptScreen(HermesScreen):
 
     BINDINGS = [
         Binding("q,escape", "back", "Back", id="back"),
-        Binding("enter,o", "toggle", "Expand/collapse", id="transcript_toggle"),
-        Binding("a", "toggle_all", "Expand/collapse all", id="transcript_toggle_all"),
+        Binding("enter,o", "toggle", "Fold/unfold", id="transcript_toggle"),
+        Binding("a", "toggle_all", "Fold all", id="transcript_toggle_all"),
         Binding("r", "toggle_reasoning", "Reasoning", id="transcript_reasoning"),
         Binding("slash", "search", "Search", id="transcript_search"),
         Binding("n", "next_match", "Next match", id="transcript_next_match"),
-        Binding("N", "previous_match", "Previous match", id="transcript_previous_match"),
+        Binding("N", "previous_match", "Prev match", id="transcript_previous_match"),
         Binding("question_mark", "help", "Help", id="help"),
     ]
 

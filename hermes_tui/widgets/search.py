@@ -559,9 +559,10 @@ class SearchResults(KeysFollowFocus, ScrollView, can_focus=True):
                 line.append(f"  {inert_line(summary.id)}  {inert_line(summary.source)}  "
                             f"{relative_time(summary.last_active, now=now)}", style=meta_style)
                 rows.append(_Row(line, (summary.id, None)))
-        if view.answered and view.note and view.groups:
-            # `the se`: the message hits are those of `the` (the title/id match above is the
-            # whole query's) -- said before them, in full, not in a subtitle a pane cuts.
+        if view.note and view.groups:
+            # Said before the hits, on a line of its own, not in a subtitle the pane cuts:
+            # `the se` -- the message hits are those of `the` (the title/id match above is the
+            # whole query's) --, or how far words were looked for across messages.
             rows.append(_note_row(view.note, meta_style))
         for group in view.groups:
             # A conversation's header, as its hits' lines, is built once while it stays the

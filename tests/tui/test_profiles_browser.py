@@ -455,3 +455,29 @@ def test_later_pages_of_a_search_across_profiles_continue_one_ranking_losing_not
     # A page is a page of the one ranking: conversations are whole, so a page may run over.
     assert all(view.hit_count >= limit for view in merged[:-1])
     assert merged[0].hit_count < sum(min(len(h), limit) for h in alone.values())
+
+
+def test_a_later_page_across_profiles_goes_on_from_the_last_not_from_the_top(profiles_home, tmp_path):
+    """Each page is asked at its own clock (as the screen asks it): the stream must still be
+    found, so that a page reads only what it shows, not every page before it again."""
+    import itertools
+
+    from hermes_state import ListQuery
+    from hermes_tui.data_profiles import ProfilesData
+
+    profiles = discover({"HERMES_HOME": str(profiles_home)}).with_stores()
+    door = ProfilesData(profiles, trash_dir=tmp_path / "trash", cache_dir=tmp_path / "cache")
+    reads = []
+    for name, part in door.parts.items():
+        def counted(*args, _search=part.search, _name=name, **kwargs):
+            reads.append((_name, kwargs.get("offset")))
+            return _search(*args, **kwargs)
+        part.search = counted
+    clock = itertools.count(1_800_000_000)
+    try:
+        pages = _every_page(lambda offset: door.search("the", ListQuery(), limit=5, offset=offset,
+                                                       now=float(next(clock))), 5)
+    finally:
+        door.close()
+    assert len(pages) > 3
+    assert len(reads) == len(set(reads))  # no store page read twice

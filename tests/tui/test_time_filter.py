@@ -129,6 +129,11 @@ async def test_br21_after_and_before_in_the_search_field_narrow_the_search(fixed
         view = await search("Kyoto after:7x")
         assert [g.root_id for g in view.groups] == ["20261117_090000_d4e5f6a7"]
         assert "7x" in (view.note or "")
+        # Said in full on the line before the hits (the pane's subtitle is cut at its width).
+        results = app.screen.results
+        first = next(row for row in results._rows if row.text is not None and row.target is None)
+        assert first.text.plain.strip() == view.note
+        assert "7x" not in str(app.screen.switcher.border_subtitle)
 
 
 async def test_br21_export_offers_the_conversations_the_window_lists(fixed_db: Path) -> None:
