@@ -331,11 +331,15 @@ def _hit_line(head: str, hit: Any, tty: bool) -> Any:
         return head + inert_line(hit.raw_snippet or hit.snippet)
     from rich.text import Text
 
+    from .ellipsis import shown_snippet
+
+    # (upstream's "..." cut marks shown as the browser shows them, "…", the spans moved along)
+    snippet, spans = shown_snippet(hit.snippet, [tuple(span) for span in hit.spans])
     line = Text(head)
     start = len(line)
-    line.append(inert_line(hit.snippet))
-    for a, b in hit.spans:
-        if 0 <= a < b <= len(hit.snippet):
+    line.append(inert_line(snippet))
+    for a, b in spans:
+        if 0 <= a < b <= len(snippet):
             line.stylize(MATCH_STYLE, start + a, start + b)
     return line
 
