@@ -416,3 +416,22 @@ def test_the_command_answers_what_the_browsers_pane_shows(generated, query):
     assert [item["unread"] for item in shown] == [group.unread for group in view.groups[:limit]]
     first = view.groups[0]
     assert [hit["message_id"] for hit in shown[0]["hits"]] == [hit.id for hit in first.hits]
+
+
+@pytest.mark.parametrize("version", [2, 5, 7, 9, 10, 11])
+def test_every_older_schema_is_searched_as_it_is_and_never_written(upstream_copy, version):
+    """Upstream's stores of v2..v11 hold the same five sessions: the CJK word is found in
+    each (whatever index the schema has), and the file's bytes stay as they were (a read never
+    migrates)."""
+    path = upstream_copy(version)
+    state = untouched(path)
+    before = state()
+    result = hermes(path.parent, "search", "桂林", "--json")
+    assert result.returncode == 0, result.stderr
+    [conversation] = json.loads(result.stdout)["conversations"]
+    # The compression pair `travel plans` → `#2`, shown once, at its tip (v2 has no titles).
+    assert conversation["id"] != conversation["root_id"]
+    assert conversation["label"] == "travel plans #2" or "桂林" in conversation["label"]
+    assert any("桂林" in hit["snippet"] for hit in conversation["hits"])
+    assert "Traceback" not in result.stderr
+    assert state() == before
