@@ -144,7 +144,7 @@ def run_search(args: argparse.Namespace, kit: Any) -> int:
     if not read.text.strip():
         raise FilterError("Error: nothing to search for but a time window: give one or more words.", code=2)
     if cli_profiles.across(args):
-        return _across(args, kit, base, read, now)
+        return _across(args, kit, read, now)
     with kit.open_store("read") as db:
         kit.warn_unknown_source(db, args.source)
         query = _with_own(cli_filters.query_from_args(db, args, now=now), args)
@@ -179,7 +179,7 @@ def _note_unread(db: Any, args: argparse.Namespace, profile: str | None = None) 
         print(f"Note: {where}{problem}: nothing is unread.", file=sys.stderr)
 
 
-def _across(args: argparse.Namespace, kit: Any, base: ListQuery, read, now: float) -> int:
+def _across(args: argparse.Namespace, kit: Any, read, now: float) -> int:
     """Every profile's store searched, the conversations ranked together by their best hit
     (:func:`hermes_state.across_profiles.next_of`, as the browser ranks them across
     profiles), each naming its profile; a store that cannot be read is named once on stderr
