@@ -10,11 +10,16 @@ the two things only a reader of several stores needs:
 * **One order over all of them.** Ids may collide across profiles, so a row is known by
   ``(profile, id)``; the rows of the stores come out as one list by the list's own order key
   (:func:`merge_listed`), and search answers as one answer by the score their hits carry
-  (:func:`next_of`: the one place hits of several stores are ranked together).
+  (:func:`best_head`: the one place hits of several stores are ranked together).
 
-Each merge is a k-way merge of lists each store already gives in order, so it reads no more
-of a store than it shows, and it keeps each store's own order (a store's rows are never
-reordered among themselves, even where a key is missing or ties).
+Each merge is a k-way merge of lists each store already gives in order, and it keeps each
+store's own order (a store's rows are never reordered among themselves, even where a key is
+missing or ties). A list reads no more of a store than it shows; a search reads a store a
+page ahead (its next conversation must be known to be ranked against the others').
+
+Ranking hits of several stores together is a heuristic: each store scores its hits with its
+own word statistics (bm25's rarity is the store's), blended with recency; the scores are
+compared as they come.
 """
 
 from __future__ import annotations
@@ -121,7 +126,7 @@ def hit_key(hit: Any) -> tuple[int, float]:
     return (1, -_number(getattr(hit, "timestamp", None)))
 
 
-def next_of(heads: Sequence[tuple[T, Any]]) -> T | None:
+def best_head(heads: Sequence[tuple[T, Any]]) -> T | None:
     """Which store's next item comes next in an answer over several stores: ``heads`` holds
     each store's next item (owner, item) -- a hit, or a conversation by its best hit -- and
     the one whose :func:`hit_key` ranks first wins, the earlier store on a tie. Taking one

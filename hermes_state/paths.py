@@ -279,7 +279,7 @@ def cache_dir() -> Path:
     override = os.environ.get(CACHE_DIR_ENV, "").strip()
     if override:
         return Path(override)
-    return _platform_dir("cache", os.environ.get("XDG_CACHE_HOME", ""), os.environ.get("HOME", ""))
+    return _platform_dir("cache", *_platform_env("XDG_CACHE_HOME"))
 
 
 def data_dir() -> Path:
@@ -288,11 +288,17 @@ def data_dir() -> Path:
     override = os.environ.get(DATA_DIR_ENV, "").strip()
     if override:
         return Path(override)
-    return _platform_dir("data", os.environ.get("XDG_DATA_HOME", ""), os.environ.get("HOME", ""))
+    return _platform_dir("data", *_platform_env("XDG_DATA_HOME"))
+
+
+def _platform_env(xdg: str) -> tuple[str, ...]:
+    """What platformdirs' answer depends on, here and on Windows (the cache's key)."""
+    get = os.environ.get
+    return (get(xdg, ""), get("HOME", ""), get("APPDATA", ""), get("LOCALAPPDATA", ""))
 
 
 @functools.lru_cache(maxsize=16)
-def _platform_dir(kind: str, _xdg: str, _home: str) -> Path:
+def _platform_dir(kind: str, *_environment: str) -> Path:
     """The platform's directory of that kind, asked once per environment it depends on (the
     arguments after ``kind`` are only the cache's key): platformdirs' answer cost a
     millisecond a keystroke when the list's pins were looked up on every search."""

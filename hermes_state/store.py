@@ -318,6 +318,9 @@ class Store:
         shares it: the list engine's pins, counts and recency index
         (:func:`hermes_state.listing.engine.lister_of`) are the same for the facade, an
         export and a recall over one connection."""
+        found = self._attached.get(key)
+        if found is not None:
+            return found  # (without the lock: a search holding it must not stall the asker)
         with self.lock:
             found = self._attached.get(key)
             if found is None:

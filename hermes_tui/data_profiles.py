@@ -16,7 +16,7 @@ and merging the answers:
   own pages (:func:`hermes_state.across_profiles.list_key`), kept per filters until a store
   commits; search runs on every store at once (one thread each: SQLite lets go of the GIL)
   and its conversations are ranked together by their best hit's score
-  (:func:`hermes_state.across_profiles.next_of`), one ranking read a page at a time. Counts are sums of each store's counts
+  (:func:`hermes_state.across_profiles.best_head`), one ranking read a page at a time. Counts are sums of each store's counts
   under the same filters; each profile's own count feeds the profile filter.
 * **One broken store is one line.** A profile whose store cannot be opened (corrupt, not
   SQLite, unreadable) is named once through ``on_file_event("left-out", line)`` and left out;
@@ -26,12 +26,13 @@ and merging the answers:
 from __future__ import annotations
 
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
-from hermes_state.across_profiles import first_line, list_key, next_of
+from hermes_state.across_profiles import best_head, first_line, list_key
 from hermes_state.errors import DatabaseError
 from hermes_state.listing import ListQuery
 from hermes_state.models import LineageNode, SessionSummary
@@ -78,64 +79,100 @@ class _Merge:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
+#: Rounds of reading more store pages one page of a search may take when the stores' pages
+#: hold few conversations the list's time window, unread-only or status filter keeps: past
+#: them the page comes back short, still saying more may follow (the next page goes on).
+REFILL_ROUNDS = 4
+
+
 class _SearchStream:
     """One search over several stores as one ranked stream of conversations, read a page at
     a time: each store's groups wait in their store's order, and the next one shown is the
-    best head of all (by its best hit, :func:`~hermes_state.across_profiles.next_of`). A store whose waiting groups are used up is read at its next
-    page before anything else is chosen: its next conversation may rank above the others'."""
+    best head of all (by its best hit, :func:`~hermes_state.across_profiles.best_head`). A
+    store whose waiting groups are used up is read at its next page before anything else is
+    chosen: its next conversation may rank above the others'.
 
-    def __init__(self, door: "ProfilesData", query: str, listed: ListQuery, limit: int,
-                 kwargs: dict, across: bool, first: SearchView) -> None:
-        self.door, self.query, self.listed, self.limit, self.kwargs = door, query, listed, limit, kwargs
-        self.across, self.first = across, first
+    Offsets differ from one store's: a store's ``next_offset`` counts the hits it *read*
+    (conversations its filters then dropped included); :attr:`position` counts the hits of
+    the merged answer given out, which is the offset the screen asks the next page at."""
+
+    def __init__(self, door: "ProfilesData", query: str, listed: ListQuery, page_size: int,
+                 kwargs: dict, across: bool, figures: SearchView, versions: dict[str, int], generation: int) -> None:
+        self.door, self.query, self.listed, self.page_size, self.kwargs = door, query, listed, page_size, kwargs
+        self.across = across
+        #: The answer's figures (path, ranking, estimates, notes, title matches), of the
+        #: stores' first pages.
+        self.figures = figures
+        #: The stores' data_version when their first pages were read, by profile: a commit
+        #: to one since makes the next page start again from the top (as a single store's
+        #: page would read the store as it is now); a store left out since does not.
+        self.versions = versions
+        #: :attr:`ProfilesData.interrupts` when this stream was last asked: a newer one means
+        #: a newer search superseded it.
+        self.generation = generation
         self.waiting: dict[str, list[HitGroup]] = {}
         self.next_offset: dict[str, int] = {}
         self.done: set[str] = set()
-        #: Hits handed out so far: the offset the next page is asked at.
-        self.emitted = 0
+        #: Where the next page starts in the merged answer, the offset the screen asks it at:
+        #: the hits handed out so far, and one more for each page the filters left empty
+        #: (so that the page after it is not taken for the first page again).
+        self.position = 0
         self.interrupted = False
         self.lock = threading.Lock()
 
-    def fed(self, name: str, answer: SearchView) -> None:
+    def add_page(self, name: str, answer: SearchView) -> None:
         """A store's page read: its groups wait, and where its next page starts is kept."""
         self.waiting.setdefault(name, []).extend(answer.groups)
         self.next_offset[name] = answer.next_offset
         if not answer.more or not answer.hit_count:
             self.done.add(name)
 
-    def _refill(self) -> None:
-        """Read the next page of every store whose waiting groups are used up."""
-        empty = [name for name in self.next_offset
-                 if not self.waiting.get(name) and name not in self.done and name not in self.door.left_out]
-        if not empty:
+    def _superseded(self) -> bool:
+        if self.door.interrupts != self.generation:
+            self.interrupted = True
+        return self.interrupted
+
+    def _refill(self, empty: list[str]) -> None:
+        """Read the next page of these stores (their waiting groups are used up)."""
+        for name in empty:
+            if name in self.door.left_out:
+                self.done.add(name)  # (left out since: its conversations end here)
+        parts = [(name, self.door.parts[name]) for name in empty if name not in self.done]
+        if not parts or self._superseded():
             return
-        parts = [(name, self.door.parts[name]) for name in empty]
         answers = self.door._each(
-            lambda name, part: part.search(self.query, self.listed, limit=self.limit,
+            lambda name, part: part.search(self.query, self.listed, limit=self.page_size,
                                            offset=self.next_offset[name], **self.kwargs),
             parts, parallel="search")
         read = {name for name, _a in answers}
-        for name in empty:
+        for name, _part in parts:
             if name not in read:
-                self.done.add(name)  # (left out while reading: its conversations end here)
+                self.done.add(name)  # (left out while reading)
         for name, answer in answers:
             if answer.interrupted:
                 self.interrupted = True
                 return
-            self.fed(name, answer)
+            self.add_page(name, answer)
 
-    def take(self, hits: int) -> list[HitGroup]:
-        """The next conversations of the one ranking, whole, until ``hits`` hits are taken
-        (or every store is used up); a conversation met again on a later page of its store
-        joins its group when both are in this page (as :meth:`SearchView.merged` joins
-        pages)."""
+    def take(self, hits: int, rounds: int | None = REFILL_ROUNDS) -> list[HitGroup]:
+        """The next conversations of the one ranking, whole, until ``hits`` hits are taken,
+        every store is used up, or ``rounds`` rounds of reading stores' next pages did not
+        fill the page (None: no limit); a conversation met again on a later page of its
+        store joins its group when both are in this page (as :meth:`SearchView.merged`
+        joins pages)."""
         with self.lock:
             page: dict[str, HitGroup] = {}
             taken = 0
-            while taken < hits and not self.interrupted:
-                self._refill()
-                name = next_of([(name, groups[0].hits[0] if groups[0].hits else None)
-                                for name, groups in self.waiting.items() if groups])
+            while taken < hits and not self._superseded():
+                empty = [name for name in self.next_offset if not self.waiting.get(name) and name not in self.done]
+                if empty:
+                    if rounds is not None and rounds <= 0:
+                        break  # (a short page; more follows)
+                    rounds = None if rounds is None else rounds - 1
+                    self._refill(empty)
+                    continue
+                name = best_head([(name, groups[0].hits[0] if groups[0].hits else None)
+                                  for name, groups in self.waiting.items() if groups])
                 if name is None:
                     break
                 group = self.door._group(name, self.waiting[name].pop(0), self.across)
@@ -144,7 +181,7 @@ class _SearchStream:
                 else:
                     page[group.root_id] = group
                 taken += len(group.hits)
-            self.emitted += taken
+            self.position += taken if taken else (1 if self.more else 0)
             return list(page.values())
 
     @property
@@ -194,8 +231,11 @@ class ProfilesData:
         #: Each profile's count under the list's other filters, from the last census.
         self.profile_counts: dict[str, int] = {}
         self._merges: dict[tuple, _Merge] = {}
-        #: Searches whose later pages may be asked for, by (profiles shown, query, filters, ...).
+        #: Searches whose later pages may be asked for, by (profile chosen, query, filters, ...).
         self._searches: dict[tuple, _SearchStream] = {}
+        #: How many times searches were interrupted (a newer keystroke): a search reading on
+        #: after a newer one was asked stops at its next read.
+        self.interrupts = 0
         self._lock = threading.Lock()
         # A pool for each kind of work fanned out to the stores: a search typed while the
         # census counts every store (seconds at 1M messages each) must not queue behind it.
@@ -343,15 +383,24 @@ class ProfilesData:
     def changed_since_first_read(self) -> bool:
         return any(self.parts[name].changed_since_first_read() for name in self.names)
 
+    def _versions(self) -> dict[str, int]:
+        """Each shown store's ``data_version``, by profile."""
+        return dict(self._each(lambda _n, part: part.read(lambda db: db.data_version())))
+
     def data_versions(self) -> tuple:
         """Each shown store's ``data_version`` (a merged list is kept while they stay)."""
         return tuple(self._each(lambda _n, part: part.read(lambda db: db.data_version())))
 
     def interrupt_search(self) -> None:
+        # (counted first: a search between two statements, which SQLite's interrupt cannot
+        # reach, sees it before reading on)
+        self.interrupts += 1
         for part in self.parts.values():
             part.interrupt_search()
 
     def forget_search_answers(self) -> None:
+        with self._lock:
+            self._searches.clear()
         for part in self.parts.values():
             part.forget_search_answers()
 
@@ -446,8 +495,9 @@ class ProfilesData:
             name, session_id = split(qualified) if SEPARATOR in qualified else (self._order[0], qualified)
             by_profile.setdefault(name, set()).add(session_id)
         rows: list[tuple[str, SessionSummary]] = []
+        shown = {name for name, _p in self._shown()}  # (the profile chosen, or every one)
         for name, ids in by_profile.items():
-            if name in self.names:
+            if name in shown:
                 found, _total = self._call(name, lambda p, i=ids: p.page_of_ids(i, 0, offset + limit, query), ([], 0))
                 rows += [(name, row) for row in found]
         rows.sort(key=lambda pair: list_key(pair[1], True))
@@ -548,83 +598,102 @@ class ProfilesData:
     def search(self, query: str, listed: ListQuery, *, limit: int = 40, offset: int = 0,
                **kwargs: Any) -> SearchView:
         """Every shown store searched at once, conversations ranked together by the score of
-        their best hit (:func:`~hermes_state.across_profiles.next_of`), PF-6: one ranking
-        across pages. A page holds about ``limit`` hits of that one ranking, from ``offset``
-        (hits of the merged answer shown before it); each store's hits beyond what a page
-        took wait for the next page, and a store is read further only when its next
+        their best hit (:func:`~hermes_state.across_profiles.best_head`), PF-6: one ranking
+        across pages. A page holds about ``limit`` hits of that ranking, from ``offset``
+        (hits of the merged answer handed out before it); each store's hits beyond what a
+        page took wait for the next page, and a store is read further only when its next
         conversation could be the next one shown."""
-        shown = self._shown()
-        # (not by ``now``: each page is asked at its own clock, and the stream goes on at its
-        # first page's, so that recency weighs alike on every page of one ranking)
-        asked = (query, listed, limit, tuple(sorted(((k, v) for k, v in kwargs.items() if k != "now"), key=str)))
-        key = (tuple(name for name, _p in shown), *asked)
+        started = time.perf_counter()
+        # The stream is found again by what was asked -- not by ``now`` (each page is asked
+        # at its own clock; the stream goes on at its first page's, so recency weighs alike
+        # on every page) nor by ``limit`` (a refresh asks for as many hits as are shown) --
+        # and by the profile chosen, not the profiles read (a store left out between two
+        # pages must not start the answer again).
+        key = (self.profile_filter, query, listed,
+               tuple(sorted(((k, v) for k, v in kwargs.items() if k != "now"), key=str)))
+        generation = self.interrupts
+        versions = self._versions() if offset else {}
         with self._lock:
             stream = self._searches.pop(key, None)
-            if offset == 0 or stream is None or stream.emitted != offset:
-                stream = None  # (a first page, or a page asked out of turn: read again from the top)
-        if stream is None:
-            stream = self._open_search(query, listed, limit, kwargs, shown)
-            if stream.first.interrupted:
-                return stream.first
+        if (offset == 0 or stream is None or stream.position != offset
+                or any(stream.versions.get(name) != version for name, version in versions.items())):
+            stream = self._open_search(query, listed, limit, kwargs, generation)
+            if stream.interrupted:
+                return SearchView(query=query, offset=offset, interrupted=True)
             if offset:
-                stream.take(offset)  # (replayed up to the page asked for, then dropped)
+                stream.take(offset, rounds=None)  # (replayed up to the page asked for, then dropped)
+        stream.generation = generation
+        before = stream.position
         page = stream.take(limit)
+        if stream.interrupted:
+            return SearchView(query=query, offset=offset, interrupted=True)  # (and not kept)
+        more = stream.more
         with self._lock:
-            # (kept by the profiles shown now: a store left out while reading is not asked
-            # for by the next page's key)
-            self._searches[(tuple(name for name, _p in self._shown()), *asked)] = stream
+            self._searches[key] = stream
             while len(self._searches) > KEPT_MERGES:
                 del self._searches[next(iter(self._searches))]
-        if stream.interrupted:
-            return SearchView(query=query, offset=offset, interrupted=True)
-        first = stream.first
+        figures = stream.figures
         view = SearchView(query=query, offset=offset)
-        view.stamps = dict(first.stamps)
-        view.path, view.ranking, view.order = first.path, first.ranking, first.order
-        view.elapsed_ms = first.elapsed_ms
-        view.total_estimate = first.total_estimate
-        view.note, view.answered, view.newest_id = first.note, first.answered, first.newest_id
+        view.path, view.ranking, view.order = figures.path, figures.ranking, figures.order
+        view.total_estimate = figures.total_estimate
+        view.note, view.answered, view.newest_id = figures.note, figures.answered, figures.newest_id
         if offset == 0:
-            view.title_matches = first.title_matches
+            view.stamps = dict(figures.stamps)
+            view.elapsed_ms = figures.elapsed_ms
+            view.title_matches = figures.title_matches
+        else:
+            view.elapsed_ms = (time.perf_counter() - started) * 1000
         view.groups = page
         view.hit_count = sum(len(group.hits) for group in page)
-        view.more = stream.more
+        view.skipped = stream.position - before - view.hit_count  # (a page left empty: 1)
+        view.more = more
+        # (worked out from what each store has left: a page the stores' filters left short
+        # still has more, which the screen's rule for a short answer must not undo)
+        view.more_certain = True
         return view
 
     def _open_search(self, query: str, listed: ListQuery, limit: int, kwargs: dict,
-                     shown: list[tuple[str, BrowserData]]) -> "_SearchStream":
+                     generation: int) -> "_SearchStream":
         """Each shown store's first page, read at once (a thread each); the answer's
-        figures (path, ranking, estimates, title matches) are of these pages."""
+        figures (path, ranking, estimates, notes, title matches) are of these pages."""
+        shown = self._shown()
+        versions = self._versions()
         answers = self._each(lambda _n, part: part.search(query, listed, limit=limit, offset=0, **kwargs),
                              shown, parallel="search")
         across = len(answers) > 1
-        first = SearchView(query=query)
-        stream = _SearchStream(self, query, listed, limit, kwargs, across, first)
+        figures = SearchView(query=query)
+        stream = _SearchStream(self, query, listed, limit, kwargs, across, figures, versions, generation)
         if not answers:
             return stream
         views = [answer for _name, answer in answers]
-        first.stamps = dict(views[0].stamps)
+        figures.stamps = dict(views[0].stamps)
         for stamp in ("query", "grouped", "done"):
             stamps = [v.stamps[stamp] for v in views if stamp in v.stamps]
             if stamps:
-                first.stamps[stamp] = max(stamps)
-        first.interrupted = any(v.interrupted for v in views)
-        if first.interrupted:
+                figures.stamps[stamp] = max(stamps)
+        stream.interrupted = any(v.interrupted for v in views)
+        if stream.interrupted:
             return stream
-        first.path = "+".join(dict.fromkeys(v.path for v in views if v.path))
-        first.ranking = "+".join(dict.fromkeys(v.ranking for v in views if v.ranking))
-        first.order = next((v.order for v in views if v.order), "")
-        first.elapsed_ms = max(v.elapsed_ms for v in views)
+        figures.path = "+".join(dict.fromkeys(v.path for v in views if v.path))
+        figures.ranking = "+".join(dict.fromkeys(v.ranking for v in views if v.ranking))
+        figures.order = next((v.order for v in views if v.order), "")
+        figures.elapsed_ms = max(v.elapsed_ms for v in views)
         estimates = [v.total_estimate for v in views if v.total_estimate is not None]
-        first.total_estimate = sum(estimates) if estimates else None
-        first.note = next((v.note for v in views if v.note), None)
-        first.answered = next((v.answered for v in views if v.answered), None)
-        # (newest_id stays None: each store numbers its own messages, no one id says "new")
+        figures.total_estimate = sum(estimates) if estimates else None
+        # A store that found nothing explains its own empty answer ("no message holds..."):
+        # above another store's hits that would be wrong, so its note is said only when no
+        # store found anything.
+        found = [v for v in views if v.groups]
+        figures.note = next((v.note for v in (found or views) if v.note), None)
+        figures.answered = next((v.answered for v in (found or views) if v.answered), None)
+        # One store's message ids say which hits are new since the answer; several stores'
+        # cannot (each numbers its own messages).
+        figures.newest_id = views[0].newest_id if len(views) == 1 else None
         titles = [row for name, answer in answers for row in (self._row(name, r, across) for r in answer.title_matches)]
         titles.sort(key=lambda row: list_key(row, True))
-        first.title_matches = titles[:8]
+        figures.title_matches = titles[:8]
         for name, answer in answers:
-            stream.fed(name, answer)
+            stream.add_page(name, answer)
         return stream
 
     def _group(self, name: str, group: HitGroup, across: bool) -> HitGroup:

@@ -20,7 +20,7 @@ from hermes_state.gateway import describe_lane, load_gateway_config, load_sessio
 from hermes_state.watch import Change, ChangeWatcher
 
 from .context import AppContext, StoreChange
-from .data_profiles import SEPARATOR as PROFILE_SEPARATOR
+from .data_profiles import qualify
 from .view_models import FileState
 
 
@@ -102,7 +102,7 @@ class LiveFeed:
             except Exception:
                 continue
             for session_id, lane in described.items():
-                lanes[session_id if name is None else f"{name}{PROFILE_SEPARATOR}{session_id}"] = lane
+                lanes[session_id if name is None else qualify(name, session_id)] = lane
         self.ctx.lanes.replace(lanes)
 
     def post(self, change: StoreChange) -> None:

@@ -75,6 +75,10 @@ class SearchView:
     #: Where this page of hits starts, and whether another page may follow (BR-20).
     offset: int = 0
     more: bool = False
+    #: ``more`` was worked out from what the stores have left to read (across profiles), not
+    #: from one store's estimate: a short page does not mean the end (see ``_run`` in
+    #: :mod:`hermes_tui.screens.browser_search`).
+    more_certain: bool = False
     #: Hits of later pages left out for being shown already (a commit shifted the pages while
     #: the answer on screen held still): they count towards where the next page starts.
     skipped: int = 0

@@ -31,22 +31,30 @@ def pins_path() -> Path:
     return data_dir() / "pins.json"
 
 
-_keys: dict[str, str] = {}
+_keys: dict[tuple, str] = {}
 
 
 def _key(db_path: Path) -> str:
-    """The database's resolved path, resolved once per path given (the list asks for its
-    pins on every search keystroke; resolving walked the path's every component each time)."""
+    """The database's resolved path. The list asks for its pins on every search keystroke,
+    and resolving walks the path's every component: it is resolved again only when the path
+    given, the working directory or the file the path reaches is another (a symlink pointed
+    elsewhere, a store replaced), which one ``stat`` tells."""
     given = str(db_path)
-    key = _keys.get(given)
+    try:
+        st = os.stat(given)
+        seen = (given, os.getcwd(), st.st_ino, st.st_dev)
+    except OSError:
+        seen = None
+    key = _keys.get(seen) if seen is not None else None
     if key is None:
         try:
             key = str(Path(db_path).resolve())
         except OSError:
             key = given
-        if len(_keys) > 256:
-            _keys.clear()
-        _keys[given] = key
+        if seen is not None:
+            if len(_keys) > 256:
+                _keys.clear()
+            _keys[seen] = key
     return key
 
 

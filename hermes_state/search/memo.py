@@ -100,8 +100,9 @@ def kept_for(store: "Store") -> PrefixCache:
 
 
 def forget_everything(store: "Store") -> None:
-    """Drop all ``store``'s searches keep, the prefix expansions too: the next search starts
-    as the first one on a fresh connection would."""
+    """Drop all this memo keeps for ``store``, the prefix expansions too (the conversation
+    memo of :mod:`~hermes_state.search.spread` and the store's ``until_changed`` answers
+    are not this memo's)."""
     cache = kept_for(store)
     cache.key = None
     cache.clear()

@@ -64,6 +64,8 @@ class SearchAsYouType:
         self.latencies: list[tuple[str, float]] = []
         #: The detail pane's loads for the highlighted hit: only the newest one's answer shows.
         self._detail_requests = Generation()
+        #: ((query, screen's window), what _windowed answered) at the last first page.
+        self._window_kept: tuple | None = None
         #: How conversations are ordered (SR-18): the config's, until the key toggles it.
         search_config = screen.ctx.config.search
         self.order = search_config.order
@@ -244,11 +246,24 @@ class SearchAsYouType:
         """One worker of the group at a time (a newer one cancels the older), on the screen."""
         self.screen.run_worker(work, group=group, exclusive=True, thread=True, exit_on_error=False)
 
-    def _windowed(self, query: str):
+    def _windowed(self, query: str, *, again: bool = False):
         """``query`` without its ``after:`` / ``before:`` terms, the screen's time window
         narrowed by them (BR-21: the conversations last active in both), and what is wrong
-        with a term that cannot be read (the term is then left out, and the note says so):
-        the library's one reading of them (:func:`hermes_state.search.found.windowed`)."""
+        with a term that cannot be read (the term is then left out, and the note says so).
+
+        ``again``: for a later page of the answer shown, the window its first page was read
+        with (``after:7d`` is worked out at the first page's clock, not at each page's:
+        pages of one answer share one window, and the store finds the answer's stream)."""
+        kept = self._window_kept
+        if again and kept is not None and kept[0] == (query, self.screen.narrow):
+            return kept[1]
+        answer = self._window_now(query)
+        self._window_kept = ((query, self.screen.narrow), answer)
+        return answer
+
+    def _window_now(self, query: str):
+        """The library's one reading of the terms (:func:`hermes_state.search.found.windowed`)
+        at the screen's clock."""
         screen = self.screen
         found = windowed(query, screen.narrow, screen.ctx.clock())
         return found.text, found.narrow, found.problem
@@ -263,7 +278,9 @@ class SearchAsYouType:
         view.query = query  # (as typed: its answer and its next pages are matched by it)
         if problem:
             view.note = problem
-        view.more = view.more and view.hit_count >= SEARCH_PAGE
+        if not view.more_certain:
+            # (one store's answer shorter than a page has no more, whatever its estimate)
+            view.more = view.more and view.hit_count >= SEARCH_PAGE
         screen.post_message(SearchFinished(query, view, keep=keep))
 
     def toggle_order(self) -> None:
@@ -281,7 +298,7 @@ class SearchAsYouType:
 
     def _load_more(self, query: str, offset: int) -> None:
         screen = self.screen
-        text, narrow, _problem = self._windowed(query)
+        text, narrow, _problem = self._windowed(query, again=True)
         view = screen.ctx.store.search(
             text, screen.filters.with_(narrow=narrow), limit=SEARCH_PAGE, offset=offset,
             order=self.order, weights=self.weights, now=screen.ctx.clock(),

@@ -487,6 +487,12 @@ class SearchResults(KeysFollowFocus, ScrollView, can_focus=True):
             self._refresh_changed_lines(*drawn)
         stamps["built"] = time.perf_counter()
         self.stamps = stamps
+        if view.more and self.cursor is None and not self.loading_more:
+            # Every hit of the pages read was of a conversation the list's filters (a time
+            # window, unread only, a status) leave out: the next page is read at once, as the
+            # cursor would ask for it next to the last hit.
+            self.loading_more = True
+            self.post_message(self.NeedMore(self, view.query, view.next_offset))
 
     def _refresh_changed_lines(self, old_rows: list, old_top: int, old_cursor: int | None) -> None:
         """Repaint only the lines on screen that the new rows change: while a word is typed
@@ -589,7 +595,9 @@ class SearchResults(KeysFollowFocus, ScrollView, can_focus=True):
                         _hit_text, hit.role, when, hit.snippet, spans, width, meta_style, match_style))
                 reuse[key] = row
                 rows.append(row)
-        if not rows:
+        if not rows and view.more:
+            rows.append(_Row(Text("   No hits in the pages read so far: reading on…", style=meta_style), None))
+        elif not rows:
             # BR-20: an empty answer says so in the pane, with the reason when there is one.
             line = Text("   No message, title or id matches ", no_wrap=True, overflow="ellipsis")
             line.append(f"“{inert_line(view.query)}”", style="bold")

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from hermes_state.across_profiles import merge_listed, next_of, open_each
+from hermes_state.across_profiles import merge_listed, best_head, open_each
 from hermes_state.profiles import DEFAULT, ProfileError, discover, hermes_root, normalize, read_active
 
 
@@ -138,10 +138,10 @@ def hit(score, ts=0.0, id=0):
 
 
 def merge_hits(answers):
-    """Each store's hits taken one at a time, the next store chosen by ``next_of``."""
+    """Each store's hits taken one at a time, the next store chosen by ``best_head``."""
     waiting = {owner: list(hits) for owner, hits in answers}
     merged = []
-    while (owner := next_of([(o, hits[0]) for o, hits in waiting.items() if hits])) is not None:
+    while (owner := best_head([(o, hits[0]) for o, hits in waiting.items() if hits])) is not None:
         merged.append((owner, waiting[owner].pop(0)))
     return merged
 
