@@ -181,10 +181,10 @@ def _note_unread(db: Any, args: argparse.Namespace, profile: str | None = None) 
 
 def _across(args: argparse.Namespace, kit: Any, read, now: float) -> int:
     """Every profile's store searched, the conversations ranked together by their best hit
-    (:func:`hermes_state.across_profiles.next_of`, as the browser ranks them across
+    (:func:`hermes_state.across_profiles.best_head`, as the browser ranks them across
     profiles), each naming its profile; a store that cannot be read is named once on stderr
     and left out."""
-    from hermes_state.across_profiles import next_of
+    from hermes_state.across_profiles import best_head
 
     with cli_profiles.open_across(kit.open_profile_store, cli_profiles.warn) as (opened, _left):
         kit.warn_unknown_source_across([item.store for item in opened], args.source)
@@ -198,7 +198,7 @@ def _across(args: argparse.Namespace, kit: Any, read, now: float) -> int:
         waiting = {name: list(answer.conversations) for name, answer in answers}
         merged: list[tuple[str, Any]] = []
         while len(merged) < args.limit:
-            name = next_of([(name, items[0].hits[0] if items[0].hits else None)
+            name = best_head([(name, items[0].hits[0] if items[0].hits else None)
                             for name, items in waiting.items() if items])
             if name is None:
                 break
