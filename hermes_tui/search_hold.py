@@ -90,6 +90,9 @@ def hold_still(shown: SearchView, fresh: SearchView) -> Held:
     steady = replace(
         fresh, groups=groups, title_matches=titles, hit_count=kept,
         offset=shown.offset, more=shown.more, newest_id=shown.newest_id,
+        # (the note heads the hits on a line of its own: one that came or went with the
+        # commit would move every row under it)
+        note=shown.note, answered=shown.answered,
     )
     return Held(steady, fresh, new)
 

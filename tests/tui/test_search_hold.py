@@ -113,3 +113,13 @@ def test_an_answer_to_other_words_waits_whole_while_it_holds_a_new_message() -> 
     shown_real = view(("n", [hit("n", 6)]))
     shown_real.newest_id = 6
     assert hold_still(shown_real, back).steady is back
+
+
+def test_a_note_that_comes_with_a_commit_waits_with_the_new_matches() -> None:
+    """The note heads the hits on a line of its own: taken from the fresh answer, it would
+    push every row shown down one line while the reader holds a hit."""
+    shown = view(("a", [hit("a", 1)]))
+    fresh = view(("n", [hit("n", 9)]), ("a", [hit("a", 1)]))
+    fresh.note = "across messages: newest 24 of 30 conversations with the words ranked"
+    held = hold_still(shown, fresh)
+    assert held.steady.note is None and held.fresh.note == fresh.note
