@@ -40,7 +40,7 @@ Opening rules
   ``Error: Could not open session database: no database at <path>``.
 * A file that is not SQLite, a corrupt file, a directory, ``HERMES_HOME`` naming a file, or an
   SQLite file that is not a Hermes store are each reported in one line.
-* Read actions (``list``, ``stats``, ``export``) open the store read-only when it is already at
+* Read actions (``list``, ``search``, ``stats``, ``export``) open the store read-only when it is already at
   schema 11 (or newer) or when the file or its directory is not writable: they then never
   wait for a writer's lock and never modify the file. An older schema in a writable place is
   opened read-write and upgraded, as upstream's CLI does.
@@ -529,6 +529,27 @@ def _queries_across(args: argparse.Namespace, opened: list, base: ListQuery, now
 def _print_lines(lines: list[str]) -> None:
     if lines:
         sys.stdout.write("\n".join(lines) + "\n")
+
+
+# search ----------------------------------------------------------------------
+
+
+@session_action("search")
+def _add_search(sub) -> None:
+    from .cli_search import add_search
+
+    add_search(sub, _cmd_search, _limit, _statuses)
+
+
+def _cmd_search(args: argparse.Namespace) -> int:
+    from .cli_search import run_search
+
+    # What the command uses of this module, handed to it: cli_search never imports it.
+    kit = argparse.Namespace(
+        open_store=open_store, open_profile_store=_open_profile_store, warn_unknown_source=warn_unknown_source,
+        warn_unknown_source_across=_warn_unknown_source_across, queries_across=_queries_across,
+    )
+    return run_search(args, kit)
 
 
 # browse ----------------------------------------------------------------------
@@ -1245,7 +1266,7 @@ _KIT = argparse.Namespace(
 
 
 #: The actions that also read every profile's store at once (``--all-profiles``, PF-2).
-ACROSS_PROFILES = ("list", "browse", "export", "stats")
+ACROSS_PROFILES = ("list", "search", "browse", "export", "stats")
 
 #: The two names our commands run under: ``hermes sessions`` (through the ``hermes`` that
 #: hands other commands to Hermes Agent) and ``hermes-sessions`` (a name nothing else installs).
@@ -1330,6 +1351,9 @@ def main(argv: list[str] | None = None, *, _sessions_prog: str = SESSIONS_PROG) 
     parser = build_parser(_sessions_prog)
     try:
         args, extras = parser.parse_known_args(argv)
+        if extras and getattr(args, "action", None) == "search" and not any(e.startswith("-") for e in extras):
+            args.query += extras  # (words typed after an option are words of the query, in order)
+            extras = []
         if extras:
             getattr(args, "_help_parser", parser).error(
                 f"unrecognized arguments: {' '.join(extras)}"

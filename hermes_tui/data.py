@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Callable, TypeVar
 from hermes_state import SessionDB
 from hermes_state import listing
 from hermes_state.listing import ListQuery
-from hermes_state.listing.marks import ConversationMarks, conversation_marks, keeps
+from hermes_state.listing.marks import ConversationMarks, keeps
 from hermes_state.listing.counts import SourceCounts, conversations_by_source
 from hermes_state.listing.engine import lister_of
 from hermes_state.listing.rankings import Rankings, make_ranking
@@ -39,7 +39,7 @@ from hermes_state.query import limit_query
 from hermes_state.recap import RecapConfig, build_recap
 from hermes_state.watch import newest_message_id
 from hermes_state.conversation import conversation_roots
-from hermes_state.retrieval import group_hits_by_conversation
+from hermes_state.search.found import found_conversations
 from hermes_state.listing.title_keeper import TitleKeeper
 
 from . import operations
@@ -627,32 +627,15 @@ class BrowserData:
         view.more = result.has_more
         view.note = getattr(result, "note", None) or getattr(result, "error", None)
         view.answered = getattr(result, "answered_query", None)
-        roots = self._roots_of({hit.session_id for hit in result.hits})
-        hits = result.hits
-        if narrow:
-            kept = self._narrowed(searcher, narrow, list(set(roots.values())))
-            hits = [hit for hit in hits if roots.get(hit.session_id, hit.session_id) in kept]
-        conversations = group_hits_by_conversation(searcher, hits, roots)
-        labels = self._conversation_labels([c.root_id for c in conversations])
-        # Unread and status of each conversation, by the list's own rule: marked, and kept
-        # only if the list's unread-only and status filters would keep it.
-        marked = self._retry(lambda: conversation_marks(searcher.store, [c.root_id for c in conversations]))
-        unnamed = listing.ConversationLabel("")
-        view.groups = []
-        for c in conversations:
-            if not keeps(marked.get(c.root_id), listed):
-                continue
-            name = labels.get(c.root_id, unnamed)
-            view.groups.append(HitGroup(
-                root_id=c.root_id,
-                label=name.text or c.root_id,
-                source=c.best_hit.source or "",
-                hits=list(c.hits),
-                archived=name.archived,
-                hidden=name.hidden,
-                unread=getattr(marked.get(c.root_id), "unread", False),
-                across=max((hit.across for hit in c.hits), default=0),
-            ))
+        # Hits into conversations, named and marked, kept by the list's conversation filters:
+        # the library's one step (hermes_state.search.found), with this door's memos.
+        found = found_conversations(searcher.store, result, listed, roots_of=self._roots_of,
+                                    labels_of=self._conversation_labels, retry=self._retry)
+        view.groups = [
+            HitGroup(root_id=c.root_id, label=c.label, source=c.source, hits=c.hits, archived=c.archived,
+                     hidden=c.hidden, unread=c.unread, across=c.across)
+            for c in found.conversations
+        ]
         view.stamps["grouped"] = time.perf_counter()
         view.title_matches = titles.result() if titles is not None else []
         if narrow and view.title_matches:

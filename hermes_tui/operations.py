@@ -283,19 +283,11 @@ def _hit_session_ids(reader: SessionDB, query: str, listed: ListQuery, now: floa
     filters, in hit order (first hit first); with a time window (the list's ``narrow``, and
     the query's own ``after:`` / ``before:`` terms, BR-21) only those whose conversation was
     last active in it, as the search pane shows."""
-    from hermes_state.timewindow import TimeParseError, split_time_terms, window_from_terms
+    from hermes_state.search.found import windowed
 
-    narrow = listed.narrow
-    query, after, before = split_time_terms(query)
-    if after is not None or before is not None:
-        try:
-            since, until = window_from_terms(after, before, now)
-        except TimeParseError:
-            since = until = None  # (left out, as the search pane leaves it out)
-        if since is not None:
-            narrow = narrow.with_(since=since if narrow.since is None else max(since, narrow.since))
-        if until is not None:
-            narrow = narrow.with_(until=until if narrow.until is None else min(until, narrow.until))
+    # (a term that cannot be read is left out, as the search pane leaves it out)
+    read = windowed(query, listed.narrow, now)
+    query, narrow = read.text, read.narrow
     ids = _hits(reader, query, listed)
     if not narrow or not ids:
         return ids

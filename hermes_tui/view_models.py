@@ -8,7 +8,7 @@ store: no connection, no thread, no list policy.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Optional
 
 if TYPE_CHECKING:
@@ -94,8 +94,9 @@ class SearchView:
         """This answer with the next page of the same query appended: hits of a conversation
         already shown join its group; new conversations follow (rank order: a next page only
         appends)."""
-        groups = {g.root_id: HitGroup(g.root_id, g.label, g.source, list(g.hits), g.archived, g.hidden, g.across)
-                  for g in self.groups}
+        # (copies by field name: given by position, ``across`` landed in ``unread`` and the
+        # group lost its "found across messages" count and its unread mark on a next page)
+        groups = {g.root_id: replace(g, hits=list(g.hits)) for g in self.groups}
         for group in page.groups:
             if group.root_id in groups:
                 groups[group.root_id].hits.extend(group.hits)

@@ -58,6 +58,10 @@ class ConversationMarks:
 
     unread: bool = False
     lifecycle: str | None = None
+    #: The conversation's last activity (its tip's, as the list shows it) and its live tip
+    #: (the id the list shows it under), read by the same statement.
+    last_active: float | None = None
+    tip: str | None = None
 
 
 def conversation_marks(store: "Store", root_ids: Iterable[str]) -> dict[str, ConversationMarks]:
@@ -87,7 +91,7 @@ def conversation_marks(store: "Store", root_ids: Iterable[str]) -> dict[str, Con
                 " JOIN sessions t ON t.id = pairs.tip"
             )
             for sid, read_at, active, started, status in cursor.execute(sql, [v for pair in chunk for v in pair]):
-                found[sid] = ConversationMarks(is_unread(read_at, active, started), status)
+                found[sid] = ConversationMarks(is_unread(read_at, active, started), status, active, tips[sid])
 
     store.read(run)
     return found

@@ -375,6 +375,8 @@ class ConversationLabel:
     text: str
     archived: bool = False
     hidden: bool = False
+    #: ``text`` is a title (else a preview): a script is told the title, not a preview.
+    titled: bool = False
 
 
 def conversation_labels(store: "Store", root_ids: list[str]) -> dict[str, ConversationLabel]:
@@ -403,11 +405,13 @@ def conversation_labels(store: "Store", root_ids: list[str]) -> dict[str, Conver
     # look-ups a segment from Python took 4.7 s a search on a chain of 200,000 segments).
     tips = conversation_tips(store, [row["id"] for row in rows if row["end_reason"] == "compression"])
     for row in rows:
+        titled = bool(row["title"])
         label = row["title"] or compute_preview(row["preview"])
         tip = tips.get(row["id"], row["id"])
         if tip != row["id"]:
             title = store.read(lambda conn, tip=tip: conn.execute(
                 "SELECT title FROM sessions WHERE id = ?", (tip,)).fetchone())
-            label = (title[0] if title else None) or label
-        labels[row["id"]] = ConversationLabel(label, bool(row["archived"]), bool(row["hidden"]))
+            if title and title[0]:
+                label, titled = title[0], True
+        labels[row["id"]] = ConversationLabel(label, bool(row["archived"]), bool(row["hidden"]), titled)
     return labels

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Callable
 
 from rich.text import Text
 
-from hermes_state.timewindow import TimeParseError, split_time_terms, window_from_terms
+from hermes_state.search.found import windowed
 
 from ..collector import hold_collection, release_collection
 from ..keynames import bound_keys_label
@@ -262,21 +262,11 @@ class SearchAsYouType:
         return answer
 
     def _window_now(self, query: str):
+        """The library's one reading of the terms (:func:`hermes_state.search.found.windowed`)
+        at the screen's clock."""
         screen = self.screen
-        rest, after, before = split_time_terms(query)
-        narrow = screen.narrow
-        if after is None and before is None:
-            return query, narrow, None
-        try:
-            since, until = window_from_terms(after, before, screen.ctx.clock())
-        except TimeParseError as exc:
-            return rest, narrow, str(exc)
-        if since is not None:
-            since = since if narrow.since is None else max(since, narrow.since)
-        if until is not None:
-            until = until if narrow.until is None else min(until, narrow.until)
-        return rest, narrow.with_(since=since if since is not None else narrow.since,
-                                  until=until if until is not None else narrow.until), None
+        found = windowed(query, screen.narrow, screen.ctx.clock())
+        return found.text, found.narrow, found.problem
 
     def _run(self, query: str, keep: bool, limit: int) -> None:
         screen = self.screen
