@@ -269,13 +269,16 @@ def _when(ts: Any) -> str:
 
 
 def _marks(c: Any) -> list[str]:
-    from hermes_state.lifecycle import TAGS
+    from hermes_state.lifecycle import COMPLETE, EMPTY, ERROR, INTERRUPTED
 
+    # (the words `--status` takes, in full: the list's compact tags, "intr", "err", read as
+    # cut off in a line of prose)
+    words = {COMPLETE: "done", INTERRUPTED: "interrupted", ERROR: "error", EMPTY: "empty"}
     marks = []
     if c.unread:
         marks.append("unread")
     if c.status:
-        marks.append(TAGS.get(c.status, c.status))
+        marks.append(words.get(c.status, c.status))
     if c.archived:
         marks.append("archived")
     if c.hidden:
@@ -328,7 +331,7 @@ def _hit_line(head: str, hit: Any, tty: bool) -> Any:
     (the inert text keeps one code point for one, so the spans stay where they were);
     piped, the snippet with upstream's ``>>>``/``<<<`` markers."""
     if not tty:
-        return head + inert_line(hit.raw_snippet or hit.snippet)
+        return (head + inert_line(hit.raw_snippet or hit.snippet)).rstrip()
     from rich.text import Text
 
     from .ellipsis import shown_snippet

@@ -107,6 +107,7 @@ class SearchView:
             path=self.path, ranking=self.ranking, order=self.order, hit_count=self.hit_count + page.hit_count,
             total_estimate=page.total_estimate or self.total_estimate, elapsed_ms=page.elapsed_ms,
             note=self.note, answered=self.answered, offset=self.offset, more=page.more,
+            more_certain=page.more_certain,
             # (a page held still leaves out hits shown already: search_hold.without_shown)
             skipped=self.skipped + page.skipped, newest_id=self.newest_id,
         )
