@@ -1,4 +1,4 @@
-"""The second, held-out needle set holds to the needle model's rules and to its own brief: at
+"""The held-out needle sets (b, and c in the corpus's own words) hold to the needle model's rules and to its own brief: at
 least 24 conversations (16 English, 8 CJK in all three languages), ages over the whole year,
 compression chains and gateway chats, and nothing shared with the first set -- a held-out set
 that repeated the first one's queries would measure the tuning, not the search."""
@@ -10,6 +10,7 @@ from collections import Counter
 from bench.needle_model import AGE_BUCKETS, KINDS, age_bucket, holds_all, loosely_holds_all, set_digest, validate
 from bench.needles import NEEDLES
 from bench.needles_b import NEEDLES_B
+from bench.needles_c import NEEDLES_C
 
 
 def test_the_held_out_set_validates_with_sixteen_english_and_eight_cjk_conversations() -> None:
@@ -52,3 +53,34 @@ def test_the_held_out_set_shares_no_key_title_or_query_with_the_first() -> None:
 def test_the_two_sets_plant_into_different_cached_copies() -> None:
     """The planted copy is named by the set's digest, so the two sets never share one."""
     assert set_digest(NEEDLES_B) != set_digest(NEEDLES)
+
+
+def test_the_corpus_vocabulary_set_validates_and_is_apart_from_the_others() -> None:
+    validate(NEEDLES_C, min_needles=12, min_cjk=4)
+    assert {"zh", "ja", "ko"} <= {n.lang for n in NEEDLES_C}
+    assert sum(1 for n in NEEDLES_C if n.shape == "compression") >= 2
+    others = NEEDLES + NEEDLES_B
+    assert not {n.key for n in others} & {n.key for n in NEEDLES_C}
+    assert not {n.title for n in others} & {n.title for n in NEEDLES_C}
+    assert not {n.queries[k] for n in others for k in KINDS} & {n.queries[k] for n in NEEDLES_C for k in KINDS}
+    assert len({set_digest(NEEDLES), set_digest(NEEDLES_B), set_digest(NEEDLES_C)}) == 3
+
+
+
+def test_the_corpus_vocabulary_sets_vague_words_are_words_the_generator_writes(tmp_path) -> None:
+    """The point of set c: its English vague queries are made of words the generated corpus
+    itself writes, so they compete with generated messages (set b's everyday words mostly
+    matched the needle alone). Checked on a small generated corpus, every word on its own."""
+    import sqlite3
+
+    from bench.run import BENCH_NOW
+    from hermes_state.search import FTS_TABLE
+    from hermes_workload.corpus import generate_corpus
+
+    path = tmp_path / "corpus.db"
+    generate_corpus(path, messages=4000, seed=11, now=BENCH_NOW)
+    words = {w for n in NEEDLES_C if n.lang == "en" for w in n.queries["vague"].split()}
+    with sqlite3.connect(path) as conn:
+        absent = [w for w in sorted(words) if not conn.execute(
+            f"SELECT 1 FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH ? LIMIT 1", (f'"{w}"',)).fetchone()]
+    assert absent == []
