@@ -3,11 +3,11 @@
     python -m bench.relevance --size 1m              # the cached 1M corpus, needles planted in a copy
     python -m bench.relevance --size 1m --schema 30
     python -m bench.relevance --size 5m --json /tmp/rel-5m.json
-    python -m bench.relevance --size 1m --needles b  # the held-out set (bench/needles_b.py)
+    python -m bench.relevance --size 1m --needles b  # a held-out set (bench/needles_b.py, needles_c.py)
     python -m bench --size 1m --classes relevance    # the same, as a row of the speed harness
 
-Every needle of :mod:`bench.needles` (or, with ``--needles b``, of the held-out
-:mod:`bench.needles_b`; hand-written conversations: one session, a compression
+Every needle of :mod:`bench.needles` (or, with ``--needles b`` or ``c``, of the held-out
+:mod:`bench.needles_b` or :mod:`bench.needles_c`; hand-written conversations: one session, a compression
 chain or a gateway chat) is planted at its age (1-360 days before the store's newest message) into a
 copy of a generated corpus, cached beside it and keyed by the needle set's digest, so the
 shared corpus is never written. For each of a needle's four queries (:data:`KINDS`) the bench
@@ -58,9 +58,11 @@ METHODS = ("browser", "bm25", "newest")
 METHOD_TITLES = {"browser": "browser search", "bm25": "exact bm25 (messages)", "newest": "newest first"}
 #: Conversations looked through before a needle counts as not found.
 MAX_RANK = 100
-#: The needle sets ``--needles`` chooses from: the first set, and the held-out one written
-#: apart from the ranking (each plants into its own copy: the copy is named by the set's digest).
-NEEDLE_SETS = ("a", "b")
+#: The needle sets ``--needles`` chooses from: ``a`` the first set; ``b`` and ``c`` held out,
+#: written apart from the ranking (``b`` in a person's everyday words, ``c`` in the generated
+#: corpus's own vocabulary, so its common words compete). Each plants into its own copy: the
+#: copy is named by the set's digest.
+NEEDLE_SETS = ("a", "b", "c")
 #: The ks of success@k.
 KS = (1, 5, 10)
 _MODEL = "anthropic/claude-sonnet-4"
@@ -471,6 +473,10 @@ def needle_set(name: str) -> list[Needle]:
         from .needles_b import NEEDLES_B
 
         return NEEDLES_B
+    if name == "c":
+        from .needles_c import NEEDLES_C
+
+        return NEEDLES_C
     from .needles import NEEDLES
 
     return NEEDLES
@@ -502,8 +508,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--schema", type=int, choices=(16, 30), default=16, help="corpus layout (default 16)")
     parser.add_argument("--db", type=Path, help="plant into a copy of this store instead of the cached corpus")
     parser.add_argument("--needles", choices=NEEDLE_SETS, default="a",
-                        help="needle set: a, the first (bench/needles.py), or b, the held-out one "
-                             "(bench/needles_b.py) (default a)")
+                        help="needle set: a, the first (bench/needles.py); b or c, held out "
+                             "(bench/needles_b.py, bench/needles_c.py) (default a)")
     parser.add_argument("--kinds", help=f"comma-separated kinds to measure (default all: {','.join(KINDS)})")
     parser.add_argument("--max-rank", type=int, default=MAX_RANK,
                         help=f"conversations looked through before a needle counts as not found (default {MAX_RANK})")
