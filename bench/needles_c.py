@@ -8,6 +8,8 @@ matched nothing but the needle itself and a 1.00 there says little about ranking
 conversations are about the everyday dev and ops things the corpus talks about too (cache,
 config, worker, queue, certificate, deploy, 日志, キャッシュ, 데이터베이스 연결), so their
 vague and spread queries compete with thousands of generated messages holding the same words.
+24 conversations: 16 English, 3 Chinese, 3 Japanese, 2 Korean. The first twelve were measured
+before the other twelve were written (the figures of both are in bench/README.md).
 
 Written like :mod:`bench.needles_b`: by someone who read neither the ranking code nor the first
 set's queries; each conversation and its queries written before the bench ran on them, measured
@@ -215,8 +217,210 @@ NEEDLES_C: list[Needle] = [
         {"prefix": "回滚", "words": "迁移脚本 字段", "vague": "部署 接口 500",
          "spread": "下不了单 流水线 兼容"},
     ),
+    # ----------------------------------------------------------------------- more, written
+    # after the first twelve were measured (same rules; see the module's docstring).
+    needle(
+        "c-nightly-disk-alert", "en", "slack", 4, "Disk alert pages every night during the snapshot",
+        [
+            U("the disk alert on the metrics host pages me every night around 2 am and resolves itself "
+              "by 3. it's getting old"),
+            A("That lines up with the nightly snapshot: it writes a temporary archive to the same volume, "
+              "usage crosses 90% for about forty minutes, then the archive is uploaded and removed. The "
+              "alert has no 'for' duration, so a single scrape over the threshold pages you."),
+            U("can we just ignore it during the backup window?"),
+            A("Better to fix the rule than mute a window: add for: 30m so short spikes don't page, and "
+              "alert on the predicted fill time (predict_linear over 6 hours) instead of a fixed "
+              "percentage. And point the snapshot's temporary archive at a different volume."),
+            U("changed the rule to predict_linear with for 30m and moved the temp dir, quiet night"),
+        ],
+        {"prefix": "predic", "words": "alert pages night", "vague": "alert snapshot volume",
+         "spread": "metrics threshold quiet"},
+    ),
+    needle(
+        "c-force-push", "en", "cli", 6, "Force push wiped commits on the release branch",
+        [
+            U("someone force pushed to release/2.3 and two commits from yesterday are gone from the "
+              "branch. can we get them back?"),
+            T("terminal", {"command": "git reflog show origin/release/2.3 -n 5"},
+              "9c1e2ab refs/remotes/origin/release/2.3@{0}: fetch: forced-update\n"
+              "4f7d9e0 refs/remotes/origin/release/2.3@{1}: fetch: fast-forward",
+              say="Your clone may still remember the old tip."),
+            A("Your local reflog still has the old tip: 4f7d9e0 is where the branch was before the "
+              "forced update. Create a branch from it, check the two commits are there, and cherry-pick "
+              "them onto the current release branch."),
+            U("got them back with cherry-pick. how do we stop this happening again?"),
+            A("Turn on branch protection for release/*: no force pushes, no deletion, and require a "
+              "review before merge. Keep force push allowed on feature branches only."),
+            U("protection rule added for release branches"),
+        ],
+        {"prefix": "reflo", "words": "commits gone branch", "vague": "branch review merge",
+         "spread": "release cherry protection"},
+    ),
+    needle(
+        "c-migration-lock", "en", "cli", 25, "Schema migration locks the orders table",
+        [
+            U("running the migration that adds a column to orders took the site down for four minutes "
+              "this morning"),
+            A("On your postgres version adding a column with a default is cheap, but the migration also "
+              "creates an index, and CREATE INDEX without CONCURRENTLY locks the table against writes "
+              "while it builds. Every order request waited on that lock."),
+            T("terminal", {"command": "grep -n create_index migrations/0142_order_source.py"},
+              "12:    op.create_index('ix_orders_source', 'orders', ['source'])"),
+            U("how do I build the index without locking?"),
+            A("Use postgresql_concurrently=True in create_index and run that step outside a transaction "
+              "(an autocommit block), since CREATE INDEX CONCURRENTLY can't run inside one. Also set a "
+              "lock_timeout so a migration gives up instead of queueing behind a long query."),
+            U("split the migration, index built concurrently in 6 minutes with no downtime"),
+        ],
+        {"prefix": "concurren", "words": "column orders site", "vague": "migration index table",
+         "spread": "downtime autocommit orders"},
+        split_turn=3,
+    ),
+    needle(
+        "c-hourly-logout", "en", "telegram", 45, "Dashboard users logged out every hour",
+        [
+            U("users of the dashboard get logged out every hour on the dot, even while they're using it"),
+            A("An access token that lives an hour and no working refresh would do exactly that. Does the "
+              "client call the refresh endpoint before the token expires, and does the response set a "
+              "new cookie?"),
+            U("the refresh call returns 401 because the refresh cookie has path=/api/auth and the client "
+              "calls /auth/refresh through the new proxy"),
+            A("So the browser never sends the cookie: its path doesn't match the new route. Set the "
+              "cookie path to /auth (or /), or route the proxy so the endpoint keeps its old path."),
+            U("changed the cookie path, session survives past the hour now"),
+        ],
+        {"prefix": "logge", "words": "refresh cookie path", "vague": "token endpoint cookie",
+         "spread": "dashboard 401 survives"},
+    ),
+    needle(
+        "c-ci-npm-cache", "en", "discord", 60, "CI build ignores the dependency cache",
+        [
+            U("our CI build takes 14 minutes again, it used to be 5. the dependency cache step says "
+              "restored but npm still downloads everything"),
+            A("A restored cache that doesn't help usually means it's restored to the wrong place, or the "
+              "key matches an old cache. Which path does the step cache, and what's the key?"),
+            U("path ~/.npm, key is the hash of package.json"),
+            A("Keying on package.json instead of package-lock.json means the key rarely changes, so you "
+              "restore a stale cache from months ago and npm downloads most packages again. Key on the "
+              "lockfile hash."),
+            U("keyed on the lockfile, build is back to 5 minutes"),
+        ],
+        {"prefix": "lockf", "words": "cache restored npm", "vague": "build dependency cache",
+         "spread": "npm stale keyed"},
+    ),
+    needle(
+        "c-bucket-role", "en", "cli", 100, "Uploads to the media bucket denied after the role change",
+        [
+            U("since the infra change on monday the worker gets AccessDenied when it writes thumbnails to "
+              "the media bucket, reads still work"),
+            T("terminal", {"command": "aws sts get-caller-identity"},
+              "{\n  \"Arn\": \"arn:aws:sts::123456789012:assumed-role/media-worker-v2/i-0ab12cd34\"\n}",
+              say="Which identity does it run as?"),
+            A("The worker now runs as media-worker-v2. Its policy probably allows GetObject but not "
+              "PutObject, or the bucket policy only trusts the old role. Check both: the IAM policy on "
+              "the role and the bucket policy's principal."),
+            U("bucket policy lists the old role arn explicitly"),
+            A("Add the new role to the bucket policy's principal (or switch the statement to a condition "
+              "on the account and a role tag). Then remove the old role once nothing uses it."),
+            U("added the v2 role to the bucket policy, uploads work"),
+        ],
+        {"prefix": "accessd", "words": "bucket policy principal", "vague": "worker role policy",
+         "spread": "monday arn uploads"},
+    ),
+    needle(
+        "c-checkout-flag", "en", "discord", 160, "New checkout behind a flag for 10% of customers",
+        [
+            U("we want to roll out the new checkout to 10% of customers first. what's the safest way "
+              "with our flag service?"),
+            A("Create a flag with a percentage rollout keyed on the customer id, not the session, so a "
+              "customer sees the same checkout on every device. Start at 1% internally, then 10%, and "
+              "watch the checkout error rate and conversion on the dashboard."),
+            U("what if the new checkout breaks?"),
+            A("Turning the flag off is the rollback: no deploy needed. Make sure the old checkout path "
+              "still works with orders created by the new one, since some customers will switch "
+              "mid-purchase."),
+            U("rolled out to 10% on tuesday, error rate flat, going to 50% next week"),
+        ],
+        {"prefix": "checko", "words": "percentage rollout customer", "vague": "flag rollout dashboard",
+         "spread": "safest purchase tuesday"},
+    ),
+    needle(
+        "c-password-rotation", "en", "cli", 200, "Rotating the database password without downtime",
+        [
+            U("security wants the production database password rotated every 90 days. last time we "
+              "rotated it the api was down for ten minutes while pods restarted"),
+            A("Use two users instead of one password: create app_user_b with the same grants, point the "
+              "secret at it, roll the pods, and only then drop the old user. Connections are never "
+              "refused because both users work during the rollout."),
+            U("where does the secret come from in the pod?"),
+            T("terminal", {"command": "kubectl get deploy api -o jsonpath='{.spec.template.spec.containers[0].envFrom}'"},
+              "[{\"secretRef\":{\"name\":\"api-db\"}}]"),
+            A("From the api-db secret as environment variables, read once at startup. So changing the "
+              "secret alone does nothing until the pods restart; a rolling restart after the switch is enough."),
+            U("did the two-user switch with a rolling restart, zero errors"),
+        ],
+        {"prefix": "rotat", "words": "two users grants", "vague": "password secret pods",
+         "spread": "security environment zero"},
+    ),
+    needle(
+        "c-ja-flaky-integration", "ja", "cli", 14, "結合テストがときどき失敗する",
+        [
+            U("CI で結合テストがときどき失敗します。ローカルでは一度も失敗しません。"),
+            A("ログを見ると、失敗するのは毎回テスト用データベースへの接続がタイムアウトしたときです。CI ではテストを "
+              "8 並列で走らせていて、データベースの最大接続数 20 を超えています。"),
+            U("並列数を減らすしかないですか？"),
+            A("コネクションプールの上限をワーカーごとに 2 に絞れば、8 並列でも 16 接続に収まります。あるいはテスト用"
+              "データベースの max_connections を上げてもかまいません。"),
+            U("プールの上限を 2 にしたら、50 回連続で成功しました"),
+        ],
+        {"prefix": "結合テ", "words": "最大接続数 並列", "vague": "テスト 失敗 ローカル",
+         "spread": "タイムアウト コネクションプール 連続"},
+    ),
+    needle(
+        "c-ja-upload-permission", "ja", "telegram", 230, "デプロイ後のアップロード権限エラー",
+        [
+            U("新しいサーバーにデプロイしたら、アップロード画面で権限エラーが出ます。前のサーバーでは問題ありませんでした。"),
+            A("アップロード先のディレクトリの所有者を確認してください。新しいサーバーではアプリが www-data ではなく "
+              "app ユーザーで動いているので、古い所有者のままだと書き込めません。"),
+            U("所有者が root になっていました"),
+            A("chown で app ユーザーに変更し、デプロイスクリプトにも同じ処理を追加しておくと、次のサーバーでも同じ問題が起きません。"),
+            U("スクリプトに chown を追加して、アップロードできるようになりました"),
+        ],
+        {"prefix": "アップロ", "words": "所有者 root", "vague": "権限 エラー サーバー",
+         "spread": "アップロード画面 所有者 追加"},
+    ),
+    needle(
+        "c-ko-notice-cache", "ko", "discord", 280, "공지사항이 캐시 때문에 안 바뀜",
+        [
+            U("홈페이지 공지사항을 수정했는데 사용자들한테는 예전 내용이 계속 보여요."),
+            A("CDN 캐시가 공지사항 페이지를 하루 동안 캐시하도록 설정돼 있어요. 수정해도 캐시가 만료될 때까지는 예전 "
+              "페이지가 나갑니다."),
+            U("당장 바꾸려면 어떻게 해요?"),
+            A("CDN 콘솔에서 해당 경로만 퍼지하면 몇 분 안에 반영돼요. 앞으로는 공지사항 페이지의 캐시 시간을 5분으로 "
+              "줄이거나, 게시할 때 자동으로 퍼지하도록 하세요."),
+            U("퍼지하니까 바로 바뀌었고, 캐시 시간은 5분으로 줄였어요"),
+        ],
+        {"prefix": "공지사", "words": "콘솔 퍼지", "vague": "캐시 페이지 설정",
+         "spread": "홈페이지 하루 5분"},
+    ),
+    needle(
+        "c-zh-container-dns", "zh", "cli", 350, "容器内访问外部接口超时",
+        [
+            U("容器里面访问外部接口经常超时，在宿主机上 curl 同一个地址很快。"),
+            T("terminal", {"command": "docker exec api cat /etc/resolv.conf"},
+              "nameserver 127.0.0.11\noptions ndots:5", say="看一下容器的 DNS 配置。"),
+            A("容器的 DNS 配置里 ndots 是 5，域名里点少于 5 个时会先依次拼接搜索域去查询，每次查询失败都要等超时，"
+              "所以看起来是网络慢。"),
+            U("那要怎么改？"),
+            A("在容器的配置里把 ndots 改成 1，或者请求时用完整域名（末尾加点）。这样会直接查询真实域名，不再走搜索域。"),
+            U("把 ndots 改成 1 以后，接口响应恢复到 200 毫秒以内"),
+        ],
+        {"prefix": "宿主", "words": "ndots 搜索域", "vague": "网络 超时 配置",
+         "spread": "curl 完整域名 200"},
+        split_turn=3,
+    ),
 ]
 
-#: A small set: the model's full check (40 needles, every age bucket four times) is for the
-#: first set; tests/bench/test_relevance_needles_b.py checks this one's own spread.
-validate(NEEDLES_C, min_needles=12, min_cjk=4)
+#: Smaller than the first set: the model's full check (40 needles, every age bucket four
+#: times) is for that one; tests/bench/test_relevance_needles_b.py checks this one's spread.
+validate(NEEDLES_C, min_needles=24, min_cjk=8)

@@ -56,8 +56,9 @@ def test_the_two_sets_plant_into_different_cached_copies() -> None:
 
 
 def test_the_corpus_vocabulary_set_validates_and_is_apart_from_the_others() -> None:
-    validate(NEEDLES_C, min_needles=12, min_cjk=4)
+    validate(NEEDLES_C, min_needles=24, min_cjk=8)
     assert {"zh", "ja", "ko"} <= {n.lang for n in NEEDLES_C}
+    assert {age_bucket(n.age_days) for n in NEEDLES_C} == {label for _, label in AGE_BUCKETS}
     assert sum(1 for n in NEEDLES_C if n.shape == "compression") >= 2
     others = NEEDLES + NEEDLES_B
     assert not {n.key for n in others} & {n.key for n in NEEDLES_C}
