@@ -28,6 +28,10 @@ import re
 import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .listing.narrow import Narrow
 
 __all__ = [
     "TimeParseError", "parse_time", "parse_age", "parse_window", "window_from_terms", "split_time_terms",
@@ -240,3 +244,37 @@ def preset_window(key: str, now: float | None = None) -> tuple[float | None, flo
         local = datetime.fromtimestamp(clock)
         return datetime(local.year, 1, 1).timestamp(), None
     raise ValueError(f"unknown time preset {key!r}")
+
+
+# ---------------------------------------------------------------------- a search field's terms
+
+
+@dataclass(frozen=True)
+class Windowed:
+    """A query typed in a search field, read for its time terms."""
+
+    #: The words searched for (the ``after:`` / ``before:`` terms taken out).
+    text: str
+    #: The list's window narrowed by the terms (the conversations last active in both).
+    narrow: "Narrow"
+    #: What is wrong with a term that cannot be read (the term is then left out), else None.
+    problem: str | None = None
+
+
+def windowed(query: str, narrow: "Narrow", now: float | None = None) -> Windowed:
+    """``query`` without its ``after:`` / ``before:`` terms, and ``narrow`` (the list's)
+    with its time window narrowed by them (BR-21): the search field's one reading of them."""
+    rest, after, before = split_time_terms(query)
+    if after is None and before is None:
+        return Windowed(query, narrow)
+    try:
+        since, until = window_from_terms(after, before, now)
+    except TimeParseError as exc:
+        return Windowed(rest, narrow, str(exc))
+    if since is not None and narrow.since is not None:
+        since = max(since, narrow.since)
+    if until is not None and narrow.until is not None:
+        until = min(until, narrow.until)
+    return Windowed(rest, narrow.with_(since=since if since is not None else narrow.since,
+                                       until=until if until is not None else narrow.until))
+

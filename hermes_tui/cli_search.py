@@ -2,7 +2,7 @@
 
 The words are joined by spaces and read as the browser's search field reads them: words,
 ``"a phrase"``, ``OR``, ``NOT word``, ``word*`` (a prefix), and ``after:`` / ``before:`` time
-terms (:func:`hermes_state.search.found.windowed`). The answer is the library's: the
+terms (:func:`hermes_state.timewindow.windowed`). The answer is the library's: the
 message-level search by conversation (:func:`hermes_state.search.search`) and the
 conversations it found, named, marked and kept by the list's filters as the browser shows
 them (:func:`hermes_state.search.found.found_conversations`); nothing of that is done here.
@@ -130,7 +130,7 @@ def answer_of(db: Any, text: str, query: ListQuery, limit: int, order: str, now:
 def run_search(args: argparse.Namespace, kit: Any) -> int:
     """The command (``kit``: the command line's ``open_store``, profile opener, source
     warnings and per-store filters, handed by :mod:`hermes_tui.cli`)."""
-    from hermes_state.search.found import windowed
+    from hermes_state.timewindow import windowed
 
     raw = " ".join(args.query)
     if not raw.strip():

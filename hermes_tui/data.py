@@ -39,7 +39,6 @@ from hermes_state.query import limit_query
 from hermes_state.recap import RecapConfig, build_recap
 from hermes_state.watch import newest_message_id
 from hermes_state.conversation import conversation_roots
-from hermes_state.search.found import found_conversations
 from hermes_state.listing.title_keeper import TitleKeeper
 
 from . import operations
@@ -629,6 +628,10 @@ class BrowserData:
         view.answered = getattr(result, "answered_query", None)
         # Hits into conversations, named and marked, kept by the list's conversation filters:
         # the library's one step (hermes_state.search.found), with this door's memos.
+        # (imported here: the search package is not needed for the first page, and it
+        # costs its import; warm_search brings it in once that page is painted)
+        from hermes_state.search.found import found_conversations
+
         found = found_conversations(searcher.store, result, listed, roots_of=self._roots_of,
                                     labels_of=self._conversation_labels, retry=self._retry)
         view.groups = [

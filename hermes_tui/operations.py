@@ -283,7 +283,7 @@ def _hit_session_ids(reader: SessionDB, query: str, listed: ListQuery, now: floa
     filters, in hit order (first hit first); with a time window (the list's ``narrow``, and
     the query's own ``after:`` / ``before:`` terms, BR-21) only those whose conversation was
     last active in it, as the search pane shows."""
-    from hermes_state.search.found import windowed
+    from hermes_state.timewindow import windowed
 
     # (a term that cannot be read is left out, as the search pane leaves it out)
     read = windowed(query, listed.narrow, now)

@@ -1,4 +1,4 @@
-"""``python -m tools.screenshots`` (the README's screenshots, made by the app): run as a person
+"""``python -m devtools.screenshots`` (the README's screenshots, made by the app): run as a person
 runs it, in a subprocess from the checkout, into a temporary directory. What the SVG says is
 read back from its text rows; a second run must write the very same bytes."""
 
@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def run_script(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tools.screenshots", *args], cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "devtools.screenshots", *args], cwd=ROOT,
                           capture_output=True, text=True, timeout=300)
 
 

@@ -14,7 +14,7 @@ that step, in rank order, and counts the conversations it dropped so an empty an
 why.
 
 The search field's own ``after:`` / ``before:`` terms narrow the list's time window
-(:func:`windowed`, BR-21): the one reading of them for every caller.
+(:func:`hermes_state.timewindow.windowed`, BR-21): the one reading of them for every caller.
 """
 
 from __future__ import annotations
@@ -25,10 +25,9 @@ from typing import TYPE_CHECKING, Callable, TypeVar
 
 from ..conversation import conversation_roots
 from ..listing.marks import conversation_marks, keeps
-from ..listing.narrow import Narrow, narrowed_ids
+from ..listing.narrow import narrowed_ids
 from ..listing.pages import ConversationLabel, conversation_labels
 from ..retrieval import group_hits_by_conversation
-from ..timewindow import TimeParseError, split_time_terms, window_from_terms
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..listing.query import ListQuery
@@ -178,34 +177,3 @@ def _with_messages(conn: sqlite3.Connection, store: "Store", ids: list[str], lea
         kept.update(row[0] for row in conn.execute(
             f"SELECT id FROM sessions WHERE id IN ({marks}) AND message_count >= ?", [*chunk, least]))
     return kept
-
-
-@dataclass(frozen=True)
-class Windowed:
-    """A query typed in a search field, read for its time terms."""
-
-    #: The words searched for (the ``after:`` / ``before:`` terms taken out).
-    text: str
-    #: The list's window narrowed by the terms (the conversations last active in both).
-    narrow: Narrow
-    #: What is wrong with a term that cannot be read (the term is then left out), else None.
-    problem: str | None = None
-
-
-def windowed(query: str, narrow: Narrow, now: float | None = None) -> Windowed:
-    """``query`` without its ``after:`` / ``before:`` terms, and ``narrow`` (the list's)
-    with its time window narrowed by them (BR-21): the search field's one reading of them."""
-    rest, after, before = split_time_terms(query)
-    if after is None and before is None:
-        return Windowed(query, narrow)
-    try:
-        since, until = window_from_terms(after, before, now)
-    except TimeParseError as exc:
-        return Windowed(rest, narrow, str(exc))
-    if since is not None and narrow.since is not None:
-        since = max(since, narrow.since)
-    if until is not None and narrow.until is not None:
-        until = min(until, narrow.until)
-    return Windowed(rest, narrow.with_(since=since if since is not None else narrow.since,
-                                       until=until if until is not None else narrow.until))
-

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Callable
 
 from rich.text import Text
 
-from hermes_state.search.found import windowed
+from hermes_state.timewindow import windowed
 
 from ..collector import hold_collection, release_collection
 from ..keynames import bound_keys_label
@@ -262,7 +262,7 @@ class SearchAsYouType:
         return answer
 
     def _window_now(self, query: str):
-        """The library's one reading of the terms (:func:`hermes_state.search.found.windowed`)
+        """The library's one reading of the terms (:func:`hermes_state.timewindow.windowed`)
         at the screen's clock."""
         screen = self.screen
         found = windowed(query, screen.narrow, screen.ctx.clock())

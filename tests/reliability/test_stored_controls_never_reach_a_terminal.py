@@ -123,6 +123,12 @@ def test_every_command_keeps_stored_controls_off_the_terminal(home: Path, tmp_pa
     run("rename", "ctl", "x", codes=(1,))  # ambiguous: says how many
     run("rename", "nope\x1b[2J", "x", codes=(1,))  # not found: echoes what was typed
     run("import", str(tmp_path / "out.jsonl"), codes=(0, 1))  # all already present
+    # Search: hits' snippets, titles and ids of stored text, plain and as JSON, and a query
+    # typed with controls (echoed in the reason of its empty answer).
+    found, _ = run("search", "nul")
+    assert "after" in found
+    run("search", "pwned", "--json")
+    run("search", "zzz\x1b[2Jqqq")
     # The plain picker's menu (its choices: the next test).
     run("browse", "--plain", stdin=b"q\n", codes=(130,))
     # Every command that reads the store was run (a new one must join this list).

@@ -7,7 +7,8 @@ import pytest
 
 from hermes_state import ListQuery, SessionDB
 from hermes_state.listing.narrow import Narrow
-from hermes_state.search.found import found_conversations, windowed
+from hermes_state.search.found import found_conversations
+from hermes_state.timewindow import windowed
 from hermes_state.unread import set_read
 
 C1, C2, C3 = "20260921_120000_c1", "20260921_121000_c2", "20260921_122000_c3"

@@ -1,4 +1,4 @@
-"""Make the README's screenshots with the app itself: ``python -m tools.screenshots [--out DIR] [NAME ...]``.
+"""Make the README's screenshots with the app itself: ``python -m devtools.screenshots [--out DIR] [NAME ...]``.
 
 Every picture is the browser's own ``save_screenshot`` of a headless run (``run_test``), so it
 shows what the app draws today. Each run is deterministic: a fixed terminal size, the clock
@@ -418,7 +418,7 @@ def make(names: list[str], out: Path, *, report: Callable[[Path], None] = lambda
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tools.screenshots", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m devtools.screenshots", description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="directory written (default: screenshots/)")
     parser.add_argument("names", nargs="*", metavar="NAME", help=f"screenshots to make (default: all): {', '.join(_by_name())}")
     args = parser.parse_args(argv)
