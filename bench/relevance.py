@@ -3,9 +3,11 @@
     python -m bench.relevance --size 1m              # the cached 1M corpus, needles planted in a copy
     python -m bench.relevance --size 1m --schema 30
     python -m bench.relevance --size 5m --json /tmp/rel-5m.json
+    python -m bench.relevance --size 1m --needles b  # a held-out set (bench/needles_b.py, needles_c.py)
     python -m bench --size 1m --classes relevance    # the same, as a row of the speed harness
 
-Every needle of :mod:`bench.needles` (hand-written conversations: one session, a compression
+Every needle of :mod:`bench.needles` (or, with ``--needles b`` or ``c``, of the held-out
+:mod:`bench.needles_b` or :mod:`bench.needles_c`; hand-written conversations: one session, a compression
 chain or a gateway chat) is planted at its age (1-360 days before the store's newest message) into a
 copy of a generated corpus, cached beside it and keyed by the needle set's digest, so the
 shared corpus is never written. For each of a needle's four queries (:data:`KINDS`) the bench
@@ -43,6 +45,7 @@ from typing import Any, Iterable
 
 from hermes_state import SessionDB
 from hermes_state.conversation import conversation_roots
+from hermes_state.inert_text import inert_line
 from hermes_state.listing import ListQuery
 from hermes_state.listing.pages import hidden_sources
 from hermes_state.query import PREFIX_MIN_CHARS
@@ -55,6 +58,11 @@ METHODS = ("browser", "bm25", "newest")
 METHOD_TITLES = {"browser": "browser search", "bm25": "exact bm25 (messages)", "newest": "newest first"}
 #: Conversations looked through before a needle counts as not found.
 MAX_RANK = 100
+#: The needle sets ``--needles`` chooses from: ``a`` the first set; ``b`` and ``c`` held out,
+#: written apart from the ranking (``b`` in a person's everyday words, ``c`` in the generated
+#: corpus's own vocabulary, so its common words compete). Each plants into its own copy: the
+#: copy is named by the set's digest.
+NEEDLE_SETS = ("a", "b", "c")
 #: The ks of success@k.
 KS = (1, 5, 10)
 _MODEL = "anthropic/claude-sonnet-4"
@@ -225,6 +233,11 @@ def browser_rank(store: Any, query: str, root: str, max_rank: int = MAX_RANK) ->
         more = page.more
     info["rank"] = _rank_in((g.root_id for g in view.groups), root, max_rank)
     info["shown"] = len(view.groups)
+    if info["rank"] != 1:
+        # What the reader saw instead, first: the conversations above the needle (up to 3).
+        before = view.groups[:min(3, (info["rank"] or 4) - 1)]
+        info["above"] = [{"label": g.label, "source": g.source, "hits": g.count, "across": g.across}
+                         for g in before]
     return info
 
 
@@ -416,6 +429,10 @@ def format_misses(outcomes: list[Outcome], method: str = "browser", limit: int =
         r = " / ".join("-" if o.ranks[m] is None else str(o.ranks[m]) for m in METHODS)
         served = f"{o.browser.get('path')}/{o.browser.get('ranking')}" if o.browser.get("path") else "no answer"
         lines.append(f"  {o.kind:7} {o.lang} {o.age_days:>3} d  {o.query!r:40}  {r}  ({served})")
+        for g in o.browser.get("above", []) if method == "browser" else []:
+            # Titles are stored text: made inert before they reach a terminal.
+            across = f", across {g['across']} messages" if g.get("across") else ""
+            lines.append(f"      above it: {inert_line(g['label'])!r} ({g['source']}, {g['hits']} hits{across})")
     if len(bad) > limit:
         lines.append(f"  … {len(bad) - limit} more")
     return "\n".join(lines)
@@ -450,6 +467,21 @@ def run(base: Path, *, now: float, needles: list[Needle] | None = None, kinds: I
     return path, outcomes
 
 
+def needle_set(name: str) -> list[Needle]:
+    """The needles of set ``name`` (:data:`NEEDLE_SETS`), imported only when asked for."""
+    if name == "b":
+        from .needles_b import NEEDLES_B
+
+        return NEEDLES_B
+    if name == "c":
+        from .needles_c import NEEDLES_C
+
+        return NEEDLES_C
+    from .needles import NEEDLES
+
+    return NEEDLES
+
+
 def report(base: Path, path: Path, outcomes: list[Outcome], *, command: str) -> dict[str, Any]:
     from .run import _git_state, _loadavg
 
@@ -475,6 +507,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="corpus seed (default 0)")
     parser.add_argument("--schema", type=int, choices=(16, 30), default=16, help="corpus layout (default 16)")
     parser.add_argument("--db", type=Path, help="plant into a copy of this store instead of the cached corpus")
+    parser.add_argument("--needles", choices=NEEDLE_SETS, default="a",
+                        help="needle set: a, the first (bench/needles.py); b or c, held out "
+                             "(bench/needles_b.py, bench/needles_c.py) (default a)")
     parser.add_argument("--kinds", help=f"comma-separated kinds to measure (default all: {','.join(KINDS)})")
     parser.add_argument("--max-rank", type=int, default=MAX_RANK,
                         help=f"conversations looked through before a needle counts as not found (default {MAX_RANK})")
@@ -498,14 +533,16 @@ def main(argv: list[str] | None = None) -> int:
         elif not base.exists():
             print(f"Error: no store at {base}", file=sys.stderr)
             return 2
-        path, outcomes = run(base, now=store_now(base), kinds=kinds, max_rank=args.max_rank, quiet=args.quiet)
+        path, outcomes = run(base, now=store_now(base), needles=needle_set(args.needles), kinds=kinds,
+                             max_rank=args.max_rank, quiet=args.quiet)
     except (OSError, sqlite3.Error) as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return 2
     command = "python -m bench.relevance " + " ".join(sys.argv[1:] if argv is None else argv)
     data = report(base, path, outcomes, command=command)
     layout = "" if args.schema == 16 else f"-schema{args.schema}"
-    out = args.json if args.json is not None else RESULTS_DIR / f"relevance-{label}{layout}.json"
+    which = "" if args.needles == "a" else f"-needles-{args.needles}"
+    out = args.json if args.json is not None else RESULTS_DIR / f"relevance-{label}{layout}{which}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(data, indent=2, ensure_ascii=False))
     print(f"Relevance: {len(outcomes)} queries, {base.name} + needles; {command}\n")
