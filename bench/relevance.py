@@ -212,9 +212,13 @@ def _rank_in(order: Iterable[str], root: str, max_rank: int) -> int | None:
     return None
 
 
-def browser_rank(store: Any, query: str, root: str, max_rank: int = MAX_RANK) -> dict[str, Any]:
+def browser_rank(store: Any, query: str, root: str, max_rank: int = MAX_RANK,
+                 exact_after_pause: bool = True) -> dict[str, Any]:
     """The rank of ``root`` among the conversations the browser's search pane shows for
-    ``query``, paging as the pane pages; with the first page's time and how it was served."""
+    ``query`` once the person stops typing, paging as the pane pages; with the first page's
+    time and how it was served. An answer the keystroke ranked over its window of newest
+    matches is ranked again over every match after a pause (``exact_after_s`` in the
+    config): that is the answer read, unless ``exact_after_pause`` is off."""
     from hermes_tui.screens.browser_search import SEARCH_PAGE
 
     exclude = hidden_sources(None)
@@ -224,9 +228,19 @@ def browser_rank(store: Any, query: str, root: str, max_rank: int = MAX_RANK) ->
     first_ms = (time.perf_counter() - t0) * 1000
     info = {"ms": round(first_ms, 2), "path": view.path, "ranking": view.ranking,
             "title_match": any(s.id == root for s in view.title_matches)}
+    sort = "auto"
+    if "window" in (view.ranking or "") and exact_after_pause:
+        # The person stopped typing to look: the pane ranks the query again over every match
+        # (SearchAsYouType._rank_exactly), and that answer is the one read.
+        sort = "rank"
+        t0 = time.perf_counter()
+        view = store.search(query, ListQuery.from_options(exclude_sources=exclude), limit=SEARCH_PAGE, sort=sort)
+        info["exact_ms"] = round((time.perf_counter() - t0) * 1000, 2)
+        info["ranking"] = f"{info['ranking']}, then {view.ranking}"
     more = view.more and view.hit_count >= SEARCH_PAGE
     while more and len(view.groups) < max_rank and all(g.root_id != root for g in view.groups):
-        page = store.search(query, ListQuery.from_options(exclude_sources=exclude), limit=SEARCH_PAGE, offset=view.hit_count)
+        page = store.search(query, ListQuery.from_options(exclude_sources=exclude), limit=SEARCH_PAGE,
+                            offset=view.hit_count, sort=sort)
         if page.hit_count == 0:
             break
         view = view.merged(page)

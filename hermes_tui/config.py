@@ -47,6 +47,9 @@ class SearchConfig(BaseModel):
     #: For a conversation found across messages: the share of its relevance given for how
     #: much of the query one of its messages holds.
     together_weight: float = Field(default=0.5, ge=0.0, le=1.0)
+    #: Seconds typing must pause before an answer ranked over the newest matches only (the
+    #: keystroke's window, for speed) is ranked again over every match; 0 turns it off.
+    exact_after_s: float = Field(default=0.6, ge=0.0, le=10.0)
 
     def weights(self):
         """These numbers as the storage library takes them."""

@@ -574,7 +574,7 @@ class BrowserData:
 
     def search(
         self, query: str, listed: ListQuery, *, limit: int = 40, offset: int = 0,
-        order: str = "relevance", weights: Any = None, now: float | None = None,
+        order: str = "relevance", weights: Any = None, now: float | None = None, sort: str = "auto",
     ) -> SearchView:
         """Full-text search grouped by conversation (XR-2), plus title/id matches (first page
         only), under the list's filters ``listed``; ``offset`` asks for a later page of hits
@@ -604,7 +604,7 @@ class BrowserData:
             result = self._retry(
                 lambda: searcher.search(
                     query, listed, limit=limit, offset=offset, prefix_last=True, order=order, weights=weights,
-                    now=now,
+                    now=now, sort=sort,
                 )
             )
         except Exception as exc:

@@ -21,13 +21,17 @@ class SearchFinished(Message):
     (BR-16) rather than shown from the top.
     """
 
-    def __init__(self, query: str, view: Any, *, keep: bool = False, page: bool = False) -> None:
+    def __init__(self, query: str, view: Any, *, keep: bool = False, page: bool = False,
+                 exact: bool = False) -> None:
         super().__init__()
         self.query = query
         self.view = view
         self.keep = keep
         #: A later page of hits of the same query, to append (BR-20).
         self.page = page
+        #: The same query ranked exactly once typing paused (SR-18): shown only if the reader
+        #: is still where the first answer left them.
+        self.exact = exact
 
 
 class Generation:

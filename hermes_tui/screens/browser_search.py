@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from functools import partial
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from rich.text import Text
 
@@ -66,6 +66,10 @@ class SearchAsYouType:
         self._detail_requests = Generation()
         #: ((query, screen's window), what _windowed answered) at the last first page.
         self._window_kept: tuple | None = None
+        #: The pause after which a window-ranked answer is ranked over every match, and the
+        #: query whose shown answer is that exact one (its later pages are asked so too).
+        self._exact_timer: Any = None
+        self._exact_query: str | None = None
         #: How conversations are ordered (SR-18): the config's, until the key toggles it.
         search_config = screen.ctx.config.search
         self.order = search_config.order
@@ -232,6 +236,11 @@ class SearchAsYouType:
         if self._searching:
             screen.ctx.store.interrupt_search()
         self._searching = True
+        self._cancel_exact()
+        # (a refresh after a commit of an answer ranked exactly is ranked exactly again)
+        exact = keep and self._exact_query == query
+        if not exact:
+            self._exact_query = None
         self.stale = False  # (this one sees every commit made before it)
         if self._refresh_timer is not None:
             self._refresh_timer.stop()
@@ -240,7 +249,35 @@ class SearchAsYouType:
         # A refresh asks for as many hits as are shown, so pages already loaded (BR-20) stay
         # (shown hits that new matches push past the limit stay as shown: search_hold).
         limit = max(SEARCH_PAGE, shown.hit_count) if keep and shown is not None else SEARCH_PAGE
-        self._in_worker(partial(self._run, query, keep, limit), group="search")
+        self._in_worker(partial(self._run, query, keep, limit, exact), group="search")
+
+    # ------------------------------------------------------------------ ranked exactly once typing pauses
+
+    def _cancel_exact(self) -> None:
+        if self._exact_timer is not None:
+            self._exact_timer.stop()
+            self._exact_timer = None
+
+    def _reader_stayed(self, query: str) -> bool:
+        """The answer of ``query`` is shown and the reader has not moved into it: the field
+        still has focus and the first hit is highlighted (a better answer may replace it
+        without moving anything the reader holds)."""
+        screen = self.screen
+        shown = screen.results.view
+        return (query == self.query and shown is not None and shown.query == query
+                and screen.focused is screen.search_input and screen.results.at_first_hit())
+
+    def _rank_exactly(self, query: str) -> None:
+        """Typing paused on an answer the window ranked (the newest matches only, for the
+        keystroke's speed): the same query ranked over every match, in the background; the
+        next key stops it (SR-18)."""
+        self._exact_timer = None
+        if self._searching or not self._reader_stayed(query):
+            return
+        self._searching = True
+        shown = self.screen.results.view
+        limit = max(SEARCH_PAGE, shown.hit_count) if shown is not None else SEARCH_PAGE
+        self._in_worker(partial(self._run, query, False, limit, True), group="search")
 
     def _in_worker(self, work: Callable[[], None], group: str) -> None:
         """One worker of the group at a time (a newer one cancels the older), on the screen."""
@@ -268,12 +305,13 @@ class SearchAsYouType:
         found = windowed(query, screen.narrow, screen.ctx.clock())
         return found.text, found.narrow, found.problem
 
-    def _run(self, query: str, keep: bool, limit: int) -> None:
+    def _run(self, query: str, keep: bool, limit: int, exact: bool = False) -> None:
         screen = self.screen
-        text, narrow, problem = self._windowed(query)
+        text, narrow, problem = self._windowed(query, again=exact)
         view = screen.ctx.store.search(
             text, screen.filters.with_(narrow=narrow), limit=limit,
             order=self.order, weights=self.weights, now=screen.ctx.clock(),
+            sort="rank" if exact else "auto",
         )
         view.query = query  # (as typed: its answer and its next pages are matched by it)
         if problem:
@@ -281,7 +319,7 @@ class SearchAsYouType:
         if not view.more_certain:
             # (one store's answer shorter than a page has no more, whatever its estimate)
             view.more = view.more and view.hit_count >= SEARCH_PAGE
-        screen.post_message(SearchFinished(query, view, keep=keep))
+        screen.post_message(SearchFinished(query, view, keep=keep, exact=exact))
 
     def toggle_order(self) -> None:
         """Relevance ↔ newest first (SR-18): the query is asked again in the other order."""
@@ -301,6 +339,7 @@ class SearchAsYouType:
         text, narrow, _problem = self._windowed(query, again=True)
         view = screen.ctx.store.search(
             text, screen.filters.with_(narrow=narrow), limit=SEARCH_PAGE, offset=offset,
+            sort="rank" if self._exact_query == query else "auto",
             order=self.order, weights=self.weights, now=screen.ctx.clock(),
         )
         view.query = query
@@ -322,6 +361,15 @@ class SearchAsYouType:
             self._searching = False
         if event.query != self.query or not event.query.strip():
             return  # a stale answer: the query changed while it ran
+        if event.exact:
+            if not self._reader_stayed(event.query):
+                return  # (the reader moved into the hits meanwhile: what they hold stays)
+            self._exact_query = event.query
+        elif not event.keep and "window" in (view.ranking or "") and view.order != "newest":
+            pause = screen.ctx.config.search.exact_after_s
+            if pause > 0:
+                self._cancel_exact()
+                self._exact_timer = screen.set_timer(pause, lambda q=event.query: self._rank_exactly(q))
         switcher = screen.switcher
         keep = event.keep and switcher.current == "results"
         switcher.current = "results"
@@ -337,7 +385,7 @@ class SearchAsYouType:
         # The key's echo and this answer in one frame, the results' scrollbar (resized by the
         # answer) with them.
         screen.search_input.release_echo(results, results.vertical_scrollbar)
-        if not keep:
+        if not keep and not event.exact:
             started = self.keystroke_at
 
             def painted() -> None:

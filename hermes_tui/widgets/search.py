@@ -689,6 +689,11 @@ class SearchResults(KeysFollowFocus, ScrollView, can_focus=True):
             self.loading_more = True
             self.post_message(self.NeedMore(self, view.query, view.next_offset))
 
+    def at_first_hit(self) -> bool:
+        """No hit is highlighted but the first (the reader has not moved into the answer)."""
+        first = next((i for i, row in enumerate(self._rows) if row.target), None)
+        return self.cursor == first
+
     def append(self, page: SearchView) -> None:
         """The next page of the same answer: merged in place (cursor and scroll kept)."""
         self.loading_more = False

@@ -1,0 +1,108 @@
+"""SR-18: the keystroke ranks a common word's newest matches only (its window: the answer must
+paint within a frame or two); once typing pauses, the pane ranks the query over every match,
+so the conversation the words describe best is found even when it is older than the window --
+unless the reader has moved into the hits meanwhile (what they hold stays where it is)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from hermes_state import SessionDB
+from hermes_state.search.tuning import TUNING
+from hermes_tui.config import AppConfig
+from hermes_tui.widgets.search import SearchInput
+
+from .conftest import SIZE, make_app, settle
+from .dataset import NOW
+
+OLD = "20250301_090000_cache0"
+
+
+def build(path: Path) -> Path:
+    """Forty recent chats that mention the cache in passing, and one old one about it."""
+    db = SessionDB(path)
+    try:
+        db.create_session(OLD, "cli")
+        db.append_message(OLD, "user", "cache cache: the cache layer evicts the cache")
+        db.end_session(OLD, "user_exit")
+        for n in range(40):
+            sid = f"20261117_{n:06d}_recent"
+            db.create_session(sid, "cli")
+            db.append_message(sid, "user", f"deploy step {n} of the release went fine, no words about any cache "
+                                           "here beyond this passing mention in a long message about the rollout")
+            for k in range(5):  # (the word stays in a minority of messages: it is ranked)
+                db.append_message(sid, "assistant", f"rollout note {k}: the release moved along as planned")
+            db.end_session(sid, "user_exit")
+    finally:
+        db.close()
+    with sqlite3.connect(path) as conn:  # (times: the old chat months before the others)
+        conn.execute("UPDATE sessions SET started_at = ?, ended_at = ? WHERE id = ?", (NOW - 200 * 86400, NOW - 200 * 86400, OLD))
+        conn.execute("UPDATE messages SET timestamp = ? WHERE session_id = ?", (NOW - 200 * 86400, OLD))
+        conn.execute("UPDATE sessions SET started_at = ?, ended_at = ? WHERE id != ?", (NOW - 3600, NOW - 3500, OLD))
+        conn.execute("UPDATE messages SET timestamp = ? WHERE session_id != ?", (NOW - 3600, OLD))
+    return path
+
+
+@pytest.fixture
+def small_window(monkeypatch):
+    """What 1M messages do with the real sizes: more matches than exact bm25 is allowed to
+    rank at a keystroke, the window holding only the newest."""
+    monkeypatch.setattr(TUNING, "WINDOW", 10)
+    monkeypatch.setattr(TUNING, "EXACT_BM25_MAX_ROWS", 20)
+
+
+def config(pause: float) -> AppConfig:
+    config = AppConfig(animations="none", search_debounce_s=0.0)
+    config.search.exact_after_s = pause
+    return config
+
+
+async def wait_for(pilot, predicate, seconds: float = 5.0) -> bool:
+    for _ in range(int(seconds / 0.05)):
+        if predicate():
+            return True
+        await pilot.pause(0.05)
+    return predicate()
+
+
+async def test_a_pause_ranks_the_query_over_every_match_and_finds_the_older_conversation(tmp_path, small_window):
+    app = make_app(build(tmp_path / "state.db"), config=config(0.3))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("slash", *"cache")
+        await settle(pilot)
+        results = app.screen.results
+        first = results.view
+        assert "window" in first.ranking and first.groups[0].root_id != OLD
+        assert await wait_for(pilot, lambda: results.view is not first and results.view.ranking == "bm25")
+        assert results.view.groups[0].root_id == OLD
+        assert app.focused is app.screen.query_one(SearchInput)  # (the field keeps the keys)
+
+
+async def test_a_reader_who_moved_into_the_hits_keeps_them_where_they_are(tmp_path, small_window):
+    app = make_app(build(tmp_path / "state.db"), config=config(0.5))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("slash", *"cache")
+        await settle(pilot)
+        results = app.screen.results
+        first = results.view
+        assert "window" in first.ranking
+        await pilot.press("down", "down")  # into the hits, and on to the second
+        await pilot.pause(1.2)
+        await settle(pilot)
+        assert results.view is first
+
+
+async def test_no_pause_pass_when_it_is_turned_off(tmp_path, small_window):
+    app = make_app(build(tmp_path / "state.db"), config=config(0.0))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("slash", *"cache")
+        await settle(pilot)
+        first = app.screen.results.view
+        await pilot.pause(0.8)
+        assert app.screen.results.view is first and "window" in first.ranking
