@@ -102,8 +102,14 @@ def answer_of(db: Any, text: str, query: ListQuery, limit: int, order: str, now:
     answer = Answer()
     by_root: dict[str, Any] = {}
     offset = 0
+    sort = "auto"
     for _page in range(MAX_PAGES):
-        result = db.search(text, query, limit=PAGE_HITS, offset=offset, order=order, now=now)
+        result = db.search(text, query, limit=PAGE_HITS, offset=offset, order=order, now=now, sort=sort)
+        if offset == 0 and sort == "auto" and "window" in (result.ranking or "") and order == "relevance":
+            # Ranked over the newest matches only (the browser's keystroke, for speed): a
+            # command is read as the browser's pane is once typing pauses -- over every match.
+            sort = "rank"
+            result = db.search(text, query, limit=PAGE_HITS, offset=offset, order=order, now=now, sort=sort)
         if offset == 0:
             answer.path, answer.ranking, answer.order = result.path, result.ranking, result.order
             answer.note, answer.error = result.note, result.error
