@@ -397,6 +397,18 @@ class SearchHit(BaseModel):
     across: int = 0
 
 
+#: The ranking of an answer ranked by bm25 over the newest matches only (a keystroke's
+#: window, for speed); asked again with ``sort="rank"`` it is ranked over every match.
+WINDOW_RANKING = "bm25-recent-window"
+
+
+def ranked_over_window(ranking: str | None) -> bool:
+    """Whether an answer's ``ranking`` (one store's, or several joined by ``+``) ranked some
+    store's newest matches only: the one test of when to ask again over every match (the
+    browser once typing pauses, ``hermes-sessions search`` at once, the relevance bench)."""
+    return WINDOW_RANKING in (ranking or "").split("+")
+
+
 class SearchResult(BaseModel):
     """The answer of :meth:`SessionDB.search` (see :mod:`hermes_state.search`)."""
 

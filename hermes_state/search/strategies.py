@@ -4,6 +4,7 @@ newest window of matches, or newest first when every word is common."""
 
 from __future__ import annotations
 
+from ..models import WINDOW_RANKING
 from ..query import find_spans, split_marked
 from .context import Ctx, Outcome, Row, iter_rows, probe, scan_sql
 from .narrowing import scan_window
@@ -205,7 +206,7 @@ def window_ranked(ctx, table, match, phrases, path, total, exact, to_row, plain,
         return Outcome(page, "bm25", total, exact, len(scored) > stop, path)
     if ctx.budget.exhausted:
         ctx.notes.append(f"ranked the newest {len(rows)} matches (time budget)")
-        return Outcome(page, "bm25-recent-window", total, False, len(scored) > stop, path)
+        return Outcome(page, WINDOW_RANKING, total, False, len(scored) > stop, path)
     # Past the window, older matches follow newest first: a stable order for paging.
     more = len(scored) > stop
     if len(page) < ctx.limit and rows:
@@ -218,4 +219,4 @@ def window_ranked(ctx, table, match, phrases, path, total, exact, to_row, plain,
         )
         page += [to_row(r[0], r[1], None) for r in older[skip : skip + need]]
         more = len(older) > skip + need
-    return Outcome(page, "bm25-recent-window", total, exact, more, path)
+    return Outcome(page, WINDOW_RANKING, total, exact, more, path)

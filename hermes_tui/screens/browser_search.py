@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from rich.text import Text
 
+from hermes_state.models import ranked_over_window
 from hermes_state.timewindow import windowed
 
 from ..collector import hold_collection, release_collection
@@ -365,7 +366,7 @@ class SearchAsYouType:
             if not self._reader_stayed(event.query):
                 return  # (the reader moved into the hits meanwhile: what they hold stays)
             self._exact_query = event.query
-        elif not event.keep and "window" in (view.ranking or "") and view.order != "newest":
+        elif not event.keep and ranked_over_window(view.ranking) and view.order != "newest":
             pause = screen.ctx.config.search.exact_after_s
             if pause > 0:
                 self._cancel_exact()

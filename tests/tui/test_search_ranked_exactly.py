@@ -106,3 +106,11 @@ async def test_no_pause_pass_when_it_is_turned_off(tmp_path, small_window):
         first = app.screen.results.view
         await pilot.pause(0.8)
         assert app.screen.results.view is first and "window" in first.ranking
+
+
+def test_an_answer_is_window_ranked_when_any_store_ranked_its_window_only() -> None:
+    from hermes_state.models import ranked_over_window
+
+    assert ranked_over_window("bm25-recent-window")
+    assert ranked_over_window("bm25+bm25-recent-window")  # (across profiles, joined)
+    assert not ranked_over_window("bm25") and not ranked_over_window("newest") and not ranked_over_window(None)
