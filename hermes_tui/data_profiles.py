@@ -389,7 +389,7 @@ class ProfilesData:
 
     def data_versions(self) -> tuple:
         """Each shown store's ``data_version`` (a merged list is kept while they stay)."""
-        return tuple(self._each(lambda _n, part: part.read(lambda db: db.data_version())))
+        return tuple(self._versions().items())
 
     def interrupt_search(self) -> None:
         # (counted first: a search between two statements, which SQLite's interrupt cannot
@@ -612,12 +612,12 @@ class ProfilesData:
         key = (self.profile_filter, query, listed,
                tuple(sorted(((k, v) for k, v in kwargs.items() if k != "now"), key=str)))
         generation = self.interrupts
-        versions = self._versions() if offset else {}
+        versions = self._versions()
         with self._lock:
             stream = self._searches.pop(key, None)
         if (offset == 0 or stream is None or stream.position != offset
                 or any(stream.versions.get(name) != version for name, version in versions.items())):
-            stream = self._open_search(query, listed, limit, kwargs, generation)
+            stream = self._open_search(query, listed, limit, kwargs, versions, generation)
             if stream.interrupted:
                 return SearchView(query=query, offset=offset, interrupted=True)
             if offset:
@@ -653,11 +653,11 @@ class ProfilesData:
         return view
 
     def _open_search(self, query: str, listed: ListQuery, limit: int, kwargs: dict,
-                     generation: int) -> "_SearchStream":
+                     versions: dict[str, int], generation: int) -> "_SearchStream":
         """Each shown store's first page, read at once (a thread each); the answer's
-        figures (path, ranking, estimates, notes, title matches) are of these pages."""
+        figures (path, ranking, estimates, notes, title matches) are of these pages, and
+        ``versions`` the stores' data_version read before them."""
         shown = self._shown()
-        versions = self._versions()
         answers = self._each(lambda _n, part: part.search(query, listed, limit=limit, offset=0, **kwargs),
                              shown, parallel="search")
         across = len(answers) > 1
