@@ -29,7 +29,7 @@ from hermes_state.listing.counts import SourceCounts, conversations_by_source
 from hermes_state.listing.engine import lister_of
 from hermes_state.listing.rankings import Rankings, make_ranking
 from hermes_state.unread import UnreadNotTracked, not_tracked, set_read
-from hermes_state.listing.narrow import Narrow, narrowed_ids
+from hermes_state.listing.narrow import Narrow
 from hermes_state.listing import recency
 from hermes_state import open_store
 from hermes_state.store import READ_WAIT_TEXT, WRITE_WAIT_TEXT, retry_read, write_problem
@@ -596,7 +596,6 @@ class BrowserData:
         # Title/id matching runs beside the full-text search on its own connection: SQLite
         # releases the GIL while a statement runs, so the two queries overlap on two cores.
         titles = self._pool.submit(self.match_sessions, cut_query, listed) if offset == 0 else None
-        narrow = listed.narrow
         try:
             if offset == 0:
                 # Before the search: a message written after this id is new to its answer.
@@ -630,7 +629,7 @@ class BrowserData:
         # the library's one step (hermes_state.search.found), with this door's memos.
         # (imported here: the search package is not needed for the first page, and it
         # costs its import; warm_search brings it in once that page is painted)
-        from hermes_state.search.found import found_conversations
+        from hermes_state.search.found import found_conversations, kept_by_conversation_filters
 
         found = found_conversations(searcher.store, result, listed, roots_of=self._roots_of,
                                     labels_of=self._conversation_labels, retry=self._retry)
@@ -641,17 +640,15 @@ class BrowserData:
         ]
         view.stamps["grouped"] = time.perf_counter()
         view.title_matches = titles.result() if titles is not None else []
-        if narrow and view.title_matches:
-            kept = self._narrowed(searcher, narrow, [s.id for s in view.title_matches])
-            view.title_matches = [s for s in view.title_matches if s.id in kept]
+        if view.title_matches:
+            # (the rows the list's time window and other conversation filters keep, as the
+            # hits' conversations are kept)
+            kept = kept_by_conversation_filters(searcher.store, listed, [s.id for s in view.title_matches],
+                                                self._retry)
+            if kept is not None:
+                view.title_matches = [s for s in view.title_matches if s.id in kept]
         view.stamps["done"] = time.perf_counter()
         return view
-
-    def _narrowed(self, db: SessionDB, narrow: Narrow, session_ids: list[str]) -> set[str]:
-        """Those of ``session_ids`` (listed rows) ``narrow`` keeps."""
-        store = db.store
-        return self._retry(lambda: store.read(
-            lambda conn: narrowed_ids(conn, narrow, store.rules, store.has_session_column, session_ids)))
 
     def _conversation_labels(self, root_ids: list[str]) -> dict[str, listing.ConversationLabel]:
         """Each conversation's name (:func:`listing.conversation_labels`), the ones read since

@@ -113,7 +113,7 @@ def found_conversations(
     sessions = {hit.session_id for hit in hits}
     roots = roots_of(sessions) if roots_of is not None else retry(lambda: conversation_roots(store, sessions))
     found_roots = list(dict.fromkeys(roots.get(hit.session_id, hit.session_id) for hit in hits))
-    kept_roots = _kept_by_narrow(store, query, found_roots, retry)
+    kept_roots = kept_by_conversation_filters(store, query, found_roots, retry)
     if kept_roots is not None:
         hits = [hit for hit in hits if roots.get(hit.session_id, hit.session_id) in kept_roots]
     grouped = group_hits_by_conversation(store, hits, roots)
@@ -147,11 +147,12 @@ def found_conversations(
     return Found(out, [root for root in found_roots if root not in shown])
 
 
-def _kept_by_narrow(
-    store: "Store", query: "ListQuery", roots: list[str], retry: Callable[[Callable[[], T]], T],
+def kept_by_conversation_filters(
+    store: "Store", query: "ListQuery", roots: list[str], retry: Callable[[Callable[[], T]], T] = _direct,  # type: ignore[assignment]
 ) -> set[str] | None:
-    """Those of ``roots`` the list's ``narrow`` and ``min_messages`` keep (each read as the
-    list reads its row); None when ``query`` has neither (every one is kept)."""
+    """Those of ``roots`` (conversations, or the listed rows of a title match) the list's
+    ``narrow`` and ``min_messages`` keep (each read as the list reads its row); None when
+    ``query`` has neither (every one is kept)."""
     narrow, least = query.narrow, query.min_messages
     if not narrow and not least:
         return None
