@@ -139,3 +139,20 @@ def best_head(heads: Sequence[tuple[T, Any]]) -> T | None:
         if best is None or key < best[0]:
             best = (key, owner)
     return None if best is None else best[1]
+
+
+def merge_ranked(
+    answers: Sequence[tuple[T, Sequence[Any]]], *, key_of: Callable[[Any], Any] = lambda item: item,
+    limit: int | None = None,
+) -> list[tuple[T, Any]]:
+    """Several stores' ranked answers as one, ``(owner, item)``: the next item is always the
+    best head (:func:`best_head`, by ``key_of(item)`` -- a conversation's best hit), each
+    store's items in their own order; at most ``limit`` items."""
+    waiting = {owner: list(items) for owner, items in answers}
+    merged: list[tuple[T, Any]] = []
+    while limit is None or len(merged) < limit:
+        owner = best_head([(owner, key_of(items[0])) for owner, items in waiting.items() if items])
+        if owner is None:
+            break
+        merged.append((owner, waiting[owner].pop(0)))
+    return merged

@@ -191,7 +191,7 @@ def _across(args: argparse.Namespace, kit: Any, read, now: float) -> int:
     (:func:`hermes_state.across_profiles.best_head`, as the browser ranks them across
     profiles), each naming its profile; a store that cannot be read is named once on stderr
     and left out."""
-    from hermes_state.across_profiles import best_head
+    from hermes_state.across_profiles import merge_ranked
 
     with cli_profiles.open_across(kit.open_profile_store, cli_profiles.warn) as (opened, _left):
         kit.warn_unknown_source_across([item.store for item in opened], args.source)
@@ -202,14 +202,8 @@ def _across(args: argparse.Namespace, kit: Any, read, now: float) -> int:
             query = query.with_(narrow=_merged_window(query.narrow, read.narrow))
             _note_unread(item.store, args, item.profile.name)
             answers.append((item.profile.name, answer_of(item.store, read.text, query, args.limit, args.order, now)))
-        waiting = {name: list(answer.conversations) for name, answer in answers}
-        merged: list[tuple[str, Any]] = []
-        while len(merged) < args.limit:
-            name = best_head([(name, items[0].hits[0] if items[0].hits else None)
-                            for name, items in waiting.items() if items])
-            if name is None:
-                break
-            merged.append((name, waiting[name].pop(0)))
+        merged = merge_ranked([(name, answer.conversations) for name, answer in answers],
+                              key_of=lambda c: c.hits[0] if c.hits else None, limit=args.limit)
         return _print(args, " ".join(args.query), answers, merged, now, across=True)
 
 
@@ -240,7 +234,7 @@ def _print(args: argparse.Namespace, raw: str, answers: list, shown: list, now: 
     profiles = f" across {len(answers)} profiles" if across else ""
     tail = f"; more with --limit {args.limit * 2}" if more else ""
     hits = sum(len(c.hits) for _n, c in shown)
-    print(f"{_plural(len(shown), 'conversation')} ({_plural(hits, 'hit')}){profiles}, {ranked}{tail}",
+    print(f"{cli_filters.plural(len(shown), 'conversation')} ({cli_filters.plural(hits, 'hit')}){profiles}, {ranked}{tail}",
           file=sys.stderr)
     for note in notes:
         print(f"Note: {inert_line(note)}", file=sys.stderr)
@@ -252,7 +246,7 @@ def _why_empty(answers: list, notes: list[str]) -> str:
     filters left their conversations out; else the library's reason (SR-19)."""
     dropped = sum(len(a.dropped) for _n, a in answers)
     if dropped:
-        return (f"No conversation found: {_plural(dropped, 'conversation')} matched, but the filters "
+        return (f"No conversation found: {cli_filters.plural(dropped, 'conversation')} matched, but the filters "
                 "(time window, unread, status, …) leave them out.")
     if notes:
         return f"No conversation found: {inert_line(notes[0])}"
@@ -261,10 +255,6 @@ def _why_empty(answers: list, notes: list[str]) -> str:
 
 def _joined(values) -> str:
     return "+".join(dict.fromkeys(v for v in values if v))
-
-
-def _plural(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def _when(ts: Any) -> str:
@@ -276,16 +266,15 @@ def _when(ts: Any) -> str:
 
 
 def _marks(c: Any) -> list[str]:
-    from hermes_state.lifecycle import COMPLETE, EMPTY, ERROR, INTERRUPTED
+    from hermes_state.lifecycle import COMPLETE
 
-    # (the words `--status` takes, in full: the list's compact tags, "intr", "err", read as
-    # cut off in a line of prose)
-    words = {COMPLETE: "done", INTERRUPTED: "interrupted", ERROR: "error", EMPTY: "empty"}
     marks = []
     if c.unread:
         marks.append("unread")
     if c.status:
-        marks.append(words.get(c.status, c.status))
+        # (a status by its own name, the word `--status` takes: the list's compact tags,
+        # "intr", "err", read as cut off in a line of prose; "complete" is said "done")
+        marks.append("done" if c.status == COMPLETE else c.status)
     if c.archived:
         marks.append("archived")
     if c.hidden:
@@ -313,13 +302,13 @@ def _write_text(shown: list, now: float, across: bool) -> None:
         lines.append(f"{inert_line(c.tip_id)}  {title}")
         meta = [f"profile {inert_line(profile)}"] if across else []
         meta += [inert_line(c.source or "?"), f"last active {stamp_and_relative(c.last_active, now)}",
-                 _plural(len(c.hits), "hit"), *_marks(c)]
+                 cli_filters.plural(len(c.hits), "hit"), *_marks(c)]
         lines.append("  " + " · ".join(meta))
         for hit in c.hits[:HIT_LINES]:
             head = f"  {inert_line(hit.role or '?'):<9} {_when(hit.timestamp)}  "
             lines.append(_hit_line(head, hit, tty))
         if len(c.hits) > HIT_LINES:
-            lines.append(f"  … {_plural(len(c.hits) - HIT_LINES, 'more hit')}")
+            lines.append(f"  … {cli_filters.plural(len(c.hits) - HIT_LINES, 'more hit')}")
         if console is not None:
             for line in lines:
                 console.print(line if not isinstance(line, str) else _plain(line))

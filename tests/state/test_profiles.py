@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from hermes_state.across_profiles import merge_listed, best_head, open_each
+from hermes_state.across_profiles import merge_listed, merge_ranked, open_each
 from hermes_state.profiles import DEFAULT, ProfileError, discover, hermes_root, normalize, read_active
 
 
@@ -137,23 +137,14 @@ def hit(score, ts=0.0, id=0):
     return SimpleNamespace(score=score, timestamp=ts, id=id)
 
 
-def merge_hits(answers):
-    """Each store's hits taken one at a time, the next store chosen by ``best_head``."""
-    waiting = {owner: list(hits) for owner, hits in answers}
-    merged = []
-    while (owner := best_head([(o, hits[0]) for o, hits in waiting.items() if hits])) is not None:
-        merged.append((owner, waiting[owner].pop(0)))
-    return merged
-
-
 def test_search_answers_rank_together_by_score_then_recency():
     a = [hit(9.0, id=1), hit(2.0, id=2), hit(None, ts=100, id=3)]
     b = [hit(5.0, id=4), hit(None, ts=200, id=5)]
-    merged = [(owner, h.id) for owner, h in merge_hits([("a", a), ("b", b)])]
+    merged = [(owner, h.id) for owner, h in merge_ranked([("a", a), ("b", b)])]
     assert merged == [("a", 1), ("b", 4), ("a", 2), ("b", 5), ("a", 3)]
 
 
 def test_a_store_whose_hits_are_out_of_key_order_keeps_its_own_order():
     a = [hit(1.0, id=1), hit(8.0, id=2)]  # (its own ranking: kept)
-    merged = [h.id for _owner, h in merge_hits([("a", a), ("b", [hit(5.0, id=3)])])]
+    merged = [h.id for _owner, h in merge_ranked([("a", a), ("b", [hit(5.0, id=3)])])]
     assert merged.index(1) < merged.index(2)
