@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from rich.text import Text
 
 from hermes_state.models import ranked_over_window
-from hermes_state.timewindow import windowed
+from hermes_state.timewindow import Windowed, windowed
 
 from ..collector import hold_collection, release_collection
 from ..keynames import bound_keys_label
@@ -66,7 +66,7 @@ class SearchAsYouType:
         #: The detail pane's loads for the highlighted hit: only the newest one's answer shows.
         self._detail_requests = Generation()
         #: ((query, screen's window), what _windowed answered) at the last first page.
-        self._window_kept: tuple | None = None
+        self._window_kept: tuple[tuple, Windowed] | None = None
         #: The pause after which a window-ranked answer is ranked over every match, and the
         #: query whose shown answer is that exact one (its later pages are asked so too).
         self._exact_timer: Any = None
@@ -284,39 +284,35 @@ class SearchAsYouType:
         """One worker of the group at a time (a newer one cancels the older), on the screen."""
         self.screen.run_worker(work, group=group, exclusive=True, thread=True, exit_on_error=False)
 
-    def _windowed(self, query: str, *, again: bool = False):
+    def _windowed(self, query: str, *, again: bool = False) -> Windowed:
         """``query`` without its ``after:`` / ``before:`` terms, the screen's time window
         narrowed by them (BR-21: the conversations last active in both), and what is wrong
-        with a term that cannot be read (the term is then left out, and the note says so).
+        with a term that cannot be read (the term is then left out, and the note says so):
+        the library's one reading of them (:func:`hermes_state.timewindow.windowed`) at the
+        screen's clock.
 
         ``again``: for a later page of the answer shown, the window its first page was read
         with (``after:7d`` is worked out at the first page's clock, not at each page's:
         pages of one answer share one window, and the store finds the answer's stream)."""
-        kept = self._window_kept
-        if again and kept is not None and kept[0] == (query, self.screen.narrow):
-            return kept[1]
-        answer = self._window_now(query)
-        self._window_kept = ((query, self.screen.narrow), answer)
-        return answer
-
-    def _window_now(self, query: str):
-        """The library's one reading of the terms (:func:`hermes_state.timewindow.windowed`)
-        at the screen's clock."""
         screen = self.screen
-        found = windowed(query, screen.narrow, screen.ctx.clock())
-        return found.text, found.narrow, found.problem
+        kept = self._window_kept
+        if again and kept is not None and kept[0] == (query, screen.narrow):
+            return kept[1]
+        answer = windowed(query, screen.narrow, screen.ctx.clock())
+        self._window_kept = ((query, screen.narrow), answer)
+        return answer
 
     def _run(self, query: str, keep: bool, limit: int, exact: bool = False) -> None:
         screen = self.screen
-        text, narrow, problem = self._windowed(query, again=exact)
+        read = self._windowed(query, again=exact)
         view = screen.ctx.store.search(
-            text, screen.filters.with_(narrow=narrow), limit=limit,
+            read.text, screen.filters.with_(narrow=read.narrow), limit=limit,
             order=self.order, weights=self.weights, now=screen.ctx.clock(),
             sort="rank" if exact else "auto",
         )
         view.query = query  # (as typed: its answer and its next pages are matched by it)
-        if problem:
-            view.note = problem
+        if read.problem:
+            view.note = read.problem
         if not view.more_certain:
             # (one store's answer shorter than a page has no more, whatever its estimate)
             view.more = view.more and view.hit_count >= SEARCH_PAGE
@@ -337,9 +333,9 @@ class SearchAsYouType:
 
     def _load_more(self, query: str, offset: int) -> None:
         screen = self.screen
-        text, narrow, _problem = self._windowed(query, again=True)
+        read = self._windowed(query, again=True)
         view = screen.ctx.store.search(
-            text, screen.filters.with_(narrow=narrow), limit=SEARCH_PAGE, offset=offset,
+            read.text, screen.filters.with_(narrow=read.narrow), limit=SEARCH_PAGE, offset=offset,
             sort="rank" if self._exact_query == query else "auto",
             order=self.order, weights=self.weights, now=screen.ctx.clock(),
         )
