@@ -23,6 +23,8 @@ Esc back.
 
 from __future__ import annotations
 
+from typing import Callable
+
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -54,6 +56,9 @@ class RecapScreen(HermesScreen):
         #: The search that led here: the transcript opened from this recap highlights it (BR-19).
         self.search_query = query
         self.data: RecapData | None = None
+        #: An action asked for before the first load came (Enter pressed at once): done when
+        #: it comes, rather than dropped.
+        self._after_load: Callable[[], None] | None = None
         #: Each load of the recap; only the newest one's answer shows.
         self.loads = Generation()
 
@@ -86,16 +91,23 @@ class RecapScreen(HermesScreen):
         card = self.query_one(RecapView)
         if data.summary is None:
             card.display = False
-            return
-        card.show(data.recap, minimal=self.minimal, theme=recap_theme_for(self.app.current_theme, self.app.theme_variables))
+        else:
+            card.show(data.recap, minimal=self.minimal,
+                      theme=recap_theme_for(self.app.current_theme, self.app.theme_variables))
+        then, self._after_load = self._after_load, None
+        if then is not None:
+            then()
 
     def store_changed(self, change: StoreChange) -> None:
         self.load()
 
     # ------------------------------------------------------------------ actions
 
-    def _target(self) -> str | None:
+    def _target(self, action: Callable[[], None]) -> str | None:
+        """The session ``action`` acts on; before the recap is loaded, None -- and the action
+        is done once it is (a second Enter typed at once resumes, it is not lost)."""
         if self.data is None:
+            self._after_load = action
             self.notify("Still loading…", timeout=1.5)
             return None
         if self.data.summary is None:
@@ -104,18 +116,18 @@ class RecapScreen(HermesScreen):
         return self.data.target_id
 
     def action_resume(self) -> None:
-        target = self._target()
+        target = self._target(self.action_resume)
         if target:
             # BR-7: the app ends with the chosen id; the CLI prints it and hands off.
             self.app.exit(target)
 
     def action_transcript(self) -> None:
-        target = self._target()
+        target = self._target(self.action_transcript)
         if target:
             self.app.push_screen(self.ctx.screens.transcript(target, query=self.search_query))
 
     def action_lineage(self) -> None:
-        target = self._target()
+        target = self._target(self.action_lineage)
         if target:
             self.app.push_screen(self.ctx.screens.lineage(target))
 

@@ -263,6 +263,25 @@ async def test_br7_enter_on_recap_resumes_and_returns_the_id(fixed_db: Path) -> 
     assert app.return_value == chosen == "20261118_030000_c3d4e5"
 
 
+async def test_enter_on_a_recap_still_loading_resumes_once_it_is_loaded(fixed_db: Path) -> None:
+    """Enter, Enter typed at once: the second came while the recap was still loading and was
+    dropped ("Still loading…"), leaving the person on the recap (and a script driving a
+    terminal waiting for ever). It now resumes once the recap is loaded."""
+    app = make_app(fixed_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        lst = app.screen.query_one(SessionList)
+        await pilot.press("j", "j")
+        await settle(pilot)
+        chosen = lst.current.id
+        recap = app.ctx.screens.recap(chosen)
+        app.push_screen(recap)
+        assert recap.data is None
+        recap.action_resume()  # (a key typed before its load came back)
+        await settle(pilot)
+    assert app.return_value == chosen == "20261118_030000_c3d4e5"
+
+
 async def test_recap_t_opens_transcript_and_l_lineage(fixed_db: Path) -> None:
     app = make_app(fixed_db)
     async with app.run_test(size=SIZE) as pilot:
