@@ -48,7 +48,7 @@ from hermes_state.conversation import conversation_roots
 from hermes_state.inert_text import inert_line
 from hermes_state.listing import ListQuery
 from hermes_state.listing.pages import hidden_sources
-from hermes_state.models import ranked_over_window
+from hermes_state.models import ranks_again_when_paused
 from hermes_state.query import PREFIX_MIN_CHARS
 from hermes_state.search import FTS_TABLE, TRIGRAM_TABLE, filter_sql, trigram_vocab, where_clause
 
@@ -230,7 +230,7 @@ def browser_rank(store: Any, query: str, root: str, max_rank: int = MAX_RANK,
     info = {"ms": round(first_ms, 2), "path": view.path, "ranking": view.ranking,
             "title_match": any(s.id == root for s in view.title_matches)}
     sort = "auto"
-    if ranked_over_window(view.ranking) and exact_after_pause:
+    if ranks_again_when_paused(view.ranking) and exact_after_pause:
         # The person stopped typing to look: the pane ranks the query again over every match
         # (SearchAsYouType._rank_exactly), and that answer is the one read.
         sort = "rank"

@@ -402,6 +402,20 @@ class SearchHit(BaseModel):
 WINDOW_RANKING = "bm25-recent-window"
 
 
+#: The ranking of an answer ranked by conversation over every match
+#: (:mod:`hermes_state.search.by_conversation`): what ``sort="rank"`` answers by conversation.
+CONVERSATION_RANKING = "bm25-conversations"
+
+
+def ranks_again_when_paused(ranking: str | None) -> bool:
+    """Whether an answer's ``ranking`` (one store's, or several joined by ``+``) is worth
+    asking again with ``sort="rank"``, over every match and by conversation: some store
+    ranked its newest matches only, or ranked messages and grouped them (``bm25``). The one
+    test of when to ask again (the browser once typing pauses, ``hermes-sessions search`` at
+    once, the relevance bench)."""
+    return any(part in (WINDOW_RANKING, "bm25") for part in (ranking or "").split("+"))
+
+
 def ranked_over_window(ranking: str | None) -> bool:
     """Whether an answer's ``ranking`` (one store's, or several joined by ``+``) ranked some
     store's newest matches only: the one test of when to ask again over every match (the

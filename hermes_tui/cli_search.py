@@ -31,7 +31,7 @@ from typing import Any, Iterator
 
 from hermes_state import ListQuery
 from hermes_state.inert_text import inert_cells, inert_line
-from hermes_state.models import ranked_over_window
+from hermes_state.models import ranks_again_when_paused
 
 from . import cli_filters, cli_profiles
 from .cli_filters import FilterError
@@ -106,9 +106,10 @@ def answer_of(db: Any, text: str, query: ListQuery, limit: int, order: str, now:
     sort = "auto"
     for _page in range(MAX_PAGES):
         result = db.search(text, query, limit=PAGE_HITS, offset=offset, order=order, now=now, sort=sort)
-        if offset == 0 and sort == "auto" and ranked_over_window(result.ranking) and order == "relevance":
-            # Ranked over the newest matches only (the browser's keystroke, for speed): a
-            # command is read as the browser's pane is once typing pauses -- over every match.
+        if offset == 0 and sort == "auto" and ranks_again_when_paused(result.ranking) and order == "relevance":
+            # Ranked for a keystroke (over the newest matches, or by message): a command is
+            # read as the browser's pane is once typing pauses -- every match ranked by
+            # conversation. (Words too common to rank stay newest first, as in the pane.)
             sort = "rank"
             result = db.search(text, query, limit=PAGE_HITS, offset=offset, order=order, now=now, sort=sort)
         if offset == 0:

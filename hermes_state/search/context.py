@@ -13,6 +13,7 @@ from .sql import TRIGRAM_TABLE, where_clause
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..capabilities import Capabilities
+    from .by_conversation import ByConversation
     from .light import Light
     from .memo import PrefixCache
 
@@ -51,6 +52,8 @@ class Ctx:
     caps: "Capabilities | None" = None
     #: :attr:`trigram`, once known.
     _trigram: bool | None = None
+    #: With ``sort="conversation"``: what ranking every match by conversation needs.
+    by_conversation: "ByConversation | None" = None
 
     @property
     def filtered(self) -> bool:

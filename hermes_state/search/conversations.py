@@ -30,6 +30,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..errors import is_interrupted
+from ..models import CONVERSATION_RANKING
 from ..query import limit_query, make_snippet, sanitize_fts5_query, short_last_word
 from .engine import search as message_search
 from .explain import explain_empty
@@ -127,6 +128,16 @@ def ordered(hits: list["SearchHit"], roots: dict[str, str], order: str, now: flo
     return out
 
 
+def in_given_order(hits: list["SearchHit"], roots: dict[str, str]) -> list["SearchHit"]:
+    """Hits ranked by conversation already (:mod:`~hermes_state.search.by_conversation`),
+    each given its conversation."""
+    for hit in hits:
+        root = roots.get(hit.session_id, hit.session_id)
+        if hit.conversation_id != root:
+            hit.__dict__["conversation_id"] = root  # (in place: see ordered())
+    return hits
+
+
 def _short_word_said(query: str, prefix_last: bool) -> bool:
     """The engine said already why the answer is empty: a last word too short to be a prefix."""
     text, _cut = limit_query(query)
@@ -149,6 +160,9 @@ def search(store: "Store", query: str, scope: "ListQuery", options: SearchOption
     started = time.perf_counter()
     if order == "newest" and options.sort != "newest":
         options = replace(options, sort="newest")
+    elif order == "relevance" and options.sort == "rank":
+        # Every match, ranked by conversation (SR-18; past its bound, by message).
+        options = replace(options, sort="conversation", weights=weights, now=now)
     base = message_search(store, query, scope, options)
     if base.error or not base.path or not isinstance(query, str):
         return base.model_copy(update={"order": order})
@@ -160,7 +174,10 @@ def search(store: "Store", query: str, scope: "ListQuery", options: SearchOption
 
     def run(conn: sqlite3.Connection) -> "SearchResult":
         roots = roots_of(store, conn, {hit.session_id for hit in base.hits})
-        hits = ordered(list(base.hits), roots, order, now, weights, ids_meant=any(ch.isdigit() for ch in query))
+        if base.ranking == CONVERSATION_RANKING:
+            hits = in_given_order(list(base.hits), roots)
+        else:
+            hits = ordered(list(base.hits), roots, order, now, weights, ids_meant=any(ch.isdigit() for ch in query))
         notes = [base.note] if base.note else []
         spread = Spread()
         last_page = not base.has_more and (offset == 0 or base.hits)

@@ -19,6 +19,7 @@ from ..query import (
     sanitize_fts5_query,
     short_last_word,
 )
+from .by_conversation import ByConversation, title_words
 from .cjk import cjk_search, describe_like, like_search, substring_phrases
 from .context import Budget, Ctx, index_gap
 from .light import Light, mark_inexact
@@ -30,6 +31,7 @@ from .ranking import Phrase
 from .snippets import make_hits, snippets_from_other_columns, text_after_nul
 from .sql import FTS_TABLE, TRIGRAM_TABLE, positive_query_terms, safe_int
 from .strategies import fts_engine
+from .weights import Weights
 from .tuning import TUNING
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -109,8 +111,9 @@ def search(store: "Store", query: str, scope: "ListQuery", options: SearchOption
             # (built from the store's rules: inside the one look at its schema)
             filters, params = message_filters(store.rules, scope, options)
             question = _Question(text, q, typing_word, cut_note, limit, offset, sort, budget_ms,
-                                 tuple(filters), tuple(params))
-            return _search(store, done, question, reuse)
+                                 tuple(filters), tuple(params),
+                                 (options.weights or Weights()).clean() if sort == "conversation" else None)
+            return _search(store, done, question, reuse, options.now)
 
         return store.one_schema(asked)
 
@@ -171,9 +174,12 @@ class _Question(NamedTuple):
     #: (:func:`~hermes_state.search.options.message_filters`).
     filters: tuple[str, ...]
     params: tuple[Any, ...]
+    #: With ``sort="conversation"``: the weights of its ranking (its clock is left out: the
+    #: pages of one answer are ranked at its first page's).
+    weights: Weights | None = None
 
 
-def _search(store: "Store", done, asked: _Question, reuse: bool) -> "SearchResult":
+def _search(store: "Store", done, asked: _Question, reuse: bool, now: float | None = None) -> "SearchResult":
     """:func:`search` once the query is known to have something to search. The answer is kept
     in the connection's cache under ``asked``; with ``reuse`` an answer kept there since the
     last commit is given again."""
@@ -185,6 +191,9 @@ def _search(store: "Store", done, asked: _Question, reuse: bool) -> "SearchResul
     def run(conn: sqlite3.Connection, cache: PrefixCache | None) -> "SearchResult":
         ctx = Ctx(conn, filters, params, limit, offset, sort, Budget(budget_ms),
                   prefix_cache=cache, caps=caps)
+        if sort == "conversation":
+            ctx.by_conversation = ByConversation(store, time.time() if now is None else float(now),
+                                                 asked.weights or Weights(), title_words(q), typing_word)
         if cut_note:
             ctx.notes.append(cut_note)
         stale = index_warning(conn)

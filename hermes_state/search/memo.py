@@ -22,7 +22,7 @@ class PrefixCache:
     Searches on one connection run one at a time (the store's lock)."""
 
     __slots__ = ("key", "terms", "probes", "scan", "window", "others", "hits", "texts", "tf", "answers",
-                 "gaps")
+                 "gaps", "by_conversation")
 
     def __init__(self) -> None:
         self.key: tuple[int, int, int] | None = None
@@ -45,6 +45,9 @@ class PrefixCache:
         self.answers: dict[tuple, Any] = {}
         #: FTS table → what it lacks (:func:`index_gap`), None: nothing.
         self.gaps: dict[str, str | None] = {}
+        #: Every match's rowid in the order ranked by conversation, by what was ranked (see
+        #: :func:`~hermes_state.search.by_conversation.conversation_ranked`): the next pages.
+        self.by_conversation: dict[tuple, list[int]] = {}
 
     def clear(self) -> None:
         self.terms.clear()
@@ -61,6 +64,7 @@ class PrefixCache:
         self.texts.clear()
         self.tf.clear()
         self.answers.clear()
+        self.by_conversation.clear()
 
 
 #: The key :meth:`Store.attached` keeps a store's :class:`PrefixCache` under.

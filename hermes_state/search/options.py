@@ -28,8 +28,10 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: The rankings of the message-level engine: ``auto`` (bm25 when affordable, else bm25 over
 #: the newest matches, or newest first for near-universal words), ``rank`` (exact bm25 over
-#: every match) or ``newest``.
-SORTS = ("auto", "rank", "newest")
+#: every match) or ``newest``; and ``conversation``, what the search by conversation asks
+#: for ``rank``: every match ranked by conversation
+#: (:mod:`~hermes_state.search.by_conversation`), exact bm25 past its bound.
+SORTS = ("auto", "rank", "newest", "conversation")
 #: The two orders of an answer by conversation: ``relevance`` (the formula of
 #: :class:`~hermes_state.search.weights.Weights`) or ``newest``.
 ORDERS = ("relevance", "newest")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from ..models import WINDOW_RANKING
 from ..query import find_spans, split_marked
+from .by_conversation import conversation_ranked
 from .context import Ctx, Outcome, Row, iter_rows, probe, scan_sql
 from .narrowing import scan_window
 from .ranking import Phrase, idf, window_scores
@@ -46,7 +47,11 @@ def fts_engine(
         total, exact = probe(ctx, table, match, TUNING.PROBE_ROWS)
         if total == 0:
             return Outcome([], "", 0, True, False, path)
-        if sort == "rank":
+        if sort == "conversation":
+            ranked = conversation_ranked(ctx, table, match, path, plain, to_ranked)
+            if ranked is not None:
+                return ranked
+        if sort in ("rank", "conversation"):
             return exact_bm25(ctx, table, match, path, total, exact, to_ranked, plain)
         return newest_first(ctx, table, match, path, total, exact, to_row, plain, [])
 

@@ -55,6 +55,11 @@ class Tuning:
     PHRASE_RANKED_ROWS = 1500
     #: Newest messages a LIKE pass over 1-2 character CJK tokens reads before the vocabulary.
     LIKE_FIRST_ROWS = 3000
+    #: Most matches ranked by conversation (:mod:`~hermes_state.search.by_conversation`): one
+    #: statement reads each with its bm25 and session (~80 ms for 22,000 at 1M messages,
+    #: ~140 ms for 50,000, warm). Past it exact message-level bm25 answers: a word in that
+    #: many messages says little about which conversation is meant.
+    CONVERSATION_RANKED_ROWS = 60000
     #: Answers a connection's cache keeps (:attr:`~hermes_state.search.memo.PrefixCache.answers`).
     ANSWERS_KEPT = 8
 

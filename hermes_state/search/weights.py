@@ -24,11 +24,16 @@ class Weights:
     ``recency``: the share of the score that is recency (0: relevance alone);
     ``half_life_days``: recency halves every this many days of a conversation's age (its
     newest matching message); ``together``: for a conversation found across messages, the
-    share of its relevance given for how much of the query one of its messages holds."""
+    share of its relevance given for how much of the query one of its messages holds;
+    ``about`` and ``title``: ranked by conversation over every match
+    (:mod:`~hermes_state.search.by_conversation`), the share of relevance given for how much
+    of a conversation is about the words, and the boost of a title that holds them."""
 
     recency: float = 0.2
     half_life_days: float = 30.0
     together: float = 0.5
+    about: float = 0.5
+    title: float = 0.5
 
     def clean(self) -> "Weights":
         """These weights within their ranges (a config file may say anything)."""
@@ -40,7 +45,8 @@ class Weights:
             return default if math.isnan(number) else min(high, max(low, number))
 
         return Weights(clamp(self.recency, 0.0, 1.0, 0.2), clamp(self.half_life_days, 0.01, 36500.0, 30.0),
-                       clamp(self.together, 0.0, 1.0, 0.5))
+                       clamp(self.together, 0.0, 1.0, 0.5), clamp(self.about, 0.0, 1.0, 0.5),
+                       clamp(self.title, 0.0, 10.0, 0.5))
 
 
 def recency(timestamp: float | None, now: float, half_life_days: float) -> float:

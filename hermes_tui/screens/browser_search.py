@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from rich.text import Text
 
-from hermes_state.models import ranked_over_window
+from hermes_state.models import ranks_again_when_paused
 from hermes_state.timewindow import Windowed, windowed
 
 from ..collector import hold_collection, release_collection
@@ -362,7 +362,7 @@ class SearchAsYouType:
             if not self._reader_stayed(event.query):
                 return  # (the reader moved into the hits meanwhile: what they hold stays)
             self._exact_query = event.query
-        elif not event.keep and ranked_over_window(view.ranking) and view.order != "newest":
+        elif not event.keep and ranks_again_when_paused(view.ranking) and view.order != "newest":
             pause = screen.ctx.config.search.exact_after_s
             if pause > 0:
                 self._cancel_exact()

@@ -393,6 +393,7 @@ def test_the_command_answers_what_the_browsers_pane_shows(generated, query):
     """The conversations, in the order the browser's pane shows them page after page (its
     query typed whole: a trailing space, so its last word is not a prefix being typed)."""
     from hermes_state import ListQuery
+    from hermes_state.models import ranks_again_when_paused
     from hermes_tui.cli_search import PAGE_HITS
     from hermes_tui.data import BrowserData
     from hermes_tui.screens.browser_search import SEARCH_PAGE
@@ -406,9 +407,13 @@ def test_the_command_answers_what_the_browsers_pane_shows(generated, query):
     door = BrowserData(generated / "state.db")
     try:
         view = door.search(query + " ", ListQuery.human(), limit=SEARCH_PAGE)
+        # (as the pane shows it once typing pauses: ranked again, over every match)
+        sort = "rank" if ranks_again_when_paused(view.ranking) else "auto"
+        if sort == "rank":
+            view = door.search(query + " ", ListQuery.human(), limit=SEARCH_PAGE, sort=sort)
         while len(view.groups) < limit and view.more:
             view = view.merged(door.search(query + " ", ListQuery.human(), limit=SEARCH_PAGE,
-                                           offset=view.next_offset))
+                                           offset=view.next_offset, sort=sort))
     finally:
         door.close()
     assert [item["root_id"] for item in shown] == [group.root_id for group in view.groups[:limit]]

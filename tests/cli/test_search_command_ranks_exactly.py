@@ -5,6 +5,7 @@ every match, so the conversation the words describe best comes first even when i
 from __future__ import annotations
 
 from hermes_state import ListQuery, SessionDB
+from hermes_state.models import CONVERSATION_RANKING
 from hermes_state.search.tuning import TUNING
 from hermes_tui.cli_search import answer_of
 
@@ -22,4 +23,4 @@ def test_an_answer_ranked_over_the_window_is_ranked_over_every_match(tmp_path, m
     finally:
         db.close()
     assert "window" in keystroke.ranking
-    assert answer.ranking == "bm25" and answer.conversations[0].root_id == OLD
+    assert answer.ranking == CONVERSATION_RANKING and answer.conversations[0].root_id == OLD

@@ -9,7 +9,7 @@ import pytest
 from hermes_state import SessionDB
 from hermes_state import query as query_mod
 from hermes_state.search import TUNING
-from hermes_state.models import SearchHit, SearchResult
+from hermes_state.models import CONVERSATION_RANKING, SearchHit, SearchResult
 from hermes_state.query import apply_prefix_last, find_spans, make_snippet
 
 
@@ -98,9 +98,10 @@ def test_invalid_sort_is_a_programming_error(db):
 def test_sort_rank_matches_search_messages_bm25_order(db):
     bulk(db, "s", ["cache " + "filler " * 30, "cache cache cache", "some cache here", "cache"])
     expected = [r["id"] for r in db.search_messages("cache")]
-    for sort in ("rank", "auto"):
+    # (one conversation: ranked by conversation, its hits are FTS5's bm25 order)
+    for sort, ranking in (("rank", CONVERSATION_RANKING), ("auto", "bm25")):
         result = db.search("cache", sort=sort)
-        assert result.ranking == "bm25"
+        assert result.ranking == ranking
         assert hit_ids(result) == expected
 
 
@@ -198,7 +199,7 @@ def test_rank_mode_stays_exact_past_thresholds(db, monkeypatch):
     monkeypatch.setattr(TUNING, "EXACT_BM25_MAX_ROWS", 5)
     bulk(db, "s", [f"beta {'pad ' * (i % 7)}" for i in range(30)])
     result = db.search("beta", sort="rank")
-    assert result.ranking == "bm25"
+    assert result.ranking == CONVERSATION_RANKING
     assert hit_ids(result) == [r["id"] for r in db.search_messages("beta")]
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from hermes_state import SessionDB
+from hermes_state.models import CONVERSATION_RANKING
 from hermes_state.search.tuning import TUNING
 from hermes_tui.config import AppConfig
 from hermes_tui.widgets.search import SearchInput
@@ -77,7 +78,7 @@ async def test_a_pause_ranks_the_query_over_every_match_and_finds_the_older_conv
         results = app.screen.results
         first = results.view
         assert "window" in first.ranking and first.groups[0].root_id != OLD
-        assert await wait_for(pilot, lambda: results.view is not first and results.view.ranking == "bm25")
+        assert await wait_for(pilot, lambda: results.view is not first and results.view.ranking == CONVERSATION_RANKING)
         assert results.view.groups[0].root_id == OLD
         assert app.focused is app.screen.query_one(SearchInput)  # (the field keeps the keys)
 
