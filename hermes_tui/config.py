@@ -47,6 +47,13 @@ class SearchConfig(BaseModel):
     #: For a conversation found across messages: the share of its relevance given for how
     #: much of the query one of its messages holds.
     together_weight: float = Field(default=0.5, ge=0.0, le=1.0)
+    #: Ranked by conversation over every match (once typing pauses): the share of relevance
+    #: given for how much of a conversation is about the words (its matching messages
+    #: against its length) rather than for its best message.
+    about_weight: float = Field(default=0.5, ge=0.0, le=1.0)
+    #: ...and how much a title holding the query's words lifts its conversation (relevance
+    #: times ``1 + title_weight × share of the words its title holds``).
+    title_weight: float = Field(default=0.5, ge=0.0, le=10.0)
     #: Seconds typing must pause before an answer ranked over the newest matches only (the
     #: keystroke's window, for speed) is ranked again over every match; 0 turns it off.
     exact_after_s: float = Field(default=0.6, ge=0.0, le=10.0)
@@ -56,7 +63,7 @@ class SearchConfig(BaseModel):
         from hermes_state.search import Weights
 
         return Weights(recency=self.recency_weight, half_life_days=self.half_life_days,
-                       together=self.together_weight)
+                       together=self.together_weight, about=self.about_weight, title=self.title_weight)
 
 
 class AppConfig(BaseModel):

@@ -19,7 +19,8 @@ Where each part lives:
 * :mod:`~hermes_state.search.conversations` -- the answer by conversation (what the browser
   shows), ordered by :mod:`~hermes_state.search.weights`, with the conversations found across
   messages of :mod:`~hermes_state.search.spread` and the reason of an empty answer from
-  :mod:`~hermes_state.search.explain`.
+  :mod:`~hermes_state.search.explain`; asked with ``sort="rank"``, every match is ranked by
+  conversation (:mod:`~hermes_state.search.by_conversation`, a strategy of the engine).
 
 Every part works through a :class:`~hermes_state.store.Store`, never ``SessionDB``. The query
 language lives in :mod:`hermes_state.query`; the two entry points are:

@@ -1,0 +1,140 @@
+"""SR-18, ranked by conversation: ``sort="rank"`` (the pane once typing pauses, ``hermes-sessions
+search``) scores each conversation from every one of its matching messages -- its best
+message, how much of it is about the words, its title -- not from its best message alone."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hermes_state import ListQuery, SessionDB
+from hermes_state.models import CONVERSATION_RANKING
+from hermes_state.search import Weights
+from hermes_state.search.tuning import TUNING
+
+from tests.state.test_conversation_search import DAY, NOW, compression_chain, conversations, search, session
+
+
+@pytest.fixture
+def db(tmp_path: Path):
+    store = SessionDB(tmp_path / "state.db")
+    yield store
+    store.close()
+
+
+def filler(n: int, word: str = "deploy") -> list[str]:
+    return [f"{word} step {i}: the release moved along as planned with nothing else to say" for i in range(n)]
+
+
+def long_chat_with_one_short_mention(db: SessionDB, sid: str, at: float) -> None:
+    """Forty messages about something else and one short line naming the certificate: its
+    best message outranks any long one by bm25 (a short message is a strong match)."""
+    session(db, sid, filler(20) + ["certificate"] + filler(20), at=at)
+
+
+def test_a_conversation_about_the_words_ranks_above_one_that_mentions_them_once(db):
+    session(db, "about", [
+        "the staging gateway says its certificate expired this morning",
+        "which certificate, the one the renewal job writes?",
+        "yes, the renewal job did not run, so the certificate is stale since midnight",
+        "renewed it by hand: the new certificate is served now",
+        "thanks",
+    ], at=NOW - 9 * DAY)
+    for n in range(4):
+        long_chat_with_one_short_mention(db, f"long{n}", at=NOW - (20 + n) * DAY)
+    by_message = search(db, "certificate", sort="auto")
+    assert by_message.ranking == "bm25"
+    assert conversations(by_message)[0] != "about"  # (its best message is long: fifth by bm25)
+    ranked = search(db, "certificate", sort="rank")
+    assert ranked.ranking == CONVERSATION_RANKING
+    assert conversations(ranked)[0] == "about"
+    # Its hits come together, best first, then the other conversations' hits.
+    about_hits = [hit for hit in ranked.hits if hit.conversation_id == "about"]
+    assert ranked.hits[:4] == about_hits and len(about_hits) == 4
+    assert [hit.score for hit in about_hits] == sorted((hit.score for hit in about_hits), reverse=True)
+
+
+def test_a_title_that_holds_the_words_lifts_its_conversation(db):
+    for sid in ("untitled", "titled"):
+        session(db, sid, ["the quota for partner calls ran out at noon", "raised it for today"], at=NOW - 30 * DAY)
+    db.set_session_title("titled", "Partner quota ran out")
+    ranked = search(db, "quota", sort="rank")
+    assert conversations(ranked) == ["titled", "untitled"]
+    # The last word while typed is a prefix, in titles as in messages.
+    assert conversations(search(db, "quot", sort="rank", prefix_last=True)) == ["titled", "untitled"]
+    # A title weight of 0 leaves the tie to recency, then to the newer conversation.
+    plain = search(db, "quota", sort="rank", weights=Weights(title=0.0))
+    assert set(conversations(plain)) == {"titled", "untitled"}
+
+
+def test_the_weights_say_how_much_aboutness_counts(db):
+    session(db, "about", ["certificate expired", "certificate renewed", "certificate served"] + filler(2),
+            at=NOW - 30 * DAY)
+    session(db, "short", ["certificate"] + filler(40), at=NOW - 30 * DAY)
+    assert conversations(search(db, "certificate", sort="rank"))[0] == "about"
+    # With no credit for aboutness, the best message alone decides (the one-word line).
+    best_only = search(db, "certificate", sort="rank", weights=Weights(about=0.0, title=0.0))
+    assert conversations(best_only)[0] == "short"
+
+
+def test_a_compression_chain_is_one_conversation_with_every_hit_of_both_sessions(db):
+    compression_chain(db, "chain", ["the cache layer evicts too early", "cache hit rate fell"],
+                      ["cache size doubled", "the cache holds now"], at=NOW - 5 * DAY)
+    long_chat_with_one_short_mention(db, "other", at=NOW - DAY)
+    db.append_message("other", "user", "cache")
+    ranked = search(db, "cache", sort="rank")
+    assert conversations(ranked) == ["chain", "other"]
+    assert {hit.session_id for hit in ranked.hits if hit.conversation_id == "chain"} == {"chain", "chain_c"}
+    assert [hit.conversation_id for hit in ranked.hits][:4] == ["chain"] * 4
+
+
+def test_pages_of_a_ranking_by_conversation_give_every_hit_once_in_one_order(db):
+    for n in range(12):
+        session(db, f"s{n:02d}", [f"worker {n} queue"] * (1 + n % 4) + filler(n % 5), at=NOW - n * DAY)
+    whole = search(db, "worker", sort="rank", limit=100)
+    assert whole.ranking == CONVERSATION_RANKING and not whole.has_more
+    paged, offset = [], 0
+    while True:
+        page = search(db, "worker", sort="rank", limit=7, offset=offset)
+        paged += page.hits
+        offset += len(page.hits)
+        if not page.has_more:
+            break
+    assert [hit.id for hit in paged] == [hit.id for hit in whole.hits]
+    # Each conversation's hits stand together.
+    order = [hit.conversation_id for hit in paged]
+    assert len(list(dict.fromkeys(order))) == len([c for i, c in enumerate(order) if i == 0 or order[i - 1] != c])
+
+
+def test_the_list_filters_hold_in_a_ranking_by_conversation(db):
+    session(db, "mine", ["the backup job failed"], at=NOW - DAY)
+    session(db, "theirs", ["backup backup backup job failed again"], at=NOW - DAY, source="telegram")
+    ranked = db.search("backup", ListQuery(source="cli"), sort="rank", now=NOW)
+    assert ranked.ranking == CONVERSATION_RANKING
+    assert conversations(ranked) == ["mine"]
+
+
+def test_more_matches_than_the_bound_are_ranked_by_message(db, monkeypatch):
+    monkeypatch.setattr(TUNING, "CONVERSATION_RANKED_ROWS", 5)
+    for n in range(4):
+        session(db, f"s{n}", ["release notes", "release done"], at=NOW - n * DAY)
+    result = search(db, "release", sort="rank")
+    assert result.ranking == "bm25" and len(result.hits) == 8
+
+
+def test_cjk_words_are_ranked_by_conversation_on_the_trigram_index(db):
+    session(db, "about", ["服务器证书过期了", "证书续期任务没有运行", "手动续期了服务器证书"], at=NOW - 10 * DAY)
+    session(db, "once", ["服务器证书"] + filler(30), at=NOW - 20 * DAY)
+    ranked = search(db, "服务器证书", sort="rank")
+    assert ranked.ranking == CONVERSATION_RANKING and ranked.path == "trigram"
+    assert conversations(ranked)[0] == "about"
+    assert all(hit.spans for hit in ranked.hits)
+
+
+def test_a_commit_between_pages_ranks_afresh(db):
+    session(db, "a", ["ledger entry"], at=NOW - DAY)
+    first = search(db, "ledger", sort="rank", limit=1)
+    assert conversations(first) == ["a"] and not first.has_more
+    session(db, "b", ["ledger ledger ledger"], at=NOW)
+    assert set(conversations(search(db, "ledger", sort="rank"))) == {"a", "b"}
