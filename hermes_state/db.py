@@ -785,8 +785,9 @@ class SessionDB:
         ``scope``: the list's filters as a :class:`ListQuery` (which of them a search obeys:
         :mod:`hermes_state.search.options`); without it the keyword filters (``source_filter``
         of upstream's ``search_messages``, ``exclude_sources``, ``workspace``,
-        ``include_hidden``) are translated into one. ``sort`` is ``auto`` | ``rank`` |
-        ``newest``; ``prefix_last=True`` makes the last plain word (≥ 3 characters) a prefix
+        ``include_hidden``) are translated into one. ``sort`` is ``auto`` (what a keystroke
+        affords) | ``rank`` (every match, ranked by conversation:
+        :mod:`hermes_state.search.by_conversation`) | ``newest``; ``prefix_last=True`` makes the last plain word (≥ 3 characters) a prefix
         query for search-as-you-type. The hits come by conversation, best first (``order``:
         ``relevance`` by :class:`~hermes_state.search.Weights`, or ``newest``), conversations
         found across messages after those holding every word in one message: see

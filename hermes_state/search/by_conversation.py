@@ -58,23 +58,30 @@ class ByConversation:
     words: tuple[str, ...]
     last_prefix: bool
 
-    def title_share(self, titles: set[str]) -> float:
-        """The share of the query's words one of ``titles`` holds (as whole words; the last,
-        ``last_prefix``, as the start of one; CJK as a substring)."""
-        if not self.words or not titles:
-            return 0.0
-        best = 0.0
-        for title in titles:
-            lowered = title.lower()
-            held = 0
-            for index, word in enumerate(self.words):
-                if _CJK_RE.search(word):
-                    held += word in lowered
-                    continue
-                end = "" if self.last_prefix and index == len(self.words) - 1 else r"(?![^\W_])"
-                held += re.search(r"(?<![^\W_])" + re.escape(word) + end, lowered) is not None
-            best = max(best, held / len(self.words))
-        return best
+    def title_share(self) -> Callable[[str], float]:
+        """The share of the query's words a title holds (as whole words; the last,
+        ``last_prefix``, as the start of one; CJK as a substring), as a function of the title
+        (one pattern for all the words: thousands of titles are asked)."""
+        words = self.words
+        if not words:
+            return lambda _title: 0.0
+        parts = []
+        for index, word in enumerate(words):
+            if _CJK_RE.search(word):
+                parts.append(f"(?P<w{index}>{re.escape(word)})")
+            else:
+                end = "" if self.last_prefix and index == len(words) - 1 else r"(?![^\W_])"
+                parts.append(rf"(?<![^\W_])(?P<w{index}>{re.escape(word)}){end}")
+        pattern = re.compile("|".join(parts), re.IGNORECASE)
+        count = len(words)
+
+        def share(title: str) -> float:
+            if not title:
+                return 0.0
+            held = {m.lastgroup for m in pattern.finditer(title)}
+            return len(held) / count
+
+        return share
 
 
 def title_words(q: str) -> tuple[str, ...]:
@@ -100,98 +107,145 @@ def conversation_ranked(ctx: Ctx, table: str, match: str, path: str, plain: bool
         return None
     cache = ctx.prefix_cache
     key = (table, match, tuple(ctx.filters), tuple(ctx.params), asked.weights, asked.words, asked.last_prefix)
-    order = cache.by_conversation.get(key) if cache is not None else None
-    if order is None:
-        order = _rank(ctx, table, match, asked)
-        if order is None:
+    kept = cache.by_conversation.get(key) if cache is not None else None
+    if kept is None:
+        kept = _rank(ctx, table, match, asked)
+        if kept is None:
             return None
         if cache is not None:
             while len(cache.by_conversation) >= TUNING.ANSWERS_KEPT:
                 del cache.by_conversation[next(iter(cache.by_conversation))]
-            cache.by_conversation[key] = order
+            cache.by_conversation[key] = kept
+    order, scores = kept
     page_ids = order[ctx.offset:ctx.offset + ctx.limit]
-    rows = _page_rows(ctx, table, match, plain, page_ids, to_row)
+    rows = _page_rows(ctx, table, match, plain, page_ids, scores, to_row)
     more = len(order) > ctx.offset + len(page_ids)
     from ..models import CONVERSATION_RANKING
 
     return Outcome(rows, CONVERSATION_RANKING, len(order), True, more, path)
 
 
-def _rank(ctx: Ctx, table: str, match: str, asked: ByConversation) -> list[int] | None:
-    """Every match's rowid, in the ranking's order; None past the bound."""
-    counts = "COALESCE(s.message_count, 0)" if _has_counts(ctx) else "0"
-    sql = (f"SELECT {table}.rowid, {table}.rank, m.session_id, s.parent_session_id IS NOT NULL, "
-           f"{counts}, s.title, m.timestamp FROM {table} JOIN messages m ON m.id = {table}.rowid "
-           f"LEFT JOIN sessions s ON s.id = m.session_id WHERE {table} MATCH ?{where_clause(ctx.filters)}")
+def _rank(ctx: Ctx, table: str, match: str,
+          asked: ByConversation) -> tuple[list[int], dict[int, float]] | None:
+    """Every match's rowid, in the ranking's order, and each one's bm25; None past the bound.
+
+    Per-row Python is what this costs past the statement (22,000 rows for ``certif*`` at
+    1M): a row only joins its session's list; the rest is per session, then per
+    conversation, each read once."""
+    join = (f" JOIN messages m ON m.id = {table}.rowid JOIN sessions s ON s.id = m.session_id"
+            if ctx.filtered else f" JOIN messages m ON m.id = {table}.rowid")
+    sql = (f"SELECT {table}.rowid, {table}.rank, m.session_id, m.timestamp FROM {table}{join} "
+           f"WHERE {table} MATCH ?{where_clause(ctx.filters)}")
     cursor = ctx.conn.execute(sql, [match, *ctx.params])
     rows = cursor.fetchmany(TUNING.CONVERSATION_RANKED_ROWS + 1)
     if len(rows) > TUNING.CONVERSATION_RANKED_ROWS:
         cursor.close()
         return None
     if not rows:
-        return []
-    climbing = {sid for _r, _k, sid, parent, _c, _t, _s in rows if parent}
+        return [], {}
+    # Each session's hits (bm25, rowid) and newest hit. (FTS5's rank is a float; a
+    # timestamp may be anything a writer stored.)
+    by_session: dict[str, list[tuple[float, int]]] = {}
+    newest_of: dict[str, float] = {}
+    scores: dict[int, float] = {}
+    for rowid, rank, sid, stamp in rows:
+        score = scores[rowid] = -rank
+        members = by_session.get(sid)
+        if members is None:
+            by_session[sid] = [(score, rowid)]
+            newest_of[sid] = stamp if isinstance(stamp, (int, float)) else 0.0
+            continue
+        members.append((score, rowid))
+        if isinstance(stamp, (int, float)) and stamp > newest_of[sid]:
+            newest_of[sid] = stamp
+    sessions = _sessions(ctx, list(by_session))
+    climbing = {sid for sid, (parent, _count, _title) in sessions.items() if parent}
     roots: dict[str, str] = {}
     if climbing:
         from .spread import roots_of
 
         roots = roots_of(asked.store, ctx.conn, climbing)
-    # Per conversation: its hits (rowid, bm25), its sessions' sizes and titles, its newest hit.
-    hits: dict[str, list[tuple[float, int]]] = {}
-    sizes: dict[str, dict[str, int]] = {}
-    titles: dict[str, set[str]] = {}
-    newest: dict[str, float] = {}
-    for rowid, rank, sid, _parent, count, title, stamp in rows:
-        root = roots.get(sid, sid)
-        hits.setdefault(root, []).append((-float(rank or 0.0), int(rowid)))
-        sizes.setdefault(root, {})[sid] = int(count or 0)
-        if isinstance(title, str) and title:
-            titles.setdefault(root, set()).add(title)
-        if isinstance(stamp, (int, float)) and stamp > newest.get(root, float("-inf")):
-            newest[root] = float(stamp)
-    lengths = {root: max(len(hits[root]), sum(sizes[root].values())) for root in hits}
-    average = sum(lengths.values()) / len(lengths)
-    about = {root: _saturated(len(hits[root]), lengths[root], average) for root in hits}
-    best = {root: max(score for score, _rowid in members) for root, members in hits.items()}
-    top_best = max(best.values()) or 1.0
-    top_about = max(about.values()) or 1.0
+    # Per conversation (most are one session with one hit): its hits, its length (its
+    # sessions' messages), the best share of the words a title holds, its newest hit.
+    conversations: dict[str, list[str]] = {}
+    for sid in by_session:
+        conversations.setdefault(roots.get(sid, sid), []).append(sid)
+    share = asked.title_share()
+    unknown = (False, 0, "")
+    stats = []
+    for root, sids in conversations.items():
+        if len(sids) == 1:
+            sid = sids[0]
+            members = by_session[sid]
+            _parent, count, title = sessions.get(sid, unknown)
+            n = len(members)
+            best = members[0][0] if n == 1 else max(members)[0]
+            stats.append((root, n, count if count > n else n, best, share(title) if title else 0.0,
+                          newest_of[sid], members))
+            continue
+        members = [hit for sid in sids for hit in by_session[sid]]
+        n = len(members)
+        length = max(n, sum(sessions.get(sid, unknown)[1] for sid in sids))
+        title_share = max(share(sessions.get(sid, unknown)[2]) for sid in sids)
+        stats.append((root, n, length, max(members)[0], title_share, max(newest_of[sid] for sid in sids), members))
+    average = sum(entry[2] for entry in stats) / len(stats)
+    top_best = max(max(entry[3] for entry in stats), 0.0) or 1.0
     weights = asked.weights
+    k1, b = _K1, _B
+    norm_of = (lambda length: k1 * (1.0 - b + b * length / average)) if average > 0 else (lambda _length: k1)
+    about = [n * (k1 + 1.0) / (n + norm_of(length)) for _root, n, length, *_rest in stats]
+    top_about = max(about) or 1.0
+    best_part, about_part, lift = (1.0 - weights.about) / top_best, weights.about / top_about, weights.title
     scored = []
-    for root, members in hits.items():
-        relevance = ((1.0 - weights.about) * max(0.0, best[root]) / top_best
-                     + weights.about * about[root] / top_about)
-        relevance *= 1.0 + weights.title * asked.title_share(titles.get(root, set()))
-        score = conversation_score(relevance, newest.get(root), asked.now, weights)
-        scored.append((score, newest.get(root, 0.0), root))
-    scored.sort(reverse=True)
+    for (root, _n, _length, best, title, newest, members), aboutness in zip(stats, about):
+        relevance = (best_part * (best if best > 0.0 else 0.0) + about_part * aboutness) * (1.0 + lift * title)
+        scored.append((conversation_score(relevance, newest, asked.now, weights), newest, root, members))
+    scored.sort(key=lambda entry: (entry[0], entry[1], entry[2]), reverse=True)
     order: list[int] = []
-    for _score, _newest, root in scored:
+    for _score, _newest, _root, members in scored:
+        if len(members) == 1:
+            order.append(members[0][1])
+            continue
         # (ties as FTS5's ORDER BY rank leaves them: the older first)
-        order.extend(rowid for _s, rowid in sorted(hits[root], key=lambda hit: (-hit[0], hit[1])))
-    return order
+        members.sort(key=lambda hit: (-hit[0], hit[1]))
+        order.extend(rowid for _score, rowid in members)
+    return order, scores
 
 
-def _saturated(n: int, length: int, average: float) -> float:
-    norm = _K1 * (1.0 - _B + _B * (length / average if average > 0 else 1.0))
-    return n * (_K1 + 1.0) / (n + norm)
+def _sessions(ctx: Ctx, ids: list[str]) -> dict[str, tuple[bool, int, str]]:
+    """Each session's ``(has a parent, messages, title)``."""
+    counts = "COALESCE(message_count, 0)" if _has_counts(ctx) else "0"
+    out: dict[str, tuple[bool, int, str]] = {}
+    for start in range(0, len(ids), 900):
+        chunk = ids[start:start + 900]
+        marks = ",".join("?" for _ in chunk)
+        for sid, parent, count, title in ctx.conn.execute(
+            f"SELECT id, parent_session_id IS NOT NULL, {counts}, title FROM sessions WHERE id IN ({marks})", chunk
+        ):
+            out[sid] = (bool(parent), count if isinstance(count, int) else 0, title if isinstance(title, str) else "")
+    return out
 
 
 def _has_counts(ctx: Ctx) -> bool:
     return ctx.caps is None or ctx.caps.has_session_column("message_count")
 
 
-def _page_rows(ctx: Ctx, table: str, match: str, plain: bool, rowids: list[int],
+def _page_rows(ctx: Ctx, table: str, match: str, plain: bool, rowids: list[int], scores: dict[int, float],
                to_row: Callable[[int, str, float | None], Row]) -> list[Row]:
-    """The page's rows, highlighted (or plain), in ``rowids``' order."""
+    """The page's rows, highlighted (or plain), in ``rowids``' order, scored from ``scores``
+    (not ``rank`` again: in a statement of its own bm25 walks every phrase's doclist once
+    more to count it -- 0.7 s for ``config file update*`` at 1M, where the highlighting of
+    40 rows takes 8 ms)."""
     if not rowids:
         return []
     text = plain_text_sql(table, ctx) if plain else f"highlight({table}, 0, char(2), char(3))"
     marks = ",".join("?" for _ in rowids)
     source = (f" FROM {table} JOIN messages m ON m.id = {table}.rowid JOIN sessions s ON s.id = m.session_id"
               if ctx.filtered else f" FROM {table}")
-    sql = (f"SELECT {table}.rowid, {text}, {table}.rank{source} WHERE {table} MATCH ? "
+    sql = (f"SELECT {table}.rowid, {text}{source} WHERE {table} MATCH ? "
            f"AND {table}.rowid IN ({marks}){where_clause(ctx.filters)}")
     found = {int(r[0]): r for r in ctx.conn.execute(sql, [match, *rowids, *ctx.params])}
-    return [to_row(r[0], r[1], -float(r[2] or 0.0)) for r in (found.get(rowid) for rowid in rowids) if r is not None]
+    return [to_row(r[0], r[1], scores.get(int(r[0]))) for r in (found.get(rowid) for rowid in rowids)
+            if r is not None]
 
 
