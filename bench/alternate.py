@@ -63,7 +63,7 @@ def _calls(
         forget = _forgetter(package, db)
 
         def searched(query: str) -> Callable[[], object]:
-            return lambda: (forget(), db.search(query, limit=20))[1]
+            return lambda: (forget(), db.search(query, limit=20, sort="auto"))[1]
 
         calls = {f"search {query!r}": searched(query) for query in searches}
     else:
@@ -157,7 +157,7 @@ def compare_typed(old_root: Path, path: Path, rounds: int, words: list[str]) -> 
                 forget()
                 for end in range(1, len(word) + 1):
                     t0 = time.perf_counter()
-                    db.search(word[:end], limit=40, prefix_last=True, exclude_sources=internal)
+                    db.search(word[:end], limit=40, prefix_last=True, exclude_sources=internal, sort="auto")
                     if i:  # (the first round warms both)
                         keys[label].setdefault(word[:end], []).append((time.perf_counter() - t0) * 1000)
     every = {label: [ms for values in keys[label].values() for ms in values] for label in keys}

@@ -1327,7 +1327,8 @@ class HostileResult:
 
 def _hostile_queries(db_path: Path, budget: int, seed: int = 0) -> HostileResult:
     """Queries of the hostile-input generator (``tests/reliability/hostile.py``), if present,
-    through ``SessionDB.search`` and ``search_messages``."""
+    through ``SessionDB.search`` (as a script asks it, and as a keystroke does) and
+    ``search_messages``."""
     result = HostileResult()
     try:
         from tests.reliability.hostile import hostile_queries  # type: ignore[import-not-found]
@@ -1338,6 +1339,7 @@ def _hostile_queries(db_path: Path, budget: int, seed: int = 0) -> HostileResult
         for query in hostile_queries(seed=seed, n=budget):
             result.tried += 1
             for api, call in (("search", lambda q: db.search(q, limit=20)),
+                              ("search while typing", lambda q: db.search(q, limit=20, sort="auto", prefix_last=True)),
                               ("search_messages", lambda q: db.search_messages(q, limit=20))):
                 t0 = time.perf_counter()
                 try:

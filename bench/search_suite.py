@@ -94,6 +94,7 @@ def _searched(db, query: str, **kwargs):
     from hermes_state.search import forget_answers
 
     forget_answers(db.store)
+    kwargs.setdefault("sort", "auto")  # (what a keystroke asks: the targets are the keystroke's)
     return db.search(query, **kwargs)
 
 

@@ -769,7 +769,7 @@ class SessionDB:
         *,
         limit: int = 20,
         offset: int = 0,
-        sort: str = "auto",
+        sort: str = "rank",
         source_filter: list[str] | None = None,
         exclude_sources: list[str] | None = None,
         role_filter: list[str] | None = None,
@@ -780,15 +780,18 @@ class SessionDB:
         weights=None,
         now: float | None = None,
     ):
-        """Structured, latency-bounded search for the UI → :class:`~hermes_state.models.SearchResult`.
+        """Structured search by conversation → :class:`~hermes_state.models.SearchResult`:
+        by default what the browser's pane shows once typing pauses.
 
         ``scope``: the list's filters as a :class:`ListQuery` (which of them a search obeys:
         :mod:`hermes_state.search.options`); without it the keyword filters (``source_filter``
         of upstream's ``search_messages``, ``exclude_sources``, ``workspace``,
-        ``include_hidden``) are translated into one. ``sort`` is ``auto`` (what a keystroke
-        affords) | ``rank`` (every match, ranked by conversation:
-        :mod:`hermes_state.search.by_conversation`) | ``newest``; ``prefix_last=True`` makes the last plain word (≥ 3 characters) a prefix
-        query for search-as-you-type. The hits come by conversation, best first (``order``:
+        ``include_hidden``) are translated into one. ``sort``: ``rank`` (the default: every
+        match ranked by conversation, :mod:`hermes_state.search.by_conversation`; a query
+        too common for that is ranked as ``auto`` ranks it) | ``auto`` (what a keystroke
+        affords, latency-bounded: the browser asks this while typing) | ``newest``;
+        ``prefix_last=True`` makes the last plain word (≥ 3 characters) a prefix query for
+        search-as-you-type. The hits come by conversation, best first (``order``:
         ``relevance`` by :class:`~hermes_state.search.Weights`, or ``newest``), conversations
         found across messages after those holding every word in one message: see
         :mod:`hermes_state.search.conversations`; never raises on query text.

@@ -21,8 +21,9 @@ blended with recency by :func:`~hermes_state.search.weights.conversation_score`.
 
 Cost: one statement reads every match with its bm25 and its session (~80 ms for 22,000
 matches at 1M messages, warm), so it runs only up to ``TUNING.CONVERSATION_RANKED_ROWS``
-matches (past it the query is too common for the conversations to differ by it: exact
-message-level bm25 answers) and is kept on the connection until a commit, for the next pages.
+matches; past it the query is too common for the conversations to differ by it, and it is
+ranked as a keystroke ranks it (the window of newest matches, or newest first). The order is
+kept on the connection until a commit, for the next pages.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from .context import Ctx, Outcome, Row, plain_text_sql
 from ..query import parse_fts_query
 from .sql import positive_query_terms, where_clause
 from .tuning import TUNING
-from .weights import Weights, conversation_score
+from .weights import ID_CREDIT, Weights, conversation_score
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..store import Store
@@ -43,6 +44,7 @@ if TYPE_CHECKING:  # pragma: no cover
 #: The ranking of an answer ranked by conversation over every match (see
 #: :mod:`hermes_state.models`).
 _K1, _B = 1.2, 0.75
+_UNKNOWN = object()
 _CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uac00-\ud7af]")
 
 
@@ -57,6 +59,10 @@ class ByConversation:
     weights: Weights
     words: tuple[str, ...]
     last_prefix: bool
+    #: The query with its prefixes' ids and hashes left out (``cadd`` without
+    #: ``cadd7398…``), when it has any and the query has no digit: a hit that matches only
+    #: those is credited ``ID_CREDIT`` of its bm25 and counts for nothing in ``about``.
+    words_match: str | None = None
 
     def title_share(self) -> Callable[[str], float]:
         """The share of the query's words a title holds (as whole words; the last,
@@ -98,24 +104,25 @@ def title_words(q: str) -> tuple[str, ...]:
 
 
 def conversation_ranked(ctx: Ctx, table: str, match: str, path: str, plain: bool,
-                        to_row: Callable[[int, str, float | None], Row]) -> Outcome | None:
+                        to_row: Callable[[int, str, float | None], Row], estimate: int) -> Outcome | None:
     """The page ``ctx.offset``/``ctx.limit`` of ``match``'s hits on ``table``, conversations
     in the order of the module docstring, each one's hits best first; None when there are
-    more than ``TUNING.CONVERSATION_RANKED_ROWS`` matches (or no ranking was asked for)."""
+    more than ``TUNING.CONVERSATION_RANKED_ROWS`` matches (``estimate``, the probe's count,
+    says so before any is read, unless it is near the bound) or no ranking was asked for."""
     asked = ctx.by_conversation
-    if asked is None:
+    if asked is None or estimate > 2 * TUNING.CONVERSATION_RANKED_ROWS:
         return None
     cache = ctx.prefix_cache
     key = (table, match, tuple(ctx.filters), tuple(ctx.params), asked.weights, asked.words, asked.last_prefix)
-    kept = cache.by_conversation.get(key) if cache is not None else None
-    if kept is None:
+    kept = cache.by_conversation.get(key, _UNKNOWN) if cache is not None else _UNKNOWN
+    if kept is _UNKNOWN:
         kept = _rank(ctx, table, match, asked)
-        if kept is None:
-            return None
-        if cache is not None:
+        if cache is not None:  # (None too: the next page is not read again to learn it)
             while len(cache.by_conversation) >= TUNING.ANSWERS_KEPT:
                 del cache.by_conversation[next(iter(cache.by_conversation))]
             cache.by_conversation[key] = kept
+    if kept is None:
+        return None
     order, scores = kept
     page_ids = order[ctx.offset:ctx.offset + ctx.limit]
     rows = _page_rows(ctx, table, match, plain, page_ids, scores, to_row)
@@ -143,19 +150,30 @@ def _rank(ctx: Ctx, table: str, match: str,
         return None
     if not rows:
         return [], {}
-    # Each session's hits (bm25, rowid) and newest hit. (FTS5's rank is a float; a
-    # timestamp may be anything a writer stored.)
+    # The hits that match a word, not only an id or a hash (see ByConversation.words_match).
+    words: set[int] | None = None
+    if asked.words_match is not None:
+        words = {rowid for (rowid,) in ctx.conn.execute(
+            f"SELECT rowid FROM {table} WHERE {table} MATCH ?", [asked.words_match])}
+    # Each session's hits (bm25 as ranked, rowid), how many match a word, its newest hit.
+    # (FTS5's rank is a float; a timestamp may be anything a writer stored.)
     by_session: dict[str, list[tuple[float, int]]] = {}
+    worded: dict[str, int] = {}
     newest_of: dict[str, float] = {}
     scores: dict[int, float] = {}
     for rowid, rank, sid, stamp in rows:
         score = scores[rowid] = -rank
+        word = 1
+        if words is not None and rowid not in words:
+            score, word = score * ID_CREDIT, 0
         members = by_session.get(sid)
         if members is None:
             by_session[sid] = [(score, rowid)]
+            worded[sid] = word
             newest_of[sid] = stamp if isinstance(stamp, (int, float)) else 0.0
             continue
         members.append((score, rowid))
+        worded[sid] += word
         if isinstance(stamp, (int, float)) and stamp > newest_of[sid]:
             newest_of[sid] = stamp
     sessions = _sessions(ctx, list(by_session))
@@ -178,14 +196,14 @@ def _rank(ctx: Ctx, table: str, match: str,
             sid = sids[0]
             members = by_session[sid]
             _parent, count, title = sessions.get(sid, unknown)
-            n = len(members)
-            best = members[0][0] if n == 1 else max(members)[0]
-            stats.append((root, n, count if count > n else n, best, share(title) if title else 0.0,
-                          newest_of[sid], members))
+            n = worded[sid]
+            best = members[0][0] if len(members) == 1 else max(members)[0]
+            length = max(count, len(members))
+            stats.append((root, n, length, best, share(title) if title else 0.0, newest_of[sid], members))
             continue
         members = [hit for sid in sids for hit in by_session[sid]]
-        n = len(members)
-        length = max(n, sum(sessions.get(sid, unknown)[1] for sid in sids))
+        n = sum(worded[sid] for sid in sids)
+        length = max(len(members), sum(sessions.get(sid, unknown)[1] for sid in sids))
         title_share = max(share(sessions.get(sid, unknown)[2]) for sid in sids)
         stats.append((root, n, length, max(members)[0], title_share, max(newest_of[sid] for sid in sids), members))
     average = sum(entry[2] for entry in stats) / len(stats)

@@ -216,6 +216,11 @@ def _search(store: "Store", done, asked: _Question, reuse: bool, now: float | No
                 # Only empty phrases (`""`): FTS5 matches nothing, and the pane should say why.
                 return done(note="query had nothing searchable")
             effective, expansions = expand_prefixes(ctx, parsed)
+            if ctx.by_conversation is not None and expansions and not any(ch.isdigit() for ch in text):
+                # (ranked by conversation: which hits matched only an id or a hash)
+                words_only, _ = expand_prefixes(ctx, parsed, words_only=True)
+                if words_only != effective:
+                    ctx.by_conversation = replace(ctx.by_conversation, words_match=words_only)
             phrases = unicode61_phrases(parsed, expansions)
             # (A stale index may hold words its text no longer has: FTS5 alone decides.)
             shape = None if stale else narrowable(caps, parsed)

@@ -9,6 +9,7 @@ from ..query import WORD_RE, ParsedQuery, QueryItem, fold_text
 from .cjk import next_prefix_bound, quote
 from .context import Ctx, probe
 from .ranking import Phrase
+from .weights import ID_LIKE_RE
 from .sql import FTS_TABLE, positive_query_terms
 from .tuning import TUNING
 
@@ -80,7 +81,7 @@ def prefix_terms(ctx: Ctx, folded: str) -> list[str] | None:
     return result
 
 
-def expand_prefixes(ctx: Ctx, parsed: ParsedQuery) -> tuple[str, dict[int, str]]:
+def expand_prefixes(ctx: Ctx, parsed: ParsedQuery, words_only: bool = False) -> tuple[str, dict[int, str]]:
     """Rewrite ``word*`` items as ``(word1 OR word2 …)`` from the vocabulary; returns the
     query and each expanded item's MATCH text (by ``id(item)``).
 
@@ -88,7 +89,9 @@ def expand_prefixes(ctx: Ctx, parsed: ParsedQuery) -> tuple[str, dict[int, str]]
     execution (~3–8 ms at 1M messages); an OR of the same terms is iterated lazily, so the
     probes and scans that follow stay cheap (the terms come from :func:`prefix_terms`).
     Prefixes with more than ``MAX_PREFIX_TERMS`` terms, or non-ASCII ones (whose folding
-    only SQLite knows), are left to FTS5.
+    only SQLite knows), are left to FTS5. ``words_only``: a prefix's terms that read as ids
+    or hashes (``cadd7398…`` for ``cadd``, :data:`~hermes_state.search.ranking.ID_LIKE_RE`)
+    are left out, unless nothing else starts so.
     """
     rendered: list[str] = []
     expansions: dict[int, str] = {}
@@ -101,6 +104,8 @@ def expand_prefixes(ctx: Ctx, parsed: ParsedQuery) -> tuple[str, dict[int, str]]
         text = item.render()
         if item.kind == "word" and item.prefix and item.text.isascii() and WORD_RE.fullmatch(item.text):
             terms = prefix_terms(ctx, item.text.lower())
+            if terms and words_only:
+                terms = [term for term in terms if not ID_LIKE_RE.fullmatch(term)] or terms
             if terms:
                 text = expansions[id(item)] = "(" + " OR ".join(quote(term) for term in terms) + ")"
         rendered.append(text)

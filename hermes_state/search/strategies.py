@@ -43,15 +43,21 @@ def fts_engine(
     #: A row of a newest-first scan (:func:`scan_sql`: plain text with ``ctx.light``).
     to_row = light.row if light is not None else to_ranked
 
-    if sort != "auto":
+    if sort == "conversation":
         total, exact = probe(ctx, table, match, TUNING.PROBE_ROWS)
         if total == 0:
             return Outcome([], "", 0, True, False, path)
-        if sort == "conversation":
-            ranked = conversation_ranked(ctx, table, match, path, plain, to_ranked)
-            if ranked is not None:
-                return ranked
-        if sort in ("rank", "conversation"):
+        ranked = conversation_ranked(ctx, table, match, path, plain, to_ranked, total)
+        if ranked is not None:
+            return ranked
+        # Too common to rank by conversation (more matches than its bound): as a keystroke
+        # ranks it (the window, or newest first), not FTS5's bm25 over every one of them
+        # (seconds for `the` at 5M), which would say as little.
+    elif sort != "auto":
+        total, exact = probe(ctx, table, match, TUNING.PROBE_ROWS)
+        if total == 0:
+            return Outcome([], "", 0, True, False, path)
+        if sort == "rank":
             return exact_bm25(ctx, table, match, path, total, exact, to_ranked, plain)
         return newest_first(ctx, table, match, path, total, exact, to_row, plain, [])
 

@@ -18,7 +18,7 @@ def test_an_answer_ranked_over_the_window_is_ranked_over_every_match(tmp_path, m
     monkeypatch.setattr(TUNING, "EXACT_BM25_MAX_ROWS", 20)
     db = SessionDB(build(tmp_path / "state.db"), read_only=True)
     try:
-        keystroke = db.search("cache", ListQuery(), limit=40, now=NOW)
+        keystroke = db.search("cache", ListQuery(), limit=40, now=NOW, sort="auto")
         answer = answer_of(db, "cache", ListQuery(), 5, "relevance", NOW)
     finally:
         db.close()

@@ -115,7 +115,7 @@ def test_the_list_filters_hold_in_a_ranking_by_conversation(db):
     assert conversations(ranked) == ["mine"]
 
 
-def test_more_matches_than_the_bound_are_ranked_by_message(db, monkeypatch):
+def test_more_matches_than_the_bound_are_ranked_as_a_keystroke_ranks_them(db, monkeypatch):
     monkeypatch.setattr(TUNING, "CONVERSATION_RANKED_ROWS", 5)
     for n in range(4):
         session(db, f"s{n}", ["release notes", "release done"], at=NOW - n * DAY)
@@ -138,3 +138,26 @@ def test_a_commit_between_pages_ranks_afresh(db):
     assert conversations(first) == ["a"] and not first.has_more
     session(db, "b", ["ledger ledger ledger"], at=NOW)
     assert set(conversations(search(db, "ledger", sort="rank"))) == {"a", "b"}
+
+
+def test_a_script_gets_what_the_pane_shows_once_typing_pauses(db):
+    """``SessionDB.search`` without a sort is the answer a person reads once typing pauses
+    (ranked by conversation); the keystroke's quicker ranking is asked for by name."""
+    session(db, "about", ["certificate expired", "certificate renewed", "the certificate is served"],
+            at=NOW - 9 * DAY)
+    for n in range(3):
+        long_chat_with_one_short_mention(db, f"long{n}", at=NOW - (20 + n) * DAY)
+    default = db.search("certificate", now=NOW)
+    assert default.ranking == CONVERSATION_RANKING and conversations(default)[0] == "about"
+    assert [hit.id for hit in default.hits] == [hit.id for hit in search(db, "certificate", sort="rank").hits]
+    assert db.search("certificate", now=NOW, sort="auto").ranking == "bm25"
+
+
+def test_a_prefix_that_also_starts_hex_ids_ranks_the_word_first_and_still_finds_the_ids(db):
+    session(db, "ids", [f'{{"id": "cadd7398{i:04x}ef"}}' for i in range(4)], at=NOW - DAY)
+    session(db, "word", ["the caddy config reloads on every deploy of the proxy"], at=NOW - 30 * DAY)
+    ranked = search(db, "cadd", sort="rank", prefix_last=True)
+    assert ranked.ranking == CONVERSATION_RANKING
+    assert conversations(ranked) == ["word", "ids"]
+    # Typed with a digit, an id is what is meant: no discount.
+    assert conversations(search(db, "cadd7", sort="rank", prefix_last=True)) == ["ids"]

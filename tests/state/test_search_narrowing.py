@@ -51,6 +51,7 @@ def answer(result):
 
 
 def search(db, text, limit=20, **kw):
+    kw.setdefault("sort", "auto")  # (a keystroke's search: what narrowing serves)
     return db.search(text, limit=limit, prefix_last=True, exclude_sources=list(INTERNAL_SOURCES), **kw)
 
 
@@ -210,11 +211,11 @@ def test_other_filters_are_not_narrowed_from(db, tmp_path, small_window):
     add_many(db, "b", [f"docker on telegram {i}" for i in range(50)], source="telegram")
     reader = SessionDB(tmp_path / "state.db", read_only=True)
     try:
-        reader.search("dock", limit=20, prefix_last=True, source_filter=["cli"])
-        got = reader.search("docke", limit=20, prefix_last=True, source_filter=["telegram"])
+        reader.search("dock", limit=20, prefix_last=True, source_filter=["cli"], sort="auto")
+        got = reader.search("docke", limit=20, prefix_last=True, source_filter=["telegram"], sort="auto")
         assert {hit.source for hit in got.hits} == {"telegram"}
         forget(reader)
-        expected = reader.search("docke", limit=20, prefix_last=True, source_filter=["telegram"])
+        expected = reader.search("docke", limit=20, prefix_last=True, source_filter=["telegram"], sort="auto")
         assert answer(got) == answer(expected)
     finally:
         reader.close()

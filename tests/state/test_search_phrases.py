@@ -50,7 +50,7 @@ def exact_order(db, query):
 
 
 def test_a_phrase_of_common_words_is_ranked_from_its_one_scan(db):
-    result, statements = traced(db, lambda: db.search('"config file"', limit=20))
+    result, statements = traced(db, lambda: db.search('"config file"', limit=20, sort="auto"))
     expected = exact_order(db, '"config file"')
     assert len(expected) == 6
     assert result.ranking == "bm25" and result.total_exact and result.total_estimate == 6
@@ -64,7 +64,7 @@ def test_a_phrase_of_common_words_is_ranked_from_its_one_scan(db):
 def test_a_phrase_ranked_from_its_scan_comes_in_the_order_fts5_ranks_it(db):
     """Every match read, each scored by bm25 over its tokens: the order of FTS5's own
     ``ORDER BY rank``, without the two walks it costs."""
-    result, statements = traced(db, lambda: db.search('"config file"', limit=20))
+    result, statements = traced(db, lambda: db.search('"config file"', limit=20, sort="auto"))
     assert result.ranking == "bm25"
     assert not [s for s in statements if "ORDER BY rank" in s]
     by_score = [hit.id for hit in sorted(result.hits, key=lambda hit: (-hit.score, -hit.id))]
@@ -75,7 +75,7 @@ def test_a_phrase_with_more_matches_than_the_window_is_read_whole_and_ranked(db,
     """Past the window, the scan reads the phrase's older matches too (up to
     ``PHRASE_RANKED_ROWS``): every match ranked, none by a second FTS5 statement."""
     monkeypatch.setattr(TUNING, "WINDOW", 3)
-    result, statements = traced(db, lambda: db.search('"config file"', limit=20))
+    result, statements = traced(db, lambda: db.search('"config file"', limit=20, sort="auto"))
     assert result.ranking == "bm25" and result.total_exact and result.total_estimate == 6
     assert sorted(hit.id for hit in result.hits) == sorted(exact_order(db, '"config file"'))
     assert not [s for s in statements if "ORDER BY rank" in s]
@@ -83,17 +83,17 @@ def test_a_phrase_with_more_matches_than_the_window_is_read_whole_and_ranked(db,
     # words are in a third of 3,000 messages), the window where it is not.
     monkeypatch.setattr(TUNING, "PHRASE_RANKED_ROWS", 4)
     forget_answers(db.store)
-    result, statements = traced(db, lambda: db.search('"config file"', limit=20))
+    result, statements = traced(db, lambda: db.search('"config file"', limit=20, sort="auto"))
     assert result.ranking == "bm25" and [s for s in statements if "ORDER BY rank" in s]
     monkeypatch.setattr(TUNING, "EXACT_BM25_MAX_ROWS", 20)
     forget_answers(db.store)
-    assert db.search('"config file"', limit=20).ranking == "bm25-recent-window"
+    assert db.search('"config file"', limit=20, sort="auto").ranking == "bm25-recent-window"
 
 
 def test_known_words_found_nowhere_together_are_not_sought_as_substrings(db):
     db.create_session("glued", "cli")
     db.append_message("glued", "user", "w1 configfile w2")
-    result, statements = traced(db, lambda: db.search('"file config"'))
+    result, statements = traced(db, lambda: db.search('"file config"', sort="auto"))
     assert result.hits == [] and result.path == "fts5"
     assert not [s for s in statements if "messages_fts_trigram" in s and "MATCH" in s]
     assert "no message holds" in (result.note or "")
@@ -102,5 +102,5 @@ def test_known_words_found_nowhere_together_are_not_sought_as_substrings(db):
 def test_a_word_the_index_never_saw_as_a_word_is_still_sought_as_a_substring(db):
     db.create_session("cjk", "cli")
     mid = db.append_message("cjk", "user", "帮我修改youer服务端的配置 config")
-    result = db.search("config youer")
+    result = db.search("config youer", sort="auto")
     assert result.path == "fts5+trigram" and [hit.id for hit in result.hits] == [mid]

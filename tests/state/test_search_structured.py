@@ -49,7 +49,7 @@ def hit_ids(result):
 def test_search_returns_typed_result_and_hits(db):
     mid = add(db, "s1", "user", "Deploy docker containers")
     db.set_session_title("s1", "Ops day")
-    result = db.search("docker")
+    result = db.search("docker", sort="auto")
     assert isinstance(result, SearchResult)
     assert result.path == "fts5" and result.ranking == "bm25"
     assert result.query == "docker" and result.effective_query == "docker"
@@ -67,7 +67,7 @@ def test_search_returns_typed_result_and_hits(db):
 
 def test_spans_are_exact_even_when_text_contains_marker_lookalikes(db):
     add(db, "s1", "user", ">>> print('docker') <<< # doctest")
-    (hit,) = db.search("docker").hits
+    (hit,) = db.search("docker", sort="auto").hits
     assert [hit.snippet[a:b] for a, b in hit.spans] == ["docker"]
     assert hit.snippet.startswith(">>> print('docker') <<<")
 
@@ -75,14 +75,14 @@ def test_spans_are_exact_even_when_text_contains_marker_lookalikes(db):
 def test_nothing_searchable_is_a_note_not_an_error(db):
     add(db, "s1", "user", "text")
     for query in ["", "   ", "***", "-- !!", "AND"]:
-        result = db.search(query)
+        result = db.search(query, sort="auto")
         assert result.hits == [] and result.error is None and result.note
         assert result.path == ""
 
 
 def test_no_match_is_exact_zero(db):
     add(db, "s1", "user", "text")
-    result = db.search("zzqxjv")
+    result = db.search("zzqxjv", sort="auto")
     assert result.hits == [] and result.total_estimate == 0 and result.total_exact
     assert result.error is None
 
@@ -121,7 +121,7 @@ def test_window_ranking_when_bm25_would_be_expensive(db, monkeypatch):
     contents[35] = "alpha alpha alpha"  # dense and short: best bm25 inside the window
     contents[5] = "alpha alpha alpha alpha"  # better still, but outside the newest 10
     ids = bulk(db, "s", contents + [f"unrelated {i}" for i in range(100)])
-    result = db.search("alpha", limit=5)
+    result = db.search("alpha", limit=5, sort="auto")
     assert result.ranking == "bm25-recent-window"
     assert result.hits[0].id == ids[35]
     assert ids[5] not in hit_ids(result)
@@ -130,7 +130,7 @@ def test_window_ranking_when_bm25_would_be_expensive(db, monkeypatch):
     # Paging is stable: the window's ranked order, then older matches newest first.
     pages = []
     for offset in range(0, 40, 5):
-        pages += hit_ids(db.search("alpha", limit=5, offset=offset))
+        pages += hit_ids(db.search("alpha", limit=5, offset=offset, sort="auto"))
     assert len(pages) == len(set(pages)) == 40
     assert set(pages[:10]) == window_ids
     assert pages[10:] == ids[:30][::-1]
@@ -140,13 +140,13 @@ def test_near_universal_terms_rank_newest_first(db, monkeypatch):
     monkeypatch.setattr(TUNING, "EXACT_BM25_MAX_ROWS", 5)
     monkeypatch.setattr(TUNING, "WINDOW", 10)
     ids = bulk(db, "s", [f"the thing {i}" for i in range(30)])
-    result = db.search("the", limit=3)
+    result = db.search("the", limit=3, sort="auto")
     assert result.ranking == "newest"
     assert hit_ids(result) == ids[::-1][:3]
     assert 20 <= result.total_estimate <= 40 and not result.total_exact
     # Every match fits the window: all of them are ranked (bm25), none is left out.
     monkeypatch.setattr(TUNING, "WINDOW", 100)
-    result = db.search("the", limit=3)
+    result = db.search("the", limit=3, sort="auto")
     assert result.ranking == "bm25" and result.total_estimate == 30 and result.total_exact
 
 
@@ -164,7 +164,7 @@ def test_whole_words_few_enough_for_bm25_are_ranked_without_a_window_scan(db, mo
         statements: list[str] = []
         db._read(lambda conn: conn.set_trace_callback(statements.append))
         try:
-            result = db.search(text, limit=5, **kw)
+            result = db.search(text, limit=5, **{"sort": "auto", **kw})
         finally:
             db._read(lambda conn: conn.set_trace_callback(None))
         scans = [s for s in statements if "ORDER BY messages_fts.rowid DESC" in s]
@@ -221,13 +221,13 @@ def test_filters_apply_on_every_path(db, query, path):
     add(db, "cli1", "user", "docker 记忆断裂 通信", source="cli")
     add(db, "tg1", "assistant", "docker 记忆断裂 通信", source="telegram")
     add(db, "sig1", "user", "docker 记忆断裂 通信", source="signal")
-    assert db.search(query).path == path
-    assert len(db.search(query).hits) == 3
-    assert {h.source for h in db.search(query, source_filter=["telegram"]).hits} == {"telegram"}
-    assert db.search(query, source_filter=[]).hits == []
-    assert {h.source for h in db.search(query, exclude_sources=["cli", "signal"]).hits} == {"telegram"}
-    assert {h.role for h in db.search(query, role_filter=["assistant"]).hits} == {"assistant"}
-    filtered = db.search(query, source_filter=["signal"])
+    assert db.search(query, sort="auto").path == path
+    assert len(db.search(query, sort="auto").hits) == 3
+    assert {h.source for h in db.search(query, source_filter=["telegram"], sort="auto").hits} == {"telegram"}
+    assert db.search(query, source_filter=[], sort="auto").hits == []
+    assert {h.source for h in db.search(query, exclude_sources=["cli", "signal"], sort="auto").hits} == {"telegram"}
+    assert {h.role for h in db.search(query, role_filter=["assistant"], sort="auto").hits} == {"assistant"}
+    filtered = db.search(query, source_filter=["signal"], sort="auto")
     assert filtered.total_estimate == 1 and filtered.total_exact
 
 
@@ -236,7 +236,7 @@ def test_filters_apply_on_every_path(db, query, path):
 
 def test_trigram_path_for_three_cjk_characters(db):
     mid = add(db, "s", "user", "关于记忆断裂的问题")
-    result = db.search("记忆断裂")
+    result = db.search("记忆断裂", sort="auto")
     assert result.path == "trigram" and hit_ids(result) == [mid]
     (hit,) = result.hits
     assert [hit.snippet[a:b] for a, b in hit.spans] == ["记忆断裂"]
@@ -246,7 +246,7 @@ def test_short_cjk_terms_found_through_trigram_expansion(db):
     gx = add(db, "s", "user", "广西的山")
     gl = add(db, "s", "user", "桂林米粉")
     add(db, "s", "user", "别的")
-    result = db.search("广西 OR 桂林 OR 漓江")
+    result = db.search("广西 OR 桂林 OR 漓江", sort="auto")
     # Short words are ranked as other words are (by bm25), not newest first.
     assert result.path == "trigram" and result.ranking == "bm25"
     assert sorted(hit_ids(result)) == sorted([gl, gx])
@@ -256,8 +256,8 @@ def test_short_cjk_terms_found_through_trigram_expansion(db):
 def test_short_cjk_term_at_end_of_content_is_found(db):
     mid = add(db, "s", "user", "问题是通信")
     single = add(db, "s", "user", "信")
-    assert hit_ids(db.search("通信")) == [mid]
-    assert set(hit_ids(db.search("信"))) == {mid, single}
+    assert hit_ids(db.search("通信", sort="auto")) == [mid]
+    assert set(hit_ids(db.search("信", sort="auto"))) == {mid, single}
 
 
 def test_short_cjk_absent_term_is_answered_without_scanning(db):
@@ -270,7 +270,7 @@ def test_short_cjk_absent_term_is_answered_without_scanning(db):
 
     db._conn.set_progress_handler(tick, 100)
     try:
-        result = db.search("鑫鑫")
+        result = db.search("鑫鑫", sort="auto")
     finally:
         db._conn.set_progress_handler(None, 0)
     assert result.hits == [] and result.total_estimate == 0 and result.total_exact
@@ -282,25 +282,25 @@ def test_hangul_short_tokens_and_or(db):
     server = add(db, "s", "user", "서버 점검")
     deploy = add(db, "s", "user", "배포 준비")
     # Implicit AND, as on the other paths; OR finds either.
-    assert hit_ids(db.search("서버 배포")) == [both]
-    assert set(hit_ids(db.search("서버 OR 배포"))) == {both, server, deploy}
-    assert hit_ids(db.search("서버 NOT 배포")) == [server]
+    assert hit_ids(db.search("서버 배포", sort="auto")) == [both]
+    assert set(hit_ids(db.search("서버 OR 배포", sort="auto"))) == {both, server, deploy}
+    assert hit_ids(db.search("서버 NOT 배포", sort="auto")) == [server]
 
 
 def test_like_fallback_when_a_short_token_is_too_frequent(db, monkeypatch):
     monkeypatch.setattr(TUNING, "MAX_EXPANSION", 0)
     a = add(db, "s", "user", "广西的山")
     b = add(db, "s", "user", "广西 桂林")
-    result = db.search("广西")
+    result = db.search("广西", sort="auto")
     assert result.path == "like" and result.ranking == "newest"
     assert hit_ids(result) == [b, a]
-    assert hit_ids(db.search("广西 NOT 桂林")) == [a]
+    assert hit_ids(db.search("广西 NOT 桂林", sort="auto")) == [a]
     assert [h.snippet[a_:b_] for h in result.hits for a_, b_ in h.spans] == ["广西", "广西"]
 
 
 def test_latin_inside_cjk_reported_as_fts5_plus_trigram(db):
     mid = add(db, "s", "user", "帮我修改youer服务端的配置")
-    result = db.search("youer")
+    result = db.search("youer", sort="auto")
     assert result.path == "fts5+trigram" and hit_ids(result) == [mid]
     assert [result.hits[0].snippet[a:b] for a, b in result.hits[0].spans] == ["youer"]
 
@@ -318,13 +318,13 @@ def test_latin_inside_cjk_reported_as_fts5_plus_trigram(db):
 )
 def test_sr16_repairs_apply_to_search_too(db, query, content):
     mid = add(db, "s", "user", content)
-    assert hit_ids(db.search(query)) == [mid]
+    assert hit_ids(db.search(query, sort="auto")) == [mid]
 
 
 def test_quoted_phrase_on_cjk_path(db):
     phrase = add(db, "s", "user", "大别山 项目 启动")
     add(db, "s", "user", "大别山 风景 和 项目")
-    assert hit_ids(db.search('"大别山 项目"')) == [phrase]
+    assert hit_ids(db.search('"大别山 项目"', sort="auto")) == [phrase]
 
 
 # ----------------------------------------------------------------------------- prefix_last
@@ -333,11 +333,11 @@ def test_quoted_phrase_on_cjk_path(db):
 def test_prefix_last_makes_last_word_a_prefix(db):
     mid = add(db, "s", "user", "Deploy docker containers")
     # Without it, "dock" is no word: only the SR-16 substring retry finds it.
-    assert db.search("dock").path == "fts5+trigram"
-    result = db.search("dock", prefix_last=True)
+    assert db.search("dock", sort="auto").path == "fts5+trigram"
+    result = db.search("dock", prefix_last=True, sort="auto")
     assert result.path == "fts5"
     assert hit_ids(result) == [mid] and result.effective_query == "(\"docker\")"
-    assert hit_ids(db.search("deploy cont", prefix_last=True)) == [mid]
+    assert hit_ids(db.search("deploy cont", prefix_last=True, sort="auto")) == [mid]
 
 
 @pytest.mark.parametrize(
@@ -371,22 +371,22 @@ def test_an_empty_answer_to_a_short_last_word_says_longer_words_come_with_more_l
     """`ku` while `kubernetes` is typed finds nothing (no message has the word `ku`): the
     answer says why, and what the next letter does, instead of a bare "no match"."""
     mid = add(db, "s", "user", "kubernetes rollout and a deploy that failed")
-    typing = db.search("ku", prefix_last=True)
+    typing = db.search("ku", prefix_last=True, sort="auto")
     assert typing.hits == [] and "“ku” counts as a whole word until it has 3 letters" in typing.note
-    assert hit_ids(db.search("kub", prefix_last=True)) == [mid]
+    assert hit_ids(db.search("kub", prefix_last=True, sort="auto")) == [mid]
     # The last word is the short one, wherever the query started.
-    assert "“f”" in db.search("deploy f", prefix_last=True).note
-    assert hit_ids(db.search("deploy fai", prefix_last=True)) == [mid]
+    assert "“f”" in db.search("deploy f", prefix_last=True, sort="auto").note
+    assert hit_ids(db.search("deploy fai", prefix_last=True, sort="auto")) == [mid]
     # A short word that is a word finds it, and nothing is said.
-    found = db.search("a deploy", prefix_last=True)
+    found = db.search("a deploy", prefix_last=True, sort="auto")
     assert hit_ids(found) == [mid] and not (found.note or "")
-    assert hit_ids(db.search("deploy a", prefix_last=True)) == [mid]
+    assert hit_ids(db.search("deploy a", prefix_last=True, sort="auto")) == [mid]
     # Without prefix_last (the CLI) a word is a word at any length: no such note.
-    assert "whole word" not in (db.search("ku").note or "")
+    assert "whole word" not in (db.search("ku", sort="auto").note or "")
     # Quoted, it was never going to be a prefix.
-    assert "whole word" not in (db.search('"ku"', prefix_last=True).note or "")
+    assert "whole word" not in (db.search('"ku"', prefix_last=True, sort="auto").note or "")
     # Followed by a space it is finished: a whole word, and nothing to keep typing.
-    assert "whole word" not in (db.search("ku ", prefix_last=True).note or "")
+    assert "whole word" not in (db.search("ku ", prefix_last=True, sort="auto").note or "")
 
 
 def test_a_short_last_word_no_message_has_leaves_the_words_before_it_answering(db):
@@ -395,29 +395,29 @@ def test_a_short_last_word_no_message_has_leaves_the_words_before_it_answering(d
     go hits -> nothing -> hits as the word is written."""
     server = add(db, "s", "user", "the server rollout failed")
     other = add(db, "t", "user", "the deploy went fine, plan b")
-    typing = db.search("the se", prefix_last=True)
+    typing = db.search("the se", prefix_last=True, sort="auto")
     assert sorted(hit_ids(typing)) == sorted([server, other]) and typing.total_estimate == 2
     assert typing.note == "Showing matches for “the”: “se” is a whole word until it has 3 letters"
     assert typing.answered_query == "the"
     assert typing.query == "the se"
     # The third letter makes it a prefix: the answer narrows to what it starts.
-    assert hit_ids(db.search("the ser", prefix_last=True)) == [server]
+    assert hit_ids(db.search("the ser", prefix_last=True, sort="auto")) == [server]
     # A short word some message has is searched as the word it is, and nothing is said.
-    found = db.search("plan b", prefix_last=True)
+    found = db.search("plan b", prefix_last=True, sort="auto")
     assert hit_ids(found) == [other] and not (found.note or "")
     # Pages of the words before it, as the first page was.
-    second = db.search("the se", prefix_last=True, limit=1, offset=1)
-    assert len(second.hits) == 1 and hit_ids(second) != hit_ids(db.search("the se", prefix_last=True, limit=1))
+    second = db.search("the se", prefix_last=True, limit=1, offset=1, sort="auto")
+    assert len(second.hits) == 1 and hit_ids(second) != hit_ids(db.search("the se", prefix_last=True, limit=1, sort="auto"))
     assert second.note.startswith("Showing matches for “the”") and second.answered_query == "the"
     # Operators the short word leaves dangling are not shown as if searched.
-    assert db.search("deploy AND se", prefix_last=True).note.startswith("Showing matches for “deploy”:")
+    assert db.search("deploy AND se", prefix_last=True, sort="auto").note.startswith("Showing matches for “deploy”:")
     # Nothing before it, nothing the words before it find, or a NOT of it: the empty answer
     # and the reason, as before.
     for query in ("se", "zzqx se", "NOT se"):
-        empty = db.search(query, prefix_last=True)
+        empty = db.search(query, prefix_last=True, sort="auto")
         assert empty.hits == [] and empty.note.endswith("keep typing") and empty.answered_query is None, query
     # Without prefix_last (the CLI) the query is what was asked.
-    assert db.search("the se").hits == []
+    assert db.search("the se", sort="auto").hits == []
 
 
 def test_the_words_before_a_short_last_word_answer_again_what_they_answered_a_key_earlier(db):
@@ -430,7 +430,7 @@ def test_the_words_before_a_short_last_word_answer_again_what_they_answered_a_ke
         statements: list[str] = []
         db._read(lambda conn: conn.set_trace_callback(statements.append))
         try:
-            result = db.search(text, prefix_last=True)
+            result = db.search(text, prefix_last=True, sort="auto")
         finally:
             db._read(lambda conn: conn.set_trace_callback(None))
         return result, [m for s in statements for m in re.findall(r"MATCH '([^']*)'", s)]
@@ -447,9 +447,9 @@ def test_the_words_before_a_short_last_word_answer_again_what_they_answered_a_ke
     typing, searched = matches("deploy the se")
     assert sorted(hit_ids(typing)) == sorted([first, second]) and "deploy the" in searched
     # A different page or filter is a different question.
-    assert hit_ids(db.search("deploy the se", prefix_last=True, role_filter=["assistant"])) == []
+    assert hit_ids(db.search("deploy the se", prefix_last=True, role_filter=["assistant"], sort="auto")) == []
     # A filter that cannot be a key is not kept: it fails as it always did, in words.
-    assert db.search("deploy the se", prefix_last=True, source_filter=[["cli"]]).error.startswith("search failed")
+    assert db.search("deploy the se", prefix_last=True, source_filter=[["cli"]], sort="auto").error.startswith("search failed")
 
 
 @pytest.mark.parametrize("typed", ["deploy ", "deploy  ", "deploy,", "deploy."])
@@ -458,8 +458,8 @@ def test_a_space_or_punctuation_after_the_last_word_ends_it(db, typed):
     word has not begun), as `deploy f` already searches `deploy` whole."""
     whole = add(db, "s", "user", "the deploy went fine")
     longer = add(db, "s", "user", "a deployment went wrong")
-    assert sorted(hit_ids(db.search("deploy", prefix_last=True))) == sorted([whole, longer])
-    assert hit_ids(db.search(typed, prefix_last=True)) == [whole]
+    assert sorted(hit_ids(db.search("deploy", prefix_last=True, sort="auto"))) == sorted([whole, longer])
+    assert hit_ids(db.search(typed, prefix_last=True, sort="auto")) == [whole]
 
 
 # ----------------------------------------------------------------------------- snippets
@@ -488,23 +488,23 @@ def test_search_works_read_only_and_never_changes_the_schema(db, tmp_path):
     ro = SessionDB(tmp_path / "state.db", read_only=True)
     try:
         for query in ["docker", "广西", "数据库", "鑫"]:
-            result = ro.search(query)
+            result = ro.search(query, sort="auto")
             assert result.error is None
-        assert len(ro.search("广西").hits) == 1
+        assert len(ro.search("广西", sort="auto").hits) == 1
     finally:
         ro.close()
-    db.search("广西")
+    db.search("广西", sort="auto")
     assert db._conn.execute("SELECT type, name, sql FROM sqlite_master ORDER BY name").fetchall() == schema
 
 
 def test_frequent_short_cjk_served_by_a_short_like_pass(db, monkeypatch):
     monkeypatch.setattr(TUNING, "LIKE_FIRST_ROWS", 50)
     ids = bulk(db, "s", [("通信 " if i % 2 else "别的 ") + str(i) for i in range(200)])
-    result = db.search("通信", limit=5)
+    result = db.search("通信", limit=5, sort="auto")
     assert result.path == "like" and result.ranking == "newest" and result.has_more
     assert hit_ids(result) == [i for i in ids[::-1] if i % 2 == 0][:5]
     # Rare in the newest rows: the vocabulary route answers, with the same order.
-    rare = db.search("别的 NOT 通信", limit=5)
+    rare = db.search("别的 NOT 通信", limit=5, sort="auto")
     assert rare.path in ("like", "trigram")
     assert hit_ids(rare) == [i for i in ids[::-1] if i % 2 == 1][:5]
 
@@ -513,10 +513,10 @@ def test_prefix_expansion_inside_larger_queries(db):
     both = add(db, "s", "user", "nginx config reload")
     add(db, "s", "user", "nginx only")
     other = add(db, "s", "user", "configuration without the server")
-    assert hit_ids(db.search("nginx conf*")) == [both]
-    assert set(hit_ids(db.search("conf* NOT nginx"))) == {other}
-    assert set(hit_ids(db.search("nginx OR conf*"))) == {both, both + 1, other}
-    assert hit_ids(db.search('"nginx config" conf*')) == [both]
+    assert hit_ids(db.search("nginx conf*", sort="auto")) == [both]
+    assert set(hit_ids(db.search("conf* NOT nginx", sort="auto"))) == {other}
+    assert set(hit_ids(db.search("nginx OR conf*", sort="auto"))) == {both, both + 1, other}
+    assert hit_ids(db.search('"nginx config" conf*', sort="auto")) == [both]
 
 
 def test_prefix_expansion_keeps_the_typed_word_and_its_longer_terms(db):
@@ -530,7 +530,7 @@ def test_prefix_expansion_keeps_the_typed_word_and_its_longer_terms(db):
     assert result.effective_query == '("the" OR "theme" OR "then")'
     assert hit_ids(result) == [theme, then, the]
     # A prefix that is no word of its own: only the longer terms.
-    assert db.search("them", prefix_last=True).effective_query == '("theme")'
+    assert db.search("them", prefix_last=True, sort="auto").effective_query == '("theme")'
 
 
 def test_prefix_expansions_narrow_from_the_cache_and_see_new_commits(db, tmp_path):
@@ -538,9 +538,9 @@ def test_prefix_expansions_narrow_from_the_cache_and_see_new_commits(db, tmp_pat
     add(db, "s", "user", "documented elsewhere")
     reader = SessionDB(tmp_path / "state.db", read_only=True)
     try:
-        assert reader.search("doc", prefix_last=True).effective_query == '("docker" OR "documented")'
+        assert reader.search("doc", prefix_last=True, sort="auto").effective_query == '("docker" OR "documented")'
         # "dock" is "doc"'s expansion filtered (no vocabulary read): the same answer as a read.
-        result = reader.search("dock", prefix_last=True)
+        result = reader.search("dock", prefix_last=True, sort="auto")
         assert result.effective_query == '("docker")' and hit_ids(result) == [docker]
         # Another connection commits a new term: the next search sees it (data_version).
         dockerize = add(db, "s", "user", "dockerize the worker")
@@ -555,9 +555,9 @@ def test_prefix_cache_sees_the_connections_own_writes(db):
     """data_version does not change for a connection's own commits: a store that writes and
     searches on one connection must not keep an old expansion either."""
     add(db, "s", "user", "docker compose up")
-    assert db.search("dock", prefix_last=True).effective_query == '("docker")'
+    assert db.search("dock", prefix_last=True, sort="auto").effective_query == '("docker")'
     add(db, "s", "user", "dockerize the worker")
-    assert db.search("dock", prefix_last=True).effective_query == '("docker" OR "dockerize")'
+    assert db.search("dock", prefix_last=True, sort="auto").effective_query == '("docker" OR "dockerize")'
 
 
 def test_an_expanded_prefix_is_probed_as_its_expansion_never_as_word_star(db):
@@ -569,7 +569,7 @@ def test_an_expanded_prefix_is_probed_as_its_expansion_never_as_word_star(db):
     statements: list[str] = []
     db._read(lambda conn: conn.set_trace_callback(statements.append))
     try:
-        result = db.search("deploy fai", prefix_last=True)
+        result = db.search("deploy fai", prefix_last=True, sort="auto")
     finally:
         db._read(lambda conn: conn.set_trace_callback(None))
     assert hit_ids(result) == [wanted]
