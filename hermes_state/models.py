@@ -405,6 +405,9 @@ WINDOW_RANKING = "bm25-recent-window"
 #: The ranking of an answer ranked by conversation over every match
 #: (:mod:`hermes_state.search.by_conversation`): what ``sort="rank"`` answers by conversation.
 CONVERSATION_RANKING = "bm25-conversations"
+#: ...of the newest ``CONVERSATION_RANKED_ROWS`` matches only, the older following newest
+#: first (a word in more messages than that).
+CONVERSATION_WINDOW_RANKING = "bm25-conversations-recent"
 
 
 def ranks_again_when_paused(ranking: str | None) -> bool:

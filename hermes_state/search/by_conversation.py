@@ -19,11 +19,12 @@ remembers the conversation, so each conversation is scored from all its matching
 ``relevance = ((1 - about_weight) · best + about_weight · about) · (1 + title_weight · title)``,
 blended with recency by :func:`~hermes_state.search.weights.conversation_score`.
 
-Cost: one statement reads every match with its bm25 and its session (~80 ms for 22,000
-matches at 1M messages, warm), so it runs only up to ``TUNING.CONVERSATION_RANKED_ROWS``
-matches; past it the query is too common for the conversations to differ by it, and it is
-ranked as a keystroke ranks it (the window of newest matches, or newest first). The order is
-kept on the connection until a commit, for the next pages.
+Cost: one statement reads every match with its bm25 and its session, newest first (~80 ms
+for 22,000 matches at 1M messages, warm), up to ``TUNING.CONVERSATION_RANKED_ROWS``; a word
+in more messages than that has its newest that many ranked (ranking
+``bm25-conversations-recent``, the note says so) and the older follow newest first -- the
+keystroke's window, a hundred times wider. The order is kept on the connection until a
+commit, for the next pages.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
-from .context import Ctx, Outcome, Row, plain_text_sql
+from .context import Ctx, Outcome, Row, iter_rows, plain_text_sql, scan_sql
 from ..query import parse_fts_query
 from .sql import positive_query_terms, where_clause
 from .tuning import TUNING
@@ -104,52 +105,74 @@ def title_words(q: str) -> tuple[str, ...]:
 
 
 def conversation_ranked(ctx: Ctx, table: str, match: str, path: str, plain: bool,
+                        to_ranked: Callable[[int, str, float | None], Row],
                         to_row: Callable[[int, str, float | None], Row], estimate: int) -> Outcome | None:
     """The page ``ctx.offset``/``ctx.limit`` of ``match``'s hits on ``table``, conversations
-    in the order of the module docstring, each one's hits best first; None when there are
-    more than ``TUNING.CONVERSATION_RANKED_ROWS`` matches (``estimate``, the probe's count,
-    says so before any is read, unless it is near the bound) or no ranking was asked for."""
+    in the order of the module docstring, each one's hits best first (``to_ranked`` makes
+    their rows); None when no ranking by conversation was asked for. Past
+    ``TUNING.CONVERSATION_RANKED_ROWS`` matches, the newest that many are ranked, and the
+    older follow newest first (``to_row`` makes the rows of that scan); ``estimate`` is the
+    probe's count of them all."""
     asked = ctx.by_conversation
-    if asked is None or estimate > 2 * TUNING.CONVERSATION_RANKED_ROWS:
+    if asked is None:
         return None
     cache = ctx.prefix_cache
     key = (table, match, tuple(ctx.filters), tuple(ctx.params), asked.weights, asked.words, asked.last_prefix)
     kept = cache.by_conversation.get(key, _UNKNOWN) if cache is not None else _UNKNOWN
     if kept is _UNKNOWN:
         kept = _rank(ctx, table, match, asked)
-        if cache is not None:  # (None too: the next page is not read again to learn it)
+        if cache is not None:
             while len(cache.by_conversation) >= TUNING.ANSWERS_KEPT:
                 del cache.by_conversation[next(iter(cache.by_conversation))]
             cache.by_conversation[key] = kept
-    if kept is None:
-        return None
-    order, scores = kept
+    order, scores, oldest = kept
     page_ids = order[ctx.offset:ctx.offset + ctx.limit]
-    rows = _page_rows(ctx, table, match, plain, page_ids, scores, to_row)
+    rows = _page_rows(ctx, table, match, plain, page_ids, scores, to_ranked)
     more = len(order) > ctx.offset + len(page_ids)
-    from ..models import CONVERSATION_RANKING
+    from ..models import CONVERSATION_RANKING, CONVERSATION_WINDOW_RANKING
 
-    return Outcome(rows, CONVERSATION_RANKING, len(order), True, more, path)
+    if oldest is None:
+        return Outcome(rows, CONVERSATION_RANKING, len(order), True, more, path)
+    # More matches than are ranked: the older ones follow, newest first (a stable order
+    # for paging, as past the keystroke's window).
+    if ctx.offset == 0:
+        ctx.notes.append(f"ranked the newest {len(order):,} matches by conversation")
+    if len(rows) < ctx.limit:
+        skip = max(0, ctx.offset - len(order))
+        need = ctx.limit - len(rows)
+        sql = scan_sql(table, ctx, "rowid", extra=f" AND {table}.rowid < ?", plain=plain)
+        older = list(iter_rows(ctx, sql, [match, oldest, *ctx.params], skip + need + 1, True))
+        rows += [to_row(r[0], r[1], None) for r in older[skip:skip + need]]
+        more = len(older) > skip + need
+    else:
+        more = True
+    return Outcome(rows, CONVERSATION_WINDOW_RANKING, max(estimate, len(order) + 1), False, more, path)
 
 
 def _rank(ctx: Ctx, table: str, match: str,
-          asked: ByConversation) -> tuple[list[int], dict[int, float]] | None:
-    """Every match's rowid, in the ranking's order, and each one's bm25; None past the bound.
+          asked: ByConversation) -> tuple[list[int], dict[int, float], int | None]:
+    """Every match's rowid, in the ranking's order, each one's bm25, and (when there are
+    more than ``TUNING.CONVERSATION_RANKED_ROWS``, the newest that many ranked) the oldest
+    rowid ranked, else None.
 
     Per-row Python is what this costs past the statement (22,000 rows for ``certif*`` at
     1M): a row only joins its session's list; the rest is per session, then per
     conversation, each read once."""
     join = (f" JOIN messages m ON m.id = {table}.rowid JOIN sessions s ON s.id = m.session_id"
             if ctx.filtered else f" JOIN messages m ON m.id = {table}.rowid")
+    # Newest first: past the bound, the rows read are the newest (FTS5 computes bm25 for the
+    # rows it gives, not for the ones a LIMIT leaves).
     sql = (f"SELECT {table}.rowid, {table}.rank, m.session_id, m.timestamp FROM {table}{join} "
-           f"WHERE {table} MATCH ?{where_clause(ctx.filters)}")
+           f"WHERE {table} MATCH ?{where_clause(ctx.filters)} ORDER BY {table}.rowid DESC")
     cursor = ctx.conn.execute(sql, [match, *ctx.params])
     rows = cursor.fetchmany(TUNING.CONVERSATION_RANKED_ROWS + 1)
+    oldest: int | None = None
     if len(rows) > TUNING.CONVERSATION_RANKED_ROWS:
         cursor.close()
-        return None
+        rows = rows[:TUNING.CONVERSATION_RANKED_ROWS]
+        oldest = int(rows[-1][0])
     if not rows:
-        return [], {}
+        return [], {}, None
     # The hits that match a word, not only an id or a hash (see ByConversation.words_match).
     words: set[int] | None = None
     if asked.words_match is not None:
@@ -227,7 +250,7 @@ def _rank(ctx: Ctx, table: str, match: str,
         # (ties as FTS5's ORDER BY rank leaves them: the older first)
         members.sort(key=lambda hit: (-hit[0], hit[1]))
         order.extend(rowid for _score, rowid in members)
-    return order, scores
+    return order, scores, oldest
 
 
 def _sessions(ctx: Ctx, ids: list[str]) -> dict[str, tuple[bool, int, str]]:

@@ -30,7 +30,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..errors import is_interrupted
-from ..models import CONVERSATION_RANKING
+from ..models import CONVERSATION_RANKING, CONVERSATION_WINDOW_RANKING
 from ..query import limit_query, make_snippet, sanitize_fts5_query, short_last_word
 from .engine import search as message_search
 from .explain import explain_empty
@@ -174,7 +174,7 @@ def search(store: "Store", query: str, scope: "ListQuery", options: SearchOption
 
     def run(conn: sqlite3.Connection) -> "SearchResult":
         roots = roots_of(store, conn, {hit.session_id for hit in base.hits})
-        if base.ranking == CONVERSATION_RANKING:
+        if base.ranking in (CONVERSATION_RANKING, CONVERSATION_WINDOW_RANKING):
             hits = in_given_order(list(base.hits), roots)
         else:
             hits = ordered(list(base.hits), roots, order, now, weights, ids_meant=any(ch.isdigit() for ch in query))

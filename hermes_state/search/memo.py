@@ -47,7 +47,7 @@ class PrefixCache:
         self.gaps: dict[str, str | None] = {}
         #: Every match's rowid in the order ranked by conversation, by what was ranked (see
         #: :func:`~hermes_state.search.by_conversation.conversation_ranked`): the next pages.
-        self.by_conversation: dict[tuple, tuple[list[int], dict[int, float]] | None] = {}
+        self.by_conversation: dict[tuple, tuple[list[int], dict[int, float], int | None]] = {}
 
     def clear(self) -> None:
         self.terms.clear()

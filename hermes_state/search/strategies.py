@@ -47,12 +47,9 @@ def fts_engine(
         total, exact = probe(ctx, table, match, TUNING.PROBE_ROWS)
         if total == 0:
             return Outcome([], "", 0, True, False, path)
-        ranked = conversation_ranked(ctx, table, match, path, plain, to_ranked, total)
+        ranked = conversation_ranked(ctx, table, match, path, plain, to_ranked, to_row, total)
         if ranked is not None:
             return ranked
-        # Too common to rank by conversation (more matches than its bound): as a keystroke
-        # ranks it (the window, or newest first), not FTS5's bm25 over every one of them
-        # (seconds for `the` at 5M), which would say as little.
     elif sort != "auto":
         total, exact = probe(ctx, table, match, TUNING.PROBE_ROWS)
         if total == 0:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from hermes_state import ListQuery, SessionDB
-from hermes_state.models import CONVERSATION_RANKING
+from hermes_state.models import CONVERSATION_RANKING, CONVERSATION_WINDOW_RANKING
 from hermes_state.search import Weights
 from hermes_state.search.tuning import TUNING
 
@@ -115,12 +115,19 @@ def test_the_list_filters_hold_in_a_ranking_by_conversation(db):
     assert conversations(ranked) == ["mine"]
 
 
-def test_more_matches_than_the_bound_are_ranked_as_a_keystroke_ranks_them(db, monkeypatch):
+def test_more_matches_than_the_bound_have_their_newest_ranked_and_the_older_follow(db, monkeypatch):
     monkeypatch.setattr(TUNING, "CONVERSATION_RANKED_ROWS", 5)
-    for n in range(4):
-        session(db, f"s{n}", ["release notes", "release done"], at=NOW - n * DAY)
-    result = search(db, "release", sort="rank")
-    assert result.ranking == "bm25" and len(result.hits) == 8
+    ids = []
+    for n in range(4):  # (s3 is the oldest; each session's messages are newer than the last's)
+        ids += session(db, f"s{n}", ["release notes", "release done"], at=NOW - (10 - n) * DAY)
+    first = search(db, "release", sort="rank", limit=6)
+    assert first.ranking == CONVERSATION_WINDOW_RANKING
+    assert "ranked the newest 5 matches by conversation" in (first.note or "")
+    # The newest five are ranked (s1's newer message, s2, s3), then the older newest first.
+    assert set(hit.id for hit in first.hits[:5]) == set(sorted(ids)[-5:])
+    assert first.hits[5].id == sorted(ids)[-6] and first.has_more
+    rest = search(db, "release", sort="rank", limit=6, offset=6)
+    assert [hit.id for hit in rest.hits] == sorted(ids)[:2][::-1] and not rest.has_more
 
 
 def test_cjk_words_are_ranked_by_conversation_on_the_trigram_index(db):
