@@ -787,9 +787,9 @@ class SessionDB:
         :mod:`hermes_state.search.options`); without it the keyword filters (``source_filter``
         of upstream's ``search_messages``, ``exclude_sources``, ``workspace``,
         ``include_hidden``) are translated into one. ``sort``: ``rank`` (the default: every
-        match ranked by conversation, :mod:`hermes_state.search.by_conversation`; a query
-        too common for that is ranked as ``auto`` ranks it) | ``auto`` (what a keystroke
-        affords, latency-bounded: the browser asks this while typing) | ``newest``;
+        match ranked by conversation, :mod:`hermes_state.search.by_conversation`; past
+        ``TUNING.CONVERSATION_RANKED_ROWS`` matches, the newest that many) | ``auto`` (what a
+        keystroke affords, latency-bounded: the browser asks this while typing) | ``newest``;
         ``prefix_last=True`` makes the last plain word (≥ 3 characters) a prefix query for
         search-as-you-type. The hits come by conversation, best first (``order``:
         ``relevance`` by :class:`~hermes_state.search.Weights`, or ``newest``), conversations

@@ -411,19 +411,13 @@ CONVERSATION_WINDOW_RANKING = "bm25-conversations-recent"
 
 
 def ranks_again_when_paused(ranking: str | None) -> bool:
-    """Whether an answer's ``ranking`` (one store's, or several joined by ``+``) is worth
-    asking again with ``sort="rank"``, over every match and by conversation: some store
-    ranked its newest matches only, or ranked messages and grouped them (``bm25``). The one
+    """Whether an answer's ``ranking`` (one store's, or several joined by ``+``) is a
+    keystroke's, to be asked again with ``sort="rank"`` (by conversation, the answer a
+    script's ``SessionDB.search`` gets): some store ranked its newest matches only, ranked
+    messages and grouped them (``bm25``), or gave its words' matches newest first. The one
     test of when to ask again (the browser once typing pauses, ``hermes-sessions search`` at
     once, the relevance bench)."""
-    return any(part in (WINDOW_RANKING, "bm25") for part in (ranking or "").split("+"))
-
-
-def ranked_over_window(ranking: str | None) -> bool:
-    """Whether an answer's ``ranking`` (one store's, or several joined by ``+``) ranked some
-    store's newest matches only: the one test of when to ask again over every match (the
-    browser once typing pauses, ``hermes-sessions search`` at once, the relevance bench)."""
-    return WINDOW_RANKING in (ranking or "").split("+")
+    return any(part in (WINDOW_RANKING, "bm25", "newest") for part in (ranking or "").split("+"))
 
 
 class SearchResult(BaseModel):
@@ -438,7 +432,9 @@ class SearchResult(BaseModel):
     #: when nothing was searched (blank query, nothing searchable).
     path: str = ""
     #: ``bm25`` (exact, every match ranked), ``bm25-recent-window`` (bm25 within the newest
-    #: matches, older ones follow newest first), ``newest`` (by rowid, newest first) or empty.
+    #: matches, older ones follow newest first), ``newest`` (by rowid, newest first),
+    #: ``bm25-conversations`` (every match ranked by conversation), ``bm25-conversations-recent``
+    #: (the newest ``CONVERSATION_RANKED_ROWS`` so, older ones follow newest first) or empty.
     ranking: str = ""
     sort: str = "auto"
     hits: list[SearchHit] = Field(default_factory=list)

@@ -54,8 +54,9 @@ class SearchConfig(BaseModel):
     #: ...and how much a title holding the query's words lifts its conversation (relevance
     #: times ``1 + title_weight × share of the words its title holds``).
     title_weight: float = Field(default=0.5, ge=0.0, le=10.0)
-    #: Seconds typing must pause before an answer ranked over the newest matches only (the
-    #: keystroke's window, for speed) is ranked again over every match; 0 turns it off.
+    #: Seconds typing must pause before a keystroke's answer (ranked for speed: over the newest
+    #: matches, or message by message) is ranked again over every match by conversation; 0
+    #: turns it off.
     exact_after_s: float = Field(default=0.6, ge=0.0, le=10.0)
 
     def weights(self):

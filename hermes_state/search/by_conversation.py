@@ -23,7 +23,7 @@ Cost: one statement reads every match with its bm25 and its session, newest firs
 for 22,000 matches at 1M messages, warm), up to ``TUNING.CONVERSATION_RANKED_ROWS``; a word
 in more messages than that has its newest that many ranked (ranking
 ``bm25-conversations-recent``, the note says so) and the older follow newest first -- the
-keystroke's window, a hundred times wider. The order is kept on the connection until a
+keystroke's window, 150 times wider. The order is kept on the connection until a
 commit, for the next pages.
 """
 
@@ -35,15 +35,14 @@ from typing import TYPE_CHECKING, Callable
 
 from .context import Ctx, Outcome, Row, iter_rows, plain_text_sql, scan_sql
 from ..query import parse_fts_query
-from .sql import positive_query_terms, where_clause
+from .sql import FTS_TABLE, positive_query_terms, where_clause
 from .tuning import TUNING
 from .weights import ID_CREDIT, Weights, conversation_score
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..store import Store
 
-#: The ranking of an answer ranked by conversation over every match (see
-#: :mod:`hermes_state.models`).
+#: bm25's k1 and b, for the conversation as a document.
 _K1, _B = 1.2, 0.75
 _UNKNOWN = object()
 _CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uac00-\ud7af]")
@@ -53,31 +52,32 @@ _CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uac00-\ud7af]")
 class ByConversation:
     """What ranking by conversation needs beside the engine's context: the store (for each
     session's conversation), the clock and weights of the blend, and the query's words (for
-    its titles; ``last_prefix``: the last is being typed)."""
+    its titles)."""
 
     store: "Store"
     now: float
     weights: Weights
-    words: tuple[str, ...]
-    last_prefix: bool
+    #: The query's positive words, each with whether it is a typed prefix, once each.
+    words: tuple[tuple[str, bool], ...]
     #: The query with its prefixes' ids and hashes left out (``cadd`` without
-    #: ``cadd7398…``), when it has any and the query has no digit: a hit that matches only
-    #: those is credited ``ID_CREDIT`` of its bm25 and counts for nothing in ``about``.
+    #: ``cadd7398…``), when it has any and the query has no digit: a hit it does not match
+    #: holds the word being typed only as an id or a hash, and is credited ``ID_CREDIT`` of
+    #: its bm25 and counts for nothing in ``about`` (the word index only).
     words_match: str | None = None
 
     def title_share(self) -> Callable[[str], float]:
-        """The share of the query's words a title holds (as whole words; the last,
-        ``last_prefix``, as the start of one; CJK as a substring), as a function of the title
-        (one pattern for all the words: thousands of titles are asked)."""
+        """The share of the query's words a title holds (as whole words; a typed prefix as the
+        start of one; CJK as a substring), as a function of the title (one pattern for all the
+        words: thousands of titles are asked)."""
         words = self.words
         if not words:
             return lambda _title: 0.0
         parts = []
-        for index, word in enumerate(words):
+        for index, (word, prefix) in enumerate(words):
             if _CJK_RE.search(word):
                 parts.append(f"(?P<w{index}>{re.escape(word)})")
             else:
-                end = "" if self.last_prefix and index == len(words) - 1 else r"(?![^\W_])"
+                end = "" if prefix else r"(?![^\W_])"
                 parts.append(rf"(?<![^\W_])(?P<w{index}>{re.escape(word)}){end}")
         pattern = re.compile("|".join(parts), re.IGNORECASE)
         count = len(words)
@@ -91,17 +91,20 @@ class ByConversation:
         return share
 
 
-def title_words(q: str) -> tuple[str, ...]:
-    """The words of the query's positive items (sanitized ``q``), lower-cased, for
-    :meth:`ByConversation.title_share`."""
+def title_words(q: str) -> tuple[tuple[str, bool], ...]:
+    """The words of the query's positive items (sanitized ``q``, its last word already made a
+    prefix when it is being typed), lower-cased, each with whether it is a prefix, once each:
+    for :meth:`ByConversation.title_share`."""
     try:
         parsed = parse_fts_query(q)
     except Exception:  # pragma: no cover - pure string work
         return ()
-    words: list[str] = []
+    words: dict[str, bool] = {}
     for item, _negs in positive_query_terms(parsed):
-        words.extend(word.lower() for word in item.text.split() if word)
-    return tuple(words)
+        split = [word.lower() for word in item.text.split() if word]
+        for index, word in enumerate(split):
+            words[word] = words.get(word, False) or (item.prefix and index == len(split) - 1)
+    return tuple(words.items())
 
 
 def conversation_ranked(ctx: Ctx, table: str, match: str, path: str, plain: bool,
@@ -117,7 +120,14 @@ def conversation_ranked(ctx: Ctx, table: str, match: str, path: str, plain: bool
     if asked is None:
         return None
     cache = ctx.prefix_cache
-    key = (table, match, tuple(ctx.filters), tuple(ctx.params), asked.weights, asked.words, asked.last_prefix)
+    # (the clock to the hour: the pages of one answer, asked seconds apart, share its order;
+    # recency of a 30-day half-life moves by 0.1 % in an hour)
+    key = (table, match, tuple(ctx.filters), tuple(ctx.params), asked.weights, asked.words,
+           asked.words_match, int(asked.now // 3600))
+    try:
+        hash(key)
+    except TypeError:  # (a filter of values that cannot be a key: nothing kept)
+        cache = None
     kept = cache.by_conversation.get(key, _UNKNOWN) if cache is not None else _UNKNOWN
     if kept is _UNKNOWN:
         kept = _rank(ctx, table, match, asked)
@@ -141,11 +151,15 @@ def conversation_ranked(ctx: Ctx, table: str, match: str, path: str, plain: bool
         skip = max(0, ctx.offset - len(order))
         need = ctx.limit - len(rows)
         sql = scan_sql(table, ctx, "rowid", extra=f" AND {table}.rowid < ?", plain=plain)
-        older = list(iter_rows(ctx, sql, [match, oldest, *ctx.params], skip + need + 1, True))
+        # (not stopped by the time budget: the ranking may have spent it, and a page cut
+        # short would end the answer with nothing said)
+        older = list(iter_rows(ctx, sql, [match, oldest, *ctx.params], skip + need + 1, False))
         rows += [to_row(r[0], r[1], None) for r in older[skip:skip + need]]
         more = len(older) > skip + need
     else:
         more = True
+    if not more:
+        return Outcome(rows, CONVERSATION_WINDOW_RANKING, ctx.offset + len(rows), True, False, path)
     return Outcome(rows, CONVERSATION_WINDOW_RANKING, max(estimate, len(order) + 1), False, more, path)
 
 
@@ -175,9 +189,11 @@ def _rank(ctx: Ctx, table: str, match: str,
         return [], {}, None
     # The hits that match a word, not only an id or a hash (see ByConversation.words_match).
     words: set[int] | None = None
-    if asked.words_match is not None:
+    if asked.words_match is not None and table == FTS_TABLE:
+        # (within the rowids read, under the same filters: never more rows than they are)
         words = {rowid for (rowid,) in ctx.conn.execute(
-            f"SELECT rowid FROM {table} WHERE {table} MATCH ?", [asked.words_match])}
+            f"SELECT {table}.rowid FROM {table}{join} WHERE {table} MATCH ? AND {table}.rowid >= ?"
+            f"{where_clause(ctx.filters)}", [asked.words_match, int(rows[-1][0]), *ctx.params])}
     # Each session's hits (bm25 as ranked, rowid), how many match a word, its newest hit.
     # (FTS5's rank is a float; a timestamp may be anything a writer stored.)
     by_session: dict[str, list[tuple[float, int]]] = {}
@@ -264,6 +280,17 @@ def _sessions(ctx: Ctx, ids: list[str]) -> dict[str, tuple[bool, int, str]]:
             f"SELECT id, parent_session_id IS NOT NULL, {counts}, title FROM sessions WHERE id IN ({marks})", chunk
         ):
             out[sid] = (bool(parent), count if isinstance(count, int) else 0, title if isinstance(title, str) else "")
+    # A store without the column, or a count never kept (NULL, 0): the messages counted --
+    # with every conversation as long as its matches, every one would look all about them.
+    uncounted = [sid for sid, (_parent, count, _title) in out.items() if count <= 0]
+    for start in range(0, len(uncounted), 900):
+        chunk = uncounted[start:start + 900]
+        marks = ",".join("?" for _ in chunk)
+        for sid, count in ctx.conn.execute(
+            f"SELECT session_id, count(*) FROM messages WHERE session_id IN ({marks}) GROUP BY session_id", chunk
+        ):
+            parent, _count, title = out[sid]
+            out[sid] = (parent, int(count), title)
     return out
 
 

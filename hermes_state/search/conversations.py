@@ -161,7 +161,7 @@ def search(store: "Store", query: str, scope: "ListQuery", options: SearchOption
     if order == "newest" and options.sort != "newest":
         options = replace(options, sort="newest")
     elif order == "relevance" and options.sort == "rank":
-        # Every match, ranked by conversation (SR-18; past its bound, by message).
+        # Every match, ranked by conversation (SR-18; past its bound, the newest so).
         options = replace(options, sort="conversation", weights=weights, now=now)
     base = message_search(store, query, scope, options)
     if base.error or not base.path or not isinstance(query, str):

@@ -193,7 +193,7 @@ def _search(store: "Store", done, asked: _Question, reuse: bool, now: float | No
                   prefix_cache=cache, caps=caps)
         if sort == "conversation":
             ctx.by_conversation = ByConversation(store, time.time() if now is None else float(now),
-                                                 asked.weights or Weights(), title_words(q), typing_word)
+                                                 asked.weights or Weights(), title_words(q))
         if cut_note:
             ctx.notes.append(cut_note)
         stale = index_warning(conn)

@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover
 #: the newest matches, or newest first for near-universal words), ``rank`` (exact bm25 over
 #: every match) or ``newest``; and ``conversation``, what the search by conversation asks
 #: for ``rank``: every match ranked by conversation
-#: (:mod:`~hermes_state.search.by_conversation`), exact bm25 past its bound.
+#: (:mod:`~hermes_state.search.by_conversation`; past its bound, the newest matches so).
 SORTS = ("auto", "rank", "newest", "conversation")
 #: The two orders of an answer by conversation: ``relevance`` (the formula of
 #: :class:`~hermes_state.search.weights.Weights`) or ``newest``.

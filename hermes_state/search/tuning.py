@@ -57,8 +57,8 @@ class Tuning:
     LIKE_FIRST_ROWS = 3000
     #: Most matches ranked by conversation (:mod:`~hermes_state.search.by_conversation`): one
     #: statement reads each with its bm25 and session (~80 ms for 22,000 at 1M messages,
-    #: ~140 ms for 50,000, warm). Past it exact message-level bm25 answers: a word in that
-    #: many messages says little about which conversation is meant.
+    #: ~440 ms for 50,000, warm). Past it the newest this many are ranked, the older follow
+    #: newest first.
     CONVERSATION_RANKED_ROWS = 60000
     #: Answers a connection's cache keeps (:attr:`~hermes_state.search.memo.PrefixCache.answers`).
     ANSWERS_KEPT = 8

@@ -168,3 +168,27 @@ def test_a_prefix_that_also_starts_hex_ids_ranks_the_word_first_and_still_finds_
     assert conversations(ranked) == ["word", "ids"]
     # Typed with a digit, an id is what is meant: no discount.
     assert conversations(search(db, "cadd7", sort="rank", prefix_last=True)) == ["ids"]
+
+
+def test_a_store_that_never_counted_its_messages_is_ranked_by_the_messages_it_holds(db):
+    session(db, "about", ["certificate expired", "certificate renewed", "certificate served"] + filler(2),
+            at=NOW - 30 * DAY)
+    session(db, "short", ["certificate"] + filler(40), at=NOW - 30 * DAY)
+    db._execute_write(lambda conn: conn.execute("UPDATE sessions SET message_count = NULL"))
+    assert conversations(search(db, "certificate", sort="rank"))[0] == "about"
+
+
+def test_a_filter_of_values_that_cannot_be_kept_answers_without_raising(db):
+    session(db, "a", ["ledger entry"], at=NOW - DAY)
+    result = db.search("ledger", source_filter=[["cli"]], now=NOW)  # (a list where a source goes)
+    assert result.error or not result.hits
+
+
+def test_the_clock_of_a_later_search_is_its_own(db):
+    session(db, "old", ["ledger ledger ledger reconciled"], at=NOW - 400 * DAY)
+    session(db, "new", ["ledger entry"], at=NOW - DAY)
+    weights = Weights(recency=0.9, half_life_days=1.0)
+    assert conversations(search(db, "ledger", sort="rank", weights=weights))[0] == "new"
+    # A year later nothing is recent: the words decide (the same connection, nothing committed).
+    later = search(db, "ledger", sort="rank", weights=weights, now=NOW + 365 * DAY)
+    assert conversations(later)[0] == "old"

@@ -109,9 +109,11 @@ async def test_no_pause_pass_when_it_is_turned_off(tmp_path, small_window):
         assert app.screen.results.view is first and "window" in first.ranking
 
 
-def test_an_answer_is_window_ranked_when_any_store_ranked_its_window_only() -> None:
-    from hermes_state.models import ranked_over_window
+def test_an_answer_is_asked_again_at_a_pause_unless_every_store_ranked_it_by_conversation() -> None:
+    from hermes_state.models import ranks_again_when_paused
 
-    assert ranked_over_window("bm25-recent-window")
-    assert ranked_over_window("bm25+bm25-recent-window")  # (across profiles, joined)
-    assert not ranked_over_window("bm25") and not ranked_over_window("newest") and not ranked_over_window(None)
+    for keystroke in ("bm25-recent-window", "bm25", "newest", "bm25-conversations+bm25-recent-window"):
+        assert ranks_again_when_paused(keystroke), keystroke  # (across profiles: joined by +)
+    for paused in ("bm25-conversations", "bm25-conversations-recent", "bm25-conversations+bm25-conversations",
+                   "", None):
+        assert not ranks_again_when_paused(paused), paused
