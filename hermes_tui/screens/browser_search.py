@@ -261,17 +261,18 @@ class SearchAsYouType:
 
     def _reader_stayed(self, query: str) -> bool:
         """The answer of ``query`` is shown and the reader has not moved into it: the field
-        still has focus and the first hit is highlighted (a better answer may replace it
-        without moving anything the reader holds)."""
+        still has focus, the first hit is highlighted and no new matches wait to be shown
+        (a better answer may replace it without moving anything the reader holds; an
+        answer held still while new matches are announced stays as it is, BR-16)."""
         screen = self.screen
         shown = screen.results.view
-        return (query == self.query and shown is not None and shown.query == query
+        return (query == self.query and shown is not None and shown.query == query and self.held is None
                 and screen.focused is screen.search_input and screen.results.at_first_hit())
 
     def _rank_exactly(self, query: str) -> None:
-        """Typing paused on an answer the window ranked (the newest matches only, for the
-        keystroke's speed): the same query ranked over every match, in the background; the
-        next key stops it (SR-18)."""
+        """Typing paused on a keystroke's answer (the newest matches only, or message by
+        message, for speed): the same query ranked over every match by conversation, in the
+        background; the next key stops it (SR-18)."""
         self._exact_timer = None
         if self._searching or not self._reader_stayed(query):
             return
@@ -358,17 +359,25 @@ class SearchAsYouType:
             self._searching = False
         if event.query != self.query or not event.query.strip():
             return  # a stale answer: the query changed while it ran
+        committed_since = False
         if event.exact:
             if not self._reader_stayed(event.query):
                 return  # (the reader moved into the hits meanwhile: what they hold stays)
-            self._exact_query = event.query
+            shown = results.view
+            # Messages committed since the answer shown was read: the pause's answer holds them
+            # too, and they are announced, not slipped in (BR-16) -- it is a refresh then, and
+            # the rows shown keep their order (their next pages too: not ranked again).
+            committed_since = (shown is not None and view.newest_id is not None
+                               and shown.newest_id is not None and view.newest_id != shown.newest_id)
+            if not committed_since:
+                self._exact_query = event.query
         elif not event.keep and ranks_again_when_paused(view.ranking) and view.order != "newest":
             pause = screen.ctx.config.search.exact_after_s
             if pause > 0:
                 self._cancel_exact()
                 self._exact_timer = screen.set_timer(pause, lambda q=event.query: self._rank_exactly(q))
         switcher = screen.switcher
-        keep = event.keep and switcher.current == "results"
+        keep = (event.keep or committed_since) and switcher.current == "results"
         switcher.current = "results"
         shown = results.view
         if keep and shown is not None and shown.query == view.query and (shown.groups or shown.title_matches):
