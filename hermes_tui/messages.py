@@ -29,8 +29,8 @@ class SearchFinished(Message):
         self.keep = keep
         #: A later page of hits of the same query, to append (BR-20).
         self.page = page
-        #: The same query ranked exactly once typing paused (SR-18): shown only if the reader
-        #: is still where the first answer left them.
+        #: The same query ranked over every match by conversation once typing paused (SR-18):
+        #: shown only if the reader is still where the first answer left them.
         self.exact = exact
 
 

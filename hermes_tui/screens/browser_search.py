@@ -67,8 +67,9 @@ class SearchAsYouType:
         self._detail_requests = Generation()
         #: ((query, screen's window), what _windowed answered) at the last first page.
         self._window_kept: tuple[tuple, Windowed] | None = None
-        #: The pause after which a window-ranked answer is ranked over every match, and the
-        #: query whose shown answer is that exact one (its later pages are asked so too).
+        #: The pause after which a keystroke's answer is ranked over every match by
+        #: conversation, and the query whose shown answer is that one (its later pages are
+        #: asked so too).
         self._exact_timer: Any = None
         self._exact_query: str | None = None
         #: How conversations are ordered (SR-18): the config's, until the key toggles it.
