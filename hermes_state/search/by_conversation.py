@@ -33,8 +33,9 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
-from .context import Ctx, Outcome, Row, iter_rows, plain_text_sql, scan_sql
-from ..query import parse_fts_query
+from ..models import CONVERSATION_RANKING, CONVERSATION_WINDOW_RANKING
+from ..query import contains_cjk, parse_fts_query
+from .context import Ctx, Outcome, Row, older_newest_first, plain_text_sql, source_sql
 from .sql import FTS_TABLE, positive_query_terms, where_clause
 from .tuning import TUNING
 from .weights import ID_CREDIT, Weights, conversation_score
@@ -45,7 +46,6 @@ if TYPE_CHECKING:  # pragma: no cover
 #: bm25's k1 and b, for the conversation as a document.
 _K1, _B = 1.2, 0.75
 _UNKNOWN = object()
-_CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uac00-\ud7af]")
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,7 @@ class ByConversation:
             return lambda _title: 0.0
         parts = []
         for index, (word, prefix) in enumerate(words):
-            if _CJK_RE.search(word):
+            if contains_cjk(word):
                 parts.append(f"(?P<w{index}>{re.escape(word)})")
             else:
                 end = "" if prefix else r"(?![^\W_])"
@@ -109,16 +109,16 @@ def title_words(q: str) -> tuple[tuple[str, bool], ...]:
 
 def conversation_ranked(ctx: Ctx, table: str, match: str, path: str, plain: bool,
                         to_ranked: Callable[[int, str, float | None], Row],
-                        to_row: Callable[[int, str, float | None], Row], estimate: int) -> Outcome | None:
+                        to_row: Callable[[int, str, float | None], Row], estimate: int) -> Outcome:
     """The page ``ctx.offset``/``ctx.limit`` of ``match``'s hits on ``table``, conversations
     in the order of the module docstring, each one's hits best first (``to_ranked`` makes
-    their rows); None when no ranking by conversation was asked for. Past
-    ``TUNING.CONVERSATION_RANKED_ROWS`` matches, the newest that many are ranked, and the
-    older follow newest first (``to_row`` makes the rows of that scan); ``estimate`` is the
-    probe's count of them all."""
+    their rows), by what ``ctx.by_conversation`` says (the engine sets it for this sort).
+    Past ``TUNING.CONVERSATION_RANKED_ROWS`` matches, the newest that many are ranked, and
+    the older follow newest first (``to_row`` makes the rows of that scan); ``estimate`` is
+    the probe's count of them all."""
     asked = ctx.by_conversation
-    if asked is None:
-        return None
+    if asked is None:  # pragma: no cover - the engine sets it with sort="conversation"
+        raise ValueError("ranking by conversation without what it needs (Ctx.by_conversation)")
     cache = ctx.prefix_cache
     # (the clock to the hour: the pages of one answer, asked seconds apart, share its order;
     # recency of a 30-day half-life moves by 0.1 % in an hour)
@@ -139,8 +139,6 @@ def conversation_ranked(ctx: Ctx, table: str, match: str, path: str, plain: bool
     page_ids = order[ctx.offset:ctx.offset + ctx.limit]
     rows = _page_rows(ctx, table, match, plain, page_ids, scores, to_ranked)
     more = len(order) > ctx.offset + len(page_ids)
-    from ..models import CONVERSATION_RANKING, CONVERSATION_WINDOW_RANKING
-
     if oldest is None:
         return Outcome(rows, CONVERSATION_RANKING, len(order), True, more, path)
     # More matches than are ranked: the older ones follow, newest first (a stable order
@@ -148,14 +146,11 @@ def conversation_ranked(ctx: Ctx, table: str, match: str, path: str, plain: bool
     if ctx.offset == 0:
         ctx.notes.append(f"ranked the newest {len(order):,} matches by conversation")
     if len(rows) < ctx.limit:
-        skip = max(0, ctx.offset - len(order))
-        need = ctx.limit - len(rows)
-        sql = scan_sql(table, ctx, "rowid", extra=f" AND {table}.rowid < ?", plain=plain)
         # (not stopped by the time budget: the ranking may have spent it, and a page cut
         # short would end the answer with nothing said)
-        older = list(iter_rows(ctx, sql, [match, oldest, *ctx.params], skip + need + 1, False))
-        rows += [to_row(r[0], r[1], None) for r in older[skip:skip + need]]
-        more = len(older) > skip + need
+        older, more = older_newest_first(ctx, table, match, plain, to_row, oldest,
+                                         max(0, ctx.offset - len(order)), ctx.limit - len(rows), False)
+        rows += older
     else:
         more = True
     if not more:
@@ -308,9 +303,7 @@ def _page_rows(ctx: Ctx, table: str, match: str, plain: bool, rowids: list[int],
         return []
     text = plain_text_sql(table, ctx) if plain else f"highlight({table}, 0, char(2), char(3))"
     marks = ",".join("?" for _ in rowids)
-    source = (f" FROM {table} JOIN messages m ON m.id = {table}.rowid JOIN sessions s ON s.id = m.session_id"
-              if ctx.filtered else f" FROM {table}")
-    sql = (f"SELECT {table}.rowid, {text}{source} WHERE {table} MATCH ? "
+    sql = (f"SELECT {table}.rowid, {text}{source_sql(table, ctx)} WHERE {table} MATCH ? "
            f"AND {table}.rowid IN ({marks}){where_clause(ctx.filters)}")
     found = {int(r[0]): r for r in ctx.conn.execute(sql, [match, *rowids, *ctx.params])}
     return [to_row(r[0], r[1], scores.get(int(r[0]))) for r in (found.get(rowid) for rowid in rowids)

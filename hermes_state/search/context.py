@@ -217,15 +217,26 @@ def scan_sql(
         select += f", {flag}"
     if order == "rank":
         select += f", {table}.rank"
-    if ctx.filtered:
-        source = (
-            f" FROM {table} JOIN messages m ON m.id = {table}.rowid "
-            "JOIN sessions s ON s.id = m.session_id"
-        )
-    else:
-        source = f" FROM {table}"
     order_sql = "rank" if order == "rank" else f"{table}.rowid DESC"
-    return f"{select}{source} WHERE {table} MATCH ?{extra}{where_clause(ctx.filters)} ORDER BY {order_sql}"
+    return f"{select}{source_sql(table, ctx)} WHERE {table} MATCH ?{extra}{where_clause(ctx.filters)} ORDER BY {order_sql}"
+
+
+def source_sql(table: str, ctx: Ctx) -> str:
+    """The FROM clause of a scan of ``table``: joined to the filter tables (``m`` the message,
+    ``s`` its session) only when filters are set."""
+    if ctx.filtered:
+        return f" FROM {table} JOIN messages m ON m.id = {table}.rowid JOIN sessions s ON s.id = m.session_id"
+    return f" FROM {table}"
+
+
+def older_newest_first(ctx: Ctx, table: str, match: str, plain: bool, to_row, below: int, skip: int, need: int,
+                       check_budget: bool) -> tuple[list[Row], bool]:
+    """The ``need`` rows after ``skip`` of the matches older than rowid ``below``, newest
+    first (what follows a ranked part of an answer: a stable order for paging), made by
+    ``to_row`` unscored; and whether there are more."""
+    sql = scan_sql(table, ctx, "rowid", extra=f" AND {table}.rowid < ?", plain=plain)
+    older = list(iter_rows(ctx, sql, [match, below, *ctx.params], skip + need + 1, check_budget))
+    return [to_row(r[0], r[1], None) for r in older[skip:skip + need]], len(older) > skip + need
 
 
 def plain_text_sql(table: str, ctx: Ctx) -> str:

@@ -36,7 +36,7 @@ from .engine import search as message_search
 from .explain import explain_empty
 from .options import ORDERS, SearchOptions, message_filters
 from .spread import Spread, find_spread, query_groups, roots_of
-from .weights import ID_CREDIT, ID_LIKE_RE, Weights, conversation_score
+from .weights import ID_CREDIT, ID_LIKE_RE, Weights, conversation_score, ids_meant
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..listing.query import ListQuery
@@ -177,7 +177,7 @@ def search(store: "Store", query: str, scope: "ListQuery", options: SearchOption
         if base.ranking in (CONVERSATION_RANKING, CONVERSATION_WINDOW_RANKING):
             hits = in_given_order(list(base.hits), roots)
         else:
-            hits = ordered(list(base.hits), roots, order, now, weights, ids_meant=any(ch.isdigit() for ch in query))
+            hits = ordered(list(base.hits), roots, order, now, weights, ids_meant=ids_meant(query))
         notes = [base.note] if base.note else []
         spread = Spread()
         last_page = not base.has_more and (offset == 0 or base.hits)

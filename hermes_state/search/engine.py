@@ -31,7 +31,7 @@ from .ranking import Phrase
 from .snippets import make_hits, snippets_from_other_columns, text_after_nul
 from .sql import FTS_TABLE, TRIGRAM_TABLE, positive_query_terms, safe_int
 from .strategies import fts_engine
-from .weights import Weights
+from .weights import Weights, ids_meant
 from .tuning import TUNING
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -216,7 +216,7 @@ def _search(store: "Store", done, asked: _Question, reuse: bool, now: float | No
                 # Only empty phrases (`""`): FTS5 matches nothing, and the pane should say why.
                 return done(note="query had nothing searchable")
             effective, expansions = expand_prefixes(ctx, parsed)
-            if ctx.by_conversation is not None and expansions and not any(ch.isdigit() for ch in text):
+            if ctx.by_conversation is not None and expansions and not ids_meant(text):
                 # (ranked by conversation: which hits matched only an id or a hash)
                 words_only, _ = expand_prefixes(ctx, parsed, words_only=True)
                 if words_only != effective:

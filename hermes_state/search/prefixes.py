@@ -9,7 +9,7 @@ from ..query import WORD_RE, ParsedQuery, QueryItem, fold_text
 from .cjk import next_prefix_bound, quote
 from .context import Ctx, probe
 from .ranking import Phrase
-from .weights import ID_LIKE_RE
+from .weights import words_meant
 from .sql import FTS_TABLE, positive_query_terms
 from .tuning import TUNING
 
@@ -105,7 +105,7 @@ def expand_prefixes(ctx: Ctx, parsed: ParsedQuery, words_only: bool = False) -> 
         if item.kind == "word" and item.prefix and item.text.isascii() and WORD_RE.fullmatch(item.text):
             terms = prefix_terms(ctx, item.text.lower())
             if terms and words_only:
-                terms = [term for term in terms if not ID_LIKE_RE.fullmatch(term)] or terms
+                terms = words_meant(item.text, terms)
             if terms:
                 text = expansions[id(item)] = "(" + " OR ".join(quote(term) for term in terms) + ")"
         rendered.append(text)

@@ -32,7 +32,7 @@ from ..query import (
     WORD_RE,
 )
 from .sql import FTS_TABLE, TRIGRAM_TABLE, trigram_vocab, where_clause
-from .weights import ID_LIKE_RE, Weights, conversation_score
+from .weights import Weights, conversation_score, words_meant
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..store import Store
@@ -127,10 +127,7 @@ def _read_word_terms(conn: sqlite3.Connection, folded: str) -> list[str] | None:
             return None
         terms.append(str(row[0]))
         low = terms[-1] + "\x01"
-    if any(ch.isdigit() for ch in folded):
-        return terms
-    words = [term for term in terms if not ID_LIKE_RE.fullmatch(term)]
-    return words or terms
+    return words_meant(folded, terms)
 
 
 def _short_cjk_terms(conn: sqlite3.Connection, term: str) -> list[str] | None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from ..models import WINDOW_RANKING
 from ..query import find_spans, split_marked
 from .by_conversation import conversation_ranked
-from .context import Ctx, Outcome, Row, iter_rows, probe, scan_sql
+from .context import Ctx, Outcome, Row, iter_rows, older_newest_first, probe, scan_sql
 from .narrowing import scan_window
 from .ranking import Phrase, idf, window_scores
 from .tuning import TUNING
@@ -43,17 +43,12 @@ def fts_engine(
     #: A row of a newest-first scan (:func:`scan_sql`: plain text with ``ctx.light``).
     to_row = light.row if light is not None else to_ranked
 
-    if sort == "conversation":
+    if sort != "auto":
         total, exact = probe(ctx, table, match, TUNING.PROBE_ROWS)
         if total == 0:
             return Outcome([], "", 0, True, False, path)
-        ranked = conversation_ranked(ctx, table, match, path, plain, to_ranked, to_row, total)
-        if ranked is not None:
-            return ranked
-    elif sort != "auto":
-        total, exact = probe(ctx, table, match, TUNING.PROBE_ROWS)
-        if total == 0:
-            return Outcome([], "", 0, True, False, path)
+        if sort == "conversation":
+            return conversation_ranked(ctx, table, match, path, plain, to_ranked, to_row, total)
         if sort == "rank":
             return exact_bm25(ctx, table, match, path, total, exact, to_ranked, plain)
         return newest_first(ctx, table, match, path, total, exact, to_row, plain, [])
@@ -218,13 +213,7 @@ def window_ranked(ctx, table, match, phrases, path, total, exact, to_row, plain,
     # Past the window, older matches follow newest first: a stable order for paging.
     more = len(scored) > stop
     if len(page) < ctx.limit and rows:
-        skip = max(0, ctx.offset - len(scored))
-        need = ctx.limit - len(page)
-        older_sql = scan_sql(table, ctx, "rowid", extra=f" AND {table}.rowid < ?", plain=plain)
-        oldest = min(int(r[0]) for r in rows)
-        older = list(
-            iter_rows(ctx, older_sql, [match, oldest, *ctx.params], skip + need + 1, True)
-        )
-        page += [to_row(r[0], r[1], None) for r in older[skip : skip + need]]
-        more = len(older) > skip + need
+        older, more = older_newest_first(ctx, table, match, plain, to_row, min(int(r[0]) for r in rows),
+                                         max(0, ctx.offset - len(scored)), ctx.limit - len(page), True)
+        page += older
     return Outcome(page, WINDOW_RANKING, total, exact, more, path)

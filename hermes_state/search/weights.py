@@ -16,6 +16,20 @@ ID_CREDIT = 0.1
 ID_LIKE_RE = re.compile(r"(?=.*\d)[0-9a-f]{6,}|.*\d.*")
 
 
+def ids_meant(typed: str) -> bool:
+    """Typed with a digit, an id or a hash is what is meant: nothing that reads as one is
+    discounted (:data:`ID_LIKE_RE`)."""
+    return any(ch.isdigit() for ch in typed)
+
+
+def words_meant(typed: str, terms: list[str]) -> list[str]:
+    """The terms a typed prefix means: the words it starts, not the ids and hashes
+    (``cadd7398…`` for ``cadd``) -- unless :func:`ids_meant`, or nothing else starts so."""
+    if ids_meant(typed):
+        return terms
+    return [term for term in terms if not ID_LIKE_RE.fullmatch(term)] or terms
+
+
 @dataclass(frozen=True)
 class Weights:
     """How a conversation's relevance and its recency are blended (SR-18); the browser takes
