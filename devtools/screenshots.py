@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Awaitable, Callable, Iterator
 
+from devtools.pilot import settle as pilot_settle
+
 # Times are drawn in local time: UTC, so the pictures do not depend on where they are made.
 os.environ["TZ"] = "UTC"
 if hasattr(time, "tzset"):
@@ -190,17 +192,8 @@ DATA: dict[str, Callable[[Path], Path]] = {
 
 
 async def settle(pilot, rounds: int = 3) -> None:
-    """Wait until no worker but the change watcher runs, then let the UI paint."""
-    app = pilot.app
-    for _ in range(rounds):
-        for _ in range(1000):
-            busy = [w for w in app.workers if not w.is_finished and w.group != "watch"]
-            for screen in app.screen_stack:
-                busy += [w for w in screen.workers if not w.is_finished and w.group != "watch"]
-            if not busy:
-                break
-            await pilot.pause(0.01)
-        await pilot.pause()
+    """:func:`devtools.pilot.settle`, patient (a first search of the demo store may be slow)."""
+    await pilot_settle(pilot, rounds, tries=1000)
 
 
 async def press(pilot, *keys: str) -> None:

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from devtools.pilot import settle  # noqa: F401 - (the tests' way to let work settle, as the screenshots')
+
 from .dataset import NOW, build_fixed_db
 
 os.environ["TZ"] = "UTC"
@@ -35,17 +37,3 @@ def make_app(db_path: Path, **kwargs):
     kwargs.setdefault("watch", False)
     kwargs.setdefault("db_label", "~/.hermes/state.db")
     return build_app(db_path, **kwargs)
-
-
-async def settle(pilot, rounds: int = 3) -> None:
-    """Wait until no worker except the change watcher is running, then let the UI paint."""
-    app = pilot.app
-    for _ in range(rounds):
-        for _ in range(400):
-            busy = [w for w in app.workers if not w.is_finished and w.group != "watch"]
-            for screen in app.screen_stack:
-                busy += [w for w in screen.workers if not w.is_finished and w.group != "watch"]
-            if not busy:
-                break
-            await pilot.pause(0.01)
-        await pilot.pause()
