@@ -61,6 +61,14 @@ def config(pause: float) -> AppConfig:
     return config
 
 
+async def typed(pilot, text: str = "cache"):
+    """``text`` typed in the search field of a settled app; its results pane."""
+    await settle(pilot)
+    await pilot.press("slash", *text)
+    await settle(pilot)
+    return pilot.app.screen.results
+
+
 async def wait_for(pilot, predicate, seconds: float = 5.0) -> bool:
     for _ in range(int(seconds / 0.05)):
         if predicate():
@@ -72,10 +80,7 @@ async def wait_for(pilot, predicate, seconds: float = 5.0) -> bool:
 async def test_a_pause_ranks_the_query_over_every_match_and_finds_the_older_conversation(tmp_path, small_window):
     app = make_app(build(tmp_path / "state.db"), config=config(0.3))
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("slash", *"cache")
-        await settle(pilot)
-        results = app.screen.results
+        results = await typed(pilot)
         first = results.view
         assert "window" in first.ranking and first.groups[0].root_id != OLD
         assert await wait_for(pilot, lambda: results.view is not first and results.view.ranking == CONVERSATION_RANKING)
@@ -86,10 +91,7 @@ async def test_a_pause_ranks_the_query_over_every_match_and_finds_the_older_conv
 async def test_a_reader_who_moved_into_the_hits_keeps_them_where_they_are(tmp_path, small_window):
     app = make_app(build(tmp_path / "state.db"), config=config(0.5))
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("slash", *"cache")
-        await settle(pilot)
-        results = app.screen.results
+        results = await typed(pilot)
         first = results.view
         assert "window" in first.ranking
         await pilot.press("down", "down")  # into the hits, and on to the second
@@ -101,10 +103,7 @@ async def test_a_reader_who_moved_into_the_hits_keeps_them_where_they_are(tmp_pa
 async def test_no_pause_pass_when_it_is_turned_off(tmp_path, small_window):
     app = make_app(build(tmp_path / "state.db"), config=config(0.0))
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("slash", *"cache")
-        await settle(pilot)
-        first = app.screen.results.view
+        first = (await typed(pilot)).view
         await pilot.pause(0.8)
         assert app.screen.results.view is first and "window" in first.ranking
 
