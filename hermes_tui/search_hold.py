@@ -97,6 +97,43 @@ def hold_still(shown: SearchView, fresh: SearchView) -> Held:
     return Held(steady, fresh, new)
 
 
+def ranked_anew(shown: SearchView, ranked: SearchView) -> Held:
+    """``ranked`` (the query shown, ranked again over every match once typing paused, SR-18)
+    against ``shown``: its rows take the new order -- the reader has not moved into them --
+    but matches written since ``shown`` was read are not slipped in among them; they wait,
+    announced, as after a commit (BR-16). Without this, a store a gateway writes to every few
+    seconds would almost never show the pause's ranking.
+
+    A match is new when its message is newer than the newest ``shown`` was read at (a title
+    match when ``shown`` did not have it); with no such id (several stores, each numbering its
+    own messages), nothing is known to be new and ``ranked`` is the answer."""
+    if ranked.answered != shown.answered:
+        return hold_still(shown, ranked)  # (an answer to other words: as after a commit)
+    newer = shown.newest_id
+    titles_seen = {summary.id for summary in shown.title_matches}
+    new: list[Target] = [(summary.id, None) for summary in ranked.title_matches if summary.id not in titles_seen]
+    titles = [summary for summary in ranked.title_matches if summary.id in titles_seen]
+    groups: list[HitGroup] = []
+    for group in ranked.groups:
+        kept = []
+        for one in group.hits:
+            if newer is not None and one.id > newer:
+                new.append((one.session_id, one.id))
+            else:
+                kept.append(one)
+        if kept:
+            groups.append(group if len(kept) == len(group.hits) else replace(group, hits=kept))
+    if not new:
+        return Held(ranked, ranked, [])
+    kept_hits = sum(len(group.hits) for group in groups)
+    steady = replace(
+        ranked, groups=groups, title_matches=titles, hit_count=kept_hits,
+        # (the hits left out were read: the next page starts after them, as the store's does)
+        skipped=ranked.skipped + ranked.hit_count - kept_hits, newest_id=newer,
+    )
+    return Held(steady, ranked, new)
+
+
 def without_shown(shown: SearchView, page: SearchView) -> SearchView:
     """``page`` (the next page of ``shown``'s query) without the hits ``shown`` holds already:
     while the answer on screen holds still, commits move the pages under it, and the page read

@@ -22,7 +22,7 @@ from hermes_state.timewindow import Windowed, windowed
 from ..collector import hold_collection, release_collection
 from ..keynames import bound_keys_label
 from ..messages import Generation, SearchFinished, Stamp, WorkerDone
-from ..search_hold import Held, announcement, hold_still, without_shown
+from ..search_hold import Held, announcement, hold_still, ranked_anew, without_shown
 from ..view_models import SearchView
 
 if TYPE_CHECKING:
@@ -36,6 +36,8 @@ if TYPE_CHECKING:
 SEARCH_PAGE = 40
 #: After a commit, the search is asked again once no key has searched for this long.
 SEARCH_REFRESH_QUIET_S = 0.3
+#: Typing paused while a refresh after a commit ran: the pause's ranking is tried again after this.
+EXACT_RETRY_S = 0.1
 
 
 class SearchAsYouType:
@@ -238,7 +240,9 @@ class SearchAsYouType:
         if self._searching:
             screen.ctx.store.interrupt_search()
         self._searching = True
-        self._cancel_exact()
+        if not keep:
+            # (a refresh after a commit leaves the pause's ranking to come: the same query)
+            self._cancel_exact()
         # (a refresh after a commit of an answer ranked exactly is ranked exactly again)
         exact = keep and self._exact_query == query
         if not exact:
@@ -262,12 +266,12 @@ class SearchAsYouType:
 
     def _reader_stayed(self, query: str) -> bool:
         """The answer of ``query`` is shown and the reader has not moved into it: the field
-        still has focus, the first hit is highlighted and no new matches wait to be shown
-        (a better answer may replace it without moving anything the reader holds; an
-        answer held still while new matches are announced stays as it is, BR-16)."""
+        still has focus and the first hit is highlighted (a better answer may replace it
+        without moving anything the reader holds; new matches announced meanwhile stay
+        announced, :func:`~hermes_tui.search_hold.ranked_anew`)."""
         screen = self.screen
         shown = screen.results.view
-        return (query == self.query and shown is not None and shown.query == query and self.held is None
+        return (query == self.query and shown is not None and shown.query == query
                 and screen.focused is screen.search_input and screen.results.at_first_hit())
 
     def _rank_exactly(self, query: str) -> None:
@@ -275,7 +279,12 @@ class SearchAsYouType:
         message, for speed): the same query ranked over every match by conversation, in the
         background; the next key stops it (SR-18)."""
         self._exact_timer = None
-        if self._searching or not self._reader_stayed(query):
+        if not self._reader_stayed(query):
+            return
+        if self._searching:
+            # (a refresh after a commit is running -- a gateway writes every few seconds: the
+            # pause ranks once it has answered, not never)
+            self._exact_timer = self.screen.set_timer(EXACT_RETRY_S, lambda: self._rank_exactly(query))
             return
         self._searching = True
         shown = self.screen.results.view
@@ -360,28 +369,27 @@ class SearchAsYouType:
             self._searching = False
         if event.query != self.query or not event.query.strip():
             return  # a stale answer: the query changed while it ran
-        committed_since = False
+        ranked: Held | None = None
         if event.exact:
             if not self._reader_stayed(event.query):
                 return  # (the reader moved into the hits meanwhile: what they hold stays)
-            shown = results.view
-            # Messages committed since the answer shown was read: the pause's answer holds them
-            # too, and they are announced, not slipped in (BR-16) -- it is a refresh then, and
-            # the rows shown keep their order (their next pages too: not ranked again).
-            committed_since = (shown is not None and view.newest_id is not None
-                               and shown.newest_id is not None and view.newest_id != shown.newest_id)
-            if not committed_since:
-                self._exact_query = event.query
+            self._exact_query = event.query
+            # The rows take the ranking's order; matches committed since the answer shown was
+            # read are in it too, and wait announced, not slipped in (BR-16).
+            ranked = ranked_anew(results.view, view)
+            view = ranked.steady
         elif not event.keep and ranks_again_when_paused(view.ranking) and view.order != "newest":
             pause = screen.ctx.config.search.exact_after_s
             if pause > 0:
                 self._cancel_exact()
                 self._exact_timer = screen.set_timer(pause, lambda q=event.query: self._rank_exactly(q))
         switcher = screen.switcher
-        keep = (event.keep or committed_since) and switcher.current == "results"
+        keep = event.keep and switcher.current == "results"
         switcher.current = "results"
         shown = results.view
-        if keep and shown is not None and shown.query == view.query and (shown.groups or shown.title_matches):
+        if ranked is not None:
+            self._hold(ranked if ranked.new else None)
+        elif keep and shown is not None and shown.query == view.query and (shown.groups or shown.title_matches):
             # The rows on screen hold still; new matches wait, announced (BR-16).
             held = hold_still(shown, view)
             view = held.steady

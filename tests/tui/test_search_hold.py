@@ -4,7 +4,7 @@ stay, in which order, and which matches are new. Plain values, no app."""
 from __future__ import annotations
 
 from hermes_state.models import SearchHit, SessionSummary
-from hermes_tui.search_hold import announcement, hit_targets, hold_still, without_shown
+from hermes_tui.search_hold import announcement, hit_targets, hold_still, ranked_anew, without_shown
 from hermes_tui.view_models import HitGroup, SearchView
 
 
@@ -123,3 +123,32 @@ def test_a_note_that_comes_with_a_commit_waits_with_the_new_matches() -> None:
     fresh.note = "across messages: newest 24 of 30 conversations with the words ranked"
     held = hold_still(shown, fresh)
     assert held.steady.note is None and held.fresh.note == fresh.note
+
+
+def test_the_pause_ranking_takes_its_order_but_matches_written_since_wait_announced() -> None:
+    """Typing paused: the query ranked over every match replaces the keystroke's answer (the
+    reader is still at its first hit), in the new order -- but a gateway's messages committed
+    meanwhile are in it too, and are announced, not slipped in among the rows."""
+    shown = view(("a", [hit("a", 3)]), ("b", [hit("b", 5)]), titles=["t1"], more=True)
+    shown.newest_id = 10
+    ranked = view(("b", [hit("b", 5), hit("b", 11)]), ("n", [hit("n", 12)]), ("c", [hit("c", 2)]),
+                  ("a", [hit("a", 3)]), titles=["t2", "t1"], more=True)
+    ranked.newest_id = 12
+    held = ranked_anew(shown, ranked)
+    assert hit_targets(held.steady) == [("t1", None), ("b", 5), ("c", 2), ("a", 3)], "the new order, older hits too"
+    assert held.new == [("t2", None), ("b", 11), ("n", 12)]
+    assert held.fresh is ranked
+    assert held.steady.newest_id == 10, "the next commit is judged against what is shown"
+    assert held.steady.hit_count == 3 and held.steady.next_offset == ranked.next_offset, \
+        "the next page starts where the store's does"
+
+
+def test_a_pause_ranking_with_nothing_written_since_is_the_answer_itself() -> None:
+    shown = view(("a", [hit("a", 3)]), ("b", [hit("b", 5)]))
+    shown.newest_id = 10
+    ranked = view(("b", [hit("b", 5)]), ("a", [hit("a", 3)]))
+    held = ranked_anew(shown, ranked)
+    assert held.steady is ranked and held.new == []
+    # Several stores number their own messages: nothing is known to be new.
+    shown.newest_id = None
+    assert ranked_anew(shown, view(("n", [hit("n", 99)]))).new == []

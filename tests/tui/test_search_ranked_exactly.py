@@ -88,6 +88,33 @@ async def test_a_pause_ranks_the_query_over_every_match_and_finds_the_older_conv
         assert app.focused is app.screen.query_one(SearchInput)  # (the field keeps the keys)
 
 
+async def test_a_gateway_writing_during_the_pause_does_not_stop_the_ranking_and_its_matches_wait(
+        tmp_path, small_window):
+    """A real second process commits new matching messages right after the keystroke's answer
+    (a gateway writes every few seconds): the pause still ranks the query over every match --
+    the older conversation comes first -- and the new matches are announced, not slipped in
+    among the rows (BR-16)."""
+    from .test_live_reader import start_writer
+
+    db = build(tmp_path / "state.db")
+    app = make_app(db, config=config(0.3), watch=True)
+    async with app.run_test(size=SIZE) as pilot:
+        results = await typed(pilot)
+        assert "window" in results.view.ranking
+        writer = start_writer(db, "sessions", "cache", 4, 0.1)
+        while writer.poll() is None:
+            await pilot.pause(0.05)
+        assert writer.returncode == 0, writer.stderr.read().decode()
+        assert await wait_for(pilot, lambda: results.view.ranking == CONVERSATION_RANKING and results.waiting == 4,
+                              seconds=10.0)
+        await settle(pilot)
+        assert results.view.groups[0].root_id == OLD
+        assert not any(g.root_id.startswith("20261118_0900") for g in results.view.groups), "announced, not shown"
+        await pilot.press("ctrl+n")
+        await settle(pilot)
+        assert {f"20261118_0900{i:02d}_new{i:02d}" for i in range(4)} <= {g.root_id for g in results.view.groups}
+
+
 async def test_a_reader_who_moved_into_the_hits_keeps_them_where_they_are(tmp_path, small_window):
     app = make_app(build(tmp_path / "state.db"), config=config(0.5))
     async with app.run_test(size=SIZE) as pilot:
