@@ -14,6 +14,7 @@ import time
 from functools import partial
 from typing import TYPE_CHECKING, Any, Callable
 
+from rich.cells import cell_len
 from rich.text import Text
 
 from hermes_state.models import ranks_again_when_paused
@@ -38,6 +39,40 @@ SEARCH_PAGE = 40
 SEARCH_REFRESH_QUIET_S = 0.3
 #: Typing paused while a refresh after a commit ran: the pause's ranking is tried again after this.
 EXACT_RETRY_S = 0.1
+
+
+#: Columns of the pane's bottom border its subtitle leaves to the corners and the border.
+SUBTITLE_MARGIN = 6
+
+
+def fitted(parts: list[str], width: int) -> str:
+    """The subtitle's parts joined, within ``width`` columns when it can: at 80 columns the
+    full line (``fts5 · by relevance (bm25-conversations) · 40 hits of ~94 · 15
+    conversations · 4.3 ms``) was cut in the middle of what it counts. Left out first is
+    what matters least to a reader: the index that served it, the time, then the ranking's
+    name in brackets (``by relevance`` stays). ``parts``: path, [ranking label], hits,
+    conversations, time, [note]; ``width`` of 0 or less (not laid out yet): all of it."""
+    def joined(items: list[str]) -> str:
+        return " · ".join(item for item in items if item)
+
+    line = joined(parts)
+    if width <= 0 or cell_len(line) <= width:
+        return line
+    items = list(parts)
+    items[0] = ""  # the path (fts5, trigram, like)
+    timed = next((i for i, item in enumerate(items) if item.endswith(" ms")), None)
+    steps: list[Callable[[], None]] = []
+    if timed is not None:
+        steps.append(lambda: items.__setitem__(timed, ""))
+    if len(items) > 1 and items[1].startswith("by relevance ("):
+        steps.append(lambda: items.__setitem__(1, "by relevance"))
+    line = joined(items)
+    for step in steps:
+        if cell_len(line) <= width:
+            break
+        step()
+        line = joined(items)
+    return line
 
 
 class SearchAsYouType:
@@ -152,7 +187,7 @@ class SearchAsYouType:
             parts.insert(1, label)
         if view.note and not view.groups:  # (with hits, the note heads them)
             parts.append(view.note)
-        main.border_subtitle = Text(" · ".join(parts))
+        main.border_subtitle = Text(fitted(parts, main.size.width - SUBTITLE_MARGIN))
 
     def _titles(self, view: SearchView) -> None:
         if self.screen.results.view is view:  # (a newer answer has its own)

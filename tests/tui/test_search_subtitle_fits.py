@@ -1,0 +1,30 @@
+"""The search pane's bottom line fits its border: at 80 columns the whole line was cut in the
+middle of what it counts. What matters least to a reader gives way first."""
+
+from __future__ import annotations
+
+from rich.cells import cell_len
+
+from hermes_tui.screens.browser_search import fitted
+
+PARTS = ["fts5", "by relevance (bm25-conversations)", "40 hits of ~94", "15 conversations", "4.3 ms"]
+
+
+def test_a_line_that_fits_is_said_whole() -> None:
+    assert fitted(PARTS, 200) == "fts5 · by relevance (bm25-conversations) · 40 hits of ~94 · 15 conversations · 4.3 ms"
+    assert fitted(PARTS, 0) == fitted(PARTS, 200), "not laid out yet: all of it"
+
+
+def test_the_index_and_the_time_give_way_before_the_counts() -> None:
+    line = fitted(PARTS, 74)  # (an 80-column pane's border)
+    assert line == "by relevance (bm25-conversations) · 40 hits of ~94 · 15 conversations"
+    assert cell_len(line) <= 74
+
+
+def test_the_rankings_name_gives_way_last_and_by_relevance_stays() -> None:
+    assert fitted(PARTS, 50) == "by relevance · 40 hits of ~94 · 15 conversations"
+
+
+def test_a_note_is_kept_at_the_end_and_may_still_be_cut_by_the_border() -> None:
+    parts = ["fts5+trigram", "0 hits", "0 conversations", "0.8 ms", "no message holds the word “zxqvbnm”"]
+    assert fitted(parts, 40) == "0 hits · 0 conversations · no message holds the word “zxqvbnm”"
