@@ -6,34 +6,14 @@ from __future__ import annotations
 from ..query import OPERATORS, ParsedQuery, QueryItem, cjk_tokens, find_spans, trigram_match
 from .context import Ctx, Outcome, Row, iter_rows
 from .ranking import Phrase
-from .sql import FTS_TABLE, TRIGRAM_TABLE, like_clause, trigram_vocab, where_clause
+from .sql import FTS_TABLE, TRIGRAM_TABLE, like_clause, quote, trigrams_starting, where_clause
 from .strategies import fts_engine
 from .tuning import TUNING
-
-def next_prefix_bound(prefix: str) -> str:
-    return prefix + "\U0010ffff"
 
 
 def expand_short(ctx: Ctx, term: str) -> list[str] | None:
     """Trigrams that start with a 1–2 character ``term``: [] when absent, None when too many."""
-    vocab = trigram_vocab(ctx.conn)
-    folded = term.lower()
-    cursor = ctx.conn.execute(
-        f"SELECT term FROM {vocab} WHERE term >= ? AND term < ?",
-        (folded, next_prefix_bound(folded)),
-    )
-    out: list[str] = []
-    while True:
-        batch = cursor.fetchmany(64)
-        if not batch:
-            return out
-        out.extend(row[0] for row in batch)
-        if len(out) > TUNING.MAX_EXPANSION:
-            return None
-
-
-def quote(text: str) -> str:
-    return '"' + text.replace('"', '""') + '"'
+    return trigrams_starting(ctx.conn, term, TUNING.MAX_EXPANSION)
 
 
 def cjk_search(ctx: Ctx, q: str) -> tuple[Outcome | None, str]:

@@ -3,15 +3,13 @@ index's vocabulary into ``("word1" OR "word2" ...)``, which FTS5 iterates lazily
 
 from __future__ import annotations
 
-import sqlite3
-
 from ..query import WORD_RE, ParsedQuery, QueryItem, fold_text
-from .cjk import next_prefix_bound, quote
 from .context import Ctx, probe
 from .ranking import Phrase
 from .weights import words_meant
-from .sql import FTS_TABLE, positive_query_terms
+from .sql import FTS_TABLE, positive_query_terms, quote, words_starting
 from .tuning import TUNING
+
 
 def unicode61_phrases(parsed: ParsedQuery, expansions: dict[int, str] | None = None) -> list[Phrase]:
     """The query's phrases for IDF and term frequencies. A ``word*`` expanded from the
@@ -31,25 +29,11 @@ def unicode61_phrases(parsed: ParsedQuery, expansions: dict[int, str] | None = N
 _NO_ENTRY = object()
 
 
-def _word_terms_vocab(conn: sqlite3.Connection) -> str:
-    """A TEMP ``fts5vocab`` of type ``instance`` over ``messages_fts`` (never in ``main``)."""
-    name = "temp.hermes_search_word_terms"
-    conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {name} USING fts5vocab(main, {FTS_TABLE}, instance)")
-    return name
-
-
 def prefix_terms(ctx: Ctx, folded: str) -> list[str] | None:
-    """Vocabulary terms that start with ``folded``; None when there are more than
-    ``MAX_PREFIX_TERMS``.
-
-    Not from an ``fts5vocab`` *row* table: each of its rows walks the term's whole doclist to
-    count documents (~30 ns a document: 45 ms for ``the*`` at 1M messages, 10 ms for
-    ``doc*``, five times that at 5M), a cost that grows with the store. The terms are
-    enumerated instead by seeking an ``instance`` table one term at a time (``term >= t ||
-    x'01'`` seeks past ``t`` without reading its doclist): tens of microseconds a term
-    whatever its frequency. The frequency of the expansion is probed later like any phrase's.
-    A longer prefix of one already expanded on this connection is that list filtered.
-    """
+    """Vocabulary terms that start with ``folded`` (:func:`~.sql.words_starting`); None when
+    there are more than ``MAX_PREFIX_TERMS``. The frequency of the expansion is probed later
+    like any phrase's. A longer prefix of one already expanded on this connection is that
+    list filtered."""
     cache = ctx.prefix_cache
     if cache is not None:
         found = cache.terms.get(folded, _NO_ENTRY)
@@ -61,21 +45,7 @@ def prefix_terms(ctx: Ctx, folded: str) -> list[str] | None:
                 narrowed = [term for term in wider if term.startswith(folded)]
                 cache.terms[folded] = narrowed
                 return narrowed
-    vocab = _word_terms_vocab(ctx.conn)
-    sql = f"SELECT term FROM {vocab} WHERE term >= ? AND term < ? LIMIT 1"
-    bound = next_prefix_bound(folded)
-    terms: list[str] = []
-    low = folded
-    result: list[str] | None = terms
-    while True:
-        row = ctx.conn.execute(sql, (low, bound)).fetchone()
-        if row is None:
-            break
-        if len(terms) == TUNING.MAX_PREFIX_TERMS:
-            result = None
-            break
-        terms.append(str(row[0]))
-        low = terms[-1] + "\x01"
+    result = words_starting(ctx.conn, folded, TUNING.MAX_PREFIX_TERMS)
     if cache is not None:
         cache.terms[folded] = result
     return result

@@ -31,7 +31,7 @@ from ..query import (
     sanitize_fts5_query,
     WORD_RE,
 )
-from .sql import FTS_TABLE, TRIGRAM_TABLE, trigram_vocab, where_clause
+from .sql import FTS_TABLE, TRIGRAM_TABLE, quote, trigrams_starting, where_clause, words_starting
 from .weights import Weights, conversation_score, words_meant
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -89,10 +89,6 @@ def _word_pattern(words: Sequence[str], prefix: bool) -> "re.Pattern[str] | None
     return re.compile(r"[\W_]+".join(parts) if len(parts) > 1 else parts[0], re.IGNORECASE)
 
 
-def _quote(text: str) -> str:
-    return '"' + text.replace('"', '""') + '"'
-
-
 def _word_terms(conn: sqlite3.Connection, folded: str, memo: "_Memo | None" = None) -> list[str] | None:
     """The index's words that start with ``folded``, ids and hashes left out unless the
     prefix has a digit or nothing else starts so (``cadd`` is ``caddy``, not ``cadd7398``);
@@ -105,42 +101,11 @@ def _word_terms(conn: sqlite3.Connection, folded: str, memo: "_Memo | None" = No
             wider = memo.terms.get(folded[:cut])
             if wider is not None:
                 return [term for term in wider if term.startswith(folded)]
-    found = _read_word_terms(conn, folded)
+    found = words_starting(conn, folded, MAX_EXPANSION)
+    found = None if found is None else words_meant(folded, found)
     if memo is not None:
         memo.terms[folded] = found
     return found
-
-
-def _read_word_terms(conn: sqlite3.Connection, folded: str) -> list[str] | None:
-    conn.execute(
-        f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.hermes_convsearch_terms USING fts5vocab(main, {FTS_TABLE}, instance)"
-    )
-    sql = "SELECT term FROM temp.hermes_convsearch_terms WHERE term >= ? AND term < ? LIMIT 1"
-    bound = folded + "\U0010ffff"
-    terms: list[str] = []
-    low = folded
-    while True:
-        row = conn.execute(sql, (low, bound)).fetchone()
-        if row is None:
-            break
-        if len(terms) == MAX_EXPANSION:
-            return None
-        terms.append(str(row[0]))
-        low = terms[-1] + "\x01"
-    return words_meant(folded, terms)
-
-
-def _short_cjk_terms(conn: sqlite3.Connection, term: str) -> list[str] | None:
-    """Trigrams that start with a 1-2 character ``term`` (see :mod:`hermes_state.search`)."""
-    vocab = trigram_vocab(conn)
-    folded = term.lower()
-    rows = conn.execute(
-        f"SELECT term FROM {vocab} WHERE term >= ? AND term < ? LIMIT ?",
-        (folded, folded + "\U0010ffff", MAX_EXPANSION + 1),
-    ).fetchall()
-    if len(rows) > MAX_EXPANSION:
-        return None
-    return [str(row[0]) for row in rows]
 
 
 def _make_term(conn: sqlite3.Connection, item: QueryItem, cjk: bool, trigram: bool,
@@ -153,11 +118,11 @@ def _make_term(conn: sqlite3.Connection, item: QueryItem, cjk: bool, trigram: bo
             return None
         pattern = re.compile(re.escape(text), re.IGNORECASE)
         if len(text) >= 3:
-            return _Term(text, TRIGRAM_TABLE, _quote(text), pattern)
-        found = _short_cjk_terms(conn, text)
+            return _Term(text, TRIGRAM_TABLE, quote(text), pattern)
+        found = trigrams_starting(conn, text, MAX_EXPANSION)
         if found is None:
             return None
-        return _Term(text, TRIGRAM_TABLE, "(" + " OR ".join(map(_quote, found)) + ")" if found else None, pattern)
+        return _Term(text, TRIGRAM_TABLE, "(" + " OR ".join(map(quote, found)) + ")" if found else None, pattern)
     words = [w.lower() for w in WORD_RE.findall(text)]
     if not words:
         return None
@@ -166,7 +131,7 @@ def _make_term(conn: sqlite3.Connection, item: QueryItem, cjk: bool, trigram: bo
         found = _word_terms(conn, text.lower(), memo)
         if found is None:
             return _Term(text, FTS_TABLE, item.render(), pattern)
-        return _Term(text, FTS_TABLE, "(" + " OR ".join(map(_quote, found)) + ")" if found else None, pattern)
+        return _Term(text, FTS_TABLE, "(" + " OR ".join(map(quote, found)) + ")" if found else None, pattern)
     return _Term(text, FTS_TABLE, item.render(), pattern)
 
 
