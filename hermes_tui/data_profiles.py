@@ -14,8 +14,8 @@ and merging the answers:
   draws a profile column then.
 * **One list, one answer.** Pages are a k-way merge, by the list's order key, of each store's
   own pages (:func:`hermes_state.across_profiles.list_key`), kept per filters until a store
-  commits; search runs on every store at once (one thread each: SQLite lets go of the GIL)
-  and its conversations are ranked together by their best hit's score
+  commits; search asks every store in turn (:meth:`ProfilesData._search_each`) and its
+  conversations are ranked together by their best hit's score
   (:func:`hermes_state.across_profiles.best_head`), one ranking read a page at a time. Counts are sums of each store's counts
   under the same filters; each profile's own count feeds the profile filter.
 * **One broken store is one line.** A profile whose store cannot be opened (corrupt, not
@@ -140,10 +140,13 @@ class _SearchStream:
         parts = [(name, self.door.parts[name]) for name in empty if name not in self.done]
         if not parts or self._superseded():
             return
-        answers = self.door._each(
+        answers = self.door._search_each(
             lambda name, part: part.search(self.query, self.listed, limit=self.page_size,
                                            offset=self.next_offset[name], **self.kwargs),
-            parts, parallel="search")
+            parts, self.generation)
+        if answers is None:
+            self.interrupted = True
+            return
         read = {name for name, _a in answers}
         for name, _part in parts:
             if name not in read:
@@ -237,11 +240,11 @@ class ProfilesData:
         #: after a newer one was asked stops at its next read.
         self.interrupts = 0
         self._lock = threading.Lock()
-        # A pool for each kind of work fanned out to the stores: a search typed while the
-        # census counts every store (seconds at 1M messages each) must not queue behind it.
+        # A pool for each kind of work fanned out to the stores (a search, asked store by
+        # store in its own worker, never queues behind them: _search_each).
         workers = max(1, len(profiles))
         self._pools = {kind: ThreadPoolExecutor(max_workers=workers, thread_name_prefix=f"hermes-profiles-{kind}")
-                       for kind in ("search", "census", "pages")}
+                       for kind in ("census", "pages")}
         #: Deletes' snapshots as handed out → (profile, the store's own snapshot), for undo.
         self._snapshots: dict[int, tuple[str, Any]] = {}
         #: Export scopes handed out → the (profile, the store's own scope) pairs they stand for.
@@ -291,7 +294,7 @@ class ProfilesData:
     def _each(self, fn: Callable[[str, BrowserData], T], parts: list[tuple[str, BrowserData]] | None = None,
               *, parallel: str | None = None) -> list[tuple[str, T]]:
         """``fn(name, door)`` on each shown profile (``parts``), those left out skipped;
-        ``parallel``: at once, in that kind's pool (``search``, ``census``, ``pages``)."""
+        ``parallel``: at once, in that kind's pool (``census``, ``pages``)."""
         parts = self._shown() if parts is None else parts
         if parallel and len(parts) > 1:
             pool = self._pools[parallel]
@@ -300,6 +303,25 @@ class ProfilesData:
         else:
             answers = [(name, self._call(name, lambda p, n=name: fn(n, p), _LEFT)) for name, _p in parts]
         return [(name, answer) for name, answer in answers if answer is not _LEFT]
+
+    def _search_each(self, fn: Callable[[str, BrowserData], T], parts: list[tuple[str, BrowserData]],
+                     generation: int) -> list[tuple[str, T]] | None:
+        """``fn(name, door)`` on each of ``parts`` in turn, in the calling thread (those left
+        out skipped); None as soon as a newer search was asked (``generation`` is no longer
+        :attr:`interrupts`): the stores not yet asked are not.
+
+        In turn, not a thread each: a search's time is mostly Python (ranking, grouping,
+        labels), which the GIL runs one thread at a time, and three searches in three
+        threads took longer than the same three one after the other (bench/README.md,
+        "Across three profiles")."""
+        answers: list[tuple[str, T]] = []
+        for name, _part in parts:
+            if self.interrupts != generation:
+                return None
+            answer = self._call(name, lambda p, n=name: fn(n, p), _LEFT)
+            if answer is not _LEFT:
+                answers.append((name, answer))
+        return None if self.interrupts != generation else answers
 
     def session_id_of(self, qualified: str) -> str:
         """The session's own id (what ``hermes -p PROFILE --resume`` takes)."""
@@ -654,14 +676,18 @@ class ProfilesData:
 
     def _open_search(self, query: str, listed: ListQuery, limit: int, kwargs: dict,
                      versions: dict[str, int], generation: int) -> "_SearchStream":
-        """Each shown store's first page, read at once (a thread each); the answer's
-        figures (path, ranking, estimates, notes, title matches) are of these pages, and
-        ``versions`` the stores' data_version read before them."""
+        """Each shown store's first page, read in turn; the answer's figures (path, ranking,
+        estimates, notes, title matches) are of these pages, and ``versions`` the stores'
+        data_version read before them."""
         shown = self._shown()
-        answers = self._each(lambda _n, part: part.search(query, listed, limit=limit, offset=0, **kwargs),
-                             shown, parallel="search")
-        across = len(answers) > 1
+        answers = self._search_each(lambda _n, part: part.search(query, listed, limit=limit, offset=0, **kwargs),
+                                    shown, generation)
         figures = SearchView(query=query)
+        if answers is None:
+            stream = _SearchStream(self, query, listed, limit, kwargs, len(shown) > 1, figures, versions, generation)
+            stream.interrupted = True
+            return stream
+        across = len(answers) > 1
         stream = _SearchStream(self, query, listed, limit, kwargs, across, figures, versions, generation)
         if not answers:
             return stream

@@ -567,3 +567,31 @@ def test_a_profile_left_out_between_two_pages_loses_none_of_the_others_hits(prof
         door.close()
     every = [hit for view in pages for hit in _hits(view.groups)]
     assert set(alone) <= set(every)
+
+
+def test_a_newer_search_stops_an_older_one_before_the_next_store_is_asked(profiles_home, tmp_path):
+    """The stores are asked in turn (their Python shares one interpreter): a key typed while
+    the first store answers interrupts the older search, and the stores after it are not
+    asked for it; the newer search then asks every store."""
+    from hermes_state import ListQuery
+
+    door = _door(profiles_home, tmp_path)
+    asked: list[tuple[str, str]] = []
+    first = door.names[0]
+    for name, part in door.parts.items():
+        def search(query, *args, _search=part.search, _name=name, **kwargs):
+            asked.append((_name, query))
+            answer = _search(query, *args, **kwargs)
+            if _name == first and query == "the":
+                door.interrupt_search()  # (the next key, typed while this store answered)
+            return answer
+        part.search = search
+    try:
+        older = door.search("the", ListQuery(), limit=5)
+        assert older.interrupted and not older.groups
+        assert asked == [(first, "the")], "no store after the first was asked for the older search"
+        newer = door.search("docker", ListQuery(), limit=5)
+        assert not newer.interrupted and newer.groups
+        assert [name for name, query in asked if query == "docker"] == door.names
+    finally:
+        door.close()
