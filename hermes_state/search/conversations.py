@@ -119,23 +119,24 @@ def ordered(hits: list["SearchHit"], roots: dict[str, str], order: str, now: flo
         if order == "newest":
             members = sorted(members, key=lambda hit: (hit.timestamp, hit.id), reverse=True)
         for hit in members:
-            # Set in place, not copied (a copy of a model cost ~5-40 us, 40 a key): a hit's
-            # conversation is that of its session, which does not change while nothing is
-            # committed -- and the engine gives its hits again only until a commit.
-            if hit.conversation_id != root:
-                hit.__dict__["conversation_id"] = root
-            out.append(hit)
+            out.append(_of_conversation(hit, root))
     return out
 
 
 def in_given_order(hits: list["SearchHit"], roots: dict[str, str]) -> list["SearchHit"]:
     """Hits ranked by conversation already (:mod:`~hermes_state.search.by_conversation`),
     each given its conversation."""
-    for hit in hits:
-        root = roots.get(hit.session_id, hit.session_id)
-        if hit.conversation_id != root:
-            hit.__dict__["conversation_id"] = root  # (in place: see ordered())
-    return hits
+    return [_of_conversation(hit, roots.get(hit.session_id, hit.session_id)) for hit in hits]
+
+
+def _of_conversation(hit: "SearchHit", root: str) -> "SearchHit":
+    """``hit`` with its conversation set to ``root`` -- in place, not copied (a copy of a
+    model cost ~5-40 us, 40 a key): a hit's conversation is that of its session, which does
+    not change while nothing is committed, and the engine gives its hits again only until a
+    commit."""
+    if hit.conversation_id != root:
+        hit.__dict__["conversation_id"] = root
+    return hit
 
 
 def _short_word_said(query: str, prefix_last: bool) -> bool:
