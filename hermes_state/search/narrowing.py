@@ -156,7 +156,8 @@ def others_empty_sql(others: tuple[str, ...] | None) -> str | None:
 
 
 def scan_window(
-    ctx: Ctx, table: str, match: str, shape: tuple[tuple[str, bool], ...] | None, plain: bool
+    ctx: Ctx, table: str, match: str, shape: tuple[tuple[str, bool], ...] | None, plain: bool,
+    floor: int | None = None,
 ) -> list[tuple[int, str]]:
     """The newest ``WINDOW + 1`` matches of ``match`` under the filters, newest first, with
     their text (highlighted, or plain with ``ctx.light``): the probe, the window ranking's
@@ -168,15 +169,23 @@ def scan_window(
     short of the oldest match are older matches read (those missing and ``NARROW_SLACK`` more,
     kept for the next key). The same rows as a fresh scan, without reading 400 rows again.
     Only a query of plain words narrows, so the rows kept are always plain text.
+
+    ``floor``: no match below this rowid is read (a phrase of common words: the walk of its
+    words' doclists is bounded, :func:`~hermes_state.search.strategies.walk_floor`); such a
+    scan is not kept.
     """
     def fresh(flag: str | None) -> tuple[list[tuple[int, str]], tuple[bool | None, ...], bool]:
-        sql = scan_sql(table, ctx, "rowid", plain=plain, flag=flag)
-        got = list(iter_rows(ctx, sql, [match, *ctx.params], TUNING.WINDOW + 1, True))
+        if floor is not None:
+            sql = scan_sql(table, ctx, "rowid", extra=f" AND {table}.rowid >= ?", plain=plain, flag=flag)
+            got = list(iter_rows(ctx, sql, [match, floor, *ctx.params], TUNING.WINDOW + 1, True))
+        else:
+            sql = scan_sql(table, ctx, "rowid", plain=plain, flag=flag)
+            got = list(iter_rows(ctx, sql, [match, *ctx.params], TUNING.WINDOW + 1, True))
         rows = [(int(r[0]), r[1]) for r in got]
         return rows, tuple(bool(r[2]) if flag else None for r in got), len(got) <= TUNING.WINDOW
 
     cache = ctx.prefix_cache
-    if cache is None or shape is None or plain:
+    if cache is None or shape is None or plain or floor is not None:
         return fresh(None)[0]  # (nothing kept: no flag column to read for each row)
     flag = ctx.others_empty if ctx.filtered or ctx.others_empty == "1" else None
     filters, params = tuple(ctx.filters), tuple(ctx.params)

@@ -63,27 +63,41 @@ def fts_engine(
         outcome = exact_if_affordable(ctx, table, match, phrases, path, to_ranked)
         if outcome is not None:
             return outcome
+    # A phrase of several words: FTS5 finds its matches by walking its words' doclists, so a
+    # phrase of common words costs its words' frequency, not its own (below).
+    several = not plain and any(len(p.tokens) > 1 and not p.negated for p in phrases)
+    floor = walk_floor(ctx, table, phrases) if several else None
     # auto: one scan of the newest TUNING.WINDOW + 1 matches serves as probe, as the candidates of
     # the window ranking and as the page of a newest-first answer.
-    rows = scan_window(ctx, table, match, shape, plain)
+    rows = scan_window(ctx, table, match, shape, plain, floor)
+    if floor is not None and len(rows) < TUNING.PHRASE_BOUNDED_MIN_ROWS and not ctx.budget.exhausted:
+        # Too few matches within the bounded walk to rank as a window: older ones are read
+        # (the walk goes on down, as an unbounded scan's would -- it is not read twice). A
+        # bound of the query's, not of the page's: every page of an answer ranks alike.
+        rows += older_matches(ctx, table, match, floor, TUNING.WINDOW + 1 - len(rows))
+        floor = None
     if not rows:
         if ctx.budget.exhausted:
             ctx.notes.append("search stopped at its time budget before finding a match")
             return Outcome([], "", 0, False, False, path)
         return Outcome([], "", 0, True, False, path)
     n_rows = ctx.row_count(table)
-    complete = len(rows) <= TUNING.WINDOW and not ctx.budget.exhausted
+    # (a scan the floor stopped read every match above it, not every match)
+    bounded = floor is not None and len(rows) <= TUNING.WINDOW
+    complete = len(rows) <= TUNING.WINDOW and not ctx.budget.exhausted and not bounded
     if complete:
         total, exact = len(rows), True
     else:
-        span = max(1, ctx.max_rowid() - int(rows[-1][0]) + 1)
+        oldest_read = floor if bounded and floor is not None else int(rows[-1][0])
+        span = max(1, ctx.max_rowid() - oldest_read + 1)
         total, exact = max(len(rows), min(n_rows, int(round(len(rows) / span * n_rows)))), False
     work = bm25_work(ctx, table, phrases, total)
     # A phrase of several words: FTS5 would walk its words' doclists twice more to rank what
     # the scan found. When its matches are few enough, the scan reads them all (the older
-    # part of one walk) and they are ranked here, every one of them.
-    several = not plain and any(len(p.tokens) > 1 and not p.negated for p in phrases)
-    if several and not complete and total <= TUNING.PHRASE_RANKED_ROWS and not ctx.budget.exhausted:
+    # part of one walk) and they are ranked here, every one of them -- unless that walk is
+    # the one the floor bounded.
+    if (several and floor is None and not complete and total <= TUNING.PHRASE_RANKED_ROWS
+            and not ctx.budget.exhausted):
         rows = rows + older_matches(ctx, table, match, int(rows[-1][0]), TUNING.PHRASE_RANKED_ROWS + 1 - len(rows))
         if len(rows) <= TUNING.PHRASE_RANKED_ROWS and not ctx.budget.exhausted:
             complete, total, exact = True, len(rows), True
@@ -93,7 +107,9 @@ def fts_engine(
         return window_ranked(ctx, table, match, phrases, path, total, exact, to_row, plain, rows, complete)
     # (``exact_under``: few matches of trigram expansions, whose bm25 credits a rare
     # continuation of a short word as the window's counts cannot, at a bounded cost)
-    if work <= TUNING.EXACT_BM25_MAX_ROWS or (complete and total <= exact_under and work <= 20 * TUNING.EXACT_BM25_MAX_ROWS):
+    # (not when the walk was bounded: FTS5's ranking walks the words' doclists whole, twice)
+    if not bounded and (work <= TUNING.EXACT_BM25_MAX_ROWS
+                        or (complete and total <= exact_under and work <= 20 * TUNING.EXACT_BM25_MAX_ROWS)):
         return exact_bm25(ctx, table, match, path, total, exact, to_ranked, plain)
     positive = [p for p in phrases if not p.negated]
     if not complete and positive and all(p.df > TUNING.COMMON_SHARE * n_rows for p in positive):
@@ -114,6 +130,25 @@ def bm25_work(ctx: Ctx, table: str, phrases: list[Phrase], total: int) -> int:
     return total + sum(p.df for p in phrases) + phrase_walk(ctx, table, phrases)
 
 
+def walk_floor(ctx: Ctx, table: str, phrases: list[Phrase]) -> int | None:
+    """The lowest rowid a keystroke's scan of a phrase of several words reads down to, or
+    None when the whole walk of its words' doclists fits ``TUNING.PHRASE_WALK_ENTRIES``.
+
+    To find a phrase FTS5 walks the doclist of each of its words: ``"auth module"`` matches
+    600 messages of 5M, but its words stand in 3.5 % and 8 % of them, and reading its newest
+    400 matches walked 14.5 ms of their doclists, all 600 20 ms. Bounded, the scan reads the
+    newest matches within that many doclist entries (the words spread evenly over the
+    rowids: entries per rowid is their frequency), they are ranked as the window is, and
+    the older follow newest first; once typing pauses every match is ranked
+    (:mod:`~hermes_state.search.by_conversation`)."""
+    entries = walk_entries(ctx, table, phrases)
+    if entries <= TUNING.PHRASE_WALK_ENTRIES:
+        return None
+    top = ctx.max_rowid()
+    per_rowid = entries / max(1, top)
+    return max(1, top - int(TUNING.PHRASE_WALK_ENTRIES / per_rowid) + 1)
+
+
 def phrase_walk(ctx: Ctx, table: str, phrases: list[Phrase]) -> int:
     """The walk over the doclists of the words of the query's phrases of several words, in
     rows of bm25 work (:data:`~hermes_state.search.tuning.Tuning.WALK_ENTRIES_PER_ROW`).
@@ -124,6 +159,12 @@ def phrase_walk(ctx: Ctx, table: str, phrases: list[Phrase]) -> int:
     to count the phrase for its IDF -- so a phrase of common words is ranked from the rows
     its one scan read, never by a second statement. Each word's doclist is probed (newest
     first, bounded) like a phrase."""
+    return walk_entries(ctx, table, phrases) // TUNING.WALK_ENTRIES_PER_ROW
+
+
+def walk_entries(ctx: Ctx, table: str, phrases: list[Phrase]) -> int:
+    """The doclist entries of the words of the query's phrases of several words (each word
+    probed, newest first and bounded, like a phrase): what FTS5 walks to find them."""
     entries = 0
     for phrase in phrases:
         if len(phrase.tokens) < 2:
@@ -132,7 +173,7 @@ def phrase_walk(ctx: Ctx, table: str, phrases: list[Phrase]) -> int:
             if phrase.prefix and index == len(phrase.tokens) - 1:
                 continue  # (a prefix's doclists are its words': left out, an underestimate)
             entries += probe(ctx, table, '"' + token.replace('"', '""') + '"', TUNING.PHRASE_PROBE_ROWS)[0]
-    return entries // TUNING.WALK_ENTRIES_PER_ROW
+    return entries
 
 
 def older_matches(ctx: Ctx, table: str, match: str, below: int, cap: int) -> list[tuple[int, str]]:

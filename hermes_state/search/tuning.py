@@ -53,6 +53,14 @@ class Tuning:
     #: ranked in Python, every one of them: the rest of one walk, where FTS5's own ranking
     #: would walk the words' doclists twice more.
     PHRASE_RANKED_ROWS = 1500
+    #: Doclist entries a keystroke's scan of a phrase of several words may walk (~35 ns an
+    #: entry: ~5 ms); a phrase of commoner words reads its newest matches within them
+    #: (:func:`~hermes_state.search.strategies.walk_floor`). At 1M messages every phrase of
+    #: words in a few percent of messages fits; at 5M the newest quarter or so is read.
+    PHRASE_WALK_ENTRIES = 150_000
+    #: Fewer matches than this within that walk (a phrase too rare for it: a page would not
+    #: fill) and the scan reads on, every match ranked: the browser's page of 40 and one more.
+    PHRASE_BOUNDED_MIN_ROWS = 41
     #: Newest messages a LIKE pass over 1-2 character CJK tokens reads before the vocabulary.
     LIKE_FIRST_ROWS = 3000
     #: Most matches ranked by conversation (:mod:`~hermes_state.search.by_conversation`): one
