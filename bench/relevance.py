@@ -106,7 +106,7 @@ def plan_sessions(n: Needle, now: float) -> list[dict[str, Any]]:
         last = len(parts) - 1
         sessions.append({
             "id": sid,
-            "title": n.title if i == 0 else f"{n.title} #{i + 1}",
+            "title": n.title if i == 0 or not n.title else f"{n.title} #{i + 1}",
             "start": timed[0][1] - 5,
             "end": t + 20,
             "messages": timed,
@@ -135,7 +135,8 @@ def plant(path: Path, needles: Iterable[Needle], now: float) -> dict[str, Plante
                                       tool_calls=list(m.tool_calls) if m.tool_calls else None,
                                       tool_call_id=m.tool_call_id, timestamp=ts)
                 db.end_session(s["id"], s["end_reason"])
-                db.set_session_title(s["id"], s["title"])
+                if s["title"]:  # an untitled needle stays untitled, continuation too
+                    db.set_session_title(s["id"], s["title"])
 
                 def times(conn: sqlite3.Connection, s=s) -> None:
                     conn.execute("UPDATE sessions SET started_at = ?, ended_at = ? WHERE id = ?",
