@@ -217,7 +217,7 @@ def validate(needles: list[Needle], *, min_needles: int = 40, min_cjk: int = 10)
     keys = [n.key for n in needles]
     if len(set(keys)) != len(keys):
         raise NeedleError("needle keys repeat")
-    titles = [n.title for n in needles]
+    titles = [n.title for n in needles if n.title]  # untitled conversations ("") may be many
     if len(set(titles)) != len(titles):
         raise NeedleError("needle titles repeat")
     if len(needles) < min_needles:

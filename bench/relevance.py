@@ -3,15 +3,16 @@
     python -m bench.relevance --size 1m              # the cached 1M corpus, needles planted in a copy
     python -m bench.relevance --size 1m --schema 30
     python -m bench.relevance --size 5m --json /tmp/rel-5m.json
-    python -m bench.relevance --size 1m --needles b  # a held-out set (bench/needles_b.py, needles_c.py)
+    python -m bench.relevance --size 1m --needles b  # a held-out set (bench/needles_b.py, _c, _d)
     python -m bench --size 1m --classes relevance    # the same, as a row of the speed harness
 
-Every needle of :mod:`bench.needles` (or, with ``--needles b`` or ``c``, of the held-out
-:mod:`bench.needles_b` or :mod:`bench.needles_c`; hand-written conversations: one session, a compression
-chain or a gateway chat) is planted at its age (1-360 days before the store's newest message) into a
-copy of a generated corpus, cached beside it and keyed by the needle set's digest, so the
-shared corpus is never written. For each of a needle's four queries (:data:`KINDS`) the bench
-finds the rank at which the needle's conversation appears among the conversations shown:
+Every needle of :mod:`bench.needles` (or, with ``--needles b``, ``c`` or ``d``, of the held-out
+:mod:`bench.needles_b`, :mod:`bench.needles_c` or :mod:`bench.needles_d`; hand-written conversations:
+one session, a compression chain or a gateway chat) is planted at its age (1-360 days before the
+store's newest message) into a copy of a generated corpus, cached beside it and keyed by the
+needle set's digest, so the shared corpus is never written. For each of a needle's four queries
+(:data:`KINDS`) the bench finds the rank at which the needle's conversation appears among the
+conversations shown:
 
 * ``browser`` -- the browser's own search: :meth:`hermes_tui.data.BrowserData.search` with the
   browser's defaults (internal sources left out, hidden sessions too, the last word a prefix),
@@ -59,11 +60,11 @@ METHODS = ("browser", "bm25", "newest")
 METHOD_TITLES = {"browser": "browser search", "bm25": "exact bm25 (messages)", "newest": "newest first"}
 #: Conversations looked through before a needle counts as not found.
 MAX_RANK = 100
-#: The needle sets ``--needles`` chooses from: ``a`` the first set; ``b`` and ``c`` held out,
-#: written apart from the ranking (``b`` in a person's everyday words, ``c`` in the generated
-#: corpus's own vocabulary, so its common words compete). Each plants into its own copy: the
-#: copy is named by the set's digest.
-NEEDLE_SETS = ("a", "b", "c")
+#: The needle sets ``--needles`` chooses from: ``a`` the first set; ``b``, ``c`` and ``d`` held
+#: out, written apart from the ranking (``b`` in a person's everyday words, ``c`` in the generated
+#: corpus's own vocabulary, so its common words compete, ``d`` half of each at the full size of
+#: 40). Each plants into its own copy: the copy is named by the set's digest.
+NEEDLE_SETS = ("a", "b", "c", "d")
 #: The ks of success@k.
 KS = (1, 5, 10)
 _MODEL = "anthropic/claude-sonnet-4"
@@ -106,7 +107,7 @@ def plan_sessions(n: Needle, now: float) -> list[dict[str, Any]]:
         last = len(parts) - 1
         sessions.append({
             "id": sid,
-            "title": n.title if i == 0 else f"{n.title} #{i + 1}",
+            "title": n.title if i == 0 or not n.title else f"{n.title} #{i + 1}",
             "start": timed[0][1] - 5,
             "end": t + 20,
             "messages": timed,
@@ -135,7 +136,8 @@ def plant(path: Path, needles: Iterable[Needle], now: float) -> dict[str, Plante
                                       tool_calls=list(m.tool_calls) if m.tool_calls else None,
                                       tool_call_id=m.tool_call_id, timestamp=ts)
                 db.end_session(s["id"], s["end_reason"])
-                db.set_session_title(s["id"], s["title"])
+                if s["title"]:  # an untitled needle stays untitled, continuation too
+                    db.set_session_title(s["id"], s["title"])
 
                 def times(conn: sqlite3.Connection, s=s) -> None:
                     conn.execute("UPDATE sessions SET started_at = ?, ended_at = ? WHERE id = ?",
@@ -492,6 +494,10 @@ def needle_set(name: str) -> list[Needle]:
         from .needles_c import NEEDLES_C
 
         return NEEDLES_C
+    if name == "d":
+        from .needles_d import NEEDLES_D
+
+        return NEEDLES_D
     from .needles import NEEDLES
 
     return NEEDLES
@@ -523,8 +529,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--schema", type=int, choices=(16, 30), default=16, help="corpus layout (default 16)")
     parser.add_argument("--db", type=Path, help="plant into a copy of this store instead of the cached corpus")
     parser.add_argument("--needles", choices=NEEDLE_SETS, default="a",
-                        help="needle set: a, the first (bench/needles.py); b or c, held out "
-                             "(bench/needles_b.py, bench/needles_c.py) (default a)")
+                        help="needle set: a, the first (bench/needles.py); b, c or d, held out "
+                             "(bench/needles_b.py, bench/needles_c.py, bench/needles_d.py) (default a)")
     parser.add_argument("--kinds", help=f"comma-separated kinds to measure (default all: {','.join(KINDS)})")
     parser.add_argument("--max-rank", type=int, default=MAX_RANK,
                         help=f"conversations looked through before a needle counts as not found (default {MAX_RANK})")

@@ -15,7 +15,7 @@ import pytest
 from bench.needle_model import set_digest
 from bench.needles import NEEDLES
 from bench.needles_b import NEEDLES_B
-from bench.relevance import needle_set
+from bench.relevance import NEEDLE_SETS, needle_set
 from bench.run import BENCH_NOW
 from hermes_workload.corpus import generate_corpus
 
@@ -77,4 +77,21 @@ def test_an_unknown_needle_set_is_refused_in_one_line() -> None:
 def test_the_default_set_is_the_first_and_b_is_the_held_out_one() -> None:
     assert needle_set("a") is NEEDLES
     assert needle_set("b") is NEEDLES_B
+
+
+def test_each_held_out_set_is_chosen_by_its_letter() -> None:
+    from bench.needles_c import NEEDLES_C
+    from bench.needles_d import NEEDLES_D
+
+    assert needle_set("c") is NEEDLES_C
+    assert needle_set("d") is NEEDLES_D
+    assert NEEDLE_SETS == ("a", "b", "c", "d")
+
+
+def test_the_needles_option_names_every_set_in_its_help() -> None:
+    proc = subprocess.run([sys.executable, "-m", "bench.relevance", "--help"], cwd=REPO,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0
+    help_text = " ".join(proc.stdout.split())
+    assert "{a,b,c,d}" in help_text and "bench/needles_d.py" in help_text
 

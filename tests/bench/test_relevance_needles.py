@@ -5,6 +5,7 @@ chats, and four queries each -- the spread kind never answerable by a single mes
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 
 import pytest
 
@@ -111,6 +112,14 @@ def test_a_set_too_small_or_without_cjk_fails() -> None:
         validate([n for n in NEEDLES if n.lang == "en"][:30])
     with pytest.raises(NeedleError, match="CJK needles"):
         validate([n for n in NEEDLES if n.lang == "en"], min_needles=10)
+
+
+def test_titles_may_not_repeat_but_many_conversations_may_have_none() -> None:
+    titled = [n for n in NEEDLES if n.lang == "en"][:10]
+    untitled = [replace(n, title="") for n in titled]
+    validate(untitled, min_needles=10, min_cjk=0)
+    with pytest.raises(NeedleError, match="titles repeat"):
+        validate([titled[0], replace(titled[1], title=titled[0].title)], min_needles=2, min_cjk=0)
 
 
 def test_the_digest_changes_with_the_text() -> None:

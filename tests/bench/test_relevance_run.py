@@ -97,6 +97,23 @@ def test_a_compression_needle_is_one_conversation_at_its_age(planted: Path, now:
         db.close()
 
 
+def test_an_untitled_needle_is_planted_without_a_title_and_so_is_its_continuation(corpus: Path) -> None:
+    untitled = needle("untitled-chain", "en", "telegram", 12, "",
+                      [U("the zeppelin is in the big hangar"), A("it leaves on tuesday"),
+                       U("and comes back?"), A("on friday")],
+                      {"prefix": "zeppel", "words": "zeppelin hangar", "vague": "big hangar",
+                       "spread": "zeppelin friday"}, split_turn=2)
+    copy = planted_copy(corpus, [untitled], BENCH_NOW, quiet=True)
+    try:
+        parent, child = planted_ids([untitled], BENCH_NOW)[untitled.key].sessions
+        with sqlite3.connect(copy) as conn:
+            titles = dict(conn.execute("SELECT id, title FROM sessions WHERE id IN (?, ?)", (parent, child)))
+        assert titles == {parent: None, child: None}
+    finally:
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{copy}{suffix}").unlink(missing_ok=True)
+
+
 def test_message_level_rankings_find_what_one_message_holds_and_never_a_spread_query(planted: Path, now: float) -> None:
     store, db = _open(planted)
     try:
