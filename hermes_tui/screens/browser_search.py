@@ -37,8 +37,10 @@ if TYPE_CHECKING:
 SEARCH_PAGE = 40
 #: After a commit, the search is asked again once no key has searched for this long.
 SEARCH_REFRESH_QUIET_S = 0.3
-#: Typing paused while a refresh after a commit ran: the pause's ranking is tried again after this.
+#: Typing paused while a refresh after a commit ran: the pause's ranking is tried again after
+#: this, this many times at most.
 EXACT_RETRY_S = 0.1
+EXACT_RETRIES = 50
 
 
 #: Columns of the pane's bottom border its subtitle leaves to the corners and the border.
@@ -309,7 +311,7 @@ class SearchAsYouType:
         return (query == self.query and shown is not None and shown.query == query
                 and screen.focused is screen.search_input and screen.results.at_first_hit())
 
-    def _rank_exactly(self, query: str) -> None:
+    def _rank_exactly(self, query: str, tries: int = EXACT_RETRIES) -> None:
         """Typing paused on a keystroke's answer (the newest matches only, or message by
         message, for speed): the same query ranked over every match by conversation, in the
         background; the next key stops it (SR-18)."""
@@ -318,8 +320,11 @@ class SearchAsYouType:
             return
         if self._searching:
             # (a refresh after a commit is running -- a gateway writes every few seconds: the
-            # pause ranks once it has answered, not never)
-            self._exact_timer = self.screen.set_timer(EXACT_RETRY_S, lambda: self._rank_exactly(query))
+            # pause ranks once it has answered, not never; a search that never answers is
+            # not waited for forever)
+            if tries > 0:
+                self._exact_timer = self.screen.set_timer(
+                    EXACT_RETRY_S, lambda: self._rank_exactly(query, tries - 1))
             return
         self._searching = True
         shown = self.screen.results.view
