@@ -21,6 +21,7 @@ the browser stays responsive: ``q`` gives the terminal back within 1 s.
 from __future__ import annotations
 
 import asyncio
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -173,15 +174,18 @@ def _quit(ctx: Context, segments: int) -> Samples:
     }
     out: dict[str, list[float]] = {}
     details: dict[str, dict] = {}
-    for label, plan in plans.items():
-        out[label] = []
-        for _ in range(runs):
-            result = quit_after(home, config_dir=config, **plan)
-            if result.get("quit_s") is not None:
-                out[label].append(result["quit_s"] * 1000)
-            # ("hits": the segments of the chain the browser had open)
-            details[label] = {"exit": result.get("exit"), "first_frame_s": result.get("first_frame_s"),
-                              "hits": segments}
+    try:
+        for label, plan in plans.items():
+            out[label] = []
+            for _ in range(runs):
+                result = quit_after(home, config_dir=config, **plan)
+                if result.get("quit_s") is not None:
+                    out[label].append(result["quit_s"] * 1000)
+                # ("hits": the segments of the chain the browser had open)
+                details[label] = {"exit": result.get("exit"), "first_frame_s": result.get("first_frame_s"),
+                                  "hits": segments}
+    finally:
+        shutil.rmtree(config, ignore_errors=True)  # (each run's own: left behind, they piled up in /tmp)
     return Samples(out, details)
 
 
