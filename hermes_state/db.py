@@ -779,6 +779,7 @@ class SessionDB:
         order: str = "relevance",
         weights=None,
         now: float | None = None,
+        window: int | None = None,
     ):
         """Structured search by conversation → :class:`~hermes_state.models.SearchResult`:
         by default what the browser's pane shows once typing pauses.
@@ -794,7 +795,9 @@ class SessionDB:
         search-as-you-type. The hits come by conversation, best first (``order``:
         ``relevance`` by :class:`~hermes_state.search.Weights`, or ``newest``), conversations
         found across messages after those holding every word in one message: see
-        :mod:`hermes_state.search.conversations`; never raises on query text.
+        :mod:`hermes_state.search.conversations`; never raises on query text. ``window``: with
+        ``sort="auto"``, how many of the newest matches are ranked when not all can be (None:
+        ``TUNING.WINDOW``; several stores searched as one ask each for its share).
         """
         from .search import SearchOptions
         from .search import search as search_by_conversation
@@ -811,7 +814,7 @@ class SessionDB:
             raise TypeError("search: give the filters as a ListQuery or as keywords, not both")
         options = SearchOptions(limit=limit, offset=offset, sort=sort, prefix_last=prefix_last, order=order,
                                 roles=None if role_filter is None else tuple(role_filter), weights=weights,
-                                now=now, sources=sources)
+                                now=now, sources=sources, window=window)
         # The schema is looked up once for the whole search, its conversation-level steps
         # included (UC-1).
         return self.store.one_schema(lambda: search_by_conversation(self.store, query, scope, options))

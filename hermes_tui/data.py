@@ -575,6 +575,7 @@ class BrowserData:
     def search(
         self, query: str, listed: ListQuery, *, limit: int = 40, offset: int = 0,
         order: str = "relevance", weights: Any = None, now: float | None = None, sort: str = "auto",
+        window: int | None = None,
     ) -> SearchView:
         """Full-text search grouped by conversation (XR-2), plus title/id matches (first page
         only), under the list's filters ``listed``; ``offset`` asks for a later page of hits
@@ -583,7 +584,7 @@ class BrowserData:
         conversations are found whatever the view, and marked. Its ``narrow`` (the time
         window, BR-21) keeps the hits whose conversation it keeps, as the list would: a page
         may then show fewer groups than hits were asked for (``more`` still says whether the
-        search has more)."""
+        search has more). ``window``: see :meth:`hermes_state.SessionDB.search`."""
         view = SearchView(query=query, offset=offset)
         view.stamps["start"] = time.perf_counter()
         if not query.strip():
@@ -603,7 +604,7 @@ class BrowserData:
             result = self._retry(
                 lambda: searcher.search(
                     query, listed, limit=limit, offset=offset, prefix_last=True, order=order, weights=weights,
-                    now=now, sort=sort,
+                    now=now, sort=sort, window=window,
                 )
             )
         except Exception as exc:

@@ -37,6 +37,7 @@ from hermes_state.errors import DatabaseError
 from hermes_state.listing import ListQuery
 from hermes_state.models import LineageNode, SessionSummary
 from hermes_state.profiles import Profile
+from hermes_state.search.tuning import TUNING
 
 from .data import BrowserData
 from .view_models import Census, FileState, HitGroup, SearchView
@@ -51,6 +52,20 @@ CHUNK = 50
 
 #: Merged lists kept (filters switched back and forth).
 KEPT_MERGES = 4
+
+#: The fewest of its newest matches a store's keystroke answer ranks when several are searched.
+WINDOW_SHARE_MIN = 100
+
+
+def window_share(stores: int) -> int | None:
+    """How many of its newest matches each of ``stores`` stores ranks at a keystroke (when it
+    cannot rank them all): an equal share of what one store's answer ranks
+    (``TUNING.WINDOW``), so that the answer over all of them ranks about as many, and costs
+    about as much, as one store's -- each store's window is read and scored in Python, three
+    of them took three times one. None (one store): its own."""
+    if stores <= 1:
+        return None
+    return max(WINDOW_SHARE_MIN, TUNING.WINDOW // stores)
 
 
 def qualify(profile: str, session_id: str | None) -> str | None:
@@ -100,6 +115,8 @@ class _SearchStream:
                  kwargs: dict, across: bool, figures: SearchView, versions: dict[str, int], generation: int) -> None:
         self.door, self.query, self.listed, self.page_size, self.kwargs = door, query, listed, page_size, kwargs
         self.across = across
+        #: Each store's share of the newest matches a keystroke ranks (:func:`window_share`).
+        self.window = window_share(len(door._shown()))
         #: The answer's figures (path, ranking, estimates, notes, title matches), of the
         #: stores' first pages.
         self.figures = figures
@@ -142,7 +159,7 @@ class _SearchStream:
             return
         answers = self.door._search_each(
             lambda name, part: part.search(self.query, self.listed, limit=self.page_size,
-                                           offset=self.next_offset[name], **self.kwargs),
+                                           offset=self.next_offset[name], window=self.window, **self.kwargs),
             parts, self.generation)
         if answers is None:
             self.interrupted = True
@@ -680,8 +697,10 @@ class ProfilesData:
         estimates, notes, title matches) are of these pages, and ``versions`` the stores'
         data_version read before them."""
         shown = self._shown()
-        answers = self._search_each(lambda _n, part: part.search(query, listed, limit=limit, offset=0, **kwargs),
-                                    shown, generation)
+        window = window_share(len(shown))
+        answers = self._search_each(
+            lambda _n, part: part.search(query, listed, limit=limit, offset=0, window=window, **kwargs),
+            shown, generation)
         figures = SearchView(query=query)
         if answers is None:
             stream = _SearchStream(self, query, listed, limit, kwargs, len(shown) > 1, figures, versions, generation)

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .sql import TRIGRAM_TABLE, where_clause
+from .tuning import TUNING
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..capabilities import Capabilities
@@ -54,6 +55,8 @@ class Ctx:
     _trigram: bool | None = None
     #: With ``sort="conversation"``: what ranking every match by conversation needs.
     by_conversation: "ByConversation | None" = None
+    #: The newest matches a window ranking ranks (``SearchOptions.window``).
+    window: int = field(default_factory=lambda: TUNING.WINDOW)
 
     @property
     def filtered(self) -> bool:

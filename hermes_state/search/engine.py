@@ -112,7 +112,8 @@ def search(store: "Store", query: str, scope: "ListQuery", options: SearchOption
             filters, params = message_filters(store.rules, scope, options)
             question = _Question(text, q, typing_word, cut_note, limit, offset, sort, budget_ms,
                                  tuple(filters), tuple(params),
-                                 (options.weights or Weights()).clean() if sort == "conversation" else None)
+                                 (options.weights or Weights()).clean() if sort == "conversation" else None,
+                                 safe_int(options.window, 0) or None)
             return _search(store, done, question, reuse, options.now)
 
         return store.one_schema(asked)
@@ -177,6 +178,8 @@ class _Question(NamedTuple):
     #: With ``sort="conversation"``: the weights of its ranking (its clock is left out: the
     #: pages of one answer are ranked at its first page's).
     weights: Weights | None = None
+    #: ``SearchOptions.window`` (None: ``TUNING.WINDOW``).
+    window: int | None = None
 
 
 def _search(store: "Store", done, asked: _Question, reuse: bool, now: float | None = None) -> "SearchResult":
@@ -191,6 +194,8 @@ def _search(store: "Store", done, asked: _Question, reuse: bool, now: float | No
     def run(conn: sqlite3.Connection, cache: PrefixCache | None) -> "SearchResult":
         ctx = Ctx(conn, filters, params, limit, offset, sort, Budget(budget_ms),
                   prefix_cache=cache, caps=caps)
+        if asked.window is not None and asked.window > 0:
+            ctx.window = asked.window
         if sort == "conversation":
             ctx.by_conversation = ByConversation(store, time.time() if now is None else float(now),
                                                  asked.weights or Weights(), title_words(q))

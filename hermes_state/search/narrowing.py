@@ -177,12 +177,12 @@ def scan_window(
     def fresh(flag: str | None) -> tuple[list[tuple[int, str]], tuple[bool | None, ...], bool]:
         if floor is not None:
             sql = scan_sql(table, ctx, "rowid", extra=f" AND {table}.rowid >= ?", plain=plain, flag=flag)
-            got = list(iter_rows(ctx, sql, [match, floor, *ctx.params], TUNING.WINDOW + 1, True))
+            got = list(iter_rows(ctx, sql, [match, floor, *ctx.params], ctx.window + 1, True))
         else:
             sql = scan_sql(table, ctx, "rowid", plain=plain, flag=flag)
-            got = list(iter_rows(ctx, sql, [match, *ctx.params], TUNING.WINDOW + 1, True))
+            got = list(iter_rows(ctx, sql, [match, *ctx.params], ctx.window + 1, True))
         rows = [(int(r[0]), r[1]) for r in got]
-        return rows, tuple(bool(r[2]) if flag else None for r in got), len(got) <= TUNING.WINDOW
+        return rows, tuple(bool(r[2]) if flag else None for r in got), len(got) <= ctx.window
 
     cache = ctx.prefix_cache
     if cache is None or shape is None or plain or floor is not None:
@@ -191,7 +191,7 @@ def scan_window(
     filters, params = tuple(ctx.filters), tuple(ctx.params)
     memo = cache.scan
     answer = None
-    if memo is not None and (memo.table, memo.filters, memo.params, memo.cap) == (table, filters, params, TUNING.WINDOW + 1):
+    if memo is not None and (memo.table, memo.filters, memo.params, memo.cap) == (table, filters, params, ctx.window + 1):
         if memo.shape == shape:
             answer = list(memo.rows), memo.others_empty, memo.exhaustive
         elif narrows(memo.shape, shape):
@@ -200,9 +200,9 @@ def scan_window(
         answer = fresh(flag)
     rows, others_empty, exhaustive = answer
     cache.scan = None if ctx.budget.exhausted else ScanMemo(
-        table, filters, params, shape, TUNING.WINDOW + 1, tuple(rows), tuple(others_empty), exhaustive
+        table, filters, params, shape, ctx.window + 1, tuple(rows), tuple(others_empty), exhaustive
     )
-    return rows[: TUNING.WINDOW + 1]
+    return rows[: ctx.window + 1]
 
 
 #: An ASCII text's unicode61 tokens: every other ASCII character separates them.
@@ -317,11 +317,11 @@ def narrow_scan(
     rows = [(rowid, text) for rowid, text, _e in chosen]
     flags = [empty for _r, _t, empty in chosen]
     exhaustive = memo.exhaustive
-    if not exhaustive and len(rows) <= TUNING.WINDOW:
+    if not exhaustive and len(rows) <= ctx.window:
         # That scan stopped short of the oldest match: read older ones, as many as are missing
         # and TUNING.NARROW_SLACK more, so that the next key may drop as many without reading again.
         older_sql = scan_sql(table, ctx, "rowid", extra=f" AND {table}.rowid < ?", flag=flag)
-        need = TUNING.WINDOW + 1 - len(rows) + TUNING.NARROW_SLACK
+        need = ctx.window + 1 - len(rows) + TUNING.NARROW_SLACK
         got = 0
         for r in iter_rows(ctx, older_sql, [match, oldest, *ctx.params], need, True):
             rows.append((int(r[0]), r[1]))

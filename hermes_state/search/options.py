@@ -61,6 +61,10 @@ class SearchOptions:
     #: Upstream's ``source_filter`` of several sources (or of none: nothing is found), which
     #: a list's one ``source`` cannot say; None: the list's filters alone decide.
     sources: tuple[Any, ...] | None = None
+    #: The newest matches a keystroke's answer (``sort="auto"``) ranks when it cannot rank
+    #: them all (None: ``TUNING.WINDOW``): several stores searched as one each rank their
+    #: share, so that the answer ranks as many as one store's would.
+    window: int | None = None
 
     @property
     def budget(self) -> float:

@@ -67,14 +67,14 @@ def fts_engine(
     # phrase of common words costs its words' frequency, not its own (below).
     several = not plain and any(len(p.tokens) > 1 and not p.negated for p in phrases)
     floor = walk_floor(ctx, table, phrases) if several else None
-    # auto: one scan of the newest TUNING.WINDOW + 1 matches serves as probe, as the candidates of
+    # auto: one scan of the newest ctx.window + 1 matches serves as probe, as the candidates of
     # the window ranking and as the page of a newest-first answer.
     rows = scan_window(ctx, table, match, shape, plain, floor)
     if floor is not None and len(rows) < TUNING.PHRASE_BOUNDED_MIN_ROWS and not ctx.budget.exhausted:
         # Too few matches within the bounded walk to rank as a window: older ones are read
         # (the walk goes on down, as an unbounded scan's would -- it is not read twice). A
         # bound of the query's, not of the page's: every page of an answer ranks alike.
-        rows += older_matches(ctx, table, match, floor, TUNING.WINDOW + 1 - len(rows))
+        rows += older_matches(ctx, table, match, floor, ctx.window + 1 - len(rows))
         floor = None
     if not rows:
         if ctx.budget.exhausted:
@@ -83,8 +83,8 @@ def fts_engine(
         return Outcome([], "", 0, True, False, path)
     n_rows = ctx.row_count(table)
     # (a scan the floor stopped read every match above it, not every match)
-    bounded = floor is not None and len(rows) <= TUNING.WINDOW
-    complete = len(rows) <= TUNING.WINDOW and not ctx.budget.exhausted and not bounded
+    bounded = floor is not None and len(rows) <= ctx.window
+    complete = len(rows) <= ctx.window and not ctx.budget.exhausted and not bounded
     if complete:
         total, exact = len(rows), True
     else:
@@ -229,7 +229,7 @@ def window_ranked(ctx, table, match, phrases, path, total, exact, to_row, plain,
     """bm25 (Python, probed IDF) over the newest ``WINDOW`` matches, older ones following
     newest first; or, ``complete``, over every match."""
     if not complete:
-        rows = rows[:TUNING.WINDOW]
+        rows = rows[:ctx.window]
     n_rows = ctx.row_count(table)
     idfs = [idf(p.df, n_rows) for p in phrases]
     # Only tf and document length are needed here; the page's snippets are built later.

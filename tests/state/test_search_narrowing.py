@@ -627,3 +627,28 @@ def test_a_connection_keeps_a_bounded_number_of_texts(corpora, small_window, mon
     finally:
         typing.close()
         fresh.close()
+
+
+def test_a_search_asked_for_a_smaller_window_ranks_only_that_many_of_the_newest(db, small_window):
+    """``window``: how many of the newest matches a keystroke's answer ranks when it cannot
+    rank them all (several stores searched as one each rank their share). Its first page
+    comes from the newest that many; every match is still on some page, once."""
+    monkeypatch_window = 40  # (small_window's)
+    # (the word in a quarter of the messages: ranked, not merely newest first)
+    every = add_many(db, "s", [(f"kumquat note {i} " if i % 4 == 0 else f"plain note {i} ") + "filler " * (i % 7)
+                               for i in range(800)])
+    ids = every[::4]
+    narrow = db.search("kumquat", limit=10, sort="auto", window=12)
+    wide = db.search("kumquat", limit=10, sort="auto")
+    assert narrow.ranking == wide.ranking == "bm25-recent-window"
+    newest_12, newest_wide = set(sorted(ids)[-12:]), set(sorted(ids)[-(monkeypatch_window + 1):])
+    assert {hit.id for hit in narrow.hits} <= newest_12
+    assert {hit.id for hit in wide.hits} <= newest_wide and not {hit.id for hit in wide.hits} <= newest_12
+    seen, offset = [], 0
+    while True:
+        page = db.search("kumquat", limit=50, offset=offset, sort="auto", window=12)
+        seen += [hit.id for hit in page.hits]
+        if not page.has_more:
+            break
+        offset += len(page.hits)
+    assert sorted(seen) == sorted(ids)

@@ -595,3 +595,32 @@ def test_a_newer_search_stops_an_older_one_before_the_next_store_is_asked(profil
         assert [name for name, query in asked if query == "docker"] == door.names
     finally:
         door.close()
+
+
+def test_each_store_ranks_its_share_of_the_newest_matches_at_a_keystroke(profiles_home, tmp_path):
+    """Three stores searched as one: each ranks an equal share of the newest matches one
+    store's keystroke ranks, so the answer costs about one store's (each window is read and
+    scored in Python); one store alone ranks its own window."""
+    from hermes_state import ListQuery
+    from hermes_state.search.tuning import TUNING
+    from hermes_tui.data_profiles import WINDOW_SHARE_MIN, window_share
+
+    door = _door(profiles_home, tmp_path)
+    windows: list[tuple[str, object]] = []
+    for name, part in door.parts.items():
+        def search(*args, _search=part.search, _name=name, **kwargs):
+            windows.append((_name, kwargs.get("window")))
+            return _search(*args, **kwargs)
+        part.search = search
+    try:
+        door.search("docker", ListQuery(), limit=5)
+        share = window_share(len(door.names))
+        assert share == max(WINDOW_SHARE_MIN, TUNING.WINDOW // len(door.names)) and share < TUNING.WINDOW
+        assert sorted(windows) == sorted((name, share) for name in door.names)
+        windows.clear()
+        door.profile_filter = door.names[0]
+        door.search("docker", ListQuery(), limit=5)
+        assert windows == [(door.names[0], None)]
+    finally:
+        door.close()
+    assert window_share(1) is None and window_share(40) == WINDOW_SHARE_MIN
