@@ -57,15 +57,22 @@ KEPT_MERGES = 4
 WINDOW_SHARE_MIN = 100
 
 
-def window_share(stores: int) -> int | None:
-    """How many of its newest matches each of ``stores`` stores ranks at a keystroke (when it
-    cannot rank them all): an equal share of what one store's answer ranks
-    (``TUNING.WINDOW``), so that the answer over all of them ranks about as many, and costs
-    about as much, as one store's -- each store's window is read and scored in Python, three
-    of them took three times one. None (one store): its own."""
-    if stores <= 1:
-        return None
-    return max(WINDOW_SHARE_MIN, TUNING.WINDOW // stores)
+def window_shares(sizes: dict[str, int | None]) -> dict[str, int | None]:
+    """How many of its newest matches each store ranks at a keystroke (when it cannot rank
+    them all), by store: its share of what one store's answer ranks (``TUNING.WINDOW``), in
+    proportion to its messages (``sizes``: each store's newest message id, None when not
+    known yet: equal shares then), at least :data:`WINDOW_SHARE_MIN` -- so that the answer
+    over all of them ranks about as many, and costs about as much, as one store's: each
+    store's window is read and scored in Python, and three of them took three times one. A
+    large profile beside small ones keeps most of the window. One store: its own (None)."""
+    if len(sizes) <= 1:
+        return {name: None for name in sizes}
+    known = {name: size for name, size in sizes.items() if isinstance(size, int) and size > 0}
+    if len(known) < len(sizes):
+        equal = max(WINDOW_SHARE_MIN, TUNING.WINDOW // len(sizes))
+        return {name: equal for name in sizes}
+    total = sum(known.values())
+    return {name: max(WINDOW_SHARE_MIN, TUNING.WINDOW * size // total) for name, size in known.items()}
 
 
 def qualify(profile: str, session_id: str | None) -> str | None:
@@ -115,8 +122,9 @@ class _SearchStream:
                  kwargs: dict, across: bool, figures: SearchView, versions: dict[str, int], generation: int) -> None:
         self.door, self.query, self.listed, self.page_size, self.kwargs = door, query, listed, page_size, kwargs
         self.across = across
-        #: Each store's share of the newest matches a keystroke ranks (:func:`window_share`).
-        self.window = window_share(len(door._shown()))
+        #: Each store's share of the newest matches a keystroke ranks (:func:`window_shares`),
+        #: by profile: its later pages rank as its first did.
+        self.windows: dict[str, int | None] = {}
         #: The answer's figures (path, ranking, estimates, notes, title matches), of the
         #: stores' first pages.
         self.figures = figures
@@ -159,7 +167,8 @@ class _SearchStream:
             return
         answers = self.door._search_each(
             lambda name, part: part.search(self.query, self.listed, limit=self.page_size,
-                                           offset=self.next_offset[name], window=self.window, **self.kwargs),
+                                           offset=self.next_offset[name], window=self.windows.get(name),
+                                           **self.kwargs),
             parts, self.generation)
         if answers is None:
             self.interrupted = True
@@ -253,6 +262,9 @@ class ProfilesData:
         self._merges: dict[tuple, _Merge] = {}
         #: Searches whose later pages may be asked for, by (profile chosen, query, filters, ...).
         self._searches: dict[tuple, _SearchStream] = {}
+        #: Each store's newest message id when it last answered a search: its size, for its
+        #: share of a keystroke's window (:func:`window_shares`).
+        self._sizes: dict[str, int] = {}
         #: How many times searches were interrupted (a newer keystroke): a search reading on
         #: after a newer one was asked stops at its next read.
         self.interrupts = 0
@@ -697,9 +709,9 @@ class ProfilesData:
         estimates, notes, title matches) are of these pages, and ``versions`` the stores'
         data_version read before them."""
         shown = self._shown()
-        window = window_share(len(shown))
+        windows = window_shares({name: self._sizes.get(name) for name, _part in shown})
         answers = self._search_each(
-            lambda _n, part: part.search(query, listed, limit=limit, offset=0, window=window, **kwargs),
+            lambda name, part: part.search(query, listed, limit=limit, offset=0, window=windows[name], **kwargs),
             shown, generation)
         figures = SearchView(query=query)
         if answers is None:
@@ -708,6 +720,10 @@ class ProfilesData:
             return stream
         across = len(answers) > 1
         stream = _SearchStream(self, query, listed, limit, kwargs, across, figures, versions, generation)
+        stream.windows = windows
+        for name, answer in answers:
+            if answer.newest_id is not None:  # (how many messages each store holds, about)
+                self._sizes[name] = answer.newest_id
         if not answers:
             return stream
         views = [answer for _name, answer in answers]

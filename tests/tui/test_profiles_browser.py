@@ -14,6 +14,7 @@ from textual.widgets import Input, OptionList
 
 from hermes_state import SessionDB
 from hermes_state.profiles import discover
+from hermes_tui.data_profiles import WINDOW_SHARE_MIN, window_shares
 from hermes_tui.modals.profile_picker import ProfilePicker
 from hermes_tui.modals.rename import RenameModal
 
@@ -598,12 +599,11 @@ def test_a_newer_search_stops_an_older_one_before_the_next_store_is_asked(profil
 
 
 def test_each_store_ranks_its_share_of_the_newest_matches_at_a_keystroke(profiles_home, tmp_path):
-    """Three stores searched as one: each ranks an equal share of the newest matches one
-    store's keystroke ranks, so the answer costs about one store's (each window is read and
-    scored in Python); one store alone ranks its own window."""
+    """Several stores searched as one: each ranks a share of the newest matches one store's
+    keystroke ranks -- equal shares until their sizes are known, then in proportion to their
+    messages -- so the answer costs about one store's (each window is read and scored in
+    Python); one store alone ranks its own window."""
     from hermes_state import ListQuery
-    from hermes_state.search.tuning import TUNING
-    from hermes_tui.data_profiles import WINDOW_SHARE_MIN, window_share
 
     door = _door(profiles_home, tmp_path)
     windows: list[tuple[str, object]] = []
@@ -613,14 +613,29 @@ def test_each_store_ranks_its_share_of_the_newest_matches_at_a_keystroke(profile
             return _search(*args, **kwargs)
         part.search = search
     try:
-        door.search("docker", ListQuery(), limit=5)
-        share = window_share(len(door.names))
-        assert share == max(WINDOW_SHARE_MIN, TUNING.WINDOW // len(door.names)) and share < TUNING.WINDOW
-        assert sorted(windows) == sorted((name, share) for name in door.names)
+        first = door.search("docker", ListQuery(), limit=5)
+        assert not first.interrupted
+        equal = window_shares({name: None for name in door.names})
+        assert sorted(windows) == sorted(equal.items())
+        sizes = dict(door._sizes)
+        assert set(sizes) == set(door.names), "each store's size known from its answer"
+        windows.clear()
+        door.search("release", ListQuery(), limit=5)
+        assert dict(windows) == window_shares(sizes)
         windows.clear()
         door.profile_filter = door.names[0]
         door.search("docker", ListQuery(), limit=5)
         assert windows == [(door.names[0], None)]
     finally:
         door.close()
-    assert window_share(1) is None and window_share(40) == WINDOW_SHARE_MIN
+
+
+def test_a_large_profile_beside_small_ones_keeps_most_of_the_keystrokes_window():
+    from hermes_state.search.tuning import TUNING
+
+    assert window_shares({"only": 5_000}) == {"only": None}
+    equal = window_shares({"a": None, "b": 10, "c": 10})
+    assert set(equal.values()) == {max(WINDOW_SHARE_MIN, TUNING.WINDOW // 3)}
+    shares = window_shares({"default": 1_900_000, "work": 50_000, "old": 50_000})
+    assert shares["default"] == TUNING.WINDOW * 1_900_000 // 2_000_000
+    assert shares["work"] == shares["old"] == WINDOW_SHARE_MIN
