@@ -82,8 +82,9 @@ def fts_engine(
             return Outcome([], "", 0, False, False, path)
         return Outcome([], "", 0, True, False, path)
     n_rows = ctx.row_count(table)
-    # (a scan the floor stopped read every match above it, not every match)
-    bounded = floor is not None and len(rows) <= ctx.window
+    # (a scan the floor stopped read every match above it, not every match -- unless the
+    # time budget stopped it first)
+    bounded = floor is not None and len(rows) <= ctx.window and not ctx.budget.exhausted
     complete = len(rows) <= ctx.window and not ctx.budget.exhausted and not bounded
     if complete:
         total, exact = len(rows), True
@@ -108,7 +109,7 @@ def fts_engine(
     # (``exact_under``: few matches of trigram expansions, whose bm25 credits a rare
     # continuation of a short word as the window's counts cannot, at a bounded cost)
     # (not when the walk was bounded: FTS5's ranking walks the words' doclists whole, twice)
-    if not bounded and (work <= TUNING.EXACT_BM25_MAX_ROWS
+    if floor is None and (work <= TUNING.EXACT_BM25_MAX_ROWS
                         or (complete and total <= exact_under and work <= 20 * TUNING.EXACT_BM25_MAX_ROWS)):
         return exact_bm25(ctx, table, match, path, total, exact, to_ranked, plain)
     positive = [p for p in phrases if not p.negated]
@@ -257,4 +258,7 @@ def window_ranked(ctx, table, match, phrases, path, total, exact, to_row, plain,
         older, more = older_newest_first(ctx, table, match, plain, to_row, min(int(r[0]) for r in rows),
                                          max(0, ctx.offset - len(scored)), ctx.limit - len(page), True)
         page += older
+    elif not more and rows:
+        # (the page ends where the window does: whether older matches follow is one row away)
+        _none, more = older_newest_first(ctx, table, match, plain, to_row, min(int(r[0]) for r in rows), 0, 0, True)
     return Outcome(page, WINDOW_RANKING, total, exact, more, path)

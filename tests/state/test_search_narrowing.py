@@ -644,11 +644,12 @@ def test_a_search_asked_for_a_smaller_window_ranks_only_that_many_of_the_newest(
     newest_12, newest_wide = set(sorted(ids)[-12:]), set(sorted(ids)[-(monkeypatch_window + 1):])
     assert {hit.id for hit in narrow.hits} <= newest_12
     assert {hit.id for hit in wide.hits} <= newest_wide and not {hit.id for hit in wide.hits} <= newest_12
-    seen, offset = [], 0
-    while True:
-        page = db.search("kumquat", limit=50, offset=offset, sort="auto", window=12)
-        seen += [hit.id for hit in page.hits]
-        if not page.has_more:
-            break
-        offset += len(page.hits)
-    assert sorted(seen) == sorted(ids)
+    for limit in (5, 6, 12, 50):  # (6 and 12: a page that ends where the window does)
+        seen, offset = [], 0
+        while True:
+            page = db.search("kumquat", limit=limit, offset=offset, sort="auto", window=12)
+            seen += [hit.id for hit in page.hits]
+            if not page.has_more:
+                break
+            offset += len(page.hits)
+        assert sorted(seen) == sorted(ids), limit

@@ -141,3 +141,16 @@ def test_a_bounded_walk_that_finds_too_few_matches_reads_on_and_ranks_every_matc
     result = db.search('"config file"', limit=20, sort="auto")
     assert result.ranking == "bm25" and result.total_exact and result.total_estimate == 6
     assert sorted(hit.id for hit in result.hits) == sorted(exact_order(db, '"config file"'))
+
+
+@pytest.mark.parametrize("walk", [1000, 1400])
+@pytest.mark.parametrize("limit", [1, 2, 3])
+def test_a_page_that_ends_where_the_bounded_window_ends_still_leads_to_the_older_matches(db, monkeypatch,
+                                                                                        walk, limit):
+    """The window holds as many matches as the bounded walk found (any number): a page that
+    ends exactly at its end must still say older matches follow, or they are never shown."""
+    monkeypatch.setattr(TUNING, "PHRASE_WALK_ENTRIES", walk)
+    monkeypatch.setattr(TUNING, "PHRASE_BOUNDED_MIN_ROWS", 2)
+    every = exact_order(db, '"config file"')
+    paged = _pages(db, '"config file"', limit)
+    assert sorted(paged) == sorted(every) and len(paged) == len(set(paged))
