@@ -104,12 +104,15 @@ def ranked_anew(shown: SearchView, ranked: SearchView) -> Held:
     announced, as after a commit (BR-16). Without this, a store a gateway writes to every few
     seconds would almost never show the pause's ranking.
 
-    A match is new when its message is newer than the newest ``shown`` was read at (a title
-    match when ``shown`` did not have it); with no such id (several stores, each numbering its
-    own messages), nothing is known to be new and ``ranked`` is the answer."""
+    A match is new when ``shown`` does not show it and its message is newer than the newest
+    ``shown`` was read at (a title match when ``shown`` did not have it); a message committed
+    while ``shown`` was being read is on screen already with a newer id, and stays. With no
+    such id (several stores, each numbering its own messages), nothing is known to be new and
+    ``ranked`` is the answer."""
     if ranked.answered != shown.answered:
         return hold_still(shown, ranked)  # (an answer to other words: as after a commit)
     newer = shown.newest_id
+    seen = set(hit_targets(shown))
     titles_seen = {summary.id for summary in shown.title_matches}
     new: list[Target] = [(summary.id, None) for summary in ranked.title_matches if summary.id not in titles_seen]
     titles = [summary for summary in ranked.title_matches if summary.id in titles_seen]
@@ -117,8 +120,9 @@ def ranked_anew(shown: SearchView, ranked: SearchView) -> Held:
     for group in ranked.groups:
         kept = []
         for one in group.hits:
-            if newer is not None and one.id > newer:
-                new.append((one.session_id, one.id))
+            target = (one.session_id, one.id)
+            if newer is not None and one.id > newer and target not in seen:
+                new.append(target)
             else:
                 kept.append(one)
         if kept:

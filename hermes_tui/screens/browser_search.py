@@ -410,13 +410,18 @@ class SearchAsYouType:
         if event.query != self.query or not event.query.strip():
             return  # a stale answer: the query changed while it ran
         ranked: Held | None = None
-        if event.exact:
+        if event.exact and not event.keep:
+            # The pause's answer (a refresh of an answer ranked so is a refresh like any other).
             if not self._reader_stayed(event.query):
                 return  # (the reader moved into the hits meanwhile: what they hold stays)
-            self._exact_query = event.query
             # The rows take the ranking's order; matches committed since the answer shown was
             # read are in it too, and wait announced, not slipped in (BR-16).
-            ranked = ranked_anew(results.view, view)
+            shown = results.view
+            ranked = ranked_anew(shown, view)
+            if ranked.steady is not shown:
+                # (its later pages and refreshes are ranked so too -- unless the rows shown
+                # stay whole, an answer to other words waiting: they are not in its order)
+                self._exact_query = event.query
             view = ranked.steady
         elif not event.keep and ranks_again_when_paused(view.ranking) and view.order != "newest":
             pause = screen.ctx.config.search.exact_after_s

@@ -152,3 +152,14 @@ def test_a_pause_ranking_with_nothing_written_since_is_the_answer_itself() -> No
     # Several stores number their own messages: nothing is known to be new.
     shown.newest_id = None
     assert ranked_anew(shown, view(("n", [hit("n", 99)]))).new == []
+
+
+def test_a_message_committed_while_the_shown_answer_was_read_is_not_taken_off_the_screen() -> None:
+    """The answer's newest id is read before its search runs: a message committed in between
+    is on screen already with a newer id. The pause's ranking keeps it where it ranks."""
+    shown = view(("a", [hit("a", 3)]), ("b", [hit("b", 11)]))
+    shown.newest_id = 10
+    ranked = view(("b", [hit("b", 11)]), ("a", [hit("a", 3)]), ("n", [hit("n", 12)]))
+    held = ranked_anew(shown, ranked)
+    assert held.new == [("n", 12)]
+    assert hit_targets(held.steady) == [("b", 11), ("a", 3)]

@@ -115,6 +115,30 @@ async def test_a_gateway_writing_during_the_pause_does_not_stop_the_ranking_and_
         assert {f"20261118_0900{i:02d}_new{i:02d}" for i in range(4)} <= {g.root_id for g in results.view.groups}
 
 
+async def test_after_the_pause_a_reader_in_the_hits_is_told_of_new_matches(tmp_path, small_window):
+    """The pause ranked the answer, the reader moved into its hits, then another process
+    commits matches: the refresh (ranked as the pause ranked) holds the rows still and
+    announces the new matches -- it is not taken for the pause's own answer and dropped."""
+    from .test_live_reader import start_writer
+
+    db = build(tmp_path / "state.db")
+    app = make_app(db, config=config(0.2), watch=True)
+    async with app.run_test(size=SIZE) as pilot:
+        results = await typed(pilot)
+        assert await wait_for(pilot, lambda: results.view.ranking == CONVERSATION_RANKING)
+        await settle(pilot)
+        await pilot.press("down", "down")  # into the hits, and on to the second
+        await settle(pilot)
+        target, shown = results.target_of_highlighted(), results.view
+        writer = start_writer(db, "sessions", "cache", 4, 0.05)
+        while writer.poll() is None:
+            await pilot.pause(0.05)
+        assert writer.returncode == 0, writer.stderr.read().decode()
+        assert await wait_for(pilot, lambda: results.waiting == 4, seconds=10.0)
+        assert results.target_of_highlighted() == target
+        assert [g.root_id for g in results.view.groups] == [g.root_id for g in shown.groups]
+
+
 async def test_a_reader_who_moved_into_the_hits_keeps_them_where_they_are(tmp_path, small_window):
     app = make_app(build(tmp_path / "state.db"), config=config(0.5))
     async with app.run_test(size=SIZE) as pilot:
