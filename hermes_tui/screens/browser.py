@@ -187,6 +187,7 @@ class BrowserScreen(HermesScreen):
     def on_resize(self, event) -> None:
         self._fit_width(event.size.width)
         self.call_after_refresh(self.update_titles)  # (titles fit the pane's new width)
+        self.call_after_refresh(self.search.refit)  # (and the search pane's bottom line)
 
     def _fit_width(self, width: int, update: bool = True) -> None:
         """Small terminals: fold the detail pane, show the essential keys.

@@ -191,6 +191,14 @@ class SearchAsYouType:
             parts.append(view.note)
         main.border_subtitle = Text(fitted(parts, main.size.width - SUBTITLE_MARGIN))
 
+    def refit(self) -> None:
+        """The answer shown described again at the pane's width (the terminal was resized):
+        not while a search runs (its line says so) nor over the guide."""
+        results = self.screen.results
+        if (self.screen.switcher.current == "results" and results.view is not None
+                and not results.showing_guide and not self._searching):
+            self.subtitle(results.view)
+
     def _titles(self, view: SearchView) -> None:
         if self.screen.results.view is view:  # (a newer answer has its own)
             self.screen.switcher.border_title = self.title()

@@ -4,8 +4,11 @@ middle of what it counts. What matters least to a reader gives way first."""
 from __future__ import annotations
 
 from rich.cells import cell_len
+from rich.text import Text
 
 from hermes_tui.screens.browser_search import fitted
+
+from .conftest import make_app, settle
 
 PARTS = ["fts5", "by relevance (bm25-conversations)", "40 hits of ~94", "15 conversations", "4.3 ms"]
 
@@ -28,3 +31,19 @@ def test_the_rankings_name_gives_way_last_and_by_relevance_stays() -> None:
 def test_a_note_is_kept_at_the_end_and_may_still_be_cut_by_the_border() -> None:
     parts = ["fts5+trigram", "0 hits", "0 conversations", "0.8 ms", "no message holds the word “zxqvbnm”"]
     assert fitted(parts, 40) == "0 hits · 0 conversations · no message holds the word “zxqvbnm”"
+
+
+async def test_the_line_is_fitted_again_when_the_terminal_is_resized(fixed_db) -> None:
+    app = make_app(fixed_db)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("slash", *"docker")
+        await settle(pilot)
+        switcher = app.screen.switcher
+        wide = Text.from_markup(str(switcher.border_subtitle)).plain
+        assert wide.startswith("fts5")
+        await pilot.resize_terminal(60, 30)
+        await settle(pilot)
+        narrow = Text.from_markup(str(switcher.border_subtitle)).plain
+        assert cell_len(narrow) <= switcher.size.width - 6 < cell_len(wide)
+        assert not narrow.startswith("fts5") and "hit" in narrow
