@@ -648,7 +648,7 @@ class ProfilesData:
 
     def search(self, query: str, listed: ListQuery, *, limit: int = 40, offset: int = 0,
                **kwargs: Any) -> SearchView:
-        """Every shown store searched at once, conversations ranked together by the score of
+        """Every shown store searched (in turn), conversations ranked together by the score of
         their best hit (:func:`~hermes_state.across_profiles.best_head`), PF-6: one ranking
         across pages. A page holds about ``limit`` hits of that ranking, from ``offset``
         (hits of the merged answer handed out before it); each store's hits beyond what a
