@@ -9,7 +9,8 @@ the two things only a reader of several stores needs:
   wait, unreadable) is left out with one line saying which and why -- the others still work.
 * **One order over all of them.** Ids may collide across profiles, so a row is known by
   ``(profile, id)``; the rows of the stores come out as one list by the list's own order key
-  (:func:`merge_listed`), and search answers as one answer by the score their hits carry
+  (:func:`merge_listed`), and search answers as one answer by the score their hits carry,
+  every store's message-level hits before any conversation found across messages
   (:func:`best_head`: the one place hits of several stores are ranked together).
 
 Each merge is a k-way merge of lists each store already gives in order, and it keeps each
@@ -116,14 +117,17 @@ def merge_listed(
         yield owner, row
 
 
-def hit_key(hit: Any) -> tuple[int, float]:
-    """Where a search hit goes in an answer over several stores: scored hits by their score
-    (higher first), then hits ranked by recency alone by their time (newest first) -- the
-    order each store's own answer has."""
+def hit_key(hit: Any) -> tuple[int, int, float]:
+    """Where a search hit goes in an answer over several stores: a hit of a message holding
+    the words before one of a conversation found across messages (SR-17: each store's answer
+    is so; their scores are not on one scale -- bm25 against a share of the query's words),
+    then scored hits by their score (higher first), then hits ranked by recency alone by
+    their time (newest first) -- the order each store's own answer has."""
+    spread = 1 if _number(getattr(hit, "across", 0) or 0) > 0 else 0
     score = getattr(hit, "score", None)
     if score is not None:
-        return (0, -_number(score))
-    return (1, -_number(getattr(hit, "timestamp", None)))
+        return (spread, 0, -_number(score))
+    return (spread, 1, -_number(getattr(hit, "timestamp", None)))
 
 
 def best_head(heads: Sequence[tuple[T, Any]]) -> T | None:

@@ -133,8 +133,8 @@ def test_lists_by_activity_merge_by_last_activity():
     assert merged == ["a50", "b30", "a10"]
 
 
-def hit(score, ts=0.0, id=0):
-    return SimpleNamespace(score=score, timestamp=ts, id=id)
+def hit(score, ts=0.0, id=0, across=0):
+    return SimpleNamespace(score=score, timestamp=ts, id=id, across=across)
 
 
 def test_search_answers_rank_together_by_score_then_recency():
@@ -142,6 +142,16 @@ def test_search_answers_rank_together_by_score_then_recency():
     b = [hit(5.0, id=4), hit(None, ts=200, id=5)]
     merged = [(owner, h.id) for owner, h in merge_ranked([("a", a), ("b", b)])]
     assert merged == [("a", 1), ("b", 4), ("a", 2), ("b", 5), ("a", 3)]
+
+
+def test_a_conversation_found_across_messages_follows_every_store_s_message_level_hits():
+    """SR-17 across stores: a message holding the words comes before a conversation whose
+    messages hold them between them, whatever the scores -- bm25 (a small store's can be tiny)
+    and a share of the query's words are not on one scale."""
+    a = [hit(0.9, id=1, across=2), hit(0.5, id=2, across=3)]  # (all found across messages)
+    b = [hit(0.2, id=3), hit(0.1, id=4)]  # (a small store: its words in most messages)
+    merged = [h.id for _owner, h in merge_ranked([("a", a), ("b", b)])]
+    assert merged == [3, 4, 1, 2]
 
 
 def test_a_store_whose_hits_are_out_of_key_order_keeps_its_own_order():
