@@ -22,7 +22,7 @@ class SearchFinished(Message):
     """
 
     def __init__(self, query: str, view: Any, *, keep: bool = False, page: bool = False,
-                 exact: bool = False) -> None:
+                 exact: bool = False, asked: int | None = None) -> None:
         super().__init__()
         self.query = query
         self.view = view
@@ -32,6 +32,9 @@ class SearchFinished(Message):
         #: The same query ranked over every match by conversation once typing paused (SR-18):
         #: shown only if the reader is still where the first answer left them.
         self.exact = exact
+        #: Which search of the pane this answers (None: not numbered): an answer to a search
+        #: asked again since (the order toggled, a refresh) is dropped, even of the same query.
+        self.asked = asked
 
 
 class Generation:

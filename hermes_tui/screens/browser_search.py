@@ -91,6 +91,9 @@ class SearchAsYouType:
         self.keystroke_at = 0.0
         #: A search worker is running (a newer query interrupts it).
         self._searching = False
+        #: Searches of the whole answer asked so far (keys, refreshes, the pause): an answer
+        #: to any but the last is superseded (``SearchFinished.asked``).
+        self._asked = 0
         #: Another process committed since the last search started (see :meth:`refresh`).
         self.stale = False
         self._refresh_timer: Timer | None = None
@@ -300,7 +303,8 @@ class SearchAsYouType:
         # A refresh asks for as many hits as are shown, so pages already loaded (BR-20) stay
         # (shown hits that new matches push past the limit stay as shown: search_hold).
         limit = max(SEARCH_PAGE, shown.hit_count) if keep and shown is not None else SEARCH_PAGE
-        self._in_worker(partial(self._run, query, keep, limit, exact), group="search")
+        self._asked += 1
+        self._in_worker(partial(self._run, query, keep, limit, exact, self._asked), group="search")
 
     # ------------------------------------------------------------------ ranked exactly once typing pauses
 
@@ -337,7 +341,8 @@ class SearchAsYouType:
         self._searching = True
         shown = self.screen.results.view
         limit = max(SEARCH_PAGE, shown.hit_count) if shown is not None else SEARCH_PAGE
-        self._in_worker(partial(self._run, query, False, limit, True), group="search")
+        self._asked += 1
+        self._in_worker(partial(self._run, query, False, limit, True, self._asked), group="search")
 
     def _in_worker(self, work: Callable[[], None], group: str) -> None:
         """One worker of the group at a time (a newer one cancels the older), on the screen."""
@@ -361,7 +366,7 @@ class SearchAsYouType:
         self._window_kept = ((query, screen.narrow), answer)
         return answer
 
-    def _run(self, query: str, keep: bool, limit: int, exact: bool = False) -> None:
+    def _run(self, query: str, keep: bool, limit: int, exact: bool = False, asked: int | None = None) -> None:
         screen = self.screen
         read = self._windowed(query, again=exact)
         view = screen.ctx.store.search(
@@ -375,7 +380,7 @@ class SearchAsYouType:
         if not view.more_certain:
             # (one store's answer shorter than a page has no more, whatever its estimate)
             view.more = view.more and view.hit_count >= SEARCH_PAGE
-        screen.post_message(SearchFinished(query, view, keep=keep, exact=exact))
+        screen.post_message(SearchFinished(query, view, keep=keep, exact=exact, asked=asked))
 
     def toggle_order(self) -> None:
         """Relevance ↔ newest first (SR-18): the query is asked again in the other order."""
@@ -413,6 +418,8 @@ class SearchAsYouType:
                 results.append(without_shown(results.view, view) if results.view is not None else view)
                 self.subtitle(results.view)
             return
+        if event.asked is not None and event.asked != self._asked:
+            return  # superseded by a search asked since (of this query too: the order toggled)
         if event.query == self.query:
             self._searching = False
         if event.query != self.query or not event.query.strip():

@@ -167,3 +167,26 @@ def test_an_answer_is_asked_again_at_a_pause_unless_every_store_ranked_it_by_con
     for paused in ("bm25-conversations", "bm25-conversations-recent", "bm25-conversations+bm25-conversations",
                    "", None):
         assert not ranks_again_when_paused(paused), paused
+
+
+async def test_an_answer_to_a_search_asked_again_since_is_dropped(tmp_path, small_window):
+    """The pause's answer lands just after ctrl+o asked the query again newest first: it
+    answers a search superseded since (of the same query), and neither shows nor marks the
+    answer as ranked by conversation."""
+    from hermes_state.listing import ListQuery
+    from hermes_tui.messages import SearchFinished
+
+    app = make_app(build(tmp_path / "state.db"), config=config(0.0))
+    async with app.run_test(size=SIZE) as pilot:
+        results = await typed(pilot)
+        search = app.screen.search
+        before = search._asked
+        late = app.screen.ctx.store.search("cache", ListQuery(), limit=40, sort="rank")
+        assert late.ranking == CONVERSATION_RANKING
+        await pilot.press("ctrl+o")  # newest first: the query asked again
+        await settle(pilot)
+        assert results.view.order == "newest" and search._asked == before + 1
+        app.screen.post_message(SearchFinished("cache", late, exact=True, asked=before))
+        await settle(pilot)
+        assert results.view.order == "newest" and results.view.ranking != CONVERSATION_RANKING
+        assert search._exact_query is None
