@@ -37,7 +37,6 @@ from hermes_state.errors import DatabaseError
 from hermes_state.listing import ListQuery
 from hermes_state.models import LineageNode, SessionSummary
 from hermes_state.profiles import Profile
-from hermes_state.search.tuning import TUNING
 
 from .data import BrowserData
 from .view_models import Census, FileState, HitGroup, SearchView
@@ -67,6 +66,9 @@ def window_shares(sizes: dict[str, int | None]) -> dict[str, int | None]:
     large profile beside small ones keeps most of the window. One store: its own (None)."""
     if len(sizes) <= 1:
         return {name: None for name in sizes}
+    # (imported here: the search package is not imported before the first page is painted)
+    from hermes_state.search.tuning import TUNING
+
     known = {name: size for name, size in sizes.items() if isinstance(size, int) and size > 0}
     if len(known) < len(sizes):
         equal = max(WINDOW_SHARE_MIN, TUNING.WINDOW // len(sizes))
