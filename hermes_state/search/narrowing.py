@@ -175,12 +175,9 @@ def scan_window(
     scan is not kept.
     """
     def fresh(flag: str | None) -> tuple[list[tuple[int, str]], tuple[bool | None, ...], bool]:
-        if floor is not None:
-            sql = scan_sql(table, ctx, "rowid", extra=f" AND {table}.rowid >= ?", plain=plain, flag=flag)
-            got = list(iter_rows(ctx, sql, [match, floor, *ctx.params], ctx.window + 1, True))
-        else:
-            sql = scan_sql(table, ctx, "rowid", plain=plain, flag=flag)
-            got = list(iter_rows(ctx, sql, [match, *ctx.params], ctx.window + 1, True))
+        extra, bound = (f" AND {table}.rowid >= ?", [floor]) if floor is not None else ("", [])
+        sql = scan_sql(table, ctx, "rowid", extra=extra, plain=plain, flag=flag)
+        got = list(iter_rows(ctx, sql, [match, *bound, *ctx.params], ctx.window + 1, True))
         rows = [(int(r[0]), r[1]) for r in got]
         return rows, tuple(bool(r[2]) if flag else None for r in got), len(got) <= ctx.window
 

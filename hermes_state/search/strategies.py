@@ -254,11 +254,9 @@ def window_ranked(ctx, table, match, phrases, path, total, exact, to_row, plain,
         return Outcome(page, WINDOW_RANKING, total, False, len(scored) > stop, path)
     # Past the window, older matches follow newest first: a stable order for paging.
     more = len(scored) > stop
-    if len(page) < ctx.limit and rows:
+    if rows and (len(page) < ctx.limit or not more):
+        # (a page that ends where the window does: whether older matches follow is one row away)
         older, more = older_newest_first(ctx, table, match, plain, to_row, min(int(r[0]) for r in rows),
                                          max(0, ctx.offset - len(scored)), ctx.limit - len(page), True)
         page += older
-    elif not more and rows:
-        # (the page ends where the window does: whether older matches follow is one row away)
-        _none, more = older_newest_first(ctx, table, match, plain, to_row, min(int(r[0]) for r in rows), 0, 0, True)
     return Outcome(page, WINDOW_RANKING, total, exact, more, path)
