@@ -121,12 +121,13 @@ class _SearchStream:
     the merged answer given out, which is the offset the screen asks the next page at."""
 
     def __init__(self, door: "ProfilesData", query: str, listed: ListQuery, page_size: int,
-                 kwargs: dict, across: bool, figures: SearchView, versions: dict[str, int], generation: int) -> None:
+                 kwargs: dict, across: bool, figures: SearchView, versions: dict[str, int], generation: int,
+                 windows: dict[str, int | None]) -> None:
         self.door, self.query, self.listed, self.page_size, self.kwargs = door, query, listed, page_size, kwargs
         self.across = across
         #: Each store's share of the newest matches a keystroke ranks (:func:`window_shares`),
         #: by profile: its later pages rank as its first did.
-        self.windows: dict[str, int | None] = {}
+        self.windows = windows
         #: The answer's figures (path, ranking, estimates, notes, title matches), of the
         #: stores' first pages.
         self.figures = figures
@@ -717,12 +718,12 @@ class ProfilesData:
             shown, generation)
         figures = SearchView(query=query)
         if answers is None:
-            stream = _SearchStream(self, query, listed, limit, kwargs, len(shown) > 1, figures, versions, generation)
+            stream = _SearchStream(self, query, listed, limit, kwargs, len(shown) > 1, figures, versions, generation,
+                                   windows)
             stream.interrupted = True
             return stream
         across = len(answers) > 1
-        stream = _SearchStream(self, query, listed, limit, kwargs, across, figures, versions, generation)
-        stream.windows = windows
+        stream = _SearchStream(self, query, listed, limit, kwargs, across, figures, versions, generation, windows)
         for name, answer in answers:
             if answer.newest_id is not None:  # (how many messages each store holds, about)
                 self._sizes[name] = answer.newest_id

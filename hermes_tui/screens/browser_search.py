@@ -62,19 +62,15 @@ def fitted(parts: list[str], width: int) -> str:
         return line
     items = list(parts)
     items[0] = ""  # the path (fts5, trigram, like)
-    timed = next((i for i, item in enumerate(items) if item.endswith(" ms")), None)
-    steps: list[Callable[[], None]] = []
-    if timed is not None:
-        steps.append(lambda: items.__setitem__(timed, ""))
+    # Then, while the line is too long: the time, the ranking's name in brackets.
+    cuts = [(i, "") for i, item in enumerate(items) if item.endswith(" ms")][:1]
     if len(items) > 1 and items[1].startswith("by relevance ("):
-        steps.append(lambda: items.__setitem__(1, "by relevance"))
-    line = joined(items)
-    for step in steps:
-        if cell_len(line) <= width:
+        cuts.append((1, "by relevance"))
+    for index, shorter in cuts:
+        if cell_len(joined(items)) <= width:
             break
-        step()
-        line = joined(items)
-    return line
+        items[index] = shorter
+    return joined(items)
 
 
 class SearchAsYouType:
