@@ -65,6 +65,9 @@ class SearchView:
     order: str = ""
     hit_count: int = 0
     total_estimate: int | None = None
+    #: ``total_estimate`` counts the matches of conversations the list's filters then left
+    #: out (:attr:`ListQuery.filters_after_matching`): the pane says it is before filters.
+    estimate_before_filters: bool = False
     elapsed_ms: float = 0.0
     note: str | None = None
     #: The words that answered when the last, too short to be a prefix, matched nothing
@@ -106,6 +109,7 @@ class SearchView:
             query=self.query, groups=list(groups.values()), title_matches=self.title_matches,
             path=self.path, ranking=self.ranking, order=self.order, hit_count=self.hit_count + page.hit_count,
             total_estimate=page.total_estimate or self.total_estimate, elapsed_ms=page.elapsed_ms,
+            estimate_before_filters=self.estimate_before_filters,
             note=self.note, answered=self.answered, offset=self.offset, more=page.more,
             more_certain=page.more_certain,
             # (a page held still leaves out hits shown already: search_hold.without_shown)

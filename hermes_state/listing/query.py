@@ -95,6 +95,14 @@ class ListQuery:
             object.__setattr__(self, "_hash", found)
         return found
 
+    @property
+    def filters_after_matching(self) -> bool:
+        """Whether a search under this query drops conversations after their messages
+        matched: the time window and the conversations' own fields (``narrow``), the least
+        messages, unread-only and status are read per conversation found, so a search's
+        count of matching messages (``total_estimate``) counts those they leave out too."""
+        return bool(self.narrow or self.min_messages or self.unread_only or self.statuses)
+
     # ------------------------------------------------------------------ made from
 
     @classmethod

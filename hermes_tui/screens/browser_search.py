@@ -170,9 +170,14 @@ class SearchAsYouType:
         if view is None:
             return
         main = self.screen.switcher
-        hits = f"{view.hit_count} hit{'s' if view.hit_count != 1 else ''}"
-        if view.total_estimate and view.total_estimate > view.hit_count:
-            hits += f" of ~{view.total_estimate:,}"
+        # (the hits shown: one store's ``hit_count`` is the hits it read, where the next
+        # page starts, and counts those a time window or another filter then left out)
+        shown = sum(len(group.hits) for group in view.groups)
+        hits = f"{shown} hit{'s' if shown != 1 else ''}"
+        if view.total_estimate and view.total_estimate > shown:
+            # (a time window or another conversation filter leaves out conversations after
+            # their messages matched: the count of matches is then theirs too, and says so)
+            hits += f" of ~{view.total_estimate:,}" + (" before filters" if view.estimate_before_filters else "")
         convs = len(view.groups)
         parts = [view.path or "—", hits, f"{convs} conversation{'s' if convs != 1 else ''}",
                  f"{view.elapsed_ms:.1f} ms"]
@@ -184,7 +189,7 @@ class SearchAsYouType:
             label = "by relevance" + (f" ({view.ranking})" if view.ranking else "")
         else:
             label = view.ranking
-        if label and view.hit_count:
+        if label and shown:
             parts.insert(1, label)
         if view.note and not view.groups:  # (with hits, the note heads them)
             parts.append(view.note)
@@ -365,12 +370,14 @@ class SearchAsYouType:
     def _run(self, query: str, keep: bool, limit: int, exact: bool = False, asked: int | None = None) -> None:
         screen = self.screen
         read = self._windowed(query, again=exact)
+        listed = screen.filters.with_(narrow=read.narrow)
         view = screen.ctx.store.search(
-            read.text, screen.filters.with_(narrow=read.narrow), limit=limit,
+            read.text, listed, limit=limit,
             order=self.order, weights=self.weights, now=screen.ctx.clock(),
             sort="rank" if exact else "auto",
         )
         view.query = query  # (as typed: its answer and its next pages are matched by it)
+        view.estimate_before_filters = listed.filters_after_matching
         if read.problem:
             view.note = read.problem
         if not view.more_certain:

@@ -222,3 +222,32 @@ async def test_the_time_pickers_counts_obey_the_status_filter_as_the_list_does(f
         assert isinstance(picker, TimePicker)
         assert picker.counts["any"] == done
         assert picker.counts["today"] <= done
+
+
+async def test_br21_with_a_time_window_the_match_count_says_it_is_before_filters(fixed_db: Path) -> None:
+    """The search's count of matching messages is read before the window leaves out their
+    conversations: "4 hits of ~7" alone would promise three more that no page will show."""
+    app = make_app(fixed_db)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+
+        async def search(text: str) -> str:
+            screen.search_input.value = ""
+            await settle(pilot)
+            await pilot.press("escape")
+            await settle(pilot)
+            await pilot.press("slash", *text)
+            await settle(pilot)
+            return str(screen.switcher.border_subtitle)
+
+        everywhere = await search("the")
+        assert "before filters" not in everywhere
+        view = screen.results.view
+        # Today's two conversations hold some of the matches; the rest are older.
+        windowed = await search("the after:today")
+        narrowed = screen.results.view
+        assert {g.root_id for g in narrowed.groups} <= {"20261118_074000_a1b2c3", "20261118_030000_c3d4e5"}
+        shown = sum(len(g.hits) for g in narrowed.groups)
+        assert 0 < shown < sum(len(g.hits) for g in view.groups)
+        assert f"{shown} hits of ~{narrowed.total_estimate:,} before filters" in windowed
