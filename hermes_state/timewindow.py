@@ -154,6 +154,9 @@ def window_from_terms(
     ``before:2026-10-01`` up to (not including) that day; an age (``after:7d``) is that long
     before now. Raises :class:`TimeParseError` for a value that cannot be read, and for a
     window that ends before it starts."""
+    for name, value in (("after", after), ("before", before)):
+        if value is not None and not value.strip():
+            raise TimeParseError(f"{name}: needs a time; {_HOW}")
     since = parse_time(after, now) if after is not None else None
     until = None
     if before is not None:
@@ -185,8 +188,9 @@ def parse_window(text: str, now: float | None = None) -> tuple[float | None, flo
 
 
 #: ``after:VALUE`` / ``before:VALUE`` in a search (VALUE up to the next space; a date and a
-#: time are written with a ``T``: ``after:2026-10-01T14:30``).
-_TERM_RE = re.compile(r"(?<!\S)(after|before):(\S+)", re.IGNORECASE)
+#: time are written with a ``T``: ``after:2026-10-01T14:30``). VALUE may be empty: a term
+#: still being typed is a window waiting for its time, not the word "after".
+_TERM_RE = re.compile(r"(?<!\S)(after|before):(\S*)", re.IGNORECASE)
 
 
 def split_time_terms(text: str) -> tuple[str, str | None, str | None]:

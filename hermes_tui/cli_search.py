@@ -146,11 +146,13 @@ def run_search(args: argparse.Namespace, kit: Any) -> int:
     now = time.time()
     base = ListQuery().with_(narrow=cli_filters.narrow_from_args(args, now))
     read = windowed(raw, base.narrow, now)
+    if not read.text.strip():
+        if read.problem:  # (only a term that cannot be read: that is what to fix)
+            raise FilterError(f"Error: {inert_line(read.problem)}", code=2)
+        raise FilterError("Error: nothing to search for but a time window: give one or more words.", code=2)
     if read.problem:
         # (as the browser's field: the term is left out, and said)
         print(f"Note: {inert_line(read.problem)}; searched without it.", file=sys.stderr)
-    if not read.text.strip():
-        raise FilterError("Error: nothing to search for but a time window: give one or more words.", code=2)
     if cli_profiles.across(args):
         return _across(args, kit, read, now)
     with kit.open_store("read") as db:

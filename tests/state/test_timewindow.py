@@ -98,6 +98,22 @@ def test_after_and_before_terms_are_taken_out_of_a_search_and_the_rest_kept():
     assert split_time_terms("hereafter:1d") == ("hereafter:1d", None, None)
 
 
+def test_an_after_term_still_waiting_for_its_time_is_not_searched_as_a_word():
+    """Typing ``docker after:2026-10-01`` passes through ``docker after:``: that keystroke
+    searches docker and says the term needs a time, rather than docker AND after."""
+    from hermes_state.listing.narrow import NO_NARROW
+    from hermes_state.timewindow import split_time_terms, windowed
+
+    assert split_time_terms("docker after:") == ("docker", "", None)
+    read = windowed("docker after:", NO_NARROW, NOW)
+    assert read.text == "docker" and read.narrow == NO_NARROW
+    assert read.problem is not None and read.problem.startswith("after: needs a time")
+    both = windowed("docker after:7d before:", NO_NARROW, NOW)
+    assert both.text == "docker" and both.problem.startswith("before: needs a time")
+    # Quoted, it is a phrase's text.
+    assert windowed('"retry after:" x', NO_NARROW, NOW).text == '"retry after:" x'
+
+
 def test_a_window_typed_in_the_picker_is_a_start_or_a_range():
     from hermes_state.timewindow import parse_window
 
