@@ -375,12 +375,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
             query = cli_filters.query_from_args(db, args, view=query.view)
         if unread_only or statuses:
             query = query.with_(unread_only=unread_only, statuses=tuple(sorted(statuses)))
-        if unread_only:
-            from hermes_state.unread import not_tracked
-
-            problem = not_tracked(db.store)
-            if problem:
-                print(f"Note: {problem}: nothing is unread.", file=sys.stderr)
+        cli_filters.note_unread(db, unread_only)
         # The rows of list_sessions_rich (CLI-7), streamed: a large --limit printed as it is
         # read, not held whole.
         rows = db.iter_listed(query, args.limit, brief=True)
@@ -484,6 +479,8 @@ def _list_across(args: argparse.Namespace, query: ListQuery, now: float, filtere
     with cli_profiles.open_across(_open_profile_store, cli_profiles.warn) as (opened, _left):
         _warn_unknown_source_across([item.store for item in opened], args.source)
         queries = _queries_across(args, opened, query, now) if filtered else [(item, query) for item in opened]
+        for item, _q in queries:
+            cli_filters.note_unread(item.store, query.unread_only, item.profile.name)
         streams = [(item.profile.name, item.store.iter_listed(q, args.limit, brief=True)) for item, q in queries]
         try:
             merged = merge_listed(streams, by_activity=query.by_activity)

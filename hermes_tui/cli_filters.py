@@ -20,7 +20,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from hermes_state import ListQuery
-from hermes_state.inert_text import inert_cells as inert
+from hermes_state.inert_text import inert_cells as inert, inert_line
 from hermes_state.listing.narrow import Narrow, missing_columns
 from hermes_state.listing.query import View
 from hermes_state.timewindow import TimeParseError, parse_time
@@ -414,3 +414,16 @@ def export_choice(db: "SessionDB", args: argparse.Namespace) -> "list[Chosen] | 
     if not [flag for flag in given(args) if flag != "--source"]:
         return None
     return choose(db.lister, query_from_args(db, args))
+
+
+def note_unread(db: Any, unread_only: bool, profile: str | None = None) -> None:
+    """With ``--unread``, one line on stderr when ``db``'s store does not track unread (no
+    ``last_read_at``: nothing in it is unread), naming the profile across profiles."""
+    if not unread_only:
+        return
+    from hermes_state.unread import not_tracked
+
+    problem = not_tracked(db.store)
+    if problem:
+        where = f"profile '{inert_line(profile)}': " if profile is not None else ""
+        print(f"Note: {where}{problem}: nothing is unread.", file=sys.stderr)

@@ -90,6 +90,8 @@ class Answer:
     error: str | None = None
     #: Conversations the list's conversation filters left out (for an empty answer's reason).
     dropped: set = field(default_factory=set)
+    #: The list's query the answer was read under (which filters, for that reason).
+    query: ListQuery | None = None
     #: The store has more conversations than were read.
     more: bool = False
 
@@ -100,7 +102,7 @@ def answer_of(db: Any, text: str, query: ListQuery, limit: int, order: str, now:
     read)."""
     from hermes_state.search.found import found_conversations
 
-    answer = Answer()
+    answer = Answer(query=query)
     by_root: dict[str, Any] = {}
     offset = 0
     sort = "auto"
@@ -159,7 +161,7 @@ def run_search(args: argparse.Namespace, kit: Any) -> int:
         kit.warn_unknown_source(db, args.source)
         query = _with_own(cli_filters.query_from_args(db, args, now=now), args)
         query = query.with_(narrow=_merged_window(query.narrow, read.narrow))
-        _note_unread(db, args)
+        cli_filters.note_unread(db, args.unread)
         answer = answer_of(db, read.text, query, args.limit, args.order, now)
         return _print(args, raw, [(None, answer)], [(None, c) for c in answer.conversations], now)
 
@@ -178,17 +180,6 @@ def _merged_window(narrow, windowed_narrow):
     return narrow.with_(since=windowed_narrow.since, until=windowed_narrow.until)
 
 
-def _note_unread(db: Any, args: argparse.Namespace, profile: str | None = None) -> None:
-    if not args.unread:
-        return
-    from hermes_state.unread import not_tracked
-
-    problem = not_tracked(db.store)
-    if problem:
-        where = f"profile '{inert_line(profile)}': " if profile is not None else ""
-        print(f"Note: {where}{problem}: nothing is unread.", file=sys.stderr)
-
-
 def _across(args: argparse.Namespace, kit: Any, read, now: float) -> int:
     """Every profile's store searched, the conversations ranked together by their best hit
     (:func:`hermes_state.across_profiles.best_head`, as the browser ranks them across
@@ -203,7 +194,7 @@ def _across(args: argparse.Namespace, kit: Any, read, now: float) -> int:
         for item, query in queries:
             query = _with_own(query, args)
             query = query.with_(narrow=_merged_window(query.narrow, read.narrow))
-            _note_unread(item.store, args, item.profile.name)
+            cli_filters.note_unread(item.store, args.unread, item.profile.name)
             answers.append((item.profile.name, answer_of(item.store, read.text, query, args.limit, args.order, now)))
         merged = merge_ranked([(name, answer.conversations) for name, answer in answers],
                               key_of=lambda c: c.hits[0] if c.hits else None, limit=args.limit)
@@ -247,10 +238,12 @@ def _print(args: argparse.Namespace, raw: str, answers: list, shown: list, now: 
 def _why_empty(answers: list, notes: list[str]) -> str:
     """One line: why nothing was found -- the filters, when messages matched and the list's
     filters left their conversations out; else the library's reason (SR-19)."""
+    from hermes_state.search.found import dropped_note
+
     dropped = sum(len(a.dropped) for _n, a in answers)
     if dropped:
-        return (f"No conversation found: {cli_filters.plural(dropped, 'conversation')} matched, but the filters "
-                "(time window, unread, status, …) leave them out.")
+        query = next((a.query for _n, a in answers if a.dropped and a.query is not None), ListQuery())
+        return f"No conversation found: {dropped_note(dropped, query.conversation_filters())}."
     if notes:
         return f"No conversation found: {inert_line(notes[0])}"
     return "No conversation found."

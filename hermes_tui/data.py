@@ -639,6 +639,7 @@ class BrowserData:
                      hidden=c.hidden, unread=c.unread, across=c.across)
             for c in found.conversations
         ]
+        view.filtered_out = frozenset(found.dropped_roots)
         view.stamps["grouped"] = time.perf_counter()
         view.title_matches = titles.result() if titles is not None else []
         if view.title_matches:

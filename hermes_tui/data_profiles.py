@@ -147,10 +147,14 @@ class _SearchStream:
         self.position = 0
         self.interrupted = False
         self.lock = threading.Lock()
+        #: Conversations (qualified ids) the list's conversation filters left out, of every
+        #: page the stores read so far (an answer they emptied says how many).
+        self.filtered_out: frozenset[str] = frozenset()
 
     def add_page(self, name: str, answer: SearchView) -> None:
         """A store's page read: its groups wait, and where its next page starts is kept."""
         self.waiting.setdefault(name, []).extend(answer.groups)
+        self.filtered_out |= {qualify(name, root) for root in answer.filtered_out}
         self.next_offset[name] = answer.next_offset
         if not answer.more or not answer.hit_count:
             self.done.add(name)
@@ -690,6 +694,7 @@ class ProfilesData:
         view = SearchView(query=query, offset=offset)
         view.path, view.ranking, view.order = figures.path, figures.ranking, figures.order
         view.total_estimate = figures.total_estimate
+        view.filtered_out = stream.filtered_out
         view.note, view.answered, view.newest_id = figures.note, figures.answered, figures.newest_id
         if offset == 0:
             view.stamps = dict(figures.stamps)

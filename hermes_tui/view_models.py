@@ -65,9 +65,14 @@ class SearchView:
     order: str = ""
     hit_count: int = 0
     total_estimate: int | None = None
-    #: ``total_estimate`` counts the matches of conversations the list's filters then left
-    #: out (:attr:`ListQuery.filters_after_matching`): the pane says it is before filters.
-    estimate_before_filters: bool = False
+    #: The list's conversation filters that were on, named
+    #: (:func:`hermes_state.search.found.filters_named`): they leave conversations out after
+    #: their messages matched, so ``total_estimate`` counts theirs too, and the pane says so.
+    filters_on: tuple[str, ...] = ()
+    #: Conversations (their ids) whose messages matched that the list's conversation filters
+    #: (time window, unread only, status, …) left out, on the pages read: an answer they
+    #: emptied says so rather than "no message matches".
+    filtered_out: frozenset[str] = frozenset()
     elapsed_ms: float = 0.0
     note: str | None = None
     #: The words that answered when the last, too short to be a prefix, matched nothing
@@ -109,7 +114,8 @@ class SearchView:
             query=self.query, groups=list(groups.values()), title_matches=self.title_matches,
             path=self.path, ranking=self.ranking, order=self.order, hit_count=self.hit_count + page.hit_count,
             total_estimate=page.total_estimate or self.total_estimate, elapsed_ms=page.elapsed_ms,
-            estimate_before_filters=self.estimate_before_filters,
+            filters_on=self.filters_on,
+            filtered_out=self.filtered_out | page.filtered_out,
             note=self.note, answered=self.answered, offset=self.offset, more=page.more,
             more_certain=page.more_certain,
             # (a page held still leaves out hits shown already: search_hold.without_shown)

@@ -95,13 +95,21 @@ class ListQuery:
             object.__setattr__(self, "_hash", found)
         return found
 
-    @property
-    def filters_after_matching(self) -> bool:
-        """Whether a search under this query drops conversations after their messages
-        matched: the time window and the conversations' own fields (``narrow``), the least
-        messages, unread-only and status are read per conversation found, so a search's
-        count of matching messages (``total_estimate``) counts those they leave out too."""
-        return bool(self.narrow or self.min_messages or self.unread_only or self.statuses)
+    def conversation_filters(self) -> list[str]:
+        """This query's filters that choose conversations, as a person names them, those on:
+        a search applies them to the conversations it found, after their messages matched
+        (:func:`hermes_state.search.found.found_conversations`), so its count of matching
+        messages counts those they leave out too."""
+        names: list[str] = []
+        if self.narrow.windowed:
+            names.append("the time window")
+        if self.unread_only:
+            names.append("unread only")
+        if self.statuses:
+            names.append("the status filter")
+        if self.min_messages or self.narrow.with_(since=None, until=None):
+            names.append("the list's other filters")
+        return names
 
     # ------------------------------------------------------------------ made from
 

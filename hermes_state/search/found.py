@@ -178,3 +178,12 @@ def _with_messages(conn: sqlite3.Connection, store: "Store", ids: list[str], lea
         kept.update(row[0] for row in conn.execute(
             f"SELECT id FROM sessions WHERE id IN ({marks}) AND message_count >= ?", [*chunk, least]))
     return kept
+
+
+def dropped_note(dropped: int, names: list[str] | tuple[str, ...]) -> str:
+    """One line for an answer the conversation filters emptied: how many conversations
+    matched and which filters (``names``, :meth:`ListQuery.conversation_filters`) left them out."""
+    names = list(names) or ["the filters"]
+    which = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    matched = "1 conversation matches" if dropped == 1 else f"{dropped:,} conversations match"
+    return f"{matched}, left out by {which}"

@@ -177,7 +177,7 @@ class SearchAsYouType:
         if view.total_estimate and view.total_estimate > shown:
             # (a time window or another conversation filter leaves out conversations after
             # their messages matched: the count of matches is then theirs too, and says so)
-            hits += f" of ~{view.total_estimate:,}" + (" before filters" if view.estimate_before_filters else "")
+            hits += f" of ~{view.total_estimate:,}" + (" before filters" if view.filters_on else "")
         convs = len(view.groups)
         parts = [view.path or "—", hits, f"{convs} conversation{'s' if convs != 1 else ''}",
                  f"{view.elapsed_ms:.1f} ms"]
@@ -377,7 +377,7 @@ class SearchAsYouType:
             sort="rank" if exact else "auto",
         )
         view.query = query  # (as typed: its answer and its next pages are matched by it)
-        view.estimate_before_filters = listed.filters_after_matching
+        view.filters_on = tuple(listed.conversation_filters())
         if read.problem:
             view.note = read.problem
         if not view.more_certain:
@@ -401,12 +401,14 @@ class SearchAsYouType:
     def _load_more(self, query: str, offset: int) -> None:
         screen = self.screen
         read = self._windowed(query, again=True)
+        listed = screen.filters.with_(narrow=read.narrow)
         view = screen.ctx.store.search(
-            read.text, screen.filters.with_(narrow=read.narrow), limit=SEARCH_PAGE, offset=offset,
+            read.text, listed, limit=SEARCH_PAGE, offset=offset,
             sort="rank" if self._exact_query == query else "auto",
             order=self.order, weights=self.weights, now=screen.ctx.clock(),
         )
         view.query = query
+        view.filters_on = tuple(listed.conversation_filters())
         screen.post_message(SearchFinished(query, view, page=True))
 
     def finished(self, event: SearchFinished) -> None:

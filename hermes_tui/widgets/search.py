@@ -599,9 +599,17 @@ class SearchResults(KeysFollowFocus, ScrollView, can_focus=True):
             rows.append(_Row(Text("   No hits in the pages read so far: reading on…", style=meta_style), None))
         elif not rows:
             # BR-20: an empty answer says so in the pane, with the reason when there is one.
-            line = Text("   No message, title or id matches ", no_wrap=True, overflow="ellipsis")
+            # Messages matched whose conversations the list's filters then left out: not "no
+            # message matches", but which filters (SR-19).
+            said = ("   No conversation the filters keep matches " if view.filtered_out
+                    else "   No message, title or id matches ")
+            line = Text(said, no_wrap=True, overflow="ellipsis")
             line.append(f"“{inert_line(view.query)}”", style="bold")
             rows.append(_Row(line, None))
+            if view.filtered_out:
+                from hermes_state.search.found import dropped_note
+
+                rows.append(_note_row(dropped_note(len(view.filtered_out), view.filters_on), meta_style))
             if view.note:
                 # Its own line: the reason must not be the part an 80-column pane cuts off.
                 rows.append(_note_row(view.note, meta_style))

@@ -329,3 +329,14 @@ def test_a_filter_a_profiles_store_cannot_take_leaves_that_profile_out_in_one_li
     # Only the profile that cannot take it at all: an error naming why.
     alone = hermes(profiles_home, "list", "--profile", "old", "--branch", "main")
     assert alone.returncode == 1 and "git_branch" in alone.stderr and alone.stdout == ""
+
+
+def test_unread_across_profiles_names_each_profile_that_does_not_track_it(profiles_home):
+    """``list --unread --all-profiles`` once said nothing of the v16 profile, where nothing
+    can be unread; ``search`` already named it. Both now say it once per such profile."""
+    for args in (("list", "--unread", "--all-profiles"), ("search", "the", "--unread", "--all-profiles")):
+        result = hermes(profiles_home, *args)
+        assert result.returncode == 0, result.stderr
+        notes = [line for line in result.stderr.splitlines() if "unread is not tracked" in line]
+        assert len(notes) == 1 and notes[0].startswith("Note: profile 'old': "), result.stderr
+        broken_named_once(result.stderr)

@@ -193,7 +193,9 @@ def test_filters_that_leave_every_match_out_say_so_in_one_line(remembered):
     result = hermes(remembered, "search", "caddy", "--until", "2020-01-01")
     assert result.returncode == 0 and result.stdout == ""
     line = one_line(result.stderr)
-    assert line.startswith("No conversation found") and "filters" in line
+    assert line.startswith("No conversation found") and "left out by the time window" in line
+    both = one_line(hermes(remembered, "search", "caddy", "--until", "2020-01-01", "--status", "done").stderr)
+    assert "left out by the time window and the status filter" in both
 
 
 def test_unread_on_a_v30_store_keeps_the_unread_conversations(upstream_copy):

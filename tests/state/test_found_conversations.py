@@ -102,3 +102,22 @@ def test_the_querys_window_narrows_the_lists_and_never_widens_it():
     narrow = Narrow(since=1_700_000_000.0, until=1_800_000_000.0)
     read = windowed("x after:2020-01-01 before:2030-01-01", narrow, now=1_750_000_000.0)
     assert read.narrow.since == narrow.since and read.narrow.until == narrow.until
+
+
+def test_an_emptied_answer_names_the_conversation_filters_that_are_on():
+    from hermes_state.listing.narrow import NO_NARROW
+    from hermes_state.search.found import dropped_note
+
+    plain = ListQuery()
+    assert plain.conversation_filters() == []
+    windowed = plain.with_(narrow=NO_NARROW.with_(since=1.0))
+    assert windowed.conversation_filters() == ["the time window"]
+    many = windowed.with_(unread_only=True, statuses=("error",), min_messages=3)
+    assert many.conversation_filters() == ["the time window", "unread only", "the status filter",
+                                           "the list's other filters"]
+    # (a title filter is one of the list's other fields)
+    assert plain.with_(narrow=NO_NARROW.with_(title="x")).conversation_filters() == ["the list's other filters"]
+    assert dropped_note(1, ["the time window"]) == "1 conversation matches, left out by the time window"
+    assert (dropped_note(1200, ["the time window", "unread only", "the status filter"])
+            == "1,200 conversations match, left out by the time window, unread only and the status filter")
+    assert dropped_note(2, []) == "2 conversations match, left out by the filters"

@@ -639,3 +639,27 @@ def test_a_large_profile_beside_small_ones_keeps_most_of_the_keystrokes_window()
     shares = window_shares({"default": 1_900_000, "work": 50_000, "old": 50_000})
     assert shares["default"] == TUNING.WINDOW * 1_900_000 // 2_000_000
     assert shares["work"] == shares["old"] == WINDOW_SHARE_MIN
+
+
+def test_an_answer_a_window_empties_across_profiles_counts_each_stores_conversations_left_out(profiles_home, tmp_path):
+    """Every store's pages are read, and the conversations the window left out are counted
+    in every store (profile-qualified: the same id in two profiles is two conversations), as
+    each store alone counts its own."""
+    from hermes_state import ListQuery
+    from hermes_state.listing.narrow import Narrow
+
+    listed = ListQuery(narrow=Narrow(until=1.0))  # (before 1970: every conversation is left out)
+    door = _door(profiles_home, tmp_path)
+    try:
+        pages = _every_page(lambda offset: door.search("the", listed, limit=5, offset=offset), 5)
+        left_out = frozenset().union(*(view.filtered_out for view in pages))
+        alone = {}
+        for name in door.names:
+            part = door.parts[name]
+            views = _every_page(lambda offset: part.search("the", listed, limit=5, offset=offset), 5)
+            alone[name] = frozenset().union(*(view.filtered_out for view in views))
+    finally:
+        door.close()
+    assert all(not view.groups for view in pages)
+    assert len([name for name, roots in alone.items() if roots]) >= 2
+    assert left_out == {f"{name}:{root}" for name, roots in alone.items() for root in roots}

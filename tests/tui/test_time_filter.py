@@ -251,3 +251,27 @@ async def test_br21_with_a_time_window_the_match_count_says_it_is_before_filters
         shown = sum(len(g.hits) for g in narrowed.groups)
         assert 0 < shown < sum(len(g.hits) for g in view.groups)
         assert f"{shown} hits of ~{narrowed.total_estimate:,} before filters" in windowed
+
+
+async def test_br21_an_answer_the_window_empties_names_the_window_not_the_words(fixed_db: Path) -> None:
+    """Kyoto is in yesterday's travel plans: with today's window nothing is shown, and the pane
+    says the window left that conversation out -- not that no message holds the word."""
+    app = make_app(fixed_db)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        await pilot.press("slash", *"Kyoto after:today")
+        await settle(pilot)
+        view = screen.results.view
+        assert view.groups == [] and len(view.filtered_out) == 1
+        lines = [row.text.plain.strip() for row in screen.results._rows if row.text is not None]
+        assert lines[0] == "No conversation the filters keep matches “Kyoto after:today”"
+        assert lines[1] == "1 conversation matches, left out by the time window"
+        assert not any("No message" in line for line in lines)
+        # A word nobody wrote is still "no message".
+        screen.search_input.value = ""
+        await settle(pilot)
+        await pilot.press(*"zzyzx after:today")
+        await settle(pilot)
+        lines = [row.text.plain.strip() for row in screen.results._rows if row.text is not None]
+        assert lines[0].startswith("No message, title or id matches")
