@@ -534,7 +534,8 @@ def profiles_first_page(ctx: Context):
 )
 def profiles_keystroke(ctx: Context):
     """The keystroke row's keys typed into the browser over three stores of the corpus: each
-    key searches the three at once (a thread each) and ranks their conversations together."""
+    key searches the three in turn, each its share of the window (``window_shares``), and ranks
+    their conversations together."""
     from hermes_state.profiles import discover
 
     root = _profiles_root(ctx)
