@@ -693,8 +693,9 @@ class BrowserData:
         finally:
             self.rankings.forget()
 
-    def unread_problem(self) -> str | None:
-        """Why this store cannot be marked read or unread (no ``last_read_at``), or None."""
+    def unread_problem(self, session_id: str | None = None) -> str | None:
+        """Why this store cannot be marked read or unread (no ``last_read_at``), or None.
+        (``session_id``: the conversation about to be marked; one store answers for all.)"""
         return self.read(lambda db: not_tracked(db.store))
 
     def set_read(self, session_id: str, read: bool) -> bool:

@@ -792,6 +792,26 @@ class ProfilesData:
         finally:
             self._forget()
 
+    def unread_problem(self, qualified: str | None = None) -> str | None:
+        """Why the store of ``qualified`` cannot be marked read or unread (no
+        ``last_read_at``: naming its profile), or None. Without a session: the reason when no
+        store shown keeps read state (then nothing can be unread anywhere), else None."""
+        if qualified is not None:
+            name, part, _session_id = self._part_of(qualified)
+            problem = part.unread_problem()
+            return f"{problem} (profile '{name}')" if problem else None
+        problems = [problem for _name, problem in self._each(lambda _n, part: part.unread_problem())]
+        return problems[0] if problems and all(problems) else None
+
+    def set_read(self, qualified: str, read: bool) -> bool:
+        """Mark the conversation read or unread in its own profile's store (refused there,
+        before any writer opens, when that store has no ``last_read_at``)."""
+        _name, part, session_id = self._part_of(qualified)
+        try:
+            return part.set_read(session_id, read)
+        finally:
+            self._forget()
+
     def set_pinned(self, qualified: str, pinned: bool) -> bool:
         _name, part, session_id = self._part_of(qualified)
         try:

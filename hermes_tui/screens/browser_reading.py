@@ -42,7 +42,7 @@ def mark_opened(screen: "HermesScreen", session_id: str | None) -> None:
 
     def work() -> None:
         store = ctx.store
-        if not store.unread_problem() and store.set_read(session_id, True):
+        if not store.unread_problem(session_id) and store.set_read(session_id, True):
             screen.post_message(WorkerDone(ctx.signals.store_changed.publish, StoreChange(database=True)))
 
     screen.run_worker(work, group="reading", thread=True, exit_on_error=False)
@@ -79,7 +79,7 @@ class Reading:
 
     def _mark(self, session_id: str, read: bool) -> None:
         store = self.screen.ctx.store
-        problem = store.unread_problem()
+        problem = store.unread_problem(session_id)
         if problem:
             self._from_worker(self._warn, f"Nothing was changed: {problem}.")
             return
@@ -103,7 +103,7 @@ class Reading:
 
     def _opened(self, session_id: str) -> None:
         store = self.screen.ctx.store
-        if store.unread_problem():
+        if store.unread_problem(session_id):
             return
         if store.set_read(session_id, True):
             self._from_worker(self.screen.after_write)

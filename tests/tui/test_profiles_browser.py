@@ -213,6 +213,46 @@ async def test_marks_across_profiles_archive_each_in_its_own_store_and_undo(prof
         sound(store(profiles_home, name))
 
 
+async def test_read_and_unread_across_profiles_stamp_the_rows_own_store_only(profiles_home, tmp_path):
+    """``m`` / ``M`` and opening a transcript across profiles once failed with "ProfilesData
+    has no attribute unread_problem" and wrote nothing. Each now reaches the row's own store:
+    a v30 profile is stamped (``last_read_at`` only), the v16 one is named and left as it was."""
+    import hashlib
+
+    old_before = hashlib.sha256(store(profiles_home, "old").read_bytes()).hexdigest()
+    coder_schema = sound(store(profiles_home, "coder"))
+    app = profiles_app(profiles_home, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        lst = app.screen.session_list
+        rows = rows_of(lst)
+        coder = next(i for i, r in enumerate(rows) if r.profile == "coder")
+        coder_id = rows[coder].id.split(":", 1)[1]
+
+        def last_read() -> list:
+            with sqlite3.connect(f"file:{store(profiles_home, 'coder')}?mode=ro", uri=True) as conn:
+                root = conn.execute("SELECT id FROM sessions WHERE id = ?", (coder_id,)).fetchone()[0]
+                return [r[0] for r in conn.execute("SELECT last_read_at FROM sessions WHERE id = ?", (root,))]
+
+        lst.move_to(coder)
+        await settle(pilot)
+        await pilot.press("M")
+        await settle(pilot)
+        assert "Marked unread." in notes(app), notes(app)
+        assert not any("attribute" in n for n in notes(app))
+        await pilot.press("m")
+        await settle(pilot)
+        assert last_read() and last_read()[0] is not None
+        lst.move_to(next(i for i, r in enumerate(rows_of(lst)) if r.profile == "old"))
+        await settle(pilot)
+        await pilot.press("m")
+        await settle(pilot)
+        assert any(n.startswith("Nothing was changed: unread is not tracked") and "profile 'old'" in n
+                   for n in notes(app)), notes(app)
+    assert hashlib.sha256(store(profiles_home, "old").read_bytes()).hexdigest() == old_before
+    assert sound(store(profiles_home, "coder")) == coder_schema
+
+
 async def test_a_delete_across_profiles_goes_to_its_store_and_undo_brings_it_back(profiles_home, tmp_path):
     app = profiles_app(profiles_home, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
