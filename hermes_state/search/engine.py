@@ -5,6 +5,7 @@ through the trigram vocabulary, bounded scans."""
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import time
 from dataclasses import replace
@@ -61,6 +62,11 @@ def index_warning(conn: sqlite3.Connection) -> str | None:
     return None
 
 
+#: A query that starts with the NOT operator (FTS5's operators are upper case; a lower-case
+#: ``not`` is a word).
+_LEADING_NOT_RE = re.compile(r"\s*NOT\s+\S")
+
+
 def search(store: "Store", query: str, scope: "ListQuery", options: SearchOptions = SearchOptions()) -> "SearchResult":
     """Structured, latency-bounded search of messages (see "Design" in :mod:`hermes_state.search`).
 
@@ -93,6 +99,12 @@ def search(store: "Store", query: str, scope: "ListQuery", options: SearchOption
     if not text.strip():
         return done(note="empty query")
     text, cut_note = limit_query(text)
+    if _LEADING_NOT_RE.match(text):
+        # Upstream's sanitiser drops a leading operator, so `NOT docker` searched docker: the
+        # very matches the person asked to leave out. NOT leaves out of what the words before
+        # it find; alone it finds nothing (FTS5 cannot list every message without a word).
+        return done(note="NOT leaves words out of what the words before it find: put a word to "
+                         "find first (deploy NOT docker)")
     # The last word is being typed only while the text ends with it: a space (or a comma, a
     # full stop) after it says it is whole (`deploy ` is the word deploy, not deployment).
     typing_word = prefix_last and text[-1:].isalnum()

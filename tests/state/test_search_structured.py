@@ -80,6 +80,22 @@ def test_nothing_searchable_is_a_note_not_an_error(db):
         assert result.path == ""
 
 
+def test_a_query_that_starts_with_not_finds_nothing_and_says_why(db):
+    """Upstream's sanitiser drops a leading operator: `NOT docker` searched docker, the very
+    messages the person asked to leave out. The structured search finds nothing and says
+    NOT needs a word before it; a lower-case `not` is a word like any other."""
+    add(db, "s1", "user", "docker compose up")
+    add(db, "s2", "user", "deploy without docker")
+    add(db, "s3", "user", "deploy it by hand")
+    for query in ["NOT docker", "  NOT docker deploy"]:
+        result = db.search(query, sort="auto")
+        assert result.hits == [] and result.error is None
+        assert result.note.startswith("NOT leaves words out of what the words before it find")
+    kept = db.search("deploy NOT docker", sort="auto")
+    assert [hit.session_id for hit in kept.hits] == ["s3"]
+    assert [hit.session_id for hit in db.search("deploy not", sort="auto").hits] != []
+
+
 def test_no_match_is_exact_zero(db):
     add(db, "s1", "user", "text")
     result = db.search("zzqxjv", sort="auto")
@@ -413,7 +429,9 @@ def test_a_short_last_word_no_message_has_leaves_the_words_before_it_answering(d
     assert db.search("deploy AND se", prefix_last=True, sort="auto").note.startswith("Showing matches for “deploy”:")
     # Nothing before it, nothing the words before it find, or a NOT of it: the empty answer
     # and the reason, as before.
-    for query in ("se", "zzqx se", "NOT se"):
+    leading_not = db.search("NOT se", prefix_last=True, sort="auto")
+    assert leading_not.hits == [] and leading_not.note.startswith("NOT leaves words out")
+    for query in ("se", "zzqx se"):
         empty = db.search(query, prefix_last=True, sort="auto")
         assert empty.hits == [] and empty.note.endswith("keep typing") and empty.answered_query is None, query
     # Without prefix_last (the CLI) the query is what was asked.
