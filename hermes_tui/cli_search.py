@@ -218,7 +218,11 @@ def _print(args: argparse.Namespace, raw: str, answers: list, shown: list, now: 
         _write_json(raw, ranking, path, order, shown, across)
     elif shown:
         _write_text(shown, now, across)
-    notes = list(dict.fromkeys(a.note for _n, a in answers if a.note))
+    # A store that found nothing explains its own empty answer ("no message holds the word
+    # ..."): beside another profile's hits that would be false, so across profiles a note is
+    # said only of stores that found something, unless none did (as the browser does).
+    found = [a for _n, a in answers if a.conversations]
+    notes = list(dict.fromkeys(a.note for a in (found or [a for _n, a in answers]) if a.note))
     if not shown:
         print(_why_empty(answers, notes), file=sys.stderr)
         return 0

@@ -265,6 +265,17 @@ def test_across_profiles_each_conversation_names_its_profile_and_the_broken_one_
         assert [item["id"] for item in conversations if item["profile"] == name] == [i["id"] for i in alone]
 
 
+def test_across_profiles_a_store_that_found_nothing_does_not_explain_the_others_hits(profiles_home):
+    """COMPACTEDWORD is in the v30 stores, not in the v16 one: its "no message holds the
+    word" was printed under the other profiles' hits, where it was false."""
+    result = hermes(profiles_home, "search", "COMPACTEDWORD", "--all-profiles")
+    assert result.returncode == 0, result.stderr
+    assert "COMPACTEDWORD" in result.stdout
+    assert "no message holds" not in result.stderr, result.stderr
+    alone = hermes(profiles_home, "search", "COMPACTEDWORD", "--profile", "old")
+    assert alone.stdout == "" and "no message holds the word" in alone.stderr
+
+
 def test_across_profiles_the_text_names_each_profile(profiles_home):
     result = hermes(profiles_home, "search", "docker", "--all-profiles")
     assert result.returncode == 0, result.stderr
