@@ -20,14 +20,17 @@ class SourcePicker(CountedPicker):
     BOX_ID, OPTIONS_ID = "source-box", "source-options"
     TITLE, HEADING = "Source", "Show conversations from"
 
-    def __init__(self, counts: dict[str, int] | None, current: str | None, internal: tuple[str, ...]) -> None:
+    def __init__(self, counts: dict[str, int] | None, current: str | None, internal: tuple[str, ...],
+                 internal_shown: bool = False) -> None:
         """``counts``: conversations the list shows under its other filters, per source (so
         "all sources" is the list's own total); None: not counted yet (``s`` pressed before
         the list's census, seconds at 250k sessions): :meth:`set_counts` fills the list.
-        Meanwhile it said "all sources 0" and offered no source."""
+        Meanwhile it said "all sources 0" and offered no source. ``internal_shown``: the
+        list shows internal runs too (``H``), so "all sources" counts them."""
         super().__init__(current)
         self.counts = counts
         self.internal = internal
+        self.internal_shown = internal_shown
 
     def options(self) -> list[Option]:
         if self.counts is None:
@@ -38,8 +41,11 @@ class SourcePicker(CountedPicker):
             counts = {**counts, self.current: 0}
         people = sorted((s for s in counts if s not in self.internal), key=lambda s: (-counts[s], s))
         runs = [s for s in self.internal if s in counts]
-        total = sum(counts[s] for s in people)
-        options = [Option(self._label("all sources", total, self.current is None, "internal runs hidden"), id="")]
+        # (with H, "all sources" is every source the list shows, internal runs included: its
+        # count said 448 beside a list of 465)
+        total = sum(counts[s] for s in (people + runs if self.internal_shown else people))
+        note = "" if self.internal_shown else "internal runs hidden"
+        options = [Option(self._label("all sources", total, self.current is None, note), id="")]
         for source in people + runs:
             note = "internal runs" if source in self.internal else ""
             options.append(Option(self._label(source, counts[source], source == self.current, note), id=source))

@@ -661,7 +661,7 @@ class BrowserScreen(HermesScreen):
         # Conversations, as the list counts them under its other filters: the picker's "all
         # sources" is the list's own total.
         counts = self.list_window.conversations_by_source()
-        picker = SourcePicker(counts, self.source_filter, INTERNAL_SOURCES)
+        picker = SourcePicker(counts, self.source_filter, INTERNAL_SOURCES, self.internal_shown)
         self.app.push_screen(picker, chosen)
         if counts is None:
             self._load_sources(picker, self.filters)

@@ -86,6 +86,41 @@ async def test_s_picks_the_source_from_a_list_busiest_first_internal_last(fixed_
         assert screen.source_filter is None
 
 
+async def test_with_internal_runs_shown_all_sources_counts_them_as_the_list_does(fixed_db: Path) -> None:
+    """With H the list shows internal runs too; the picker's "all sources" still counted only
+    people's sources and said "internal runs hidden" beside a list that showed them."""
+    from textual.widgets import OptionList
+
+    from hermes_tui.modals.source_picker import SourcePicker
+
+    app = make_app(fixed_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        lst = screen.query_one(SessionList)
+
+        async def all_sources() -> str:
+            await pilot.press("s")
+            await settle(pilot)
+            picker = app.screen
+            assert isinstance(picker, SourcePicker)
+            text = str(picker.query_one(OptionList).get_option_at_index(0).prompt)
+            await pilot.press("escape")
+            await settle(pilot)
+            return text
+
+        def count(text: str) -> int:
+            return int(text.split("all sources")[1].split()[0].replace(",", ""))
+
+        hidden = await all_sources()
+        assert count(hidden) == lst.total and "internal runs hidden" in hidden
+        await pilot.press("H")
+        await settle(pilot)
+        shown = await all_sources()
+        assert count(shown) == lst.total and "hidden" not in shown
+        assert count(shown) > count(hidden)
+
+
 async def test_cli13_source_flag_shows_exactly_that_source(fixed_db: Path) -> None:
     app = make_app(fixed_db, source="tool")
     async with app.run_test(size=SIZE) as pilot:
