@@ -24,7 +24,7 @@ from __future__ import annotations
 import html
 import re
 import tempfile
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 try:
     from .export_markdown import (
@@ -37,6 +37,7 @@ try:
         session_facts,
         tool_call_parts,
     )
+    from .export_units import LINEAGE_KEY
     from .inert_text import inert_document
 except ImportError:  # run by its path in an export worker (hermes_state.export_batch): no package
     from export_markdown import (  # type: ignore[no-redef]
@@ -49,6 +50,7 @@ except ImportError:  # run by its path in an export worker (hermes_state.export_
         session_facts,
         tool_call_parts,
     )
+    from export_units import LINEAGE_KEY  # type: ignore[no-redef]
     from inert_text import inert_document  # type: ignore[no-redef]
 
 #: The page's style: readable, light or dark as the system is, printable.
@@ -201,13 +203,24 @@ def html_parts(unit: list[dict]) -> tuple[str, str]:
 
 
 def html_chunks(units: Iterable[list[dict]], *, title: str = "Hermes sessions") -> Iterator[str]:
-    """The page's text, in chunks, as ``units`` (lists of session dicts: one conversation
-    each) come."""
-    return html_page((html_parts(unit) for unit in units), title=title)
+    """The page's text, in chunks, as ``units`` (lists of session dicts: a session each, or
+    in a lineage export one conversation each) come."""
+    lineage = False
+
+    def parts() -> Iterator[tuple[str, str]]:
+        nonlocal lineage
+        for unit in units:
+            lineage = lineage or any(isinstance(session.get(LINEAGE_KEY), dict) for session in unit)
+            yield html_parts(unit)
+
+    return html_page(parts(), title=title, noun=lambda: "conversation" if lineage else "session")
 
 
-def html_page(parts: Iterable[tuple[str, str]], *, title: str = "Hermes sessions") -> Iterator[str]:
-    """The page's text, in chunks, from each conversation's :func:`html_parts`."""
+def html_page(parts: Iterable[tuple[str, str]], *, title: str = "Hermes sessions",
+              noun: Callable[[], str] = lambda: "session") -> Iterator[str]:
+    """The page's text, in chunks, from each unit's :func:`html_parts`. ``noun``: what a unit
+    is, asked once every part is read (the sidebar follows them): a session, or in a lineage
+    export a conversation -- the sidebar said "491 conversations" of 491 sessions."""
     yield (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
         f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">\n'
@@ -226,7 +239,7 @@ def html_page(parts: Iterable[tuple[str, str]], *, title: str = "Hermes sessions
             yield "<p>No sessions to export.</p>\n"
         yield (
             "</main>\n<nav id=\"sidebar\" aria-label=\"Conversations\">"
-            f"<h1>{esc(title)}</h1><p>{conversations} conversation{'s' if conversations != 1 else ''}</p><ol>\n"
+            f"<h1>{esc(title)}</h1><p>{conversations} {noun()}{'s' if conversations != 1 else ''}</p><ol>\n"
         )
         nav.seek(0)
         while True:

@@ -297,9 +297,24 @@ def test_html_page_is_self_contained_and_lists_every_conversation(chain_store):
     assert "scaffolding" not in page
 
 
+def test_html_sidebar_counts_conversations_of_a_lineage_export_and_sessions_otherwise(chain_store, tmp_path):
+    """Without --lineage each article is a session: the sidebar said "5 conversations" of the
+    5 sessions of three conversations."""
+    lineage = "".join(render_chunks(iter_export(chain_store, options=ExportOptions(lineage=True)), "html"))
+    assert "<p>3 conversations</p>" in lineage
+    plain = "".join(render_chunks(iter_export(chain_store), "html"))
+    assert "<p>5 sessions</p>" in plain and "conversations</p>" not in plain
+    # The writer to a file (on several cores when the store is large) says the same.
+    from hermes_state.export_parallel import export_to_path
+
+    out = tmp_path / "all.html"
+    export_to_path(chain_store, out, "html")
+    assert "<p>5 sessions</p>" in out.read_text(encoding="utf-8")
+
+
 def test_html_of_nothing_is_still_a_page(db):
     page = "".join(render_chunks([], "html"))
-    assert page.startswith("<!DOCTYPE html>") and "0 conversations" in page and page.endswith("</html>\n")
+    assert page.startswith("<!DOCTYPE html>") and "<p>0 sessions</p>" in page and page.endswith("</html>\n")
 
 
 # ----------------------------------------------------------------------------- md-dir
