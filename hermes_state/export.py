@@ -353,6 +353,10 @@ def export_to_stream(
 # ---------------------------------------------------------------------------- import
 
 
+def _counted(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 @dataclass
 class ImportReport:
     """What :func:`import_jsonl` did. Nothing in it is fatal; a caller decides what to show."""
@@ -388,13 +392,13 @@ class ImportReport:
         if self.skipped_existing:
             parts.append(f"{len(self.skipped_existing)} already present")
         if self.title_collisions:
-            parts.append(f"{len(self.title_collisions)} title collision(s)")
+            parts.append(_counted(len(self.title_collisions), "title collision"))
         if self.missing_parents:
-            parts.append(f"{len(self.missing_parents)} missing parent(s)")
+            parts.append(_counted(len(self.missing_parents), "missing parent"))
         if self.relinked_existing:
-            parts.append(f"{len(self.relinked_existing)} parent link(s) restored on sessions already present")
+            parts.append(_counted(len(self.relinked_existing), "parent link") + " restored on sessions already present")
         if self.errors:
-            parts.append(f"{len(self.errors)} bad line(s)")
+            parts.append(_counted(len(self.errors), "bad line"))
         return ", ".join(parts) + "."
 
 

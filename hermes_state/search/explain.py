@@ -132,7 +132,9 @@ def explain_empty(
             detail = "; ".join(hidden_by) or f"~{everything:,} match with no filter"
             return f"the filters hide every match: {detail}"
     if getattr(spread, "excluded", 0):
-        return (f"{spread.excluded} conversation(s) hold every word across messages but also an excluded word")
+        n = spread.excluded
+        held = "1 conversation holds" if n == 1 else f"{n:,} conversations hold"
+        return f"{held} every word across messages but also an excluded word"
     if any(len(group) >= 2 for group in groups):
         return ("no single message holds every word, and no conversation holds them all: "
                 "try fewer words, or OR between them")

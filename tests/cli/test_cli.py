@@ -810,7 +810,7 @@ def test_cli_import_reports_bad_lines_exit_1(run, store, tmp_path):
     code, out, err = run("import", str(bad))
     assert code == 1
     # The summary is what the import did; the bad line is a diagnostic.
-    assert out == "Imported 1 session, 0 messages, 1 bad line(s).\n"
+    assert out == "Imported 1 session, 0 messages, 1 bad line.\n"
     assert err.startswith("  line 2: ") and err.count("\n") == 1
     assert run("import", str(tmp_path / "missing.jsonl")) == (
         1, "", f"Error: cannot read {tmp_path / 'missing.jsonl'}: no such file\n")

@@ -92,6 +92,14 @@ def test_not_drops_a_spread_conversation_any_of_whose_messages_holds_the_word(db
     assert all(hit.across == 0 for hit in result.hits if hit.conversation_id == "message")
 
 
+def test_an_answer_not_emptied_says_how_many_conversations_it_dropped_in_plain_words(db):
+    session(db, "one", ["caddy config", "udp rule", "the firewall ate it"], at=NOW - DAY)
+    assert search(db, "caddy udp NOT firewall").note == (
+        "1 conversation holds every word across messages but also an excluded word")
+    session(db, "two", ["caddy again", "udp rule", "firewall too"], at=NOW - 2 * DAY)
+    assert search(db, "caddy udp NOT firewall").note.startswith("2 conversations hold every word")
+
+
 def test_or_finds_a_conversation_matching_either_alternative_across_messages(db):
     session(db, "first", ["caddy config", "udp rule"], at=NOW - DAY)
     session(db, "second", ["nginx config", "proxy pass"], at=NOW - 2 * DAY)
