@@ -381,7 +381,9 @@ def _pick_in_app(tty: int, db_path: Path, **build: Any) -> tuple[int, str | None
     what was chosen: ``(CANCELLED, id)``, ``(CANCELLED, None)`` when the person left without
     choosing, or ``(code, None)`` when the app ended on an error it has reported."""
     from .app import build_app
+    from .tolerant_input import install
 
+    install()  # (a paste with a byte that is not UTF-8 must not close the browser)
     app = build_app(db_path, save_settings=True, **build)
     with drawing_on(tty):
         chosen = app.run()

@@ -208,3 +208,20 @@ def test_cli13_not_a_database_on_a_terminal_is_one_line_before_any_drawing(home,
     err = stderr.read_text()
     assert err.count("\n") == 1 and err.startswith("Error: Could not open session database:"), err
     assert b"\x1b[?1049h" not in term.screen, "the UI never started"
+
+
+def test_a_pasted_byte_that_is_not_utf8_is_shown_replaced_not_a_crash(home, tmp_path) -> None:
+    """A lone 0x9b (an 8-bit CSI from a misbehaving paste) stopped Textual's input thread with
+    a UnicodeDecodeError traceback and closed the browser. It is read as U+FFFD: the field
+    takes it, the browser goes on, and q still quits."""
+    term, stdout = _browse(home, tmp_path)
+    term.wait_for(b"weather")
+    term.type(b"/")
+    term.type(b"weath\x9ber", settle=1.0)
+    assert term.proc.poll() is None, term.screen[-2000:]
+    assert b"Traceback" not in term.screen and b"UnicodeDecodeError" not in term.screen
+    term.type(b"\x1b", settle=0.5)  # Esc: out of the field
+    term.type(b"\x1b", settle=0.5)
+    term.type(b"q")
+    assert term.finish() == 130
+    assert stdout.read_text() == ""
