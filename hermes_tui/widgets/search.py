@@ -797,6 +797,10 @@ class SearchResults(KeysFollowFocus, ScrollView, can_focus=True):
             return None
         session_id, message_id = target
         if message_id is None:
+            # A title match: its conversation as the door found it (a segment of a chain that
+            # is not its tip is the chain's row; its own id names no row of the list).
+            if session_id in view.title_roots:
+                return view.title_roots[session_id]
             summary = next((s for s in view.title_matches if s.id == session_id), None)
             return (summary.lineage_root_id or summary.id) if summary is not None else session_id
         for group in view.groups:
