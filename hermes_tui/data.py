@@ -649,6 +649,9 @@ class BrowserData:
                                                 self._retry)
             if kept is not None:
                 view.title_matches = [s for s in view.title_matches if s.id in kept]
+            # Each title match's conversation, as each hit's: Esc after acting on a segment of
+            # a chain puts the list on the chain's row (a segment's own id names no row).
+            view.title_roots = self._roots_of({s.id for s in view.title_matches})
         view.stamps["done"] = time.perf_counter()
         return view
 

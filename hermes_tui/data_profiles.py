@@ -700,6 +700,7 @@ class ProfilesData:
             view.stamps = dict(figures.stamps)
             view.elapsed_ms = figures.elapsed_ms
             view.title_matches = figures.title_matches
+            view.title_roots = figures.title_roots
         else:
             view.elapsed_ms = (time.perf_counter() - started) * 1000
         view.groups = page
@@ -761,6 +762,10 @@ class ProfilesData:
         titles = [row for name, answer in answers for row in (self._row(name, r, across) for r in answer.title_matches)]
         titles.sort(key=lambda row: list_key(row, True))
         figures.title_matches = titles[:8]
+        figures.title_roots = {
+            qualify(name, session_id): qualify(name, root)
+            for name, answer in answers for session_id, root in answer.title_roots.items()
+        }
         for name, answer in answers:
             stream.add_page(name, answer)
         return stream

@@ -89,6 +89,8 @@ def hold_still(shown: SearchView, fresh: SearchView) -> Held:
     kept = sum(len(group.hits) for group in groups)
     steady = replace(
         fresh, groups=groups, title_matches=titles, hit_count=kept,
+        # (a title match kept as shown, cut from the fresh answer, keeps its conversation)
+        title_roots={**shown.title_roots, **fresh.title_roots},
         offset=shown.offset, more=shown.more, newest_id=shown.newest_id,
         # (the note heads the hits on a line of its own: one that came or went with the
         # commit would move every row under it)

@@ -59,6 +59,10 @@ class SearchView:
     query: str
     groups: list[HitGroup] = field(default_factory=list)
     title_matches: list[SessionSummary] = field(default_factory=list)
+    #: The conversation (its root, as the list keys its rows) of each title match, by session
+    #: id, as the door works it out for the hits' groups (``conversation_roots``): a segment of
+    #: a compression chain that is not its tip is the chain's row, not a row of its own.
+    title_roots: dict[str, str] = field(default_factory=dict)
     path: str = ""
     ranking: str = ""
     #: How conversations were ordered: ``relevance`` or ``newest`` (SR-18).
@@ -112,6 +116,7 @@ class SearchView:
                 groups[group.root_id] = group
         return SearchView(
             query=self.query, groups=list(groups.values()), title_matches=self.title_matches,
+            title_roots=self.title_roots,
             path=self.path, ranking=self.ranking, order=self.order, hit_count=self.hit_count + page.hit_count,
             total_estimate=page.total_estimate or self.total_estimate, elapsed_ms=page.elapsed_ms,
             filters_on=self.filters_on,

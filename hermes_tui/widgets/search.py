@@ -302,6 +302,13 @@ class SearchResults(KeysFollowFocus, ScrollView, can_focus=True):
         Binding("ctrl+n", "show_new", "New matches", id="show_new_matches"),
         Binding("up,k", "cursor_up", "Previous hit", show=False, id="results_up"),
         Binding("down,j", "cursor_down", "Next hit", show=False, id="results_down"),
+        # The list's moving keys, for the hits (README): without them Home, End and the page
+        # keys fell through to ScrollView's, which scrolled the pane and left the cursor -- and
+        # so the detail pane and the hit the next `j` started from -- where it was.
+        Binding("home,g", "cursor_first", "First hit", show=False, id="results_first"),
+        Binding("end,G", "cursor_last", "Last hit loaded", show=False, id="results_last"),
+        Binding("pageup", "cursor_page_up", "Page up", show=False, id="results_page_up"),
+        Binding("pagedown", "cursor_page_down", "Page down", show=False, id="results_page_down"),
         Binding("enter", "select", "Open hit", show=False, id="results_open"),
         Binding("ctrl+o", "toggle_ranking", "Relevance / newest", id="results_ranking"),
     ]
@@ -719,11 +726,51 @@ class SearchResults(KeysFollowFocus, ScrollView, can_focus=True):
                 return
             index += delta
 
+    def _move_to(self, index: int, delta: int) -> None:
+        """Put the cursor on the hit at row ``index`` (kept inside the rows) or, where that row
+        is a header or a note, on the nearest hit past it in the direction ``delta`` -- before
+        it when none is (the rows end with a note). Setting the cursor scrolls it into view,
+        announces the hit (the detail pane) and, near the last hit read, asks for the next
+        page, as :meth:`_step` does."""
+        if self.cursor is None or not self._rows:
+            return
+        index = max(0, min(len(self._rows) - 1, index))
+        for step in (delta, -delta):
+            at = index
+            while 0 <= at < len(self._rows):
+                if self._rows[at].target:
+                    self.cursor = at
+                    return
+                at += step
+
+    def _page(self) -> int:
+        return max(1, (self.scrollable_content_region.height or 1) - 1)
+
     def action_cursor_down(self) -> None:
         self._step(1)
 
     def action_cursor_up(self) -> None:
         self._step(-1)
+
+    def action_cursor_first(self) -> None:
+        self._move_to(0, 1)
+        if self.cursor is not None and self.cursor < (self.scrollable_content_region.height or 1):
+            # The headers above the first hit ("Sessions by title or id", a note) in view too.
+            self.scroll_to(y=0, animate=False)
+
+    def action_cursor_last(self) -> None:
+        # The last hit read so far: when more may follow, the cursor there asks for the next
+        # page (watch_cursor), which is appended below it, as moving down with `j` does.
+        self._move_to(len(self._rows) - 1, -1)
+
+    def action_cursor_page_up(self) -> None:
+        # (not ``action_page_up``: that is Widget's own, which scrolls without the cursor)
+        if self.cursor is not None:
+            self._move_to(self.cursor - self._page(), -1)
+
+    def action_cursor_page_down(self) -> None:
+        if self.cursor is not None:
+            self._move_to(self.cursor + self._page(), 1)
 
     def action_select(self) -> None:
         self.choose_highlighted()
@@ -750,6 +797,10 @@ class SearchResults(KeysFollowFocus, ScrollView, can_focus=True):
             return None
         session_id, message_id = target
         if message_id is None:
+            # A title match: its conversation as the door found it (a segment of a chain that
+            # is not its tip is the chain's row; its own id names no row of the list).
+            if session_id in view.title_roots:
+                return view.title_roots[session_id]
             summary = next((s for s in view.title_matches if s.id == session_id), None)
             return (summary.lineage_root_id or summary.id) if summary is not None else session_id
         for group in view.groups:

@@ -119,3 +119,31 @@ def build_fixed_db(path: Path) -> Path:
     finally:
         db.close()
     return path
+
+
+#: The compression chain of the fixed database ("travel plans" → "travel plans #2"), and the
+#: third segment :func:`add_third_travel_segment` puts after it.
+TRAVEL_ROOT = "20261117_090000_d4e5f6a7"
+TRAVEL_SECOND = "20261117_100000_e5f6a7b8"
+TRAVEL_THIRD = "20261117_110000_f7a8b9c0"
+
+
+def add_third_travel_segment(path: Path) -> None:
+    """Continue the travel chain with a third segment ("travel plans #3", the tip now): its
+    second segment is then neither the root nor the tip, a row of the list of its own for no
+    one. Last active within the chain's day, so the chain stays below the list's top."""
+    db = SessionDB(path)
+    try:
+        db.create_session(TRAVEL_THIRD, "discord", model="claude-sonnet-4", parent_session_id=TRAVEL_SECOND)
+        db.append_message(TRAVEL_THIRD, "user", "Continue: a day in Osaka")
+        db.set_session_title(TRAVEL_THIRD, "travel plans #3")
+        db._execute_write(lambda c: (
+            c.execute("UPDATE sessions SET end_reason = 'compression', ended_at = started_at + 180 WHERE id = ?",
+                      (TRAVEL_SECOND,)),
+            c.execute("UPDATE sessions SET started_at = (SELECT ended_at + 60 FROM sessions WHERE id = ?) "
+                      "WHERE id = ?", (TRAVEL_SECOND, TRAVEL_THIRD)),
+            c.execute("UPDATE messages SET timestamp = (SELECT started_at + 60 FROM sessions WHERE id = ?) "
+                      "WHERE session_id = ?", (TRAVEL_THIRD, TRAVEL_THIRD)),
+        ))
+    finally:
+        db.close()

@@ -703,3 +703,27 @@ def test_an_answer_a_window_empties_across_profiles_counts_each_stores_conversat
     assert all(not view.groups for view in pages)
     assert len([name for name, roots in alone.items() if roots]) >= 2
     assert left_out == {f"{name}:{root}" for name, roots in alone.items() for root in roots}
+
+
+def test_a_title_match_across_profiles_names_its_conversation_in_its_own_profile(tmp_path):
+    """A title match of a chain's middle segment is of the chain's row (its root), in the
+    profile it was found in: what Esc from the search puts the list on after acting on it."""
+    from hermes_state import ListQuery
+    from hermes_tui.data_profiles import ProfilesData
+
+    from .dataset import TRAVEL_ROOT, TRAVEL_SECOND, add_third_travel_segment, build_fixed_db
+
+    root = tmp_path / "hermes-root"
+    for home in (root, root / "profiles" / "coder"):
+        home.mkdir(parents=True)
+        build_fixed_db(home / "state.db")
+    add_third_travel_segment(root / "profiles" / "coder" / "state.db")
+    door = ProfilesData(discover({"HERMES_HOME": str(root)}).with_stores(),
+                        trash_dir=tmp_path / "trash", cache_dir=tmp_path / "cache")
+    try:
+        view = door.search("travel plans", ListQuery())
+        assert f"coder:{TRAVEL_SECOND}" in {s.id for s in view.title_matches}
+        assert view.title_roots[f"coder:{TRAVEL_SECOND}"] == f"coder:{TRAVEL_ROOT}"
+        assert view.title_roots[f"default:{TRAVEL_ROOT}"] == f"default:{TRAVEL_ROOT}"
+    finally:
+        door.close()

@@ -163,3 +163,15 @@ def test_a_message_committed_while_the_shown_answer_was_read_is_not_taken_off_th
     held = ranked_anew(shown, ranked)
     assert held.new == [("n", 12)]
     assert hit_targets(held.steady) == [("b", 11), ("a", 3)]
+
+
+def test_a_title_match_kept_as_shown_keeps_its_conversation() -> None:
+    """A fresh answer cut at its limit (``more``) need not hold a title match shown: the row
+    stays, and so does the conversation it is of (where Esc puts the list after acting on it)."""
+    shown = view(("a", [hit("a", 1)]), titles=("seg2",))
+    shown.title_roots = {"seg2": "root"}
+    fresh = view(("a", [hit("a", 1)]), titles=("other",), more=True)
+    fresh.title_roots = {"other": "other"}
+    steady = hold_still(shown, fresh).steady
+    assert [s.id for s in steady.title_matches] == ["seg2"]
+    assert steady.title_roots["seg2"] == "root"

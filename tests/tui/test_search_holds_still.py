@@ -328,3 +328,44 @@ async def test_escape_after_opening_a_title_match_leaves_the_list_on_its_convers
         await pilot.press("escape")
         await wait_until(pilot, lambda: lst.current is not None and row_key(lst.current) == "20261117_000300_many03")
         assert lst.cursor > 100
+
+
+async def test_escape_after_opening_a_middle_segments_title_match_leaves_the_list_on_its_chain(fixed_db: Path) -> None:
+    """A title match of a compression chain's segment that is neither its root nor its tip
+    (the list shows the chain as one row, the tip's): Esc after acting on it puts the list on
+    the chain's row, not back where it was."""
+    from hermes_tui.screens.transcript import TranscriptScreen
+
+    from .dataset import TRAVEL_ROOT as root, TRAVEL_SECOND as middle, TRAVEL_THIRD as tip, add_third_travel_segment
+
+    add_third_travel_segment(fixed_db)
+    app = make_app(fixed_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        lst = app.screen.query_one(SessionList)
+        await pilot.press("g")
+        await settle(pilot)
+        assert row_key(lst.current) != root and lst.current.id != middle
+        results = await search(pilot, "travel plans")
+        await pilot.press("tab")
+        await settle(pilot)
+        titles = [summary.id for summary in results.view.title_matches]
+        assert {root, middle, tip} <= set(titles)
+        for _ in titles:  # `j` down the title rows to the middle segment's
+            if results.target_of_highlighted() == (middle, None):
+                break
+            await pilot.press("j")
+        await settle(pilot)
+        assert results.target_of_highlighted() == (middle, None)
+        await pilot.press("t")  # its transcript, from the hits
+        await wait_until(pilot, lambda: isinstance(app.screen, TranscriptScreen))
+        assert app.screen.session_id == middle
+        await settle(pilot)
+        await pilot.press("q")
+        await wait_until(pilot, lambda: app.screen.query(SearchResults))
+        await settle(pilot)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.focused is lst
+        assert lst.current is not None and row_key(lst.current) == root
+        assert lst.current.id == tip  # (the chain's row, shown at its tip)
