@@ -593,7 +593,8 @@ def _cmd_browse(args: argparse.Namespace) -> int:
     if path is not None and args.source is not None:
         _warn_unknown_source_at(path, args.source)
     return int(
-        run_browse(path, source=args.source, limit=args.limit, demo=args.demo, plain=args.plain)
+        run_browse(path, source=args.source, limit=args.limit, demo=args.demo, plain=args.plain,
+                   profile=None if args.demo else cli_profiles.named_in_commands(args))
     )
 
 

@@ -188,8 +188,12 @@ class BrowserData:
         trash_dir: Path | None = None,
         cache_dir: Path | None = None,
         first_window: FirstWindow | None = None,
+        profile: str | None = None,
     ) -> None:
         self.db_path = Path(db_path)
+        #: The Hermes profile the commands printed for its sessions name (``-p NAME``, PF-7),
+        #: or None: the default profile, named by nothing.
+        self.profile = profile
         #: The first pages and the reader, read ahead while the UI started (or None).
         self._first_window = first_window
         #: Where deleted sessions are kept for ``hermes sessions restore`` (None: nowhere).
