@@ -333,6 +333,11 @@ class BrowserData:
         except Exception:
             return True
 
+    def for_commands(self, session_id: str) -> tuple[str | None, str]:
+        """``(profile, the session's own id)``: where a command printed for a person finds
+        the session shown as ``session_id`` (the profile None: wherever Hermes runs)."""
+        return self.profile, session_id
+
     @property
     def is_open(self) -> bool:
         """The reader has been opened (the database was usable at least once)."""
