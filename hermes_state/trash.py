@@ -611,6 +611,18 @@ def _leave_link_for_parent(directory: Path, child: str, parent: str) -> None:
             continue
 
 
+def same_store(recorded: str, path: Path) -> bool:
+    """The store a trash entry records is ``path`` (as written, or once both are resolved)."""
+    if not recorded:
+        return False
+    if recorded == str(path):
+        return True
+    try:
+        return Path(recorded).resolve() == Path(path).resolve()
+    except (OSError, RuntimeError, ValueError):
+        return False
+
+
 def _still_there(store: Store, snapshot: DeletedSession) -> bool:
     """The session of ``snapshot`` is in the store as it was when the entry was written (same
     start, same messages): the delete never committed."""

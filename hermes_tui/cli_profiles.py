@@ -35,13 +35,14 @@ class NoProfileStore(Exception):
     """Across profiles, no store could be read (each left-out one was already named)."""
 
 
-def add_profile_options(parser: argparse.ArgumentParser, *, across_too: bool) -> None:
+def add_profile_options(parser: argparse.ArgumentParser, *, across_too: bool, help: str | None = None) -> None:
     """``--profile NAME`` (every action that opens a store), and ``--all-profiles`` (the
-    ones that read: ``list``, ``browse``, ``export``, ``stats``), never both at once."""
+    ones that read: ``list``, ``browse``, ``export``, ``stats``), never both at once;
+    ``help``: what ``--profile`` means to an action that reads it its own way (the trash)."""
     target = parser.add_mutually_exclusive_group() if across_too else parser
     target.add_argument(
         "--profile", "-p", metavar="NAME",
-        help="the store of this Hermes profile (default: the profile hermes runs in: "
+        help=help or "the store of this Hermes profile (default: the profile hermes runs in: "
         "HERMES_HOME, else the one 'hermes profile use' chose, else ~/.hermes)",
     )
     if across_too:
