@@ -215,3 +215,27 @@ def test_an_entry_from_a_store_of_no_profile_here_goes_into_the_profile_named(pr
     assert digests(profiles_home, "default", "old", "broken") == before
     sound(profiles_home)
 
+
+def test_a_child_restored_in_one_profile_never_relinks_a_session_of_another(profiles_home):
+    """A child restored while its parent is in the trash leaves the link in the parent's
+    entry, so that restoring the parent later re-links it: in the entry of the parent deleted
+    from the child's own store, not in that of a session of the same id in another profile."""
+    child = "20260528_131000_ee0002"  # "meeting notes"' continuation, in both stores
+    default = store(profiles_home, "default")
+    with sqlite3.connect(default) as conn:  # (here a root of its own, not MEETING's child)
+        conn.execute("UPDATE sessions SET parent_session_id = NULL WHERE id = ?", (child,))
+    conn.close()
+    assert hermes(profiles_home, "delete", "-p", "default", MEETING, "--yes").returncode == 0
+    assert hermes(profiles_home, "delete", "-p", "old", child, "--yes").returncode == 0
+    assert hermes(profiles_home, "delete", "-p", "old", MEETING, "--yes").returncode == 0
+    assert hermes(profiles_home, "restore", "-p", "old", child).returncode == 0  # (its parent still gone)
+    assert hermes(profiles_home, "restore", "-p", "default", MEETING).returncode == 0
+    with sqlite3.connect(f"file:{default}?mode=ro", uri=True) as conn:
+        assert conn.execute("SELECT parent_session_id FROM sessions WHERE id = ?", (child,)).fetchone() == (None,)
+    conn.close()
+    # The parent deleted from old's store still brings its child's link back there.
+    assert hermes(profiles_home, "restore", "-p", "old", MEETING).returncode == 0
+    with sqlite3.connect(f"file:{store(profiles_home, 'old')}?mode=ro", uri=True) as conn:
+        assert conn.execute("SELECT parent_session_id FROM sessions WHERE id = ?", (child,)).fetchone() == (MEETING,)
+    conn.close()
+    sound(profiles_home)
