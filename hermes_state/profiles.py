@@ -142,6 +142,30 @@ class Profiles:
         """The profiles that have a ``state.db`` (every one of them across profiles)."""
         return [profile for profile in self.all if profile.has_store]
 
+    def owner_of(self, db_path: str | Path | None) -> Profile | None:
+        """The profile whose store ``db_path`` is (as written, or once both are resolved):
+        one of the root's, or the one a run uses (a ``HERMES_HOME`` outside them); None for
+        the store of no profile here (another root's, one since deleted, or none given).
+        What the trash needs to put a session back into the store it was deleted from."""
+        if not db_path:
+            return None
+        path = Path(db_path)
+        candidates = [*self.all, *([self.current] if self.current is not None else [])]
+        for profile in candidates:
+            if profile.db_path == path:
+                return profile
+        try:
+            resolved = path.resolve()
+        except (OSError, RuntimeError, ValueError):
+            return None
+        for profile in candidates:
+            try:
+                if profile.db_path.resolve() == resolved:
+                    return profile
+            except (OSError, RuntimeError, ValueError):
+                continue
+        return None
+
 
 def discover(environ: Mapping[str, str] | None = None) -> Profiles:
     """Every profile of the root, and the one a run uses (see the module's rules)."""

@@ -586,19 +586,23 @@ def undo_delete(writer: Callable[[], StoreLike], snapshot: DeletedSession) -> Un
     own = snapshot.sessions_dir if snapshot.sessions_dir is not None else sessions_dir(store_of(writer()).path.parent)
     _restore_files(snapshot, report, own)
     if report.parent_missing and snapshot.trash_path is not None:
-        _leave_link_for_parent(snapshot.trash_path.parent, snapshot.session_id, report.parent_missing)
+        _leave_link_for_parent(snapshot.trash_path.parent, snapshot.session_id, report.parent_missing,
+                               store_of(writer()).path)
     if snapshot.trash_path is not None:
         snapshot.trash_path.unlink(missing_ok=True)  # restored: no longer in the trash
     return report
 
 
-def _leave_link_for_parent(directory: Path, child: str, parent: str) -> None:
+def _leave_link_for_parent(directory: Path, child: str, parent: str, database: Path) -> None:
     """A child restored while its parent is still in the trash comes back as a root; the
     parent's entry learns the link, so restoring the parent later puts it back (restoring a
-    child, then its parent, once left the two apart for good). Best effort: an entry that
-    cannot be rewritten only keeps the old behaviour."""
+    child, then its parent, once left the two apart for good). Only the entry of the parent
+    deleted from the child's own store (``database``): the trash is one per user, ids collide
+    across Hermes profiles, and the same id's entry of another profile restored later would
+    re-link a session of that profile. Best effort: an entry that cannot be rewritten only
+    keeps the old behaviour."""
     for entry in list_trash(directory):
-        if entry.problem or entry.session_id != parent:
+        if entry.problem or entry.session_id != parent or not same_store(entry.database, database):
             continue
         try:
             document = json.loads(_read_entry(entry.path))
@@ -609,6 +613,18 @@ def _leave_link_for_parent(directory: Path, child: str, parent: str) -> None:
             write_atomic(entry.path, [json.dumps(document, ensure_ascii=False)], mode=0o600)
         except (OSError, ValueError, TypeError, AttributeError):
             continue
+
+
+def same_store(recorded: str, path: Path) -> bool:
+    """The store a trash entry records is ``path`` (as written, or once both are resolved)."""
+    if not recorded:
+        return False
+    if recorded == str(path):
+        return True
+    try:
+        return Path(recorded).resolve() == Path(path).resolve()
+    except (OSError, RuntimeError, ValueError):
+        return False
 
 
 def _still_there(store: Store, snapshot: DeletedSession) -> bool:

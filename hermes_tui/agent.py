@@ -118,14 +118,15 @@ def find_agent() -> Agent | None:
     return _same_environment_agent() or _path_agent()
 
 
-def resume_hint(session_id: str) -> str:
+def resume_hint(session_id: str, profile: str | None = None) -> str:
     """What to run to resume ``session_id``, said truthfully: the agent's command when there is
-    an agent to run it, else what to install first. The id is quoted for a shell: an id with
-    a control in it shows it as ``\\x1b`` inside ``$'…'``, and the shell makes the exact id
-    of what is printed (hermes_state.inert_text.shell_quote)."""
-    from hermes_state.inert_text import shell_quote
+    an agent to run it, else what to install first. The command names ``profile`` (``-p
+    NAME``: the session is in that profile's store, PF-7); the id is quoted for a shell: an id
+    with a control in it shows it as ``\\x1b`` inside ``$'…'``, and the shell makes the exact
+    id of what is printed (hermes_state.inert_text.shell_quote)."""
+    from .hints import resume_command
 
-    command = f"hermes --resume {shell_quote(session_id)}"
+    command = resume_command(session_id, profile)
     if find_agent() is not None:
         return f"Run: {command}"
     return f"Resume it with Hermes Agent (not installed here: {INSTALL_HINT}): {command}"

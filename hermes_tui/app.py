@@ -102,6 +102,7 @@ class HermesApp(App[str | None]):
         cache_dir: Path | None = None,
         first_window: FirstWindow | None = None,
         profiles: list | None = None,
+        profile: str | None = None,
     ) -> None:
         super().__init__()
         #: Write settings the user changes in the app (the theme) to the config file.
@@ -128,7 +129,7 @@ class HermesApp(App[str | None]):
                                       **door)
             db_label = db_label or f"{len(profiles)} profiles"
         else:
-            store = BrowserData(self.db_path, first_window=first_window, **door)
+            store = BrowserData(self.db_path, first_window=first_window, profile=profile, **door)
         self.ctx = AppContext(
             store=store,
             clock=clock,
@@ -471,6 +472,7 @@ def build_app(
     cache_dir: Path | None = None,
     first_window: FirstWindow | None = None,
     profiles: list | None = None,
+    profile: str | None = None,
 ) -> HermesApp:
     """The browser for ``db_path`` with an injected clock and config.
 
@@ -481,7 +483,8 @@ def build_app(
     cache directory); ``first_window`` the first pages read ahead while the UI was imported
     (see :func:`hermes_tui.browse.start_first_window`); ``profiles`` several Hermes profiles
     (:class:`hermes_state.profiles.Profile`) browsed as one list (PF-6), ``db_path`` then the
-    first one's store.
+    first one's store; ``profile`` the name of ``db_path``'s profile when the commands the
+    browser prints must name it (PF-7: it was named, or is not the default).
     """
     return HermesApp(
         Path(db_path),
@@ -496,6 +499,7 @@ def build_app(
         cache_dir=cache_dir,
         first_window=first_window,
         profiles=profiles,
+        profile=profile,
     )
 
 

@@ -193,8 +193,15 @@ def demo_hint(session_id: str, resume_command: str | None) -> str:
     return f"{head} On your own sessions, resume_command runs: {' '.join(shell_quote(a) for a in argv)}"
 
 
-def hand_off(session_id: str, resume_command: str | None, *, home: Path | None = None, demo: bool = False) -> int:
+def hand_off(session_id: str, resume_command: str | None, *, profile: Any = None, demo: bool = False) -> int:
     """BR-7: print the id on stdout; run the resume command in place of this process.
+
+    ``profile`` (a :class:`~hermes_state.profiles.Profile`): the session is in that profile's
+    store, which was named (``--profile``, a row of ``--all-profiles``) or is not the default
+    one (PF-7). Every command printed names it (``hermes -p NAME --resume ID``), and the
+    resume command runs with ``HERMES_HOME`` at its home, where Hermes Agent finds the session
+    (it trusts a ``HERMES_HOME`` inside ``profiles/``, PF-1) whatever profile it would
+    otherwise choose.
 
     An id holding a control character (another writer, or ``hermes sessions import``, can
     store one) is refused: nothing on stdout, nothing run, exit 1, and on stderr the command
@@ -205,10 +212,11 @@ def hand_off(session_id: str, resume_command: str | None, *, home: Path | None =
     """
     from .agent import resume_hint
 
+    name = profile.name if profile is not None else None
     if has_unsafe(session_id):
         _err(
             "Error: the chosen session id holds control characters: not printed, as they would "
-            f"reach the terminal. {resume_hint(session_id)}"
+            f"reach the terminal. {resume_hint(session_id, name)}"
         )
         return 1
     print(session_id, flush=True)
@@ -216,19 +224,18 @@ def hand_off(session_id: str, resume_command: str | None, *, home: Path | None =
         _err(demo_hint(session_id, resume_command))
         return 0
     if not resume_command:
-        _err(resume_hint(session_id))
+        _err(resume_hint(session_id, name))
         return 0
     argv = resume_argv(resume_command, session_id)
     if refuses_own_script(argv):
         _err(
             f"Not running resume_command {resume_command!r}: it starts this session browser "
-            f"itself, not Hermes Agent. {resume_hint(session_id)}"
+            f"itself, not Hermes Agent. {resume_hint(session_id, name)}"
         )
         return 1
-    if home is not None:
-        # The session is in another profile's store: Hermes resumes it there (it trusts a
-        # HERMES_HOME inside profiles/, PF-1).
-        os.environ["HERMES_HOME"] = str(home)
+    if profile is not None:
+        _err(f"(resuming in profile '{_safe(name)}': HERMES_HOME={_safe(str(profile.home))})")
+        os.environ["HERMES_HOME"] = str(profile.home)
     try:
         sys.stdout.flush()
         os.execvp(argv[0], argv)
@@ -364,15 +371,17 @@ def run_browse(
     demo: bool,
     plain: bool,
     profiles: list | None = None,
+    profile: Any = None,
 ) -> int:
     """The whole of ``hermes sessions browse`` (CLI-13, BR-5 … BR-7); ``profiles``: several
-    Hermes profiles' stores browsed as one (PF-6)."""
+    Hermes profiles' stores browsed as one (PF-6); ``profile``: the profile of ``db_path``
+    when the commands printed must name it (PF-7: it was named, or is not the default)."""
     # No garbage collection until the app is mounted (it turns the collector back on with
     # its own thresholds): see hermes_tui.collector.
     with collector_paused():
         if profiles:
             return _browse_profiles(profiles, source=source, limit=limit, plain=plain)
-        return _run_browse(db_path, source=source, limit=limit, demo=demo, plain=plain)
+        return _run_browse(db_path, source=source, limit=limit, demo=demo, plain=plain, profile=profile)
 
 
 def _pick_in_app(tty: int, db_path: Path, **build: Any) -> tuple[int, str | None]:
@@ -419,9 +428,9 @@ def _browse_profiles(profiles: list, *, source: str | None, limit: int, plain: b
         if chosen is None:
             return _none_chosen(code)
         name, _sep, session_id = chosen.partition(":")
-        home = next(p.home for p in profiles if p.name == name)
-        _err(f"(in profile '{_safe(name)}': hermes -p {_safe(name)} --resume {_safe(session_id)})")
-        return hand_off(session_id, config.resume_command, home=home)
+        # (every row's profile is named in the list: the commands printed name it too, the
+        # default one included, which a sticky `hermes profile use` would not reach)
+        return hand_off(session_id, config.resume_command, profile=next(p for p in profiles if p.name == name))
     except KeyboardInterrupt:
         _err("Cancelled.")
         return CANCELLED
@@ -452,7 +461,8 @@ def _plain_across(profiles: list, *, source: str | None, limit: int) -> tuple[in
     return _plain_pick(rows)
 
 
-def _run_browse(db_path: Path | None, *, source: str | None, limit: int, demo: bool, plain: bool) -> int:
+def _run_browse(db_path: Path | None, *, source: str | None, limit: int, demo: bool, plain: bool,
+                profile: Any = None) -> int:
     from .config import load_config
 
     config, problems = load_config()
@@ -498,10 +508,11 @@ def _run_browse(db_path: Path | None, *, source: str | None, limit: int, demo: b
             if demo_home is not None:
                 demo_home.start_writer()
             code, chosen = _pick_in_app(tty, db_path, config=config, source=source, config_problems=problems,
-                                        cache_dir=cache_dir, first_window=first)
+                                        cache_dir=cache_dir, first_window=first,
+                                        profile=profile.name if profile is not None else None)
         if chosen is None:
             return _none_chosen(code)
-        return hand_off(chosen, config.resume_command, demo=demo)
+        return hand_off(chosen, config.resume_command, profile=profile, demo=demo)
     except KeyboardInterrupt:
         _err("Cancelled.")
         return CANCELLED

@@ -75,7 +75,7 @@ with collector_paused():
     from hermes_state.timefmt import relative_time
     from hermes_state.visibility import INTERNAL_SOURCES
     from hermes_state.titles import sanitize_title
-    from hermes_state.inert_text import inert_cells, shell_quote
+    from hermes_state.inert_text import inert_cells
     from hermes_state.models import shown_source
 
     from .textsafe import fit_cells, inert_line
@@ -593,7 +593,8 @@ def _cmd_browse(args: argparse.Namespace) -> int:
     if path is not None and args.source is not None:
         _warn_unknown_source_at(path, args.source)
     return int(
-        run_browse(path, source=args.source, limit=args.limit, demo=args.demo, plain=args.plain)
+        run_browse(path, source=args.source, limit=args.limit, demo=args.demo, plain=args.plain,
+                   profile=None if args.demo else cli_profiles.named_in_commands(args))
     )
 
 
@@ -819,6 +820,8 @@ def _cmd_delete(args: argparse.Namespace) -> int:
     the browser does, so ``hermes sessions restore`` can bring it back for a week."""
     from hermes_state.trash import TRASH_DAYS, default_trash_dir, delete_with_snapshot
 
+    from .hints import restore_command
+
     if args.session_id is None or args.dry_run:
         if args.session_id is not None:
             raise CliExit("Error: --dry-run deletes by filter: give filters instead of a SESSION_ID.", code=2)
@@ -842,8 +845,10 @@ def _cmd_delete(args: argparse.Namespace) -> int:
     print(f"Deleted session '{inert(session_id)}'.")
     # (stdout says only what CLI-9 says; the way back goes to stderr)
     # (quoted for a shell: controls visible, and the shell still makes the id of it)
-    print(f"Kept {TRASH_DAYS} days in the trash: hermes sessions restore {shell_quote(session_id)}",
-          file=sys.stderr)
+    # (naming the profile where one was named or is not the default: PF-7)
+    profile = cli_profiles.named_in_commands(args)
+    print(f"Kept {TRASH_DAYS} days in the trash: "
+          f"{restore_command(session_id, profile.name if profile is not None else None)}", file=sys.stderr)
     return 0
 
 
@@ -1265,6 +1270,14 @@ _KIT = argparse.Namespace(
 #: The actions that also read every profile's store at once (``--all-profiles``, PF-2).
 ACROSS_PROFILES = ("list", "search", "browse", "export", "stats")
 
+#: What ``--profile`` means to the actions on the trash, which is one for every profile (PF-7).
+PROFILE_HELP = {
+    "trash": "only the sessions deleted from this Hermes profile's store (default: every profile's)",
+    "restore": "the Hermes profile it was deleted from, for an id deleted from several (default: "
+    "the one it was deleted from); for an entry of a store that is no profile's here, the "
+    "profile to restore it into",
+}
+
 #: The two names our commands run under: ``hermes sessions`` (through the ``hermes`` that
 #: hands other commands to Hermes Agent) and ``hermes-sessions`` (a name nothing else installs).
 SESSIONS_PROG = "hermes sessions"
@@ -1290,7 +1303,8 @@ def build_parser(sessions_prog: str = SESSIONS_PROG) -> argparse.ArgumentParser:
         # Usage errors of an action name the action ("usage: hermes sessions list …").
         action_parser.set_defaults(_help_parser=action_parser)
         if name not in _OWN_PARSERS:
-            cli_profiles.add_profile_options(action_parser, across_too=name in ACROSS_PROFILES)
+            cli_profiles.add_profile_options(action_parser, across_too=name in ACROSS_PROFILES,
+                                             help=PROFILE_HELP.get(name))
     parser.set_defaults(_help_parser=parser)
     return parser
 

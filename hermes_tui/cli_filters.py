@@ -368,6 +368,9 @@ def delete_by_filter(args: argparse.Namespace, kit: Any) -> int:
     from hermes_state.listing.select import choose
     from hermes_state.trash import TRASH_DAYS, default_trash_dir, delete_with_snapshot
 
+    from .cli_profiles import named_in_commands
+    from .hints import trash_command
+
     require_filter(args, "delete")
     with kit.open_store("read" if args.dry_run else "write") as db:
         kit.warn_unknown_source(db, getattr(args, "source", None))
@@ -399,7 +402,10 @@ def delete_by_filter(args: argparse.Namespace, kit: Any) -> int:
                     failed.append(f"{session_id}: {outcome.error or 'not deleted'}")
         deleted = len(gone)
     print(f"Deleted {plural(len(chosen))} ({plural(deleted, 'session')}).")
-    print(f"Kept {TRASH_DAYS} days in the trash: hermes sessions trash", file=sys.stderr)
+    # (the profile's trash where one was named or is not the default: PF-7)
+    profile = named_in_commands(args)
+    print(f"Kept {TRASH_DAYS} days in the trash: {trash_command(profile.name if profile is not None else None)}",
+          file=sys.stderr)
     for line in failed:
         print(f"Not deleted: {inert(line)}", file=sys.stderr)
     return 1 if failed else 0

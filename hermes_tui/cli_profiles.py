@@ -17,13 +17,13 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from hermes_state.across_profiles import LeftOut, Opened, open_each
-from hermes_state.profiles import Profile, ProfileError, Profiles, discover
+from hermes_state.profiles import DEFAULT, Profile, ProfileError, Profiles, discover
 
 from .textsafe import fit_cells, inert_line
 
 __all__ = [
     "ProfileError", "add_profile_options", "across", "chosen_profile", "open_across", "NoProfileStore",
-    "profile_cell", "PROFILE_HEAD",
+    "profile_cell", "PROFILE_HEAD", "named_in_commands",
 ]
 
 #: The profile column of a listing across profiles (cells, with the space after it).
@@ -35,13 +35,14 @@ class NoProfileStore(Exception):
     """Across profiles, no store could be read (each left-out one was already named)."""
 
 
-def add_profile_options(parser: argparse.ArgumentParser, *, across_too: bool) -> None:
+def add_profile_options(parser: argparse.ArgumentParser, *, across_too: bool, help: str | None = None) -> None:
     """``--profile NAME`` (every action that opens a store), and ``--all-profiles`` (the
-    ones that read: ``list``, ``browse``, ``export``, ``stats``), never both at once."""
+    ones that read: ``list``, ``browse``, ``export``, ``stats``), never both at once;
+    ``help``: what ``--profile`` means to an action that reads it its own way (the trash)."""
     target = parser.add_mutually_exclusive_group() if across_too else parser
     target.add_argument(
         "--profile", "-p", metavar="NAME",
-        help="the store of this Hermes profile (default: the profile hermes runs in: "
+        help=help or "the store of this Hermes profile (default: the profile hermes runs in: "
         "HERMES_HOME, else the one 'hermes profile use' chose, else ~/.hermes)",
     )
     if across_too:
@@ -100,3 +101,18 @@ def warn(line: str) -> None:
 
 def home_of(args: argparse.Namespace) -> Path:
     return chosen_profile(args).home
+
+
+def named_in_commands(args: argparse.Namespace) -> Profile | None:
+    """The run's profile when a command printed for a person must name it (PF-7:
+    ``hermes -p NAME …``): one named with ``--profile``, or one the run uses that is not the
+    default (a sticky ``hermes profile use``, a ``HERMES_HOME`` inside ``profiles/``), since a
+    command typed later may run where Hermes chooses then. None for the default profile named
+    by nothing, and for a home that is no profile of the root (no ``-p`` reaches it)."""
+    profiles = discover()
+    profile = profiles.chosen(getattr(args, "profile", None))
+    if profile.name not in profiles.names:
+        return None
+    if getattr(args, "profile", None) is None and profile.name == DEFAULT:
+        return None
+    return profile

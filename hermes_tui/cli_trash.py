@@ -3,6 +3,14 @@
 A session deleted in the browser or by ``hermes sessions delete`` is also written to the trash
 under the user data directory (owner-only) inside the deleting transaction, so it can be brought
 back here even when the browser was killed between the delete and its undo.
+
+The trash is one per user, the stores one per Hermes profile, and session ids collide across
+profiles (PF-7). Each entry records the store it was deleted from, and a restore puts it back
+there and nowhere else: into the profile that store is, whichever profile the run would use
+(``--profile`` chooses among the entries of one id deleted from several profiles, and names
+the profile for an entry whose store is no profile's here); what cannot be decided is refused
+with the command that restores it. ``trash`` lists every profile's entries, each with the
+profile it goes back into; ``trash --profile NAME`` that profile's alone.
 """
 
 from __future__ import annotations
@@ -14,10 +22,14 @@ from pathlib import Path
 
 from hermes_state import open_store
 from hermes_state.errors import DatabaseError
+from hermes_state.inert_text import shell_quote
 from hermes_state.paths import default_db_path
+from hermes_state.profiles import Profile, Profiles, discover
 from hermes_state.timefmt import relative_time
-from hermes_state.trash import TRASH_DAYS, default_trash_dir, list_trash, read_trash, undo_delete
+from hermes_state.trash import TRASH_DAYS, default_trash_dir, list_trash, read_trash, same_store, undo_delete
 
+from . import cli_profiles
+from .hints import restore_command
 from .textsafe import inert_line as inert
 
 
@@ -27,13 +39,14 @@ def _fail(message: str) -> int:
 
 
 def add_trash(sub) -> None:
-    parser = sub.add_parser("trash", help=f"list sessions deleted (here or in the browser), kept {TRASH_DAYS} days")
+    parser = sub.add_parser("trash", help=f"list sessions deleted (here or in the browser), kept {TRASH_DAYS} days, "
+                            "each with the profile it goes back into")
     parser.add_argument("--json", action="store_true", help="one JSON document (see README, JSON output)")
     parser.set_defaults(run=cmd_trash)
 
 
 def add_restore(sub) -> None:
-    parser = sub.add_parser("restore", help="bring back a session from the trash")
+    parser = sub.add_parser("restore", help="bring back a session from the trash, into the store it was deleted from")
     parser.add_argument("session_id", metavar="SESSION_ID",
                         help="full id or unique prefix, or an ENTRY name (see: hermes sessions trash)")
     parser.add_argument("--yes", "-y", action="store_true",
@@ -72,45 +85,64 @@ def _large_restore_agreed(db, snapshot, assume_yes: bool) -> bool:
 
 def cmd_trash(args: argparse.Namespace) -> int:
     directory = default_trash_dir()
+    profiles = discover()
     entries = list_trash(directory)
+    owners = {entry.path: profiles.owner_of(entry.database) for entry in entries if not entry.problem}
+    named = _named_profile(args, profiles)
+    if named is not None:
+        # One profile's trash: the entries deleted from its store (and the damaged ones, which
+        # say no store: nothing sits in the trash unseen).
+        entries = [e for e in entries if e.problem or owners.get(e.path) == named]
+    here = _store_path(args)
     if getattr(args, "json", False):
-        return _trash_json(entries, directory, _store_path(args))
+        return _trash_json(entries, owners, directory, here)
     if not entries:
-        print(f"The trash is empty ({directory}).")
+        if named is not None:
+            print(f"Nothing deleted from profile '{inert(named.name)}' is in the trash ({directory}).")
+        else:
+            print(f"The trash is empty ({directory}).")
         return 0
     now = time.time()
-    here = _store_path(args)
-    # The trash is one per user, the stores many (a HERMES_HOME per profile): an entry deleted
-    # from another store is marked, since restore puts it into this one.
-    elsewhere: list[str] = []
-    print(f"{'Deleted':<12} {'Msgs':>5}  {'Source':<10} {'Session':<32} Title")
-    print("\u2500" * 90)
+    # The trash is one per user, the stores one per profile: each entry goes back into the
+    # store it was deleted from (PF-7), and its profile is shown whenever any entry's is not
+    # the run's own.
+    current = profiles.owner_of(here)
+    usable = [e for e in entries if not e.problem]
+    with_profile = any(owners[e.path] != current for e in usable)
+    head = cli_profiles.PROFILE_HEAD if with_profile else ""
+    print(f"{'Deleted':<12} {'Msgs':>5}  {'Source':<10} {head}{'Session':<32} Title")
+    print("\u2500" * (90 + (cli_profiles.PROFILE_WIDTH + 1 if with_profile else 0)))
     repeated = _repeated_ids(entries)
-    damaged = [e for e in entries if e.problem]
-    for entry in entries:
+    elsewhere: list[str] = []  # stores of no profile here, each named once below
+    for entry in usable:
         when = relative_time(entry.deleted_at, now=now)
-        if entry.problem:
-            continue
-        other = bool(entry.database) and not _same_path(entry.database, here)
-        if other and entry.database not in elsewhere:
+        owner = owners[entry.path]
+        if owner is None and entry.database not in elsewhere:
             elsewhere.append(entry.database)
-        print(f"{when:<12} {entry.messages:>5}  {inert(entry.source or '')[:10]:<10} "
-              f"{inert(entry.session_id):<32} {inert(entry.label)}{' *' if other else ''}")
+        cell = cli_profiles.profile_cell(owner.name if owner is not None else "?") if with_profile else ""
+        print(f"{when:<12} {entry.messages:>5}  {inert(entry.source or '')[:10]:<10} {cell}"
+              f"{inert(entry.session_id):<32} {inert(entry.label)}")
         if entry.session_id in repeated:
             # Deleted more than once: each delete is its own entry, chosen by its name.
-            print(f"{'':<12} {'':>5}  {'':<10} entry {inert(entry.name)}")
-    for entry in damaged:
-        when = relative_time(entry.deleted_at, now=now)
-        print(f"{when:<12} {'?':>5}  {'':<10} {inert(entry.path.name):<32} cannot be restored: {inert(entry.problem)}")
+            print(f"{'':<12} {'':>5}  {'':<10} {' ' * len(head)}entry {inert(entry.name)}")
+    for entry in entries:
+        if entry.problem:
+            when = relative_time(entry.deleted_at, now=now)
+            print(f"{when:<12} {'?':>5}  {'':<10} {' ' * len(head)}{inert(entry.path.name):<32} "
+                  f"cannot be restored: {inert(entry.problem)}")
     if elsewhere:
-        print(f"\n* deleted from another store ({', '.join(inert(p) for p in elsewhere)}); "
-              f"restore puts it into {inert(str(here))}")
-    print(f"\nKept {TRASH_DAYS} days in {directory}. Restore with: hermes sessions restore SESSION_ID"
-          + (" (or ENTRY, for one of several deletes of a session)" if repeated else ""))
+        print()
+        for database in elsewhere:
+            print(f"? {_no_profile_here(database, profiles, 'SESSION_ID')}")
+    spread = _in_several_profiles(usable, owners)
+    print(f"\nKept {TRASH_DAYS} days in {directory}. Restore with: hermes sessions restore SESSION_ID "
+          "(back into the profile it was deleted from"
+          + ("; add -p PROFILE for an id deleted from several" if spread else "")
+          + ("; or ENTRY, for one of several deletes of a session" if repeated else "") + ")")
     return 0
 
 
-def _trash_json(entries: list, directory: Path, here: Path) -> int:
+def _trash_json(entries: list, owners: dict, directory: Path, here: Path) -> int:
     from .cli_json import write_document
 
     write_document("trash", "entries", (
@@ -124,12 +156,45 @@ def _trash_json(entries: list, directory: Path, here: Path) -> int:
             "deleted_at": entry.deleted_at,
             "expires_at": entry.deleted_at + TRASH_DAYS * 86400,
             "database": entry.database or None,
-            "other_store": bool(entry.database) and not _same_path(entry.database, here),
+            # (the profile whose store it was deleted from: where `restore` puts it back)
+            "profile": owners[entry.path].name if owners.get(entry.path) is not None else None,
+            "other_store": bool(entry.database) and not same_store(entry.database, here),
             "problem": entry.problem,
         }
         for entry in entries
     ), directory=str(directory), kept_days=TRASH_DAYS)
     return 0
+
+
+def _named_profile(args: argparse.Namespace, profiles: Profiles) -> Profile | None:
+    """The profile ``--profile`` names (``main`` checked the name), or None."""
+    name = getattr(args, "profile", None)
+    return profiles.named(name) if name is not None else None
+
+
+def _in_several_profiles(entries, owners: dict) -> set[str]:
+    """The ids of sessions in the trash from more than one store."""
+    stores: dict[str, set] = {}
+    for entry in entries:
+        owner = owners[entry.path]
+        stores.setdefault(entry.session_id, set()).add(owner.name if owner is not None else entry.database)
+    return {sid for sid, where in stores.items() if len(where) > 1}
+
+
+def _no_profile_here(database: str, profiles: Profiles, session_id: str) -> str:
+    """What to run for an entry deleted from a store of no profile of this root (another
+    root's, a profile deleted since, or one the entry does not record): the command that
+    restores it where it was deleted from, where that is still there, else into a profile."""
+    into = f"into a profile: {restore_command(session_id, 'NAME')}"
+    if not database:
+        return f"The trash entry does not say which store it was deleted from. To restore it {into}."
+    home = Path(database).parent
+    root = inert(str(profiles.root))
+    if _is_dir(home):
+        there = f"HERMES_HOME={shell_quote(str(home))} {restore_command(session_id)}"
+        return (f"Deleted from {inert(database)}, the store of no profile under {root}. To put it back "
+                f"there: {inert(there)}; {into}.")
+    return f"Deleted from {inert(database)}, which is gone and was no profile's under {root}. To restore it {into}."
 
 
 def _store_path(args: argparse.Namespace) -> Path:
@@ -145,16 +210,6 @@ def _repeated_ids(entries) -> set[str]:
             continue
         (repeated if entry.session_id in seen else seen).add(entry.session_id)
     return repeated
-
-
-def _same_path(recorded: str, path: Path) -> bool:
-    """The store an entry records is ``path`` (as written, or once both are resolved)."""
-    if recorded == str(path):
-        return True
-    try:
-        return Path(recorded).resolve() == path.resolve()
-    except (OSError, RuntimeError, ValueError):
-        return False
 
 
 def cmd_restore(args: argparse.Namespace) -> int:
@@ -174,23 +229,35 @@ def cmd_restore(args: argparse.Namespace) -> int:
         return _fail(f"No session '{inert(wanted)}' in the trash (see: hermes sessions trash).")
     if len({e.session_id for e in matches}) > 1:
         return _fail(f"'{inert(wanted)}' is ambiguous: {len(matches)} sessions in the trash start with it.")
-    entry = matches[0]  # newest first: the latest delete of that session
-    if entry.problem:
+    if matches[0].problem:
+        entry = matches[0]
         return _fail(f"Error: trash entry {inert(entry.path.name)} cannot be restored: {inert(entry.problem)}.")
+    profiles = discover()
+    owners = {e.path: profiles.owner_of(e.database) for e in matches}
+    shown = wanted if named else matches[0].session_id  # (what the commands said below name)
+    chosen = _where_back(matches, owners, _named_profile(args, profiles), profiles, shown)
+    if isinstance(chosen, str):
+        return _fail(chosen)
+    matches, target = chosen
+    entry = matches[0]  # newest first: the latest delete of that session from that store
     older = [e for e in matches[1:] if e.session_id == entry.session_id] if not named else []
     try:
         snapshot = read_trash(entry.path)
     except ValueError as exc:
         return _fail(f"Error: {inert(str(exc))}")
-    path = _store_path(args)
     try:
-        db = open_store(path, "write")
+        db = open_store(target.db_path, "write")
     except DatabaseError as exc:
         return _fail(f"Error: Could not open session database: {inert(str(exc))}")
     try:
-        if entry.database and entry.database != str(db.db_path):
-            print(f"(deleted from {inert(entry.database)}; restoring into {inert(str(db.db_path))})",
+        if owners[entry.path] is None:
+            # (chosen by --profile: the store it was deleted from is no profile's here)
+            print(f"(deleted from {inert(entry.database or 'a store the entry does not record')}; restoring "
+                  f"into profile '{inert(target.name)}' ({inert(str(db.db_path))}), as --profile says)",
                   file=sys.stderr)
+        elif not same_store(str(target.db_path), _store_path(args)):
+            print(f"(into profile '{inert(target.name)}', whose store it was deleted from: "
+                  f"{inert(str(db.db_path))})", file=sys.stderr)
         if not _large_restore_agreed(db, snapshot, getattr(args, "yes", False)):
             print("Cancelled; it stays in the trash.", file=sys.stderr)
             return 1
@@ -208,3 +275,67 @@ def cmd_restore(args: argparse.Namespace) -> int:
               f"{'are' if len(older) != 1 else 'is'} still in the trash: {names} "
               "(hermes sessions restore ENTRY, once this one is deleted or renamed)", file=sys.stderr)
     return 0
+
+
+def _where_back(matches: list, owners: dict, named: Profile | None, profiles: Profiles,
+                shown: str) -> tuple[list, Profile] | str:
+    """The entries to restore from (newest first) and the profile whose store they go back
+    into, or the one line that refuses (PF-7). A session goes back into the store it was
+    deleted from: without ``--profile``, the profile that store is (refused when that is no
+    profile here, or when the id was deleted from several, naming the command for each);
+    with it, only an entry deleted from that profile's store -- or, from a store of no
+    profile here, into it as asked. Never into another profile's store than its own."""
+    if named is not None:
+        own = [e for e in matches if owners[e.path] == named]
+        if own:
+            return own, named
+        nowhere = [e for e in matches if owners[e.path] is None]
+        if nowhere:
+            return nowhere, named
+        others = _profiles_of(matches, owners)
+        return (f"'{inert(shown)}' was deleted from profile {', '.join(repr(n) for n in others)}, not "
+                f"'{inert(named.name)}', and goes back only into the store it was deleted from: "
+                + "; ".join(inert(restore_command(shown, n)) for n in others))
+    stores = []
+    for entry in matches:
+        key = owners[entry.path] or entry.database
+        if key not in stores:
+            stores.append(key)
+    if len(stores) == 1:
+        owner = owners[matches[0].path]
+        if owner is None:
+            return f"Not restored: {_no_profile_here(matches[0].database, profiles, shown)}"
+        return matches, owner
+    commands = [inert(restore_command(shown, n)) for n in _profiles_of(matches, owners)]
+    seen: set[str] = set()
+    for entry in matches:
+        if owners[entry.path] is not None or entry.database in seen:
+            continue
+        seen.add(entry.database)
+        # (by its entry's name: under another HERMES_HOME this root's profiles are no profile's
+        # stores, and the id alone would be as ambiguous there)
+        home = Path(entry.database).parent if entry.database else None
+        if home is not None and _is_dir(home):
+            commands.append(inert(f"HERMES_HOME={shell_quote(str(home))} {restore_command(entry.name)}"))
+        else:
+            commands.append(inert(restore_command(entry.name, "NAME")) + " (into a profile: the store it was deleted from is gone or not recorded)")
+    return (f"'{inert(shown)}' was deleted from {len(stores)} stores: say which one it goes back into: "
+            + "; ".join(commands))
+
+
+def _is_dir(path: Path) -> bool:
+    """``path`` is a directory (an entry's recorded store is data: a path that cannot be
+    looked at is no home to restore into)."""
+    try:
+        return path.is_dir()
+    except (OSError, ValueError):
+        return False
+
+
+def _profiles_of(entries: list, owners: dict) -> list[str]:
+    names: list[str] = []
+    for entry in entries:
+        owner = owners[entry.path]
+        if owner is not None and owner.name not in names:
+            names.append(owner.name)
+    return names

@@ -188,8 +188,12 @@ class BrowserData:
         trash_dir: Path | None = None,
         cache_dir: Path | None = None,
         first_window: FirstWindow | None = None,
+        profile: str | None = None,
     ) -> None:
         self.db_path = Path(db_path)
+        #: The Hermes profile the commands printed for its sessions name (``-p NAME``, PF-7),
+        #: or None: the default profile, named by nothing.
+        self.profile = profile
         #: The first pages and the reader, read ahead while the UI started (or None).
         self._first_window = first_window
         #: Where deleted sessions are kept for ``hermes sessions restore`` (None: nowhere).
@@ -328,6 +332,11 @@ class BrowserData:
             return db.data_version() != version
         except Exception:
             return True
+
+    def for_commands(self, session_id: str) -> tuple[str | None, str]:
+        """``(profile, the session's own id)``: where a command printed for a person finds
+        the session shown as ``session_id`` (the profile None: wherever Hermes runs)."""
+        return self.profile, session_id
 
     @property
     def is_open(self) -> bool:

@@ -363,6 +363,12 @@ class ProfilesData:
         """The session's own id (what ``hermes -p PROFILE --resume`` takes)."""
         return split(qualified)[1]
 
+    def for_commands(self, qualified: str) -> tuple[str | None, str]:
+        """``(profile, the session's own id)``: what a command printed for a person names
+        (PF-7: ``-p PROFILE ID``, never the ``profile:id`` of this door, which no command
+        takes)."""
+        return split(qualified)
+
     def _part_of(self, qualified: str) -> tuple[str, BrowserData, str]:
         name, session_id = split(qualified)
         part = self.parts.get(name)

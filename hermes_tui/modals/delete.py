@@ -16,9 +16,9 @@ from textual.widgets import Button, Static
 
 from ..shown_time import relative as relative_time, stamp_and_relative
 
-from hermes_state.inert_text import shell_quote
 from hermes_state.trash import TRASH_DAYS, DeletePreview, RelatedSession
 
+from ..hints import restore_command
 from ..render.lanes import lane_text
 from ..textsafe import inert_line
 from ..legible import muted
@@ -27,10 +27,12 @@ from ..legible import muted
 MAX_LISTED_CHILDREN = 8
 
 
-def undo_and_trash_note(session_id: str | None = None) -> str:
+def undo_and_trash_note(session_id: str | None = None, profile: str | None = None) -> str:
     """Both ways back: ``u`` while the browser is open, and the trash for TRASH_DAYS days after
-    (a person who closed the browser must not believe the delete was final)."""
-    restore = f"hermes sessions restore {inert_line(shell_quote(session_id))}" if session_id else (
+    (a person who closed the browser must not believe the delete was final). ``session_id``
+    is the session's own id and ``profile`` the profile whose store it is in, which the
+    command names (PF-7) when the browser was given one."""
+    restore = inert_line(restore_command(session_id, profile)) if session_id else (
         "hermes sessions trash, then restore")
     return (f"Press u afterwards to undo (while the browser stays open). "
             f"It is also kept in the trash for {TRASH_DAYS} days: {restore}")
@@ -81,10 +83,14 @@ class ConfirmDeleteModal(ConfirmModal):
         Binding("escape,n", "cancel", "Cancel", id="delete_cancel"),
     ]
 
-    def __init__(self, preview: DeletePreview, *, clock: Callable[[], float]) -> None:
+    def __init__(self, preview: DeletePreview, *, clock: Callable[[], float],
+                 named: tuple[str | None, str] | None = None) -> None:
+        """``named``: ``(profile, the session's own id)`` that the restore command names
+        (default: the preview's id, no profile)."""
         super().__init__()
         self.preview = preview
         self.clock = clock
+        self.named = named or (None, preview.session_id)
 
     def compose(self) -> ComposeResult:
         p = self.preview
@@ -178,7 +184,8 @@ class ConfirmDeleteModal(ConfirmModal):
         return text
 
     def _undo_note(self) -> Text:
-        return Text(undo_and_trash_note(self.preview.session_id))
+        profile, session_id = self.named
+        return Text(undo_and_trash_note(session_id, profile))
 
     def _when(self, ts: float) -> str:
         return stamp_and_relative(ts, self.clock())

@@ -173,7 +173,10 @@ class SessionActions:
             if confirmed:
                 self._in_worker(self._delete, preview)
 
-        self.app.push_screen(ConfirmDeleteModal(preview, clock=self.ctx.clock), done)
+        # (the restore command it prints names the session's own id and its profile: across
+        # profiles the row's id is profile:id, which no command takes, PF-7)
+        named = self.ctx.store.for_commands(session_id)
+        self.app.push_screen(ConfirmDeleteModal(preview, clock=self.ctx.clock, named=named), done)
 
     def _delete(self, preview: DeletePreview) -> None:
         outcome = self.ctx.store.delete(preview.session_id, sessions_dir=self.ctx.sessions_dir)

@@ -494,21 +494,30 @@ def test_cli9_a_deleted_session_goes_to_the_trash_and_restore_brings_it_back(run
     assert (deletable / "20250305_091523_a1b2c3.jsonl").exists()
 
 
-def test_cli9_trash_marks_what_another_store_deleted(run, deletable, home, tmp_path, monkeypatch):
-    """One trash per user, one store per HERMES_HOME: a session deleted from another store
-    is marked in the list, and the note says restore puts it into this one."""
+def test_cli9_an_entry_of_another_store_goes_back_only_into_it(run, deletable, home, tmp_path, monkeypatch):
+    """One trash per user, one store per HERMES_HOME (PF-7): a session deleted from a store of
+    no profile of this root is marked, the listing says the command that puts it back there,
+    and a restore here refuses rather than put it into this store."""
     assert run("delete", "20250305_091523_a1b2c3", "-y")[0] == 0
     code, out, _ = run("trash")
-    assert code == 0 and " *" not in out and "another store" not in out
+    assert code == 0 and "Profile" not in out and "? " not in out
     other = tmp_path / "other-home"
     other.mkdir()
     SessionDB(other / "state.db").close()
+    before = (other / "state.db").read_bytes()
     monkeypatch.setenv("HERMES_HOME", str(other))
     code, out, _ = run("trash")
-    row = next(line for line in out.splitlines() if "20250305_091523_a1b2c3" in line)
-    assert code == 0 and row.endswith(" *")
-    assert (f"* deleted from another store ({home / 'state.db'}); restore puts it into "
-            f"{other / 'state.db'}") in out
+    cells = next(line for line in out.splitlines() if "20250305_091523_a1b2c3" in line).split()
+    assert code == 0 and cells[cells.index("20250305_091523_a1b2c3") - 1] == "?"  # (its profile: none here)
+    back = f"HERMES_HOME={home} hermes sessions restore SESSION_ID"
+    assert f"? Deleted from {home / 'state.db'}, the store of no profile under {other}" in out and back in out
+    code, out, err = run("restore", "20250305_091523_a1b2c3")
+    assert code == 1 and out == ""
+    assert f"HERMES_HOME={home} hermes sessions restore 20250305_091523_a1b2c3" in err
+    assert (other / "state.db").read_bytes() == before
+    monkeypatch.setenv("HERMES_HOME", str(home))
+    code, out, err = run("restore", "20250305_091523_a1b2c3")
+    assert code == 0, err
 
 
 # ----------------------------------------------------------------------------- CLI-10 rename

@@ -274,11 +274,10 @@ def test_browse_across_profiles_picks_a_session_and_says_its_profile(profiles_ho
     chosen = result.stdout.strip()
     assert chosen and ":" not in chosen  # (the session's own id, as hermes --resume takes it)
     broken_named_once(result.stderr)
-    # (after the prompt: typed at a terminal, the echoed Enter ends the prompt's line)
-    hint = [line[line.index("(in profile '"):] for line in result.stderr.splitlines() if "(in profile '" in line]
-    assert len(hint) == 1 and f"--resume {chosen}" in hint[0]
-    name = hint[0].split("'")[1]
-    assert f"hermes -p {name} --resume {chosen}" in hint[0]
+    # The one resume command printed names the profile the session is in (PF-7).
+    commands = _resume_commands(result.stderr)
+    assert len(commands) == 1 and commands[0].startswith("hermes -p ") and commands[0].endswith(f" --resume {chosen}")
+    name = commands[0].split()[2]
     assert chosen in ids_of(store(profiles_home, name))
     menu = result.stderr
     assert all(f"{profile} · " in menu for profile in READABLE)
@@ -340,3 +339,63 @@ def test_unread_across_profiles_names_each_profile_that_does_not_track_it(profil
         notes = [line for line in result.stderr.splitlines() if "unread is not tracked" in line]
         assert len(notes) == 1 and notes[0].startswith("Note: profile 'old': "), result.stderr
         broken_named_once(result.stderr)
+
+
+def _menu_number(menu: str, profile: str) -> int:
+    """The number of the plain picker's first row of ``profile``."""
+    for line in menu.splitlines():
+        head, _dot, rest = line.strip().partition(". ")
+        if head.isdigit() and rest.rstrip().endswith(f"{profile} · {rest.rstrip().rsplit(' · ', 1)[-1]}"):
+            return int(head)
+    raise AssertionError(f"no row of profile {profile}:\n{menu}")
+
+
+def _resume_commands(stderr: str) -> list[str]:
+    """Every ``hermes … --resume ID`` command printed, from ``hermes`` to the id."""
+    import re
+
+    return re.findall(r"hermes(?: -p \S+)? --resume [^\s)]+", stderr)
+
+
+def test_every_resume_command_printed_for_a_session_across_profiles_names_its_profile(profiles_home):
+    menu = browse(profiles_home, "--all-profiles", stdin="q\n").stderr
+    number = _menu_number(menu, "coder")
+    result = browse(profiles_home, "--all-profiles", stdin=f"{number}\n")
+    assert result.returncode == 0, result.stderr
+    chosen = result.stdout.strip()
+    assert chosen in ids_of(store(profiles_home, "coder"))
+    # (Hermes Agent is not installed for the tests: the hint says what to install, then the
+    # command; a `hermes --resume` without the profile would resume in the default profile)
+    commands = _resume_commands(result.stderr)
+    assert commands and set(commands) == {f"hermes -p coder --resume {chosen}"}, result.stderr
+
+
+def test_a_session_of_a_profile_named_is_resumed_in_that_profile(profiles_home):
+    result = browse(profiles_home, "--profile", "old", stdin="1\n")
+    assert result.returncode == 0, result.stderr
+    chosen = result.stdout.strip()
+    assert set(_resume_commands(result.stderr)) == {f"hermes -p old --resume {chosen}"}, result.stderr
+    # The default profile, named by nothing, is where a plain `hermes --resume` goes.
+    plain = browse(profiles_home, stdin="1\n")
+    assert plain.returncode == 0, plain.stderr
+    assert set(_resume_commands(plain.stderr)) == {f"hermes --resume {plain.stdout.strip()}"}, plain.stderr
+
+
+def test_resume_command_runs_in_the_chosen_sessions_profile(profiles_home):
+    """The configured ``resume_command`` (``hermes --resume {id}`` for most) runs with
+    ``HERMES_HOME`` at the session's profile, where Hermes Agent finds it."""
+    record = profiles_home.parent / "resumed.json"
+    script = profiles_home.parent / "record.py"
+    script.write_text("import json, os, sys\n"
+                      f"open({str(record)!r}, 'w').write(json.dumps([os.environ.get('HERMES_HOME'), sys.argv[1:]]))\n")
+    config = profiles_home.parent / "config"
+    config.mkdir()
+    (config / "config.yaml").write_text(f"resume_command: \"{sys.executable} {script} --resume {{id}}\"\n")
+    for args, profile in ((("--profile", "old"), "old"), (("--all-profiles",), "coder")):
+        number = _menu_number(browse(profiles_home, *args, stdin="q\n").stderr, profile) if profile == "coder" else 1
+        result = browse(profiles_home, *args, stdin=f"{number}\n")
+        assert result.returncode == 0, result.stderr
+        home, argv = json.loads(record.read_text())
+        assert Path(home) == store(profiles_home, profile).parent
+        assert argv == ["--resume", result.stdout.strip()]
+        assert "hermes --resume" not in result.stderr

@@ -7,7 +7,11 @@ profile is named once; after every write each store is checked (integrity, schem
 from __future__ import annotations
 
 import asyncio
+import os
+import shlex
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 from textual.widgets import Input, OptionList
@@ -19,6 +23,7 @@ from hermes_tui.modals.profile_picker import ProfilePicker
 from hermes_tui.modals.rename import RenameModal
 
 from .conftest import SIZE, make_app, settle
+from .test_delete_undo import modal_text
 
 READABLE = ("default", "coder", "old")
 
@@ -29,8 +34,8 @@ def store(root: Path, name: str) -> Path:
 
 def profiles_app(root: Path, tmp_path: Path, **kwargs):
     profiles = discover({"HERMES_HOME": str(root)}).with_stores()
-    return make_app(profiles[0].db_path, profiles=profiles, trash_dir=tmp_path / "trash",
-                    cache_dir=tmp_path / "cache", **kwargs)
+    kwargs.setdefault("trash_dir", tmp_path / "trash")
+    return make_app(profiles[0].db_path, profiles=profiles, cache_dir=tmp_path / "cache", **kwargs)
 
 
 def listed_alone(path: Path) -> int:
@@ -276,6 +281,60 @@ async def test_a_delete_across_profiles_goes_to_its_store_and_undo_brings_it_bac
         assert session_id in ids_in(store(profiles_home, "old"))
     for name in READABLE:
         sound(store(profiles_home, name))
+
+
+async def test_the_delete_dialogs_restore_command_brings_the_session_back_into_its_profile(profiles_home, tmp_path):
+    """The way back the dialog names works as printed, in a terminal after the browser is
+    gone: "meeting notes" of ``old`` (whose id the default store holds too) comes back into
+    ``old``'s store, and no other store changes."""
+    data = tmp_path / "data"
+    app = profiles_app(profiles_home, tmp_path, trash_dir=data / "trash")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        lst = app.screen.session_list
+        index = next(i for i, r in enumerate(rows_of(lst)) if r.profile == "old" and r.title == "meeting notes")
+        session_id = lst.row(index).id.split(":", 1)[1]
+        assert session_id in ids_in(store(profiles_home, "default"))  # (the same id in two profiles)
+        lst.move_to(index)
+        await settle(pilot)
+        await pilot.press("d")
+        await settle(pilot)
+        said = " ".join(modal_text(app.screen).split())
+        await pilot.press("y")
+        await settle(pilot)
+    assert session_id not in ids_in(store(profiles_home, "old"))
+    printed = said[said.index("kept in the trash for 7 days: ") + len("kept in the trash for 7 days: "):]
+    words = shlex.split(printed)
+    assert words[:3] == ["hermes", "sessions", "restore"] and session_id in words and "old" in words
+    others = {name: store(profiles_home, name).read_bytes() for name in ("default", "coder")}
+    env = dict(os.environ, HERMES_HOME=str(profiles_home), HERMES_SESSIONS_DATA_DIR=str(data),
+               PYTHONPATH=str(Path(__file__).resolve().parents[2]))
+    restored = subprocess.run([sys.executable, "-m", "hermes_tui.cli", *words[1:]], capture_output=True,
+                              text=True, env=env, timeout=120)
+    assert restored.returncode == 0, restored.stderr
+    assert session_id in ids_in(store(profiles_home, "old"))
+    assert {name: store(profiles_home, name).read_bytes() for name in others} == others
+    for name in READABLE:
+        sound(store(profiles_home, name))
+
+
+async def test_a_profile_browsed_on_its_own_is_named_in_the_delete_dialogs_restore_command(profiles_home, tmp_path):
+    """``browse -p old``: one store, no profile column, but the command the dialog prints
+    names the profile, as a delete from the command line with ``-p old`` does (PF-7)."""
+    app = make_app(store(profiles_home, "old"), trash_dir=tmp_path / "trash", cache_dir=tmp_path / "cache",
+                   profile="old")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        lst = app.screen.session_list
+        session_id = lst.row(0).id
+        assert ":" not in session_id
+        await pilot.press("d")
+        await settle(pilot)
+        said = " ".join(modal_text(app.screen).split())
+        assert f"kept in the trash for 7 days: hermes sessions restore -p old {session_id}" in said
+        await pilot.press("escape")
+        await settle(pilot)
+    assert session_id in ids_in(store(profiles_home, "old"))
 
 
 def test_snapshot_profile_filter(snap_compare, profiles_home, tmp_path) -> None:
