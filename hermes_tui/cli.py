@@ -75,7 +75,7 @@ with collector_paused():
     from hermes_state.timefmt import relative_time
     from hermes_state.visibility import INTERNAL_SOURCES
     from hermes_state.titles import sanitize_title
-    from hermes_state.inert_text import inert_cells
+    from hermes_state.inert_text import inert_cells, shell_quote
     from hermes_state.models import shown_source
 
     from .textsafe import fit_cells, inert_line
@@ -407,7 +407,12 @@ def _say_none_listed(args: argparse.Namespace, archived: int) -> int:
     print("No sessions found.")
     if archived:
         where = f" --source {args.source}" if args.source and not filtered else " … (the same filters)" if filtered else ""
-        print(f"({archived} archived: hermes sessions list{where} --archived)", file=sys.stderr)
+        # (the profile too: typed later, the command would list the profile Hermes runs in)
+        if cli_profiles.across(args):
+            where = " --all-profiles" + where
+        elif getattr(args, "profile", None):
+            where = f" -p {shell_quote(args.profile)}" + where
+        print(f"({archived} archived: hermes sessions list{inert_line(where)} --archived)", file=sys.stderr)
     return 0
 
 

@@ -399,3 +399,13 @@ def test_resume_command_runs_in_the_chosen_sessions_profile(profiles_home):
         assert Path(home) == store(profiles_home, profile).parent
         assert argv == ["--resume", result.stdout.strip()]
         assert "hermes --resume" not in result.stderr
+
+
+def test_a_list_of_only_archived_matches_names_the_profile_in_its_hint(profiles_home):
+    """The hint to list the archived ones is typed later, where Hermes may run in another
+    profile: it names the one that was listed."""
+    alone = hermes(profiles_home, "list", "-p", "coder", "--title", "taxes")
+    assert alone.returncode == 0 and alone.stdout == "No sessions found.\n"
+    assert "hermes sessions list -p coder … (the same filters) --archived" in alone.stderr, alone.stderr
+    every = hermes(profiles_home, "list", "--all-profiles", "--title", "taxes")
+    assert "hermes sessions list --all-profiles … (the same filters) --archived" in every.stderr, every.stderr
