@@ -222,13 +222,15 @@ def listed_scope(reader: SessionDB, listed: ListQuery) -> ExportScope:
     stem = ("listed" if listed.narrow else f"workspace-{_slug(listed.workspace) or 'none'}"
             if listed.workspace is not None else _slug(listed.source) or "source" if listed.source else "list")
     k = listing.count_listed(reader.store, listed)
-    head = f"Every conversation in the list{what} — {_count(k, 'conversation')}"
+    # (the count without its noun, and the sessions in brackets: one radio line of the export
+    # dialog, never wrapped, and "— 410 conversations, 491 sessions" was cut at 80 columns)
+    head = f"Every conversation in the list{what} — {k:,}"
     empty = None if k else "the list is empty"
     if k > EAGER_CONVERSATIONS:
         return ExportScope("listed", f"{head} (each whole)", stem, k, None, unavailable=empty,
                            listed=listed, conversations=k)
     ids = [sid for item in choose(reader.lister, listed) for sid in item.sessions]
-    return ExportScope("listed", f"{head}, {_count(len(ids), 'session')}", stem, len(ids), tuple(ids),
+    return ExportScope("listed", f"{head} ({_count(len(ids), 'session')})", stem, len(ids), tuple(ids),
                        unavailable=None if ids else "the list is empty", conversations=k)
 
 
