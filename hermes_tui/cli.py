@@ -668,6 +668,22 @@ def _export_progress(to_stdout: bool) -> Iterator[Callable[..., None] | None]:
         yield update
 
 
+def _dry_run_of_session(db: Any, session_id: str, lineage: bool) -> int:
+    """``export --session-id ID --dry-run``: the sessions the export would write, one line
+    each (``id  source  title``), and how many; nothing is written."""
+    from hermes_state.export_units import chain_of
+
+    ids = db.store.read(lambda conn: chain_of(conn, session_id)) if lineage else [session_id]
+    lines = []
+    for sid in ids:
+        row = db.get_session(sid) or {}
+        lines.append(f"  {inert_line(sid)}  {inert_line(row.get('source') or '')}  "
+                     f"{fit_cells(inert_line(row.get('title') or '—'), 40)}")
+    cli_filters.say(lines)
+    cli_filters.say([f"Would export {cli_filters.plural(len(ids), 'session')}; nothing was written."])
+    return 0
+
+
 def _is_regular_file(stream: Any) -> bool:
     try:
         return stat.S_ISREG(os.fstat(stream.fileno()).st_mode)
@@ -694,6 +710,10 @@ def _cmd_export(args: argparse.Namespace) -> int:
             raise CliExit("Error: give --session-id or filters, not both.", code=2)
         source = None if session_ids else args.source
         warn_unknown_source(db, source)
+        if session_ids and args.dry_run:
+            # (what this export of one session writes: it, or with --lineage its whole chain --
+            # the dry run once listed the whole store instead)
+            return _dry_run_of_session(db, session_ids[0], args.lineage)
         chosen = None if session_ids else cli_filters.export_choice(db, args)
         if chosen is not None or args.dry_run:
             if chosen is None:  # (a dry run of a whole store or a source: what the list has)

@@ -377,3 +377,34 @@ def test_a_dry_run_on_an_old_store_neither_migrates_nor_writes_it(fixture_home):
     done = hermes(home, "list", "--cwd", "/tmp")
     assert done.returncode == 1 and done.stdout == ""
     assert done.stderr.strip().splitlines()[-1] == "Error: --cwd cannot be applied: this store (schema 5) has no cwd column."
+
+
+def test_a_dry_run_of_one_session_lists_that_session_not_the_whole_store(made):
+    """``export --session-id ID --dry-run`` listed every conversation of the store (it took
+    the dry run for one of the filters), while the same export writes one session."""
+    before = files_of(made)
+    done = hermes(made, "export", "-", "--session-id", "month", "--dry-run")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert [line.split()[0] for line in lines[:-1]] == ["month"]
+    assert lines[-1] == "Would export 1 session; nothing was written."
+    assert files_of(made) == before
+
+
+def test_a_dry_run_of_one_session_with_lineage_lists_its_whole_chain(made):
+    db = SessionDB(made / "state.db")
+    try:
+        db.create_session("root", "cli")
+        db.append_message("root", "user", "first part")
+        db.end_session("root", "compression")
+        db.create_session("tip", "cli", parent_session_id="root")
+        db.append_message("tip", "user", "second part")
+    finally:
+        db.close()
+    done = hermes(made, "export", "-", "--session-id", "tip", "--lineage", "--dry-run")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert [line.split()[0] for line in lines[:-1]] == ["root", "tip"]
+    assert lines[-1] == "Would export 2 sessions; nothing was written."
+    written = hermes(made, "export", "-", "--session-id", "tip", "--lineage")
+    assert len(written.stdout.splitlines()) == 2  # (the export writes what the dry run listed)
