@@ -19,6 +19,11 @@ import sys
 from .agent import INSTALL_HINT, MAX_HANDOFFS, NOT_INSTALLED, find_agent, handoffs, run_agent
 
 
+#: ``hermes sessions`` actions Hermes Agent has and this program does not (upstream's
+#: storage maintenance): with no agent they are said to need it, not taken for a typo.
+AGENT_ACTIONS = ("optimize", "optimize-storage", "repair")
+
+
 def _own_actions() -> set[str]:
     from .cli import SESSION_ACTIONS
 
@@ -71,6 +76,10 @@ def main(argv: list[str] | None = None) -> int:
         # (a typo of one of ours must not read "install Hermes Agent").
         agent = find_agent()
         if agent is None:
+            if len(args) >= 2 and args[1] in AGENT_ACTIONS:
+                print(f"hermes: `hermes sessions {args[1]}` is Hermes Agent's, and Hermes Agent is not "
+                      f"installed here. Install it: {INSTALL_HINT}", file=sys.stderr)
+                return NOT_INSTALLED
             from .cli import main as sessions_main
 
             return sessions_main(args)

@@ -95,6 +95,11 @@ def test_without_hermes_agent_other_commands_say_what_to_install(home):
     # A typo of one of our actions is our usage error, not "install Hermes Agent".
     typo = run(HERMES, "sessions", "lsit", home=home, path_dirs=[BIN])
     assert typo.returncode == 2 and "invalid choice: 'lsit'" in typo.stderr
+    # An action only the agent has is the agent's: what to install, not "invalid choice".
+    for action in ("optimize", "repair"):
+        theirs = run(HERMES, "sessions", action, home=home, path_dirs=[BIN])
+        assert theirs.returncode == 127 and theirs.stdout == "", action
+        assert "pip install hermes-agent" in theirs.stderr and "invalid choice" not in theirs.stderr
 
 
 def test_other_commands_go_to_the_agents_hermes_on_path(home, tmp_path):
