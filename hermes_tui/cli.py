@@ -754,9 +754,9 @@ def _cmd_export(args: argparse.Namespace) -> int:
                 )
             except OSError as exc:
                 reason = exc.strerror or str(exc)
-                raise CliExit(f"Error: cannot write {args.output}: {reason}") from exc
+                raise CliExit(f"Error: cannot write {inert_line(args.output)}: {reason}") from exc
     if not to_stdout:
-        print(f"Exported {_plural_sessions(count)} to {args.output}")
+        print(f"Exported {_plural_sessions(count)} to {inert_line(args.output)}")  # (a typed path may hold controls)
     return 0
 
 
@@ -803,10 +803,10 @@ def _export_across(args: argparse.Namespace, to_stdout: bool, options: Any = Non
                         write_atomic(args.output, render_chunks(sessions(), args.format))
                 except OSError as exc:
                     reason = exc.strerror or str(exc)
-                    raise CliExit(f"Error: cannot write {args.output}: {reason}") from exc
+                    raise CliExit(f"Error: cannot write {inert_line(args.output)}: {reason}") from exc
     if not to_stdout:
         names = len(wanted)
-        print(f"Exported {_plural_sessions(count[0])} of {names} profile{'s' if names != 1 else ''} to {args.output}")
+        print(f"Exported {_plural_sessions(count[0])} of {names} profile{'s' if names != 1 else ''} to {inert_line(args.output)}")
     return 1 if left else 0
 
 

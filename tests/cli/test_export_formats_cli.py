@@ -243,3 +243,14 @@ def test_export_help_and_readme_list_the_same_options():
         assert fmt in line
     assert "user-prompts" in line
     assert "[REDACTED]" in readme and "manifest.jsonl" in readme
+
+
+def test_the_path_typed_for_an_export_is_echoed_without_its_controls(home, tmp_path):
+    """A path pasted with an escape sequence in it was echoed raw by 'Exported … to PATH':
+    the terminal ran it. It is echoed with the controls shown."""
+    out = tmp_path / "x\x1b]0;PWN\x07.md"
+    done = hermes(home, "export", str(out), "--format", "md")
+    assert done.returncode == 0, done.stderr
+    assert out.exists()  # (the file has the name typed)
+    assert "\x1b" not in done.stdout and "\x07" not in done.stdout
+    assert done.stdout.startswith("Exported ") and "PWN" in done.stdout
