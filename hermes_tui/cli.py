@@ -1309,6 +1309,24 @@ SESSIONS_PROG = "hermes sessions"
 STANDALONE_PROG = "hermes-sessions"
 
 
+class _VersionAction(argparse.Action):
+    """``--version``: the installed package's version, read only when asked (importing
+    ``importlib.metadata`` for every command would slow each one down)."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest=dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: Any, values: Any, option_string: Any = None) -> None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            found = version("hermes-sessions")
+        except PackageNotFoundError:
+            found = "unknown (run from a checkout that is not installed)"
+        print(f"hermes-sessions {found}")
+        parser.exit(0)
+
+
 def build_parser(sessions_prog: str = SESSIONS_PROG) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="hermes", description="Browse, search and manage Hermes Agent sessions."
@@ -1321,6 +1339,7 @@ def build_parser(sessions_prog: str = SESSIONS_PROG) -> argparse.ArgumentParser:
         description="Manage the sessions stored in $HERMES_HOME/state.db.",
     )
     sessions.set_defaults(_help_parser=sessions)
+    sessions.add_argument("--version", action=_VersionAction, help="print this program's version and exit")
     actions = sessions.add_subparsers(dest="action", metavar="ACTION")
     for adder in SESSION_ACTIONS.values():
         adder(actions)

@@ -950,3 +950,10 @@ def test_last_write_at_is_the_newest_message_or_session_start(db):
     db.append_message("a", "user", "later")
     assert db.last_write_at() >= started
     assert db.prunable_totals(older_than_days=0) == (0, 0)  # (live: never pruned)
+
+
+def test_version_prints_the_installed_packages_version(run):
+    from importlib.metadata import version
+
+    code, out, err = run("--version")
+    assert (code, out, err) == (0, f"hermes-sessions {version('hermes-sessions')}\n", "")
