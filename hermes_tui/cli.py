@@ -630,7 +630,7 @@ def _add_export(sub) -> None:
     parser.add_argument(
         "--format",
         choices=("jsonl", "md", "html", "md-dir"),
-        default="jsonl",
+        default=None,  # (jsonl; None tells a format not given from one given: see _cmd_export)
         help="jsonl (default, re-importable), md (readable transcript), html (one self-contained "
         "page with a sidebar of conversations), md-dir (a directory of one Markdown file per "
         "conversation plus manifest.jsonl with each file's SHA-256)",
@@ -691,12 +691,23 @@ def _is_regular_file(stream: Any) -> bool:
         return False
 
 
+#: File names whose suffix says another format than the default JSONL.
+_FORMAT_OF_SUFFIX = {".md": "md", ".markdown": "md", ".html": "html", ".htm": "html"}
+
+
 def _cmd_export(args: argparse.Namespace) -> int:
     # (on several cores when the export is large: the same bytes, see export_parallel)
     from hermes_state.export_parallel import export_to_path, export_to_stream
     from hermes_state.export_units import ExportOptions
 
     to_stdout = args.output == "-"
+    if args.format is None:
+        args.format = "jsonl"
+        meant = _FORMAT_OF_SUFFIX.get(Path(args.output).suffix.lower()) if not to_stdout else None
+        if meant is not None:
+            # (upstream's default stays: a file named .md still gets JSONL, said so)
+            print(f"Note: writing JSONL (the default) to a {Path(args.output).suffix} file; "
+                  f"--format {meant} writes {'Markdown' if meant == 'md' else 'HTML'}.", file=sys.stderr)
     if to_stdout and args.format == "md-dir":
         raise CliExit("Error: --format md-dir writes a directory: give its path, not -", 2)
     options = ExportOptions(lineage=args.lineage, only=args.only, redact=args.redact)

@@ -254,3 +254,17 @@ def test_the_path_typed_for_an_export_is_echoed_without_its_controls(home, tmp_p
     assert out.exists()  # (the file has the name typed)
     assert "\x1b" not in done.stdout and "\x07" not in done.stdout
     assert done.stdout.startswith("Exported ") and "PWN" in done.stdout
+
+
+def test_a_markdown_file_name_without_a_format_says_it_gets_jsonl(home, tmp_path):
+    """Upstream's default stays (JSONL), but a file named .md holding JSONL was a surprise
+    found only on opening it: stderr says which format was written and how to get Markdown."""
+    out = tmp_path / "notes.md"
+    done = hermes(home, "export", str(out))
+    assert done.returncode == 0, done.stderr
+    assert "--format md writes Markdown" in done.stderr
+    assert out.read_text(encoding="utf-8").startswith("{")  # (JSONL, as asked by default)
+    quiet = hermes(home, "export", str(tmp_path / "chosen.md"), "--format", "jsonl")
+    assert quiet.returncode == 0 and "Note" not in quiet.stderr
+    plain = hermes(home, "export", str(tmp_path / "all.jsonl"))
+    assert plain.returncode == 0 and "Note" not in plain.stderr
