@@ -42,6 +42,12 @@ def report_problems(outcome: Outcome, root: Path, label: str) -> None:
     err = sys.stderr
     if outcome.files == 0:
         print(f"No {label} transcripts (*.jsonl) under {inert_cells(root)}.", file=err)
+    elif outcome.empty_files == outcome.files and not (outcome.imported or outcome.already_present):
+        # (every file read, none in this format: say so, rather than a bare "Imported 0")
+        files = _plural(outcome.files, "file")
+        print(f"Nothing in the {files} read looked like a {label} conversation (no user or "
+              f"assistant message in its format). An export of this program is imported without "
+              f"--from: hermes sessions import FILE.", file=err)
     if outcome.problems:
         n = len(outcome.problems)
         print(f"Skipped {_plural(n, 'line')} that could not be read:", file=err)

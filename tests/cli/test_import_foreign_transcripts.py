@@ -270,6 +270,19 @@ def test_an_empty_directory_imports_nothing_and_says_so(home, tmp_path):
     assert "No Claude Code transcripts (*.jsonl) under" in result.stderr
 
 
+def test_a_file_in_another_format_is_said_to_hold_no_such_conversation(home, tmp_path):
+    """Our own export given to --from claude-code answered "Imported 0 sessions" and nothing
+    else: the person could not tell a wrong format from an empty transcript."""
+    ours = tmp_path / "export.jsonl"
+    ours.write_text(json.dumps({"id": "s1", "source": "cli", "messages": [
+        {"role": "user", "content": "hello"}]}) + "\n", encoding="utf-8")
+    result = hermes(home, "import", "--from", "claude-code", str(ours))
+    assert result.returncode == 0
+    assert result.stdout == "Imported 0 sessions (0 messages) from Claude Code.\n"
+    assert "looked like a Claude Code conversation" in result.stderr
+    assert "hermes sessions import FILE" in result.stderr
+
+
 def test_a_file_name_with_a_control_is_named_inert(home, tmp_path):
     root = tmp_path / "evil\x1b]0;x\x07dir"
     write_claude_code(root, agent=False)
