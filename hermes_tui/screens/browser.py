@@ -147,8 +147,11 @@ class BrowserScreen(HermesScreen):
         # every widget once more before the first frame (~12 ms of the start).
         self._fit_width(self.app.size.width, update=False)
         with Vertical(id="browser"):
+            # (the key as the keymap has it: "/ search" beside a search moved to ctrl+f was a
+            # key that did nothing)
+            key = bound_keys_label(self.app, "search", "slash")
             yield SearchInput(
-                placeholder="/ search every message, title or id…", id="search",
+                placeholder=f"{key} search every message, title or id…", id="search",
                 highlighter=InertHighlighter(), hold_echo=True,
             )
             with Horizontal(id="panes"):

@@ -213,3 +213,17 @@ async def test_br8_live_refresh_from_another_process_keeps_cursor(fixed_db: Path
         # New sessions start now, so they sort first; the cursor stayed on its session.
         assert lst.current.id == chosen
         assert lst.cursor == 5
+
+
+async def test_the_search_fields_hint_names_the_search_key_as_the_keymap_has_it(fixed_db: Path) -> None:
+    """With search moved to ctrl+f the field still said "/ search…", a key that did nothing."""
+    from hermes_tui.config import AppConfig
+
+    app = make_app(fixed_db, config=AppConfig(animations="none", keymap={"search": "ctrl+f"}))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app.screen.search_input.placeholder.startswith("Ctrl+F search every message")
+    plain = make_app(fixed_db)
+    async with plain.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert plain.screen.search_input.placeholder.startswith("/ search every message")
