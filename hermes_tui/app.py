@@ -31,7 +31,7 @@ from hermes_state.errors import DatabaseError
 from hermes_state.paths import cache_dir as default_cache_dir, default_trash_dir
 
 from .config import DEFAULT_THEME, AppConfig, config_path, save_setting, theme_problem
-from .keys import keymap_problems
+from .keys import checked_keymap, keymap_problems
 from .context import Access, AppContext, Screens, Signals, StoreChange, StoreStatus
 from .live import LiveFeed
 from .messages import WorkerDone, apply_result
@@ -112,6 +112,12 @@ class HermesApp(App[str | None]):
         self.watch_enabled = watch
         self.config_problems = list(config_problems)
         config = config or AppConfig()
+        if config.keymap:
+            # A key name no key press has is said and left out: the binding keeps its keys.
+            keymap, bad_keys = checked_keymap(config.keymap, str(config_path()))
+            if bad_keys:
+                config = config.model_copy(update={"keymap": keymap})
+                self.config_problems += bad_keys
         door = dict(
             on_wait=self._wait_from_thread,
             on_file_event=self._file_event,

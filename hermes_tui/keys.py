@@ -8,6 +8,7 @@ bindings that are active at the same time (``copy_id: "d"`` silently took Delete
 from __future__ import annotations
 
 from textual.binding import Binding
+from textual.keys import REPLACED_KEYS, Keys, key_to_character
 
 from .keynames import KEY_NAMES, key_label, keys_label  # noqa: F401  (re-exported)
 
@@ -66,6 +67,49 @@ def known_ids() -> set[str]:
     for _title, classes in sections():
         ids |= {b.id for b in bindings_of(classes) if b.id}
     return ids
+
+
+#: Modifiers a key name may carry (``ctrl+shift+up``).
+_MODIFIERS = {"ctrl", "shift", "alt", "meta", "super", "hyper"}
+#: Names of keys that are no character (``enter``, ``pageup``, ``f5``), as Textual names them.
+_NAMED_KEYS = {key.value.rsplit("+", 1)[-1] for key in Keys if not key.value.startswith("<")}
+
+
+def is_key_name(key: str) -> bool:
+    """Whether Textual can report a key press named ``key``: modifiers, then one printable
+    character (``r``, ``R``, ``?``), a key's name (``enter``, ``f5``) or a character's
+    (``question_mark``, ``slash``). ``notakey!!`` is none: bound to it, a binding never runs."""
+    if key == "+":
+        return True
+    *mods, last = key.split("+")
+    if not last or any(mod not in _MODIFIERS for mod in mods):
+        return False
+    if len(last) == 1:
+        return last.isprintable() and not last.isspace()
+    return last in _NAMED_KEYS or last in REPLACED_KEYS or key_to_character(last) is not None
+
+
+def checked_keymap(keymap: dict[str, str], source: str) -> tuple[dict[str, str], list[str]]:
+    """``keymap`` without the key names Textual cannot produce, and one problem line per
+    binding that had any. A binding left with no key is taken out of the keymap, so it keeps
+    its own keys rather than none that work."""
+    kept: dict[str, str] = {}
+    problems: list[str] = []
+    for binding_id, keys in keymap.items():
+        names = [k.strip() for k in keys.split(",") if k.strip()]
+        good = [k for k in names if is_key_name(k)]
+        bad = [k for k in names if not is_key_name(k)]
+        if good:
+            kept[binding_id] = ",".join(good)
+        if bad:
+            what = ", ".join(f"'{k}'" for k in bad)
+            left = (f"it keeps {keys_label(kept[binding_id])}" if good
+                    else "it keeps its own key")
+            problems.append(
+                f"{source}: keymap: {binding_id}: {what} is no key name (ignored; {left}); "
+                "keys are named like r, R, ctrl+r, f5, enter, question_mark."
+            )
+    return kept, problems
 
 
 def keymap_problems(keymap: dict[str, str], source: str) -> list[str]:
