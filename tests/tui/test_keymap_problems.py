@@ -115,6 +115,21 @@ async def test_a_key_textual_cannot_produce_is_a_problem_and_the_default_key_sta
         assert isinstance(app.screen, RenameModal)
 
 
+async def test_help_lists_a_binding_that_lost_its_key_without_that_key(fixed_db: Path) -> None:
+    app = app_with(fixed_db, {"transcript_next_match": "j"})
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        [conflict] = app.ctx.config_problems
+        assert "Next match has no key there" in conflict
+        await pilot.press("question_mark")
+        await settle(pilot)
+        assert isinstance(app.screen, HelpScreen)
+        [transcript] = [rows for title, rows in app.screen.sections() if title == "Transcript"]
+        keys = {binding_id: keys for keys, _w, binding_id in transcript}
+        assert keys["transcript_next_match"] == "(no key)"
+        assert "j" in keys["transcript_next_message"].split(" / ")
+
+
 def test_every_key_the_app_binds_by_default_counts_as_a_key_name() -> None:
     from hermes_tui.keys import bindings_of, is_key_name, sections
 
