@@ -209,6 +209,8 @@ def _drop_unknown_keys(model: type[BaseModel], data: dict, prefix: str) -> list[
             close = difflib.get_close_matches(name, list(fields), n=1, cutoff=0.75)
             unknown.append((prefix + name, prefix + close[0] if close else None))
             del data[key]
+        elif fields[name] is not None and data[key] is None:
+            del data[key]  # a block left empty (its settings commented out): its defaults
         elif fields[name] is not None and isinstance(data[key], dict):
             unknown += _drop_unknown_keys(fields[name], data[key], f"{prefix}{name}.")
     return unknown

@@ -32,6 +32,11 @@ def test_an_invalid_top_level_value_keeps_the_other_settings(tmp_path: Path) -> 
     assert len(problems) == 1 and "page_size" in problems[0]
 
 
+def test_a_block_left_empty_gives_its_defaults_without_a_problem(tmp_path: Path) -> None:
+    config, problems = load(tmp_path, "search:\n  # order: newest\nrecap:\npage_size: 50\n")
+    assert problems == [] and config.page_size == 50 and config.search.order == "relevance"
+
+
 def test_unknown_keys_are_named_with_the_setting_they_are_close_to(tmp_path: Path) -> None:
     config, problems = load(tmp_path, "show_reasonin: true\nthem: nord\nsearch:\n  ordr: newest\n"
                                       "recap:\n  exchange: 3\nwhatever_this_is: 1\n")
