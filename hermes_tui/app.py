@@ -30,8 +30,8 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from hermes_state.errors import DatabaseError
 from hermes_state.paths import cache_dir as default_cache_dir, default_trash_dir
 
-from .config import AppConfig, config_path, save_setting
-from .keys import keymap_problems
+from .config import DEFAULT_THEME, AppConfig, config_path, save_setting, theme_problem
+from .keys import checked_keymap, keymap_problems
 from .context import Access, AppContext, Screens, Signals, StoreChange, StoreStatus
 from .live import LiveFeed
 from .messages import WorkerDone, apply_result
@@ -112,6 +112,12 @@ class HermesApp(App[str | None]):
         self.watch_enabled = watch
         self.config_problems = list(config_problems)
         config = config or AppConfig()
+        if config.keymap:
+            # A key name no key press has is said and left out: the binding keeps its keys.
+            keymap, bad_keys = checked_keymap(config.keymap, str(config_path()))
+            if bad_keys:
+                config = config.model_copy(update={"keymap": keymap})
+                self.config_problems += bad_keys
         door = dict(
             on_wait=self._wait_from_thread,
             on_file_event=self._file_event,
@@ -147,6 +153,9 @@ class HermesApp(App[str | None]):
         if config.keymap:
             # Said here, naming the file and the key: a problem in config.yaml is not silent.
             self.config_problems += keymap_problems(config.keymap, str(config_path()))
+        if config.theme not in self.available_themes:
+            # Said, not silently replaced: the default theme is used until the name is fixed.
+            self.config_problems.append(theme_problem(config.theme, self.available_themes, str(config_path())))
         self.ctx.config_problems = self.config_problems
         self._frozen = False
         self._gc_threshold = gc.get_threshold()
@@ -175,9 +184,9 @@ class HermesApp(App[str | None]):
     def on_mount(self) -> None:
         self._collect_garbage_between_keys()
         try:
-            self.theme = self.ctx.config.theme
+            self.theme = self.ctx.config.theme if self.ctx.config.theme in self.available_themes else DEFAULT_THEME
         except Exception:
-            self.theme = "textual-dark"
+            self.theme = DEFAULT_THEME
         self.theme_changed_signal.subscribe(self, self._keep_theme)
         self.screen_change_signal.subscribe(self, self._screen_changed, immediate=True)
         if self.ctx.config.keymap:

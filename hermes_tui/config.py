@@ -16,6 +16,7 @@ Example ``~/.config/hermes-sessions/config.yaml``::
 
 from __future__ import annotations
 
+import copy
 import logging
 import os
 from pathlib import Path
@@ -29,6 +30,8 @@ log = logging.getLogger(__name__)
 
 APP_NAME = "hermes-sessions"
 CONFIG_FILE = "config.yaml"
+#: The theme used when none is set, or the one set is not known.
+DEFAULT_THEME = "textual-dark"
 
 
 class SearchConfig(BaseModel):
@@ -68,7 +71,8 @@ class SearchConfig(BaseModel):
 
 
 class AppConfig(BaseModel):
-    """Everything a user may set for the browser. Unknown keys are ignored."""
+    """Everything a user may set for the browser. Unknown keys are ignored here;
+    :func:`load_config` names them as problems."""
 
     model_config = ConfigDict(extra="ignore")
 
@@ -85,7 +89,7 @@ class AppConfig(BaseModel):
     #: Delay between a keystroke and the search it triggers.
     search_debounce_s: float = Field(default=0.08, ge=0.0, le=1.0)
     #: Textual theme name.
-    theme: str = "textual-dark"
+    theme: str = DEFAULT_THEME
     #: Show ``tool`` sessions in the list even without a source filter.
     show_tool_sessions: bool = False
     #: Reasoning in the transcript: hidden (default) or shown.
@@ -106,8 +110,10 @@ class AppConfig(BaseModel):
     @field_validator("keymap", mode="before")
     @classmethod
     def _keymap_strings(cls, value):
-        if not isinstance(value, dict):
+        if value is None:
             return {}
+        if not isinstance(value, dict):
+            raise ValueError("it must map binding ids to keys, e.g. copy_id: \"c\"")
         return {str(k): str(v) for k, v in value.items() if v}
 
 
@@ -125,8 +131,10 @@ def config_path() -> Path:
 def load_config(path: Path | None = None) -> tuple[AppConfig, list[str]]:
     """Read the config file; returns the config and human-readable problems (never raises).
 
-    A missing file gives the defaults. A file that is not valid YAML or has invalid values
-    gives the defaults for what could not be used, and a problem line saying why.
+    A missing file gives the defaults. A file that is not valid YAML gives the defaults and a
+    problem line saying why. An unknown key (a misspelt setting) is a problem line, with the
+    known name it is closest to; an invalid value is a problem line and only that setting
+    takes its default (the rest of its block is kept).
     """
     import yaml
 
@@ -149,16 +157,101 @@ def load_config(path: Path | None = None) -> tuple[AppConfig, list[str]]:
         return AppConfig(), [f"{path} is not valid YAML: {str(exc).splitlines()[0]}"]
     if not isinstance(data, dict):
         return AppConfig(), [f"{path} must hold a mapping of settings"]
-    try:
-        return AppConfig.model_validate(data), problems
-    except ValidationError as exc:
-        bad = {".".join(str(p) for p in err["loc"]) for err in exc.errors()}
-        problems.append(f"{path}: ignored invalid setting(s): {', '.join(sorted(bad))}")
-        cleaned = {k: v for k, v in data.items() if k not in {b.split('.')[0] for b in bad}}
+    data = copy.deepcopy(data)
+    # Unknown keys first (a misspelt setting does nothing, so it must be said), taken out
+    # so that a block that forbids them (recap) keeps its other settings.
+    for dotted, suggestion in _drop_unknown_keys(AppConfig, data, ""):
+        hint = f" — did you mean '{suggestion}'?" if suggestion else ""
+        problems.append(f"{path}: unknown setting '{dotted}' (ignored){hint}")
+    # Then each invalid value alone gives way to its default: its siblings in the same
+    # block (search: order beside a bad recency_weight) are kept.
+    for _attempt in range(10):
         try:
-            return AppConfig.model_validate(cleaned), problems
-        except ValidationError:
-            return AppConfig(), problems
+            return AppConfig.model_validate(data), problems
+        except ValidationError as exc:
+            dropped = False
+            for err in exc.errors():
+                found = _drop_at(data, err["loc"])
+                if found is None:
+                    continue
+                dotted, value = found
+                dropped = True
+                problems.append(
+                    f"{path}: {dotted}: {_shown(value)} is not valid "
+                    f"({err['msg'].removeprefix('Value error, ')}); the default is used"
+                )
+            if not dropped:
+                break
+    return AppConfig(), problems + [f"{path}: the settings could not be used; the defaults are used"]
+
+
+def _field_models(model: type[BaseModel]) -> dict[str, type[BaseModel] | None]:
+    """Each setting of ``model`` (by its name in the file) and, for a block of settings,
+    the model of that block."""
+    out: dict[str, type[BaseModel] | None] = {}
+    for name, field in model.model_fields.items():
+        ann = field.annotation
+        nested = ann if isinstance(ann, type) and issubclass(ann, BaseModel) else None
+        out[field.alias or name] = nested
+    return out
+
+
+def _drop_unknown_keys(model: type[BaseModel], data: dict, prefix: str) -> list[tuple[str, str | None]]:
+    """Take out of ``data`` (in place) every key ``model`` has no setting for, down into its
+    blocks; returns each one's dotted name and the closest known name (or None)."""
+    import difflib
+
+    fields = _field_models(model)
+    unknown: list[tuple[str, str | None]] = []
+    for key in list(data):
+        name = str(key)
+        if name not in fields:
+            close = difflib.get_close_matches(name, list(fields), n=1, cutoff=0.75)
+            unknown.append((prefix + name, prefix + close[0] if close else None))
+            del data[key]
+        elif fields[name] is not None and data[key] is None:
+            del data[key]  # a block left empty (its settings commented out): its defaults
+        elif fields[name] is not None and isinstance(data[key], dict):
+            unknown += _drop_unknown_keys(fields[name], data[key], f"{prefix}{name}.")
+    return unknown
+
+
+def _drop_at(data: dict, loc: tuple) -> tuple[str, object] | None:
+    """Take out of ``data`` the setting a validation error's ``loc`` points at: the deepest
+    key of a mapping on that path (a value inside a list or a string goes with its key).
+    Returns its dotted name and the value taken out, or None when nothing was there."""
+    node: object = data
+    holder: dict | None = None
+    last = None
+    names: list[str] = []
+    for part in loc:
+        if not isinstance(node, dict) or part not in node:
+            break
+        holder, last = node, part
+        names.append(str(part))
+        node = node[part]
+    if holder is None:
+        return None
+    value = holder.pop(last)
+    return ".".join(names), value
+
+
+def _shown(value: object) -> str:
+    """A value as the file had it, cut short."""
+    text = repr(value) if isinstance(value, str) else str(value)
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
+def theme_problem(name: str, known, source: str) -> str:
+    """The problem line of a theme ``name`` that is not one of ``known`` (the app's themes)."""
+    import difflib
+
+    known = sorted(known)
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    hint = f"did you mean '{close[0]}'? " if close else ""
+    some = [t for t in (DEFAULT_THEME, "textual-light", "nord", "gruvbox", "dracula") if t in known]
+    return (f"{source}: unknown theme '{name}' ({DEFAULT_THEME} is used); {hint}themes include "
+            f"{', '.join(some)} — Ctrl+P, then Theme, lists all {len(known)}")
 
 
 def default_export_dir(config: AppConfig) -> Path:

@@ -8,6 +8,7 @@ bindings that are active at the same time (``copy_id: "d"`` silently took Delete
 from __future__ import annotations
 
 from textual.binding import Binding
+from textual.keys import REPLACED_KEYS, Keys, key_to_character
 
 from .keynames import KEY_NAMES, key_label, keys_label  # noqa: F401  (re-exported)
 
@@ -68,6 +69,53 @@ def known_ids() -> set[str]:
     return ids
 
 
+#: How the help shows a binding left with no key.
+NO_KEY = "(no key)"
+
+
+#: Modifiers a key name may carry (``ctrl+shift+up``).
+_MODIFIERS = {"ctrl", "shift", "alt", "meta", "super", "hyper"}
+#: Names of keys that are no character (``enter``, ``pageup``, ``f5``), as Textual names them.
+_NAMED_KEYS = {key.value.rsplit("+", 1)[-1] for key in Keys if not key.value.startswith("<")}
+
+
+def is_key_name(key: str) -> bool:
+    """Whether Textual can report a key press named ``key``: modifiers, then one printable
+    character (``r``, ``R``, ``?``), a key's name (``enter``, ``f5``) or a character's
+    (``question_mark``, ``slash``). ``notakey!!`` is none: bound to it, a binding never runs."""
+    if key == "+":
+        return True
+    *mods, last = key.split("+")
+    if not last or any(mod not in _MODIFIERS for mod in mods):
+        return False
+    if len(last) == 1:
+        return last.isprintable() and not last.isspace()
+    return last in _NAMED_KEYS or last in REPLACED_KEYS or key_to_character(last) is not None
+
+
+def checked_keymap(keymap: dict[str, str], source: str) -> tuple[dict[str, str], list[str]]:
+    """``keymap`` without the key names Textual cannot produce, and one problem line per
+    binding that had any. A binding left with no key is taken out of the keymap, so it keeps
+    its own keys rather than none that work."""
+    kept: dict[str, str] = {}
+    problems: list[str] = []
+    for binding_id, keys in keymap.items():
+        names = [k.strip() for k in keys.split(",") if k.strip()]
+        good = [k for k in names if is_key_name(k)]
+        bad = [k for k in names if not is_key_name(k)]
+        if good:
+            kept[binding_id] = ",".join(good)
+        if bad:
+            what = ", ".join(f"'{k}'" for k in bad)
+            left = (f"it keeps {keys_label(kept[binding_id])}" if good
+                    else "it keeps its own key")
+            problems.append(
+                f"{source}: keymap: {binding_id}: {what} is no key name (ignored; {left}); "
+                "keys are named like r, R, ctrl+r, f5, enter, question_mark."
+            )
+    return kept, problems
+
+
 def keymap_problems(keymap: dict[str, str], source: str) -> list[str]:
     """One line per problem of ``keymap`` (read from ``source``, a path): unknown ids, and
     keys that two bindings active at the same time would share."""
@@ -80,6 +128,23 @@ def keymap_problems(keymap: dict[str, str], source: str) -> list[str]:
                 "the help screen (?) lists the ids."
             )
     reported: set[tuple[str, str]] = set()
+    for where, key, first, binding, won, lost in _conflicts(keymap):
+        pair = tuple(sorted((first.id or first.action, binding.id or binding.action)))
+        if pair in reported:
+            continue
+        reported.add(pair)
+        problems.append(
+            f"{source}: keymap: {key_label(key)} is given to both {first.description} "
+            f"({first.id}) and {binding.description} ({binding.id}) on the {where} "
+            f"screen; {won.description} ({won.id}) wins, {lost.description} has no "
+            "key there — change one."
+        )
+    return problems
+
+
+def _conflicts(keymap: dict[str, str]):
+    """``(where, key, first, second, winner, loser)`` for each key that two bindings active
+    at the same time share because of ``keymap`` (the app's own shared defaults are by design)."""
     for where, classes in _active_together():
         owner: dict[str, tuple[int, Binding]] = {}
         for rank, cls in enumerate(classes):
@@ -91,19 +156,37 @@ def keymap_problems(keymap: dict[str, str], source: str) -> list[str]:
                         continue
                     if binding.id not in keymap and first.id not in keymap:
                         continue  # the app's own defaults: screen and widget keys by design
-                    pair = tuple(sorted((first.id or first.action, binding.id or binding.action)))
-                    if pair in reported:
-                        continue
-                    reported.add(pair)
                     won = _winner(keymap, (first_rank, first), (rank, binding))
-                    lost = binding if won is first else first
-                    problems.append(
-                        f"{source}: keymap: {key_label(key)} is given to both {first.description} "
-                        f"({first.id}) and {binding.description} ({binding.id}) on the {where} "
-                        f"screen; {won.description} ({won.id}) wins, {lost.description} has no "
-                        "key there — change one."
-                    )
-    return problems
+                    yield where, key, first, binding, won, (binding if won is first else first)
+
+
+def group_of(title: str, cls: type) -> str:
+    """The name of the bindings group (as :func:`_active_together` names them) in which the
+    help's section ``title`` lists the bindings of ``cls``."""
+    if title.startswith("Search"):
+        return "search results"
+    if title.startswith("Rename"):
+        return cls.__name__
+    return title.lower()
+
+
+def shadowed_keys(keymap: dict[str, str]) -> dict[tuple[str, str], set[str]]:
+    """``(group, binding id)`` → the keys that binding has in ``keymap`` but loses there to
+    another binding (the one that runs when the key is pressed)."""
+    lost_keys: dict[tuple[str, str], set[str]] = {}
+    for where, key, _first, _second, _won, lost in _conflicts(keymap):
+        lost_keys.setdefault((where, lost.id or lost.action), set()).add(key)
+    return lost_keys
+
+
+def working_keys_label(keymap: dict[str, str], shadowed: dict[tuple[str, str], set[str]],
+                       title: str, cls: type, binding: Binding) -> str:
+    """The keys that run ``binding`` (of ``cls``, listed in the help's section ``title``) as
+    a person reads them: its keymap's or own keys, less those another binding wins there;
+    ``(no key)`` when none is left."""
+    keys = keymap.get(binding.id, binding.key) if binding.id else binding.key
+    lost = shadowed.get((group_of(title, cls), binding.id or binding.action), set())
+    return keys_label(",".join(k for k in keys.split(",") if k.strip() and k.strip() not in lost)) or NO_KEY
 
 
 def _winner(keymap: dict[str, str], a: tuple[int, Binding], b: tuple[int, Binding]) -> Binding:

@@ -20,8 +20,9 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
 from ..config import config_path
-from ..keynames import bound_keys_label
+from ..compat import keymap as _keymap
 from ..keys import sections as _sections
+from ..keys import NO_KEY, shadowed_keys, working_keys_label
 from ..legible import muted, text_style
 from ..render.reading import legend
 from ..textsafe import inert_line
@@ -46,6 +47,10 @@ class HelpScreen(ModalScreen[None]):
         """``(title, [(keys as typed, what it does, binding id)])`` per screen; the screen
         help was opened from first."""
         out: list[tuple[str, list[tuple[str, str, str]]]] = []
+        keymap = dict(_keymap(self.app))
+        # A key the keymap gives to two bindings runs one of them: the other is listed
+        # without it, as the problem at the top says.
+        shadowed = shadowed_keys(keymap)
         for title, classes in _sections():
             rows: list[tuple[str, str, str]] = []
             seen: set[str] = set()
@@ -56,14 +61,15 @@ class HelpScreen(ModalScreen[None]):
                     if binding.action in seen:
                         continue
                     seen.add(binding.action)
-                    keys = bound_keys_label(self.app, binding.id, binding.key)
+                    keys = working_keys_label(keymap, shadowed, title, cls, binding)
                     same = next((i for i, row in enumerate(rows) if row[1] == binding.description), None)
                     if same is not None:
                         # One meaning, two bindings (the search field's and the results' Enter
                         # both open the hit): one row, with both keys and both ids to remap.
                         was_keys, what, ids = rows[same]
                         more = [k for k in keys.split(" / ") if k not in was_keys.split(" / ")]
-                        rows[same] = (" / ".join([was_keys, *more]), what,
+                        merged = [k for k in [*was_keys.split(" / "), *more] if k != NO_KEY]
+                        rows[same] = (" / ".join(merged) or NO_KEY, what,
                                       f"{ids}, {binding.id}" if binding.id else ids)
                         continue
                     rows.append((keys, binding.description, binding.id or ""))

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from hermes_tui.config import AppConfig
 from hermes_tui.modals.delete import ConfirmDeleteModal
+from hermes_tui.modals.rename import RenameModal
 from hermes_tui.screens.help import HelpScreen
 from hermes_tui.widgets.session_list import SessionList
 from hermes_tui.widgets.status import StatusLine
@@ -93,3 +94,44 @@ async def test_palette_does_not_offer_copy_selected_text_on_the_key_that_quits(f
         await pilot.press("ctrl+c")  # and Ctrl+C still leaves (BR-17)
         await settle(pilot)
     assert app.return_value is None and not app.is_running
+
+
+async def test_a_key_textual_cannot_produce_is_a_problem_and_the_default_key_stays(fixed_db: Path) -> None:
+    app = app_with(fixed_db, {"rename": "notakey!!", "copy_id": "c,ctrl+nope"})
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        said = "\n".join(app.ctx.config_problems)
+        assert "'notakey!!'" in said and "rename" in said
+        assert "'ctrl+nope'" in said and "copy_id" in said
+        await pilot.press("question_mark")
+        await settle(pilot)
+        rows = {binding_id: keys for _t, section in app.screen.sections() for keys, _w, binding_id in section}
+        assert rows["rename"] == "r"  # its default: the bad name replaced nothing
+        assert rows["copy_id"] == "c"  # the good key of the two is kept
+        await pilot.press("escape")
+        await settle(pilot)
+        await pilot.press("r")
+        await settle(pilot)
+        assert isinstance(app.screen, RenameModal)
+
+
+async def test_help_lists_a_binding_that_lost_its_key_without_that_key(fixed_db: Path) -> None:
+    app = app_with(fixed_db, {"transcript_next_match": "j"})
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        [conflict] = app.ctx.config_problems
+        assert "Next match has no key there" in conflict
+        await pilot.press("question_mark")
+        await settle(pilot)
+        assert isinstance(app.screen, HelpScreen)
+        [transcript] = [rows for title, rows in app.screen.sections() if title == "Transcript"]
+        keys = {binding_id: keys for keys, _w, binding_id in transcript}
+        assert keys["transcript_next_match"] == "(no key)"
+        assert "j" in keys["transcript_next_message"].split(" / ")
+
+
+def test_every_key_the_app_binds_by_default_counts_as_a_key_name() -> None:
+    from hermes_tui.keys import bindings_of, is_key_name, sections
+
+    keys = {k.strip() for _t, classes in sections() for b in bindings_of(classes) for k in b.key.split(",")}
+    assert {k for k in keys if not is_key_name(k)} == set()
