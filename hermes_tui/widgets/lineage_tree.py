@@ -66,6 +66,14 @@ class LineageTree(Tree[LineageNode]):
 
     BINDINGS = [
         Binding("enter", "select_cursor", "Open recap", id="lineage_open"),
+        # The list's and the transcript's moving keys, with ids of their own to remap (Tree's
+        # own up/down/home/end bindings have none and know no j/k/g/G).
+        Binding("up,k", "cursor_up", "Up", show=False, id="lineage_up"),
+        Binding("down,j", "cursor_down", "Down", show=False, id="lineage_down"),
+        Binding("home,g", "scroll_home", "First", show=False, id="lineage_first"),
+        Binding("end,G", "scroll_end", "Last", show=False, id="lineage_last"),
+        Binding("pageup", "page_up", "Page up", show=False, id="lineage_page_up"),
+        Binding("pagedown", "page_down", "Page down", show=False, id="lineage_page_down"),
     ]
 
     COMPONENT_CLASSES = Tree.COMPONENT_CLASSES | {
