@@ -197,6 +197,18 @@ def _row_on_screen(tree: LineageTree) -> bool:
     return line >= 0 and top <= line < top + tree.scrollable_content_region.height
 
 
+async def test_the_lineage_tree_opens_with_the_session_you_came_from_scrolled_into_view(short_chain_db: Path) -> None:
+    tip = segment_id(SHORT_SEGMENTS - 1)
+    app = make_app(short_chain_db)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        screen = await open_lineage(pilot, tip)
+        tree = screen.tree
+        assert tree.highlighted is not None and tree.highlighted.id == tip
+        assert tree.last_line + 1 > tree.scrollable_content_region.height  # (the tree is taller than its pane)
+        assert _row_on_screen(tree), (tree.cursor_line, tree.scroll_offset.y, tree.scrollable_content_region.height)
+
+
 async def test_the_lineage_tree_moves_with_j_k_g_and_G_as_the_list_does(short_chain_db: Path) -> None:
     app = make_app(short_chain_db)
     async with app.run_test(size=(80, 24)) as pilot:
