@@ -239,3 +239,20 @@ def test_the_lineage_trees_moving_keys_have_ids_to_remap_and_are_in_the_help() -
     assert "g" in moving["lineage_first"].split(",") and "G" in moving["lineage_last"].split(",")
     assert {"lineage_down", "lineage_up", "lineage_first", "lineage_last"} <= known_ids()
 
+
+async def test_after_enter_on_a_fold_row_the_detail_describes_the_segment_highlighted(short_chain_db: Path) -> None:
+    app = make_app(short_chain_db)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        screen = await open_lineage(pilot, segment_id(SHORT_SEGMENTS - 1))
+        tree = screen.tree
+        fold_row = next(node for node in _nodes(tree) if tree.fold_at(node) is not None)
+        tree.move_cursor(fold_row)
+        await pilot.pause()
+        assert "folded" in detail_text(screen)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert tree.highlighted is not None
+        shown = detail_text(screen)
+        assert "folded" not in shown
+        assert tree.highlighted.id in shown
