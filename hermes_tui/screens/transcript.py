@@ -1,7 +1,7 @@
 """TranscriptScreen: every message of one session.
 
-Opened with ``t`` from the browser or the recap, and from a search hit with the hit's
-``message_id`` and the ``query``: the view then starts on that message, scrolled so its first
+Opened with ``t`` from the browser or the recap, and from a search hit (Enter or ``t``) with
+the hit's ``message_id`` and the ``query``: the view then starts on that message, scrolled so its first
 match is visible, with every occurrence of the query's terms highlighted; ``n``/``N`` move
 between the messages that contain a match.
 

@@ -603,3 +603,26 @@ async def test_one_matching_message_is_said_as_1_message_matches(server_db) -> N
         screen = await open_transcript(pilot, SERVER, message_id=ids[5], query="kubelet")
         assert screen.view.match_indices == [5]
         assert "1 message matches “kubelet”" in header_lines(screen)[1]
+
+
+async def test_t_on_a_search_hit_opens_the_transcript_at_that_message_as_enter_does(fixed_db: Path) -> None:
+    app = make_app(fixed_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("/", *"pinned")
+        await settle(pilot)
+        await pilot.press("tab")
+        await settle(pilot)
+        browser = app.screen
+        assert isinstance(browser, BrowserScreen)
+        session_id, message_id = browser.results.target_of_highlighted()
+        assert message_id is not None
+        await pilot.press("t")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, TranscriptScreen)
+        assert screen.session_id == session_id and screen.search_query == "pinned"
+        view = screen.view
+        assert view.current.id == message_id  # not the first message
+        assert view.cursor > 0 and view.is_visible(view.cursor)
+        assert matches(view, view.cursor) == ["pinned"]
