@@ -836,7 +836,11 @@ class BrowserScreen(HermesScreen):
         if target:
             showing_results = self.switcher.current == "results"
             query = self.search.query if showing_results else None
-            self.app.push_screen(self.ctx.screens.transcript(target, query=query))
+            # On a message hit, at that message (as Enter opens it); a title or id match
+            # has no message: the transcript opens at its start.
+            hit = self.results.target_of_highlighted() if showing_results else None
+            message_id = hit[1] if hit is not None and hit[0] == target else None
+            self.app.push_screen(self.ctx.screens.transcript(target, message_id=message_id, query=query))
             self.reading.opened(target)
 
     def action_rename(self) -> None:

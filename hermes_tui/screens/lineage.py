@@ -154,7 +154,7 @@ class LineageScreen(HermesScreen):
         self.loaded = True
         tree.show_family(family, select=keep)
         self._show_header()
-        self._show_detail(tree.highlighted)
+        self._describe(tree.cursor_node)
 
     def _show_header(self) -> None:
         if self.family is None:
@@ -174,11 +174,15 @@ class LineageScreen(HermesScreen):
 
     @on(Tree.NodeHighlighted)
     def _highlighted(self, event: Tree.NodeHighlighted) -> None:
-        fold = self.tree.fold_at(event.node)
+        self._describe(event.node)
+
+    def _describe(self, row) -> None:
+        """The detail of the tree's ``row``: a fold row says what it holds."""
+        fold = self.tree.fold_at(row)
         if fold is not None:
             self.query_one("#lineage-detail", Static).update(Text(fold.label(), style=muted(self)))
             return
-        self._show_detail(event.node.data)
+        self._show_detail(row.data if row is not None else None)
 
     def _show_detail(self, node: LineageNode | None) -> None:
         detail = self.query_one("#lineage-detail", Static)
@@ -216,7 +220,10 @@ class LineageScreen(HermesScreen):
     def _selected(self, event: Tree.NodeSelected) -> None:
         event.stop()
         if self.tree.unfold(event.node):
+            # The first segment unfolded takes the fold row's line: the cursor's line is the
+            # same, so the tree posts no NodeHighlighted and the detail is described here.
             self._show_header()
+            self._describe(self.tree.cursor_node)
             return
         if event.node.data is not None:
             self.app.push_screen(self.ctx.screens.recap(event.node.data.id))

@@ -1,7 +1,7 @@
 """TranscriptScreen: every message of one session.
 
-Opened with ``t`` from the browser or the recap, and from a search hit with the hit's
-``message_id`` and the ``query``: the view then starts on that message, scrolled so its first
+Opened with ``t`` from the browser or the recap, and from a search hit (Enter or ``t``) with
+the hit's ``message_id`` and the ``query``: the view then starts on that message, scrolled so its first
 match is visible, with every occurrence of the query's terms highlighted; ``n``/``N`` move
 between the messages that contain a match.
 
@@ -178,25 +178,63 @@ class TranscriptScreen(HermesScreen):
             f"   {inert_line(summary.id)} · {inert_line(summary.source)} · {count} message{'s' if count != 1 else ''}",
             style=muted(self),
         )
-        line2 = Text(no_wrap=True, overflow="ellipsis")
-        line2.append("reasoning " + ("shown" if view.show_reasoning else "hidden"), style=muted(self))
-        line2.append(" (r) · tool calls ", style=muted(self))
+        line2 = self._state_line()
+        self.query_one("#transcript-header", Static).update(Text("\n", no_wrap=True, overflow="ellipsis").join([header, line2]))
+
+    def _state_line(self) -> Text:
+        """The header's second line: what is shown, and the search's matches. Where it does
+        not fit, the less important parts give way whole, in this order: the keys' hints,
+        the reasoning, the tool calls, then the words around the match position -- which
+        stays ("match 4 of 4" was cut at 80 columns behind the hints)."""
+        view = self.view
+        muted_style = muted(self)
+        reasoning = "reasoning " + ("shown" if view.show_reasoning else "hidden")
         collapsible = sum(1 for e in view.entries or [] if e.collapsible)
         expanded = len(view.expanded)
-        state = "expanded" if collapsible and expanded == collapsible else (
-            "collapsed" if not expanded else f"{expanded} of {collapsible} expanded")
-        line2.append(state + " (enter, a: all)", style=muted(self))
+        tools = "tool calls " + ("expanded" if collapsible and expanded == collapsible else (
+            "collapsed" if not expanded else f"{expanded} of {collapsible} expanded"))
+        search: list[tuple[str, str]] = []  # (text, style) of the full form
+        short: list[tuple[str, str]] = []  # ... and of the short one
         if self.search_query:
             matches = len(view.match_indices)
-            line2.append(" · ", style=muted(self))
-            line2.append(f"{matches} message{'s' if matches != 1 else ''} match ")
-            line2.append(f"“{inert_line(self.search_query)}”", style="bold")
+            query = f"“{inert_line(self.search_query)}”"
+            search = [(f"{matches} message{'s match' if matches != 1 else ' matches'} ", ""), (query, "bold")]
             position = view.match_position()
             if position is not None:
-                line2.append(f" — match {position} of {matches} (n/N)")
+                search.append((f" — match {position} of {matches} (n/N)", ""))
+                short = [(f"match {position} of {matches} ", ""), (query, "bold"), (" (n/N)", muted_style)]
             elif matches:
-                line2.append(" (n/N)", style=muted(self))
-        self.query_one("#transcript-header", Static).update(Text("\n", no_wrap=True, overflow="ellipsis").join([header, line2]))
+                search.append((" (n/N)", muted_style))
+                short = [(f"{matches} match ", ""), (query, "bold"), (" (n/N)", muted_style)]
+            else:
+                short = [("no match ", ""), (query, "bold")]
+        candidates = [
+            [[(reasoning + " (r)", muted_style)], [(tools + " (enter, a: all)", muted_style)], search],
+            [[(reasoning, muted_style)], [(tools, muted_style)], search],
+            [[(tools, muted_style)], search],
+            [search],
+            [short],
+        ]
+        width = self._header_width()
+        line = Text()
+        for parts in candidates:
+            line = Text(no_wrap=True, overflow="ellipsis")
+            for part in (p for p in parts if p):
+                if line:
+                    line.append(" · ", style=muted_style)
+                for text, style in part:
+                    line.append(text, style=style)
+            if width is None or line.cell_len <= width:
+                break
+        return line
+
+    def _header_width(self) -> int | None:
+        width = self.query_one("#transcript-header", Static).content_region.width
+        return width if width > 0 else None
+
+    def on_resize(self) -> None:
+        if self.summary is not None:
+            self._update_header()
 
     @on(TranscriptView.CursorMoved, "#transcript")
     def _cursor_moved(self) -> None:

@@ -66,6 +66,14 @@ class LineageTree(Tree[LineageNode]):
 
     BINDINGS = [
         Binding("enter", "select_cursor", "Open recap", id="lineage_open"),
+        # The list's and the transcript's moving keys, with ids of their own to remap (Tree's
+        # own up/down/home/end bindings have none and know no j/k/g/G).
+        Binding("up,k", "cursor_up", "Up", show=False, id="lineage_up"),
+        Binding("down,j", "cursor_down", "Down", show=False, id="lineage_down"),
+        Binding("home,g", "scroll_home", "First", show=False, id="lineage_first"),
+        Binding("end,G", "scroll_end", "Last", show=False, id="lineage_last"),
+        Binding("pageup", "page_up", "Page up", show=False, id="lineage_page_up"),
+        Binding("pagedown", "page_down", "Page down", show=False, id="lineage_page_down"),
     ]
 
     COMPONENT_CLASSES = Tree.COMPONENT_CLASSES | {
@@ -207,6 +215,18 @@ class LineageTree(Tree[LineageNode]):
         target = nodes.get(select or "") or nodes.get(current or "") or self.root
         _ = self.last_line  # lay the lines out now so the cursor can be placed
         self.move_cursor(target)
+        # The scroll above is for the pane as it is now; the detail pane under the tree is
+        # filled next and takes rows from it (17 rows became 12 at 80×24, and the row you
+        # came from, the last, went below the pane): once laid out, show the cursor again.
+        self.call_after_refresh(self._reveal_cursor)
+
+    def on_resize(self) -> None:
+        # (The detail pane's height follows the highlighted node: the tree's follows it.)
+        self.call_after_refresh(self._reveal_cursor)
+
+    def _reveal_cursor(self) -> None:
+        if self.cursor_node is not None:
+            self.scroll_to_node(self.cursor_node, animate=False)
 
     def fold_at(self, node: TreeNode[LineageNode] | None) -> Fold | None:
         """The fold ``node`` stands for (None: a session's row)."""

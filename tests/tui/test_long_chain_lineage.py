@@ -170,3 +170,89 @@ async def test_commits_while_the_family_is_read_ask_for_one_more_read_not_one_ea
         assert len(reads) == 2  # the family read once more, for all five commits
         assert screen.loaded and not screen.loading
         assert screen.tree.highlighted is not None and screen.tree.highlighted.id == segment_id(10)
+
+
+# ----------------------------------------------------------------------------- a 60-segment chain at 80×24
+
+SHORT_SEGMENTS = 60
+
+
+@pytest.fixture(scope="module")
+def short_chain_db(tmp_path_factory) -> Path:
+    return build_chain(tmp_path_factory.mktemp("short-chain") / "state.db", SHORT_SEGMENTS).path
+
+
+def detail_text(screen: LineageScreen) -> str:
+    """What the detail pane says, as plain text (it holds a Group: a title and a grid)."""
+    from rich.console import Console
+
+    console = Console(width=200, record=True, file=__import__("io").StringIO())
+    console.print(screen.query_one("#lineage-detail").content)
+    return console.export_text()
+
+
+def _row_on_screen(tree: LineageTree) -> bool:
+    line = tree.cursor_line
+    top = tree.scroll_offset.y
+    return line >= 0 and top <= line < top + tree.scrollable_content_region.height
+
+
+async def test_the_lineage_tree_opens_with_the_session_you_came_from_scrolled_into_view(short_chain_db: Path) -> None:
+    tip = segment_id(SHORT_SEGMENTS - 1)
+    app = make_app(short_chain_db)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        screen = await open_lineage(pilot, tip)
+        tree = screen.tree
+        assert tree.highlighted is not None and tree.highlighted.id == tip
+        assert tree.last_line + 1 > tree.scrollable_content_region.height  # (the tree is taller than its pane)
+        assert _row_on_screen(tree), (tree.cursor_line, tree.scroll_offset.y, tree.scrollable_content_region.height)
+
+
+async def test_the_lineage_tree_moves_with_j_k_g_and_G_as_the_list_does(short_chain_db: Path) -> None:
+    app = make_app(short_chain_db)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        screen = await open_lineage(pilot, segment_id(SHORT_SEGMENTS - 1))
+        tree = screen.tree
+        await pilot.press("g")
+        await pilot.pause()
+        assert tree.cursor_line == 0 and tree.highlighted.id == segment_id(0)
+        await pilot.press("j")
+        await pilot.pause()
+        assert tree.highlighted.id == segment_id(1)
+        assert segment_id(1) in detail_text(screen)  # the detail follows
+        await pilot.press("j", "k")
+        await pilot.pause()
+        assert tree.highlighted.id == segment_id(1)
+        await pilot.press("G")
+        await pilot.pause()
+        assert tree.cursor_line == tree.last_line and _row_on_screen(tree)
+
+
+def test_the_lineage_trees_moving_keys_have_ids_to_remap_and_are_in_the_help() -> None:
+    from hermes_tui.keys import known_ids
+
+    moving = {b.id: b.key for b in LineageTree.BINDINGS if b.id}
+    assert {"lineage_down", "lineage_up", "lineage_first", "lineage_last"} <= set(moving)
+    assert "j" in moving["lineage_down"].split(",") and "k" in moving["lineage_up"].split(",")
+    assert "g" in moving["lineage_first"].split(",") and "G" in moving["lineage_last"].split(",")
+    assert {"lineage_down", "lineage_up", "lineage_first", "lineage_last"} <= known_ids()
+
+
+async def test_after_enter_on_a_fold_row_the_detail_describes_the_segment_highlighted(short_chain_db: Path) -> None:
+    app = make_app(short_chain_db)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        screen = await open_lineage(pilot, segment_id(SHORT_SEGMENTS - 1))
+        tree = screen.tree
+        fold_row = next(node for node in _nodes(tree) if tree.fold_at(node) is not None)
+        tree.move_cursor(fold_row)
+        await pilot.pause()
+        assert "folded" in detail_text(screen)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert tree.highlighted is not None
+        shown = detail_text(screen)
+        assert "folded" not in shown
+        assert tree.highlighted.id in shown

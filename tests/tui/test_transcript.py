@@ -540,3 +540,89 @@ async def test_uc3_compaction_history_and_scaffolding_are_said_in_their_headers(
             assert all(said not in plain(view, i)[0] for i in range(len(view.entries)) if i not in marked)
             await pilot.press("escape")
             await settle(pilot)
+
+
+# ----------------------------------------------------------------------------- the header's match position
+
+SERVER = "20261118_090000_srv001"
+
+
+def header_lines(screen: TranscriptScreen) -> list[str]:
+    """The header's two lines as drawn: cut to the header's width."""
+    import io
+
+    from rich.console import Console
+
+    header = screen.query_one("#transcript-header")
+    console = Console(width=header.content_region.width, record=True, file=io.StringIO())
+    console.print(header.content, crop=True)
+    return console.export_text().splitlines()
+
+
+@pytest.fixture
+def server_db(tmp_path: Path) -> tuple[Path, list[int]]:
+    path = tmp_path / "state.db"
+    SessionDB(path).close()
+    messages = [dict(role="user" if i % 2 == 0 else "assistant", content=f"filler message {i}") for i in range(12)]
+    for i in (2, 5, 8, 11):
+        messages[i]["content"] = f"服务器 {i} 重启了"
+    messages[5]["content"] += " (kubelet)"
+    ids = add_messages(path, SERVER, messages, title="服务器重启", started=NOW - 3 * HOUR)
+    return path, ids
+
+
+@pytest.mark.parametrize("size", [(80, 24), (60, 20)])
+async def test_the_match_position_stays_in_the_header_at_80_and_60_columns(server_db, size) -> None:
+    path, ids = server_db
+    app = make_app(path)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        screen = await open_transcript(pilot, SERVER, message_id=ids[11], query="服务器")
+        assert screen.view.match_position() == 4
+        second = header_lines(screen)[1]
+        assert "match 4 of 4" in second, second
+        assert "…" not in second, second  # the less important parts gave way whole, not cut
+
+
+async def test_the_header_says_every_part_when_there_is_room(server_db) -> None:
+    path, ids = server_db
+    app = make_app(path)
+    async with app.run_test(size=(130, 24)) as pilot:
+        await settle(pilot)
+        screen = await open_transcript(pilot, SERVER, message_id=ids[11], query="服务器")
+        second = header_lines(screen)[1]
+        assert "reasoning hidden (r)" in second and "(enter, a: all)" in second
+        assert "4 messages match “服务器” — match 4 of 4 (n/N)" in second
+
+
+async def test_one_matching_message_is_said_as_1_message_matches(server_db) -> None:
+    path, ids = server_db
+    app = make_app(path)
+    async with app.run_test(size=(130, 24)) as pilot:
+        await settle(pilot)
+        screen = await open_transcript(pilot, SERVER, message_id=ids[5], query="kubelet")
+        assert screen.view.match_indices == [5]
+        assert "1 message matches “kubelet”" in header_lines(screen)[1]
+
+
+async def test_t_on_a_search_hit_opens_the_transcript_at_that_message_as_enter_does(fixed_db: Path) -> None:
+    app = make_app(fixed_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("/", *"pinned")
+        await settle(pilot)
+        await pilot.press("tab")
+        await settle(pilot)
+        browser = app.screen
+        assert isinstance(browser, BrowserScreen)
+        session_id, message_id = browser.results.target_of_highlighted()
+        assert message_id is not None
+        await pilot.press("t")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, TranscriptScreen)
+        assert screen.session_id == session_id and screen.search_query == "pinned"
+        view = screen.view
+        assert view.current.id == message_id  # not the first message
+        assert view.cursor > 0 and view.is_visible(view.cursor)
+        assert matches(view, view.cursor) == ["pinned"]
