@@ -205,7 +205,7 @@ def narrowed(listed: ListQuery) -> bool:
 
 
 def listed_scope(reader: SessionDB, listed: ListQuery) -> ExportScope:
-    """"Every conversation in the list": what the list shows under its filters, counted in the
+    """"The list": every conversation the list shows under its filters, counted in the
     list's unit (conversations, each exported whole: its compressions, delegate runs)."""
     from hermes_state import listing
     from hermes_state.listing.select import choose
@@ -222,15 +222,15 @@ def listed_scope(reader: SessionDB, listed: ListQuery) -> ExportScope:
     stem = ("listed" if listed.narrow else f"workspace-{_slug(listed.workspace) or 'none'}"
             if listed.workspace is not None else _slug(listed.source) or "source" if listed.source else "list")
     k = listing.count_listed(reader.store, listed)
-    # (the count without its noun, and the sessions in brackets: one radio line of the export
-    # dialog, never wrapped, and "— 410 conversations, 491 sessions" was cut at 80 columns)
-    head = f"Every conversation in the list{what} — {k:,}"
+    # (short: one radio line of the export dialog, never wrapped, and "Every conversation in
+    # the list — 410 conversations, 491 sessions" was cut at 80 columns)
+    head = f"The list{what} — {_count(k, 'conversation')}"
     empty = None if k else "the list is empty"
     if k > EAGER_CONVERSATIONS:
         return ExportScope("listed", f"{head} (each whole)", stem, k, None, unavailable=empty,
                            listed=listed, conversations=k)
     ids = [sid for item in choose(reader.lister, listed) for sid in item.sessions]
-    return ExportScope("listed", f"{head} ({_count(len(ids), 'session')})", stem, len(ids), tuple(ids),
+    return ExportScope("listed", f"{head}, {_count(len(ids), 'session')}", stem, len(ids), tuple(ids),
                        unavailable=None if ids else "the list is empty", conversations=k)
 
 

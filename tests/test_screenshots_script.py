@@ -38,7 +38,7 @@ def test_export_and_unread_screenshots_show_what_the_readme_says_and_a_second_ru
     assert sorted(p.name for p in first.iterdir()) == ["export.svg", "unread.svg"]
 
     export = "\n".join(screen_rows(first / "export.svg"))
-    assert "Every conversation in the list — " in export and " sessions)" in export
+    assert "The list — " in export and " conversations, " in export
     assert "The whole database — 300 sessions, hidden ones too" in export  # (the demo's 300)
     assert "Every session — " not in export  # (the label of old)
 

@@ -142,7 +142,7 @@ async def test_export_every_session_of_the_source_filter(fixed_db: Path, out: Pa
         modal = await open_export(pilot, ("s", "down", "enter"))  # filter: cli, from the source picker
         assert app.screen_stack[-2].source_filter == "cli"
         # (the list's conversations under its filter, in the list's unit, each whole)
-        assert scope_labels(modal)[2] == "Every conversation in the list (cli) — 3 (3 sessions)"
+        assert scope_labels(modal)[2] == "The list (cli) — 3 conversations, 3 sessions"
         assert len(scope_labels(modal)) == 3  # (the whole database is not offered beside a filter)
         await choose(pilot, modal, "#export-scope", 2)
         target = out / f"hermes-cli-{STAMP}.jsonl"
@@ -161,7 +161,7 @@ async def test_export_without_filter_offers_the_list_and_the_whole_database(fixe
         modal = await open_export(pilot)
         total = app.screen_stack[-2].session_list.total
         # The list's total, in its unit, as the list states it; then every session there is.
-        assert scope_labels(modal)[2].startswith(f"Every conversation in the list — {total} (")
+        assert scope_labels(modal)[2].startswith(f"The list — {total} conversations, ")
         assert scope_labels(modal)[3] == "The whole database — 9 sessions, hidden ones too"
         await choose(pilot, modal, "#export-scope", 3)
         await pilot.press("enter")
@@ -369,7 +369,7 @@ def test_a_long_list_is_chosen_when_the_export_runs_and_written_whole(fixed_db: 
         lazy = plan_export(db, None, query=None, listed=ListQuery.human(None), directory=out, now=NOW).scopes[0]
         assert eager.key == lazy.key == "listed" and eager.session_ids and lazy.session_ids is None
         assert lazy.conversations == eager.conversations == lazy.count
-        assert lazy.label == f"Every conversation in the list — {lazy.conversations:,} (each whole)"
+        assert lazy.label == f"The list — {lazy.conversations:,} conversations (each whole)"
         outcome = run_export(db, lazy, "jsonl", out / "lazy.jsonl")
         assert outcome.ok and outcome.sessions == len(eager.session_ids)
         assert [s["id"] for s in read_jsonl(out / "lazy.jsonl")] == list(eager.session_ids)
