@@ -91,7 +91,7 @@ def legible_variables(variables: dict[str, str]) -> dict[str, str]:
     if background is None or str(variables.get("background")).startswith("ansi_"):
         plain = variables.get("foreground") or "ansi_default"
         out = {f"hs-{name}": plain for name in TEXT_COLOURS}
-        out.update({"hs-text": plain, "hs-on-accent": "auto 100%", "hs-on-cursor": "auto 100%",
+        out.update({"hs-text": plain, "hs-input": plain, "hs-on-accent": "auto 100%", "hs-on-cursor": "auto 100%",
                     "hs-on-match": "ansi_black",  # on the terminal's yellow: dark in every palette
                     "footer-key-foreground": plain, "footer-description-foreground": plain})
         return out
@@ -112,6 +112,10 @@ def legible_variables(variables: dict[str, str]) -> dict[str, str]:
                          ("hs-on-match", "warning")):
         under = _parse(variables.get(source), background)
         out[name] = legible(foreground, foreground, [under]).hex if under is not None else "auto 87%"
+    # Text typed into an input: Textual draws $foreground on $surface, tinted 5 % toward the
+    # foreground while focused (4.1:1 on solarized-light).
+    surface = backgrounds[1] if len(backgrounds) > 1 else background
+    out["hs-input"] = legible(foreground, foreground, [surface, surface.blend(foreground, 0.05)]).hex
     # Textual's footer draws its keys and descriptions in its own colours: same rule.
     footer_bg = _parse(variables.get("footer-background"), background)
     if footer_bg is not None:

@@ -50,6 +50,9 @@ def test_br18_text_colours_reach_4_5_on_every_background(theme: str) -> None:
             grounds_for = {"accent": background + Color.parse(variables["accent"])}
         elif name == "hs-on-cursor":
             grounds_for = {"cursor": background + Color.parse(variables["secondary-muted"])}
+        elif name == "hs-input":  # an input's $surface, tinted 5 % toward $foreground when focused
+            surface = grounds["surface"]
+            grounds_for = {"input": surface, "focused input": surface.blend(Color.parse(variables["foreground"]), 0.05)}
         elif name == "hs-on-match":
             grounds_for = {"warning": background + Color.parse(variables["warning"])}
         else:
@@ -182,6 +185,7 @@ async def test_br18_search_highlights_are_legible_in_every_theme(fixed_db, theme
         if not variables_are_ansi(app):
             assert hits, f"{theme}: no highlight drawn in the hits pane"
         assert [hit for hit in hits if hit[1] < MINIMUM_CONTRAST] == [], f"{theme}: hits pane"
+        assert _illegible(app) == {}, f"{theme}: hits pane"
         await pilot.press("down", "enter")  # the first hit's transcript, its terms highlighted
         await settle(pilot)
         shown = _match_cells(app)
