@@ -57,6 +57,9 @@ def test_br18_text_colours_reach_4_5_on_every_background(theme: str) -> None:
             grounds_for = {"warning": background + Color.parse(variables["warning"])}
         else:
             grounds_for = grounds
+            if name in ("hs-warning", "hs-error"):  # a dialog's note: $surface tinted 15 %
+                tint = background + Color.parse(variables[name[3:]])
+                grounds_for = {**grounds, "tinted surface": grounds["surface"].blend(tint, 0.15)}
         for ground, color in grounds_for.items():
             ratio = contrast(Color.parse(value), color)
             assert ratio >= MINIMUM_CONTRAST, f"{theme}: ${name} {value} on ${ground} {color.hex}: {ratio:.2f}"
@@ -79,10 +82,13 @@ def _truecolor(color: RichColor) -> Color:
     return Color(triplet.red, triplet.green, triplet.blue)
 
 
-def _illegible(app) -> dict[str, float]:
-    """Text drawn on the current screen below 4.5:1: {text: ratio}."""
+def _illegible(app, region=None) -> dict[str, float]:
+    """Text drawn on the current screen (or in ``region`` of it) below 4.5:1: {text: ratio}."""
     bad: dict[str, float] = {}
-    for strip in app.screen._compositor.render_strips():
+    strips = app.screen._compositor.render_strips()
+    if region is not None:
+        strips = [strip.crop(region.x, region.right) for strip in strips[region.y:region.bottom]]
+    for strip in strips:
         for segment in strip:
             style = segment.style
             if style is None or DECORATION.match(segment.text) or style.color is None or style.bgcolor is None:
@@ -197,3 +203,28 @@ async def test_br18_search_highlights_are_legible_in_every_theme(fixed_db, theme
 
 def variables_are_ansi(app) -> bool:
     return str(app.get_css_variables().get("background", "")).startswith("ansi")
+
+
+@pytest.mark.parametrize("theme", THEMES)
+async def test_br18_warnings_are_legible_in_every_theme(tmp_path, theme: str) -> None:
+    """A warning's own tinted background (the status line's, a dialog's note) still leaves
+    its text at 4.5:1."""
+    from hermes_tui.screens.browser import BrowserScreen
+    from hermes_tui.widgets.status import StatusLine
+
+    from .test_delete_undo import family_db
+
+    app = make_app(family_db(tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        app.theme = theme
+        await settle(pilot)
+        app.screen.query_one(StatusLine).set_warning("waiting for a lock held by another process")
+        await settle(pilot)
+        assert _illegible(app) == {}, f"{theme}: status line warning"
+        app.screen.query_one(StatusLine).set_warning(None)
+        await pilot.press("d")  # the first conversation is live: the dialog warns
+        await settle(pilot)
+        assert not isinstance(app.screen, BrowserScreen)
+        assert app.screen.query("#delete-live"), "the live warning is shown"
+        warning = app.screen.query_one("#delete-live").region
+        assert _illegible(app, warning) == {}, f"{theme}: delete dialog's warning"
