@@ -38,6 +38,10 @@ TEXT_COLOURS = {
 
 BACKGROUNDS = ("background", "surface", "panel")
 
+#: ``$hs-<name>`` also drawn on ``$surface`` tinted with ``$<name>`` at this opacity: a
+#: dialog's warning and error notes (``styles/modals.tcss``).
+TINTED = {"warning": 0.15, "error": 0.15}
+
 
 def luminance(color: Color) -> float:
     def channel(value: int) -> float:
@@ -84,29 +88,43 @@ def legible_variables(variables: dict[str, str]) -> dict[str, str]:
 
     ANSI themes name the terminal's own colours (``ansi_default`` …), whose values only the
     terminal knows: there every text colour is the terminal's foreground (its default
-    pairing with the background is legible by definition), on highlights Textual's "auto".
+    pairing with the background is legible by definition), on highlights Textual's "auto",
+    on a search match (the terminal's yellow) its black.
     """
     background = _parse(variables.get("background"))
     if background is None or str(variables.get("background")).startswith("ansi_"):
         plain = variables.get("foreground") or "ansi_default"
         out = {f"hs-{name}": plain for name in TEXT_COLOURS}
-        out.update({"hs-text": plain, "hs-on-accent": "auto 100%", "hs-on-cursor": "auto 100%",
+        out.update({"hs-text": plain, "hs-input": plain, "hs-on-accent": "auto 100%", "hs-on-cursor": "auto 100%",
+                    "hs-on-match": "ansi_black",  # on the terminal's yellow: dark in every palette
                     "footer-key-foreground": plain, "footer-description-foreground": plain})
         return out
     backgrounds = [c for name in BACKGROUNDS if (c := _parse(variables.get(name), background))]
     foreground = _parse(variables.get("foreground"), background) or background.get_contrast_text(1.0)
     out: dict[str, str] = {}
+    surface = backgrounds[1] if len(backgrounds) > 1 else background
     for name, source in TEXT_COLOURS.items():
-        start = _parse(variables.get(source), backgrounds[1] if len(backgrounds) > 1 else background)
+        start = _parse(variables.get(source), surface)
         if start is None:
             start = foreground
-        out[f"hs-{name}"] = legible(start, foreground, backgrounds).hex
+        grounds = backgrounds
+        if name in TINTED:  # also on a dialog's note, $surface tinted with its own colour
+            tint = _parse(variables.get(name), surface)
+            if tint is not None:
+                grounds = [*backgrounds, surface.blend(tint, TINTED[name])]
+        out[f"hs-{name}"] = legible(start, foreground, grounds).hex
     out["hs-text"] = legible(foreground, foreground, backgrounds).hex
     # Text on the highlighted row: the list's cursor is $accent when focused, else
-    # $secondary-muted.
-    for name, source in (("hs-on-accent", "accent"), ("hs-on-cursor", "secondary-muted")):
+    # $secondary-muted. A search match is drawn on $warning, opaque: a component class's
+    # background loses its alpha (``$warning 40%`` was drawn as $warning itself), and the
+    # text under it kept its own colour -- 1.2:1 on solarized-light, 1.5:1 on textual-dark.
+    for name, source in (("hs-on-accent", "accent"), ("hs-on-cursor", "secondary-muted"),
+                         ("hs-on-match", "warning")):
         under = _parse(variables.get(source), background)
         out[name] = legible(foreground, foreground, [under]).hex if under is not None else "auto 87%"
+    # Text typed into an input: Textual draws $foreground on $surface, tinted 5 % toward the
+    # foreground while focused (4.1:1 on solarized-light).
+    out["hs-input"] = legible(foreground, foreground, [surface, surface.blend(foreground, 0.05)]).hex
     # Textual's footer draws its keys and descriptions in its own colours: same rule.
     footer_bg = _parse(variables.get("footer-background"), background)
     if footer_bg is not None:

@@ -7,13 +7,11 @@ app, and ``widgets/recap_view.py`` puts the panel on screen.
 
 Rendering safety: message text is untrusted. It is appended to ``rich.text.Text`` as
 data, never formatted into a markup string, so ``[bold]`` or ``[@click=app.quit]`` shows
-up literally. Terminal control characters are made inert before display (see
-``_make_inert``): ESC and the other C0 controls except ``\\n``/``\\t``, DEL and the C1
-range are replaced by ``cat -v``-style caret notation (ESC -> ``^[``, DEL -> ``^?``,
-CSI U+009B -> ``M-^[``). We chose caret notation over U+FFFD because it is plain ASCII
-(one cell per character in every terminal) and still tells the reader *which* control
-character the message contained. Bidi controls (U+202A-U+202E, U+2066-U+2069, U+200E/F,
-U+061C), which reorder the text a reader sees, become U+FFFD.
+up literally. Terminal control characters are made inert by the one table every screen
+uses (:func:`hermes_state.inert_text.inert_block`): ESC is
+``␛``, BEL ``␇``, NUL ``␀``, DEL ``␡``, a C1 or bidi control ``�``, tab and a lone CR one
+space each -- what the transcript, the list and the recap's own header show for the same
+text. (Not ``cat -v``'s caret notation: ``^[`` reads like text, and a message may hold it.)
 """
 
 from __future__ import annotations
@@ -28,6 +26,7 @@ from rich.style import Style
 from rich.cells import cell_len
 from rich.text import Text
 
+from hermes_state.inert_text import inert_block
 from hermes_state.recap import Recap
 
 __all__ = [
@@ -69,25 +68,10 @@ _ASSISTANT_LABEL = "  ◆ Hermes: "
 _USER_INDENT = " " * 9
 _ASSISTANT_INDENT = " " * 12
 
-# C0 controls except \t and \n, DEL, and the C1 block.
-_CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-# Bidi embeddings, overrides, isolates and marks: they reorder what the reader sees
-# (``evil\u202egnp.exe`` reads as ``evilexe.png``). Shown as U+FFFD, one cell each.
-_BIDI_CHARS = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-
-
-def _caret(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    if code < 0x20:
-        return "^" + chr(code + 0x40)
-    if code == 0x7F:
-        return "^?"
-    return "M-^" + chr(code - 0x80 + 0x40)  # C1, as `cat -v` shows it
-
-
 def _make_inert(text: str) -> str:
-    """Make terminal control characters visible and harmless (see module docstring)."""
-    return _BIDI_CHARS.sub("\ufffd", _CONTROL_CHARS.sub(_caret, text.replace("\r\n", "\n")))
+    """Message text as every screen shows it (see module docstring); a CRLF line end is a
+    line end, as the recap's lines are laid out here."""
+    return inert_block(text.replace("\r\n", "\n"))
 
 
 def _wrapped_rows(body: Text, width: Optional[int]) -> list[Text]:

@@ -23,12 +23,20 @@ def text_strip(text: Text, width: int, console: Console, style: Style | None = N
 
 def cursor_strip(strip: Strip, style: Style) -> Strip:
     """``strip`` on a cursor row: ``style``'s background under it and its colour *over* the
-    parts' own colours, so a muted preview stays legible on the cursor (BR-18)."""
+    parts' own colours, so a muted preview stays legible on the cursor (BR-18). A part with
+    a background of its own (a search match) keeps its colour too: it was chosen for that
+    background, and the cursor's colour on it can be 1.5:1."""
     strip = strip.apply_style(style)
     if style.color is None:
         return strip
     over = Style(color=style.color)
-    return Strip(Segment.apply_style(list(strip), post_style=over), strip.cell_length)
+    ground = style.bgcolor
+    return Strip(
+        [segment if segment.style is not None and segment.style.bgcolor not in (None, ground)
+         else Segment(segment.text, (segment.style + over) if segment.style else over, segment.control)
+         for segment in strip],
+        strip.cell_length,
+    )
 
 
 def fast_text_strip(text: Text, width: int, console: Console) -> Strip:

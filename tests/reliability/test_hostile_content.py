@@ -285,7 +285,7 @@ def test_hostile_recap_text_has_no_control_or_bidi_code_point() -> None:
             assert char not in text, (window, repr(char))
         seen += text
     assert "[@click=app.quit]" in seen and "[bold]" in seen  # legible, as data
-    assert "evil\ufffdgnp.exe" in seen and "^[]52;c;" in seen
+    assert "evil\ufffdgnp.exe" in seen and "\u241b]52;c;" in seen  # ␛, as on every screen
 
 
 # ---------------------------------------------------------------------------- exports keep every byte

@@ -157,26 +157,28 @@ def test_rc8_markup_in_content_is_literal():
     assert all(span.style in ("dim", "", "dim #DAA520", "bold #8FBC8F") for span in text.spans)
 
 
-def test_rc8_ansi_escape_rendered_inert_and_visible():
+def test_rc8_ansi_escape_shown_as_its_symbol_never_sent():
     recap = Recap(entries=[RecapEntry(kind="user", text="\x1b[31mred\x1b[0m done")])
     text = render_recap_text(recap)
     assert "\x1b" not in text.plain
-    assert "^[[31mred^[[0m done" in text.plain
+    assert "␛[31mred␛[0m done" in text.plain
     console = Console(width=80, record=True, color_system="truecolor", force_terminal=True)
     console.print(text)
-    assert "^[[31mred^[[0m done" in console.export_text()
+    assert "␛[31mred␛[0m done" in console.export_text()
     # With colours on, the only escapes come from our own styles, never from content:
     ansi = console.export_text(styles=True)
     assert "\x1b[31m" not in ansi
 
 
-def test_rc8_other_control_characters_made_inert():
+def test_rc8_other_control_characters_shown_as_every_screen_shows_them():
     recap = Recap(
-        entries=[RecapEntry(kind="assistant_last", text="a\rb\x07c\x08d\x7fe\x9bf\tg\nh")]
+        entries=[RecapEntry(kind="assistant_last", text="a\rb\x07c\x08d\x7fe\x9bf\tg\x00h\u202ei\nj")]
     )
     plain = render_recap_text(recap).plain
-    assert "a^Mb^Gc^Hd^?eM-^[f\tg\n" in plain
-    for ch in "\r\x07\x08\x7f\x9b\x1b\x00":
+    # hermes_state.inert_text's table, as the transcript draws it: no caret notation.
+    assert "a b␇c␈d␡e\ufffdf g␀h\ufffdi\n" in plain
+    assert "^" not in plain
+    for ch in "\r\x07\x08\x7f\x9b\x1b\x00\t\u202e":
         assert ch not in plain
 
 

@@ -308,6 +308,38 @@ async def test_rc8_message_text_is_data_not_markup(fixed_db: Path) -> None:
         assert app.is_running
 
 
+HOSTILE = "20261118_075000_ctl001"
+HOSTILE_TEXT = "\x1b]0;PWNED\x07 title and \x1b[31mred\x1b[0m nul:\x00after DEL:\x7f CR:a\rb"
+
+
+async def test_recap_shows_stored_controls_as_the_symbols_every_other_view_shows(fixed_db: Path) -> None:
+    """A control character in a message reads the same in the recap as in the transcript,
+    the list and the detail pane (``␛ ␇ ␀ ␡``, hermes_state.inert_text), not in caret notation
+    (``^[``, ``^G``), which reads like text someone typed."""
+    from hermes_tui.textsafe import inert_block
+
+    db = SessionDB(fixed_db)
+    try:
+        db.create_session(HOSTILE, "cli", model="gpt-5")
+        db.append_message(HOSTILE, "user", HOSTILE_TEXT)
+        db.append_message(HOSTILE, "assistant", "Noted: " + HOSTILE_TEXT)
+    finally:
+        db.close()
+    app = make_app(fixed_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = await open_recap(pilot, HOSTILE)
+        card = rendered(screen.query_one(RecapView), width=200)
+        shown = "␛]0;PWNED␇ title and ␛[31mred␛[0m nul:␀after DEL:␡ CR:a b"
+        assert shown == inert_block(HOSTILE_TEXT)  # the one table, as the transcript draws it
+        assert f"● You: {shown}" in card
+        assert f"◆ Hermes: Noted: {shown}" in card
+        for caret in ("^[", "^G", "^@", "^?", "^M"):
+            assert caret not in card, caret
+        for char in "\x1b\x07\x00\x7f\r":
+            assert char not in card
+
+
 async def test_recap_header_shows_gateway_lane(fixed_db: Path) -> None:
     lane_session = "20261118_060000_b2c3d4e5"
     source = SessionSource(platform="telegram", chat_id="12345", chat_type="dm", user_name="Alice", user_id="777")

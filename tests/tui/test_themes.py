@@ -39,6 +39,7 @@ def test_br18_text_colours_reach_4_5_on_every_background(theme: str) -> None:
         # The terminal's own colours: text is its default foreground (checked as drawn below).
         assert {v for k, v in ours.items() if not k.startswith("hs-on-")} == {variables["foreground"]}
         assert {ours["hs-on-accent"], ours["hs-on-cursor"]} == {"auto 100%"}
+        assert ours["hs-on-match"] == "ansi_black"  # on the terminal's yellow
         return
     background = Color.parse(variables["background"])
     grounds = {name: background + Color.parse(variables[name]) for name in ("background", "surface", "panel")}
@@ -49,11 +50,24 @@ def test_br18_text_colours_reach_4_5_on_every_background(theme: str) -> None:
             grounds_for = {"accent": background + Color.parse(variables["accent"])}
         elif name == "hs-on-cursor":
             grounds_for = {"cursor": background + Color.parse(variables["secondary-muted"])}
+        elif name == "hs-input":  # an input's $surface, tinted 5 % toward $foreground when focused
+            surface = grounds["surface"]
+            grounds_for = {"input": surface, "focused input": surface.blend(Color.parse(variables["foreground"]), 0.05)}
+        elif name == "hs-on-match":
+            grounds_for = {"warning": background + Color.parse(variables["warning"])}
         else:
             grounds_for = grounds
+            if name in ("hs-warning", "hs-error"):  # a dialog's note: $surface tinted 15 %
+                tint = background + Color.parse(variables[name[3:]])
+                grounds_for = {**grounds, "tinted surface": grounds["surface"].blend(tint, 0.15)}
         for ground, color in grounds_for.items():
             ratio = contrast(Color.parse(value), color)
             assert ratio >= MINIMUM_CONTRAST, f"{theme}: ${name} {value} on ${ground} {color.hex}: {ratio:.2f}"
+
+
+def test_br18_every_theme_the_app_offers_is_checked(fixed_db) -> None:
+    """The checks here run over every theme the command palette offers (Textual's own)."""
+    assert set(make_app(fixed_db).available_themes) <= set(THEMES)
 
 
 def test_br18_stylesheets_colour_text_only_with_legible_variables() -> None:
@@ -68,10 +82,13 @@ def _truecolor(color: RichColor) -> Color:
     return Color(triplet.red, triplet.green, triplet.blue)
 
 
-def _illegible(app) -> dict[str, float]:
-    """Text drawn on the current screen below 4.5:1: {text: ratio}."""
+def _illegible(app, region=None) -> dict[str, float]:
+    """Text drawn on the current screen (or in ``region`` of it) below 4.5:1: {text: ratio}."""
     bad: dict[str, float] = {}
-    for strip in app.screen._compositor.render_strips():
+    strips = app.screen._compositor.render_strips()
+    if region is not None:
+        strips = [strip.crop(region.x, region.right) for strip in strips[region.y:region.bottom]]
+    for strip in strips:
         for segment in strip:
             style = segment.style
             if style is None or DECORATION.match(segment.text) or style.color is None or style.bgcolor is None:
@@ -142,3 +159,72 @@ async def test_br18_theme_is_added_to_a_config_without_one(fixed_db, tmp_path, m
         app.theme = "solarized-light"
         await settle(pilot)
     assert (tmp_path / "new" / "config.yaml").read_text() == 'theme: "solarized-light"\n'
+
+
+def _match_cells(app) -> list[tuple[str, float]]:
+    """Every drawn search highlight (the match style: bold on a background of its own) with
+    its contrast, foreground against background."""
+    found = []
+    for strip in app.screen._compositor.render_strips():
+        for segment in strip:
+            style = segment.style
+            if (style is None or not style.bold or style.color is None or style.bgcolor is None
+                    or style.color.is_default or not segment.text.strip()
+                    or "docker" not in segment.text.lower() and "compose" not in segment.text.lower()):
+                continue
+            fg, bg = _truecolor(style.color), _truecolor(style.bgcolor)
+            found.append((segment.text, round(contrast(fg, bg), 2)))
+    return found
+
+
+@pytest.mark.parametrize("theme", THEMES)
+async def test_br18_search_highlights_are_legible_in_every_theme(fixed_db, theme: str) -> None:
+    """The match style (hits pane and transcript) reaches 4.5:1 whatever the theme's warning
+    colour: solarized-light drew its highlights at 1.6:1."""
+    app = make_app(fixed_db)
+    async with app.run_test(size=SIZE) as pilot:
+        app.theme = theme
+        await settle(pilot)
+        await pilot.press("/", *"docker compose")
+        await settle(pilot)
+        hits = _match_cells(app)
+        if not variables_are_ansi(app):
+            assert hits, f"{theme}: no highlight drawn in the hits pane"
+        assert [hit for hit in hits if hit[1] < MINIMUM_CONTRAST] == [], f"{theme}: hits pane"
+        assert _illegible(app) == {}, f"{theme}: hits pane"
+        await pilot.press("down", "enter")  # the first hit's transcript, its terms highlighted
+        await settle(pilot)
+        shown = _match_cells(app)
+        if not variables_are_ansi(app):
+            assert shown, f"{theme}: no highlight drawn in the transcript"
+        assert [hit for hit in shown if hit[1] < MINIMUM_CONTRAST] == [], f"{theme}: transcript"
+        assert _illegible(app) == {}, f"{theme}: transcript"
+
+
+def variables_are_ansi(app) -> bool:
+    return str(app.get_css_variables().get("background", "")).startswith("ansi")
+
+
+@pytest.mark.parametrize("theme", THEMES)
+async def test_br18_warnings_are_legible_in_every_theme(tmp_path, theme: str) -> None:
+    """A warning's own tinted background (the status line's, a dialog's note) still leaves
+    its text at 4.5:1."""
+    from hermes_tui.screens.browser import BrowserScreen
+    from hermes_tui.widgets.status import StatusLine
+
+    from .test_delete_undo import family_db
+
+    app = make_app(family_db(tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        app.theme = theme
+        await settle(pilot)
+        app.screen.query_one(StatusLine).set_warning("waiting for a lock held by another process")
+        await settle(pilot)
+        assert _illegible(app) == {}, f"{theme}: status line warning"
+        app.screen.query_one(StatusLine).set_warning(None)
+        await pilot.press("d")  # the first conversation is live: the dialog warns
+        await settle(pilot)
+        assert not isinstance(app.screen, BrowserScreen)
+        assert app.screen.query("#delete-live"), "the live warning is shown"
+        warning = app.screen.query_one("#delete-live").region
+        assert _illegible(app, warning) == {}, f"{theme}: delete dialog's warning"
