@@ -69,16 +69,35 @@ def _parse(value: str | None, under: Color | None = None) -> Color | None:
     return color
 
 
-def legible(start: Color, foreground: Color, backgrounds: list[Color], minimum: float = MINIMUM_CONTRAST) -> Color:
+def eight_bit(color: Color) -> Color:
+    """``color`` as a 256-colour terminal draws it (Rich's nearest colour of its palette)."""
+    from rich.color import Color as RichColor, ColorSystem
+
+    triplet = RichColor.from_rgb(color.r, color.g, color.b).downgrade(ColorSystem.EIGHT_BIT).get_truecolor()
+    return Color(triplet.red, triplet.green, triplet.blue)
+
+
+def legible(start: Color, foreground: Color, backgrounds: list[Color], minimum: float = MINIMUM_CONTRAST,
+            *, eight_bit_too: bool = False) -> Color:
     """``start`` blended toward ``foreground`` (or, if that cannot do it, toward black or
-    white) just until its contrast with every background is at least ``minimum``."""
+    white) just until its contrast with every background is at least ``minimum``;
+    ``eight_bit_too``: also once both are drawn by a 256-colour terminal (its nearest colours
+    can lose what truecolor had: white on solarized-light's orange is 4.6:1, on the 256-colour
+    orange 3.8:1)."""
     black, white = Color(0, 0, 0), Color(255, 255, 255)
-    worst = lambda c: min(contrast(c, bg) for bg in backgrounds)  # noqa: E731
+    grounds = [*backgrounds, *(eight_bit(bg) for bg in backgrounds)] if eight_bit_too else backgrounds
+    worst = lambda c: min(contrast(c, bg) for bg in grounds)  # noqa: E731
     extreme = black if worst(black) >= worst(white) else white
+
+    def enough(color: Color) -> bool:
+        if not all(contrast(color, bg) >= minimum for bg in backgrounds):
+            return False
+        return not eight_bit_too or all(contrast(eight_bit(color), eight_bit(bg)) >= minimum for bg in backgrounds)
+
     for target in (foreground, extreme):
         for step in range(0, 41):
             color = start.blend(target, step / 40)
-            if all(contrast(color, bg) >= minimum for bg in backgrounds):
+            if enough(color):
                 return color
     return extreme
 
@@ -121,7 +140,9 @@ def legible_variables(variables: dict[str, str]) -> dict[str, str]:
     for name, source in (("hs-on-accent", "accent"), ("hs-on-cursor", "secondary-muted"),
                          ("hs-on-match", "warning")):
         under = _parse(variables.get(source), background)
-        out[name] = legible(foreground, foreground, [under]).hex if under is not None else "auto 87%"
+        # (a match must also hold in a 256-colour terminal: its orange is where it failed)
+        out[name] = (legible(foreground, foreground, [under], eight_bit_too=name == "hs-on-match").hex
+                     if under is not None else "auto 87%")
     # Text typed into an input: Textual draws $foreground on $surface, tinted 5 % toward the
     # foreground while focused (4.1:1 on solarized-light).
     out["hs-input"] = legible(foreground, foreground, [surface, surface.blend(foreground, 0.05)]).hex
