@@ -28,6 +28,19 @@ def hermes_home() -> Path:
     return Path.home() / ".hermes"
 
 
+def same_path(a: str | Path | None, b: str | Path | None) -> bool:
+    """``a`` and ``b`` name the same file: as written, or once both are resolved (a symlinked
+    or relative path). An empty or missing path, or one that cannot be resolved, is no match."""
+    if not a or not b:
+        return False
+    if str(a) == str(b):
+        return True
+    try:
+        return Path(a).resolve() == Path(b).resolve()
+    except (OSError, RuntimeError, ValueError):
+        return False
+
+
 def default_db_path() -> Path:
     """``<home>/state.db``."""
     return hermes_home() / "state.db"

@@ -33,6 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
+from .paths import same_path
+
 #: The default profile's name: the Hermes root itself, never ``profiles/default``.
 DEFAULT = "default"
 #: What a profile id may be (upstream's ``_PROFILE_ID_RE``).
@@ -151,20 +153,11 @@ class Profiles:
             return None
         path = Path(db_path)
         candidates = [*self.all, *([self.current] if self.current is not None else [])]
+        # (written alike first: a symlinked profile must not take another one's store)
         for profile in candidates:
             if profile.db_path == path:
                 return profile
-        try:
-            resolved = path.resolve()
-        except (OSError, RuntimeError, ValueError):
-            return None
-        for profile in candidates:
-            try:
-                if profile.db_path.resolve() == resolved:
-                    return profile
-            except (OSError, RuntimeError, ValueError):
-                continue
-        return None
+        return next((profile for profile in candidates if same_path(profile.db_path, path)), None)
 
 
 def discover(environ: Mapping[str, str] | None = None) -> Profiles:
@@ -211,11 +204,8 @@ def _profile_at(home: Path, found: list[Profile]) -> Profile:
     """The profile whose home ``home`` is; a home outside the root is a profile of its own,
     named as upstream names it (``custom``)."""
     for profile in found:
-        try:
-            if profile.home == home or profile.home.resolve() == home.resolve():
-                return profile
-        except (OSError, RuntimeError):
-            continue
+        if same_path(profile.home, home):
+            return profile
     return Profile(home.name if home.parent.name == "profiles" else "custom", home)
 
 

@@ -32,7 +32,7 @@ from typing import Any, Callable, Iterator
 
 from .deletion import delegate_descendants, delete_session_rows, dependent_tables, remove_session_files
 from .errors import describe_write_error
-from .paths import default_trash_dir, sessions_dir, write_atomic
+from .paths import default_trash_dir, same_path, sessions_dir, write_atomic
 from .store import Store, StoreLike, store_of
 
 #: Files kept in memory so that undo can put them back (larger ones are reported instead).
@@ -602,7 +602,7 @@ def _leave_link_for_parent(directory: Path, child: str, parent: str, database: P
     re-link a session of that profile. Best effort: an entry that cannot be rewritten only
     keeps the old behaviour."""
     for entry in list_trash(directory):
-        if entry.problem or entry.session_id != parent or not same_store(entry.database, database):
+        if entry.problem or entry.session_id != parent or not same_path(entry.database, database):
             continue
         try:
             document = json.loads(_read_entry(entry.path))
@@ -613,18 +613,6 @@ def _leave_link_for_parent(directory: Path, child: str, parent: str, database: P
             write_atomic(entry.path, [json.dumps(document, ensure_ascii=False)], mode=0o600)
         except (OSError, ValueError, TypeError, AttributeError):
             continue
-
-
-def same_store(recorded: str, path: Path) -> bool:
-    """The store a trash entry records is ``path`` (as written, or once both are resolved)."""
-    if not recorded:
-        return False
-    if recorded == str(path):
-        return True
-    try:
-        return Path(recorded).resolve() == Path(path).resolve()
-    except (OSError, RuntimeError, ValueError):
-        return False
 
 
 def _still_there(store: Store, snapshot: DeletedSession) -> bool:

@@ -23,10 +23,10 @@ from pathlib import Path
 from hermes_state import open_store
 from hermes_state.errors import DatabaseError
 from hermes_state.inert_text import shell_quote
-from hermes_state.paths import default_db_path
+from hermes_state.paths import default_db_path, same_path
 from hermes_state.profiles import Profile, Profiles, discover
 from hermes_state.timefmt import relative_time
-from hermes_state.trash import TRASH_DAYS, default_trash_dir, list_trash, read_trash, same_store, undo_delete
+from hermes_state.trash import TRASH_DAYS, default_trash_dir, list_trash, read_trash, undo_delete
 
 from . import cli_profiles
 from .hints import restore_command
@@ -158,7 +158,7 @@ def _trash_json(entries: list, owners: dict, directory: Path, here: Path) -> int
             "database": entry.database or None,
             # (the profile whose store it was deleted from: where `restore` puts it back)
             "profile": owners[entry.path].name if owners.get(entry.path) is not None else None,
-            "other_store": bool(entry.database) and not same_store(entry.database, here),
+            "other_store": bool(entry.database) and not same_path(entry.database, here),
             "problem": entry.problem,
         }
         for entry in entries
@@ -255,7 +255,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
             print(f"(deleted from {inert(entry.database or 'a store the entry does not record')}; restoring "
                   f"into profile '{inert(target.name)}' ({inert(str(db.db_path))}), as --profile says)",
                   file=sys.stderr)
-        elif not same_store(str(target.db_path), _store_path(args)):
+        elif not same_path(target.db_path, _store_path(args)):
             print(f"(into profile '{inert(target.name)}', whose store it was deleted from: "
                   f"{inert(str(db.db_path))})", file=sys.stderr)
         if not _large_restore_agreed(db, snapshot, getattr(args, "yes", False)):
