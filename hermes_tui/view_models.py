@@ -70,7 +70,7 @@ class SearchView:
     hit_count: int = 0
     total_estimate: int | None = None
     #: The list's conversation filters that were on, named
-    #: (:func:`hermes_state.search.found.filters_named`): they leave conversations out after
+    #: (:meth:`hermes_state.ListQuery.conversation_filters`): they leave conversations out after
     #: their messages matched, so ``total_estimate`` counts theirs too, and the pane says so.
     filters_on: tuple[str, ...] = ()
     #: Conversations (their ids) whose messages matched that the list's conversation filters

@@ -367,17 +367,23 @@ class SearchAsYouType:
         self._window_kept = ((query, screen.narrow), answer)
         return answer
 
-    def _run(self, query: str, keep: bool, limit: int, exact: bool = False, asked: int | None = None) -> None:
+    def _searched(self, query: str, read: Windowed, **asked: Any) -> SearchView:
+        """A page of ``query``'s answer (``read``: its words and time window) under the
+        screen's filters, in the pane's order: the one call of the store's search, for a
+        first page and the pages after it alike."""
         screen = self.screen
-        read = self._windowed(query, again=exact)
         listed = screen.filters.with_(narrow=read.narrow)
         view = screen.ctx.store.search(
-            read.text, listed, limit=limit,
-            order=self.order, weights=self.weights, now=screen.ctx.clock(),
-            sort="rank" if exact else "auto",
+            read.text, listed, order=self.order, weights=self.weights, now=screen.ctx.clock(), **asked,
         )
         view.query = query  # (as typed: its answer and its next pages are matched by it)
         view.filters_on = tuple(listed.conversation_filters())
+        return view
+
+    def _run(self, query: str, keep: bool, limit: int, exact: bool = False, asked: int | None = None) -> None:
+        screen = self.screen
+        read = self._windowed(query, again=exact)
+        view = self._searched(query, read, limit=limit, sort="rank" if exact else "auto")
         if read.problem:
             view.note = read.problem
         if not view.more_certain:
@@ -399,17 +405,10 @@ class SearchAsYouType:
             self._in_worker(partial(self._load_more, query, offset), group="search-more")
 
     def _load_more(self, query: str, offset: int) -> None:
-        screen = self.screen
         read = self._windowed(query, again=True)
-        listed = screen.filters.with_(narrow=read.narrow)
-        view = screen.ctx.store.search(
-            read.text, listed, limit=SEARCH_PAGE, offset=offset,
-            sort="rank" if self._exact_query == query else "auto",
-            order=self.order, weights=self.weights, now=screen.ctx.clock(),
-        )
-        view.query = query
-        view.filters_on = tuple(listed.conversation_filters())
-        screen.post_message(SearchFinished(query, view, page=True))
+        view = self._searched(query, read, limit=SEARCH_PAGE, offset=offset,
+                              sort="rank" if self._exact_query == query else "auto")
+        self.screen.post_message(SearchFinished(query, view, page=True))
 
     def finished(self, event: SearchFinished) -> None:
         """An answer: shown if it is for the query typed now."""
