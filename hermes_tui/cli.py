@@ -894,9 +894,9 @@ def _say_what_else_a_delete_touches(db, session_id: str) -> None:
     stay as roots, and whether an agent may still be writing it."""
     from hermes_state.trash import preview_delete
 
-    from .config import load_config
+    from . import cli_config
 
-    config, _problems = load_config()  # (the browser says what is wrong with the file)
+    config = cli_config.config()
     preview = preview_delete(db, session_id, now=time.time(), live_window_s=config.live_window_s)
     if preview is None:
         return  # (the delete reports it)
@@ -1098,9 +1098,9 @@ def _say_what_a_prune_holds(db, sessions: int, messages: int) -> None:
     theirs fail (messages not kept) when it takes longer than they wait."""
     if messages < PRUNE_LOCK_WARN_MESSAGES:
         return
-    from .config import load_config
+    from . import cli_config
 
-    config, _problems = load_config()
+    config = cli_config.config()
     last = db.last_write_at()
     now = time.time()
     if last is None or now - last > config.live_window_s:
@@ -1395,6 +1395,14 @@ def _quiet_library_log() -> None:
         library.addHandler(logging.NullHandler())
 
 
+def _start_run() -> None:
+    """A run reads config.yaml at most once and says its problems once (``main`` may be
+    called again in one process)."""
+    module = sys.modules.get(__package__ + ".cli_config")
+    if module is not None:  # (not imported: nothing read yet, and importing it costs)
+        module.start_run()
+
+
 def sessions_main(argv: list[str] | None = None) -> int:
     """The ``hermes-sessions`` console script: ``hermes-sessions list`` is ``hermes sessions
     list``, under a name that no other program installs."""
@@ -1406,6 +1414,7 @@ def main(argv: list[str] | None = None, *, _sessions_prog: str = SESSIONS_PROG) 
     """Run ``hermes`` with ``argv`` (default ``sys.argv[1:]``); return the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
     _quiet_library_log()
+    _start_run()
     if len(argv) >= 2 and argv[0] == "sessions" and argv[1] in _OWN_PARSERS:
         # These commands parse their own options (argparse's REMAINDER cannot take a
         # leading ``--option`` through a subparser).

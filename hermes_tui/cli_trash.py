@@ -66,10 +66,10 @@ def _large_restore_agreed(db, snapshot, assume_yes: bool) -> bool:
     messages = len(snapshot.message_rows)
     if messages < RESTORE_LOCK_WARN_MESSAGES or assume_yes:
         return True
+    from . import cli_config
     from .cli_prompt import confirm
-    from .config import load_config
 
-    config, _problems = load_config()
+    config = cli_config.config()
     last = db.last_write_at()
     now = time.time()
     if last is None or now - last > config.live_window_s:
