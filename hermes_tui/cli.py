@@ -1445,8 +1445,14 @@ def main(argv: list[str] | None = None, *, _sessions_prog: str = SESSIONS_PROG) 
         _run_home = None if cli_profiles.across(args) else cli_profiles.home_of(args)
         args.store_path = _run_home / "state.db" if _run_home is not None else None
     except cli_profiles.ProfileError as exc:
-        _emit(f"Error: {exc}")
-        return 1
+        if getattr(args, "profile", None) is not None or not getattr(args, "runs_without_profile", False):
+            _emit(f"Error: {exc}")
+            return 1
+        # The trash is one per user and each entry records its store (PF-7): a sticky
+        # profile that is gone names no store `trash` and `restore` need. The run has none.
+        _run_home = None
+        args.store_path = None
+        args.no_run_profile = str(exc)
     try:
         code = run(args)
         sys.stdout.flush()
