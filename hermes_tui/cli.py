@@ -406,13 +406,15 @@ def _say_none_listed(args: argparse.Namespace, archived: int) -> int:
     filtered = bool([flag for flag in cli_filters.given(args) if flag != "--source"])
     print("No sessions found.")
     if archived:
-        where = f" --source {args.source}" if args.source and not filtered else " … (the same filters)" if filtered else ""
-        # (the profile too: typed later, the command would list the profile Hermes runs in)
-        if cli_profiles.across(args):
-            where = " --all-profiles" + where
-        elif getattr(args, "profile", None):
-            where = f" -p {shell_quote(args.profile)}" + where
-        print(f"({archived} archived: hermes sessions list{inert_line(where)} --archived)", file=sys.stderr)
+        from .hints import list_command
+
+        where = f"--source {shell_quote(args.source)} " if args.source and not filtered else "… (the same filters) " if filtered else ""
+        # (the profile too: typed later, the command would list the profile Hermes runs
+        # in then, PF-7 -- a sticky one included)
+        across = cli_profiles.across(args)
+        profile = None if across else cli_profiles.named_in_commands(args)
+        command = list_command(where + "--archived", profile.name if profile is not None else None, all_profiles=across)
+        print(f"({archived} archived: {inert_line(command)})", file=sys.stderr)
     return 0
 
 
