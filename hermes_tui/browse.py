@@ -413,12 +413,13 @@ def _browse_profiles(profiles: list, *, source: str | None, limit: int, plain: b
     """``browse --all-profiles``: the browser over every profile's store (a store that cannot
     be read is named in the status line and left out), or the plain picker over their merged
     list. The chosen session is handed off in its own profile."""
-    from .config import load_config
+    from . import cli_config
 
-    config, problems = load_config()
+    config, problems = cli_config.read()
     try:
         tty = None if plain else open_controlling_tty()
         if tty is None:
+            cli_config.say_problems()  # (the browser shows them in its status line)
             code, chosen = _plain_across(profiles, source=source, limit=limit)
         else:
             # Every profile's first page read ahead while the UI is imported, as for one store.
@@ -463,9 +464,9 @@ def _plain_across(profiles: list, *, source: str | None, limit: int) -> tuple[in
 
 def _run_browse(db_path: Path | None, *, source: str | None, limit: int, demo: bool, plain: bool,
                 profile: Any = None) -> int:
-    from .config import load_config
+    from . import cli_config
 
-    config, problems = load_config()
+    config, problems = cli_config.read()
     demo_home: Demo | None = None
     try:
         if demo:
@@ -482,6 +483,8 @@ def _run_browse(db_path: Path | None, *, source: str | None, limit: int, demo: b
             _err(f"Error: Could not open session database: {_safe(str(db_path))} is a directory")
             return 1
         tty = None if plain else open_controlling_tty()
+        if tty is None:
+            cli_config.say_problems()  # (the browser shows them in its status line)
         # The demo's store goes when it ends: so does what was cached of it.
         cache_dir = demo_home.home / "cache" if demo_home is not None else None
         first = None

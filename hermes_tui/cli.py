@@ -406,13 +406,15 @@ def _say_none_listed(args: argparse.Namespace, archived: int) -> int:
     filtered = bool([flag for flag in cli_filters.given(args) if flag != "--source"])
     print("No sessions found.")
     if archived:
-        where = f" --source {args.source}" if args.source and not filtered else " … (the same filters)" if filtered else ""
-        # (the profile too: typed later, the command would list the profile Hermes runs in)
-        if cli_profiles.across(args):
-            where = " --all-profiles" + where
-        elif getattr(args, "profile", None):
-            where = f" -p {shell_quote(args.profile)}" + where
-        print(f"({archived} archived: hermes sessions list{inert_line(where)} --archived)", file=sys.stderr)
+        from .hints import list_command
+
+        where = f"--source {shell_quote(args.source)} " if args.source and not filtered else "… (the same filters) " if filtered else ""
+        # (the profile too: typed later, the command would list the profile Hermes runs
+        # in then, PF-7 -- a sticky one included)
+        across = cli_profiles.across(args)
+        profile = None if across else cli_profiles.named_in_commands(args)
+        command = list_command(where + "--archived", profile.name if profile is not None else None, all_profiles=across)
+        print(f"({archived} archived: {inert_line(command)})", file=sys.stderr)
     return 0
 
 
@@ -894,9 +896,9 @@ def _say_what_else_a_delete_touches(db, session_id: str) -> None:
     stay as roots, and whether an agent may still be writing it."""
     from hermes_state.trash import preview_delete
 
-    from .config import load_config
+    from . import cli_config
 
-    config, _problems = load_config()  # (the browser says what is wrong with the file)
+    config = cli_config.config()
     preview = preview_delete(db, session_id, now=time.time(), live_window_s=config.live_window_s)
     if preview is None:
         return  # (the delete reports it)
@@ -1098,9 +1100,9 @@ def _say_what_a_prune_holds(db, sessions: int, messages: int) -> None:
     theirs fail (messages not kept) when it takes longer than they wait."""
     if messages < PRUNE_LOCK_WARN_MESSAGES:
         return
-    from .config import load_config
+    from . import cli_config
 
-    config, _problems = load_config()
+    config = cli_config.config()
     last = db.last_write_at()
     now = time.time()
     if last is None or now - last > config.live_window_s:
@@ -1395,6 +1397,14 @@ def _quiet_library_log() -> None:
         library.addHandler(logging.NullHandler())
 
 
+def _start_run() -> None:
+    """A run reads config.yaml at most once and says its problems once (``main`` may be
+    called again in one process)."""
+    module = sys.modules.get(__package__ + ".cli_config")
+    if module is not None:  # (not imported: nothing read yet, and importing it costs)
+        module.start_run()
+
+
 def sessions_main(argv: list[str] | None = None) -> int:
     """The ``hermes-sessions`` console script: ``hermes-sessions list`` is ``hermes sessions
     list``, under a name that no other program installs."""
@@ -1406,6 +1416,7 @@ def main(argv: list[str] | None = None, *, _sessions_prog: str = SESSIONS_PROG) 
     """Run ``hermes`` with ``argv`` (default ``sys.argv[1:]``); return the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
     _quiet_library_log()
+    _start_run()
     if len(argv) >= 2 and argv[0] == "sessions" and argv[1] in _OWN_PARSERS:
         # These commands parse their own options (argparse's REMAINDER cannot take a
         # leading ``--option`` through a subparser).
@@ -1436,8 +1447,14 @@ def main(argv: list[str] | None = None, *, _sessions_prog: str = SESSIONS_PROG) 
         _run_home = None if cli_profiles.across(args) else cli_profiles.home_of(args)
         args.store_path = _run_home / "state.db" if _run_home is not None else None
     except cli_profiles.ProfileError as exc:
-        _emit(f"Error: {exc}")
-        return 1
+        if getattr(args, "profile", None) is not None or not getattr(args, "runs_without_profile", False):
+            _emit(f"Error: {exc}")
+            return 1
+        # The trash is one per user and each entry records its store (PF-7): a sticky
+        # profile that is gone names no store `trash` and `restore` need. The run has none.
+        _run_home = None
+        args.store_path = None
+        args.no_run_profile = str(exc)
     try:
         code = run(args)
         sys.stdout.flush()

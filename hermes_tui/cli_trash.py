@@ -42,7 +42,9 @@ def add_trash(sub) -> None:
     parser = sub.add_parser("trash", help=f"list sessions deleted (here or in the browser), kept {TRASH_DAYS} days, "
                             "each with the profile it goes back into")
     parser.add_argument("--json", action="store_true", help="one JSON document (see README, JSON output)")
-    parser.set_defaults(run=cmd_trash)
+    # (every profile's entries: a sticky `hermes profile use` naming a profile since deleted
+    # does not stop it; see _store_path)
+    parser.set_defaults(run=cmd_trash, runs_without_profile=True)
 
 
 def add_restore(sub) -> None:
@@ -51,7 +53,8 @@ def add_restore(sub) -> None:
                         help="full id or unique prefix, or an ENTRY name (see: hermes sessions trash)")
     parser.add_argument("--yes", "-y", action="store_true",
                         help="restore a large session into a store being written without asking")
-    parser.set_defaults(run=cmd_restore)
+    # (each entry goes back into the store it records, whatever profile the run would use)
+    parser.set_defaults(run=cmd_restore, runs_without_profile=True)
 
 
 #: A restore is one transaction, and every writer waits for it: Hermes gives a write up after
@@ -66,10 +69,10 @@ def _large_restore_agreed(db, snapshot, assume_yes: bool) -> bool:
     messages = len(snapshot.message_rows)
     if messages < RESTORE_LOCK_WARN_MESSAGES or assume_yes:
         return True
+    from . import cli_config
     from .cli_prompt import confirm
-    from .config import load_config
 
-    config, _problems = load_config()
+    config = cli_config.config()
     last = db.last_write_at()
     now = time.time()
     if last is None or now - last > config.live_window_s:
@@ -142,7 +145,7 @@ def cmd_trash(args: argparse.Namespace) -> int:
     return 0
 
 
-def _trash_json(entries: list, owners: dict, directory: Path, here: Path) -> int:
+def _trash_json(entries: list, owners: dict, directory: Path, here: Path | None) -> int:
     from .cli_json import write_document
 
     write_document("trash", "entries", (
@@ -197,8 +200,12 @@ def _no_profile_here(database: str, profiles: Profiles, session_id: str) -> str:
     return f"Deleted from {inert(database)}, which is gone and was no profile's under {root}. To restore it {into}."
 
 
-def _store_path(args: argparse.Namespace) -> Path:
-    """The store of the run's profile (``--profile``, else the one Hermes runs in)."""
+def _store_path(args: argparse.Namespace) -> Path | None:
+    """The store of the run's profile (``--profile``, else the one Hermes runs in); None when
+    the run has none (the sticky ``active_profile`` names a profile that is gone): then every
+    entry is of another store than the run's, and its profile is named."""
+    if getattr(args, "no_run_profile", None):
+        return None
     return getattr(args, "store_path", None) or default_db_path()
 
 

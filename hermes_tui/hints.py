@@ -1,5 +1,5 @@
 """The commands this program prints for a person to run later (PF-7): resume a session in
-Hermes Agent, bring one back from the trash, look in the trash.
+Hermes Agent, bring one back from the trash, look in the trash, list again.
 
 A session lives in one profile's store, and a command typed later runs in the profile Hermes
 chooses then (``HERMES_HOME``, else the sticky ``hermes profile use``, else ``~/.hermes``),
@@ -32,3 +32,11 @@ def restore_command(session_id: str, profile: str | None = None) -> str:
 def trash_command(profile: str | None = None) -> str:
     """``hermes sessions trash [-p NAME]``: what a profile has in the trash."""
     return f"hermes sessions trash{' -p ' + shell_quote(profile) if profile else ''}"
+
+
+def list_command(options: str = "", profile: str | None = None, *, all_profiles: bool = False) -> str:
+    """``hermes sessions list [-p NAME | --all-profiles] OPTIONS``: the list again, of the
+    profile the run read (or of every profile); ``options`` as they are to be typed (words
+    of a person's input already quoted)."""
+    scope = "--all-profiles " if all_profiles else _profile_words(profile)
+    return f"hermes sessions list {scope}{options}".rstrip()
