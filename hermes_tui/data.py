@@ -189,8 +189,13 @@ class BrowserData:
         cache_dir: Path | None = None,
         first_window: FirstWindow | None = None,
         profile: str | None = None,
+        titles_beside: bool = True,
     ) -> None:
         self.db_path = Path(db_path)
+        #: The title match runs on a thread of its own beside the full-text search (True), or
+        #: after it on the caller's: across profiles three such threads, each wanting the GIL
+        #: while the next store's search runs, cost more than they overlap (~1.5 ms a key).
+        self.titles_beside = titles_beside
         #: The Hermes profile the commands printed for its sessions name (``-p NAME``, PF-7),
         #: or None: the default profile, named by nothing.
         self.profile = profile
@@ -605,7 +610,8 @@ class BrowserData:
         cut_query, _cut = limit_query(query)
         # Title/id matching runs beside the full-text search on its own connection: SQLite
         # releases the GIL while a statement runs, so the two queries overlap on two cores.
-        titles = self._pool.submit(self.match_sessions, cut_query, listed) if offset == 0 else None
+        titles = (self._pool.submit(self.match_sessions, cut_query, listed)
+                  if offset == 0 and self.titles_beside else None)
         try:
             if offset == 0:
                 # Before the search: a message written after this id is new to its answer.
@@ -641,8 +647,10 @@ class BrowserData:
         # costs its import; warm_search brings it in once that page is painted)
         from hermes_state.search.found import found_conversations, kept_by_conversation_filters
 
-        found = found_conversations(searcher.store, result, listed, roots_of=self._roots_of,
-                                    labels_of=self._conversation_labels, retry=self._retry)
+        # (the schema looked up once for these reads, not at each: ~20 looks a search)
+        found = searcher.store.one_schema(lambda: found_conversations(
+            searcher.store, result, listed, roots_of=self._roots_of, labels_of=self._conversation_labels,
+            retry=self._retry))
         view.groups = [
             HitGroup(root_id=c.root_id, label=c.label, source=c.source, hits=c.hits, archived=c.archived,
                      hidden=c.hidden, unread=c.unread, across=c.across)
@@ -650,7 +658,10 @@ class BrowserData:
         ]
         view.filtered_out = frozenset(found.dropped_roots)
         view.stamps["grouped"] = time.perf_counter()
-        view.title_matches = titles.result() if titles is not None else []
+        if titles is not None:
+            view.title_matches = titles.result()
+        elif offset == 0:
+            view.title_matches = self.match_sessions(cut_query, listed)
         if view.title_matches:
             # (the rows the list's time window and other conversation filters keep, as the
             # hits' conversations are kept)

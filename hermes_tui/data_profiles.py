@@ -253,7 +253,7 @@ class ProfilesData:
         self.parts: dict[str, BrowserData] = {
             profile.name: BrowserData(
                 profile.db_path, on_wait=on_wait, on_activity=on_activity, trash_dir=trash_dir,
-                cache_dir=cache_dir, first_window=first_windows.get(profile.name),
+                cache_dir=cache_dir, first_window=first_windows.get(profile.name), titles_beside=False,
                 on_file_event=lambda kind, text, name=profile.name: self._on_file_event(kind, f"profile '{name}': {text}"),
             )
             for profile in profiles

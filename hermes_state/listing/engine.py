@@ -633,10 +633,13 @@ class Lister:
             ids,
         )
         found = {}
+        pins: frozenset[str] | None = None  # (looked up once: each look checks the schema)
         for row in rows:
             data = rich_row(row)
             if "pinned" not in data:
-                data["pinned"] = int(data["id"] in self.extra_pins)
+                if pins is None:
+                    pins = self.extra_pins
+                data["pinned"] = int(data["id"] in pins)
             found[data["id"]] = data
         with_lifecycle(self.store, self.count_shown_messages(list(found.values())))
         return SessionSummary.from_rows([found[sid] for sid in ids if sid in found])
