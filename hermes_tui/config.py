@@ -57,6 +57,10 @@ class SearchConfig(BaseModel):
     #: ...and how much a title holding the query's words lifts its conversation (relevance
     #: times ``1 + title_weight × share of the words its title holds``).
     title_weight: float = Field(default=0.5, ge=0.0, le=10.0)
+    #: ...and how much a message holding the query's words side by side, in the order typed,
+    #: lifts its conversation (relevance times ``1 + phrase_weight × share of the query's
+    #: neighbouring word pairs one message holds so``).
+    phrase_weight: float = Field(default=0.5, ge=0.0, le=10.0)
     #: Seconds typing must pause before a keystroke's answer (ranked for speed: over the newest
     #: matches, or message by message) is ranked again over every match by conversation; 0
     #: turns it off.
@@ -67,7 +71,8 @@ class SearchConfig(BaseModel):
         from hermes_state.search import Weights
 
         return Weights(recency=self.recency_weight, half_life_days=self.half_life_days,
-                       together=self.together_weight, about=self.about_weight, title=self.title_weight)
+                       together=self.together_weight, about=self.about_weight, title=self.title_weight,
+                       phrase=self.phrase_weight)
 
 
 class AppConfig(BaseModel):

@@ -68,6 +68,13 @@ class Tuning:
     #: ~440 ms for 50,000, warm). Past it the newest this many are ranked, the older follow
     #: newest first.
     CONVERSATION_RANKED_ROWS = 60000
+    #: Ranked by conversation, the best this many conversations are looked at for the query's
+    #: words side by side (``phrase_weight``; the lift only raises a score, so one ranked
+    #: lower stays lower), each by its best ``PHRASE_LIFT_MESSAGES`` matching messages, the
+    #: first ``PHRASE_LIFT_CHARS`` characters of each read.
+    PHRASE_LIFT_CONVERSATIONS = 200
+    PHRASE_LIFT_MESSAGES = 3
+    PHRASE_LIFT_CHARS = 100_000
     #: Answers a connection's cache keeps (:attr:`~hermes_state.search.memo.PrefixCache.answers`).
     ANSWERS_KEPT = 8
 

@@ -41,13 +41,16 @@ class Weights:
     share of its relevance given for how much of the query one of its messages holds;
     ``about`` and ``title``: ranked by conversation over every match
     (:mod:`~hermes_state.search.by_conversation`), the share of relevance given for how much
-    of a conversation is about the words, and the boost of a title that holds them."""
+    of a conversation is about the words, and the boost of a title that holds them;
+    ``phrase``: ranked so, the boost of a message that holds the query's words next to each
+    other, in the order they were typed."""
 
     recency: float = 0.2
     half_life_days: float = 30.0
     together: float = 0.5
     about: float = 0.5
     title: float = 0.5
+    phrase: float = 0.5
 
     def clean(self) -> "Weights":
         """These weights within their ranges (a config file may say anything)."""
@@ -60,7 +63,7 @@ class Weights:
 
         return Weights(clamp(self.recency, 0.0, 1.0, 0.2), clamp(self.half_life_days, 0.01, 36500.0, 30.0),
                        clamp(self.together, 0.0, 1.0, 0.5), clamp(self.about, 0.0, 1.0, 0.5),
-                       clamp(self.title, 0.0, 10.0, 0.5))
+                       clamp(self.title, 0.0, 10.0, 0.5), clamp(self.phrase, 0.0, 10.0, 0.5))
 
 
 def recency(timestamp: float | None, now: float, half_life_days: float) -> float:

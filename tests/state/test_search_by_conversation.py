@@ -68,6 +68,41 @@ def test_a_title_that_holds_the_words_lifts_its_conversation(db):
     assert set(conversations(plain)) == {"titled", "untitled"}
 
 
+def test_words_side_by_side_in_the_order_typed_lift_their_conversation(db):
+    # The one a person remembers: the words stood together there, a few days earlier.
+    session(db, "remembered", ["so the docker build cache broke after the copy step moved up"] + filler(2),
+            at=NOW - 9 * DAY)
+    # Newer, as long, the same words apart: bm25 and recency prefer them.
+    for n in range(3):
+        session(db, f"apart{n}", [f"the build broke, docker cache after the copy step moved {n}"] + filler(2),
+                at=NOW - (5 + n) * DAY)
+    plain = search(db, "docker build cache", sort="rank", weights=Weights(phrase=0.0))
+    assert conversations(plain)[0] != "remembered"
+    ranked = search(db, "docker build cache", sort="rank")
+    assert ranked.ranking == CONVERSATION_RANKING
+    assert conversations(ranked)[0] == "remembered"
+    # Typed in another order, no pair stands so: nothing is lifted.
+    assert conversations(search(db, "cache build docker", sort="rank")) == conversations(
+        search(db, "cache build docker", sort="rank", weights=Weights(phrase=0.0)))
+    # The word being typed is a prefix there too.
+    assert conversations(search(db, "docker build cach", sort="rank", prefix_last=True))[0] == "remembered"
+
+
+def test_neighbouring_pairs_are_whole_words_and_cjk_stands_without_spaces():
+    from hermes_state.search.by_conversation import ByConversation
+
+    asked = ByConversation(store=None, now=NOW, weights=Weights(), words=(("lock", False), ("file", True)))
+    [pair] = asked.neighbours()
+    assert pair.search("the pip-tools Lock  file was merged")
+    assert pair.search("a lock-filesystem")  # (the last word typed: a prefix)
+    assert not pair.search("a padlock file")
+    cjk = ByConversation(store=None, now=NOW, weights=Weights(), words=(("服务器", False), ("证书", False)))
+    [pair] = cjk.neighbours()
+    assert pair.search("更新服务器证书之后") and pair.search("服务器 证书")
+    assert not pair.search("证书和服务器")
+    assert ByConversation(store=None, now=NOW, weights=Weights(), words=(("one", False),)).neighbours() == []
+
+
 def test_the_weights_say_how_much_aboutness_counts(db):
     session(db, "about", ["certificate expired", "certificate renewed", "certificate served"] + filler(2),
             at=NOW - 30 * DAY)
