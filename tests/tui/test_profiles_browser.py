@@ -786,3 +786,60 @@ def test_a_title_match_across_profiles_names_its_conversation_in_its_own_profile
         assert view.title_roots[f"default:{TRAVEL_ROOT}"] == f"default:{TRAVEL_ROOT}"
     finally:
         door.close()
+
+
+def test_each_store_makes_its_share_of_the_first_page_and_the_page_is_the_same(tmp_path, monkeypatch):
+    """A keystroke across stores asks each for its share of the page (and a few more), not a
+    whole page each: every hit is made whole (snippets, marks, names) before the merge keeps
+    the best of all. A store whose hits outrank the others' past its share is read further,
+    so the page still fills with its conversations; newest first (as a window's ranking,
+    which does not depend on the page's size) it is the page a whole page from each gives.
+    (Ranked by exact bm25 a store orders each page it reads by recency within the page, so
+    its pages of 22 and of 40 may begin differently: both are its own ranking.)"""
+    from hermes_state import ListQuery
+    from hermes_tui import data_profiles
+    from hermes_tui.data_profiles import PAGE_SHARE_SLACK, ProfilesData, page_shares
+
+    from tests.state.test_conversation_search import DAY, NOW, session
+
+    assert page_shares(40, {"a": None}) == {"a": 40}
+    assert page_shares(40, {"a": 133, "b": 133, "c": 134}) == {
+        "a": 14 + PAGE_SHARE_SLACK, "b": 14 + PAGE_SHARE_SLACK, "c": 14 + PAGE_SHARE_SLACK}
+    assert page_shares(40, {"big": 392, "small": 100})["big"] == 40  # (never past the page)
+    root = tmp_path / "hermes"
+    for name, count in (("default", 60), ("work", 2), ("home", 2)):
+        home = root if name == "default" else root / "profiles" / name
+        home.mkdir(parents=True)
+        db = SessionDB(home / "state.db")
+        for n in reversed(range(count)):  # (oldest first, as a store grows)
+            # (the default profile's conversations newest, so they lead the ranking)
+            age = n if name == "default" else 300 + n
+            session(db, f"{name}{n:02d}", [f"the gateway timeout again {n}", "raised it"], at=NOW - age * DAY)
+        db.close()
+    profiles = discover({"HERMES_HOME": str(root)}).with_stores()
+
+    def first_page(shares, order: str) -> list:
+        monkeypatch.setattr(data_profiles, "page_shares", shares)
+        door = ProfilesData(profiles, trash_dir=tmp_path / "trash", cache_dir=tmp_path / "cache")
+        asked: list[int] = []
+        for part in door.parts.values():
+            def search(*args, _search=part.search, **kwargs):
+                asked.append(kwargs.get("limit"))
+                return _search(*args, **kwargs)
+            part.search = search
+        try:
+            view = door.search("gateway timeout", ListQuery(), limit=40, now=NOW, order=order)
+            return [(g.root_id, [h.id for h in g.hits]) for g in view.groups], asked
+        finally:
+            door.close()
+
+    for order in ("newest", "relevance"):
+        whole, whole_asked = first_page(lambda limit, windows: {name: limit for name in windows}, order)
+        shared, shared_asked = first_page(page_shares, order)
+        assert whole_asked == [40, 40, 40]
+        assert sorted(shared_asked[:3]) == [14 + PAGE_SHARE_SLACK] * 3
+        assert len(shared_asked) > 3  # (the default profile read on)
+        assert sum(len(hits) for _root, hits in shared) >= 40
+        assert {root.split(":")[0] for root, _hits in shared} == {"default"}, order
+        if order == "newest":
+            assert shared == whole
