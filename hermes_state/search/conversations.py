@@ -92,12 +92,21 @@ def ordered(hits: list["SearchHit"], roots: dict[str, str], order: str, now: flo
     groups: dict[str, list["SearchHit"]] = {}
     for hit in hits:
         groups.setdefault(roots.get(hit.session_id, hit.session_id), []).append(hit)
+    id_like: dict[str, bool] = {}  # (the same few words are matched in every hit)
+
+    def reads_as_id(word: str) -> bool:
+        known = id_like.get(word)
+        if known is None:
+            known = id_like[word] = ID_LIKE_RE.fullmatch(word.lower()) is not None
+        return known
+
     def credited(hit: "SearchHit") -> float | None:
         # A hit whose every match is an id or a hash (`cadd7398…` for `cadd`) is credited
         # little: each such token is rare, so bm25 would put it above the word meant.
         if hit.score is None or ids_meant or not hit.spans:
             return hit.score
-        if all(ID_LIKE_RE.fullmatch(hit.snippet[a:b].lower()) for a, b in hit.spans):
+        snippet = hit.snippet
+        if all(reads_as_id(snippet[a:b]) for a, b in hit.spans):
             return hit.score * ID_CREDIT
         return hit.score
 
