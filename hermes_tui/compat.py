@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Mapping
 
+import textual.keys as textual_keys
+
 # A private module: Textual exports its footer but not the footer's keys, which KeyFooter
 # makes itself (each with its final classes, so that it is styled once).
 from textual.widgets._footer import FooterKey
@@ -32,7 +34,7 @@ if TYPE_CHECKING:
 __all__ = [
     "FooterKey", "PRIVATE_NAMES", "PrivateName", "begin_batch", "check_bindings", "check_refresh",
     "end_batch", "footer_bindings_ready", "forward_event", "input_cursor_visible",
-    "input_suggestion", "keymap", "mark_footer_bindings_ready", "run_after_this_frame",
+    "input_suggestion", "key_press", "keymap", "mark_footer_bindings_ready", "run_after_this_frame",
     "scroll_update", "vertical_scrollbar",
 ]
 
@@ -67,6 +69,7 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
     PrivateName("textual.screen.Screen", "_forward_event", "method", ("event",)),
     PrivateName("textual.app.App", "_check_bindings", "coroutine", ("key",)),
     PrivateName("textual.app.App", "_keymap", "attribute"),
+    PrivateName("textual.keys", "_character_to_key", "method", ("character",)),
     PrivateName("textual.widgets.Footer", "_bindings_ready", "reactive"),
     PrivateName(
         "textual.widgets._footer", "FooterKey", "class",
@@ -155,6 +158,14 @@ async def check_bindings(app: "App", key: str) -> bool:
     parents) at once, as the app does once the key has bubbled up to it; True if one ran.
     Waiting for the bubble would let the next queued key act first."""
     return await app._check_bindings(key)
+
+
+def key_press(key: str) -> str:
+    """The key press a binding's or keymap's key name ``key`` answers, as Textual names it
+    when it binds: a single character by its name (``?`` -> ``question_mark``, ``/`` ->
+    ``slash``), any other name as written. Two names with one key press are one key: of two
+    bindings given ``?`` and ``question_mark``, one silently never runs."""
+    return textual_keys._character_to_key(key) if len(key) == 1 else key
 
 
 def keymap(app: "App") -> Mapping[str, str]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from textual.binding import Binding
 from textual.keys import REPLACED_KEYS, Keys, key_to_character
 
+from .compat import key_press
 from .keynames import KEY_NAMES, key_label, keys_label  # noqa: F401  (re-exported)
 
 #: Ids that are not in a screen's BINDINGS but may be remapped.
@@ -149,8 +150,7 @@ def _conflicts(keymap: dict[str, str]):
         owner: dict[str, tuple[int, Binding]] = {}
         for rank, cls in enumerate(classes):
             for binding in bindings_of([cls]):
-                keys = keymap.get(binding.id, binding.key) if binding.id else binding.key
-                for key in (k.strip() for k in keys.split(",") if k.strip()):
+                for key in _presses(keymap, binding):
                     first_rank, first = owner.setdefault(key, (rank, binding))
                     if first is binding or first.action == binding.action:
                         continue
@@ -158,6 +158,13 @@ def _conflicts(keymap: dict[str, str]):
                         continue  # the app's own defaults: screen and widget keys by design
                     won = _winner(keymap, (first_rank, first), (rank, binding))
                     yield where, key, first, binding, won, (binding if won is first else first)
+
+
+def _presses(keymap: dict[str, str], binding: Binding) -> list[str]:
+    """The key presses that run ``binding`` under ``keymap`` (its keymap's keys, else its own),
+    each named as Textual names it (:func:`~hermes_tui.compat.key_press`), once each."""
+    keys = keymap.get(binding.id, binding.key) if binding.id else binding.key
+    return list(dict.fromkeys(key_press(k.strip()) for k in keys.split(",") if k.strip()))
 
 
 def group_of(title: str, cls: type) -> str:
@@ -186,7 +193,7 @@ def working_keys_label(keymap: dict[str, str], shadowed: dict[tuple[str, str], s
     ``(no key)`` when none is left."""
     keys = keymap.get(binding.id, binding.key) if binding.id else binding.key
     lost = shadowed.get((group_of(title, cls), binding.id or binding.action), set())
-    return keys_label(",".join(k for k in keys.split(",") if k.strip() and k.strip() not in lost)) or NO_KEY
+    return keys_label(",".join(k for k in keys.split(",") if k.strip() and key_press(k.strip()) not in lost)) or NO_KEY
 
 
 def _winner(keymap: dict[str, str], a: tuple[int, Binding], b: tuple[int, Binding]) -> Binding:

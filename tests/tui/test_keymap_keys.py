@@ -1,0 +1,54 @@
+"""A keymap in config.yaml is checked by the key presses it means: ``?`` and
+``question_mark`` are one key, the search field's own keys are checked too, an entry with
+no key is said, and the lineage tree's keys can be rebound."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hermes_tui.config import load_config
+from hermes_tui.screens.help import HelpScreen
+
+from .conftest import SIZE, make_app, settle
+
+
+def app_from_config_file(tmp_path: Path, fixed_db: Path, monkeypatch, keymap_lines: str):
+    """The browser as ``hermes sessions browse`` makes it from a real config.yaml holding
+    ``keymap_lines`` under ``keymap:``: the file's problems first, then the app's own."""
+    folder = tmp_path / "cfg"
+    folder.mkdir(exist_ok=True)
+    (folder / "config.yaml").write_text(
+        "animations: none\nsearch_debounce_s: 0\nkeymap:\n" + keymap_lines, encoding="utf-8"
+    )
+    monkeypatch.setenv("HERMES_SESSIONS_CONFIG_DIR", str(folder))
+    config, problems = load_config()
+    return make_app(fixed_db, config=config, config_problems=problems), str(folder / "config.yaml")
+
+
+def conflicts(app) -> list[str]:
+    return [p for p in app.ctx.config_problems if "is given to both" in p]
+
+
+# -------------------------------------------------------------------- one key, two spellings
+
+async def test_a_character_and_its_name_are_one_key_in_a_conflict(tmp_path, fixed_db, monkeypatch) -> None:
+    app, path = app_from_config_file(tmp_path, fixed_db, monkeypatch, '  help: "question_mark"\n  quit: "?"\n')
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        [conflict] = conflicts(app)
+        assert conflict.startswith(f"{path}: keymap: ? is given to both Help (help) and Quit (quit)")
+        assert "Help (help) wins, Quit has no key there" in conflict
+        # The winner named is the one that runs: ? opens the help, the browser stays.
+        await pilot.press("question_mark")
+        await settle(pilot)
+        assert isinstance(app.screen, HelpScreen) and app.is_running
+        rows = {binding_id: keys for _t, section in app.screen.sections() for keys, _w, binding_id in section}
+        assert rows["quit"] == "(no key)" and rows["help"] == "?"
+
+
+async def test_a_slash_written_as_a_character_takes_the_search_key_by_its_name(tmp_path, fixed_db, monkeypatch) -> None:
+    app, _path = app_from_config_file(tmp_path, fixed_db, monkeypatch, '  copy_id: "/"\n')
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        [conflict] = conflicts(app)
+        assert "/ is given to both" in conflict and "(search)" in conflict and "(copy_id)" in conflict
