@@ -23,6 +23,7 @@ from textual.widgets._footer import FooterKey
 if TYPE_CHECKING:
     from textual import events
     from textual.app import App
+    from textual.binding import BindingsMap
     from textual.dom import DOMNode
     from textual.geometry import Size
     from textual.message_pump import MessagePump
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
 __all__ = [
     "FooterKey", "PRIVATE_NAMES", "PrivateName", "begin_batch", "check_bindings", "check_refresh",
     "end_batch", "footer_bindings_ready", "forward_event", "input_cursor_visible",
-    "input_suggestion", "key_press", "keymap", "mark_footer_bindings_ready", "run_after_this_frame",
+    "input_suggestion", "key_press", "keymap", "mark_footer_bindings_ready", "merged_bindings", "run_after_this_frame",
     "scroll_update", "vertical_scrollbar",
 ]
 
@@ -70,6 +71,7 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
     PrivateName("textual.app.App", "_check_bindings", "coroutine", ("key",)),
     PrivateName("textual.app.App", "_keymap", "attribute"),
     PrivateName("textual.keys", "_character_to_key", "method", ("character",)),
+    PrivateName("textual.dom.DOMNode", "_merge_bindings", "method"),
     PrivateName("textual.widgets.Footer", "_bindings_ready", "reactive"),
     PrivateName(
         "textual.widgets._footer", "FooterKey", "class",
@@ -166,6 +168,14 @@ def key_press(key: str) -> str:
     ``slash``), any other name as written. Two names with one key press are one key: of two
     bindings given ``?`` and ``question_mark``, one silently never runs."""
     return textual_keys._character_to_key(key) if len(key) == 1 else key
+
+
+def merged_bindings(cls: type["DOMNode"]) -> "BindingsMap":
+    """The bindings a widget or screen of class ``cls`` starts with, before any keymap, as
+    Textual merges the BINDINGS of its classes (a class's key replaces the key of the same
+    name its bases bind): its own and those it inherits -- an Input's editing keys, a Tree's.
+    Keymap problems are judged against these, the keys that really answer."""
+    return cls._merge_bindings()
 
 
 def keymap(app: "App") -> Mapping[str, str]:

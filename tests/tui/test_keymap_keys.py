@@ -52,3 +52,59 @@ async def test_a_slash_written_as_a_character_takes_the_search_key_by_its_name(t
         await settle(pilot)
         [conflict] = conflicts(app)
         assert "/ is given to both" in conflict and "(search)" in conflict and "(copy_id)" in conflict
+
+
+# -------------------------------------------------------------------- the search field's keys
+
+async def test_a_search_field_key_taken_by_another_of_its_keys_is_reported_and_the_winner_runs(
+        tmp_path, fixed_db, monkeypatch) -> None:
+    app, path = app_from_config_file(tmp_path, fixed_db, monkeypatch, '  show_new_matches: "ctrl+o"\n')
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        # Ctrl+O is the ranking's key in the field (search_ranking) and in the hits (results_ranking).
+        field, results = conflicts(app)
+        assert field.startswith(f"{path}: keymap: Ctrl+O is given to both")
+        assert "(search_ranking) on the search field screen" in field
+        assert "New matches (show_new_matches) wins, Relevance / newest has no key there" in field
+        assert "(results_ranking) on the search results screen" in results
+        await pilot.press("slash", "d", "o", "c")
+        await settle(pilot)
+        order = app.screen.search.order
+        await pilot.press("ctrl+o")
+        await settle(pilot)
+        assert app.screen.search.order == order  # Ctrl+O no longer toggles the ranking
+        await pilot.press("escape")
+        await settle(pilot)
+        await pilot.press("question_mark")
+        await settle(pilot)
+        [search] = [rows for title, rows in app.screen.sections() if title.startswith("Search")]
+        keys = {binding_id: keys for keys, _w, binding_id in search}
+        assert keys["search_ranking"] == "(no key)"
+
+
+async def test_a_text_fields_own_editing_key_taken_by_the_keymap_is_named(tmp_path, fixed_db, monkeypatch) -> None:
+    app, _path = app_from_config_file(tmp_path, fixed_db, monkeypatch, '  search_ranking: "ctrl+a"\n')
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        [conflict] = conflicts(app)
+        assert "Ctrl+A is given to both Go to start (built-in key, no id)" in conflict
+        assert "Relevance / newest (search_ranking) wins, Go to start has no key there" in conflict
+
+
+async def test_a_search_field_key_that_types_a_character_is_reported_and_types_it(
+        tmp_path, fixed_db, monkeypatch) -> None:
+    app, path = app_from_config_file(tmp_path, fixed_db, monkeypatch, '  search_ranking: "d"\n')
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        [typed] = [p for p in app.ctx.config_problems if "search_ranking" in p]
+        assert typed.startswith(f"{path}: keymap: d is typed into the search field")
+        # The list's own d (Delete) is typed there too, by design: no conflict to report.
+        assert conflicts(app) == []
+        assert "Relevance / newest (search_ranking) has no key there" in typed
+        await pilot.press("slash")
+        await settle(pilot)
+        order = app.screen.search.order
+        await pilot.press("d")
+        await settle(pilot)
+        assert app.screen.search_input.value == "d" and app.screen.search.order == order
+
