@@ -99,11 +99,24 @@ def is_key_name(key: str) -> bool:
 def checked_keymap(keymap: dict[str, str], source: str) -> tuple[dict[str, str], list[str]]:
     """``keymap`` without the key names Textual cannot produce, and one problem line per
     binding that had any. A binding left with no key is taken out of the keymap, so it keeps
-    its own keys rather than none that work."""
+    its own keys rather than none that work -- an entry given no key at all (``rename:``,
+    ``rename: null``) too: it is said, and a binding is never left without a key."""
     kept: dict[str, str] = {}
     problems: list[str] = []
+    ids = None
     for binding_id, keys in keymap.items():
         names = [k.strip() for k in keys.split(",") if k.strip()]
+        if not names:
+            ids = ids if ids is not None else known_ids()
+            if binding_id not in ids:
+                kept[binding_id] = keys  # named as an unknown id by keymap_problems
+                continue
+            own = default_keys(binding_id)
+            problems.append(
+                f"{source}: keymap: {binding_id}: no key given (ignored; it keeps "
+                f"{keys_label(own) if own else 'its own key'}); a binding cannot be left without a key."
+            )
+            continue
         good = [k for k in names if is_key_name(k)]
         bad = [k for k in names if not is_key_name(k)]
         if good:
@@ -117,6 +130,16 @@ def checked_keymap(keymap: dict[str, str], source: str) -> tuple[dict[str, str],
                 "keys are named like r, R, ctrl+r, f5, enter, question_mark."
             )
     return kept, problems
+
+
+def default_keys(binding_id: str) -> str | None:
+    """The keys binding ``binding_id`` has when no keymap names it (as its BINDINGS write
+    them), or None for an id no screen's binding has (the app's own, ``command_palette``)."""
+    for _title, classes in sections():
+        for binding in bindings_of(classes):
+            if binding.id == binding_id:
+                return binding.key
+    return None
 
 
 def keymap_problems(keymap: dict[str, str], source: str) -> list[str]:

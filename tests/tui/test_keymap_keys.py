@@ -10,6 +10,7 @@ from hermes_tui.config import load_config
 from hermes_tui.screens.help import HelpScreen
 
 from .conftest import SIZE, make_app, settle
+from .test_delete_undo import plain
 
 
 def app_from_config_file(tmp_path: Path, fixed_db: Path, monkeypatch, keymap_lines: str):
@@ -108,3 +109,37 @@ async def test_a_search_field_key_that_types_a_character_is_reported_and_types_i
         await settle(pilot)
         assert app.screen.search_input.value == "d" and app.screen.search.order == order
 
+
+
+# -------------------------------------------------------------------- an entry with no key
+
+async def test_a_keymap_entry_with_no_key_is_said_and_the_binding_keeps_its_own(tmp_path, fixed_db, monkeypatch) -> None:
+    from hermes_tui.modals.rename import RenameModal
+
+    app, path = app_from_config_file(tmp_path, fixed_db, monkeypatch, "  rename: null\n  copy_id:\n")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        said = app.ctx.config_problems
+        assert f"{path}: keymap: rename: no key given (ignored; it keeps r); a binding cannot be left without a key." in said
+        assert f"{path}: keymap: copy_id: no key given (ignored; it keeps y); a binding cannot be left without a key." in said
+        assert len(said) == 2
+        await pilot.press("question_mark")
+        await settle(pilot)
+        shown = " ".join(plain(app.screen.render_help()).split())
+        assert "rename: no key given" in shown
+        rows = {binding_id: keys for _t, section in app.screen.sections() for keys, _w, binding_id in section}
+        assert rows["rename"] == "r" and rows["copy_id"] == "y"
+        await pilot.press("escape")
+        await settle(pilot)
+        await pilot.press("r")
+        await settle(pilot)
+        assert isinstance(app.screen, RenameModal)
+
+
+async def test_an_unknown_id_with_no_key_is_still_named_as_unknown(tmp_path, fixed_db, monkeypatch) -> None:
+    app, path = app_from_config_file(tmp_path, fixed_db, monkeypatch, "  no_such_id: null\n")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app.ctx.config_problems == [
+            f"{path}: keymap: unknown binding id 'no_such_id' (ignored); the help screen (?) lists the ids."
+        ]
