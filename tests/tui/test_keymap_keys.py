@@ -143,3 +143,29 @@ async def test_an_unknown_id_with_no_key_is_still_named_as_unknown(tmp_path, fix
         assert app.ctx.config_problems == [
             f"{path}: keymap: unknown binding id 'no_such_id' (ignored); the help screen (?) lists the ids."
         ]
+
+
+# -------------------------------------------------------------------- the lineage tree's keys
+
+async def test_the_lineage_trees_own_keys_have_ids_to_rebind_and_are_in_the_help(tmp_path, monkeypatch) -> None:
+    from hermes_tui.widgets.lineage_tree import LineageTree
+
+    from .test_lineage import B, C, build_family_db, open_lineage
+
+    family = build_family_db(tmp_path / "state.db")
+    app, _path = app_from_config_file(tmp_path, family, monkeypatch, '  lineage_parent: "p"\n')
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app.ctx.config_problems == []  # a known id, a key of its own
+        screen = await open_lineage(pilot, C)
+        tree = screen.query_one(LineageTree)
+        assert tree.highlighted.id == C
+        await pilot.press("p")
+        await settle(pilot)
+        assert tree.highlighted.id == B
+        await pilot.press("question_mark")
+        await settle(pilot)
+        [lineage] = [rows for title, rows in app.screen.sections() if title == "Lineage"]
+        keys = {binding_id: keys for keys, _w, binding_id in lineage}
+        assert keys["lineage_parent"] == "p"
+        assert keys["lineage_toggle"] == "Space" and keys["lineage_next_sibling"] == "Shift+↓"
