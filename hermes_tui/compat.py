@@ -1,8 +1,8 @@
 """Every private Textual name the UI relies on, in one place.
 
 Textual is pinned exactly (pyproject.toml) because the UI reaches past its public API in a
-few spots, each to make a keystroke's frame cheaper or to keep keys in the order they were
-typed. Those reaches live here and nowhere else (a wall in ``tests/test_architecture.py``
+few spots, each to make a keystroke's frame cheaper, to keep keys in the order they were
+typed, or to judge a keymap by the keys Textual really binds. Those reaches live here and nowhere else (a wall in ``tests/test_architecture.py``
 keeps it so), each behind a small function that says why it is needed. :data:`PRIVATE_NAMES`
 lists what each one touches, with the shape expected of it; ``tests/tui/test_textual_compat.py``
 checks that list against the installed Textual, so moving the pin fails in that one test, name
