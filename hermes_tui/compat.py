@@ -1,8 +1,8 @@
 """Every private Textual name the UI relies on, in one place.
 
 Textual is pinned exactly (pyproject.toml) because the UI reaches past its public API in a
-few spots, each to make a keystroke's frame cheaper or to keep keys in the order they were
-typed. Those reaches live here and nowhere else (a wall in ``tests/test_architecture.py``
+few spots, each to make a keystroke's frame cheaper, to keep keys in the order they were
+typed, or to judge a keymap by the keys Textual really binds. Those reaches live here and nowhere else (a wall in ``tests/test_architecture.py``
 keeps it so), each behind a small function that says why it is needed. :data:`PRIVATE_NAMES`
 lists what each one touches, with the shape expected of it; ``tests/tui/test_textual_compat.py``
 checks that list against the installed Textual, so moving the pin fails in that one test, name
@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Mapping
 
+import textual.keys as textual_keys
+
 # A private module: Textual exports its footer but not the footer's keys, which KeyFooter
 # makes itself (each with its final classes, so that it is styled once).
 from textual.widgets._footer import FooterKey
@@ -21,6 +23,7 @@ from textual.widgets._footer import FooterKey
 if TYPE_CHECKING:
     from textual import events
     from textual.app import App
+    from textual.binding import BindingsMap
     from textual.dom import DOMNode
     from textual.geometry import Size
     from textual.message_pump import MessagePump
@@ -32,7 +35,7 @@ if TYPE_CHECKING:
 __all__ = [
     "FooterKey", "PRIVATE_NAMES", "PrivateName", "begin_batch", "check_bindings", "check_refresh",
     "end_batch", "footer_bindings_ready", "forward_event", "input_cursor_visible",
-    "input_suggestion", "keymap", "mark_footer_bindings_ready", "run_after_this_frame",
+    "input_suggestion", "key_press", "keymap", "mark_footer_bindings_ready", "merged_bindings", "run_after_this_frame",
     "scroll_update", "vertical_scrollbar",
 ]
 
@@ -67,6 +70,8 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
     PrivateName("textual.screen.Screen", "_forward_event", "method", ("event",)),
     PrivateName("textual.app.App", "_check_bindings", "coroutine", ("key",)),
     PrivateName("textual.app.App", "_keymap", "attribute"),
+    PrivateName("textual.keys", "_character_to_key", "method", ("character",)),
+    PrivateName("textual.dom.DOMNode", "_merge_bindings", "method"),
     PrivateName("textual.widgets.Footer", "_bindings_ready", "reactive"),
     PrivateName(
         "textual.widgets._footer", "FooterKey", "class",
@@ -155,6 +160,22 @@ async def check_bindings(app: "App", key: str) -> bool:
     parents) at once, as the app does once the key has bubbled up to it; True if one ran.
     Waiting for the bubble would let the next queued key act first."""
     return await app._check_bindings(key)
+
+
+def key_press(key: str) -> str:
+    """The key press a binding's or keymap's key name ``key`` answers, as Textual names it
+    when it binds: a single character by its name (``?`` -> ``question_mark``, ``/`` ->
+    ``slash``), any other name as written. Two names with one key press are one key: of two
+    bindings given ``?`` and ``question_mark``, one silently never runs."""
+    return textual_keys._character_to_key(key) if len(key) == 1 else key
+
+
+def merged_bindings(cls: type["DOMNode"]) -> "BindingsMap":
+    """The bindings a widget or screen of class ``cls`` starts with, before any keymap, as
+    Textual merges the BINDINGS of its classes (a class's key replaces the key of the same
+    name its bases bind): its own and those it inherits -- an Input's editing keys, a Tree's.
+    Keymap problems are judged against these, the keys that really answer."""
+    return cls._merge_bindings()
 
 
 def keymap(app: "App") -> Mapping[str, str]:

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from textual.binding import Binding
 from textual.keys import REPLACED_KEYS, Keys, key_to_character
+from textual.widgets import Input
 
+from .compat import key_press, merged_bindings
 from .keynames import KEY_NAMES, key_label, keys_label  # noqa: F401  (re-exported)
 
 #: Ids that are not in a screen's BINDINGS but may be remapped.
@@ -45,11 +47,12 @@ def sections() -> list[tuple[str, list[type]]]:
 def _active_together() -> list[tuple[str, list[type]]]:
     """Classes whose bindings answer the same key press (a screen and its focused widget)."""
     from .screens.browser import BrowserScreen
-    from .widgets.search import SearchResults
+    from .widgets.search import SearchInput, SearchResults
 
     groups = []
     for title, classes in sections():
         if title.startswith("Search"):
+            groups.append(("search field", [BrowserScreen, SearchInput]))
             groups.append(("search results", [BrowserScreen, SearchResults]))
         elif title.startswith("Rename"):
             groups += [(cls.__name__, [cls]) for cls in classes]
@@ -96,11 +99,24 @@ def is_key_name(key: str) -> bool:
 def checked_keymap(keymap: dict[str, str], source: str) -> tuple[dict[str, str], list[str]]:
     """``keymap`` without the key names Textual cannot produce, and one problem line per
     binding that had any. A binding left with no key is taken out of the keymap, so it keeps
-    its own keys rather than none that work."""
+    its own keys rather than none that work -- an entry given no key at all (``rename:``,
+    ``rename: null``) too: it is said, and a binding is never left without a key."""
     kept: dict[str, str] = {}
     problems: list[str] = []
+    ids = None
     for binding_id, keys in keymap.items():
         names = [k.strip() for k in keys.split(",") if k.strip()]
+        if not names:
+            ids = ids if ids is not None else known_ids()
+            if binding_id not in ids:
+                kept[binding_id] = keys  # named as an unknown id by keymap_problems
+                continue
+            own = default_keys(binding_id)
+            problems.append(
+                f"{source}: keymap: {binding_id}: no key given (ignored; it keeps "
+                f"{keys_label(own) if own else 'its own key'}); a binding cannot be left without a key."
+            )
+            continue
         good = [k for k in names if is_key_name(k)]
         bad = [k for k in names if not is_key_name(k)]
         if good:
@@ -116,6 +132,16 @@ def checked_keymap(keymap: dict[str, str], source: str) -> tuple[dict[str, str],
     return kept, problems
 
 
+def default_keys(binding_id: str) -> str | None:
+    """The keys binding ``binding_id`` has when no keymap names it (as its BINDINGS write
+    them), or None for an id no screen's binding has (the app's own, ``command_palette``)."""
+    for _title, classes in sections():
+        for binding in bindings_of(classes):
+            if binding.id == binding_id:
+                return binding.key
+    return None
+
+
 def keymap_problems(keymap: dict[str, str], source: str) -> list[str]:
     """One line per problem of ``keymap`` (read from ``source``, a path): unknown ids, and
     keys that two bindings active at the same time would share."""
@@ -129,28 +155,64 @@ def keymap_problems(keymap: dict[str, str], source: str) -> list[str]:
             )
     reported: set[tuple[str, str]] = set()
     for where, key, first, binding, won, lost in _conflicts(keymap):
+        if binding is None:  # a key the focused text field types
+            problems.append(
+                f"{source}: keymap: {key_label(key)} is typed into the {where}, so "
+                f"{_named(first)} has no key there — give it a key that types no "
+                "character (ctrl+…, f1…, enter…)."
+            )
+            continue
         pair = tuple(sorted((first.id or first.action, binding.id or binding.action)))
         if pair in reported:
             continue
         reported.add(pair)
         problems.append(
-            f"{source}: keymap: {key_label(key)} is given to both {first.description} "
-            f"({first.id}) and {binding.description} ({binding.id}) on the {where} "
-            f"screen; {won.description} ({won.id}) wins, {lost.description} has no "
-            "key there — change one."
+            f"{source}: keymap: {key_label(key)} is given to both {_named(first)} and "
+            f"{_named(binding)} on the {where} screen; {_named(won)} wins, "
+            f"{_described(lost)} has no key there — change one."
         )
     return problems
 
 
+def _described(binding: Binding) -> str:
+    return binding.description or binding.action
+
+
+def _named(binding: Binding) -> str:
+    """``Delete (delete)``: a binding as a problem names it, by its description and its id
+    (one a keymap can give another key); a key Textual's widget gives itself (an Input's Ctrl+A) has none."""
+    return f"{_described(binding)} ({binding.id or 'built-in key, no id'})"
+
+
+def _node_bindings(cls: type) -> list[Binding]:
+    """Every binding of a screen or widget of class ``cls`` before the keymap, one per key,
+    its inherited ones too (a text field's editing keys), in the order Textual looks them up."""
+    return [b for bs in merged_bindings(cls).key_to_bindings.values() for b in bs]
+
+
+def _typed(key: str) -> bool:
+    """Whether a text field takes the key press ``key`` as text (``d``, ``?``, ``space``)
+    rather than looking its bindings up."""
+    character = key_to_character(key)
+    return character is not None and character.isprintable()
+
+
 def _conflicts(keymap: dict[str, str]):
     """``(where, key, first, second, winner, loser)`` for each key that two bindings active
-    at the same time share because of ``keymap`` (the app's own shared defaults are by design)."""
+    at the same time share because of ``keymap`` (the app's own shared defaults are by design).
+    Where a text field has the focus (the search field) a key that types a character runs no
+    binding but a priority one: a binding the keymap gives such a key there comes as
+    ``(where, key, binding, None, None, binding)``."""
     for where, classes in _active_together():
         owner: dict[str, tuple[int, Binding]] = {}
+        text_field = issubclass(classes[-1], Input)
         for rank, cls in enumerate(classes):
-            for binding in bindings_of([cls]):
-                keys = keymap.get(binding.id, binding.key) if binding.id else binding.key
-                for key in (k.strip() for k in keys.split(",") if k.strip()):
+            for binding in _node_bindings(cls):
+                for key in _presses(keymap, binding):
+                    if text_field and not binding.priority and _typed(key):
+                        if cls is classes[-1] and binding.id in keymap:
+                            yield where, key, binding, None, None, binding
+                        continue
                     first_rank, first = owner.setdefault(key, (rank, binding))
                     if first is binding or first.action == binding.action:
                         continue
@@ -160,11 +222,18 @@ def _conflicts(keymap: dict[str, str]):
                     yield where, key, first, binding, won, (binding if won is first else first)
 
 
+def _presses(keymap: dict[str, str], binding: Binding) -> list[str]:
+    """The key presses that run ``binding`` under ``keymap`` (its keymap's keys, else its own),
+    each named as Textual names it (:func:`~hermes_tui.compat.key_press`), once each."""
+    keys = keymap.get(binding.id, binding.key) if binding.id else binding.key
+    return list(dict.fromkeys(key_press(k.strip()) for k in keys.split(",") if k.strip()))
+
+
 def group_of(title: str, cls: type) -> str:
     """The name of the bindings group (as :func:`_active_together` names them) in which the
     help's section ``title`` lists the bindings of ``cls``."""
     if title.startswith("Search"):
-        return "search results"
+        return "search field" if issubclass(cls, Input) else "search results"
     if title.startswith("Rename"):
         return cls.__name__
     return title.lower()
@@ -186,7 +255,7 @@ def working_keys_label(keymap: dict[str, str], shadowed: dict[tuple[str, str], s
     ``(no key)`` when none is left."""
     keys = keymap.get(binding.id, binding.key) if binding.id else binding.key
     lost = shadowed.get((group_of(title, cls), binding.id or binding.action), set())
-    return keys_label(",".join(k for k in keys.split(",") if k.strip() and k.strip() not in lost)) or NO_KEY
+    return keys_label(",".join(k for k in keys.split(",") if k.strip() and key_press(k.strip()) not in lost)) or NO_KEY
 
 
 def _winner(keymap: dict[str, str], a: tuple[int, Binding], b: tuple[int, Binding]) -> Binding:

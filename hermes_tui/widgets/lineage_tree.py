@@ -74,6 +74,17 @@ class LineageTree(Tree[LineageNode]):
         Binding("end,G", "scroll_end", "Last", show=False, id="lineage_last"),
         Binding("pageup", "page_up", "Page up", show=False, id="lineage_page_up"),
         Binding("pagedown", "page_down", "Page down", show=False, id="lineage_page_down"),
+        # Tree's own keys, the same actions with ids of their own (Tree's bindings have none,
+        # so a keymap could not move them and the help did not list them).
+        Binding("shift+left", "cursor_parent", "To the parent", show=False, id="lineage_parent"),
+        Binding("shift+right", "cursor_parent_next_sibling", "To the next ancestor", show=False,
+                id="lineage_next_ancestor"),
+        Binding("shift+up", "cursor_previous_sibling", "Previous sibling", show=False,
+                id="lineage_previous_sibling"),
+        Binding("shift+down", "cursor_next_sibling", "Next sibling", show=False, id="lineage_next_sibling"),
+        Binding("space", "toggle_node", "Fold / unfold", show=False, id="lineage_toggle"),
+        Binding("shift+space", "toggle_expand_all", "Fold / unfold all below", show=False,
+                id="lineage_toggle_all"),
     ]
 
     COMPONENT_CLASSES = Tree.COMPONENT_CLASSES | {
