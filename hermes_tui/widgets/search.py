@@ -225,6 +225,13 @@ def _hit_text(role: str, when: str, snippet: str, spans: list, width: int, meta_
     )
 
 
+def _fold_text(rest: int, meta_style) -> Text:
+    """The row that stands for a conversation's hits past the first few: how many, and that
+    Enter opens the conversation at the next one (the transcript steps through them all)."""
+    return Text(f"   ⋯ {rest} more {'hit' if rest == 1 else 'hits'} in this conversation · Enter opens it at the next",
+                style=meta_style, no_wrap=True, overflow="ellipsis")
+
+
 def _note_row(note: str, meta_style) -> "_Row":
     """A note of the answer on a line of its own, never a hit (not selectable)."""
     return _Row(Text(f"   {inert_line(note)}", style=meta_style, no_wrap=True, overflow="ellipsis"), None)
@@ -358,6 +365,13 @@ class SearchResults(KeysFollowFocus, ScrollView, can_focus=True):
 
     #: Hits from the end at which the next page is asked for.
     MORE_AHEAD = 3
+    #: A conversation's hits shown before the rest fold into one row (standing for the next
+    #: hit): a common word's 84 hits of one conversation filled the pane, and the next
+    #: conversation -- the one looked for, maybe -- was 84 rows down. One hit more than this
+    #: is shown whole (a row for one hit saves nothing).
+    FOLD_AFTER = 3
+    #: Seconds an answer that does not fill the pane stands before its next page is read.
+    FILL_AFTER_S = 0.25
 
     def __init__(self, *, clock: Callable[[], float], id: str | None = None) -> None:
         super().__init__(id=id)
@@ -371,6 +385,8 @@ class SearchResults(KeysFollowFocus, ScrollView, can_focus=True):
         self._reuse_for: tuple | None = None
         #: A next page was asked for and has not arrived yet.
         self.loading_more = False
+        #: Set while an answer that does not fill the pane waits to have its next page read.
+        self._fill_timer = None
         #: ``time.perf_counter()`` stamps of the last answer shown (bench: keystroke → painted
         #: phases): ``show`` / ``built`` around :meth:`show`, ``render`` / ``rendered`` around
         #: the first repaint of this widget after it.
@@ -500,6 +516,20 @@ class SearchResults(KeysFollowFocus, ScrollView, can_focus=True):
             # cursor would ask for it next to the last hit.
             self.loading_more = True
             self.post_message(self.NeedMore(self, view.query, view.next_offset))
+        elif view.more and self._fill_timer is None and len(self._rows) < self.scrollable_content_region.height:
+            # The pages read do not fill the pane (a page of 40 hits may be one conversation's,
+            # folded into a few rows): the next page is read once this answer has stood a
+            # moment -- not at once, where it would take the time of the next key typed.
+            self._fill_timer = self.set_timer(self.FILL_AFTER_S, self._fill)
+
+    def _fill(self) -> None:
+        """The next page of the answer shown, if it still does not fill the pane."""
+        self._fill_timer = None
+        view = self.view
+        if (view is not None and view.more and not self.loading_more
+                and len(self._rows) < self.scrollable_content_region.height):
+            self.loading_more = True
+            self.post_message(self.NeedMore(self, view.query, view.next_offset))
 
     def _refresh_changed_lines(self, old_rows: list, old_top: int, old_cursor: int | None) -> None:
         """Repaint only the lines on screen that the new rows change: while a word is typed
@@ -592,7 +622,9 @@ class SearchResults(KeysFollowFocus, ScrollView, can_focus=True):
                 row = _Row(None, None, head_key, row._build or (lambda text=row.text: text))  # (a row each)
             reuse[head_key] = row
             rows.append(row)
-            for hit in group.hits:
+            hits = group.hits
+            folded = len(hits) > self.FOLD_AFTER + 1
+            for hit in hits[:self.FOLD_AFTER] if folded else hits:
                 when = relative_time(hit.timestamp, now=now)
                 spans = tuple(map(tuple, hit.spans or ()))
                 key = (hit.session_id, hit.id, hit.role, when, hit.snippet, spans)
@@ -602,6 +634,11 @@ class SearchResults(KeysFollowFocus, ScrollView, can_focus=True):
                         _hit_text, hit.role, when, hit.snippet, spans, width, meta_style, match_style))
                 reuse[key] = row
                 rows.append(row)
+            if folded:
+                after = hits[self.FOLD_AFTER]
+                rest = len(hits) - self.FOLD_AFTER
+                rows.append(_Row(None, (after.session_id, after.id), ("fold", after.session_id, after.id, rest),
+                                 functools.partial(_fold_text, rest, meta_style)))
         if not rows and view.more:
             rows.append(_Row(Text("   No hits in the pages read so far: reading on…", style=meta_style), None))
         elif not rows:
