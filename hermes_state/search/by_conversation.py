@@ -16,8 +16,9 @@ remembers the conversation, so each conversation is scored from all its matching
 * ``title`` -- the share of the query's words its title holds (the last word as typed: a
   prefix), the conversation's own summary of itself;
 * ``phrase`` -- the largest share of the query's neighbouring word pairs (``docker build``,
-  ``build cache`` of ``docker build cache``) that one of its matching messages holds side by
-  side, in the order typed: words remembered together were read together. Looked at for the
+  ``build cache`` of ``docker build cache``; :func:`side_by_side`) that one of its matching
+  messages holds side by side, in the order typed, each pair counted by its rarity among the
+  conversations looked at: words remembered together were read together. Looked at for the
   best ``TUNING.PHRASE_LIFT_CONVERSATIONS`` conversations (a lift never lowers a score).
 
 ``relevance = ((1 - about_weight) · best + about_weight · about) · (1 + title_weight · title)
@@ -70,6 +71,8 @@ class ByConversation:
     #: holds the word being typed only as an id or a hash, and is credited ``ID_CREDIT`` of
     #: its bm25 and counts for nothing in ``about`` (the word index only).
     words_match: str | None = None
+    #: The query's pairs of words typed side by side (:func:`side_by_side`), once each.
+    pairs: tuple[tuple[tuple[str, bool], tuple[str, bool]], ...] = ()
 
     def title_share(self) -> Callable[[str], float]:
         """The share of the query's words a title holds (as whole words; a typed prefix as the
@@ -98,17 +101,17 @@ class ByConversation:
 
 
     def neighbours(self) -> list[re.Pattern[str]]:
-        """One pattern for each pair of the query's neighbouring words, matching the two side
-        by side in a text, in the order typed, as whole words (the second, when typed as a
-        prefix, as the start of one; CJK words with nothing or separators between them, as
-        the trigram index reads them); none for a query of one word."""
+        """One pattern for each of :attr:`pairs`, matching the two words side by side in a
+        text, in the order typed, as whole words (one typed as a prefix as the start of one;
+        CJK words with nothing or separators between them, as the trigram index reads them);
+        none for a query of one word."""
         patterns = []
-        for (first, _first_prefix), (second, prefix) in zip(self.words, self.words[1:]):
+        for (first, first_prefix), (second, prefix) in self.pairs:
             cjk = contains_cjk(first) or contains_cjk(second)
             start = "" if contains_cjk(first) else r"(?<![^\W_])"
             end = "" if prefix or contains_cjk(second) else r"(?![^\W_])"
             between = r"[\W_]*" if cjk else r"[\W_]+"
-            first_end = "" if contains_cjk(first) else r"(?![^\W_])"
+            first_end = "" if contains_cjk(first) else r"[^\W_]*" if first_prefix else r"(?![^\W_])"
             patterns.append(re.compile(
                 f"{start}{re.escape(first)}{first_end}{between}{re.escape(second)}{end}", re.IGNORECASE))
         return patterns
@@ -130,6 +133,30 @@ def title_words(q: str) -> tuple[tuple[str, bool], ...]:
     return tuple(words.items())
 
 
+def side_by_side(q: str) -> tuple[tuple[tuple[str, bool], tuple[str, bool]], ...]:
+    """The pairs of words ``q`` (sanitized, as :func:`title_words` takes it) has side by side,
+    in the order typed, each word lower-cased with whether it is a prefix, once each: for
+    :meth:`ByConversation.neighbours`. From the words as typed, not :func:`title_words`' once
+    each (``build docker build cache`` has ``build cache``, not ``docker cache``); within one
+    OR alternative (``docker OR podman build``: only ``podman build``); none across an
+    excluded word (``docker NOT compose build``: ``compose`` stood between)."""
+    try:
+        parsed = parse_fts_query(q)
+    except Exception:  # pragma: no cover - pure string work
+        return ()
+    pairs: dict[tuple[tuple[str, bool], tuple[str, bool]], None] = {}
+    for group in parsed.groups():
+        run: list[tuple[str, bool]] = []
+        for item, negs in group:
+            split = [word.lower() for word in item.text.split() if word]
+            run += [(word, item.prefix and index == len(split) - 1) for index, word in enumerate(split)]
+            if negs:
+                pairs.update(dict.fromkeys(zip(run, run[1:])))
+                run = []
+        pairs.update(dict.fromkeys(zip(run, run[1:])))
+    return tuple(pairs)
+
+
 def conversation_ranked(ctx: Ctx, table: str, match: str, path: str, plain: bool,
                         to_ranked: Callable[[int, str, float | None], Row],
                         to_row: Callable[[int, str, float | None], Row], estimate: int) -> Outcome:
@@ -146,7 +173,7 @@ def conversation_ranked(ctx: Ctx, table: str, match: str, path: str, plain: bool
     # (the clock to the hour: the pages of one answer, asked seconds apart, share its order;
     # recency of a 30-day half-life moves by 0.1 % in an hour)
     key = (table, match, tuple(ctx.filters), tuple(ctx.params), asked.weights, asked.words,
-           asked.words_match, int(asked.now // 3600))
+           asked.words_match, asked.pairs, int(asked.now // 3600))
     try:
         hash(key)
     except TypeError:  # (a filter of values that cannot be a key: nothing kept)

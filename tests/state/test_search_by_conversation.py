@@ -88,15 +88,53 @@ def test_words_side_by_side_in_the_order_typed_lift_their_conversation(db):
     assert conversations(search(db, "docker build cach", sort="rank", prefix_last=True))[0] == "remembered"
 
 
+def test_a_query_whose_words_repeat_lifts_the_pairs_as_typed(db):
+    # `build docker build cache` has `docker build` and `build cache` side by side as typed;
+    # the query's words once each (build, docker, cache) would make `docker cache` a pair
+    # -- the words apart in the others -- and lose `build cache`.
+    session(db, "remembered", ["so the docker build cache broke after the copy step moved up"] + filler(2),
+            at=NOW - 9 * DAY)
+    for n in range(3):
+        session(db, f"apart{n}", [f"the build broke, docker cache after the copy step moved {n}"] + filler(2),
+                at=NOW - (5 + n) * DAY)
+    assert conversations(search(db, "build docker build cache", sort="rank", weights=Weights(phrase=0.0)))[0] != \
+        "remembered"
+    assert conversations(search(db, "build docker build cache", sort="rank"))[0] == "remembered"
+    # On the same connection, a query of the same words in another order ranks anew.
+    assert conversations(search(db, "build docker cache", sort="rank"))[0] != "remembered"
+
+
+def test_pairs_stand_within_an_or_alternative_and_not_across_an_excluded_word():
+    from hermes_state.search.by_conversation import ByConversation, side_by_side
+
+    assert side_by_side("docker build cach*") == ((("docker", False), ("build", False)),
+                                                   (("build", False), ("cach", True)))
+    # `podman` and `build` are one alternative; `docker` is another, typed beside neither.
+    assert side_by_side("docker OR podman build") == ((("podman", False), ("build", False)),)
+    # `compose` stood between `docker` and `build`.
+    assert side_by_side("docker NOT compose build") == ()
+    assert side_by_side('"auth module" error') == ((("auth", False), ("module", False)),
+                                                    (("module", False), ("error", False)))
+    assert side_by_side("new york new york") == ((("new", False), ("york", False)),
+                                                 (("york", False), ("new", False)))
+    assert side_by_side("") == () and side_by_side("one") == ()
+    # A word typed as a prefix before another (`cach* docker`) is the start of one there too.
+    [pair] = ByConversation(store=None, now=NOW, weights=Weights(), words=(),
+                            pairs=((("cach", True), ("docker", False)),)).neighbours()
+    assert pair.search("the cache docker keeps") and not pair.search("docker cache")
+
+
 def test_neighbouring_pairs_are_whole_words_and_cjk_stands_without_spaces():
     from hermes_state.search.by_conversation import ByConversation
 
-    asked = ByConversation(store=None, now=NOW, weights=Weights(), words=(("lock", False), ("file", True)))
+    asked = ByConversation(store=None, now=NOW, weights=Weights(), words=(("lock", False), ("file", True)),
+                           pairs=((("lock", False), ("file", True)),))
     [pair] = asked.neighbours()
     assert pair.search("the pip-tools Lock  file was merged")
     assert pair.search("a lock-filesystem")  # (the last word typed: a prefix)
     assert not pair.search("a padlock file")
-    cjk = ByConversation(store=None, now=NOW, weights=Weights(), words=(("服务器", False), ("证书", False)))
+    cjk = ByConversation(store=None, now=NOW, weights=Weights(), words=(("服务器", False), ("证书", False)),
+                         pairs=((("服务器", False), ("证书", False)),))
     [pair] = cjk.neighbours()
     assert pair.search("更新服务器证书之后") and pair.search("服务器 证书")
     assert not pair.search("证书和服务器")
