@@ -306,7 +306,7 @@ def _rank(ctx: Ctx, table: str, match: str,
     scored.sort(key=lambda entry: (entry[0], entry[1], entry[2]), reverse=True)
     neighbours = asked.neighbours() if weights.phrase > 0.0 else []
     if neighbours:
-        scored = _lift_side_by_side(ctx, scored, neighbours, asked)
+        scored = _lift_side_by_side(ctx, table, scored, neighbours, asked)
     order: list[int] = []
     for _score, _newest, _root, members, _relevance in scored:
         if len(members) == 1:
@@ -318,13 +318,15 @@ def _rank(ctx: Ctx, table: str, match: str,
     return order, scores, oldest
 
 
-def _lift_side_by_side(ctx: Ctx, scored: list[tuple], neighbours: list[re.Pattern[str]],
+def _lift_side_by_side(ctx: Ctx, table: str, scored: list[tuple], neighbours: list[re.Pattern[str]],
                        asked: ByConversation) -> list[tuple]:
     """``scored`` (best first) with the best ``PHRASE_LIFT_CONVERSATIONS`` conversations'
     relevance lifted by ``1 + phrase_weight × phrase`` (the module docstring), ordered again.
-    Their best matching messages are read from ``messages`` (the text the index was made
-    from) and the pairs looked for in Python: FTS5 asked for a phrase within given rowids
-    walks the phrase's doclists once per rowid (0.2-1.5 s for 300 rowids at 1M messages)."""
+    Their best matching messages' text is read from ``table`` by rowid (what it matched:
+    content, tool name and tool-call JSON, ST-4 -- ``messages.content`` alone misses a
+    command run with no text of its own) and the pairs looked for in Python: FTS5 asked for
+    a phrase within given rowids walks the phrase's doclists once per rowid (0.2-1.5 s for
+    300 rowids at 1M messages)."""
     top = scored[:TUNING.PHRASE_LIFT_CONVERSATIONS]
     wanted: dict[int, None] = {}
     for entry in top:
@@ -339,7 +341,7 @@ def _lift_side_by_side(ctx: Ctx, scored: list[tuple], neighbours: list[re.Patter
         chunk = ids[start:start + 900]
         marks = ",".join("?" for _ in chunk)
         for rowid, text in ctx.conn.execute(
-            f"SELECT id, substr(content, 1, {int(TUNING.PHRASE_LIFT_CHARS)}) FROM messages WHERE id IN ({marks})",
+            f"SELECT rowid, substr(content, 1, {int(TUNING.PHRASE_LIFT_CHARS)}) FROM {table} WHERE rowid IN ({marks})",
             chunk,
         ):
             if isinstance(text, str):

@@ -104,6 +104,21 @@ def test_a_query_whose_words_repeat_lifts_the_pairs_as_typed(db):
     assert conversations(search(db, "build docker cache", sort="rank"))[0] != "remembered"
 
 
+def test_words_side_by_side_in_a_tool_call_lift_as_in_text(db):
+    # The index holds a message's tool name and tool-call JSON beside its content (ST-4): a
+    # command run, with no text of its own, is where the words stood together.
+    ids = session(db, "remembered", ["it broke again after the copy step moved up", "running it"] + filler(2),
+                  at=NOW - 9 * DAY)
+    calls = '[{"function": {"name": "terminal", "arguments": "{\\"command\\": \\"docker build cache prune\\"}"}}]'
+    db._execute_write(lambda conn: conn.execute(
+        "UPDATE messages SET content = NULL, tool_calls = ? WHERE id = ?", (calls, ids[1])))
+    for n in range(3):
+        session(db, f"apart{n}", [f"the build broke, docker cache after the copy step moved {n}"] + filler(2),
+                at=NOW - (5 + n) * DAY)
+    assert conversations(search(db, "docker build cache", sort="rank", weights=Weights(phrase=0.0)))[0] != "remembered"
+    assert conversations(search(db, "docker build cache", sort="rank"))[0] == "remembered"
+
+
 def test_pairs_stand_within_an_or_alternative_and_not_across_an_excluded_word():
     from hermes_state.search.by_conversation import ByConversation, side_by_side
 
