@@ -53,6 +53,8 @@ if TYPE_CHECKING:  # pragma: no cover
 #: bm25's k1 and b, for the conversation as a document.
 _K1, _B = 1.2, 0.75
 _UNKNOWN = object()
+#: A word as FTS5's unicode61 tokenizer reads one: letters and digits (``_`` separates).
+_TOKEN = re.compile(r"[^\W_]+")
 
 
 @dataclass(frozen=True)
@@ -148,7 +150,10 @@ def side_by_side(q: str) -> tuple[tuple[tuple[str, bool], tuple[str, bool]], ...
     for group in parsed.groups():
         run: list[tuple[str, bool]] = []
         for item, negs in group:
-            split = [word.lower() for word in item.text.split() if word]
+            # (the words as the word index splits them: `docker-compose` is `docker compose`
+            # there, and a text's `docker compose` matched it)
+            split = [token for word in item.text.lower().split()
+                     for token in ([word] if contains_cjk(word) else _TOKEN.findall(word))]
             run += [(word, item.prefix and index == len(split) - 1) for index, word in enumerate(split)]
             if negs:
                 pairs.update(dict.fromkeys(zip(run, run[1:])))

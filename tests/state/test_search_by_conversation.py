@@ -133,6 +133,9 @@ def test_pairs_stand_within_an_or_alternative_and_not_across_an_excluded_word():
     assert side_by_side("new york new york") == ((("new", False), ("york", False)),
                                                  (("york", False), ("new", False)))
     assert side_by_side("") == () and side_by_side("one") == ()
+    # Words as the index splits them: `"docker-compose" build` matched `docker compose build`.
+    assert side_by_side('"docker-compose" build') == ((("docker", False), ("compose", False)),
+                                                       (("compose", False), ("build", False)))
     # A word typed as a prefix before another (`cach* docker`) is the start of one there too.
     [pair] = ByConversation(store=None, now=NOW, weights=Weights(), words=(),
                             pairs=((("cach", True), ("docker", False)),)).neighbours()
