@@ -104,16 +104,19 @@ class ByConversation:
 
     def neighbours(self) -> list[re.Pattern[str]]:
         """One pattern for each of :attr:`pairs`, matching the two words side by side in a
-        text, in the order typed, as whole words (one typed as a prefix as the start of one;
-        CJK words with nothing or separators between them, as the trigram index reads them);
-        none for a query of one word."""
+        text, in the order typed, as whole words (one typed as a prefix as the start of one);
+        a pair with a CJK word as the trigram index reads it: the two as they stand in the
+        text, with nothing or separators between them (``构建docker镜像`` holds ``docker 镜像``:
+        CJK text sets no space around a Latin word, and a query with CJK is found by
+        substring); none for a query of one word."""
         patterns = []
         for (first, first_prefix), (second, prefix) in self.pairs:
-            cjk = contains_cjk(first) or contains_cjk(second)
-            start = "" if contains_cjk(first) else r"(?<![^\W_])"
-            end = "" if prefix or contains_cjk(second) else r"(?![^\W_])"
-            between = r"[\W_]*" if cjk else r"[\W_]+"
-            first_end = "" if contains_cjk(first) else r"[^\W_]*" if first_prefix else r"(?![^\W_])"
+            if contains_cjk(first) or contains_cjk(second):
+                patterns.append(re.compile(rf"{re.escape(first)}[\W_]*{re.escape(second)}", re.IGNORECASE))
+                continue
+            start, between = r"(?<![^\W_])", r"[\W_]+"
+            end = "" if prefix else r"(?![^\W_])"
+            first_end = r"[^\W_]*" if first_prefix else r"(?![^\W_])"
             patterns.append(re.compile(
                 f"{start}{re.escape(first)}{first_end}{between}{re.escape(second)}{end}", re.IGNORECASE))
         return patterns

@@ -156,6 +156,12 @@ def test_neighbouring_pairs_are_whole_words_and_cjk_stands_without_spaces():
     [pair] = cjk.neighbours()
     assert pair.search("更新服务器证书之后") and pair.search("服务器 证书")
     assert not pair.search("证书和服务器")
+    # A Latin word beside a CJK one: CJK text sets no space around it.
+    latin, back = ByConversation(store=None, now=NOW, weights=Weights(), words=(),
+                                 pairs=((("docker", False), ("镜像", False)),
+                                        (("镜像", False), ("docker", False)))).neighbours()
+    assert latin.search("构建Docker镜像失败") and latin.search("docker 镜像")
+    assert back.search("把镜像docker化") and not latin.search("dockerfile镜像")
     assert ByConversation(store=None, now=NOW, weights=Weights(), words=(("one", False),)).neighbours() == []
 
 
