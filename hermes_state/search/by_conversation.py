@@ -37,12 +37,13 @@ from __future__ import annotations
 
 import math
 import re
+import sqlite3
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 from ..models import CONVERSATION_RANKING, CONVERSATION_WINDOW_RANKING
 from ..query import contains_cjk, parse_fts_query
-from .context import Ctx, Outcome, Row, older_newest_first, plain_text_sql, source_sql
+from .context import Ctx, Outcome, Row, indexed_texts_sql, older_newest_first, plain_text_sql, source_sql
 from .sql import FTS_TABLE, positive_query_terms, where_clause
 from .tuning import TUNING
 from .weights import ID_CREDIT, Weights, conversation_score
@@ -330,9 +331,10 @@ def _lift_side_by_side(ctx: Ctx, table: str, scored: list[tuple], neighbours: li
                        asked: ByConversation) -> list[tuple]:
     """``scored`` (best first) with the best ``PHRASE_LIFT_CONVERSATIONS`` conversations'
     relevance lifted by ``1 + phrase_weight × phrase`` (the module docstring), ordered again.
-    Their best matching messages' text is read from ``table`` by rowid (what it matched:
-    content, tool name and tool-call JSON, ST-4 -- ``messages.content`` alone misses a
-    command run with no text of its own) and the pairs looked for in Python: FTS5 asked for
+    Their best matching messages' text is what ``table`` indexed (content, tool name and
+    tool-call JSON, ST-4 -- ``messages.content`` alone misses a command run with no text of
+    its own; :func:`~hermes_state.search.context.indexed_texts_sql`), and the pairs are
+    looked for in Python: FTS5 asked for
     a phrase within given rowids walks the phrase's doclists once per rowid (0.2-1.5 s for
     300 rowids at 1M messages)."""
     top = scored[:TUNING.PHRASE_LIFT_CONVERSATIONS]
@@ -345,15 +347,21 @@ def _lift_side_by_side(ctx: Ctx, table: str, scored: list[tuple], neighbours: li
             wanted[rowid] = None
     texts: dict[int, str] = {}
     ids = list(wanted)
-    for start in range(0, len(ids), 900):
-        chunk = ids[start:start + 900]
-        marks = ",".join("?" for _ in chunk)
-        for rowid, text in ctx.conn.execute(
-            f"SELECT rowid, substr(content, 1, {int(TUNING.PHRASE_LIFT_CHARS)}) FROM {table} WHERE rowid IN ({marks})",
-            chunk,
-        ):
-            if isinstance(text, str):
-                texts[int(rowid)] = text
+    try:
+        for start in range(0, len(ids), 900):
+            chunk = ids[start:start + 900]
+            inner = indexed_texts_sql(table, ctx, ",".join("?" for _ in chunk))
+            for rowid, text in ctx.conn.execute(
+                f"SELECT i, substr(t, 1, {int(TUNING.PHRASE_LIFT_CHARS)}) FROM ({inner})", chunk,
+            ):
+                if isinstance(text, str):
+                    texts[int(rowid)] = text
+    except sqlite3.OperationalError:
+        raise  # (an interrupt: a newer keystroke)
+    except sqlite3.DatabaseError:
+        # (an external table whose content= view no longer keeps a row: FTS5 calls that
+        # corrupt) the ranking stands without the lift.
+        return scored
     # Which pairs each looked-at conversation's messages hold (by message: the share is one
     # message's), then how rare each pair is among them: a pair most hold side by side
     # (``docker build`` in a store of docker chats) says little of which one is meant, one
