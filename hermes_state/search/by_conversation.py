@@ -367,7 +367,8 @@ def _lift_side_by_side(ctx: Ctx, table: str, scored: list[tuple], neighbours: li
     # (``docker build`` in a store of docker chats) says little of which one is meant, one
     # that few hold (``build cache``) says much -- an IDF of the pair over the conversations
     # looked at, ``log((N + 1) / (held by + 1)) / log(N + 1)``, from 0 to 1.
-    held_by: list[list[tuple[int, ...]]] = []
+    # (per conversation looked at: the pairs each of its messages holds, of those holding any)
+    pairs_by_message: list[list[tuple[int, ...]]] = []
     counts = [0] * len(neighbours)
     for entry in top:
         found: list[tuple[int, ...]] = []
@@ -379,12 +380,12 @@ def _lift_side_by_side(ctx: Ctx, table: str, scored: list[tuple], neighbours: li
                     found.append(pairs_held)
         for i in {i for pairs_held in found for i in pairs_held}:
             counts[i] += 1
-        held_by.append(found)
+        pairs_by_message.append(found)
     looked = len(top)
     rarity = [math.log((looked + 1) / (count + 1)) / math.log(looked + 1) for count in counts]
     weight = asked.weights.phrase / len(neighbours)
     lifted = []
-    for (score, newest, root, members, relevance), found in zip(top, held_by):
+    for (score, newest, root, members, relevance), found in zip(top, pairs_by_message):
         share = max((sum(rarity[i] for i in pairs_held) for pairs_held in found), default=0.0)
         if share > 0.0:
             relevance *= 1.0 + weight * share
