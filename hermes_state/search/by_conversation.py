@@ -16,8 +16,9 @@ remembers the conversation, so each conversation is scored from all its matching
 * ``title`` -- the share of the query's words its title holds (the last word as typed: a
   prefix), the conversation's own summary of itself;
 * ``phrase`` -- the largest share of the query's neighbouring word pairs (``docker build``,
-  ``build cache`` of ``docker build cache``) that one of its matching messages holds side by
-  side, in the order typed: words remembered together were read together. Looked at for the
+  ``build cache`` of ``docker build cache``; :func:`side_by_side`) that one of its matching
+  messages holds side by side, in the order typed, each pair counted by its rarity among the
+  conversations looked at: words remembered together were read together. Looked at for the
   best ``TUNING.PHRASE_LIFT_CONVERSATIONS`` conversations (a lift never lowers a score).
 
 ``relevance = ((1 - about_weight) · best + about_weight · about) · (1 + title_weight · title)
@@ -36,12 +37,13 @@ from __future__ import annotations
 
 import math
 import re
+import sqlite3
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 from ..models import CONVERSATION_RANKING, CONVERSATION_WINDOW_RANKING
 from ..query import contains_cjk, parse_fts_query
-from .context import Ctx, Outcome, Row, older_newest_first, plain_text_sql, source_sql
+from .context import Ctx, Outcome, Row, indexed_texts_sql, older_newest_first, plain_text_sql, source_sql
 from .sql import FTS_TABLE, positive_query_terms, where_clause
 from .tuning import TUNING
 from .weights import ID_CREDIT, Weights, conversation_score
@@ -52,6 +54,8 @@ if TYPE_CHECKING:  # pragma: no cover
 #: bm25's k1 and b, for the conversation as a document.
 _K1, _B = 1.2, 0.75
 _UNKNOWN = object()
+#: A word as FTS5's unicode61 tokenizer reads one: letters and digits (``_`` separates).
+_TOKEN = re.compile(r"[^\W_]+")
 
 
 @dataclass(frozen=True)
@@ -70,6 +74,8 @@ class ByConversation:
     #: holds the word being typed only as an id or a hash, and is credited ``ID_CREDIT`` of
     #: its bm25 and counts for nothing in ``about`` (the word index only).
     words_match: str | None = None
+    #: The query's pairs of words typed side by side (:func:`side_by_side`), once each.
+    pairs: tuple[tuple[tuple[str, bool], tuple[str, bool]], ...] = ()
 
     def title_share(self) -> Callable[[str], float]:
         """The share of the query's words a title holds (as whole words; a typed prefix as the
@@ -98,17 +104,20 @@ class ByConversation:
 
 
     def neighbours(self) -> list[re.Pattern[str]]:
-        """One pattern for each pair of the query's neighbouring words, matching the two side
-        by side in a text, in the order typed, as whole words (the second, when typed as a
-        prefix, as the start of one; CJK words with nothing or separators between them, as
-        the trigram index reads them); none for a query of one word."""
+        """One pattern for each of :attr:`pairs`, matching the two words side by side in a
+        text, in the order typed, as whole words (one typed as a prefix as the start of one);
+        a pair with a CJK word as the trigram index reads it: the two as they stand in the
+        text, with nothing or separators between them (``构建docker镜像`` holds ``docker 镜像``:
+        CJK text sets no space around a Latin word, and a query with CJK is found by
+        substring); none for a query of one word."""
         patterns = []
-        for (first, _first_prefix), (second, prefix) in zip(self.words, self.words[1:]):
-            cjk = contains_cjk(first) or contains_cjk(second)
-            start = "" if contains_cjk(first) else r"(?<![^\W_])"
-            end = "" if prefix or contains_cjk(second) else r"(?![^\W_])"
-            between = r"[\W_]*" if cjk else r"[\W_]+"
-            first_end = "" if contains_cjk(first) else r"(?![^\W_])"
+        for (first, first_prefix), (second, prefix) in self.pairs:
+            if contains_cjk(first) or contains_cjk(second):
+                patterns.append(re.compile(rf"{re.escape(first)}[\W_]*{re.escape(second)}", re.IGNORECASE))
+                continue
+            start, between = r"(?<![^\W_])", r"[\W_]+"
+            end = "" if prefix else r"(?![^\W_])"
+            first_end = r"[^\W_]*" if first_prefix else r"(?![^\W_])"
             patterns.append(re.compile(
                 f"{start}{re.escape(first)}{first_end}{between}{re.escape(second)}{end}", re.IGNORECASE))
         return patterns
@@ -130,6 +139,33 @@ def title_words(q: str) -> tuple[tuple[str, bool], ...]:
     return tuple(words.items())
 
 
+def side_by_side(q: str) -> tuple[tuple[tuple[str, bool], tuple[str, bool]], ...]:
+    """The pairs of words ``q`` (sanitized, as :func:`title_words` takes it) has side by side,
+    in the order typed, each word lower-cased with whether it is a prefix, once each: for
+    :meth:`ByConversation.neighbours`. From the words as typed, not :func:`title_words`' once
+    each (``build docker build cache`` has ``build cache``, not ``docker cache``); within one
+    OR alternative (``docker OR podman build``: only ``podman build``); none across an
+    excluded word (``docker NOT compose build``: ``compose`` stood between)."""
+    try:
+        parsed = parse_fts_query(q)
+    except Exception:  # pragma: no cover - pure string work
+        return ()
+    pairs: dict[tuple[tuple[str, bool], tuple[str, bool]], None] = {}
+    for group in parsed.groups():
+        run: list[tuple[str, bool]] = []
+        for item, negs in group:
+            # (the words as the word index splits them: `docker-compose` is `docker compose`
+            # there, and a text's `docker compose` matched it)
+            split = [token for word in item.text.lower().split()
+                     for token in ([word] if contains_cjk(word) else _TOKEN.findall(word))]
+            run += [(word, item.prefix and index == len(split) - 1) for index, word in enumerate(split)]
+            if negs:
+                pairs.update(dict.fromkeys(zip(run, run[1:])))
+                run = []
+        pairs.update(dict.fromkeys(zip(run, run[1:])))
+    return tuple(pairs)
+
+
 def conversation_ranked(ctx: Ctx, table: str, match: str, path: str, plain: bool,
                         to_ranked: Callable[[int, str, float | None], Row],
                         to_row: Callable[[int, str, float | None], Row], estimate: int) -> Outcome:
@@ -146,7 +182,7 @@ def conversation_ranked(ctx: Ctx, table: str, match: str, path: str, plain: bool
     # (the clock to the hour: the pages of one answer, asked seconds apart, share its order;
     # recency of a 30-day half-life moves by 0.1 % in an hour)
     key = (table, match, tuple(ctx.filters), tuple(ctx.params), asked.weights, asked.words,
-           asked.words_match, int(asked.now // 3600))
+           asked.words_match, asked.pairs, int(asked.now // 3600))
     try:
         hash(key)
     except TypeError:  # (a filter of values that cannot be a key: nothing kept)
@@ -279,7 +315,7 @@ def _rank(ctx: Ctx, table: str, match: str,
     scored.sort(key=lambda entry: (entry[0], entry[1], entry[2]), reverse=True)
     neighbours = asked.neighbours() if weights.phrase > 0.0 else []
     if neighbours:
-        scored = _lift_side_by_side(ctx, scored, neighbours, asked)
+        scored = _lift_side_by_side(ctx, table, scored, neighbours, asked)
     order: list[int] = []
     for _score, _newest, _root, members, _relevance in scored:
         if len(members) == 1:
@@ -291,13 +327,16 @@ def _rank(ctx: Ctx, table: str, match: str,
     return order, scores, oldest
 
 
-def _lift_side_by_side(ctx: Ctx, scored: list[tuple], neighbours: list[re.Pattern[str]],
+def _lift_side_by_side(ctx: Ctx, table: str, scored: list[tuple], neighbours: list[re.Pattern[str]],
                        asked: ByConversation) -> list[tuple]:
     """``scored`` (best first) with the best ``PHRASE_LIFT_CONVERSATIONS`` conversations'
     relevance lifted by ``1 + phrase_weight × phrase`` (the module docstring), ordered again.
-    Their best matching messages are read from ``messages`` (the text the index was made
-    from) and the pairs looked for in Python: FTS5 asked for a phrase within given rowids
-    walks the phrase's doclists once per rowid (0.2-1.5 s for 300 rowids at 1M messages)."""
+    Their best matching messages' text is what ``table`` indexed (content, tool name and
+    tool-call JSON, ST-4 -- ``messages.content`` alone misses a command run with no text of
+    its own; :func:`~hermes_state.search.context.indexed_texts_sql`), and the pairs are
+    looked for in Python: FTS5 asked for
+    a phrase within given rowids walks the phrase's doclists once per rowid (0.2-1.5 s for
+    300 rowids at 1M messages)."""
     top = scored[:TUNING.PHRASE_LIFT_CONVERSATIONS]
     wanted: dict[int, None] = {}
     for entry in top:
@@ -308,21 +347,28 @@ def _lift_side_by_side(ctx: Ctx, scored: list[tuple], neighbours: list[re.Patter
             wanted[rowid] = None
     texts: dict[int, str] = {}
     ids = list(wanted)
-    for start in range(0, len(ids), 900):
-        chunk = ids[start:start + 900]
-        marks = ",".join("?" for _ in chunk)
-        for rowid, text in ctx.conn.execute(
-            f"SELECT id, substr(content, 1, {int(TUNING.PHRASE_LIFT_CHARS)}) FROM messages WHERE id IN ({marks})",
-            chunk,
-        ):
-            if isinstance(text, str):
-                texts[int(rowid)] = text
+    try:
+        for start in range(0, len(ids), 900):
+            chunk = ids[start:start + 900]
+            inner = indexed_texts_sql(table, ctx, ",".join("?" for _ in chunk))
+            for rowid, text in ctx.conn.execute(
+                f"SELECT i, substr(t, 1, {int(TUNING.PHRASE_LIFT_CHARS)}) FROM ({inner})", chunk,
+            ):
+                if isinstance(text, str):
+                    texts[int(rowid)] = text
+    except sqlite3.OperationalError:
+        raise  # (an interrupt: a newer keystroke)
+    except sqlite3.DatabaseError:
+        # (an external table whose content= view no longer keeps a row: FTS5 calls that
+        # corrupt) the ranking stands without the lift.
+        return scored
     # Which pairs each looked-at conversation's messages hold (by message: the share is one
     # message's), then how rare each pair is among them: a pair most hold side by side
     # (``docker build`` in a store of docker chats) says little of which one is meant, one
     # that few hold (``build cache``) says much -- an IDF of the pair over the conversations
     # looked at, ``log((N + 1) / (held by + 1)) / log(N + 1)``, from 0 to 1.
-    held_by: list[list[tuple[int, ...]]] = []
+    # (per conversation looked at: the pairs each of its messages holds, of those holding any)
+    pairs_by_message: list[list[tuple[int, ...]]] = []
     counts = [0] * len(neighbours)
     for entry in top:
         found: list[tuple[int, ...]] = []
@@ -334,12 +380,12 @@ def _lift_side_by_side(ctx: Ctx, scored: list[tuple], neighbours: list[re.Patter
                     found.append(pairs_held)
         for i in {i for pairs_held in found for i in pairs_held}:
             counts[i] += 1
-        held_by.append(found)
+        pairs_by_message.append(found)
     looked = len(top)
     rarity = [math.log((looked + 1) / (count + 1)) / math.log(looked + 1) for count in counts]
     weight = asked.weights.phrase / len(neighbours)
     lifted = []
-    for (score, newest, root, members, relevance), found in zip(top, held_by):
+    for (score, newest, root, members, relevance), found in zip(top, pairs_by_message):
         share = max((sum(rarity[i] for i in pairs_held) for pairs_held in found), default=0.0)
         if share > 0.0:
             relevance *= 1.0 + weight * share

@@ -20,7 +20,7 @@ from ..query import (
     sanitize_fts5_query,
     short_last_word,
 )
-from .by_conversation import ByConversation, title_words
+from .by_conversation import ByConversation, side_by_side, title_words
 from .cjk import cjk_search, describe_like, like_search, substring_phrases
 from .context import Budget, Ctx, index_gap
 from .light import Light, mark_inexact
@@ -210,7 +210,8 @@ def _search(store: "Store", done, asked: _Question, reuse: bool, now: float | No
             ctx.window = asked.window
         if sort == "conversation":
             ctx.by_conversation = ByConversation(store, time.time() if now is None else float(now),
-                                                 asked.weights or Weights(), title_words(q))
+                                                 asked.weights or Weights(), title_words(q),
+                                                 pairs=side_by_side(q))
         if cut_note:
             ctx.notes.append(cut_note)
         stale = index_warning(conn)

@@ -9,7 +9,7 @@ import sqlite3
 from typing import Any
 
 from ..query import make_snippet
-from .context import Ctx, Row
+from .context import Ctx, Row, indexed_texts_sql
 from .ranking import Phrase
 
 def text_after_nul(ctx: Ctx, table: str, rows: list[Row]) -> None:
@@ -29,18 +29,9 @@ def text_after_nul(ctx: Ctx, table: str, rows: list[Row]) -> None:
         return
     for row in todo.values():
         row.highlighted = False
-    fts = ctx.caps.fts.get(table) if ctx.caps is not None else None
 
     def texts(rowids: list[int], what: str) -> list[tuple[int, Any]]:
-        marks = ",".join("?" for _ in rowids)
-        if fts is not None and fts.text_sql:
-            inner = f"SELECT m.id AS i, {fts.text_sql} AS t FROM messages m WHERE m.id IN ({marks})"
-        elif fts is not None and fts.stored_text_sql:
-            # (an inline table's own copy, read as a plain table: half the time of the
-            # same rows through the FTS5 table)
-            inner = f"SELECT id AS i, c0 AS t FROM {table}_content WHERE id IN ({marks})"
-        else:
-            inner = f"SELECT {table}.rowid AS i, {table}.content AS t FROM {table} WHERE {table}.rowid IN ({marks})"
+        inner = indexed_texts_sql(table, ctx, ",".join("?" for _ in rowids))
         return ctx.conn.execute(f"SELECT i, {what} FROM ({inner})", rowids).fetchall()
 
     try:

@@ -88,18 +88,80 @@ def test_words_side_by_side_in_the_order_typed_lift_their_conversation(db):
     assert conversations(search(db, "docker build cach", sort="rank", prefix_last=True))[0] == "remembered"
 
 
+def test_a_query_whose_words_repeat_lifts_the_pairs_as_typed(db):
+    # `build docker build cache` has `docker build` and `build cache` side by side as typed;
+    # the query's words once each (build, docker, cache) would make `docker cache` a pair
+    # -- the words apart in the others -- and lose `build cache`.
+    session(db, "remembered", ["so the docker build cache broke after the copy step moved up"] + filler(2),
+            at=NOW - 9 * DAY)
+    for n in range(3):
+        session(db, f"apart{n}", [f"the build broke, docker cache after the copy step moved {n}"] + filler(2),
+                at=NOW - (5 + n) * DAY)
+    assert conversations(search(db, "build docker build cache", sort="rank", weights=Weights(phrase=0.0)))[0] != \
+        "remembered"
+    assert conversations(search(db, "build docker build cache", sort="rank"))[0] == "remembered"
+    # On the same connection, a query of the same words in another order ranks anew.
+    assert conversations(search(db, "build docker cache", sort="rank"))[0] != "remembered"
+
+
+def test_words_side_by_side_in_a_tool_call_lift_as_in_text(db):
+    # The index holds a message's tool name and tool-call JSON beside its content (ST-4): a
+    # command run, with no text of its own, is where the words stood together.
+    ids = session(db, "remembered", ["it broke again after the copy step moved up", "running it"] + filler(2),
+                  at=NOW - 9 * DAY)
+    calls = '[{"function": {"name": "terminal", "arguments": "{\\"command\\": \\"docker build cache prune\\"}"}}]'
+    db._execute_write(lambda conn: conn.execute(
+        "UPDATE messages SET content = NULL, tool_calls = ? WHERE id = ?", (calls, ids[1])))
+    for n in range(3):
+        session(db, f"apart{n}", [f"the build broke, docker cache after the copy step moved {n}"] + filler(2),
+                at=NOW - (5 + n) * DAY)
+    assert conversations(search(db, "docker build cache", sort="rank", weights=Weights(phrase=0.0)))[0] != "remembered"
+    assert conversations(search(db, "docker build cache", sort="rank"))[0] == "remembered"
+
+
+def test_pairs_stand_within_an_or_alternative_and_not_across_an_excluded_word():
+    from hermes_state.search.by_conversation import ByConversation, side_by_side
+
+    assert side_by_side("docker build cach*") == ((("docker", False), ("build", False)),
+                                                   (("build", False), ("cach", True)))
+    # `podman` and `build` are one alternative; `docker` is another, typed beside neither.
+    assert side_by_side("docker OR podman build") == ((("podman", False), ("build", False)),)
+    # `compose` stood between `docker` and `build`.
+    assert side_by_side("docker NOT compose build") == ()
+    assert side_by_side('"auth module" error') == ((("auth", False), ("module", False)),
+                                                    (("module", False), ("error", False)))
+    assert side_by_side("new york new york") == ((("new", False), ("york", False)),
+                                                 (("york", False), ("new", False)))
+    assert side_by_side("") == () and side_by_side("one") == ()
+    # Words as the index splits them: `"docker-compose" build` matched `docker compose build`.
+    assert side_by_side('"docker-compose" build') == ((("docker", False), ("compose", False)),
+                                                       (("compose", False), ("build", False)))
+    # A word typed as a prefix before another (`cach* docker`) is the start of one there too.
+    [pair] = ByConversation(store=None, now=NOW, weights=Weights(), words=(),
+                            pairs=((("cach", True), ("docker", False)),)).neighbours()
+    assert pair.search("the cache docker keeps") and not pair.search("docker cache")
+
+
 def test_neighbouring_pairs_are_whole_words_and_cjk_stands_without_spaces():
     from hermes_state.search.by_conversation import ByConversation
 
-    asked = ByConversation(store=None, now=NOW, weights=Weights(), words=(("lock", False), ("file", True)))
+    asked = ByConversation(store=None, now=NOW, weights=Weights(), words=(("lock", False), ("file", True)),
+                           pairs=((("lock", False), ("file", True)),))
     [pair] = asked.neighbours()
     assert pair.search("the pip-tools Lock  file was merged")
     assert pair.search("a lock-filesystem")  # (the last word typed: a prefix)
     assert not pair.search("a padlock file")
-    cjk = ByConversation(store=None, now=NOW, weights=Weights(), words=(("服务器", False), ("证书", False)))
+    cjk = ByConversation(store=None, now=NOW, weights=Weights(), words=(("服务器", False), ("证书", False)),
+                         pairs=((("服务器", False), ("证书", False)),))
     [pair] = cjk.neighbours()
     assert pair.search("更新服务器证书之后") and pair.search("服务器 证书")
     assert not pair.search("证书和服务器")
+    # A Latin word beside a CJK one: CJK text sets no space around it.
+    latin, back = ByConversation(store=None, now=NOW, weights=Weights(), words=(),
+                                 pairs=((("docker", False), ("镜像", False)),
+                                        (("镜像", False), ("docker", False)))).neighbours()
+    assert latin.search("构建Docker镜像失败") and latin.search("docker 镜像")
+    assert back.search("把镜像docker化") and not latin.search("dockerfile镜像")
     assert ByConversation(store=None, now=NOW, weights=Weights(), words=(("one", False),)).neighbours() == []
 
 
