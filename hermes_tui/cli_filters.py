@@ -100,6 +100,20 @@ def given(args: argparse.Namespace) -> list[str]:
     return out
 
 
+def given_words(args: argparse.Namespace) -> list[str]:
+    """The filter options given, as words a command line takes again (``--source``, ``cli``,
+    ``--title``, ``my taxes``), in the group's order: what a printed command repeats so that,
+    run later, it reads the same filters. A value that starts with ``-`` is written
+    ``--flag=VALUE`` (argparse would read it as an option)."""
+    words: list[str] = []
+    for dest, flag in (("source", "--source"), *((dest, flag) for dest, flag, *_rest in FILTERS)):
+        value = getattr(args, dest, None)
+        if value is None:
+            continue
+        words += [f"{flag}={value}"] if str(value).startswith("-") else [flag, str(value)]
+    return words
+
+
 def _count(flag: str, raw: str) -> int:
     try:
         value = int(raw)
