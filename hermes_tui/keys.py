@@ -25,6 +25,8 @@ def sections() -> list[tuple[str, list[type]]]:
     from .modals.delete import ConfirmDeleteModal
     from .modals.export import ExportModal
     from .modals.rename import RenameModal
+    from .modals.time_picker import TimePicker
+    from .modals.workspace_picker import WorkspacePicker
     from .screens.browser import BrowserScreen
     from .screens.lineage import LineageScreen
     from .screens.recap import RecapScreen
@@ -40,24 +42,52 @@ def sections() -> list[tuple[str, list[type]]]:
         ("Recap", [RecapScreen]),
         ("Transcript", [TranscriptScreen, TranscriptView]),
         ("Lineage", [LineageScreen, LineageTree]),
-        ("Rename, delete and export dialogs", [RenameModal, ConfirmDeleteModal, ExportModal]),
+        ("Rename, delete and export dialogs, time and workspace pickers",
+         [RenameModal, ConfirmDeleteModal, ExportModal, TimePicker, WorkspacePicker]),
     ]
 
 
-def _active_together() -> list[tuple[str, list[type]]]:
-    """Classes whose bindings answer the same key press (a screen and its focused widget)."""
+def dialog_text_fields() -> dict[type, tuple[type, str]]:
+    """Each dialog whose text field has the focus while it is used: the field's class and
+    its name as a problem says it. There a key that types a character is typed, and runs
+    none of the dialog's bindings (``rename_cancel: x`` types ``x`` into the title)."""
+    from .modals.export import ExportModal
+    from .modals.rename import RenameModal
+    from .modals.time_picker import TimePicker
+    from .modals.workspace_picker import WorkspacePicker
+    from .widgets.text_field import TextField
+
+    return {
+        RenameModal: (TextField, "rename dialog's title field"),
+        ExportModal: (TextField, "export dialog's file field"),
+        TimePicker: (TextField, "time picker's field"),
+        WorkspacePicker: (TextField, "workspace picker's field"),
+    }
+
+
+def _active_together() -> list[tuple[str, list[type], str | None, tuple[type, ...]]]:
+    """Classes whose bindings answer the same key press (a screen and its focused widget),
+    as ``(where, classes, field, typed_over)``: where a text field has the focus (the last
+    class), ``field`` names it and ``typed_over`` are the classes whose bindings a key it
+    types leaves without that key (the search field's own; a dialog's and its field's)."""
     from .screens.browser import BrowserScreen
     from .widgets.search import SearchInput, SearchResults
 
+    fields = dialog_text_fields()
     groups = []
     for title, classes in sections():
         if title.startswith("Search"):
-            groups.append(("search field", [BrowserScreen, SearchInput]))
-            groups.append(("search results", [BrowserScreen, SearchResults]))
+            groups.append(("search field", [BrowserScreen, SearchInput], "search field", (SearchInput,)))
+            groups.append(("search results", [BrowserScreen, SearchResults], None, ()))
         elif title.startswith("Rename"):
-            groups += [(cls.__name__, [cls]) for cls in classes]
+            for cls in classes:
+                if cls in fields:
+                    field_cls, field = fields[cls]
+                    groups.append((cls.__name__, [cls, field_cls], field, (cls, field_cls)))
+                else:
+                    groups.append((cls.__name__, [cls], None, ()))
         else:
-            groups.append((title.lower(), classes))
+            groups.append((title.lower(), classes, None, ()))
     return groups
 
 
@@ -154,10 +184,11 @@ def keymap_problems(keymap: dict[str, str], source: str) -> list[str]:
                 "the help screen (?) lists the ids."
             )
     reported: set[tuple[str, str]] = set()
+    fields = {where: field for where, _classes, field, _over in _active_together()}
     for where, key, first, binding, won, lost in _conflicts(keymap):
         if binding is None:  # a key the focused text field types
             problems.append(
-                f"{source}: keymap: {key_label(key)} is typed into the {where}, so "
+                f"{source}: keymap: {key_label(key)} is typed into the {fields[where]}, so "
                 f"{_named(first)} has no key there — give it a key that types no "
                 "character (ctrl+…, f1…, enter…)."
             )
@@ -200,17 +231,17 @@ def _typed(key: str) -> bool:
 def _conflicts(keymap: dict[str, str]):
     """``(where, key, first, second, winner, loser)`` for each key that two bindings active
     at the same time share because of ``keymap`` (the app's own shared defaults are by design).
-    Where a text field has the focus (the search field) a key that types a character runs no
-    binding but a priority one: a binding the keymap gives such a key there comes as
-    ``(where, key, binding, None, None, binding)``."""
-    for where, classes in _active_together():
+    Where a text field has the focus (the search field, a dialog's field) a key that types a
+    character runs no binding but a priority one: a binding the keymap gives such a key there
+    (the field's own, a dialog's) comes as ``(where, key, binding, None, None, binding)``."""
+    for where, classes, _field, typed_over in _active_together():
         owner: dict[str, tuple[int, Binding]] = {}
         text_field = issubclass(classes[-1], Input)
         for rank, cls in enumerate(classes):
             for binding in _node_bindings(cls):
                 for key in _presses(keymap, binding):
                     if text_field and not binding.priority and _typed(key):
-                        if cls is classes[-1] and binding.id in keymap:
+                        if cls in typed_over and binding.id in keymap:
                             yield where, key, binding, None, None, binding
                         continue
                     first_rank, first = owner.setdefault(key, (rank, binding))
