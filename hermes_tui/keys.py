@@ -11,7 +11,7 @@ from textual.binding import Binding
 from textual.keys import REPLACED_KEYS, Keys, key_to_character
 from textual.widgets import Input
 
-from .compat import key_press, merged_bindings
+from .compat import is_alias, key_press, merged_bindings, reported_name
 from .keynames import KEY_NAMES, key_label, keys_label  # noqa: F401  (re-exported)
 
 #: Ids that are not in a screen's BINDINGS but may be remapped.
@@ -115,7 +115,9 @@ _NAMED_KEYS = {key.value.rsplit("+", 1)[-1] for key in Keys if not key.value.sta
 def is_key_name(key: str) -> bool:
     """Whether Textual can report a key press named ``key``: modifiers, then one printable
     character (``r``, ``R``, ``?``), a key's name (``enter``, ``f5``) or a character's
-    (``question_mark``, ``slash``). ``notakey!!`` is none: bound to it, a binding never runs."""
+    (``question_mark``, ``slash``; its Unicode name too, ``solidus``, which
+    :func:`checked_keymap` writes as Textual names it). ``notakey!!`` is none: bound to it,
+    a binding never runs."""
     if key == "+":
         return True
     *mods, last = key.split("+")
@@ -128,7 +130,9 @@ def is_key_name(key: str) -> bool:
 
 def checked_keymap(keymap: dict[str, str], source: str) -> tuple[dict[str, str], list[str]]:
     """``keymap`` without the key names Textual cannot produce, and one problem line per
-    binding that had any. A binding left with no key is taken out of the keymap, so it keeps
+    binding that had any; a character written by its Unicode name named as Textual reports
+    its key press (``solidus`` is ``slash``: as written, no key press would run the binding).
+    A binding left with no key is taken out of the keymap, so it keeps
     its own keys rather than none that work -- an entry given no key at all (``rename:``,
     ``rename: null``) too: it is said, and a binding is never left without a key."""
     kept: dict[str, str] = {}
@@ -150,7 +154,7 @@ def checked_keymap(keymap: dict[str, str], source: str) -> tuple[dict[str, str],
         good = [k for k in names if is_key_name(k)]
         bad = [k for k in names if not is_key_name(k)]
         if good:
-            kept[binding_id] = ",".join(good)
+            kept[binding_id] = ",".join(dict.fromkeys(reported_name(k) for k in good))
         if bad:
             what = ", ".join(f"'{k}'" for k in bad)
             left = (f"it keeps {keys_label(kept[binding_id])}" if good
@@ -199,8 +203,8 @@ def keymap_problems(keymap: dict[str, str], source: str) -> list[str]:
         reported.add(pair)
         problems.append(
             f"{source}: keymap: {key_label(key)} is given to both {_named(first)} and "
-            f"{_named(binding)} on the {where} screen; {_named(won)} wins, "
-            f"{_described(lost)} has no key there — change one."
+            f"{_named(binding)} on the {where} screen{_alias_note(keymap, (first, binding), key)}; "
+            f"{_named(won)} wins, {_described(lost)} has no key there — change one."
         )
     return problems
 
@@ -249,7 +253,7 @@ def _conflicts(keymap: dict[str, str]):
                         continue
                     if binding.id not in keymap and first.id not in keymap:
                         continue  # the app's own defaults: screen and widget keys by design
-                    won = _winner(keymap, (first_rank, first), (rank, binding))
+                    won = _winner(keymap, (first_rank, first), (rank, binding), key)
                     yield where, key, first, binding, won, (binding if won is first else first)
 
 
@@ -289,12 +293,38 @@ def working_keys_label(keymap: dict[str, str], shadowed: dict[tuple[str, str], s
     return keys_label(",".join(k for k in keys.split(",") if k.strip() and key_press(k.strip()) not in lost)) or NO_KEY
 
 
-def _winner(keymap: dict[str, str], a: tuple[int, Binding], b: tuple[int, Binding]) -> Binding:
-    """Which of two bindings sharing a key Textual runs, as it looks them up: priority
-    bindings from the screen down; else from the focused widget (a later class of the group)
-    up to its screen; within one class, a remapped binding replaces the default one that had
-    its key, and of two remapped ones the one listed first is found first."""
+def _spelled(keymap: dict[str, str], binding: Binding, press: str) -> list[str]:
+    """The names under which ``binding`` has the key press ``press`` (``?`` and
+    ``question_mark``; ``ctrl+m`` for ``enter``)."""
+    keys = keymap.get(binding.id, binding.key) if binding.id else binding.key
+    return [k.strip() for k in keys.split(",") if k.strip() and key_press(k.strip()) == press]
+
+
+def _by_alias_only(keymap: dict[str, str], binding: Binding, press: str) -> bool:
+    """Whether ``binding`` has ``press`` only under another name of it (``ctrl+i`` for
+    ``tab``): a terminal reports the press by its first name, so the binding never sees it."""
+    spelled = _spelled(keymap, binding, press)
+    return bool(spelled) and all(is_alias(k) for k in spelled)
+
+
+def _alias_note(keymap: dict[str, str], bindings: tuple[Binding, Binding], press: str) -> str:
+    """`` (Ctrl+M is Enter in a terminal)`` when one of ``bindings`` has ``press`` under
+    another of its names, else nothing."""
+    aliases = [k for b in bindings for k in _spelled(keymap, b, press) if is_alias(k)]
+    return f" ({key_label(aliases[0])} is {key_label(press)} in a terminal)" if aliases else ""
+
+
+def _winner(keymap: dict[str, str], a: tuple[int, Binding], b: tuple[int, Binding], press: str) -> Binding:
+    """Which of two bindings sharing the key press ``press`` Textual runs, as it looks them
+    up: one that has it under its first name (``tab``, as a terminal reports it) before one
+    that has it only under another (``ctrl+i``); then priority bindings from the screen down;
+    else from the focused widget (a later class of the group) up to its screen; within one
+    class, a remapped binding replaces the default one that had its key, and of two remapped
+    ones the one listed first is found first."""
     (rank_a, first), (rank_b, second) = a, b
+    alias_a, alias_b = _by_alias_only(keymap, first, press), _by_alias_only(keymap, second, press)
+    if alias_a != alias_b:
+        return second if alias_a else first
     if first.priority != second.priority:
         return first if first.priority else second
     if rank_a != rank_b:
