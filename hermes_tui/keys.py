@@ -47,6 +47,13 @@ def sections() -> list[tuple[str, list[type]]]:
     ]
 
 
+#: A dialog as the help names it beside each of its keys (one section lists every dialog's).
+DIALOG_NAMES = {
+    "RenameModal": "Rename", "ConfirmDeleteModal": "Delete", "ExportModal": "Export",
+    "TimePicker": "Time picker", "WorkspacePicker": "Workspace picker",
+}
+
+
 def dialog_text_fields() -> dict[type, tuple[type, str]]:
     """Each dialog whose text field has the focus while it is used: the field's class and
     its name as a problem says it. There a key that types a character is typed, and runs

@@ -113,3 +113,23 @@ def test_every_dialog_with_a_text_field_is_checked_as_one() -> None:
                     with_fields.add(cls)
     assert with_fields >= set(dialog_text_fields())
     assert with_fields - set(dialog_text_fields()) == {BrowserScreen, TranscriptScreen}
+
+
+async def test_the_help_lists_each_dialogs_keys_by_their_ids(tmp_path, fixed_db, monkeypatch) -> None:
+    """Each dialog's Cancel is a binding of its own, remapped on its own: the help lists each
+    with its id and its keys (only Rename's was listed, the others' ids nowhere)."""
+    app, _path = app_from_config_file(tmp_path, fixed_db, monkeypatch, '  export_cancel: "f2"\n')
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("question_mark")
+        await settle(pilot)
+        [dialogs] = [rows for title, rows in app.screen.sections() if title.startswith("Rename")]
+        assert dialogs == [
+            ("Esc", "Rename: Cancel", "rename_cancel"),
+            ("y", "Delete: Delete", "delete_confirm"),
+            ("Esc / n", "Delete: Cancel", "delete_cancel"),
+            ("F2", "Export: Cancel", "export_cancel"),
+            ("Ctrl+S", "Export: Export", "export_run"),
+            ("Esc", "Time picker: Cancel", "time_cancel"),
+            ("Esc", "Workspace picker: Cancel", "workspace_cancel"),
+        ]
