@@ -24,7 +24,7 @@ def home(tmp_path: Path, monkeypatch) -> Path:
     try:
         for session_id, title in (("s-taxes", "my taxes 2025"), ("s-plans", "holiday plans"),
                                   ("s-other", "garden")):
-            db.create_session(session_id, "cli")
+            db.create_session(session_id, "cli", cwd=str(home / "projects" / session_id))
             db.append_message(session_id, "user", f"the words of {session_id}")
             db.set_session_title(session_id, title)
     finally:
@@ -82,3 +82,18 @@ def test_without_filters_the_command_has_no_options_but_archived(capsys, home):
     code, out, err = run(capsys, "sessions", "list")
     assert (code, out) == (0, "No sessions found.\n")
     assert printed_command(err) == "hermes sessions list --archived"
+
+
+def test_a_relative_cwd_is_printed_as_the_directory_it_meant(capsys, home, monkeypatch):
+    """``--cwd .`` read in one directory; the printed command typed later in another still
+    means the first."""
+    (home / "projects" / "s-plans").mkdir(parents=True)
+    monkeypatch.chdir(home / "projects" / "s-plans")
+    capsys.readouterr()
+    code, out, err = run(capsys, "sessions", "list", "--cwd", ".")
+    assert (code, out) == (0, "No sessions found.\n")
+    command = printed_command(err)
+    monkeypatch.chdir(home)
+    code, out, err = run(capsys, *shlex.split(command)[1:])
+    assert (code, err) == (0, "")
+    assert "s-plans" in out and "s-taxes" not in out
