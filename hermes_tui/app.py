@@ -115,8 +115,9 @@ class HermesApp(App[str | None]):
         if config.keymap:
             # A key name no key press has is said and left out: the binding keeps its keys.
             keymap, bad_keys = checked_keymap(config.keymap, str(config_path()))
-            if bad_keys:
+            if keymap != config.keymap:  # (keys left out; a character's Unicode name, named as Textual does)
                 config = config.model_copy(update={"keymap": keymap})
+            if bad_keys:
                 self.config_problems += bad_keys
         door = dict(
             on_wait=self._wait_from_thread,

@@ -403,12 +403,12 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
 
 def _say_none_listed(args: argparse.Namespace, archived: int) -> int:
-    filtered = bool([flag for flag in cli_filters.given(args) if flag != "--source"])
     print("No sessions found.")
     if archived:
         from .hints import list_command
 
-        where = f"--source {shell_quote(args.source)} " if args.source and not filtered else "… (the same filters) " if filtered else ""
+        # The run's own filters, each word quoted, so that the line runs as printed.
+        where = "".join(shell_quote(word) + " " for word in cli_filters.given_words(args))
         # (the profile too: typed later, the command would list the profile Hermes runs
         # in then, PF-7 -- a sticky one included)
         across = cli_profiles.across(args)

@@ -100,6 +100,23 @@ def given(args: argparse.Namespace) -> list[str]:
     return out
 
 
+def given_words(args: argparse.Namespace) -> list[str]:
+    """The filter options given, as words a command line takes again (``--source``, ``cli``,
+    ``--title``, ``my taxes``), in the group's order: what a printed command repeats so that,
+    run later, it reads the same filters. ``--cwd`` is written as the absolute path it was
+    read as (typed later, elsewhere, ``.`` would be another directory); a value that starts
+    with ``-`` is written ``--flag=VALUE`` (argparse would read it as an option)."""
+    words: list[str] = []
+    for dest, flag in (("source", "--source"), *((dest, flag) for dest, flag, *_rest in FILTERS)):
+        value = getattr(args, dest, None)
+        if value is None:
+            continue
+        if dest == "cwd" and str(value).strip():
+            value = os.path.abspath(os.path.expanduser(value))
+        words += [f"{flag}={value}"] if str(value).startswith("-") else [flag, str(value)]
+    return words
+
+
 def _count(flag: str, raw: str) -> int:
     try:
         value = int(raw)

@@ -35,8 +35,8 @@ if TYPE_CHECKING:
 __all__ = [
     "FooterKey", "PRIVATE_NAMES", "PrivateName", "begin_batch", "check_bindings", "check_refresh",
     "end_batch", "footer_bindings_ready", "forward_event", "input_cursor_visible",
-    "input_suggestion", "key_press", "keymap", "mark_footer_bindings_ready", "merged_bindings", "run_after_this_frame",
-    "scroll_update", "vertical_scrollbar",
+    "input_suggestion", "is_alias", "key_press", "keymap", "mark_footer_bindings_ready", "merged_bindings", "reported_name",
+    "run_after_this_frame", "scroll_update", "vertical_scrollbar",
 ]
 
 
@@ -162,12 +162,44 @@ async def check_bindings(app: "App", key: str) -> bool:
     return await app._check_bindings(key)
 
 
+#: A key's other name -> the key press a terminal reports for both (Textual's ``KEY_ALIASES``:
+#: Ctrl+I is the byte of Tab, Ctrl+M that of Enter).
+_ALIAS_OF = {alias: key for key, aliases in textual_keys.KEY_ALIASES.items() for alias in aliases}
+
+
 def key_press(key: str) -> str:
     """The key press a binding's or keymap's key name ``key`` answers, as Textual names it
     when it binds: a single character by its name (``?`` -> ``question_mark``, ``/`` ->
-    ``slash``), any other name as written. Two names with one key press are one key: of two
-    bindings given ``?`` and ``question_mark``, one silently never runs."""
-    return textual_keys._character_to_key(key) if len(key) == 1 else key
+    ``slash``), a key's other name as the key press a terminal reports for both (``ctrl+i``
+    -> ``tab``, ``ctrl+m`` -> ``enter``), any other name as written. Two names with one key
+    press are one key: of two bindings given ``?`` and ``question_mark``, one silently never runs."""
+    if len(key) == 1:
+        return textual_keys._character_to_key(key)
+    return _ALIAS_OF.get(key, key)
+
+
+def is_alias(key: str) -> bool:
+    """Whether ``key`` is another name of a key press a terminal reports by its first name
+    (``ctrl+i`` of ``tab``): a binding on it runs only where the terminal tells them apart."""
+    return key in _ALIAS_OF
+
+
+def reported_name(key: str) -> str:
+    """``key`` (modifiers, then one key's name) with its key named as Textual reports the
+    key press: a character written by its Unicode name as Textual names that character
+    (``solidus`` -> ``slash``, ``plus_sign`` -> ``plus``, ``ctrl+solidus`` -> ``ctrl+slash``,
+    ``latin_small_letter_a`` -> ``a``). A binding on ``solidus`` never runs: no key press
+    is named so."""
+    if key == "+":
+        return key
+    mods, plus, last = key.rpartition("+")
+    if len(last) < 2:
+        return key
+    character = textual_keys.key_to_character(last)
+    if character is None or not character.isprintable():
+        return key
+    named = textual_keys._character_to_key(character)
+    return f"{mods}{plus}{named}" if named != last else key
 
 
 def merged_bindings(cls: type["DOMNode"]) -> "BindingsMap":

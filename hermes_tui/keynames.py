@@ -3,6 +3,8 @@ name its keys without importing :mod:`hermes_tui.keys`, which imports every scre
 
 from __future__ import annotations
 
+from textual.keys import REPLACED_KEYS, key_to_character
+
 #: Names of keys as a person reads them on a keyboard.
 KEY_NAMES = {
     "enter": "Enter", "escape": "Esc", "space": "Space", "tab": "Tab", "backspace": "Backspace",
@@ -12,9 +14,14 @@ KEY_NAMES = {
 
 
 def key_label(key: str) -> str:
-    """``ctrl+p`` → ``Ctrl+P``, ``question_mark`` → ``?``, ``N`` → ``N`` (shift is the case)."""
+    """``ctrl+p`` → ``Ctrl+P``, ``question_mark`` → ``?``, ``plus`` → ``+``, ``N`` → ``N``
+    (shift is the case)."""
     *mods, last = key.split("+")
     name = KEY_NAMES.get(last)
+    if name is None and len(last) > 1:  # a character's name (full_stop, plus): the character
+        character = key_to_character(REPLACED_KEYS.get(last, last))
+        if character is not None and character.isprintable() and not character.isspace():
+            name = character
     if name is None:
         name = last.upper() if (mods and len(last) == 1) or (last[:1] == "f" and last[1:].isdigit()) else last
     return "+".join([m.capitalize() for m in mods] + [name])

@@ -11,7 +11,7 @@ from textual.binding import Binding
 from textual.keys import REPLACED_KEYS, Keys, key_to_character
 from textual.widgets import Input
 
-from .compat import key_press, merged_bindings
+from .compat import is_alias, key_press, merged_bindings, reported_name
 from .keynames import KEY_NAMES, key_label, keys_label  # noqa: F401  (re-exported)
 
 #: Ids that are not in a screen's BINDINGS but may be remapped.
@@ -25,6 +25,8 @@ def sections() -> list[tuple[str, list[type]]]:
     from .modals.delete import ConfirmDeleteModal
     from .modals.export import ExportModal
     from .modals.rename import RenameModal
+    from .modals.time_picker import TimePicker
+    from .modals.workspace_picker import WorkspacePicker
     from .screens.browser import BrowserScreen
     from .screens.lineage import LineageScreen
     from .screens.recap import RecapScreen
@@ -40,24 +42,59 @@ def sections() -> list[tuple[str, list[type]]]:
         ("Recap", [RecapScreen]),
         ("Transcript", [TranscriptScreen, TranscriptView]),
         ("Lineage", [LineageScreen, LineageTree]),
-        ("Rename, delete and export dialogs", [RenameModal, ConfirmDeleteModal, ExportModal]),
+        ("Rename, delete and export dialogs, time and workspace pickers",
+         [RenameModal, ConfirmDeleteModal, ExportModal, TimePicker, WorkspacePicker]),
     ]
 
 
-def _active_together() -> list[tuple[str, list[type]]]:
-    """Classes whose bindings answer the same key press (a screen and its focused widget)."""
+#: A dialog as the help names it beside each of its keys (one section lists every dialog's).
+DIALOG_NAMES = {
+    "RenameModal": "Rename", "ConfirmDeleteModal": "Delete", "ExportModal": "Export",
+    "TimePicker": "Time picker", "WorkspacePicker": "Workspace picker",
+}
+
+
+def dialog_text_fields() -> dict[type, tuple[type, str]]:
+    """Each dialog whose text field has the focus while it is used: the field's class and
+    its name as a problem says it. There a key that types a character is typed, and runs
+    none of the dialog's bindings (``rename_cancel: x`` types ``x`` into the title)."""
+    from .modals.export import ExportModal
+    from .modals.rename import RenameModal
+    from .modals.time_picker import TimePicker
+    from .modals.workspace_picker import WorkspacePicker
+    from .widgets.text_field import TextField
+
+    return {
+        RenameModal: (TextField, "rename dialog's title field"),
+        ExportModal: (TextField, "export dialog's file field"),
+        TimePicker: (TextField, "time picker's field"),
+        WorkspacePicker: (TextField, "workspace picker's field"),
+    }
+
+
+def _active_together() -> list[tuple[str, list[type], str | None, tuple[type, ...]]]:
+    """Classes whose bindings answer the same key press (a screen and its focused widget),
+    as ``(where, classes, field, typed_over)``: where a text field has the focus (the last
+    class), ``field`` names it and ``typed_over`` are the classes whose bindings a key it
+    types leaves without that key (the search field's own; a dialog's and its field's)."""
     from .screens.browser import BrowserScreen
     from .widgets.search import SearchInput, SearchResults
 
+    fields = dialog_text_fields()
     groups = []
     for title, classes in sections():
         if title.startswith("Search"):
-            groups.append(("search field", [BrowserScreen, SearchInput]))
-            groups.append(("search results", [BrowserScreen, SearchResults]))
+            groups.append(("search field", [BrowserScreen, SearchInput], "search field", (SearchInput,)))
+            groups.append(("search results", [BrowserScreen, SearchResults], None, ()))
         elif title.startswith("Rename"):
-            groups += [(cls.__name__, [cls]) for cls in classes]
+            for cls in classes:
+                if cls in fields:
+                    field_cls, field = fields[cls]
+                    groups.append((cls.__name__, [cls, field_cls], field, (cls, field_cls)))
+                else:
+                    groups.append((cls.__name__, [cls], None, ()))
         else:
-            groups.append((title.lower(), classes))
+            groups.append((title.lower(), classes, None, ()))
     return groups
 
 
@@ -85,7 +122,9 @@ _NAMED_KEYS = {key.value.rsplit("+", 1)[-1] for key in Keys if not key.value.sta
 def is_key_name(key: str) -> bool:
     """Whether Textual can report a key press named ``key``: modifiers, then one printable
     character (``r``, ``R``, ``?``), a key's name (``enter``, ``f5``) or a character's
-    (``question_mark``, ``slash``). ``notakey!!`` is none: bound to it, a binding never runs."""
+    (``question_mark``, ``slash``; its Unicode name too, ``solidus``, which
+    :func:`checked_keymap` writes as Textual names it). ``notakey!!`` is none: bound to it,
+    a binding never runs."""
     if key == "+":
         return True
     *mods, last = key.split("+")
@@ -98,7 +137,9 @@ def is_key_name(key: str) -> bool:
 
 def checked_keymap(keymap: dict[str, str], source: str) -> tuple[dict[str, str], list[str]]:
     """``keymap`` without the key names Textual cannot produce, and one problem line per
-    binding that had any. A binding left with no key is taken out of the keymap, so it keeps
+    binding that had any; a character written by its Unicode name named as Textual reports
+    its key press (``solidus`` is ``slash``: as written, no key press would run the binding).
+    A binding left with no key is taken out of the keymap, so it keeps
     its own keys rather than none that work -- an entry given no key at all (``rename:``,
     ``rename: null``) too: it is said, and a binding is never left without a key."""
     kept: dict[str, str] = {}
@@ -120,7 +161,7 @@ def checked_keymap(keymap: dict[str, str], source: str) -> tuple[dict[str, str],
         good = [k for k in names if is_key_name(k)]
         bad = [k for k in names if not is_key_name(k)]
         if good:
-            kept[binding_id] = ",".join(good)
+            kept[binding_id] = ",".join(dict.fromkeys(reported_name(k) for k in good))
         if bad:
             what = ", ".join(f"'{k}'" for k in bad)
             left = (f"it keeps {keys_label(kept[binding_id])}" if good
@@ -154,10 +195,11 @@ def keymap_problems(keymap: dict[str, str], source: str) -> list[str]:
                 "the help screen (?) lists the ids."
             )
     reported: set[tuple[str, str]] = set()
+    fields = {where: field for where, _classes, field, _over in _active_together()}
     for where, key, first, binding, won, lost in _conflicts(keymap):
         if binding is None:  # a key the focused text field types
             problems.append(
-                f"{source}: keymap: {key_label(key)} is typed into the {where}, so "
+                f"{source}: keymap: {key_label(key)} is typed into the {fields[where]}, so "
                 f"{_named(first)} has no key there — give it a key that types no "
                 "character (ctrl+…, f1…, enter…)."
             )
@@ -168,8 +210,8 @@ def keymap_problems(keymap: dict[str, str], source: str) -> list[str]:
         reported.add(pair)
         problems.append(
             f"{source}: keymap: {key_label(key)} is given to both {_named(first)} and "
-            f"{_named(binding)} on the {where} screen; {_named(won)} wins, "
-            f"{_described(lost)} has no key there — change one."
+            f"{_named(binding)} on the {where} screen{_alias_note(keymap, (first, binding), key)}; "
+            f"{_named(won)} wins, {_described(lost)} has no key there — change one."
         )
     return problems
 
@@ -200,17 +242,17 @@ def _typed(key: str) -> bool:
 def _conflicts(keymap: dict[str, str]):
     """``(where, key, first, second, winner, loser)`` for each key that two bindings active
     at the same time share because of ``keymap`` (the app's own shared defaults are by design).
-    Where a text field has the focus (the search field) a key that types a character runs no
-    binding but a priority one: a binding the keymap gives such a key there comes as
-    ``(where, key, binding, None, None, binding)``."""
-    for where, classes in _active_together():
+    Where a text field has the focus (the search field, a dialog's field) a key that types a
+    character runs no binding but a priority one: a binding the keymap gives such a key there
+    (the field's own, a dialog's) comes as ``(where, key, binding, None, None, binding)``."""
+    for where, classes, _field, typed_over in _active_together():
         owner: dict[str, tuple[int, Binding]] = {}
         text_field = issubclass(classes[-1], Input)
         for rank, cls in enumerate(classes):
             for binding in _node_bindings(cls):
                 for key in _presses(keymap, binding):
                     if text_field and not binding.priority and _typed(key):
-                        if cls is classes[-1] and binding.id in keymap:
+                        if cls in typed_over and binding.id in keymap:
                             yield where, key, binding, None, None, binding
                         continue
                     first_rank, first = owner.setdefault(key, (rank, binding))
@@ -218,7 +260,7 @@ def _conflicts(keymap: dict[str, str]):
                         continue
                     if binding.id not in keymap and first.id not in keymap:
                         continue  # the app's own defaults: screen and widget keys by design
-                    won = _winner(keymap, (first_rank, first), (rank, binding))
+                    won = _winner(keymap, (first_rank, first), (rank, binding), key)
                     yield where, key, first, binding, won, (binding if won is first else first)
 
 
@@ -258,12 +300,38 @@ def working_keys_label(keymap: dict[str, str], shadowed: dict[tuple[str, str], s
     return keys_label(",".join(k for k in keys.split(",") if k.strip() and key_press(k.strip()) not in lost)) or NO_KEY
 
 
-def _winner(keymap: dict[str, str], a: tuple[int, Binding], b: tuple[int, Binding]) -> Binding:
-    """Which of two bindings sharing a key Textual runs, as it looks them up: priority
-    bindings from the screen down; else from the focused widget (a later class of the group)
-    up to its screen; within one class, a remapped binding replaces the default one that had
-    its key, and of two remapped ones the one listed first is found first."""
+def _spelled(keymap: dict[str, str], binding: Binding, press: str) -> list[str]:
+    """The names under which ``binding`` has the key press ``press`` (``?`` and
+    ``question_mark``; ``ctrl+m`` for ``enter``)."""
+    keys = keymap.get(binding.id, binding.key) if binding.id else binding.key
+    return [k.strip() for k in keys.split(",") if k.strip() and key_press(k.strip()) == press]
+
+
+def _by_alias_only(keymap: dict[str, str], binding: Binding, press: str) -> bool:
+    """Whether ``binding`` has ``press`` only under another name of it (``ctrl+i`` for
+    ``tab``): a terminal reports the press by its first name, so the binding never sees it."""
+    spelled = _spelled(keymap, binding, press)
+    return bool(spelled) and all(is_alias(k) for k in spelled)
+
+
+def _alias_note(keymap: dict[str, str], bindings: tuple[Binding, Binding], press: str) -> str:
+    """`` (Ctrl+M is Enter in a terminal)`` when one of ``bindings`` has ``press`` under
+    another of its names, else nothing."""
+    aliases = [k for b in bindings for k in _spelled(keymap, b, press) if is_alias(k)]
+    return f" ({key_label(aliases[0])} is {key_label(press)} in a terminal)" if aliases else ""
+
+
+def _winner(keymap: dict[str, str], a: tuple[int, Binding], b: tuple[int, Binding], press: str) -> Binding:
+    """Which of two bindings sharing the key press ``press`` Textual runs, as it looks them
+    up: one that has it under its first name (``tab``, as a terminal reports it) before one
+    that has it only under another (``ctrl+i``); then priority bindings from the screen down;
+    else from the focused widget (a later class of the group) up to its screen; within one
+    class, a remapped binding replaces the default one that had its key, and of two remapped
+    ones the one listed first is found first."""
     (rank_a, first), (rank_b, second) = a, b
+    alias_a, alias_b = _by_alias_only(keymap, first, press), _by_alias_only(keymap, second, press)
+    if alias_a != alias_b:
+        return second if alias_a else first
     if first.priority != second.priority:
         return first if first.priority else second
     if rank_a != rank_b:

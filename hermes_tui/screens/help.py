@@ -22,7 +22,7 @@ from textual.widgets import Static
 from ..config import config_path
 from ..compat import keymap as _keymap
 from ..keys import sections as _sections
-from ..keys import NO_KEY, shadowed_keys, working_keys_label
+from ..keys import DIALOG_NAMES, NO_KEY, shadowed_keys, working_keys_label
 from ..legible import muted, text_style
 from ..render.reading import legend
 from ..textsafe import inert_line
@@ -54,14 +54,22 @@ class HelpScreen(ModalScreen[None]):
         for title, classes in _sections():
             rows: list[tuple[str, str, str]] = []
             seen: set[str] = set()
+            # The dialogs' section: each dialog's keys that have an id, named by the dialog
+            # (every dialog has its own Cancel, each to remap on its own).
+            dialogs = title.startswith("Rename")
             for cls in classes:
+                if dialogs:
+                    seen = set()
                 for binding in cls.BINDINGS:
                     if not isinstance(binding, Binding) or not binding.description:
                         continue
-                    if binding.action in seen:
+                    if binding.action in seen or (dialogs and not binding.id):
                         continue
                     seen.add(binding.action)
                     keys = working_keys_label(keymap, shadowed, title, cls, binding)
+                    if dialogs:
+                        rows.append((keys, f"{DIALOG_NAMES[cls.__name__]}: {binding.description}", binding.id))
+                        continue
                     same = next((i for i, row in enumerate(rows) if row[1] == binding.description), None)
                     if same is not None:
                         # One meaning, two bindings (the search field's and the results' Enter

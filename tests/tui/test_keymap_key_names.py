@@ -1,0 +1,77 @@
+"""Key names in config.yaml's keymap as Textual reports key presses: a character written by
+its Unicode name (``solidus``, ``plus_sign``) is the key Textual names otherwise (``slash``,
+``plus``), so the binding runs; and a key's other name (``ctrl+m`` is the byte of Enter,
+``ctrl+i`` that of Tab) is compared as the key press a terminal reports for both."""
+
+from __future__ import annotations
+
+from hermes_tui.keys import checked_keymap, keymap_problems
+from hermes_tui.screens.help import HelpScreen
+from hermes_tui.widgets.search import SearchInput
+
+from .conftest import SIZE, settle
+from .test_keymap_keys import app_from_config_file, conflicts
+
+
+async def test_a_character_written_by_its_unicode_name_is_the_key_textual_reports(tmp_path, fixed_db, monkeypatch) -> None:
+    app, _path = app_from_config_file(
+        tmp_path, fixed_db, monkeypatch, '  search: "solidus"\n  help: "plus_sign"\n')
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app.ctx.config_problems == []
+        await pilot.press("plus")  # the key press Textual makes of +
+        await settle(pilot)
+        assert isinstance(app.screen, HelpScreen)
+        rows = {binding_id: keys for _t, section in app.screen.sections() for keys, _w, binding_id in section}
+        assert rows["search"] == "/" and rows["help"] == "+"
+        await pilot.press("escape")
+        await settle(pilot)
+        await pilot.press("slash")
+        await settle(pilot)
+        assert isinstance(app.focused, SearchInput)
+
+
+async def test_a_unicode_name_is_one_key_with_its_character_in_a_conflict(tmp_path, fixed_db, monkeypatch) -> None:
+    app, path = app_from_config_file(tmp_path, fixed_db, monkeypatch, '  copy_id: "solidus"\n')
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        [conflict] = conflicts(app)
+        assert conflict.startswith(f"{path}: keymap: / is given to both")
+        assert "(search)" in conflict and "(copy_id)" in conflict
+
+
+def test_unicode_names_with_modifiers_and_the_rest_as_written() -> None:
+    kept, problems = checked_keymap(
+        {"search": "SOLIDUS", "help": "ctrl+solidus,question_mark", "copy_id": "y,latin_small_letter_c",
+         "quit": "q,ctrl+q", "rename": "notakey!!"}, "c.yaml")
+    assert kept == {"search": "slash", "help": "ctrl+slash,question_mark", "copy_id": "y,c", "quit": "q,ctrl+q"}
+    assert [p.split(":")[2].strip() for p in problems] == ["rename"]
+
+
+async def test_ctrl_m_is_enter_in_a_conflict_and_the_problem_says_so(tmp_path, fixed_db, monkeypatch) -> None:
+    app, path = app_from_config_file(tmp_path, fixed_db, monkeypatch, '  copy_id: "ctrl+m"\n')
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        said = conflicts(app)
+        [on_the_list] = [p for p in said if "session list screen" in p]
+        assert on_the_list == (
+            f"{path}: keymap: Enter is given to both Copy id (copy_id) and Open (open) on the session "
+            "list screen (Ctrl+M is Enter in a terminal); Open (open) wins, Copy id has no key there — change one."
+        )
+        # Enter, the key press a terminal sends for Ctrl+M too, still opens the recap.
+        screen = app.screen
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.screen is not screen
+        await pilot.press("escape")
+        await settle(pilot)
+        await pilot.press("question_mark")
+        await settle(pilot)
+        rows = {binding_id: keys for _t, section in app.screen.sections() for keys, _w, binding_id in section}
+        assert rows["copy_id"] == "(no key)"
+
+
+def test_ctrl_i_is_tab_in_a_conflict_and_tab_written_as_tab_wins() -> None:
+    [said] = [p for p in keymap_problems({"pin": "ctrl+i"}, "c.yaml") if "session list" in p]
+    assert "Tab is given to both" in said and "(Ctrl+I is Tab in a terminal)" in said
+    assert "Pin / unpin has no key there" in said
