@@ -119,9 +119,10 @@ class AppConfig(BaseModel):
             return {}
         if not isinstance(value, dict):
             raise ValueError("it must map binding ids to keys, e.g. copy_id: \"c\"")
-        # An entry with no key (``rename:`` or ``rename: null``) is kept as "" so that it is
-        # said (keys.checked_keymap), not dropped in silence; the binding keeps its own keys.
-        return {str(k): "" if v is None else str(v) for k, v in value.items()}
+        # An entry with no key (``rename:``, ``rename: null``, or ``rename: false`` -- YAML's
+        # boolean, which would become the key name "False") is kept as "" so that it is said
+        # (keys.checked_keymap), not dropped in silence; the binding keeps its own keys.
+        return {str(k): "" if v is None or isinstance(v, bool) else str(v) for k, v in value.items()}
 
 
 def config_dir() -> Path:

@@ -609,7 +609,8 @@ class BrowserData:
         # says it was cut.
         cut_query, _cut = limit_query(query)
         # Title/id matching runs beside the full-text search on its own connection: SQLite
-        # releases the GIL while a statement runs, so the two queries overlap on two cores.
+        # releases the GIL while a statement runs, so the two queries overlap on two cores --
+        # for one store; across profiles (titles_beside off) after it, on this thread.
         titles = (self._pool.submit(self.match_sessions, cut_query, listed)
                   if offset == 0 and self.titles_beside else None)
         try:

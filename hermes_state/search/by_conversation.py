@@ -123,6 +123,14 @@ class ByConversation:
         return patterns
 
 
+def _index_words(text: str) -> list[str]:
+    """The words of a query item as the word index splits them, lower-cased: ``docker-compose``
+    is ``docker compose`` there (a text's ``docker compose`` matched it, a title's too); a
+    CJK word as typed (the trigram index reads it as a substring)."""
+    return [token for word in text.lower().split()
+            for token in ([word] if contains_cjk(word) else _TOKEN.findall(word))]
+
+
 def title_words(q: str) -> tuple[tuple[str, bool], ...]:
     """The words of the query's positive items (sanitized ``q``, its last word already made a
     prefix when it is being typed), lower-cased, each with whether it is a prefix, once each:
@@ -133,7 +141,7 @@ def title_words(q: str) -> tuple[tuple[str, bool], ...]:
         return ()
     words: dict[str, bool] = {}
     for item, _negs in positive_query_terms(parsed):
-        split = [word.lower() for word in item.text.split() if word]
+        split = _index_words(item.text)
         for index, word in enumerate(split):
             words[word] = words.get(word, False) or (item.prefix and index == len(split) - 1)
     return tuple(words.items())
@@ -154,10 +162,7 @@ def side_by_side(q: str) -> tuple[tuple[tuple[str, bool], tuple[str, bool]], ...
     for group in parsed.groups():
         run: list[tuple[str, bool]] = []
         for item, negs in group:
-            # (the words as the word index splits them: `docker-compose` is `docker compose`
-            # there, and a text's `docker compose` matched it)
-            split = [token for word in item.text.lower().split()
-                     for token in ([word] if contains_cjk(word) else _TOKEN.findall(word))]
+            split = _index_words(item.text)
             run += [(word, item.prefix and index == len(split) - 1) for index, word in enumerate(split)]
             if negs:
                 pairs.update(dict.fromkeys(zip(run, run[1:])))

@@ -165,6 +165,15 @@ def test_neighbouring_pairs_are_whole_words_and_cjk_stands_without_spaces():
     assert ByConversation(store=None, now=NOW, weights=Weights(), words=(("one", False),)).neighbours() == []
 
 
+def test_a_hyphenated_word_is_two_words_in_titles_as_in_messages():
+    from hermes_state.search.by_conversation import ByConversation, title_words
+
+    words = title_words('"docker-compose" restart')
+    assert words == (("docker", False), ("compose", False), ("restart", False))
+    share = ByConversation(store=None, now=NOW, weights=Weights(), words=words).title_share()
+    assert share("Docker Compose restart loop") == 1.0
+
+
 def test_the_weights_say_how_much_aboutness_counts(db):
     session(db, "about", ["certificate expired", "certificate renewed", "certificate served"] + filler(2),
             at=NOW - 30 * DAY)

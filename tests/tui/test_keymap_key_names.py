@@ -75,3 +75,18 @@ def test_ctrl_i_is_tab_in_a_conflict_and_tab_written_as_tab_wins() -> None:
     [said] = [p for p in keymap_problems({"pin": "ctrl+i"}, "c.yaml") if "session list" in p]
     assert "Tab is given to both" in said and "(Ctrl+I is Tab in a terminal)" in said
     assert "Pin / unpin has no key there" in said
+
+
+def test_a_yaml_boolean_is_no_key_and_said_so(tmp_path) -> None:
+    """``rename: false`` (YAML's boolean: a person's "off") became the key name "False"; it is
+    said as an entry with no key, and the binding keeps its own."""
+    from hermes_tui.config import load_config
+
+    path = tmp_path / "config.yaml"
+    path.write_text("keymap:\n  rename: false\n  copy_id: 0\n", encoding="utf-8")
+    config, problems = load_config(path)
+    assert config.keymap == {"rename": "", "copy_id": "0"}
+    kept, said = checked_keymap(config.keymap, str(path))
+    assert kept == {"copy_id": "0"}  # (the digit 0 is a key)
+    assert said == [f"{path}: keymap: rename: no key given (ignored; it keeps r); a binding cannot be left "
+                    "without a key."]
