@@ -17,13 +17,14 @@ from .test_live_reader import wait_until
 from .test_transcript import add_messages
 
 
-def build(path: Path) -> None:
+def build(path: Path, *, hits: int = 20, others: int = 3) -> None:
+    """One conversation of ``hits`` messages holding "quince", then ``others`` older ones of one."""
     SessionDB(path).close()
     add_messages(path, "20261118_080000_chatty", [
         dict(role="user" if n % 2 == 0 else "assistant", content=f"the quince jam batch {n} set well")
-        for n in range(20)
+        for n in range(hits)
     ], title="Quince jam all season", started=NOW - 2 * HOUR)
-    for n in range(3):
+    for n in range(others):
         add_messages(path, f"20261118_07000{n}_brief{n}", [
             dict(role="user", content=f"a quince from the market, number {n}"),
             dict(role="assistant", content="noted"),
@@ -103,15 +104,7 @@ async def test_a_page_that_is_one_conversation_is_followed_by_the_next_until_the
     """A page is 40 hits; when they are one conversation's, folded into five rows, the pane
     reads the next pages by itself (a moment after the answer stands) until it is full."""
     path = tmp_path / "state.db"
-    SessionDB(path).close()
-    add_messages(path, "20261118_080000_chatty", [
-        dict(role="user" if n % 2 == 0 else "assistant", content=f"the quince jam batch {n} set well")
-        for n in range(60)
-    ], title="Quince jam all season", started=NOW - 2 * HOUR)
-    for n in range(6):
-        add_messages(path, f"20261118_07000{n}_brief{n}", [
-            dict(role="user", content=f"a quince from the market, number {n}"),
-        ], title=f"Market {n}", started=NOW - (3 + n) * HOUR)
+    build(path, hits=60, others=6)
     app = make_app(path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
