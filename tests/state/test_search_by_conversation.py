@@ -174,6 +174,24 @@ def test_a_hyphenated_word_is_two_words_in_titles_as_in_messages():
     assert share("Docker Compose restart loop") == 1.0
 
 
+def test_accents_count_as_the_index_counts_them_in_titles_and_side_by_side(db):
+    """The word index reads ``café`` as ``cafe`` (Latin letters lose their accents), so
+    ``cafe menu`` finds ``café menu``: its title and its words side by side count too --
+    and only Latin letters are so read (``が`` keeps its mark)."""
+    from hermes_state.search.by_conversation import ByConversation, title_words, unaccented
+
+    share = ByConversation(store=None, now=NOW, weights=Weights(), words=title_words("cafe menu")).title_share()
+    assert share("Café menu prices") == 1.0
+    assert ByConversation(store=None, now=NOW, weights=Weights(),
+                          words=title_words("café")).title_share()("the cafe downstairs") == 1.0
+    assert unaccented("がガ й Việt") == "がガ й Viet"
+    session(db, "remembered", ["the new café menu prices went up again"] + filler(2), at=NOW - 9 * DAY)
+    for n in range(3):
+        session(db, f"apart{n}", [f"the menu at the cafe went up, prices {n}"] + filler(2), at=NOW - (5 + n) * DAY)
+    assert conversations(search(db, "cafe menu", sort="rank"))[0] == "remembered"
+    assert conversations(search(db, "cafe menu", sort="rank", weights=Weights(phrase=0.0)))[0] != "remembered"
+
+
 def test_the_weights_say_how_much_aboutness_counts(db):
     session(db, "about", ["certificate expired", "certificate renewed", "certificate served"] + filler(2),
             at=NOW - 30 * DAY)
