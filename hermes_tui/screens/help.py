@@ -22,7 +22,7 @@ from textual.widgets import Static
 from ..config import config_path
 from ..compat import keymap as _keymap
 from ..keys import sections as _sections
-from ..keys import DIALOG_NAMES, NO_KEY, shadowed_keys, working_keys_label
+from ..keys import DIALOG_NAMES, NO_KEY, keys_label, shadowed_keys, working_keys_label
 from ..legible import muted, text_style
 from ..render.reading import legend
 from ..textsafe import inert_line
@@ -87,7 +87,9 @@ class HelpScreen(ModalScreen[None]):
                     rows.append((keys, binding.description, binding.id or ""))
             first = type(self.origin) in classes
             out.insert(0 if first else len(out), (title, rows))
-        out.append(("Everywhere", [("Ctrl+P", "Command palette (every action)", "command_palette")]))
+        # (its keys as the keymap has them: a remapped palette listed under Ctrl+P was not found)
+        palette = keys_label(keymap.get("command_palette", "ctrl+p")) or NO_KEY
+        out.append(("Everywhere", [(palette, "Command palette (every action)", "command_palette")]))
         return out
 
     def render_help(self) -> Group:

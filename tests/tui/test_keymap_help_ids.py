@@ -39,3 +39,13 @@ async def test_the_hits_ranking_key_rebound_is_shown_by_its_own_id(tmp_path, fix
         [search] = [rows for title, rows in app.screen.sections() if title.startswith("Search")]
         [row] = [row for row in search if "results_ranking" in row[2]]
         assert row[0] == "Ctrl+O / F6" and row[2] == "search_ranking, results_ranking"
+
+
+async def test_the_command_palettes_row_shows_the_key_the_keymap_gives_it(tmp_path, fixed_db, monkeypatch) -> None:
+    app, _path = app_from_config_file(tmp_path, fixed_db, monkeypatch, '  command_palette: "f2"\n')
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app.ctx.config_problems == []
+        await pilot.press("question_mark")
+        await settle(pilot)
+        assert listed(app.screen)["command_palette"] == "F2"
