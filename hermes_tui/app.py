@@ -21,7 +21,6 @@ from typing import Any, Callable, Iterable
 
 from textual import events, on, work
 from textual.app import App, SystemCommand
-from textual.binding import Binding
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Static
@@ -31,7 +30,7 @@ from hermes_state.errors import DatabaseError
 from hermes_state.paths import cache_dir as default_cache_dir, default_trash_dir
 
 from .config import DEFAULT_THEME, AppConfig, config_path, save_setting, theme_problem
-from .keys import checked_keymap, keymap_problems
+from .keys import APP_BINDINGS, checked_keymap, keymap_problems
 from .context import Access, AppContext, Screens, Signals, StoreChange, StoreStatus
 from .live import LiveFeed
 from .messages import WorkerDone, apply_result
@@ -81,11 +80,8 @@ class HermesApp(App[str | None]):
     TITLE = "Hermes Sessions"
     CSS_PATH = [STYLES / "app.tcss", STYLES / "screens.tcss", STYLES / "modals.tcss"]
     ENABLE_COMMAND_PALETTE = True
-    BINDINGS = [
-        Binding("ctrl+p", "command_palette", "Commands", id="command_palette", show=False),
-        # Ctrl+C cancels, like q (BR-17), instead of Textual's "Press ctrl+q to quit".
-        Binding("ctrl+c", "cancel", "Cancel", id="cancel", show=False, system=True),
-    ]
+    # (in keys.py, which checks the keymap against them: Ctrl+P, Ctrl+C cancels)
+    BINDINGS = APP_BINDINGS
 
     def __init__(
         self,

@@ -7,8 +7,11 @@ bindings that are active at the same time (``copy_id: "d"`` silently took Delete
 
 from __future__ import annotations
 
+from functools import cache
+
 from textual.binding import Binding
 from textual.keys import REPLACED_KEYS, Keys, key_to_character
+from textual.screen import ModalScreen
 from textual.widgets import Input
 
 from .compat import is_alias, key_press, merged_bindings, reported_name
@@ -16,6 +19,17 @@ from .keynames import KEY_NAMES, key_label, keys_label  # noqa: F401  (re-export
 
 #: Ids that are not in a screen's BINDINGS but may be remapped.
 APP_BINDING_IDS = {"command_palette"}
+
+#: The app's own bindings (``HermesApp.BINDINGS``), beside those it inherits from Textual's
+#: App (Ctrl+Q quits). Here so that the keymap's check sees them without importing the app.
+APP_BINDINGS = [
+    Binding("ctrl+p", "command_palette", "Commands", id="command_palette", show=False),
+    # Ctrl+C cancels, like q (BR-17), instead of Textual's "Press ctrl+q to quit".
+    Binding("ctrl+c", "cancel", "Cancel", id="cancel", show=False, system=True),
+]
+
+#: What a priority key of the app does, as a problem says it.
+_APP_KEY_DOES = {"quit": "quits the browser"}
 
 
 def sections() -> list[tuple[str, list[type]]]:
@@ -197,6 +211,18 @@ def keymap_problems(keymap: dict[str, str], source: str) -> list[str]:
     reported: set[tuple[str, str]] = set()
     fields = {where: field for where, _classes, field, _over in _active_together()}
     for where, key, first, binding, won, lost in _conflicts(keymap):
+        if binding is not None and won.priority and any(won is b for b in _app_bindings()):
+            # Ctrl+Q: no keymap entry moves it, so the other binding is the one to change.
+            does = _APP_KEY_DOES.get(won.action, f"runs {_described(won)}")
+            pair = (f"app.{won.action}", lost.id or lost.action)
+            if pair not in reported:
+                reported.add(pair)
+                problems.append(
+                    f"{source}: keymap: {key_label(key)} {does} on every screen (Textual's own key, "
+                    f"which runs before any screen's), so {_named(lost)} has no key on the {where} "
+                    "screen — give it another key."
+                )
+            continue
         if binding is None:  # a key the focused text field types
             problems.append(
                 f"{source}: keymap: {key_label(key)} is typed into the {fields[where]}, so "
@@ -232,6 +258,15 @@ def _node_bindings(cls: type) -> list[Binding]:
     return [b for bs in merged_bindings(cls).key_to_bindings.values() for b in bs]
 
 
+@cache
+def _app_bindings() -> list[Binding]:
+    """The app's bindings as Textual merges them: Textual App's (Ctrl+Q quits, a priority
+    binding) with :data:`APP_BINDINGS` over them."""
+    from textual.app import App
+
+    return _node_bindings(type("BrowserAppBindings", (App,), {"BINDINGS": APP_BINDINGS}))
+
+
 def _typed(key: str) -> bool:
     """Whether a text field takes the key press ``key`` as text (``d``, ``?``, ``space``)
     rather than looking its bindings up."""
@@ -244,12 +279,17 @@ def _conflicts(keymap: dict[str, str]):
     at the same time share because of ``keymap`` (the app's own shared defaults are by design).
     Where a text field has the focus (the search field, a dialog's field) a key that types a
     character runs no binding but a priority one: a binding the keymap gives such a key there
-    (the field's own, a dialog's) comes as ``(where, key, binding, None, None, binding)``."""
+    (the field's own, a dialog's) comes as ``(where, key, binding, None, None, binding)``.
+    The app's own bindings answer on every screen, outermost: its priority ones (Ctrl+Q)
+    before any screen's, dialogs too; the others last, and not past a dialog."""
     for where, classes, _field, typed_over in _active_together():
         owner: dict[str, tuple[int, Binding]] = {}
         text_field = issubclass(classes[-1], Input)
-        for rank, cls in enumerate(classes):
-            for binding in _node_bindings(cls):
+        modal = issubclass(classes[0], ModalScreen)
+        app = [b for b in _app_bindings() if b.priority or not modal]
+        chain = [(0, None, app)] + [(rank, cls, _node_bindings(cls)) for rank, cls in enumerate(classes, 1)]
+        for rank, cls, bindings in chain:
+            for binding in bindings:
                 for key in _presses(keymap, binding):
                     if text_field and not binding.priority and _typed(key):
                         if cls in typed_over and binding.id in keymap:

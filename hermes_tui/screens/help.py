@@ -22,7 +22,7 @@ from textual.widgets import Static
 from ..config import config_path
 from ..compat import keymap as _keymap
 from ..keys import sections as _sections
-from ..keys import DIALOG_NAMES, NO_KEY, shadowed_keys, working_keys_label
+from ..keys import DIALOG_NAMES, NO_KEY, keys_label, shadowed_keys, working_keys_label
 from ..legible import muted, text_style
 from ..render.reading import legend
 from ..textsafe import inert_line
@@ -53,7 +53,10 @@ class HelpScreen(ModalScreen[None]):
         shadowed = shadowed_keys(keymap)
         for title, classes in _sections():
             rows: list[tuple[str, str, str]] = []
-            seen: set[str] = set()
+            # An action is listed once per id: a second binding of it with an id of its own
+            # (the hits' Ctrl+O, results_ranking, beside the field's search_ranking) is one
+            # more id to rebind, named in the action's row below.
+            seen: set[tuple[str, str | None]] = set()
             # The dialogs' section: each dialog's keys that have an id, named by the dialog
             # (every dialog has its own Cancel, each to remap on its own).
             dialogs = title.startswith("Rename")
@@ -63,9 +66,10 @@ class HelpScreen(ModalScreen[None]):
                 for binding in cls.BINDINGS:
                     if not isinstance(binding, Binding) or not binding.description:
                         continue
-                    if binding.action in seen or (dialogs and not binding.id):
+                    again = (binding.action, None) in seen and (binding.action, binding.id or None) in seen
+                    if again or (dialogs and not binding.id):
                         continue
-                    seen.add(binding.action)
+                    seen |= {(binding.action, None), (binding.action, binding.id or None)}
                     keys = working_keys_label(keymap, shadowed, title, cls, binding)
                     if dialogs:
                         rows.append((keys, f"{DIALOG_NAMES[cls.__name__]}: {binding.description}", binding.id))
@@ -83,7 +87,9 @@ class HelpScreen(ModalScreen[None]):
                     rows.append((keys, binding.description, binding.id or ""))
             first = type(self.origin) in classes
             out.insert(0 if first else len(out), (title, rows))
-        out.append(("Everywhere", [("Ctrl+P", "Command palette (every action)", "command_palette")]))
+        # (its keys as the keymap has them: a remapped palette listed under Ctrl+P was not found)
+        palette = keys_label(keymap.get("command_palette", "ctrl+p")) or NO_KEY
+        out.append(("Everywhere", [(palette, "Command palette (every action)", "command_palette")]))
         return out
 
     def render_help(self) -> Group:
@@ -98,7 +104,9 @@ class HelpScreen(ModalScreen[None]):
         sections = self.sections()
         # One width per column for every section, so the ids line up down the whole screen.
         key_width = max([12] + [len(keys) for _t, rows in sections for keys, _w, _i in rows])
-        id_width = max([0] + [len(ids) for _t, rows in sections for _k, _w, ids in rows])
+        # As wide as the longest id: a row naming two ids wider than that together (the
+        # rankings' "search_ranking, results_ranking") takes two lines, not every row's room.
+        id_width = max([0] + [len(one) for _t, rows in sections for _k, _w, ids in rows for one in ids.split(", ")])
         for title, rows in sections:
             table = Table(
                 title=title, title_justify="left", title_style=text_style(self, "hs-accent") + Style(bold=True),
@@ -106,7 +114,7 @@ class HelpScreen(ModalScreen[None]):
             )
             table.add_column("key", style="bold", no_wrap=True, width=key_width)
             table.add_column("action", ratio=1)
-            table.add_column("config id", style=muted_style, no_wrap=True, width=id_width)
+            table.add_column("config id", style=muted_style, width=id_width)
             for keys, description, binding_id in rows:
                 table.add_row(Text(keys), Text(description), Text(binding_id))
             parts += [Text(""), table]
