@@ -219,8 +219,8 @@ def keymap_problems(keymap: dict[str, str], source: str) -> list[str]:
                 reported.add(pair)
                 problems.append(
                     f"{source}: keymap: {key_label(key)} {does} on every screen (Textual's own key, "
-                    f"which runs before any screen's), so {_named(lost)} has no key on the {where} "
-                    "screen — give it another key."
+                    f"which runs before any screen's), so {_named(lost)} has no key on {_place(where)} "
+                    "— give it another key."
                 )
             continue
         if binding is None:  # a key the focused text field types
@@ -236,10 +236,21 @@ def keymap_problems(keymap: dict[str, str], source: str) -> list[str]:
         reported.add(pair)
         problems.append(
             f"{source}: keymap: {key_label(key)} is given to both {_named(first)} and "
-            f"{_named(binding)} on the {where} screen{_alias_note(keymap, (first, binding), key)}; "
+            f"{_named(binding)} on {_place(where)}{_alias_note(keymap, (first, binding), key)}; "
             f"{_named(won)} wins, {_described(lost)} has no key there — change one."
         )
     return problems
+
+
+def _place(where: str) -> str:
+    """Where a problem's keys are pressed, as a person names it (``the rename dialog``, not
+    its class ``RenameModal``; ``the search field``, not a "search field screen")."""
+    if where in DIALOG_NAMES:
+        name = DIALOG_NAMES[where].lower()
+        return f"the {name}" if name.endswith("picker") else f"the {name} dialog"
+    if where.startswith("search"):
+        return f"the {where}"
+    return f"the {where} screen"
 
 
 def _described(binding: Binding) -> str:

@@ -40,7 +40,7 @@ async def test_ctrl_q_given_to_a_dialogs_key_is_reported_there_and_still_quits(t
         await settle(pilot)
         [said] = about_ctrl_q(app)
         assert "Ctrl+Q quits the browser on every screen" in said
-        assert "so Cancel (time_cancel) has no key on the TimePicker screen" in said
+        assert "so Cancel (time_cancel) has no key on the time picker" in said
         await pilot.press("T")
         await settle(pilot)
         assert isinstance(app.screen, TimePicker)

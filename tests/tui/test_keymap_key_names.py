@@ -90,3 +90,12 @@ def test_a_yaml_boolean_is_no_key_and_said_so(tmp_path) -> None:
     assert kept == {"copy_id": "0"}  # (the digit 0 is a key)
     assert said == [f"{path}: keymap: rename: no key given (ignored; it keeps r); a binding cannot be left "
                     "without a key."]
+
+
+def test_a_problem_names_a_dialog_as_a_person_does() -> None:
+    from hermes_tui.keys import keymap_problems
+
+    [conflict] = [p for p in keymap_problems({"export_run": "escape"}, "c.yaml") if "given to both" in p]
+    assert " on the export dialog" in conflict and "ExportModal" not in conflict and "screen" not in conflict
+    [lost] = [p for p in keymap_problems({"time_cancel": "ctrl+q"}, "c.yaml") if "Ctrl+Q" in p]
+    assert "has no key on the time picker —" in lost

@@ -65,9 +65,9 @@ async def test_a_search_field_key_taken_by_another_of_its_keys_is_reported_and_t
         # Ctrl+O is the ranking's key in the field (search_ranking) and in the hits (results_ranking).
         field, results = conflicts(app)
         assert field.startswith(f"{path}: keymap: Ctrl+O is given to both")
-        assert "(search_ranking) on the search field screen" in field
+        assert "(search_ranking) on the search field" in field
         assert "New matches (show_new_matches) wins, Relevance / newest has no key there" in field
-        assert "(results_ranking) on the search results screen" in results
+        assert "(results_ranking) on the search results" in results
         await pilot.press("slash", "d", "o", "c")
         await settle(pilot)
         order = app.screen.search.order
