@@ -17,8 +17,9 @@ from textual.widgets import Input
 from .compat import is_alias, key_press, merged_bindings, reported_name
 from .keynames import KEY_NAMES, key_label, keys_label  # noqa: F401  (re-exported)
 
-#: Ids that are not in a screen's BINDINGS but may be remapped.
-APP_BINDING_IDS = {"command_palette"}
+#: Ids that are not in a screen's BINDINGS but may be remapped (the app's own: a conflict
+#: with one names it, so the person must be able to give it another key).
+APP_BINDING_IDS = {"command_palette", "cancel"}
 
 #: The app's own bindings (``HermesApp.BINDINGS``), beside those it inherits from Textual's
 #: App (Ctrl+Q quits). Here so that the keymap's check sees them without importing the app.

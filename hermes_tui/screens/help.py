@@ -89,7 +89,9 @@ class HelpScreen(ModalScreen[None]):
             out.insert(0 if first else len(out), (title, rows))
         # (its keys as the keymap has them: a remapped palette listed under Ctrl+P was not found)
         palette = keys_label(keymap.get("command_palette", "ctrl+p")) or NO_KEY
-        out.append(("Everywhere", [(palette, "Command palette (every action)", "command_palette")]))
+        cancel = keys_label(keymap.get("cancel", "ctrl+c")) or NO_KEY
+        out.append(("Everywhere", [(palette, "Command palette (every action)", "command_palette"),
+                                   (cancel, "Quit without choosing (exit status 130)", "cancel")]))
         return out
 
     def render_help(self) -> Group:

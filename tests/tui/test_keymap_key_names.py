@@ -99,3 +99,15 @@ def test_a_problem_names_a_dialog_as_a_person_does() -> None:
     assert " on the export dialog" in conflict and "ExportModal" not in conflict and "screen" not in conflict
     [lost] = [p for p in keymap_problems({"time_cancel": "ctrl+q"}, "c.yaml") if "Ctrl+Q" in p]
     assert "has no key on the time picker —" in lost
+
+
+def test_ctrl_c_has_an_id_a_conflict_can_name_and_the_keymap_can_move() -> None:
+    """``copy_id: ctrl+c`` (Ctrl+C to copy) named "Cancel (cancel)" in its report, an id the
+    keymap then called unknown: the app's Ctrl+C can be given another key like any binding."""
+    from hermes_tui.keys import keymap_problems, known_ids
+
+    assert "cancel" in known_ids()
+    said = keymap_problems({"copy_id": "ctrl+c"}, "c.yaml")
+    assert any("(cancel)" in p for p in said), said
+    moved = keymap_problems({"copy_id": "ctrl+c", "cancel": "f9"}, "c.yaml")
+    assert not any("(cancel)" in p or "unknown binding id" in p for p in moved), moved
