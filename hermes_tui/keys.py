@@ -209,38 +209,56 @@ def keymap_problems(keymap: dict[str, str], source: str) -> list[str]:
                 f"{source}: keymap: unknown binding id '{binding_id}' (ignored); "
                 "the help screen (?) lists the ids."
             )
-    reported: set[tuple[str, str]] = set()
+    # A pair of bindings that meet on several screens is one problem naming every one of them
+    # (``back: ctrl+q`` loses Back on the recap, transcript and lineage screens alike).
+    lines: list = []
+    meetings: dict[tuple, list] = {}
     fields = {where: field for where, _classes, field, _over in _active_together()}
     for where, key, first, binding, won, lost in _conflicts(keymap):
-        if binding is not None and won.priority and any(won is b for b in _app_bindings()):
-            # Ctrl+Q: no keymap entry moves it, so the other binding is the one to change.
-            does = _APP_KEY_DOES.get(won.action, f"runs {_described(won)}")
-            pair = (f"app.{won.action}", lost.id or lost.action)
-            if pair not in reported:
-                reported.add(pair)
-                problems.append(
-                    f"{source}: keymap: {key_label(key)} {does} on every screen (Textual's own key, "
-                    f"which runs before any screen's), so {_named(lost)} has no key on {_place(where)} "
-                    "— give it another key."
-                )
-            continue
         if binding is None:  # a key the focused text field types
-            problems.append(
+            lines.append(
                 f"{source}: keymap: {key_label(key)} is typed into the {fields[where]}, so "
                 f"{_named(first)} has no key there — give it a key that types no "
                 "character (ctrl+…, f1…, enter…)."
             )
             continue
-        pair = tuple(sorted((first.id or first.action, binding.id or binding.action)))
-        if pair in reported:
+        if won.priority and any(won is b for b in _app_bindings()):
+            # Ctrl+Q: no keymap entry moves it, so the other binding is the one to change.
+            pair: tuple = ("app", won.action, lost.id or lost.action)
+        else:
+            pair = (*sorted((first.id or first.action, binding.id or binding.action)), won.id or won.action)
+        meeting = meetings.get(pair)
+        if meeting is None:
+            meeting = meetings[pair] = [key, first, binding, won, lost, []]
+            lines.append(meeting)
+        if where not in meeting[5]:
+            meeting[5].append(where)
+    for line in lines:
+        if isinstance(line, str):
+            problems.append(line)
             continue
-        reported.add(pair)
+        key, first, binding, won, lost, wheres = line
+        places = _places(wheres)
+        if won.priority and any(won is b for b in _app_bindings()):
+            does = _APP_KEY_DOES.get(won.action, f"runs {_described(won)}")
+            problems.append(
+                f"{source}: keymap: {key_label(key)} {does} on every screen (Textual's own key, "
+                f"which runs before any screen's), so {_named(lost)} has no key on {places} "
+                "— give it another key."
+            )
+            continue
         problems.append(
             f"{source}: keymap: {key_label(key)} is given to both {_named(first)} and "
-            f"{_named(binding)} on {_place(where)}{_alias_note(keymap, (first, binding), key)}; "
+            f"{_named(binding)} on {places}{_alias_note(keymap, (first, binding), key)}; "
             f"{_named(won)} wins, {_described(lost)} has no key there — change one."
         )
     return problems
+
+
+def _places(wheres: list[str]) -> str:
+    """``the recap screen, the transcript screen and the lineage screen``."""
+    named = [_place(where) for where in wheres]
+    return named[0] if len(named) == 1 else ", ".join(named[:-1]) + " and " + named[-1]
 
 
 def _place(where: str) -> str:

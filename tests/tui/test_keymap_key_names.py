@@ -111,3 +111,10 @@ def test_ctrl_c_has_an_id_a_conflict_can_name_and_the_keymap_can_move() -> None:
     assert any("(cancel)" in p for p in said), said
     moved = keymap_problems({"copy_id": "ctrl+c", "cancel": "f9"}, "c.yaml")
     assert not any("(cancel)" in p or "unknown binding id" in p for p in moved), moved
+
+
+def test_a_pair_of_bindings_meeting_on_several_screens_is_one_problem_naming_them_all() -> None:
+    from hermes_tui.keys import keymap_problems
+
+    [lost] = keymap_problems({"back": "ctrl+q"}, "c.yaml")
+    assert "Back (back) has no key on the recap screen, the transcript screen and the lineage screen —" in lost
