@@ -77,8 +77,8 @@ class LineageTree(Tree[LineageNode]):
         # Tree's own keys, the same actions with ids of their own (Tree's bindings have none,
         # so a keymap could not move them and the help did not list them).
         Binding("shift+left", "cursor_parent", "To the parent", show=False, id="lineage_parent"),
-        Binding("shift+right", "cursor_parent_next_sibling", "To the next ancestor", show=False,
-                id="lineage_next_ancestor"),
+        Binding("shift+right", "cursor_parent_next_sibling", "To the parent's next sibling", show=False,
+                id="lineage_parent_next_sibling"),
         Binding("shift+up", "cursor_previous_sibling", "Previous sibling", show=False,
                 id="lineage_previous_sibling"),
         Binding("shift+down", "cursor_next_sibling", "Next sibling", show=False, id="lineage_next_sibling"),

@@ -170,3 +170,6 @@ async def test_the_lineage_trees_own_keys_have_ids_to_rebind_and_are_in_the_help
         keys = {binding_id: keys for keys, _w, binding_id in lineage}
         assert keys["lineage_parent"] == "p"
         assert keys["lineage_toggle"] == "Space" and keys["lineage_next_sibling"] == "Shift+↓"
+        # (Shift+→ goes to the parent's next sibling, as Textual's Tree does: said so)
+        assert [what for _k, what, bid in lineage if bid == "lineage_parent_next_sibling"] == [
+            "To the parent's next sibling"]
