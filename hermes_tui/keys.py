@@ -222,24 +222,25 @@ def keymap_problems(keymap: dict[str, str], source: str) -> list[str]:
                 "character (ctrl+…, f1…, enter…)."
             )
             continue
-        if won.priority and any(won is b for b in _app_bindings()):
+        app_key = won.priority and any(won is b for b in _app_bindings())
+        if app_key:
             # Ctrl+Q: no keymap entry moves it, so the other binding is the one to change.
             pair: tuple = ("app", won.action, lost.id or lost.action)
         else:
             pair = (*sorted((first.id or first.action, binding.id or binding.action)), won.id or won.action)
         meeting = meetings.get(pair)
         if meeting is None:
-            meeting = meetings[pair] = [key, first, binding, won, lost, []]
+            meeting = meetings[pair] = [app_key, key, first, binding, won, lost, []]
             lines.append(meeting)
-        if where not in meeting[5]:
-            meeting[5].append(where)
+        if where not in meeting[6]:
+            meeting[6].append(where)
     for line in lines:
         if isinstance(line, str):
             problems.append(line)
             continue
-        key, first, binding, won, lost, wheres = line
+        app_key, key, first, binding, won, lost, wheres = line
         places = _places(wheres)
-        if won.priority and any(won is b for b in _app_bindings()):
+        if app_key:
             does = _APP_KEY_DOES.get(won.action, f"runs {_described(won)}")
             problems.append(
                 f"{source}: keymap: {key_label(key)} {does} on every screen (Textual's own key, "
@@ -334,10 +335,15 @@ def _conflicts(keymap: dict[str, str]):
                     yield where, key, first, binding, won, (binding if won is first else first)
 
 
+def _keys_of(keymap: dict[str, str], binding: Binding) -> str:
+    """The keys ``binding`` has under ``keymap``, as written: its keymap entry's, else its own."""
+    return keymap.get(binding.id, binding.key) if binding.id else binding.key
+
+
 def _presses(keymap: dict[str, str], binding: Binding) -> list[str]:
     """The key presses that run ``binding`` under ``keymap`` (its keymap's keys, else its own),
     each named as Textual names it (:func:`~hermes_tui.compat.key_press`), once each."""
-    keys = keymap.get(binding.id, binding.key) if binding.id else binding.key
+    keys = _keys_of(keymap, binding)
     return list(dict.fromkeys(key_press(k.strip()) for k in keys.split(",") if k.strip()))
 
 
@@ -365,7 +371,7 @@ def working_keys_label(keymap: dict[str, str], shadowed: dict[tuple[str, str], s
     """The keys that run ``binding`` (of ``cls``, listed in the help's section ``title``) as
     a person reads them: its keymap's or own keys, less those another binding wins there;
     ``(no key)`` when none is left."""
-    keys = keymap.get(binding.id, binding.key) if binding.id else binding.key
+    keys = _keys_of(keymap, binding)
     lost = shadowed.get((group_of(title, cls), binding.id or binding.action), set())
     return keys_label(",".join(k for k in keys.split(",") if k.strip() and key_press(k.strip()) not in lost)) or NO_KEY
 
@@ -373,7 +379,7 @@ def working_keys_label(keymap: dict[str, str], shadowed: dict[tuple[str, str], s
 def _spelled(keymap: dict[str, str], binding: Binding, press: str) -> list[str]:
     """The names under which ``binding`` has the key press ``press`` (``?`` and
     ``question_mark``; ``ctrl+m`` for ``enter``)."""
-    keys = keymap.get(binding.id, binding.key) if binding.id else binding.key
+    keys = _keys_of(keymap, binding)
     return [k.strip() for k in keys.split(",") if k.strip() and key_press(k.strip()) == press]
 
 
