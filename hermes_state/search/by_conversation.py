@@ -366,15 +366,14 @@ def _lift_side_by_side(ctx: Ctx, table: str, scored: list[tuple], neighbours: li
     a phrase within given rowids walks the phrase's doclists once per rowid (0.2-1.5 s for
     300 rowids at 1M messages)."""
     top = scored[:TUNING.PHRASE_LIFT_CONVERSATIONS]
-    wanted: dict[int, None] = {}
-    for entry in top:
-        members = entry[3]
-        best = members if len(members) <= TUNING.PHRASE_LIFT_MESSAGES else sorted(
-            members, key=lambda hit: -hit[0])[:TUNING.PHRASE_LIFT_MESSAGES]
-        for _score, rowid in best:
-            wanted[rowid] = None
+    # Each conversation's best matching messages, the ones looked at.
+    looked_at = [
+        [rowid for _score, rowid in (members if len(members) <= TUNING.PHRASE_LIFT_MESSAGES else sorted(
+            members, key=lambda hit: -hit[0])[:TUNING.PHRASE_LIFT_MESSAGES])]
+        for _s, _n, _r, members, _rel in top
+    ]
     texts: dict[int, str] = {}
-    ids = list(wanted)
+    ids = list(dict.fromkeys(rowid for rowids in looked_at for rowid in rowids))
     try:
         for start in range(0, len(ids), 900):
             chunk = ids[start:start + 900]
@@ -398,9 +397,9 @@ def _lift_side_by_side(ctx: Ctx, table: str, scored: list[tuple], neighbours: li
     # (per conversation looked at: the pairs each of its messages holds, of those holding any)
     pairs_by_message: list[list[tuple[int, ...]]] = []
     counts = [0] * len(neighbours)
-    for entry in top:
+    for rowids in looked_at:
         found: list[tuple[int, ...]] = []
-        for _hit, rowid in entry[3]:
+        for rowid in rowids:
             text = texts.get(rowid)
             if text is not None:
                 pairs_held = tuple(i for i, pattern in enumerate(neighbours) if pattern.search(text))
