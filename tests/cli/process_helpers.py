@@ -26,6 +26,14 @@ def hermes(home: Path, *args: str, stdin: str | None = "", timeout: float = 120,
     )
 
 
+def beside(root: Path) -> dict[str, str]:
+    """The environment that puts the trash, the cache and the config beside a Hermes root
+    (the same for every run of a test, none in the person's own directories)."""
+    return {"HERMES_SESSIONS_DATA_DIR": str(root.parent / "data"),
+            "HERMES_SESSIONS_CACHE_DIR": str(root.parent / "cache"),
+            "HERMES_SESSIONS_CONFIG_DIR": str(root.parent / "config")}
+
+
 def shape(path: Path) -> tuple:
     """What a write in place must not change: the schema version and every schema object."""
     conn = sqlite3.connect(path)

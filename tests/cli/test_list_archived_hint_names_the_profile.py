@@ -6,29 +6,16 @@ run as printed, it lists the archived sessions the hint counted."""
 
 from __future__ import annotations
 
-import os
 import shlex
-import subprocess
-import sys
 from pathlib import Path
 
 from hermes_state import SessionDB
 
-REPO = Path(__file__).resolve().parents[2]
-
+from process_helpers import beside
+from process_helpers import hermes as run_hermes
 
 def hermes(root: Path, *args: str):
-    env = dict(os.environ)
-    env.update(
-        HERMES_HOME=str(root), HERMES_SESSIONS_DATA_DIR=str(root.parent / "data"),
-        HERMES_SESSIONS_CACHE_DIR=str(root.parent / "cache"), HERMES_SESSIONS_CONFIG_DIR=str(root.parent / "config"),
-        PYTHONPATH=str(REPO) + os.pathsep + env.get("PYTHONPATH", ""),
-    )
-    env.pop("HERMES_SESSIONS_DEBUG", None)
-    return subprocess.run(
-        [sys.executable, "-m", "hermes_tui.cli", "sessions", *args],
-        capture_output=True, text=True, cwd=REPO, env=env, timeout=120,
-    )
+    return run_hermes(root, *args, stdin=None, extra_env=beside(root))
 
 
 def root_with_work_archived(tmp_path: Path) -> Path:

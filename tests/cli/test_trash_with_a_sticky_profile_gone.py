@@ -9,16 +9,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 from hermes_state import SessionDB
 
-REPO = Path(__file__).resolve().parents[2]
-
+from process_helpers import beside
+from process_helpers import hermes as run_hermes
 
 def _store(path: Path, *ids: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -32,17 +29,7 @@ def _store(path: Path, *ids: str) -> None:
 
 
 def hermes(root: Path, *args: str):
-    env = dict(os.environ)
-    env.update(
-        HERMES_HOME=str(root), HERMES_SESSIONS_DATA_DIR=str(root.parent / "data"),
-        HERMES_SESSIONS_CACHE_DIR=str(root.parent / "cache"), HERMES_SESSIONS_CONFIG_DIR=str(root.parent / "config"),
-        PYTHONPATH=str(REPO) + os.pathsep + env.get("PYTHONPATH", ""),
-    )
-    env.pop("HERMES_SESSIONS_DEBUG", None)
-    return subprocess.run(
-        [sys.executable, "-m", "hermes_tui.cli", "sessions", *args],
-        capture_output=True, text=True, cwd=REPO, env=env, timeout=120,
-    )
+    return run_hermes(root, *args, stdin=None, extra_env=beside(root))
 
 
 def ids_of(path: Path) -> set[str]:
