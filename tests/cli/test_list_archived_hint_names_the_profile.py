@@ -14,6 +14,7 @@ from hermes_state import SessionDB
 from process_helpers import beside
 from process_helpers import hermes as run_hermes
 
+
 def hermes(root: Path, *args: str):
     return run_hermes(root, *args, stdin=None, extra_env=beside(root))
 

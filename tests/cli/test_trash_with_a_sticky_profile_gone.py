@@ -17,6 +17,7 @@ from hermes_state import SessionDB
 from process_helpers import beside
 from process_helpers import hermes as run_hermes
 
+
 def _store(path: Path, *ids: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     db = SessionDB(path)
