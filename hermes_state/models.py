@@ -443,6 +443,10 @@ class SearchResult(BaseModel):
     total_estimate: int = 0
     total_exact: bool = False
     has_more: bool = False
+    #: The page holds fewer hits than ``limit`` and yet ``has_more``: a keystroke's answer
+    #: (``sort="auto"``) to a phrase of common words whose bounded walk found only these;
+    #: the older matches come with the next page.
+    short_page: bool = False
     limit: int = 20
     offset: int = 0
     elapsed_ms: float = 0.0

@@ -87,8 +87,9 @@ class SearchView:
     #: Where this page of hits starts, and whether another page may follow (BR-20).
     offset: int = 0
     more: bool = False
-    #: ``more`` was worked out from what the stores have left to read (across profiles), not
-    #: from one store's estimate: a short page does not mean the end (see ``_run`` in
+    #: ``more`` was worked out from what the stores have left to read (across profiles), or
+    #: the store said its page is short on purpose (``SearchResult.short_page``), not from
+    #: one store's estimate: a short page does not mean the end (see ``_run`` in
     #: :mod:`hermes_tui.screens.browser_search`).
     more_certain: bool = False
     #: Hits of later pages left out for being shown already (a commit shifted the pages while

@@ -202,6 +202,9 @@ class Outcome:
     exact: bool
     has_more: bool
     path: str
+    #: Fewer rows than the page asked for, and more may follow: see
+    #: :attr:`~hermes_state.models.SearchResult.short_page`.
+    short_page: bool = False
 
 
 def scan_sql(

@@ -294,6 +294,7 @@ def _search(store: "Store", done, asked: _Question, reuse: bool, now: float | No
             total_estimate=max(outcome.total, offset + len(hits)),
             total_exact=outcome.exact,
             has_more=outcome.has_more,
+            short_page=outcome.short_page,
             note="; ".join(ctx.notes) or None,
         )
 

@@ -73,7 +73,7 @@ _KEPT_AS = "search-memo"
 #: What of a kept answer is given again (the rest -- query, elapsed time -- is the asking
 #: call's own).
 ANSWER_FIELDS = ("effective_query", "path", "ranking", "hits", "total_estimate", "total_exact", "has_more",
-                  "note", "error")
+                 "short_page", "note", "error")
 
 
 def memo_of(store: "Store", conn: sqlite3.Connection) -> PrefixCache | None:

@@ -70,10 +70,10 @@ def fts_engine(
     # auto: one scan of the newest ctx.window + 1 matches serves as probe, as the candidates of
     # the window ranking and as the page of a newest-first answer.
     rows = scan_window(ctx, table, match, shape, plain, floor)
-    if floor is not None and len(rows) < TUNING.PHRASE_BOUNDED_MIN_ROWS and not ctx.budget.exhausted:
-        # Too few matches within the bounded walk to rank as a window: older ones are read
-        # (the walk goes on down, as an unbounded scan's would -- it is not read twice). A
-        # bound of the query's, not of the page's: every page of an answer ranks alike.
+    if floor is not None and not rows and not ctx.budget.exhausted:
+        # No match within the bounded walk: the older ones are read (the walk goes on down,
+        # as an unbounded scan's would -- it is not read twice). A bound of the query's, not
+        # of the page's: every page of an answer ranks alike.
         rows += older_matches(ctx, table, match, floor, ctx.window + 1 - len(rows))
         floor = None
     if not rows:
@@ -115,7 +115,13 @@ def fts_engine(
     positive = [p for p in phrases if not p.negated]
     if not complete and positive and all(p.df > TUNING.COMMON_SHARE * n_rows for p in positive):
         return newest_first(ctx, table, match, path, total, exact, to_row, plain, rows)
-    return window_ranked(ctx, table, match, phrases, path, total, exact, to_row, plain, rows, complete)
+    # A phrase too rare for the bounded walk to fill a page (`"config file"` at 5M: 2 of its
+    # 21 matches lie within it, the rest behind a walk of ~50 ms): the page ends with the
+    # matches above the floor and says more may follow; the next page reads the older ones
+    # (the browser asks for it at once, and ranks every match once typing pauses).
+    short_page = bounded and len(rows) < TUNING.PHRASE_BOUNDED_MIN_ROWS
+    return window_ranked(ctx, table, match, phrases, path, total, exact, to_row, plain, rows, complete,
+                         short_page=short_page)
 
 
 def bm25_work(ctx: Ctx, table: str, phrases: list[Phrase], total: int) -> int:
@@ -140,8 +146,9 @@ def walk_floor(ctx: Ctx, table: str, phrases: list[Phrase]) -> int | None:
     400 matches walked 14.5 ms of their doclists, all 600 20 ms. Bounded, the scan reads the
     newest matches within that many doclist entries (the words spread evenly over the
     rowids: entries per rowid is their frequency), they are ranked as the window is, and
-    the older follow newest first; once typing pauses every match is ranked
-    (:mod:`~hermes_state.search.by_conversation`)."""
+    the older follow newest first -- with fewer than a page above the floor, on the next
+    page (:attr:`~hermes_state.models.SearchResult.short_page`); once typing pauses every
+    match is ranked (:mod:`~hermes_state.search.by_conversation`)."""
     entries = walk_entries(ctx, table, phrases)
     if entries <= TUNING.PHRASE_WALK_ENTRIES:
         return None
@@ -226,9 +233,12 @@ def newest_first(ctx, table, match, path, total, exact, to_row, plain, scanned) 
     return Outcome(out, "newest", total, exact and not (ctx.filtered and more), more, path)
 
 
-def window_ranked(ctx, table, match, phrases, path, total, exact, to_row, plain, rows, complete) -> Outcome:
+def window_ranked(ctx, table, match, phrases, path, total, exact, to_row, plain, rows, complete,
+                  short_page: bool = False) -> Outcome:
     """bm25 (Python, probed IDF) over the newest ``WINDOW`` matches, older ones following
-    newest first; or, ``complete``, over every match."""
+    newest first; or, ``complete``, over every match. ``short_page``: a page that starts
+    among the ranked rows ends with them (reading the older matches is the walk the
+    keystroke's bound left out); it has more, maybe -- the next page reads them."""
     if not complete:
         rows = rows[:ctx.window]
     n_rows = ctx.row_count(table)
@@ -254,6 +264,8 @@ def window_ranked(ctx, table, match, phrases, path, total, exact, to_row, plain,
         return Outcome(page, WINDOW_RANKING, total, False, len(scored) > stop, path)
     # Past the window, older matches follow newest first: a stable order for paging.
     more = len(scored) > stop
+    if short_page and start < len(scored):
+        return Outcome(page, WINDOW_RANKING, total, exact, True, path, short_page=len(page) < ctx.limit)
     if rows and (len(page) < ctx.limit or not more):
         # (a page that ends where the window does: whether older matches follow is one row away)
         older, more = older_newest_first(ctx, table, match, plain, to_row, min(int(r[0]) for r in rows),

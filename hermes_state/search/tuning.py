@@ -59,7 +59,8 @@ class Tuning:
     #: words in a few percent of messages fits; at 5M the newest quarter or so is read.
     PHRASE_WALK_ENTRIES = 150_000
     #: Fewer matches than this within that walk (a phrase too rare for it: a page would not
-    #: fill) and the scan reads on, every match ranked: the browser's page of 40 and one more.
+    #: fill) and the keystroke's page ends with them, ``short_page``: the rest of the walk is
+    #: the next page's (none at all, and the scan reads on). The browser's page of 40 and one.
     PHRASE_BOUNDED_MIN_ROWS = 41
     #: Newest messages a LIKE pass over 1-2 character CJK tokens reads before the vocabulary.
     LIKE_FIRST_ROWS = 3000

@@ -135,11 +135,38 @@ def test_a_phrase_of_commoner_words_reads_only_its_newest_matches_at_a_keystroke
     assert sorted(paged) == sorted(every) and len(paged) == len(set(paged))
 
 
-def test_a_bounded_walk_that_finds_too_few_matches_reads_on_and_ranks_every_match(db, monkeypatch):
+def test_a_bounded_walk_that_finds_too_few_to_fill_a_page_answers_with_them_and_the_next_page_reads_on(
+        db, monkeypatch):
+    """A phrase too rare for the keystroke's bounded walk to fill a page (`"config file"` at
+    5M messages: 2 of its 21 matches within it, the rest behind a ~50 ms walk): the page ends
+    with what the walk found and says it is short on purpose; the next page reads the older
+    matches, so every match is still on some page, once."""
     monkeypatch.setattr(TUNING, "PHRASE_WALK_ENTRIES", 1000)
-    monkeypatch.setattr(TUNING, "PHRASE_BOUNDED_MIN_ROWS", 4)
+    monkeypatch.setattr(TUNING, "PHRASE_BOUNDED_MIN_ROWS", 41)
+    every = exact_order(db, '"config file"')
+    result, statements = traced(db, lambda: db.search('"config file"', limit=20, sort="auto"))
+    assert result.ranking == "bm25-recent-window" and not result.total_exact
+    assert 0 < len(result.hits) < len(every)
+    assert {hit.id for hit in result.hits} == set(sorted(every, reverse=True)[:len(result.hits)])
+    assert result.has_more and result.short_page
+    floor = min(hit.id for hit in result.hits)
+    assert not [s for s in statements if "messages_fts.rowid < " in s], "nothing below the bound read"
+    following = db.search('"config file"', limit=20, offset=len(result.hits), sort="auto")
+    assert {hit.id for hit in following.hits} == set(every) - {hit.id for hit in result.hits}
+    assert all(hit.id < floor for hit in following.hits)
+    assert not following.has_more and not following.short_page
+    # What the screen's script gets, by conversation (the default sort), is every match at once.
+    assert sorted(hit.id for hit in db.search('"config file"', limit=20).hits) == sorted(every)
+
+
+def test_a_bounded_walk_that_finds_no_match_reads_on_and_ranks_every_match(db, monkeypatch):
+    """Nothing above the bound: an empty page would say nothing, so the walk goes on down."""
+    monkeypatch.setattr(TUNING, "PHRASE_WALK_ENTRIES", 10)  # (the newest dozen messages)
+    newest = db._conn.execute("SELECT max(rowid) FROM messages_fts").fetchone()[0]
+    assert all(rowid < newest - 30 for rowid in exact_order(db, '"config file"'))
     result = db.search('"config file"', limit=20, sort="auto")
     assert result.ranking == "bm25" and result.total_exact and result.total_estimate == 6
+    assert not result.short_page and not result.has_more
     assert sorted(hit.id for hit in result.hits) == sorted(exact_order(db, '"config file"'))
 
 

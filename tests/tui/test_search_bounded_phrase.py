@@ -1,0 +1,70 @@
+"""A phrase of common words that the keystroke's bounded walk finds few of (`"config file"` at
+5M messages: 2 of its 21 matches within the walk, the rest behind ~50 ms more): the pane shows
+those at once and reads the older matches by itself, with no key pressed, so every match is
+listed -- whether or not typing pauses long enough for the ranking by conversation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hermes_state import SessionDB
+from hermes_state.search.tuning import TUNING
+from hermes_tui.config import AppConfig
+
+from .conftest import make_app, settle
+from .test_search_ranked_exactly import wait_for
+
+
+def build(path: Path) -> list[int]:
+    """Many messages holding "config" or "file", six of them "config file" (one in each of six
+    conversations, oldest to newest); the ids of those six."""
+    db = SessionDB(path)
+    phrase_ids = []
+    try:
+        for n in range(60):
+            sid = f"20261117_{n:06d}_chat"
+            db.create_session(sid, "cli")
+            for k in range(10):
+                word = "config" if k % 2 else "file"
+                db.append_message(sid, "user", f"note {n}.{k}: the {word} was checked by hand")
+            if n % 10 == 3:
+                phrase_ids.append(db.append_message(sid, "assistant", f"the config file of chat {n} was wrong"))
+            db.end_session(sid, "user_exit")
+    finally:
+        db.close()
+    return phrase_ids
+
+
+@pytest.fixture
+def bounded_walk(monkeypatch):
+    """The 5M store's shape with this store's sizes: the walk a keystroke may make over the
+    words' doclists ends above most of the phrase's matches."""
+    monkeypatch.setattr(TUNING, "PHRASE_WALK_ENTRIES", 250)  # (the newest ~200 messages)
+
+
+@pytest.mark.parametrize("pause", [0.0, 0.3])
+async def test_a_phrase_the_bounded_walk_finds_few_of_is_listed_whole_without_a_key(tmp_path, bounded_walk, pause):
+    path = tmp_path / "state.db"
+    every = build(path)
+    config = AppConfig(animations="none", search_debounce_s=0.0)
+    config.search.exact_after_s = pause  # (0: typing never "pauses" -- the pane alone reads on)
+    app = make_app(path, config=config)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await settle(pilot)
+        results = app.screen.results
+        pages = []
+        append = results.append
+        results.append = lambda view: (pages.append(view), append(view))[1]
+        await pilot.press("slash", *'"config file"')
+        assert await wait_for(pilot, lambda: results.view is not None and results.view.query == '"config file"'
+                              and not results.view.more)
+        await settle(pilot)
+        if not pause:
+            # (typing never paused: the older matches came as a page the pane asked for)
+            assert pages and pages[0].offset > 0 and pages[0].hit_count
+        shown = {hit.id for group in results.view.groups for hit in group.hits}
+        assert shown == set(every)
+        lines = "\n".join(row.text.plain for row in results._rows)
+        assert lines.count("config file of chat") == len(every)
