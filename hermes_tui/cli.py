@@ -63,6 +63,7 @@ from typing import Any, Callable, Iterator
 
 from .collector import collector_paused
 from .cli_prompt import confirm  # noqa: F401  (the commands' one question; re-exported)
+from .wording import counted
 
 # Importing makes ~100k objects, and the collector, run as they come, walked them all again and
 # again: ~0.1 s of a start-up. Paused while the store's modules load.
@@ -271,10 +272,6 @@ def _list_line(row: dict, titled: bool, now: float | None) -> str:
     # v30: "created→current" where the session moved platforms (UC-11).
     source = inert(shown_source(row.get("source"), row.get("created_source")))
     return f"{fit_cells(inert(preview), 48, 50)} {last:<13} {fit_cells(source, 10**6, 6)} {inert(row['id'])}"
-
-
-def _plural_sessions(n: int) -> str:
-    return f"{n} session" if n == 1 else f"{n} sessions"
 
 
 # ---------------------------------------------------------------------------- actions
@@ -682,7 +679,7 @@ def _dry_run_of_session(db: Any, session_id: str, lineage: bool) -> int:
         lines.append(f"  {inert_line(sid)}  {inert_line(row.get('source') or '')}  "
                      f"{fit_cells(inert_line(row.get('title') or '—'), 40)}")
     cli_filters.say(lines)
-    cli_filters.say([f"Would export {cli_filters.plural(len(ids), 'session')}; nothing was written."])
+    cli_filters.say([f"Would export {counted(len(ids), 'session')}; nothing was written."])
     return 0
 
 
@@ -736,8 +733,8 @@ def _cmd_export(args: argparse.Namespace) -> int:
             if args.dry_run:
                 cli_filters.say(cli_filters.chosen_lines(chosen))
                 n = sum(len(c.sessions) for c in chosen)
-                cli_filters.say([f"Would export {cli_filters.plural(len(chosen))} "
-                                 f"({cli_filters.plural(n, 'session')}); nothing was written."])
+                cli_filters.say([f"Would export {counted(len(chosen), 'conversation')} "
+                                 f"({counted(n, 'session')}); nothing was written."])
                 return 0
             if not chosen:
                 print("No conversation matches the filters; nothing was exported.", file=sys.stderr)
@@ -769,7 +766,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
                 reason = exc.strerror or str(exc)
                 raise CliExit(f"Error: cannot write {inert_line(args.output)}: {reason}") from exc
     if not to_stdout:
-        print(f"Exported {_plural_sessions(count)} to {inert_line(args.output)}")  # (a typed path may hold controls)
+        print(f"Exported {counted(count, 'session')} to {inert_line(args.output)}")  # (a typed path may hold controls)
     return 0
 
 
@@ -819,7 +816,7 @@ def _export_across(args: argparse.Namespace, to_stdout: bool, options: Any = Non
                     raise CliExit(f"Error: cannot write {inert_line(args.output)}: {reason}") from exc
     if not to_stdout:
         names = len(wanted)
-        print(f"Exported {_plural_sessions(count[0])} of {names} profile{'s' if names != 1 else ''} to {inert_line(args.output)}")
+        print(f"Exported {counted(count[0], 'session')} of {names} profile{'s' if names != 1 else ''} to {inert_line(args.output)}")
     return 1 if left else 0
 
 
@@ -1064,7 +1061,7 @@ def _cmd_prune(args: argparse.Namespace) -> int:
         for sid, source, title in rows:
             shown = fit_cells(inert(title or UNTITLED_MARK), 40)
             print(f"  {inert(sid)}  {inert(source or '')}  {shown}")
-        print(f"Would prune {_plural_sessions(len(rows))} ended and older than {days} days{where}; "
+        print(f"Would prune {counted(len(rows), 'session')} ended and older than {days} days{where}; "
               "nothing was deleted.")
         return 0
     with open_store("write") as db:
@@ -1144,7 +1141,7 @@ def format_stats(stats: dict) -> list[str]:
     sources: dict[str, int] = stats.get("sources") or {}
     # Most sessions first, then alphabetical.
     for name in sorted((k for k, n in sources.items() if n > 0), key=lambda k: (-sources[k], k)):
-        lines.append(f"  {inert(name)}: {_plural_sessions(sources[name])}")
+        lines.append(f"  {inert(name)}: {counted(sources[name], 'session')}")
     size = stats.get("db_size_bytes")
     if size is not None:
         lines.append(f"Database size: {size / 1048576:.1f} MB")
@@ -1172,7 +1169,7 @@ def _stats_across() -> int:
     for name, stats in each:
         size = stats.get("db_size_bytes")
         tail = f", {size / 1048576:.1f} MB" if size is not None else ""
-        lines.append(f"  {inert(name)}: {_plural_sessions(stats['total_sessions'])}, "
+        lines.append(f"  {inert(name)}: {counted(stats['total_sessions'], 'session')}, "
                      f"{stats['total_messages']} messages{tail}")
     print("\n".join(lines))
     return 0

@@ -25,6 +25,8 @@ from hermes_state.listing.narrow import Narrow, missing_columns
 from hermes_state.listing.query import View
 from hermes_state.timewindow import TimeParseError, parse_time
 
+from .wording import counted
+
 if TYPE_CHECKING:  # pragma: no cover
     from hermes_state import SessionDB
     from hermes_state.listing.select import Chosen
@@ -236,16 +238,12 @@ def chosen_lines(chosen: "list[Chosen]", limit: int = SHOWN) -> list[str]:
     lines = []
     for item in chosen[:limit]:
         more = len(item.sessions) - 1  # (its chain's later segments, its delegate runs)
-        extra = f" (+{plural(more, 'session')})" if more else ""
+        extra = f" (+{counted(more, 'session')})" if more else ""
         lines.append(f"  {inert(item.id)}  {inert(item.source or '')}  "
                      f"{fit_cells(inert(item.title or UNTITLED_MARK), 40)}{extra}")
     if len(chosen) > limit:
         lines.append(f"  … and {len(chosen) - limit} more")
     return lines
-
-
-def plural(n: int, noun: str = "conversation") -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def say(lines: list[str], stream=None) -> None:
@@ -275,7 +273,7 @@ def require_filter(args: argparse.Namespace, command: str) -> None:
 def _dry_run(chosen: "list[Chosen]", verb: str) -> None:
     sessions = sum(len(c.sessions) for c in chosen)
     say(chosen_lines(chosen))
-    say([f"Would {verb} {plural(len(chosen))} ({plural(sessions, 'session')}); nothing was changed."])
+    say([f"Would {verb} {counted(len(chosen), 'conversation')} ({counted(sessions, 'session')}); nothing was changed."])
 
 
 def _ask(kit: Any, args: argparse.Namespace, chosen: "list[Chosen]", question: str) -> None:
@@ -320,13 +318,13 @@ def flag_by_filter(args: argparse.Namespace, name: str, kit: Any) -> int:
             print(f"No conversation to {verb} matches the filters.")
             return 0
         sessions = sum(len(c.sessions) for c in chosen)
-        _ask(kit, args, chosen, f"{verb.capitalize()} {plural(len(chosen))} ({plural(sessions, 'session')})? [y/N] ")
+        _ask(kit, args, chosen, f"{verb.capitalize()} {counted(len(chosen), 'conversation')} ({counted(sessions, 'session')})? [y/N] ")
         for item in chosen:
             if name in ("archive", "unarchive"):
                 db.set_session_archived(item.id, value)
             else:
                 db.set_session_pinned(item.id, value)
-    print(f"{done} {plural(len(chosen))}.")
+    print(f"{done} {counted(len(chosen), 'conversation')}.")
     return 0
 
 
@@ -353,15 +351,15 @@ def prune_by_filter(args: argparse.Namespace, kit: Any, older_than_days: float |
         chosen = [c for c in chosen if c.ended and not c.pinned]
         kept = []
         if live:
-            kept.append(f"{plural(live)} still going on")
+            kept.append(f"{counted(live, 'conversation')} still going on")
         if pinned:
-            kept.append(f"{plural(pinned)} pinned")
+            kept.append(f"{counted(pinned, 'conversation')} pinned")
         if kept:
             print(f"Kept: {', '.join(kept)}.", file=sys.stderr)
         if args.dry_run:
             say(chosen_lines(chosen))
             sessions = sum(len(c.sessions) for c in chosen)
-            say([f"Would prune {plural(len(chosen))} ({plural(sessions, 'session')}); nothing was deleted."])
+            say([f"Would prune {counted(len(chosen), 'conversation')} ({counted(sessions, 'session')}); nothing was deleted."])
             return 0
         if not chosen:
             print("No ended conversation matches the filters.")
@@ -369,7 +367,7 @@ def prune_by_filter(args: argparse.Namespace, kit: Any, older_than_days: float |
         sessions = sum(len(c.sessions) for c in chosen)
         messages = sum(c.messages for c in chosen)
         _ask(kit, args, chosen,
-             f"Delete {plural(len(chosen))} ({plural(sessions, 'session')}, {plural(messages, 'message')})? [y/N] ")
+             f"Delete {counted(len(chosen), 'conversation')} ({counted(sessions, 'session')}, {counted(messages, 'message')})? [y/N] ")
         ids = [sid for c in chosen for sid in c.sessions]
         deleted = delete_chosen(db.store, ids)
         if deleted:
@@ -402,7 +400,7 @@ def delete_by_filter(args: argparse.Namespace, kit: Any) -> int:
         sessions = sum(len(c.sessions) for c in chosen)
         messages = sum(c.messages for c in chosen)
         _ask(kit, args, chosen,
-             f"Delete {plural(len(chosen))} ({plural(sessions, 'session')}, {plural(messages, 'message')})? [y/N] ")
+             f"Delete {counted(len(chosen), 'conversation')} ({counted(sessions, 'session')}, {counted(messages, 'message')})? [y/N] ")
         failed: list[str] = []
         trash = default_trash_dir()
         gone: set[str] = set()
@@ -418,7 +416,7 @@ def delete_by_filter(args: argparse.Namespace, kit: Any) -> int:
                 elif db.get_session(session_id) is not None:
                     failed.append(f"{session_id}: {outcome.error or 'not deleted'}")
         deleted = len(gone)
-    print(f"Deleted {plural(len(chosen))} ({plural(deleted, 'session')}).")
+    print(f"Deleted {counted(len(chosen), 'conversation')} ({counted(deleted, 'session')}).")
     # (the profile's trash where one was named or is not the default: PF-7)
     profile = named_in_commands(args)
     print(f"Kept {TRASH_DAYS} days in the trash: {trash_command(profile.name if profile is not None else None)}",

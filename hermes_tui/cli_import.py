@@ -18,21 +18,18 @@ from hermes_state.importers import FORMATS, Outcome, default_root, import_transc
 from hermes_state.inert_text import inert_cells
 
 from .progress import progress_bar
+from .wording import counted
 
 #: Unreadable lines named one by one in the summary; past this, only counted.
 NAMED_PROBLEMS = 50
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
-
-
 def summary_line(outcome: Outcome, label: str) -> str:
-    line = (f"Imported {_plural(len(outcome.imported), 'session')} "
-            f"({_plural(outcome.messages, 'message')}) from {label}")
+    line = (f"Imported {counted(len(outcome.imported), 'session')} "
+            f"({counted(outcome.messages, 'message')}) from {label}")
     if outcome.continued:
         added = sum(n for _sid, n in outcome.continued)
-        line += f"; {len(outcome.continued):,} continued (+{_plural(added, 'message')})"
+        line += f"; {len(outcome.continued):,} continued (+{counted(added, 'message')})"
     if outcome.already_present:
         line += f"; {len(outcome.already_present):,} already present"
     return line + "."
@@ -44,13 +41,13 @@ def report_problems(outcome: Outcome, root: Path, label: str) -> None:
         print(f"No {label} transcripts (*.jsonl) under {inert_cells(root)}.", file=err)
     elif outcome.empty_files == outcome.files and not (outcome.imported or outcome.already_present):
         # (every file read, none in this format: say so, rather than a bare "Imported 0")
-        files = _plural(outcome.files, "file")
+        files = counted(outcome.files, "file")
         print(f"Nothing in the {files} read looked like a {label} conversation (no user or "
               f"assistant message in its format). An export of this program is imported without "
               f"--from: hermes sessions import FILE.", file=err)
     if outcome.problems:
         n = len(outcome.problems)
-        print(f"Skipped {_plural(n, 'line')} that could not be read:", file=err)
+        print(f"Skipped {counted(n, 'line')} that could not be read:", file=err)
         for problem in outcome.problems[:NAMED_PROBLEMS]:
             print(f"  {inert_cells(problem)}", file=err)
         if n > NAMED_PROBLEMS:

@@ -36,6 +36,7 @@ from hermes_state.models import ranks_again_when_paused
 from . import cli_filters, cli_profiles
 from .cli_filters import FilterError
 from .textsafe import fit_cells
+from .wording import counted
 
 #: Hits asked for per page of the search: the browser's page (its ``SEARCH_PAGE``), so the
 #: conversations come in the order the browser's pane shows them (a page's conversations
@@ -232,7 +233,7 @@ def _print(args: argparse.Namespace, raw: str, answers: list, shown: list, now: 
     profiles = f" across {len(answers)} profiles" if across else ""
     tail = f"; more with --limit {args.limit * 2}" if more else ""
     hits = sum(len(c.hits) for _n, c in shown)
-    print(f"{cli_filters.plural(len(shown), 'conversation')} ({cli_filters.plural(hits, 'hit')}){profiles}, {ranked}{tail}",
+    print(f"{counted(len(shown), 'conversation')} ({counted(hits, 'hit')}){profiles}, {ranked}{tail}",
           file=sys.stderr)
     for note in notes:
         print(f"Note: {inert_line(note)}", file=sys.stderr)
@@ -302,13 +303,13 @@ def _write_text(shown: list, now: float, across: bool) -> None:
         lines.append(f"{inert_line(c.tip_id)}  {title}")
         meta = [f"profile {inert_line(profile)}"] if across else []
         meta += [inert_line(c.source or "?"), f"last active {stamp_and_relative(c.last_active, now)}",
-                 cli_filters.plural(len(c.hits), "hit"), *_marks(c)]
+                 counted(len(c.hits), "hit"), *_marks(c)]
         lines.append("  " + " · ".join(meta))
         for hit in c.hits[:HIT_LINES]:
             head = f"  {inert_line(hit.role or '?'):<9} {_when(hit.timestamp)}  "
             lines.append(_hit_line(head, hit, tty))
         if len(c.hits) > HIT_LINES:
-            lines.append(f"  … {cli_filters.plural(len(c.hits) - HIT_LINES, 'more hit')}")
+            lines.append(f"  … {counted(len(c.hits) - HIT_LINES, 'more hit')}")
         if console is not None:
             for line in lines:
                 console.print(line if not isinstance(line, str) else _plain(line))

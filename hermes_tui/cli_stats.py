@@ -14,6 +14,7 @@ from hermes_state.stats import TOKEN_COLUMNS, Group, Stats, collect
 
 from . import cli_json
 from .textsafe import fit_cells
+from .wording import counted
 from hermes_state.inert_text import inert_cells
 
 #: Sources CLI-12 prints first, in this order, when counts tie; others follow alphabetically.
@@ -30,10 +31,6 @@ def add_stats(sub, run) -> None:
     parser.set_defaults(run=run)
 
 
-def plural(n: int, word: str) -> str:
-    return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
-
-
 def _mb(size: int | None) -> str:
     return f"{(size or 0) / 1048576:.1f} MB"
 
@@ -46,7 +43,7 @@ def format_text(stats: Stats) -> list[str]:
     by_source = sorted(stats.by_source, key=lambda g: (-g.sessions, rank.get(g.key or "", len(rank)), g.key or ""))
     for group in by_source:
         if group.sessions > 0:
-            lines.append(f"  {inert_cells(group.key or '')}: {plural(group.sessions, 'session')}")
+            lines.append(f"  {inert_cells(group.key or '')}: {counted(group.sessions, 'session')}")
     size = stats.size
     if size.main is not None:
         lines.append(f"Database size: {_mb(size.main)}")

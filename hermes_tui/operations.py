@@ -23,6 +23,7 @@ from hermes_state.paths import write_atomic
 from hermes_state.titles import sanitize_title
 from hermes_state.listing import ListQuery
 from .textsafe import home_path
+from .wording import counted
 
 if TYPE_CHECKING:  # (the trash and the export are imported when first used, not at start-up)
     from hermes_state.trash import DeletedSession
@@ -192,10 +193,6 @@ class ExportScope:
 EAGER_CONVERSATIONS = 2_000
 
 
-def _count(n: int, unit: str) -> str:
-    return f"{n:,} {unit}" if n == 1 else f"{n:,} {unit}s"
-
-
 def narrowed(listed: ListQuery) -> bool:
     """Does the list leave out conversations by more than the view (a source, a workspace, a
     time window or other fields, unread, statuses)? Then "the whole database" is not offered
@@ -224,13 +221,13 @@ def listed_scope(reader: SessionDB, listed: ListQuery) -> ExportScope:
     k = listing.count_listed(reader.store, listed)
     # (short: one radio line of the export dialog, never wrapped, and "Every conversation in
     # the list — 410 conversations, 491 sessions" was cut at 80 columns)
-    head = f"The list{what} — {_count(k, 'conversation')}"
+    head = f"The list{what} — {counted(k, 'conversation')}"
     empty = None if k else "the list is empty"
     if k > EAGER_CONVERSATIONS:
         return ExportScope("listed", f"{head} (each whole)", stem, k, None, unavailable=empty,
                            listed=listed, conversations=k)
     ids = [sid for item in choose(reader.lister, listed) for sid in item.sessions]
-    return ExportScope("listed", f"{head}, {_count(len(ids), 'session')}", stem, len(ids), tuple(ids),
+    return ExportScope("listed", f"{head}, {counted(len(ids), 'session')}", stem, len(ids), tuple(ids),
                        unavailable=None if ids else "the list is empty", conversations=k)
 
 
@@ -404,7 +401,7 @@ def plan_export(
             scopes.append(
                 ExportScope(
                     "all",
-                    f"The whole database — {_count(n, 'session')}, hidden ones too",
+                    f"The whole database — {counted(n, 'session')}, hidden ones too",
                     "all",
                     n,
                     None,

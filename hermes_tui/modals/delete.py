@@ -22,6 +22,7 @@ from ..hints import restore_command
 from ..render.lanes import lane_text
 from ..textsafe import inert_line
 from ..legible import muted
+from ..wording import counted
 
 #: Children listed by name; the rest are counted.
 MAX_LISTED_CHILDREN = 8
@@ -36,10 +37,6 @@ def undo_and_trash_note(session_id: str | None = None, profile: str | None = Non
         "hermes sessions trash, then restore")
     return (f"Press u afterwards to undo (while the browser stays open). "
             f"It is also kept in the trash for {TRASH_DAYS} days: {restore}")
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 def _related(item: RelatedSession, secondary: Style | str = "italic") -> Text:
@@ -131,11 +128,11 @@ class ConfirmDeleteModal(ConfirmModal):
         facts.append(f"  ·  started {self._when(p.started_at)}")
         goes = Text()
         goes.append("Deletes ")
-        goes.append(_plural(p.message_count, "message"), style="bold")
+        goes.append(counted(p.message_count, "message"), style="bold")
         if p.delegates:
             goes.append(", its ")
-            goes.append(_plural(len(p.delegates), "delegate run"), style="bold")
-            goes.append(f" ({_plural(p.delegate_messages, 'message')})")
+            goes.append(counted(len(p.delegates), "delegate run"), style="bold")
+            goes.append(f" ({counted(p.delegate_messages, 'message')})")
         goes.append(" and the session's transcript files.")
         parts: list = [title, facts, Text(""), goes]
         if p.parent is not None:
@@ -149,7 +146,7 @@ class ConfirmDeleteModal(ConfirmModal):
         if not children:
             return Text("No child sessions.", style=muted(self))
         orphan = Text()
-        orphan.append(_plural(len(children), "child session"), style="bold")
+        orphan.append(counted(len(children), "child session"), style="bold")
         orphan.append(
             " will be orphaned (they stay, as roots; nothing cascades):"
             if len(children) != 1
