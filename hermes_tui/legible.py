@@ -9,6 +9,11 @@ previews and dates came out near-white on light grey.
 variables: each starts from the theme's colour and is blended toward the foreground just
 until its WCAG contrast reaches 4.5:1 against every background the app draws text on
 (``$background``, ``$surface``, ``$panel``). The stylesheets use only these for text.
+
+A dialog's button draws its label on a background of its own that changes under the mouse
+and with the focus: :func:`button_colours` gives each variant one label colour for all those
+states (``$hs-on-<variant>``) and, where Textual's shade under the mouse leaves no colour that
+does, a shade that does (``$hs-hover-<variant>``).
 """
 
 from __future__ import annotations
@@ -37,6 +42,21 @@ TEXT_COLOURS = {
 }
 
 BACKGROUNDS = ("background", "surface", "panel")
+
+#: A button's variant → the theme variables of its background, of the shade Textual gives it
+#: under the mouse, and of the mirror shade (the other way, as far). ``default`` is the
+#: variant without a colour, drawn on ``$surface``.
+BUTTONS = {
+    "default": ("surface", "surface-darken-1", "surface-lighten-1"),
+    "primary": ("primary", "primary-darken-2", "primary-lighten-2"),
+    "success": ("success", "success-darken-2", "success-lighten-2"),
+    "warning": ("warning", "warning-darken-2", "warning-lighten-2"),
+    "error": ("error", "error-darken-1", "error-lighten-1"),
+}
+
+#: A focused button's background is tinted this far toward ``$foreground`` (Textual's
+#: ``background-tint: $foreground 5%``), in every state.
+FOCUS_TINT = 0.05
 
 #: ``$hs-<name>`` also drawn on ``$surface`` tinted with ``$<name>`` at this opacity: a
 #: dialog's warning and error notes (``styles/modals.tcss``).
@@ -117,6 +137,12 @@ def legible_variables(variables: dict[str, str]) -> dict[str, str]:
         out.update({"hs-text": plain, "hs-input": plain, "hs-on-accent": "auto 100%", "hs-on-cursor": "auto 100%",
                     "hs-on-match": "ansi_black",  # on the terminal's yellow: dark in every palette
                     "footer-key-foreground": plain, "footer-description-foreground": plain})
+        # A button's label is the terminal's foreground on its background in every state (the
+        # variant shows in the border): Textual's own drew the terminal's red as the label, on
+        # its black under the mouse (1.9:1 in the standard palette).
+        for variant in BUTTONS:
+            out[f"hs-on-{_button_name(variant)}"] = plain
+            out[f"hs-hover-{_button_name(variant)}"] = variables.get("background") or "ansi_default"
         return out
     backgrounds = [c for name in BACKGROUNDS if (c := _parse(variables.get(name), background))]
     foreground = _parse(variables.get("foreground"), background) or background.get_contrast_text(1.0)
@@ -146,6 +172,12 @@ def legible_variables(variables: dict[str, str]) -> dict[str, str]:
     # Text typed into an input: Textual draws $foreground on $surface, tinted 5 % toward the
     # foreground while focused (4.1:1 on solarized-light).
     out["hs-input"] = legible(foreground, foreground, [surface, surface.blend(foreground, 0.05)]).hex
+    # A button's label and its background under the mouse (Textual's are 3.0:1 on nord's
+    # error red, 2.3:1 under the mouse): see button_colours.
+    for variant, names in BUTTONS.items():
+        label, hover = button_colours(variables, *names, background=background, foreground=foreground)
+        out[f"hs-on-{_button_name(variant)}"] = label.hex
+        out[f"hs-hover-{_button_name(variant)}"] = hover.hex
     # Textual's footer draws its keys and descriptions in its own colours: same rule.
     footer_bg = _parse(variables.get("footer-background"), background)
     if footer_bg is not None:
@@ -154,6 +186,41 @@ def legible_variables(variables: dict[str, str]) -> dict[str, str]:
             if start is not None:
                 out[name] = legible(start, foreground, [footer_bg]).hex
     return out
+
+
+def _button_name(variant: str) -> str:
+    """``$hs-on-<name>`` / ``$hs-hover-<name>``: the colourless variant is plain "button"."""
+    return "button" if variant == "default" else variant
+
+
+def button_colours(variables: dict[str, str], normal: str, hover: str, mirror: str, *,
+                   background: Color, foreground: Color) -> tuple[Color, Color]:
+    """A button's label colour and its background under the mouse, for the variant drawn on
+    ``$<normal>``: one label colour that reaches 4.5:1 in every state a person reads it in
+    (normal, under the mouse, focused -- tinted toward the foreground -- and both).
+
+    The label starts from Textual's own and moves toward black or white just as far as
+    needed. Textual's shade under the mouse is kept where one label can reach 4.5:1 on it and
+    on the normal background; where none can (a mid-tone red such as nord's: black reaches
+    it on the red, only white on the darker red) the shade goes the other way, away from the
+    label; failing that the background stays and only the border marks the mouse.
+    """
+    base = _parse(variables.get(normal), background) or background
+    if normal == "surface":
+        start = _parse(variables.get("button-foreground"), base) or foreground
+    else:  # Textual's $button-color-foreground, by default $text: "auto 87%"
+        start = _parse(variables.get("button-color-foreground"), base) or base + base.get_contrast_text(0.87)
+    black, white = Color(0, 0, 0), Color(255, 255, 255)
+    shades = [_parse(variables.get(name), background) for name in (hover, mirror)]
+    for shade in [s for s in shades if s is not None] + [base]:
+        grounds = [base, shade]
+        grounds += [ground.blend(foreground, FOCUS_TINT) for ground in grounds]
+        worst = lambda c: min(contrast(c, g) for g in grounds)  # noqa: E731
+        extreme = black if worst(black) >= worst(white) else white
+        label = legible(start, extreme, grounds)
+        if all(contrast(label, ground) >= MINIMUM_CONTRAST for ground in grounds):
+            return label, shade
+    return label, base
 
 
 def text_style(widget: Any, name: str = "hs-muted", *, italic: bool = False) -> Style:
