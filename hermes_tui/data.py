@@ -556,9 +556,11 @@ class BrowserData:
         # Until the index is built (0.2 s at 250k sessions, in the background: a search
         # typed as the browser opens must not wait for it) SQL answers: the newest sessions,
         # then SQLite's scan of every title (~1 and ~10-13 ms at 250k sessions).
-        found = self._retry(
+        # (the schema looked up once for the match and its rows' summaries, not at each of
+        # their reads: every key asked it seven times a store)
+        found = self._retry(lambda: aux.store.one_schema(
             lambda: listing.match_sessions(aux.store, text, query, limit=limit, index=titles if titles.built else None)
-        )
+        ))
         if self.titles.wants_build(titles):
             self.titles.ensure(aux.store)
         if query.unread_only or query.statuses:
@@ -604,6 +606,16 @@ class BrowserData:
         if not query.strip():
             return view
         searcher = self._connection("searcher")
+        # The schema looked up once for the whole key on this connection (its search, the
+        # conversations' marks, the title matches' filters), not at each of them.
+        return searcher.store.one_schema(lambda: self._search(
+            searcher, view, query, listed, limit=limit, offset=offset, order=order, weights=weights, now=now,
+            sort=sort, window=window))
+
+    def _search(
+        self, searcher: SessionDB, view: SearchView, query: str, listed: ListQuery, *, limit: int, offset: int,
+        order: str, weights: Any, now: float | None, sort: str, window: int | None,
+    ) -> SearchView:
         # Every path gets the query cut to what SQLite accepts (a 50,000-character paste made
         # the title match fail with "LIKE or GLOB pattern too complex"); the search's note
         # says it was cut.
@@ -648,10 +660,9 @@ class BrowserData:
         # costs its import; warm_search brings it in once that page is painted)
         from hermes_state.search.found import found_conversations, kept_by_conversation_filters
 
-        # (the schema looked up once for these reads, not at each: ~20 looks a search)
-        found = searcher.store.one_schema(lambda: found_conversations(
+        found = found_conversations(
             searcher.store, result, listed, roots_of=self._roots_of, labels_of=self._conversation_labels,
-            retry=self._retry))
+            retry=self._retry)
         view.groups = [
             HitGroup(root_id=c.root_id, label=c.label, source=c.source, hits=c.hits, archived=c.archived,
                      hidden=c.hidden, unread=c.unread, across=c.across)
