@@ -668,6 +668,23 @@ def test_messages_from_the_store_mend_what_the_fields_refuse():
     assert from_store(Message, {"id": 1, "session_id": "s", "role": "user", "timestamp": 5}).timestamp == 5.0
 
 
+def test_a_pages_hits_validated_together_are_each_hit_as_made_alone():
+    """A search page's hits are validated as one list; a row that needs mending (a number
+    stored as text, a title stored as a blob) makes every hit of that page as
+    :func:`from_store` makes it alone."""
+    from hermes_state.models import SearchHit, from_store, hits_from_store
+
+    clean = [{"id": n, "session_id": f"s{n}", "role": "user", "timestamp": 5 + n, "source": "cli", "model": None,
+              "session_started": 4, "session_title": "t", "snippet": "a docker", "spans": [(2, 8)],
+              "raw_snippet": "a >>>docker<<<", "score": 1.5, "path": "fts5"} for n in range(3)]
+    assert hits_from_store(clean) == [from_store(SearchHit, one) for one in clean]
+    assert hits_from_store(clean)[0].timestamp == 5.0
+    mended = [dict(clean[0]), dict(clean[1], timestamp="later", session_title=b"\xffT"), dict(clean[2])]
+    assert hits_from_store(mended) == [from_store(SearchHit, one) for one in mended]
+    assert (hits_from_store(mended)[1].timestamp, hits_from_store(mended)[1].session_title) == (0.0, "\ufffdT")
+    assert hits_from_store([]) == []
+
+
 def test_get_summaries_is_get_summary_of_each_in_the_order_given(tmp_path):
     db = SessionDB(tmp_path / "state.db")
     try:
