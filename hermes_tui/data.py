@@ -606,16 +606,6 @@ class BrowserData:
         if not query.strip():
             return view
         searcher = self._connection("searcher")
-        # The schema looked up once for the whole key on this connection (its search, the
-        # conversations' marks, the title matches' filters), not at each of them.
-        return searcher.store.one_schema(lambda: self._search(
-            searcher, view, query, listed, limit=limit, offset=offset, order=order, weights=weights, now=now,
-            sort=sort, window=window))
-
-    def _search(
-        self, searcher: SessionDB, view: SearchView, query: str, listed: ListQuery, *, limit: int, offset: int,
-        order: str, weights: Any, now: float | None, sort: str, window: int | None,
-    ) -> SearchView:
         # Every path gets the query cut to what SQLite accepts (a 50,000-character paste made
         # the title match fail with "LIKE or GLOB pattern too complex"); the search's note
         # says it was cut.
@@ -625,6 +615,42 @@ class BrowserData:
         # for one store; across profiles (titles_beside off) after it, on this thread.
         titles = (self._pool.submit(self.match_sessions, cut_query, listed)
                   if offset == 0 and self.titles_beside else None)
+        # The schema looked up once for the search and its conversations' names and marks on
+        # this connection, not at each of their reads (the title match looks once on its own).
+        answered = searcher.store.one_schema(lambda: self._search_grouped(
+            searcher, view, query, listed, limit=limit, offset=offset, order=order, weights=weights, now=now,
+            sort=sort, window=window))
+        if not answered:
+            if titles is not None:
+                titles.cancel()
+            view.interrupted = True
+            return view
+        view.stamps["grouped"] = time.perf_counter()
+        if titles is not None:
+            view.title_matches = titles.result()
+        elif offset == 0:
+            view.title_matches = self.match_sessions(cut_query, listed)
+        if view.title_matches:
+            from hermes_state.search.found import kept_by_conversation_filters
+
+            # (the rows the list's time window and other conversation filters keep, as the
+            # hits' conversations are kept)
+            kept = kept_by_conversation_filters(searcher.store, listed, [s.id for s in view.title_matches],
+                                                self._retry)
+            if kept is not None:
+                view.title_matches = [s for s in view.title_matches if s.id in kept]
+            # Each title match's conversation, as each hit's: Esc after acting on a segment of
+            # a chain puts the list on the chain's row (a segment's own id names no row).
+            view.title_roots = self._roots_of({s.id for s in view.title_matches})
+        view.stamps["done"] = time.perf_counter()
+        return view
+
+    def _search_grouped(
+        self, searcher: SessionDB, view: SearchView, query: str, listed: ListQuery, *, limit: int, offset: int,
+        order: str, weights: Any, now: float | None, sort: str, window: int | None,
+    ) -> bool:
+        """The search's hits into ``view``, grouped by conversation (:meth:`search`); False
+        when a newer search interrupted it."""
         try:
             if offset == 0:
                 # Before the search: a message written after this id is new to its answer.
@@ -637,10 +663,7 @@ class BrowserData:
             )
         except Exception as exc:
             if is_interrupted(exc):
-                if titles is not None:
-                    titles.cancel()
-                view.interrupted = True
-                return view
+                return False
             raise
         view.stamps["query"] = time.perf_counter()
         view.path = result.path
@@ -658,7 +681,7 @@ class BrowserData:
         # the library's one step (hermes_state.search.found), with this door's memos.
         # (imported here: the search package is not needed for the first page, and it
         # costs its import; warm_search brings it in once that page is painted)
-        from hermes_state.search.found import found_conversations, kept_by_conversation_filters
+        from hermes_state.search.found import found_conversations
 
         found = found_conversations(
             searcher.store, result, listed, roots_of=self._roots_of, labels_of=self._conversation_labels,
@@ -669,23 +692,7 @@ class BrowserData:
             for c in found.conversations
         ]
         view.filtered_out = frozenset(found.dropped_roots)
-        view.stamps["grouped"] = time.perf_counter()
-        if titles is not None:
-            view.title_matches = titles.result()
-        elif offset == 0:
-            view.title_matches = self.match_sessions(cut_query, listed)
-        if view.title_matches:
-            # (the rows the list's time window and other conversation filters keep, as the
-            # hits' conversations are kept)
-            kept = kept_by_conversation_filters(searcher.store, listed, [s.id for s in view.title_matches],
-                                                self._retry)
-            if kept is not None:
-                view.title_matches = [s for s in view.title_matches if s.id in kept]
-            # Each title match's conversation, as each hit's: Esc after acting on a segment of
-            # a chain puts the list on the chain's row (a segment's own id names no row).
-            view.title_roots = self._roots_of({s.id for s in view.title_matches})
-        view.stamps["done"] = time.perf_counter()
-        return view
+        return True
 
     def _conversation_labels(self, root_ids: list[str]) -> dict[str, listing.ConversationLabel]:
         """Each conversation's name (:func:`listing.conversation_labels`), the ones read since
