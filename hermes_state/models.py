@@ -420,6 +420,23 @@ def ranks_again_when_paused(ranking: str | None) -> bool:
     return any(part in (WINDOW_RANKING, "bm25", "newest") for part in (ranking or "").split("+"))
 
 
+#: :func:`hits_from_store`'s validator, made at its first use (the models' own are deferred).
+_HIT_LIST: "TypeAdapter[list[SearchHit]] | None" = None
+
+
+def hits_from_store(fields: list[dict]) -> list[SearchHit]:
+    """:func:`from_store` of each of ``fields`` as a :class:`SearchHit`, validated as one list
+    (a page's hits in half the time of one validation each); hit by hit, each mended as
+    :func:`from_store` mends it, only when one needs mending."""
+    global _HIT_LIST
+    if _HIT_LIST is None:
+        _HIT_LIST = TypeAdapter(list[SearchHit])
+    try:
+        return _HIT_LIST.validate_python(fields)
+    except ValidationError:
+        return [from_store(SearchHit, one) for one in fields]
+
+
 class SearchResult(BaseModel):
     """The answer of :meth:`SessionDB.search` (see :mod:`hermes_state.search`)."""
 

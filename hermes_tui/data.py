@@ -556,9 +556,11 @@ class BrowserData:
         # Until the index is built (0.2 s at 250k sessions, in the background: a search
         # typed as the browser opens must not wait for it) SQL answers: the newest sessions,
         # then SQLite's scan of every title (~1 and ~10-13 ms at 250k sessions).
-        found = self._retry(
+        # (the schema looked up once for the match and its rows' summaries, not at each of
+        # their reads: every key asked it seven times a store)
+        found = self._retry(lambda: aux.store.one_schema(
             lambda: listing.match_sessions(aux.store, text, query, limit=limit, index=titles if titles.built else None)
-        )
+        ))
         if self.titles.wants_build(titles):
             self.titles.ensure(aux.store)
         if query.unread_only or query.statuses:
@@ -613,6 +615,42 @@ class BrowserData:
         # for one store; across profiles (titles_beside off) after it, on this thread.
         titles = (self._pool.submit(self.match_sessions, cut_query, listed)
                   if offset == 0 and self.titles_beside else None)
+        # The schema looked up once for the search and its conversations' names and marks on
+        # this connection, not at each of their reads (the title match looks once on its own).
+        answered = searcher.store.one_schema(lambda: self._search_grouped(
+            searcher, view, query, listed, limit=limit, offset=offset, order=order, weights=weights, now=now,
+            sort=sort, window=window))
+        if not answered:
+            if titles is not None:
+                titles.cancel()
+            view.interrupted = True
+            return view
+        view.stamps["grouped"] = time.perf_counter()
+        if titles is not None:
+            view.title_matches = titles.result()
+        elif offset == 0:
+            view.title_matches = self.match_sessions(cut_query, listed)
+        if view.title_matches:
+            from hermes_state.search.found import kept_by_conversation_filters
+
+            # (the rows the list's time window and other conversation filters keep, as the
+            # hits' conversations are kept)
+            kept = kept_by_conversation_filters(searcher.store, listed, [s.id for s in view.title_matches],
+                                                self._retry)
+            if kept is not None:
+                view.title_matches = [s for s in view.title_matches if s.id in kept]
+            # Each title match's conversation, as each hit's: Esc after acting on a segment of
+            # a chain puts the list on the chain's row (a segment's own id names no row).
+            view.title_roots = self._roots_of({s.id for s in view.title_matches})
+        view.stamps["done"] = time.perf_counter()
+        return view
+
+    def _search_grouped(
+        self, searcher: SessionDB, view: SearchView, query: str, listed: ListQuery, *, limit: int, offset: int,
+        order: str, weights: Any, now: float | None, sort: str, window: int | None,
+    ) -> bool:
+        """The search's hits into ``view``, grouped by conversation (:meth:`search`); False
+        when a newer search interrupted it."""
         try:
             if offset == 0:
                 # Before the search: a message written after this id is new to its answer.
@@ -625,10 +663,7 @@ class BrowserData:
             )
         except Exception as exc:
             if is_interrupted(exc):
-                if titles is not None:
-                    titles.cancel()
-                view.interrupted = True
-                return view
+                return False
             raise
         view.stamps["query"] = time.perf_counter()
         view.path = result.path
@@ -648,35 +683,18 @@ class BrowserData:
         # the library's one step (hermes_state.search.found), with this door's memos.
         # (imported here: the search package is not needed for the first page, and it
         # costs its import; warm_search brings it in once that page is painted)
-        from hermes_state.search.found import found_conversations, kept_by_conversation_filters
+        from hermes_state.search.found import found_conversations
 
-        # (the schema looked up once for these reads, not at each: ~20 looks a search)
-        found = searcher.store.one_schema(lambda: found_conversations(
+        found = found_conversations(
             searcher.store, result, listed, roots_of=self._roots_of, labels_of=self._conversation_labels,
-            retry=self._retry))
+            retry=self._retry)
         view.groups = [
             HitGroup(root_id=c.root_id, label=c.label, source=c.source, hits=c.hits, archived=c.archived,
                      hidden=c.hidden, unread=c.unread, across=c.across)
             for c in found.conversations
         ]
         view.filtered_out = frozenset(found.dropped_roots)
-        view.stamps["grouped"] = time.perf_counter()
-        if titles is not None:
-            view.title_matches = titles.result()
-        elif offset == 0:
-            view.title_matches = self.match_sessions(cut_query, listed)
-        if view.title_matches:
-            # (the rows the list's time window and other conversation filters keep, as the
-            # hits' conversations are kept)
-            kept = kept_by_conversation_filters(searcher.store, listed, [s.id for s in view.title_matches],
-                                                self._retry)
-            if kept is not None:
-                view.title_matches = [s for s in view.title_matches if s.id in kept]
-            # Each title match's conversation, as each hit's: Esc after acting on a segment of
-            # a chain puts the list on the chain's row (a segment's own id names no row).
-            view.title_roots = self._roots_of({s.id for s in view.title_matches})
-        view.stamps["done"] = time.perf_counter()
-        return view
+        return True
 
     def _conversation_labels(self, root_ids: list[str]) -> dict[str, listing.ConversationLabel]:
         """Each conversation's name (:func:`listing.conversation_labels`), the ones read since

@@ -44,6 +44,11 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..store import Store
 
 
+#: Summaries :meth:`Lister.get_summaries` keeps while nothing commits (a title match's rows:
+#: eight a key).
+SUMMARIES_KEPT = 2_000
+
+
 def lister_of(store: "Store") -> "Lister":
     """The list engine of ``store``: one per store, made at the first ask and kept on the
     store (:meth:`~hermes_state.store.Store.attached`). Every caller of a store -- the
@@ -622,18 +627,33 @@ class Lister:
     def get_summaries(self, session_ids: "Iterable[str]") -> list:
         """:meth:`get_summary` of each id, in the order given, in one statement (a title
         match shows eight); ids without a session are left out."""
-        from ..models import SessionSummary
-
         ids = list(dict.fromkeys(session_ids))
         if not ids:
             return []
+        # Kept until the store changes: search as you type matches mostly the same titles key
+        # after key (four statements for eight rows, at every key on every store). A pin kept
+        # in our settings file (no ``sessions.pinned``) is no commit: a row it no longer
+        # agrees with is read again.
+        pins = None if self.store.has_session_column("pinned") else self.extra_pins
+        kept = self.store.until_changed("summaries", limit=SUMMARIES_KEPT)
+        wanted = [sid for sid in ids if sid not in kept or (
+            pins is not None and (known := kept[sid]) is not None and known.pinned != (sid in pins))]
+        if wanted:
+            read = {summary.id: summary for summary in self._read_summaries(wanted, pins)}
+            kept.update({sid: read.get(sid) for sid in wanted})
+        return [summary for sid in ids if (summary := kept.get(sid)) is not None]
+
+    def _read_summaries(self, ids: list[str], pins: frozenset[str] | None) -> list:
+        """:meth:`get_summaries` of ``ids`` (distinct) read from the store (``pins``: those of
+        the settings file, when the store has no column for them)."""
+        from ..models import SessionSummary
+
         rows = self.store.fetchall(
             f"SELECT s.*, {self.store.rules.preview_sql()} AS _preview_raw, {self.store.rules.last_active_sql()} AS last_active "
             f"FROM sessions s WHERE s.id IN ({','.join('?' for _ in ids)})",
             ids,
         )
         found = {}
-        pins: frozenset[str] | None = None  # (looked up once: each look checks the schema)
         for row in rows:
             data = rich_row(row)
             if "pinned" not in data:

@@ -116,32 +116,41 @@ def found_conversations(
     kept_roots = kept_by_conversation_filters(store, query, found_roots, retry)
     if kept_roots is not None:
         hits = [hit for hit in hits if roots.get(hit.session_id, hit.session_id) in kept_roots]
-    grouped = group_hits_by_conversation(store, hits, roots)
-    ids = [c.root_id for c in grouped]
+    if all(hit.session_id in roots for hit in hits):
+        # Grouped here by the roots known, in the hits' order (as group_hits_by_conversation
+        # groups them): its ConversationHit models validated each group's hits again at
+        # every key, for the root and the hits only.
+        by_root: dict[str, list[SearchHit]] = {}
+        for hit in hits:
+            by_root.setdefault(roots[hit.session_id], []).append(hit)
+        grouped = list(by_root.items())
+    else:
+        grouped = [(c.root_id, c.hits) for c in group_hits_by_conversation(store, hits, roots)]
+    ids = [root for root, _members in grouped]
     labels = labels_of(ids) if labels_of is not None else retry(lambda: conversation_labels(store, ids))
     # Unread and status of each conversation, by the list's own rule: marked, and kept only
     # if the list's unread-only and status filters would keep it.
     marked = retry(lambda: conversation_marks(store, ids))
     unnamed = ConversationLabel("")
     out: list[FoundConversation] = []
-    for c in grouped:
-        marks = marked.get(c.root_id)
+    for root, members in grouped:
+        marks = marked.get(root)
         if not keeps(marks, query):
             continue
-        name = labels.get(c.root_id, unnamed)
+        name = labels.get(root, unnamed)
         out.append(FoundConversation(
-            root_id=c.root_id,
-            tip_id=(marks.tip if marks is not None and marks.tip else c.root_id),
-            label=name.text or c.root_id,
+            root_id=root,
+            tip_id=(marks.tip if marks is not None and marks.tip else root),
+            label=name.text or root,
             titled=name.titled,
-            source=c.best_hit.source or "",
+            source=members[0].source or "",  # (its best hit's)
             archived=name.archived,
             hidden=name.hidden,
             unread=bool(marks is not None and marks.unread),
             status=marks.lifecycle if marks is not None else None,
             last_active=marks.last_active if marks is not None else None,
-            hits=list(c.hits),
-            across=max((hit.across for hit in c.hits), default=0),
+            hits=list(members),
+            across=max((hit.across for hit in members), default=0),
         ))
     shown = {c.root_id for c in out}
     return Found(out, [root for root in found_roots if root not in shown])

@@ -111,7 +111,7 @@ def words_pattern(phrases: list[Phrase]) -> "re.Pattern[str] | None":
 
 
 def make_hits(ctx: Ctx, rows: list[Row], path: str) -> list:
-    from ..models import SearchHit, from_store
+    from ..models import hits_from_store
 
     if not rows:
         return []
@@ -134,36 +134,41 @@ def make_hits(ctx: Ctx, rows: list[Row], path: str) -> list:
                 missing,
             )
         }
-    hits = []
+    # The page's new hits are validated together, then put in place in the rows' order.
+    slots: list[Any] = []
+    new: list[tuple[int, tuple]] = []
+    fields: list[dict] = []
     for row, key in zip(rows, keys):
         hit = before.get(key)
         if hit is not None:
-            hits.append(hit)
+            slots.append(hit)
             made[key] = hit
             continue
         info = meta.get(row.rowid)
         if info is None:  # deleted between the scan and now
             continue
         snippet, spans, raw = make_snippet(row.plain, row.spans)
-        hits.append(
-            from_store(SearchHit, dict(
-                id=row.rowid,
-                session_id=info[1],
-                role=info[2],
-                timestamp=info[3] if info[3] is not None else 0.0,
-                tool_name=info[4],
-                source=info[5] or "",
-                model=info[6],
-                session_started=info[7],
-                session_title=info[8],
-                snippet=snippet,
-                spans=spans,
-                raw_snippet=raw,
-                score=row.score,
-                path=path,
-            ))
-        )
-        made[key] = hits[-1]
+        new.append((len(slots), key))
+        slots.append(None)
+        fields.append(dict(
+            id=row.rowid,
+            session_id=info[1],
+            role=info[2],
+            timestamp=info[3] if info[3] is not None else 0.0,
+            tool_name=info[4],
+            source=info[5] or "",
+            model=info[6],
+            session_started=info[7],
+            session_title=info[8],
+            snippet=snippet,
+            spans=spans,
+            raw_snippet=raw,
+            score=row.score,
+            path=path,
+        ))
+    if fields:
+        for (at, key), hit in zip(new, hits_from_store(fields)):
+            slots[at] = made[key] = hit
     if cache is not None:
         cache.hits = made
-    return hits
+    return slots

@@ -121,3 +121,27 @@ def test_an_emptied_answer_names_the_conversation_filters_that_are_on():
     assert (dropped_note(1200, ["the time window", "unread only", "the status filter"])
             == "1,200 conversations match, left out by the time window, unread only and the status filter")
     assert dropped_note(2, []) == "2 conversations match, left out by the filters"
+
+
+def test_the_conversations_are_the_hits_grouped_by_their_roots_whoever_knows_the_roots(upstream_copy):
+    """Grouped by the caller's roots when they name every hit's session (the browser's memo),
+    else by group_hits_by_conversation's own look-up: either way the conversations, hits and
+    best hits group_hits_by_conversation makes from the same roots."""
+    from hermes_state.conversation import conversation_roots
+    from hermes_state.retrieval import group_hits_by_conversation
+
+    db = SessionDB(upstream_copy(30), read_only=True)
+    try:
+        result = db.search("the", ListQuery.human(), limit=100)
+        roots = conversation_roots(db.store, {hit.session_id for hit in result.hits})
+        known = found_conversations(db.store, result, ListQuery.human(), roots_of=lambda ids: dict(roots))
+        grouped = group_hits_by_conversation(db.store, result.hits, roots)
+        assert len(grouped) >= 3 and any(len(c.hits) > 1 for c in grouped)
+        assert [(c.root_id, c.hits, c.source) for c in known.conversations] == [
+            (c.root_id, c.hits, c.best_hit.source) for c in grouped]
+        partly = found_conversations(db.store, result, ListQuery.human(), roots_of=lambda ids: {})
+        looked_up = group_hits_by_conversation(db.store, result.hits, {})
+        assert [(c.root_id, c.hits, c.source) for c in partly.conversations] == [
+            (c.root_id, c.hits, c.best_hit.source) for c in looked_up]
+    finally:
+        db.close()

@@ -668,6 +668,23 @@ def test_messages_from_the_store_mend_what_the_fields_refuse():
     assert from_store(Message, {"id": 1, "session_id": "s", "role": "user", "timestamp": 5}).timestamp == 5.0
 
 
+def test_a_pages_hits_validated_together_are_each_hit_as_made_alone():
+    """A search page's hits are validated as one list; a row that needs mending (a number
+    stored as text, a title stored as a blob) makes every hit of that page as
+    :func:`from_store` makes it alone."""
+    from hermes_state.models import SearchHit, from_store, hits_from_store
+
+    clean = [{"id": n, "session_id": f"s{n}", "role": "user", "timestamp": 5 + n, "source": "cli", "model": None,
+              "session_started": 4, "session_title": "t", "snippet": "a docker", "spans": [(2, 8)],
+              "raw_snippet": "a >>>docker<<<", "score": 1.5, "path": "fts5"} for n in range(3)]
+    assert hits_from_store(clean) == [from_store(SearchHit, one) for one in clean]
+    assert hits_from_store(clean)[0].timestamp == 5.0
+    mended = [dict(clean[0]), dict(clean[1], timestamp="later", session_title=b"\xffT"), dict(clean[2])]
+    assert hits_from_store(mended) == [from_store(SearchHit, one) for one in mended]
+    assert (hits_from_store(mended)[1].timestamp, hits_from_store(mended)[1].session_title) == (0.0, "\ufffdT")
+    assert hits_from_store([]) == []
+
+
 def test_get_summaries_is_get_summary_of_each_in_the_order_given(tmp_path):
     db = SessionDB(tmp_path / "state.db")
     try:
@@ -956,3 +973,41 @@ def test_a_page_asked_of_a_store_uses_the_list_engine_its_reader_keeps(tmp_path:
     finally:
         db.close()
         bare.close()
+
+
+def test_summaries_are_kept_until_a_commit_and_follow_the_pins_file(upstream_copy) -> None:
+    """A title match reads the same rows key after key: their summaries are kept while
+    nothing commits (asked again, no row is read), another connection's commit is read by
+    the next ask, and so is a pin kept in our settings file (a store without
+    ``sessions.pinned``), which no commit announces."""
+    path = upstream_copy(30)
+    reader = SessionDB(path, read_only=True)
+    writer = SessionDB(path)
+    try:
+        ids = [row.id for row in reader.list_summaries(ListQuery(), 3)]
+        assert len(ids) == 3
+        first = reader.get_summaries([*ids, "no-such-session"])
+        assert [s.id for s in first] == ids
+        statements: list[str] = []
+        reader.store.read(lambda conn: conn.set_trace_callback(statements.append))
+        assert reader.get_summaries(list(reversed(ids))) == list(reversed(first))
+        assert not [sql for sql in statements if "FROM" in sql]
+        reader.store.read(lambda conn: conn.set_trace_callback(None))
+        assert writer.set_session_title(ids[0], "Renamed meanwhile")
+        assert reader.get_summaries(ids)[0].title == "Renamed meanwhile"
+        assert writer.set_session_pinned(ids[1], not first[1].pinned)
+        assert reader.get_summaries(ids)[1].pinned != first[1].pinned
+    finally:
+        writer.close()
+        reader.close()
+    old = SessionDB(upstream_copy(16), read_only=True)
+    try:
+        assert not old.store.has_session_column("pinned")
+        rows = old.list_summaries(ListQuery(), 2)
+        assert [s.pinned for s in old.get_summaries([r.id for r in rows])] == [False, False]
+        assert old.set_session_pinned(rows[1].id, True)  # (in the settings file: no commit)
+        assert [s.pinned for s in old.get_summaries([r.id for r in rows])] == [False, True]
+        assert old.set_session_pinned(rows[1].id, False)
+        assert [s.pinned for s in old.get_summaries([r.id for r in rows])] == [False, False]
+    finally:
+        old.close()

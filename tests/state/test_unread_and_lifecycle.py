@@ -261,3 +261,28 @@ def test_upstreams_rich_rows_say_unread_where_the_store_keeps_the_watermark(upst
         assert all("unread" not in row for row in db.list_sessions_rich(limit=50))
     finally:
         db.close()
+
+
+def test_a_conversations_marks_are_kept_until_a_commit_and_read_again_after_it(upstream_copy):
+    """Search as you type marks the same conversations key after key: their marks are kept
+    while nothing commits (asked again, only the store's change mark is read), and another
+    connection's commit -- a read stamp, a new message -- is read by the next ask."""
+    path = upstream_copy(30)
+    reader = SessionDB(path, read_only=True)
+    writer = SessionDB(path)
+    try:
+        set_read(writer.store, K1, True)
+        first = conversation_marks(reader.store, [C1, S1, K1, "no-such-session"])
+        assert set(first) == {C1, S1, K1} and not first[K1].unread
+        assert first[K1].lifecycle == lifecycle.INTERRUPTED
+        statements: list[str] = []
+        reader.store.read(lambda conn: conn.set_trace_callback(statements.append))
+        assert conversation_marks(reader.store, [K1, C1, S1, "no-such-session"]) == first
+        assert statements == ["PRAGMA data_version"]
+        set_read(writer.store, K1, False)
+        assert conversation_marks(reader.store, [K1])[K1].unread
+        writer.append_message(K1, "assistant", "here is the answer")
+        assert conversation_marks(reader.store, [K1])[K1].lifecycle == lifecycle.COMPLETE
+    finally:
+        writer.close()
+        reader.close()

@@ -843,3 +843,42 @@ def test_each_store_makes_its_share_of_the_first_page_and_the_page_is_the_same(t
         assert {root.split(":")[0] for root, _hits in shared} == {"default"}, order
         if order == "newest":
             assert shared == whole
+
+
+def _statements_of(door) -> list[tuple[int, str]]:
+    """Every statement each store's connections run from now on, as ``(connection, sql)``."""
+    seen: list[tuple[int, str]] = []
+    for part in door.parts.values():
+        for db in part._dbs.values():
+            db.store.read(lambda conn: conn.set_trace_callback(lambda sql, c=id(conn): seen.append((c, sql))))
+    return seen
+
+
+def test_a_keystroke_looks_at_each_connections_schema_once(tmp_path):
+    """A keystroke's search on each store (its full-text search, the conversations' names and
+    marks, the title match and its rows) looks the schema up once on each connection it
+    reads, not at each read: across three stores that was 30 of its 84 statements."""
+    from hermes_state import ListQuery
+    from hermes_tui.data_profiles import ProfilesData
+
+    from .dataset import build_fixed_db
+
+    root = tmp_path / "hermes-root"
+    for home in (root, root / "profiles" / "coder", root / "profiles" / "home"):
+        home.mkdir(parents=True)
+        build_fixed_db(home / "state.db")
+    door = ProfilesData(discover({"HERMES_HOME": str(root)}).with_stores(),
+                        trash_dir=tmp_path / "trash", cache_dir=tmp_path / "cache")
+    try:
+        first = door.search("docker", ListQuery())  # (every connection opened)
+        assert first.groups and first.title_matches
+        door.forget_search_answers()
+        statements = _statements_of(door)
+        again = door.search("docker", ListQuery())
+        looks = [conn for conn, sql in statements if "schema_version" in sql]
+        assert looks and len(looks) == len(set(looks))  # (once on each connection)
+        assert [(g.root_id, [h.id for h in g.hits]) for g in again.groups] == [
+            (g.root_id, [h.id for h in g.hits]) for g in first.groups]
+        assert [s.id for s in again.title_matches] == [s.id for s in first.title_matches]
+    finally:
+        door.close()
