@@ -222,3 +222,25 @@ def test_created_source_shows_as_created_to_current_in_list_and_json(upstream_co
     lines = {line.split()[-1]: line for line in hermes(home, "list").stdout.splitlines()[2:]}
     assert "tui\u2192telegram" in lines["20260921_100000_g1"]
     assert "\u2192" not in lines["20260921_090000_s1"]
+
+
+def test_list_json_counts_the_messages_the_transcript_shows_not_the_rewound_ones(upstream_copy, tmp_path):
+    """The browser's list says 12 messages for a session rewound by three: `list --json` said
+    15, the stored count, for the same row."""
+    home = _fixture_home(upstream_copy, 30, tmp_path)
+    db = _store(home)
+    try:
+        sid = "20260921_090000_rw"
+        db.create_session(sid, "cli")
+        ids = [db.append_message(sid, "user" if n % 2 == 0 else "assistant", f"turn {n}") for n in range(6)]
+        db.rewind_to_message(sid, ids[2])  # (a user turn: it and the three after it)
+        shown = db._conn.execute("SELECT count(*) FROM messages WHERE session_id = ? AND active = 1",
+                                 (sid,)).fetchone()[0]
+        stored = db._conn.execute("SELECT message_count FROM sessions WHERE id = ?", (sid,)).fetchone()[0]
+        assert shown < stored
+        browser = db.get_summary(sid).message_count
+    finally:
+        db.close()
+    items = _document(hermes(home, "list", "--json", "--limit", "100"))["sessions"]
+    row = next(i for i in items if i["id"] == sid)
+    assert row["message_count"] == shown == browser
