@@ -677,7 +677,7 @@ class BrowserData:
         # follow the last message-level hits)
         view.more = result.has_more
         # (a keystroke's page a bounded walk ended: short, with more to read)
-        view.more_certain = result.short_page
+        view.more_certain = view.short_page = result.short_page
         view.note = getattr(result, "note", None) or getattr(result, "error", None)
         view.answered = getattr(result, "answered_query", None)
         # Hits into conversations, named and marked, kept by the list's conversation filters:

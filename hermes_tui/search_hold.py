@@ -76,11 +76,16 @@ def hold_still(shown: SearchView, fresh: SearchView) -> Held:
     ]
     fresh_groups = {group.root_id: group for group in fresh.groups}
     fresh_hits = {(hit.session_id, hit.id): hit for group in fresh.groups for hit in group.hits}
+    # A page a keystroke's bounded walk ended (``short_page``, one store) says more may follow
+    # without knowing: it holds every match from its oldest hit up, so a shown hit there that
+    # it lacks is gone (deleted, rewound, no longer matching), not merely ranked past a cut.
+    floor = (min(hit.id for group in fresh.groups for hit in group.hits)
+             if fresh.short_page and fresh.hit_count else None)
     groups: list[HitGroup] = []
     for group in shown.groups:
         hits = [
             fresh_hits.get((hit.session_id, hit.id), hit) for hit in group.hits
-            if (hit.session_id, hit.id) in fresh_hits or cut
+            if (hit.session_id, hit.id) in fresh_hits or (cut and not (floor is not None and hit.id >= floor))
         ]
         if not hits:
             continue

@@ -92,6 +92,9 @@ class SearchView:
     #: one store's estimate: a short page does not mean the end (see ``_run`` in
     #: :mod:`hermes_tui.screens.browser_search`).
     more_certain: bool = False
+    #: One store's page that a keystroke's bounded walk ended (``SearchResult.short_page``):
+    #: every match from its oldest hit up is in it, and older ones may follow.
+    short_page: bool = False
     #: Hits of later pages left out for being shown already (a commit shifted the pages while
     #: the answer on screen held still): they count towards where the next page starts.
     skipped: int = 0

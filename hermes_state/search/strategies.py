@@ -268,7 +268,12 @@ def window_ranked(ctx, table, match, phrases, path, total, exact, to_row, plain,
         return Outcome(page, WINDOW_RANKING, total, exact, True, path, short_page=len(page) < ctx.limit)
     if rows and (len(page) < ctx.limit or not more):
         # (a page that ends where the window does: whether older matches follow is one row away)
+        skip = max(0, ctx.offset - len(scored))
         older, more = older_newest_first(ctx, table, match, plain, to_row, min(int(r[0]) for r in rows),
-                                         max(0, ctx.offset - len(scored)), ctx.limit - len(page), True)
+                                         skip, ctx.limit - len(page), True)
         page += older
+        if short_page and not more and not ctx.budget.exhausted:
+            # (the bounded walk's rows, all of them, and the older ones read to their end: the
+            # total is known now, not the estimate the first page made from the walk)
+            total, exact = len(scored) + skip + len(older), True
     return Outcome(page, WINDOW_RANKING, total, exact, more, path)

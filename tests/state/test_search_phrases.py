@@ -181,3 +181,21 @@ def test_a_page_that_ends_where_the_bounded_window_ends_still_leads_to_the_older
     every = exact_order(db, '"config file"')
     paged = _pages(db, '"config file"', limit)
     assert sorted(paged) == sorted(every) and len(paged) == len(set(paged))
+
+
+def test_a_short_page_that_held_every_match_says_so_exactly_once_the_next_page_finds_none(db, monkeypatch):
+    """Every match of the phrase among the newest messages: the keystroke's page holds them all
+    but cannot know it (knowing is the walk it leaves out), so it says more may follow; the
+    next page reads to the end and gives the exact total, for the count the pane shows."""
+    monkeypatch.setattr(TUNING, "PHRASE_WALK_ENTRIES", 1000)
+    db.create_session("recent", "cli")
+    ids = [db.append_message("recent", "user", f"the config file number {n}") for n in range(3)]
+    db._execute_write(lambda conn: conn.execute(
+        "DELETE FROM messages WHERE id NOT IN ({}) AND content LIKE '%config file%'".format(",".join("?" * 3)), ids))
+    assert sorted(exact_order(db, '"config file"')) == ids
+    first = db.search('"config file"', limit=40, sort="auto")
+    assert sorted(hit.id for hit in first.hits) == ids
+    assert first.short_page and first.has_more and not first.total_exact
+    following = db.search('"config file"', limit=40, offset=3, sort="auto")
+    assert following.hits == [] and not following.has_more
+    assert following.total_exact and following.total_estimate == 3

@@ -68,3 +68,35 @@ async def test_a_phrase_the_bounded_walk_finds_few_of_is_listed_whole_without_a_
         assert shown == set(every)
         lines = "\n".join(row.text.plain for row in results._rows)
         assert lines.count("config file of chat") == len(every)
+
+
+def test_a_refresh_drops_a_gone_hit_of_a_short_page_and_keeps_the_older_hits_shown(tmp_path, bounded_walk):
+    """After a commit the pane asks again and holds its rows still (BR-16): a shown hit the
+    fresh answer lacks stays when that answer was cut at its limit -- it may merely rank past
+    it. A short page is not such a cut above its oldest hit: it holds every match from there
+    up, so a hit deleted there goes; the older hits shown (the next page's) stay."""
+    from hermes_state.listing import ListQuery
+    from hermes_tui.data import BrowserData
+    from hermes_tui.search_hold import hold_still
+
+    path = tmp_path / "state.db"
+    every = build(path)
+    door = BrowserData(path)
+    try:
+        first = door.search('"config file"', ListQuery(), limit=40)
+        assert first.short_page and first.more and 0 < first.hit_count < len(every)
+        shown = first.merged(door.search('"config file"', ListQuery(), limit=40, offset=first.next_offset))
+        assert {hit.id for group in shown.groups for hit in group.hits} == set(every)
+        gone = max(every)  # (the newest: above the bounded walk's floor)
+        db = SessionDB(path)
+        try:
+            db._execute_write(lambda conn: conn.execute("DELETE FROM messages WHERE id = ?", (gone,)))
+        finally:
+            db.close()
+        door.forget_search_answers()
+        fresh = door.search('"config file"', ListQuery(), limit=shown.hit_count)
+        held = hold_still(shown, fresh)
+        kept = {hit.id for group in held.steady.groups for hit in group.hits}
+        assert kept == set(every) - {gone}
+    finally:
+        door.close()
