@@ -377,9 +377,9 @@ def _cmd_list(args: argparse.Namespace) -> int:
         # read, not held whole.
         rows = db.iter_listed(query, args.limit, brief=True)
         if args.json:
-            from .cli_json import session_item, write_document
+            from .cli_json import session_item, shown_counts, write_document
 
-            rows = _shown_counts(db, rows)
+            rows = shown_counts(db, rows)
             with closing(rows):
                 write_document("list", "sessions", (session_item(row) for row in rows))
             return 0
@@ -421,20 +421,6 @@ def _list_lines(rows: list[dict]) -> list[str]:
     now = time.time()
     titled = any(row.get("title") for row in rows)
     return [*_list_head(titled), *(_list_line(row, titled, now) for row in rows)]
-
-
-def _shown_counts(db: "SessionDB", rows: Iterator[dict], chunk: int = 500) -> Iterator[dict]:
-    """``rows`` (a streamed listing: upstream's rows, the stored ``message_count``) with each
-    count of the messages its transcript shows, as the browser counts them (rewound ones left
-    out): `list --json` said 15 where the browser said 12. Closing it closes ``rows``."""
-    with closing(rows):
-        batch: list[dict] = []
-        for row in rows:
-            batch.append(row)
-            if len(batch) >= chunk:
-                yield from db.lister.count_shown_messages(batch)
-                batch = []
-        yield from db.lister.count_shown_messages(batch)
 
 
 def _print_listing(pairs: Iterator[tuple[str | None, dict]], now: float, *, with_profile: bool = False) -> bool:
@@ -502,7 +488,9 @@ def _list_across(args: argparse.Namespace, query: ListQuery, now: float, filtere
             cli_filters.note_unread(item.store, query.unread_only, item.profile.name)
         streams = [(item.profile.name, item.store.iter_listed(q, args.limit, brief=True)) for item, q in queries]
         if args.json:
-            streams = [(name, _shown_counts(item.store, rows)) for (name, rows), (item, _q) in zip(streams, queries)]
+            from .cli_json import shown_counts
+
+            streams = [(name, shown_counts(item.store, rows)) for (name, rows), (item, _q) in zip(streams, queries)]
         try:
             merged = merge_listed(streams, by_activity=query.by_activity)
             pairs = (pair for pair, _ in zip(merged, range(args.limit)))
