@@ -12,7 +12,7 @@ from hermes_tui.modals.rename import RenameModal
 from hermes_tui.modals.time_picker import TimePicker
 
 from .conftest import SIZE, settle
-from .test_keymap_keys import app_from_config_file, conflicts
+from .test_keymap_keys import app_from_config_file, conflicts, listed
 
 
 async def test_a_rename_dialog_key_that_types_a_character_is_reported_and_typed(tmp_path, fixed_db, monkeypatch) -> None:
@@ -76,7 +76,7 @@ async def test_a_dialog_key_that_types_nothing_is_no_problem_and_runs(tmp_path, 
         assert app.screen is screen
         await pilot.press("question_mark")
         await settle(pilot)
-        rows = {binding_id: keys for _t, section in app.screen.sections() for keys, _w, binding_id in section}
+        rows = listed(app.screen)
         assert "rename_cancel" in rows
 
 

@@ -8,13 +8,7 @@ from hermes_tui.keys import known_ids
 from hermes_tui.screens.help import HelpScreen
 
 from .conftest import SIZE, settle
-from .test_keymap_keys import app_from_config_file
-
-
-def listed(help_screen: HelpScreen) -> dict[str, str]:
-    """binding id -> the keys its help row shows (a row naming two ids gives both its keys)."""
-    return {binding_id.strip(): keys for _t, rows in help_screen.sections()
-            for keys, _what, ids in rows for binding_id in ids.split(",") if binding_id.strip()}
+from .test_keymap_keys import app_from_config_file, listed
 
 
 async def test_the_help_lists_every_id_the_keymap_accepts(tmp_path, fixed_db, monkeypatch) -> None:

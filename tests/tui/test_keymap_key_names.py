@@ -10,7 +10,7 @@ from hermes_tui.screens.help import HelpScreen
 from hermes_tui.widgets.search import SearchInput
 
 from .conftest import SIZE, settle
-from .test_keymap_keys import app_from_config_file, conflicts
+from .test_keymap_keys import app_from_config_file, conflicts, listed
 
 
 async def test_a_character_written_by_its_unicode_name_is_the_key_textual_reports(tmp_path, fixed_db, monkeypatch) -> None:
@@ -22,7 +22,7 @@ async def test_a_character_written_by_its_unicode_name_is_the_key_textual_report
         await pilot.press("plus")  # the key press Textual makes of +
         await settle(pilot)
         assert isinstance(app.screen, HelpScreen)
-        rows = {binding_id: keys for _t, section in app.screen.sections() for keys, _w, binding_id in section}
+        rows = listed(app.screen)
         assert rows["search"] == "/" and rows["help"] == "+"
         await pilot.press("escape")
         await settle(pilot)
@@ -67,7 +67,7 @@ async def test_ctrl_m_is_enter_in_a_conflict_and_the_problem_says_so(tmp_path, f
         await settle(pilot)
         await pilot.press("question_mark")
         await settle(pilot)
-        rows = {binding_id: keys for _t, section in app.screen.sections() for keys, _w, binding_id in section}
+        rows = listed(app.screen)
         assert rows["copy_id"] == "(no key)"
 
 

@@ -30,6 +30,12 @@ def conflicts(app) -> list[str]:
     return [p for p in app.ctx.config_problems if "is given to both" in p]
 
 
+def listed(help_screen: HelpScreen) -> dict[str, str]:
+    """binding id -> the keys its help row shows (a row naming two ids gives both its keys)."""
+    return {binding_id.strip(): keys for _t, rows in help_screen.sections()
+            for keys, _what, ids in rows for binding_id in ids.split(",") if binding_id.strip()}
+
+
 # -------------------------------------------------------------------- one key, two spellings
 
 async def test_a_character_and_its_name_are_one_key_in_a_conflict(tmp_path, fixed_db, monkeypatch) -> None:
@@ -43,7 +49,7 @@ async def test_a_character_and_its_name_are_one_key_in_a_conflict(tmp_path, fixe
         await pilot.press("question_mark")
         await settle(pilot)
         assert isinstance(app.screen, HelpScreen) and app.is_running
-        rows = {binding_id: keys for _t, section in app.screen.sections() for keys, _w, binding_id in section}
+        rows = listed(app.screen)
         assert rows["quit"] == "(no key)" and rows["help"] == "?"
 
 
@@ -128,7 +134,7 @@ async def test_a_keymap_entry_with_no_key_is_said_and_the_binding_keeps_its_own(
         await settle(pilot)
         shown = " ".join(plain(app.screen.render_help()).split())
         assert "rename: no key given" in shown
-        rows = {binding_id: keys for _t, section in app.screen.sections() for keys, _w, binding_id in section}
+        rows = listed(app.screen)
         assert rows["rename"] == "r" and rows["copy_id"] == "y"
         await pilot.press("escape")
         await settle(pilot)

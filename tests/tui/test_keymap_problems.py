@@ -14,6 +14,7 @@ from hermes_tui.widgets.status import StatusLine
 
 from .conftest import SIZE, make_app, settle
 from .test_delete_undo import plain
+from .test_keymap_keys import listed
 
 
 def app_with(fixed_db: Path, keymap: dict[str, str]):
@@ -105,7 +106,7 @@ async def test_a_key_textual_cannot_produce_is_a_problem_and_the_default_key_sta
         assert "'ctrl+nope'" in said and "copy_id" in said
         await pilot.press("question_mark")
         await settle(pilot)
-        rows = {binding_id: keys for _t, section in app.screen.sections() for keys, _w, binding_id in section}
+        rows = listed(app.screen)
         assert rows["rename"] == "r"  # its default: the bad name replaced nothing
         assert rows["copy_id"] == "c"  # the good key of the two is kept
         await pilot.press("escape")
