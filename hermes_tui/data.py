@@ -581,7 +581,7 @@ class BrowserData:
 
         for model in (models.SearchHit, models.SearchResult, models.ConversationHit):
             model.model_rebuild()
-        models.hits_from_store([])  # (its list validator, made at its first use)
+        models.list_from_store(models.SearchHit, [])  # (the hits' list validator, made at its first use)
 
     def warm_titles(self) -> None:
         """Have every title read for the title match (0.2 s at 250k sessions) once the census

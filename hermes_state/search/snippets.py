@@ -111,7 +111,7 @@ def words_pattern(phrases: list[Phrase]) -> "re.Pattern[str] | None":
 
 
 def make_hits(ctx: Ctx, rows: list[Row], path: str) -> list:
-    from ..models import hits_from_store
+    from ..models import SearchHit, list_from_store
 
     if not rows:
         return []
@@ -167,7 +167,7 @@ def make_hits(ctx: Ctx, rows: list[Row], path: str) -> list:
             path=path,
         ))
     if fields:
-        for (at, key), hit in zip(new, hits_from_store(fields)):
+        for (at, key), hit in zip(new, list_from_store(SearchHit, fields)):
             slots[at] = made[key] = hit
     if cache is not None:
         cache.hits = made

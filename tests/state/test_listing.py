@@ -672,17 +672,17 @@ def test_a_pages_hits_validated_together_are_each_hit_as_made_alone():
     """A search page's hits are validated as one list; a row that needs mending (a number
     stored as text, a title stored as a blob) makes every hit of that page as
     :func:`from_store` makes it alone."""
-    from hermes_state.models import SearchHit, from_store, hits_from_store
+    from hermes_state.models import SearchHit, from_store, list_from_store
 
     clean = [{"id": n, "session_id": f"s{n}", "role": "user", "timestamp": 5 + n, "source": "cli", "model": None,
               "session_started": 4, "session_title": "t", "snippet": "a docker", "spans": [(2, 8)],
               "raw_snippet": "a >>>docker<<<", "score": 1.5, "path": "fts5"} for n in range(3)]
-    assert hits_from_store(clean) == [from_store(SearchHit, one) for one in clean]
-    assert hits_from_store(clean)[0].timestamp == 5.0
+    assert list_from_store(SearchHit, clean) == [from_store(SearchHit, one) for one in clean]
+    assert list_from_store(SearchHit, clean)[0].timestamp == 5.0
     mended = [dict(clean[0]), dict(clean[1], timestamp="later", session_title=b"\xffT"), dict(clean[2])]
-    assert hits_from_store(mended) == [from_store(SearchHit, one) for one in mended]
-    assert (hits_from_store(mended)[1].timestamp, hits_from_store(mended)[1].session_title) == (0.0, "\ufffdT")
-    assert hits_from_store([]) == []
+    assert list_from_store(SearchHit, mended) == [from_store(SearchHit, one) for one in mended]
+    assert (list_from_store(SearchHit, mended)[1].timestamp, list_from_store(SearchHit, mended)[1].session_title) == (0.0, "\ufffdT")
+    assert list_from_store(SearchHit, []) == []
 
 
 def test_get_summaries_is_get_summary_of_each_in_the_order_given(tmp_path):
