@@ -514,8 +514,7 @@ class SearchResults(KeysFollowFocus, ScrollView, can_focus=True):
             # Every hit of the pages read was of a conversation the list's filters (a time
             # window, unread only, a status) leave out: the next page is read at once, as the
             # cursor would ask for it next to the last hit.
-            self.loading_more = True
-            self.post_message(self.NeedMore(self, view.query, view.next_offset))
+            self._read_next_page(view)
         elif view.more and self._fill_timer is None and len(self._rows) < self.scrollable_content_region.height:
             # The pages read do not fill the pane (a page of 40 hits may be one conversation's,
             # folded into a few rows): the next page is read once this answer has stood a
@@ -528,8 +527,12 @@ class SearchResults(KeysFollowFocus, ScrollView, can_focus=True):
         view = self.view
         if (view is not None and view.more and not self.loading_more
                 and len(self._rows) < self.scrollable_content_region.height):
-            self.loading_more = True
-            self.post_message(self.NeedMore(self, view.query, view.next_offset))
+            self._read_next_page(view)
+
+    def _read_next_page(self, view: SearchView) -> None:
+        """Ask for the page after ``view``'s (once: until it arrives, ``loading_more``)."""
+        self.loading_more = True
+        self.post_message(self.NeedMore(self, view.query, view.next_offset))
 
     def _refresh_changed_lines(self, old_rows: list, old_top: int, old_cursor: int | None) -> None:
         """Repaint only the lines on screen that the new rows change: while a word is typed
@@ -738,8 +741,7 @@ class SearchResults(KeysFollowFocus, ScrollView, can_focus=True):
             cursor is not None and view is not None and view.more and not self.loading_more
             and cursor >= len(self._rows) - 1 - self.MORE_AHEAD
         ):
-            self.loading_more = True
-            self.post_message(self.NeedMore(self, view.query, view.next_offset))
+            self._read_next_page(view)
 
     def at_first_hit(self) -> bool:
         """No hit is highlighted but the first (the reader has not moved into the answer)."""
