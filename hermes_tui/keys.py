@@ -335,16 +335,17 @@ def _conflicts(keymap: dict[str, str]):
                     yield where, key, first, binding, won, (binding if won is first else first)
 
 
-def _keys_of(keymap: dict[str, str], binding: Binding) -> str:
-    """The keys ``binding`` has under ``keymap``, as written: its keymap entry's, else its own."""
-    return keymap.get(binding.id, binding.key) if binding.id else binding.key
+def _keys_of(keymap: dict[str, str], binding: Binding) -> list[str]:
+    """The keys ``binding`` has under ``keymap``, each as written: its keymap entry's, else
+    its own."""
+    keys = keymap.get(binding.id, binding.key) if binding.id else binding.key
+    return [k.strip() for k in keys.split(",") if k.strip()]
 
 
 def _presses(keymap: dict[str, str], binding: Binding) -> list[str]:
     """The key presses that run ``binding`` under ``keymap`` (its keymap's keys, else its own),
     each named as Textual names it (:func:`~hermes_tui.compat.key_press`), once each."""
-    keys = _keys_of(keymap, binding)
-    return list(dict.fromkeys(key_press(k.strip()) for k in keys.split(",") if k.strip()))
+    return list(dict.fromkeys(key_press(k) for k in _keys_of(keymap, binding)))
 
 
 def group_of(title: str, cls: type) -> str:
@@ -371,16 +372,14 @@ def working_keys_label(keymap: dict[str, str], shadowed: dict[tuple[str, str], s
     """The keys that run ``binding`` (of ``cls``, listed in the help's section ``title``) as
     a person reads them: its keymap's or own keys, less those another binding wins there;
     ``(no key)`` when none is left."""
-    keys = _keys_of(keymap, binding)
     lost = shadowed.get((group_of(title, cls), binding.id or binding.action), set())
-    return keys_label(",".join(k for k in keys.split(",") if k.strip() and key_press(k.strip()) not in lost)) or NO_KEY
+    return keys_label(",".join(k for k in _keys_of(keymap, binding) if key_press(k) not in lost)) or NO_KEY
 
 
 def _spelled(keymap: dict[str, str], binding: Binding, press: str) -> list[str]:
     """The names under which ``binding`` has the key press ``press`` (``?`` and
     ``question_mark``; ``ctrl+m`` for ``enter``)."""
-    keys = _keys_of(keymap, binding)
-    return [k.strip() for k in keys.split(",") if k.strip() and key_press(k.strip()) == press]
+    return [k for k in _keys_of(keymap, binding) if key_press(k) == press]
 
 
 def _by_alias_only(keymap: dict[str, str], binding: Binding, press: str) -> bool:
