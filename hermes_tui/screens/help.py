@@ -22,10 +22,18 @@ from textual.widgets import Static
 from ..config import config_path
 from ..compat import keymap as _keymap
 from ..keys import sections as _sections
-from ..keys import DIALOG_NAMES, NO_KEY, keys_label, shadowed_keys, working_keys_label
+from ..keys import APP_BINDINGS, DIALOG_NAMES, NO_KEY, keys_label, shadowed_keys, working_keys_label
 from ..legible import muted, text_style
 from ..render.reading import legend
 from ..textsafe import inert_line
+
+
+#: What each of the app's own keys (:data:`~hermes_tui.keys.APP_BINDINGS`) does, as the help
+#: says it.
+EVERYWHERE = {
+    "command_palette": "Command palette (every action)",
+    "cancel": "Quit without choosing (exit status 130)",
+}
 
 
 class HelpScreen(ModalScreen[None]):
@@ -87,11 +95,10 @@ class HelpScreen(ModalScreen[None]):
                     rows.append((keys, binding.description, binding.id or ""))
             first = type(self.origin) in classes
             out.insert(0 if first else len(out), (title, rows))
-        # (its keys as the keymap has them: a remapped palette listed under Ctrl+P was not found)
-        palette = keys_label(keymap.get("command_palette", "ctrl+p")) or NO_KEY
-        cancel = keys_label(keymap.get("cancel", "ctrl+c")) or NO_KEY
-        out.append(("Everywhere", [(palette, "Command palette (every action)", "command_palette"),
-                                   (cancel, "Quit without choosing (exit status 130)", "cancel")]))
+        # The app's own keys, as the keymap has them (a remapped palette listed under Ctrl+P
+        # was not found).
+        out.append(("Everywhere", [(keys_label(keymap.get(b.id, b.key)) or NO_KEY, EVERYWHERE[b.id], b.id)
+                                   for b in APP_BINDINGS]))
         return out
 
     def render_help(self) -> Group:
