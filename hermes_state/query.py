@@ -9,9 +9,7 @@ reject (SR-16), CJK detection (SR-8) and routing (SR-9), LIKE escaping (the one
 
 from __future__ import annotations
 
-import functools
 import re
-import unicodedata
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
@@ -514,16 +512,6 @@ def token_count(text: str) -> int:
     if text.isascii():
         return len(text.translate(_SEPARATORS).split()) or 1
     return len(WORD_RE.findall(text)) or 1
-
-
-@functools.lru_cache(maxsize=4096)
-def fold_text(token: str) -> str:
-    """unicode61's folding, approximately: lower case without diacritics."""
-    token = token.lower()
-    if token.isascii():
-        return token
-    decomposed = unicodedata.normalize("NFD", token)
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
 
 #: Shortest last word ``prefix_last`` makes a prefix: ``d*`` or ``ku*`` would expand to

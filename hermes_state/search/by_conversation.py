@@ -38,11 +38,11 @@ from __future__ import annotations
 import math
 import re
 import sqlite3
-import unicodedata
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 from ..models import CONVERSATION_RANKING, CONVERSATION_WINDOW_RANKING
+from ..folding import fold
 from ..query import contains_cjk, parse_fts_query
 from .context import Ctx, Outcome, Row, indexed_texts_sql, older_newest_first, plain_text_sql, source_sql
 from .sql import FTS_TABLE, positive_query_terms, where_clause
@@ -57,28 +57,6 @@ _K1, _B = 1.2, 0.75
 _UNKNOWN = object()
 #: A word as FTS5's unicode61 tokenizer reads one: letters and digits (``_`` separates).
 _TOKEN = re.compile(r"[^\W_]+")
-
-
-def _latin_folds() -> dict[int, str]:
-    """Each accented Latin letter to its letter without the accent (``é`` to ``e``), as the
-    word index's unicode61 reads them (``remove_diacritics``: Latin script only -- ``が``
-    keeps its mark, ``й`` its breve)."""
-    folds: dict[int, str] = {}
-    for code in (*range(0xC0, 0x250), *range(0x1E00, 0x1F00)):
-        bare = "".join(ch for ch in unicodedata.normalize("NFD", chr(code)) if not unicodedata.combining(ch))
-        if bare != chr(code) and bare.isascii():
-            folds[code] = bare
-    return folds
-
-
-_LATIN_FOLDS = _latin_folds()
-
-
-def unaccented(text: str) -> str:
-    """``text`` with its Latin letters' accents gone (:func:`_latin_folds`): the query's words
-    and a title or a message are compared so, as the index matched them (``cafe menu`` finds
-    ``café menu``, and ``café`` finds ``cafe``)."""
-    return text if text.isascii() else text.translate(_LATIN_FOLDS)
 
 
 @dataclass(frozen=True)
@@ -120,7 +98,7 @@ class ByConversation:
         def share(title: str) -> float:
             if not title:
                 return 0.0
-            held = {m.lastgroup for m in pattern.finditer(unaccented(title))}
+            held = {m.lastgroup for m in pattern.finditer(fold(title))}
             return len(held) / count
 
         return share
@@ -150,7 +128,7 @@ def _index_words(text: str) -> list[str]:
     """The words of a query item as the word index splits them, lower-cased: ``docker-compose``
     is ``docker compose`` there (a text's ``docker compose`` matched it, a title's too); a
     CJK word as typed (the trigram index reads it as a substring)."""
-    return [token for word in unaccented(text.lower()).split()
+    return [token for word in fold(text).split()
             for token in ([word] if contains_cjk(word) else _TOKEN.findall(word))]
 
 
@@ -382,7 +360,7 @@ def _lift_side_by_side(ctx: Ctx, table: str, scored: list[tuple], neighbours: li
                 f"SELECT i, substr(t, 1, {int(TUNING.PHRASE_LIFT_CHARS)}) FROM ({inner})", chunk,
             ):
                 if isinstance(text, str):
-                    texts[int(rowid)] = unaccented(text)
+                    texts[int(rowid)] = fold(text)
     except sqlite3.OperationalError:
         raise  # (an interrupt: a newer keystroke)
     except sqlite3.DatabaseError:

@@ -3,7 +3,8 @@ index's vocabulary into ``("word1" OR "word2" ...)``, which FTS5 iterates lazily
 
 from __future__ import annotations
 
-from ..query import WORD_RE, ParsedQuery, QueryItem, fold_text
+from ..folding import fold
+from ..query import WORD_RE, ParsedQuery, QueryItem
 from .context import Ctx, probe
 from .ranking import Phrase
 from .weights import words_meant
@@ -21,7 +22,7 @@ def unicode61_phrases(parsed: ParsedQuery, expansions: dict[int, str] | None = N
     for group in parsed.groups():
         for pos, negs in group:
             for item, negated in [(pos, False), *((n, True) for n in negs)]:
-                tokens = [fold_text(w) for w in WORD_RE.findall(item.text)]
+                tokens = [fold(w) for w in WORD_RE.findall(item.text)]
                 phrases.append(Phrase(expansions.get(id(item), item.render()), tokens, item.prefix, negated))
     return phrases
 

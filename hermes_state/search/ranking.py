@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
-from ..query import MARK_CLOSE, MARK_OPEN, MARKED_RE, WORD_RE, fold_text, token_count
+from ..folding import fold
+from ..query import MARK_CLOSE, MARK_OPEN, MARKED_RE, WORD_RE, token_count
 
 if TYPE_CHECKING:  # pragma: no cover
     from .light import Light
@@ -86,7 +87,7 @@ class TfMatcher:
         out: list[int] = []
         exact, prefixes = self.exact, self.prefixes
         for word in WORD_RE.findall(piece):
-            folded = fold_text(word)
+            folded = fold(word)
             out.extend(exact.get(folded, ()))
             for head, index in prefixes:
                 if folded.startswith(head):

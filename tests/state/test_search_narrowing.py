@@ -225,7 +225,7 @@ def test_highlights_are_trimmed_to_the_narrower_query(db, tmp_path, small_window
     """``dock*`` marks ``dockyard``; ``docker*`` must mark only what FTS5 would: glued CJK
     tokens (one unicode61 token) and words with diacritics (``Dockér`` folds to ``docker``)
     answer as a fresh search does, narrowed or not."""
-    from hermes_state.query import fold_text
+    from hermes_state.folding import fold
 
     texts = (
         [f"docker and dockyard and dockers {i}" for i in range(40)]
@@ -242,7 +242,7 @@ def test_highlights_are_trimmed_to_the_narrower_query(db, tmp_path, small_window
             assert answer(got) == answer(search(fresh, typed)), typed
         got = search(reader, "docker", sort="newest")
         marked = {hit.snippet[a:b] for hit in got.hits for a, b in hit.spans}
-        assert "dockyard" not in marked and {fold_text(piece)[:6] for piece in marked} == {"docker"}
+        assert "dockyard" not in marked and {fold(piece)[:6] for piece in marked} == {"docker"}
     finally:
         reader.close()
         fresh.close()

@@ -1,0 +1,65 @@
+"""Text as the word index folds it: the one folding the search compares words with.
+
+The word index (FTS5's ``unicode61`` tokenizer, diacritics removed) stores ``Café`` as
+``cafe`` but ``й``, ``ё``, ``ά``, ``が`` as they are, and ``Việt`` (two marks on one letter)
+as ``việt``; it folds ``İ`` to ``i``. Python has no such table: ``str.lower()`` and
+``unicodedata`` fold other letters (``й`` to ``и`` through NFD). A query word and a text's
+word counted as the same word where the index holds two would rank what FTS5 did not match,
+so each character is asked once of SQLite's own tokenizer -- the code that built the index --
+and kept for the process.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import string
+import threading
+
+#: What each character folds to where it stands in a word (a diacritic the index drops: "").
+#: Characters that are not part of words (separators) are left as they are: texts keep their
+#: boundaries for the patterns that read them.
+_TABLE: dict[int, str] = {ord(ch): ch.lower() for ch in string.ascii_uppercase}
+_KNOWN: set[str] = set(map(chr, range(128)))
+_LOCK = threading.Lock()
+_CONN: sqlite3.Connection | None = None
+
+
+def _ask(chars: list[str]) -> None:
+    """Learn how the index folds each of ``chars``: each is tokenized between two ``q``s, so
+    a letter answers one token (``q<fold>q``: its fold, "" for a dropped mark) and a
+    separator two."""
+    global _CONN
+    with _LOCK:
+        chars = [ch for ch in chars if ch not in _KNOWN]
+        if not chars:
+            return
+        if _CONN is None:
+            _CONN = sqlite3.connect(":memory:", check_same_thread=False)
+            _CONN.execute("CREATE VIRTUAL TABLE probe USING fts5(t)")
+            _CONN.execute("CREATE VIRTUAL TABLE probe_terms USING fts5vocab(probe, instance)")
+        conn = _CONN
+        with conn:
+            conn.execute("DELETE FROM probe")
+            conn.executemany("INSERT INTO probe(rowid, t) VALUES (?, ?)",
+                             [(index, f"q{ch}q") for index, ch in enumerate(chars)])
+            tokens: dict[int, list[str]] = {}
+            for doc, term in conn.execute("SELECT doc, term FROM probe_terms ORDER BY doc, offset"):
+                tokens.setdefault(int(doc), []).append(term)
+        for index, ch in enumerate(chars):
+            found = tokens.get(index, [])
+            if len(found) == 1 and found[0].startswith("q") and found[0].endswith("q") and len(found[0]) >= 2:
+                folded = found[0][1:-1]
+                if folded != ch:
+                    _TABLE[ord(ch)] = folded
+            _KNOWN.add(ch)
+
+
+def fold(text: str) -> str:
+    """``text`` with each letter as the word index stores it (lower case; Latin letters
+    without their accent; ``й``, ``ё``, kana marks kept); other characters unchanged."""
+    if text.isascii():
+        return text.lower()
+    missing = set(text) - _KNOWN
+    if missing:
+        _ask(sorted(missing))
+    return text.translate(_TABLE)

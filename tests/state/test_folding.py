@@ -1,0 +1,59 @@
+"""The search compares words as the word index stores them (hermes_state.folding): the store's
+own index is the judge, across scripts."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from hermes_state import SessionDB
+from hermes_state.folding import fold
+from hermes_state.search import Weights
+from hermes_state.search.by_conversation import ByConversation, title_words
+
+from tests.state.test_conversation_search import NOW, session
+
+#: Words whose folding Python's own tables get wrong one way or another: a Latin accent (gone
+#: in the index), two marks on one letter and Cyrillic, Greek and kana marks (kept), a dotted
+#: capital I (one letter there), a decomposed accent, letters Python lower-cases alike.
+WORDS = ["Café", "ÉCOLE", "Łódź", "Việt", "Ḗos", "мой", "ёлка", "Йогурт", "άλφα", "がっこう", "ガス",
+         "İstanbul", "e\u0301cran", "Straße", "Øre", "ǅemal", "Ελληνικά"]
+
+
+def index_terms(path: Path) -> set[str]:
+    conn = sqlite3.connect(path)
+    try:
+        conn.execute("CREATE VIRTUAL TABLE temp.terms USING fts5vocab(main, messages_fts, row)")
+        return {term for (term,) in conn.execute("SELECT term FROM temp.terms")}
+    finally:
+        conn.close()
+
+
+def test_every_word_folds_to_the_term_the_stores_word_index_holds(tmp_path: Path):
+    db = SessionDB(tmp_path / "state.db")
+    try:
+        session(db, "words", [f"{word} zz{index}" for index, word in enumerate(WORDS)], at=NOW)
+    finally:
+        db.close()
+    terms = index_terms(tmp_path / "state.db")
+    assert {fold(word) for word in WORDS} <= terms
+    # (and the ones Python alone would have folded otherwise are among them)
+    assert {"мой", "ёлка", "йогурт", "άλφα", "がっこう", "việt", "istanbul", "cafe", "ecran"} <= terms
+
+
+def test_separators_stay_so_a_text_keeps_its_word_boundaries():
+    assert fold("mot, été — 服务器/docker_compose!") == "mot, ete — 服务器/docker_compose!"
+    assert fold("Docker-Compose") == "docker-compose"
+
+
+def test_a_title_shares_only_the_words_the_index_would_match():
+    """``viet`` is not ``Việt`` to the index (two marks: kept), while ``cafe`` is ``Café``:
+    the title's share of the query says the same."""
+    def share(query: str, title: str) -> float:
+        return ByConversation(store=None, now=NOW, weights=Weights(), words=title_words(query)).title_share()(title)
+
+    assert share("cafe", "Café menu") == 1.0
+    assert share("viet", "Việt Nam trip") == 0.0
+    assert share("việt", "VIỆT NAM trip") == 1.0
+    assert share("мои", "мой сервер") == 0.0
+    assert share("мой", "Мой сервер") == 1.0
