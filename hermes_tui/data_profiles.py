@@ -169,12 +169,20 @@ class _SearchStream:
         #: Conversations (qualified ids) the list's conversation filters left out, of every
         #: page the stores read so far (an answer they emptied says how many).
         self.filtered_out: frozenset[str] = frozenset()
+        #: Stores whose last page a keystroke's bounded walk ended (``short_page``): reading
+        #: on is the walk the keystroke was spared (~50 ms at 5M), so a keystroke's page ends
+        #: where such a store's hits do (:meth:`take`), as one store's page would.
+        self.short: set[str] = set()
 
     def add_page(self, name: str, answer: SearchView) -> None:
         """A store's page read: its groups wait, and where its next page starts is kept."""
         self.waiting.setdefault(name, []).extend(answer.groups)
         self.filtered_out |= {qualify(name, root) for root in answer.filtered_out}
         self.next_offset[name] = answer.next_offset
+        if answer.short_page:
+            self.short.add(name)
+        else:
+            self.short.discard(name)
         if not answer.more or not answer.hit_count:
             self.done.add(name)
 
@@ -209,12 +217,14 @@ class _SearchStream:
                 return
             self.add_page(name, answer)
 
-    def take(self, hits: int, rounds: int | None = REFILL_ROUNDS) -> list[HitGroup]:
+    def take(self, hits: int, rounds: int | None = REFILL_ROUNDS, *, keystroke: bool = False) -> list[HitGroup]:
         """The next conversations of the one ranking, whole, until ``hits`` hits are taken,
         every store is used up, or ``rounds`` rounds of reading stores' next pages did not
         fill the page (None: no limit); a conversation met again on a later page of its
         store joins its group when both are in this page (as :meth:`SearchView.merged`
-        joins pages)."""
+        joins pages). ``keystroke`` (a keystroke's first page): the page also ends when a
+        store whose page was short (:attr:`short`) is used up -- its next conversation may
+        rank above the others' and only its walk would tell; the pane reads on."""
         with self.lock:
             page: dict[str, HitGroup] = {}
             taken = 0
@@ -223,6 +233,8 @@ class _SearchStream:
                 if empty:
                     if rounds is not None and rounds <= 0:
                         break  # (a short page; more follows)
+                    if keystroke and self.short.intersection(empty):
+                        break  # (as above)
                     rounds = None if rounds is None else rounds - 1
                     self._refill(empty)
                     continue
@@ -707,7 +719,7 @@ class ProfilesData:
                 stream.take(offset, rounds=None)  # (replayed up to the page asked for, then dropped)
         stream.generation = generation
         before = stream.position
-        page = stream.take(limit)
+        page = stream.take(limit, keystroke=offset == 0)
         if stream.interrupted:
             return SearchView(query=query, offset=offset, interrupted=True)  # (and not kept)
         more = stream.more

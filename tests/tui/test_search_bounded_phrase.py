@@ -5,6 +5,7 @@ listed -- whether or not typing pauses long enough for the ranking by conversati
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -100,3 +101,85 @@ def test_a_refresh_drops_a_gone_hit_of_a_short_page_and_keeps_the_older_hits_sho
         assert kept == set(every) - {gone}
     finally:
         door.close()
+
+
+def build_profiles(root: Path) -> dict[str, set[tuple[str, int]]]:
+    """A Hermes root whose default store has the bounded walk's shape (:func:`build`) beside a
+    small profile holding the phrase in three conversations: each profile's phrase matches
+    as the pane qualifies them, ``(profile:session, message id)``."""
+    every = {"default": {("default:" + sid, mid) for sid, mid in _sessions_of(root / "state.db", build(root / "state.db"))}}
+    other = root / "profiles" / "work" / "state.db"
+    other.parent.mkdir(parents=True)
+    db = SessionDB(other)
+    try:
+        found = set()
+        for n in range(3):
+            sid = f"20261118_{n:06d}_work"
+            db.create_session(sid, "cli")
+            db.append_message(sid, "user", f"work note {n}: the file and the config")
+            found.add((f"work:{sid}", db.append_message(sid, "assistant", f"the config file of work {n} is fine")))
+            db.end_session(sid, "user_exit")
+    finally:
+        db.close()
+    every["work"] = found
+    return every
+
+
+def _sessions_of(path: Path, ids: list[int]) -> list[tuple[str, int]]:
+    with sqlite3.connect(path) as conn:
+        return [(conn.execute("SELECT session_id FROM messages WHERE id = ?", (mid,)).fetchone()[0], mid)
+                for mid in ids]
+
+
+def test_across_profiles_a_keystroke_does_not_walk_on_past_a_short_page(tmp_path, bounded_walk):
+    """A keystroke over several profiles is spared the walk as one store's is: a store whose
+    page the bounded walk ended is not read on within the keystroke (its next page is that
+    walk); the merged page ends where its hits do, says more follows, and the pages after it
+    bring every match of every profile once."""
+    from hermes_state.listing import ListQuery
+    from hermes_state.profiles import discover
+    from hermes_tui.data_profiles import ProfilesData
+
+    every = build_profiles(tmp_path)
+    door = ProfilesData(discover({"HERMES_HOME": str(tmp_path)}).with_stores())
+    asked: list[tuple[str, int]] = []
+    for name, part in door.parts.items():
+        search = part.search
+        part.search = lambda *a, _s=search, _n=name, **k: (asked.append((_n, k.get("offset", 0))), _s(*a, **k))[1]
+    try:
+        view = door.search('"config file"', ListQuery(), limit=40, sort="auto")
+        assert asked == [("default", 0), ("work", 0)]
+        assert view.more and 0 < view.hit_count < sum(map(len, every.values()))
+        shown = view
+        while shown.more:
+            page = door.search('"config file"', ListQuery(), limit=40, offset=shown.next_offset, sort="auto")
+            shown = shown.merged(page)
+        hits = [(hit.session_id, hit.id) for group in shown.groups for hit in group.hits]
+        assert sorted(hits) == sorted(every["default"] | every["work"])
+        assert ("default", 0) != asked[-1] and any(name == "default" and offset > 0 for name, offset in asked)
+    finally:
+        door.close()
+
+
+async def test_across_profiles_the_pane_lists_every_match_without_a_key(tmp_path, bounded_walk):
+    """In the browser over both profiles, typing never pausing: the keystroke's page ends
+    short, and the pane reads on by itself until every profile's every match is listed."""
+    from hermes_state.profiles import discover
+
+    root = tmp_path / "hermes"
+    root.mkdir()
+    every = build_profiles(root)
+    profiles = discover({"HERMES_HOME": str(root)}).with_stores()
+    config = AppConfig(animations="none", search_debounce_s=0.0)
+    config.search.exact_after_s = 0.0
+    app = make_app(profiles[0].db_path, profiles=profiles, cache_dir=tmp_path / "cache", config=config,
+                   trash_dir=tmp_path / "trash")
+    async with app.run_test(size=(100, 40)) as pilot:
+        await settle(pilot)
+        results = app.screen.results
+        await pilot.press("slash", *'"config file"')
+        assert await wait_for(pilot, lambda: results.view is not None and results.view.query == '"config file"'
+                              and not results.view.more)
+        await settle(pilot)
+        shown = {(hit.session_id, hit.id) for group in results.view.groups for hit in group.hits}
+        assert shown == every["default"] | every["work"]
