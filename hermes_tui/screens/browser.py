@@ -22,7 +22,6 @@ from __future__ import annotations
 
 from typing import Callable
 
-from rich.cells import cell_len
 from rich.text import Text
 from textual import events, on, work
 from textual.app import ComposeResult
@@ -38,6 +37,7 @@ from hermes_state.visibility import INTERNAL_SOURCES
 from hermes_state.models import SessionSummary
 
 from ..context import Access, AppContext, StoreChange, StoreStatus
+from ..fitting import Part, first_fitting
 from ..keynames import bound_keys_label
 from ..messages import SearchFinished, WorkerDone
 from ..modals.source_picker import SourcePicker
@@ -54,7 +54,7 @@ from ..widgets.detail import DetailPane
 from ..widgets.footer import TieredFooter
 from ..widgets.search import SearchInput, SearchResults, ToggleRanking
 from ..widgets.session_list import SessionList
-from ..widgets.status import Part, StatusLine
+from ..widgets.status import StatusLine
 from ..widgets.text_field import focus_now
 
 
@@ -420,7 +420,7 @@ class BrowserScreen(HermesScreen):
         short = label.replace("all (internal runs hidden)", "all")
         forms = [f"Sessions · {label} · {view}", f"Sessions · {short} · {view}", f"{short} · {view}",
                  f"{short} · {VIEW_NAMES[self.view]}"]
-        return next((form for form in forms if room <= 0 or cell_len(form) <= room), forms[-1])
+        return first_fitting(forms, room)
 
     def list_query(self) -> ListQuery:
         """The screen's filters as the one value the store's list takes."""
@@ -464,8 +464,8 @@ class BrowserScreen(HermesScreen):
         parts += self._status_filter_parts()
         # (the legend before the file: the file's name gives way first)
         parts.append(Part(f"● live  ○ ended  ★ pinned  {UNREAD_GLYPH} unread",
-                          short=f"● live ○ ended ★ pinned {UNREAD_GLYPH} unread", extra=True))
-        parts.append(Part(self.ctx.db_label, short=self.ctx.db_label.rsplit("/", 1)[-1], extra=True))
+                          short=f"● live ○ ended ★ pinned {UNREAD_GLYPH} unread", gives_way=1))
+        parts.append(Part(self.ctx.db_label, short=self.ctx.db_label.rsplit("/", 1)[-1], gives_way=1))
         self._one(StatusLine).set_info(parts)
 
     # ------------------------------------------------------------------ loading

@@ -14,13 +14,13 @@ import time
 from functools import partial
 from typing import TYPE_CHECKING, Any, Callable
 
-from rich.cells import cell_len
 from rich.text import Text
 
 from hermes_state.models import ranks_again_when_paused
 from hermes_state.timewindow import Windowed, windowed
 
 from ..collector import hold_collection, release_collection
+from ..fitting import Part, fit_parts
 from ..keynames import bound_keys_label
 from ..messages import Generation, SearchFinished, Stamp, WorkerDone
 from ..search_hold import Held, announcement, hold_still, ranked_anew, without_shown
@@ -47,30 +47,38 @@ EXACT_RETRIES = 50
 SUBTITLE_MARGIN = 6
 
 
-def fitted(parts: list[str], width: int) -> str:
-    """The subtitle's parts joined, within ``width`` columns when it can: at 80 columns the
-    full line (``fts5 · by relevance (bm25-conversations) · 40 hits of ~94 · 15
-    conversations · 4.3 ms``) was cut in the middle of what it counts. Left out first is
-    what matters least to a reader: the index that served it, the time, then the ranking's
-    name in brackets (``by relevance`` stays). ``parts``: path, [ranking label], hits,
-    conversations, time, [note]; ``width`` of 0 or less (not laid out yet): all of it."""
-    def joined(items: list[str]) -> str:
-        return " · ".join(item for item in items if item)
-
-    line = joined(parts)
-    if width <= 0 or cell_len(line) <= width:
-        return line
-    items = list(parts)
-    items[0] = ""  # the path (fts5, trigram, like)
-    # Then, while the line is too long: the time, the ranking's name in brackets.
-    cuts = [(i, "") for i, item in enumerate(items) if item.endswith(" ms")][:1]
-    if len(items) > 1 and items[1].startswith("by relevance ("):
-        cuts.append((1, "by relevance"))
-    for index, shorter in cuts:
-        if cell_len(joined(items)) <= width:
-            break
-        items[index] = shorter
-    return joined(items)
+def subtitle_parts(view: SearchView) -> list[Part]:
+    """Path, ranking, hits shown of the estimated total, conversations, time, notes. At 80
+    columns the full line (``fts5 · by relevance (bm25-conversations) · 40 hits of ~94 · 15
+    conversations · 4.3 ms``) was cut in the middle of what it counts: what matters least to
+    a reader gives way first, the index that served it, then the time, then the ranking's
+    name in brackets (``by relevance`` stays)."""
+    # (the hits shown: one store's ``hit_count`` is the hits it read, where the next
+    # page starts, and counts those a time window or another filter then left out)
+    shown = sum(len(group.hits) for group in view.groups)
+    hits = f"{shown} hit{'s' if shown != 1 else ''}"
+    if view.total_estimate and view.total_estimate > shown:
+        # (a time window or another conversation filter leaves out conversations after
+        # their messages matched: the count of matches is then theirs too, and says so)
+        hits += f" of ~{view.total_estimate:,}" + (" before filters" if view.filters_on else "")
+    convs = len(view.groups)
+    parts = [Part(view.path or "—", gives_way=2), Part(hits, droppable=False),
+             Part(f"{convs} conversation{'s' if convs != 1 else ''}", droppable=False),
+             Part(f"{view.elapsed_ms:.1f} ms", gives_way=1)]
+    if view.order == "newest":
+        label = "newest first"
+    elif view.ranking == "newest":
+        label = "newest first (words too common to rank)"
+    elif view.order:
+        label = "by relevance" + (f" ({view.ranking})" if view.ranking else "")
+    else:
+        label = view.ranking
+    if label and shown:
+        parts.insert(1, Part(label, short="by relevance" if label.startswith("by relevance (") else None,
+                             droppable=False))
+    if view.note and not view.groups:  # (with hits, the note heads them)
+        parts.append(Part(view.note, droppable=False))
+    return parts
 
 
 class SearchAsYouType:
@@ -166,34 +174,10 @@ class SearchAsYouType:
         self.subtitle(held.fresh)
 
     def subtitle(self, view: SearchView | None) -> None:
-        """Path, ranking, hits shown of the estimated total, conversations, time, notes."""
         if view is None:
             return
         main = self.screen.switcher
-        # (the hits shown: one store's ``hit_count`` is the hits it read, where the next
-        # page starts, and counts those a time window or another filter then left out)
-        shown = sum(len(group.hits) for group in view.groups)
-        hits = f"{shown} hit{'s' if shown != 1 else ''}"
-        if view.total_estimate and view.total_estimate > shown:
-            # (a time window or another conversation filter leaves out conversations after
-            # their messages matched: the count of matches is then theirs too, and says so)
-            hits += f" of ~{view.total_estimate:,}" + (" before filters" if view.filters_on else "")
-        convs = len(view.groups)
-        parts = [view.path or "—", hits, f"{convs} conversation{'s' if convs != 1 else ''}",
-                 f"{view.elapsed_ms:.1f} ms"]
-        if view.order == "newest":
-            label = "newest first"
-        elif view.ranking == "newest":
-            label = "newest first (words too common to rank)"
-        elif view.order:
-            label = "by relevance" + (f" ({view.ranking})" if view.ranking else "")
-        else:
-            label = view.ranking
-        if label and shown:
-            parts.insert(1, label)
-        if view.note and not view.groups:  # (with hits, the note heads them)
-            parts.append(view.note)
-        main.border_subtitle = Text(fitted(parts, main.size.width - SUBTITLE_MARGIN))
+        main.border_subtitle = Text(fit_parts(subtitle_parts(view), main.size.width - SUBTITLE_MARGIN))
 
     def refit(self) -> None:
         """The answer shown described again at the pane's width (the terminal was resized):

@@ -26,6 +26,7 @@ from ..widgets.footer import KeyFooter
 from ..widgets.bounded_input import BoundedInput
 from ..widgets.text_field import TextField, focus_now
 from ..context import AppContext, StoreChange
+from ..fitting import SEPARATOR, first_fitting
 from ..messages import Generation, Stamp, WorkerDone
 from ..textsafe import InertHighlighter, inert_line
 from .base import HermesScreen
@@ -208,29 +209,25 @@ class TranscriptScreen(HermesScreen):
                 short = [(f"{matches} match ", ""), (query, "bold"), (" (n/N)", muted_style)]
             else:
                 short = [("no match ", ""), (query, "bold")]
-        candidates = [
+        forms = [
             [[(reasoning + " (r)", muted_style)], [(tools + " (enter, a: all)", muted_style)], search],
             [[(reasoning, muted_style)], [(tools, muted_style)], search],
             [[(tools, muted_style)], search],
             [search],
             [short],
         ]
-        width = self._header_width()
-        line = Text()
-        for parts in candidates:
+
+        def joined(parts: list[list[tuple[str, str]]]) -> Text:
             line = Text(no_wrap=True, overflow="ellipsis")
             for part in (p for p in parts if p):
                 if line:
-                    line.append(" · ", style=muted_style)
+                    line.append(SEPARATOR, style=muted_style)
                 for text, style in part:
                     line.append(text, style=style)
-            if width is None or line.cell_len <= width:
-                break
-        return line
+            return line
 
-    def _header_width(self) -> int | None:
         width = self.query_one("#transcript-header", Static).content_region.width
-        return width if width > 0 else None
+        return first_fitting(map(joined, forms), width)
 
     def on_resize(self) -> None:
         if self.summary is not None:

@@ -3,51 +3,10 @@ what the reader waits for (a ranking of the whole list)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from rich.cells import cell_len
 from rich.text import Text
 from textual.widgets import Static
 
-#: Between the parts of the line.
-SEPARATOR = " · "
-
-
-@dataclass(frozen=True)
-class Part:
-    """One part of the status line, said in full where it fits, else ``short`` (if any), else
-    left out (if ``droppable``): a part is never cut in the middle of a word. ``extra`` parts
-    (the file, the legend) give way before any other is shortened."""
-
-    text: str
-    short: str | None = None
-    droppable: bool = True
-    extra: bool = False
-
-
-def fit_parts(parts: list[Part], width: int) -> str:
-    """``parts`` joined, made to fit ``width`` cells: first the extra parts give way (from
-    the end: shortened, then left out), then the others are shortened, then left out, from
-    the end. A first part that still does not fit is cut (with ``…``) by the widget."""
-    shown: list[str | None] = [p.text for p in parts]
-
-    def fits() -> bool:
-        return cell_len(SEPARATOR.join(s for s in shown if s)) <= width
-
-    order = list(range(len(parts) - 1, -1, -1))
-    steps = (
-        [(i, "short") for i in order if parts[i].extra] + [(i, "drop") for i in order if parts[i].extra]
-        + [(i, "short") for i in order if not parts[i].extra] + [(i, "drop") for i in order if not parts[i].extra]
-    )
-    for index, step in steps:
-        if fits():
-            break
-        part = parts[index]
-        if step == "short" and part.short is not None and shown[index] is not None:
-            shown[index] = part.short
-        elif step == "drop" and part.droppable:
-            shown[index] = None
-    return SEPARATOR.join(s for s in shown if s)
+from ..fitting import SEPARATOR, Part, fit_parts
 
 
 class StatusLine(Static):
@@ -105,6 +64,8 @@ class StatusLine(Static):
             line.append(SEPARATOR)
         if self.parts is not None and self.size.width:
             lead = "" if line else " "
+            # (at least 1 cell: no room left by the warnings is not "not laid out yet", which
+            # would say every part in full)
             line.append(lead + fit_parts(self.parts, max(1, self.size.width - line.cell_len - len(lead))))
         else:
             line.append(self.left)
