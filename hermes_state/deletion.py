@@ -212,6 +212,8 @@ def delegate_descendants(conn: sqlite3.Connection, parent_ids: list[str]) -> lis
     seen = set(parent_ids)
     frontier = list(parent_ids)
     while frontier:
+        # A work queue (children found join it), not one list chunked: sql_ids.in_chunks does
+        # not fit. 400 ids a statement: each is bound twice, 800 parameters, under SQLite's 999.
         batch, frontier = frontier[:400], frontier[400:]
         marks = ",".join("?" for _ in batch)
         rows = conn.execute(
