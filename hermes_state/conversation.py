@@ -23,11 +23,10 @@ from __future__ import annotations
 import sqlite3
 from typing import TYPE_CHECKING, Iterable
 
+from .sql_ids import in_chunks
+
 if TYPE_CHECKING:  # pragma: no cover
     from .store import Store
-
-#: Ids asked for in one statement.
-CHUNK = 500
 
 
 def conversation_roots(store: "Store", session_ids: Iterable[str]) -> dict[str, str]:
@@ -66,9 +65,7 @@ def _walk_up(store: "Store", wanted: list[str]) -> dict[str, str]:
     def run(conn: sqlite3.Connection) -> None:
         cursor = conn.cursor()
         cursor.row_factory = None
-        for start in range(0, len(wanted), CHUNK):
-            chunk = wanted[start:start + CHUNK]
-            marks = ",".join("?" for _ in chunk)
+        for chunk, marks in in_chunks(wanted):
             sql = (
                 "WITH RECURSIVE up(id, parent, listed) AS ("
                 f" SELECT c.id, c.parent_session_id, {listed} FROM sessions c WHERE c.id IN ({marks})"

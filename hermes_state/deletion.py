@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
 from .errors import DatabaseError
+from .sql_ids import in_chunks
 from .visibility import continuation_sql
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -45,9 +46,7 @@ def busy_sessions(conn: sqlite3.Connection, ids: list[str], now: float | None = 
                                 ("session_turn_leases", "conversation_id", "a turn")):
         if column not in table_columns(conn, table):
             continue
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
-            marks = ",".join("?" for _ in chunk)
+        for chunk, marks in in_chunks(ids):
             held += [
                 (row[0], what, float(row[1]))
                 for row in conn.execute(
@@ -130,9 +129,7 @@ def delete_session_rows(conn: sqlite3.Connection, ids: list[str]) -> None:
     prompts = "system_prompt_hash" in table_columns(conn, "sessions") and bool(
         table_columns(conn, "system_prompts")
     )
-    for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
-        marks = ",".join("?" for _ in chunk)
+    for chunk, marks in in_chunks(ids):
         hashes = [
             row[0] for row in conn.execute(
                 f"SELECT DISTINCT system_prompt_hash FROM sessions WHERE id IN ({marks}) "
@@ -215,6 +212,8 @@ def delegate_descendants(conn: sqlite3.Connection, parent_ids: list[str]) -> lis
     seen = set(parent_ids)
     frontier = list(parent_ids)
     while frontier:
+        # A work queue (children found join it), not one list chunked: sql_ids.in_chunks does
+        # not fit. 400 ids a statement: each is bound twice, 800 parameters, under SQLite's 999.
         batch, frontier = frontier[:400], frontier[400:]
         marks = ",".join("?" for _ in batch)
         rows = conn.execute(
@@ -264,9 +263,7 @@ def delete_sessions(store: "Store", session_ids: list[str], sessions_dir: Path |
 
     def do(conn: sqlite3.Connection) -> tuple[list[str], list[str]]:
         existing: list[str] = []
-        for start in range(0, len(wanted), 500):
-            chunk = wanted[start : start + 500]
-            marks = ",".join("?" for _ in chunk)
+        for chunk, marks in in_chunks(wanted):
             existing += [row[0] for row in conn.execute(f"SELECT id FROM sessions WHERE id IN ({marks})", chunk)]
         if not existing:
             return [], []

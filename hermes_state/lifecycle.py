@@ -21,6 +21,7 @@ from __future__ import annotations
 import sqlite3
 from typing import TYPE_CHECKING, Iterable
 
+from .sql_ids import in_chunks
 from .visibility import continuation_sql
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -81,7 +82,7 @@ def classify(role: str | None, has_tool_calls: bool, finish_reason: str | None) 
 
 def statuses(store: "Store", session_ids: Iterable[str]) -> dict[str, str]:
     """``{session_id: status}`` of these sessions (``empty`` for one without messages, or
-    not in the store), one statement per 400 ids."""
+    not in the store), one statement per :data:`~hermes_state.sql_ids.SQL_IDS_PER_STATEMENT` ids."""
     ids = list(dict.fromkeys(sid for sid in session_ids if sid))
     found = {sid: EMPTY for sid in ids}
     if not ids:
@@ -92,9 +93,7 @@ def statuses(store: "Store", session_ids: Iterable[str]) -> dict[str, str]:
     def run(conn: sqlite3.Connection) -> None:
         cursor = conn.cursor()
         cursor.row_factory = None
-        for start in range(0, len(ids), 400):
-            chunk = ids[start:start + 400]
-            marks = ",".join("?" for _ in chunk)
+        for chunk, marks in in_chunks(ids):
             for sid, role, has_calls, reason in cursor.execute(
                 f"SELECT m.session_id, m.role, {calls}, {finish} FROM messages m"
                 f" JOIN (SELECT session_id, MAX(id) AS last FROM messages WHERE session_id IN ({marks})"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import sqlite3
 
 from .models import EDGE_LABELS, EdgeKind, LineageNode, from_store
+from .sql_ids import in_chunks
 from .visibility import RESET_REASONS, Rules, continuation_sql, count_shown_messages, marker_sql
 
 __all__ = ["EDGE_LABELS", "EdgeKind", "LineageNode"]
@@ -211,9 +212,7 @@ def build_tree(conn: sqlite3.Connection, session_id: str, rules: "Rules | None" 
     rows: dict[str, dict] = {}
     columns = {r[1] for r in conn.execute("PRAGMA table_info(sessions)")}
     session_key = "s.session_key" if "session_key" in columns else "NULL"
-    for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
-        marks = ",".join("?" for _ in chunk)
+    for chunk, marks in in_chunks(ids):
         for row in conn.execute(_NODE_SQL.format(marks=marks, session_key=session_key), chunk):
             rows[row["id"]] = dict(row)
     tips = _compression_tips(rows)

@@ -16,11 +16,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterable, Iterator
 
+from .sql_ids import SQL_IDS_PER_STATEMENT, in_chunks
+
 if TYPE_CHECKING:
     from .store import Store
-
-#: Hashes looked up per statement (well under SQLite's bound-parameter limit).
-_CHUNK = 500
 
 
 def with_resolved_prompts(store: "Store", rows: Iterable[dict]) -> list[dict]:
@@ -36,9 +35,7 @@ def with_resolved_prompts(store: "Store", rows: Iterable[dict]) -> list[dict]:
     if not wanted:
         return rows
     found: dict[str, str] = {}
-    for start in range(0, len(wanted), _CHUNK):
-        chunk = wanted[start:start + _CHUNK]
-        marks = ",".join("?" for _ in chunk)
+    for chunk, marks in in_chunks(wanted):
         for digest, prompt in store.fetchall(
             f"SELECT hash, prompt FROM system_prompts WHERE hash IN ({marks}) AND prompt IS NOT NULL", chunk,
         ):
@@ -57,10 +54,13 @@ def with_resolved_prompt(store: "Store", row: dict | None) -> dict | None:
     return with_resolved_prompts(store, [row])[0]
 
 
-def iter_with_resolved_prompts(store: "Store", rows: Iterator[dict], batch: int = _CHUNK) -> Iterator[dict]:
+def iter_with_resolved_prompts(
+    store: "Store", rows: Iterator[dict], batch: int = SQL_IDS_PER_STATEMENT,
+) -> Iterator[dict]:
     """``rows`` (a stream of session dicts) as :func:`with_resolved_prompts` makes them, a
-    batch at a time; closing this closes ``rows``. When the store keeps no prompt by hash the
-    rows pass through untouched."""
+    batch at a time (by default as many rows as one statement looks hashes up for); closing
+    this closes ``rows``. When the store keeps no prompt by hash the rows pass through
+    untouched."""
     try:
         if not store.rules.system_prompts:
             yield from rows

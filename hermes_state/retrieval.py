@@ -40,6 +40,7 @@ from .models import (
     SearchHit,
 )
 from .sessions import get_session
+from .sql_ids import in_chunks
 from .store import Store, StoreLike, store_of
 
 log = logging.getLogger(__name__)
@@ -83,9 +84,8 @@ def lineage_roots(store: StoreLike, session_ids: Iterable[str]) -> dict[str, str
     best_depth: dict[str, int] = {}
 
     def run(conn) -> None:
-        for start in range(0, len(wanted), 500):
-            chunk = wanted[start : start + 500]
-            sql = _ROOTS_SQL.format(marks=",".join("?" for _ in chunk), max_depth=_MAX_DEPTH)
+        for chunk, marks in in_chunks(wanted):
+            sql = _ROOTS_SQL.format(marks=marks, max_depth=_MAX_DEPTH)
             for origin, node, depth in conn.execute(sql, chunk):
                 if depth >= best_depth.get(origin, -1):
                     best_depth[origin] = depth

@@ -13,13 +13,10 @@ import sqlite3
 from typing import TYPE_CHECKING, Iterable
 
 from .lifecycle import tip_sql
+from .sql_ids import in_chunks
 
 if TYPE_CHECKING:  # pragma: no cover
     from .store import Store
-
-#: Ids asked for in one statement.
-CHUNK = 400
-
 
 
 def conversation_tips(store: "Store", session_ids: Iterable[str]) -> dict[str, str]:
@@ -37,9 +34,7 @@ def conversation_tips(store: "Store", session_ids: Iterable[str]) -> dict[str, s
         def run(conn: sqlite3.Connection) -> None:
             cursor = conn.cursor()
             cursor.row_factory = None
-            for start in range(0, len(wanted), CHUNK):
-                chunk = wanted[start:start + CHUNK]
-                marks = ",".join("?" for _ in chunk)
+            for chunk, marks in in_chunks(wanted):
                 found.update(cursor.execute(
                     f"SELECT s.id, {tip_sql('s')} FROM sessions s WHERE s.id IN ({marks})", chunk))
 

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from .conversation import conversation_members
 from .errors import DatabaseError
+from .sql_ids import in_chunks
 
 if TYPE_CHECKING:  # pragma: no cover
     from .store import Store
@@ -84,9 +85,7 @@ def set_read(store: "Store", session_id: str, read: bool = True, *, now: float |
         if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is None:
             return []
         ids = conversation_members(store, session_id)
-        for start in range(0, len(ids), 400):
-            chunk = ids[start:start + 400]
-            marks = ",".join("?" for _ in chunk)
+        for chunk, marks in in_chunks(ids):
             conn.execute(f"UPDATE sessions SET {COLUMN} = ? WHERE id IN ({marks})", [value, *chunk])
         return ids
 

@@ -24,6 +24,11 @@ import functools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
+try:
+    from .sql_ids import in_chunks
+except ImportError:  # run by its path in an export worker (hermes_state.export_batch): no package
+    from sql_ids import in_chunks  # type: ignore[no-redef]
+
 if TYPE_CHECKING:  # pragma: no cover
     import sqlite3
 
@@ -303,11 +308,9 @@ def rewound_counts(conn: "sqlite3.Connection", rules: Rules, session_ids: list[s
     compacted = " AND COALESCE(m.compacted, 0) = 0" if rules.compacted else ""
     cursor = conn.cursor()
     cursor.row_factory = None
-    ids = list(session_ids)
-    for start in range(0, len(ids), 500):
-        chunk = ids[start:start + 500]
+    for chunk, marks in in_chunks(session_ids):
         found.update(cursor.execute(
-            f"SELECT m.session_id, COUNT(*) FROM messages m WHERE m.session_id IN ({','.join('?' for _ in chunk)})"
+            f"SELECT m.session_id, COUNT(*) FROM messages m WHERE m.session_id IN ({marks})"
             f" AND m.active = 0{compacted} GROUP BY m.session_id",
             chunk,
         ).fetchall())

@@ -14,6 +14,7 @@ from typing import Any, Iterable
 
 from ..preview import compute_preview
 from ..query import escape_like
+from ..sql_ids import chunked
 from ..visibility import Rules, continuation_sql
 from .recency import RecencyWalk as _RecencyWalk
 
@@ -173,8 +174,7 @@ class MetConversations:
         found: set[str] = set()
         cursor = conn.cursor()
         cursor.row_factory = None
-        for start in range(0, len(session_ids), 400):
-            chunk = session_ids[start:start + 400]
+        for chunk in chunked(session_ids):
             cursor.execute(self._select.format(marks=placeholders(len(chunk))), padded_values(chunk) + self.params)
             if not self.names:
                 self.names = [d[0] for d in cursor.description][:-self.extra - 1]  # and the id
@@ -191,8 +191,7 @@ def continued_roots(conn: sqlite3.Connection, session_ids: list[str]) -> list[st
     cont = continuation_sql("p", "c")
     cursor = conn.cursor()
     cursor.row_factory = None
-    for start in range(0, len(session_ids), 400):
-        chunk = session_ids[start:start + 400]
+    for chunk in chunked(session_ids):
         # The walk up starts at the parents (most sessions have none).
         cursor.execute(
             # UNION, no depth: each session is visited once, so a chain of any length is
@@ -308,8 +307,7 @@ def chain_activity(conn: sqlite3.Connection, roots: list[str], rules: Rules) -> 
     out: dict[str, tuple[Any, str]] = {}
     cursor = conn.cursor()
     cursor.row_factory = None
-    for start in range(0, len(roots), 400):
-        chunk = roots[start:start + 400]
+    for chunk in chunked(roots):
         cursor.execute(
             chain_cte(f"WHERE s.id IN ({placeholders(len(chunk))}) AND s.end_reason = 'compression'", rules,
                        "json_group_array(json_array(chain.parent_id, chain.cur_id))")

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable
 
 from ..lifecycle import EMPTY, status_clause, status_of_sql, statuses, tip_sql
+from ..sql_ids import in_chunks
 from ..tips import conversation_tips
 from ..unread import is_unread, tracks_unread, unread_clause
 
@@ -93,9 +94,8 @@ def _read_marks(store: "Store", ids: list[str]) -> dict[str, ConversationMarks |
     def run(conn: sqlite3.Connection) -> None:
         cursor = conn.cursor()
         cursor.row_factory = None
-        for start in range(0, len(pairs), 400):
-            chunk = pairs[start:start + 400]
-            values = ",".join("(?, ?)" for _ in chunk)
+        # Two parameters a pair: 400 pairs bind 800, under SQLite's 999 (sql_ids).
+        for chunk, values in in_chunks(pairs, 400, mark="(?, ?)"):
             sql = (
                 f"WITH pairs(root, tip) AS (VALUES {values})"
                 f" SELECT s.id, {watermark}, {store.rules.last_active_sql('t')}, s.started_at,"

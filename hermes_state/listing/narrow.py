@@ -33,6 +33,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any, Callable
 
 from ..query import escape_like
+from ..sql_ids import in_chunks
 from ..visibility import Rules, continuation_sql
 
 
@@ -200,16 +201,14 @@ def narrowed_ids(
     conn, narrow: Narrow, rules: Rules, has_column: Callable[[str], bool], session_ids: list[str],
 ) -> set[str]:
     """Those of ``session_ids`` whose rows ``narrow`` keeps (each read as a listed row: a
-    search hit's conversation root, a title match), in statements of 400 ids."""
+    search hit's conversation root, a title match), a statement's worth of ids at a time (:mod:`hermes_state.sql_ids`)."""
     ids = list(dict.fromkeys(session_ids))
     if not narrow:
         return set(ids)
     clauses, params = narrow_clauses(narrow, rules, has_column)
     where = " AND ".join(clauses)
     kept: set[str] = set()
-    for start in range(0, len(ids), 400):
-        chunk = ids[start:start + 400]
-        marks = ",".join("?" for _ in chunk)
+    for chunk, marks in in_chunks(ids):
         kept.update(row[0] for row in conn.execute(
             f"SELECT s.id FROM sessions s WHERE s.id IN ({marks}) AND {where}", [*chunk, *params]))
     return kept

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..deletion import busy_sessions, delete_session_rows
+from ..sql_ids import in_chunks
 from .query import ListQuery
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -53,12 +54,10 @@ def choose(lister: "Lister", query: ListQuery) -> list[Chosen]:
         ).fetchall()
         # Each conversation's members, as the browser's export of a marked one takes them
         # (conversation_members): down from the listed row to every child not listed on its
-        # own -- the compression chain and the delegate runs, not branches or resets. For 400
-        # conversations at a time (one statement, not one walk per conversation).
+        # own -- the compression chain and the delegate runs, not branches or resets. For a
+        # statement's worth of conversations at a time (not one walk per conversation).
         members: dict[str, list[tuple[str, int, int]]] = {}
-        for start in range(0, len(rows), 400):
-            chunk = [row[0] for row in rows[start:start + 400]]
-            marks = ",".join("?" for _ in chunk)
+        for chunk, marks in in_chunks([row[0] for row in rows]):
             for root, sid, open_, messages in cursor.execute(
                 "WITH RECURSIVE down(root, id) AS ("
                 f" SELECT id, id FROM sessions WHERE id IN ({marks})"

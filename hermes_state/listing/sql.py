@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 from ..lenient_text import lenient_text, refused_as_undecodable
 from ..lineage import compression_tip as lineage_compression_tip
 from ..preview import compute_preview
+from ..sql_ids import chunked
 from ..unread import is_unread
 from ..visibility import Rules
 from .activity import padded_values, placeholders, straight_tips
@@ -190,8 +191,7 @@ def rows_of(
     if not ids:
         return []
     by_id: dict[str, dict] = {}
-    for start in range(0, len(ids), 400):
-        chunk = ids[start:start + 400]
+    for chunk in chunked(ids):
         for row in conn.execute(
             f"SELECT {columns}, {rules.preview_sql()} AS _preview_raw, {rules.last_active_sql()} AS last_active"
             f" FROM sessions s WHERE s.id IN ({placeholders(len(chunk))})",

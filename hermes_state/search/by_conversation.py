@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Callable
 from ..models import CONVERSATION_RANKING, CONVERSATION_WINDOW_RANKING
 from ..folding import fold
 from ..query import contains_cjk, parse_fts_query
+from ..sql_ids import in_chunks
 from .context import Ctx, Outcome, Row, indexed_texts_sql, older_newest_first, plain_text_sql, source_sql
 from .sql import FTS_TABLE, positive_query_terms, where_clause
 from .tuning import TUNING
@@ -353,9 +354,8 @@ def _lift_side_by_side(ctx: Ctx, table: str, scored: list[tuple], neighbours: li
     texts: dict[int, str] = {}
     ids = list(dict.fromkeys(rowid for rowids in looked_at for rowid in rowids))
     try:
-        for start in range(0, len(ids), 900):
-            chunk = ids[start:start + 900]
-            inner = indexed_texts_sql(table, ctx, ",".join("?" for _ in chunk))
+        for chunk, marks in in_chunks(ids):
+            inner = indexed_texts_sql(table, ctx, marks)
             for rowid, text in ctx.conn.execute(
                 f"SELECT i, substr(t, 1, {int(TUNING.PHRASE_LIFT_CHARS)}) FROM ({inner})", chunk,
             ):
@@ -404,9 +404,7 @@ def _sessions(ctx: Ctx, ids: list[str]) -> dict[str, tuple[bool, int, str]]:
     """Each session's ``(has a parent, messages, title)``."""
     counts = "COALESCE(message_count, 0)" if _has_counts(ctx) else "0"
     out: dict[str, tuple[bool, int, str]] = {}
-    for start in range(0, len(ids), 900):
-        chunk = ids[start:start + 900]
-        marks = ",".join("?" for _ in chunk)
+    for chunk, marks in in_chunks(ids):
         for sid, parent, count, title in ctx.conn.execute(
             f"SELECT id, parent_session_id IS NOT NULL, {counts}, title FROM sessions WHERE id IN ({marks})", chunk
         ):
@@ -414,9 +412,7 @@ def _sessions(ctx: Ctx, ids: list[str]) -> dict[str, tuple[bool, int, str]]:
     # A store without the column, or a count never kept (NULL, 0): the messages counted --
     # with every conversation as long as its matches, every one would look all about them.
     uncounted = [sid for sid, (_parent, count, _title) in out.items() if count <= 0]
-    for start in range(0, len(uncounted), 900):
-        chunk = uncounted[start:start + 900]
-        marks = ",".join("?" for _ in chunk)
+    for chunk, marks in in_chunks(uncounted):
         for sid, count in ctx.conn.execute(
             f"SELECT session_id, count(*) FROM messages WHERE session_id IN ({marks}) GROUP BY session_id", chunk
         ):

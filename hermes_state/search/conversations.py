@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import is_interrupted
 from ..models import CONVERSATION_RANKING, CONVERSATION_WINDOW_RANKING
 from ..query import limit_query, make_snippet, sanitize_fts5_query, short_last_word
+from ..sql_ids import in_chunks
 from .engine import search as message_search
 from .explain import explain_empty
 from .options import ORDERS, SearchOptions, message_filters
@@ -51,9 +52,7 @@ def _spread_hits(conn: sqlite3.Connection, spread: Spread, cjk: bool) -> list["S
     if not ids:
         return []
     rows: dict[int, Any] = {}
-    for start in range(0, len(ids), 500):
-        chunk = ids[start:start + 500]
-        marks = ",".join("?" for _ in chunk)
+    for chunk, marks in in_chunks(ids):
         for row in conn.execute(
             "SELECT m.id, m.session_id, m.role, m.timestamp, m.tool_name, s.source, s.model, s.started_at, "
             "s.title, COALESCE(m.content, '') || CASE WHEN COALESCE(m.tool_calls, '') != '' "

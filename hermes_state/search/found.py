@@ -28,6 +28,7 @@ from ..listing.marks import conversation_marks, keeps
 from ..listing.narrow import narrowed_ids
 from ..listing.pages import ConversationLabel, conversation_labels
 from ..retrieval import group_hits_by_conversation
+from ..sql_ids import in_chunks
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..listing.query import ListQuery
@@ -181,9 +182,7 @@ def _with_messages(conn: sqlite3.Connection, store: "Store", ids: list[str], lea
     if not store.has_session_column("message_count"):
         return set()  # (the list's rule on such a store matches nothing either)
     kept: set[str] = set()
-    for start in range(0, len(ids), 400):
-        chunk = ids[start:start + 400]
-        marks = ",".join("?" for _ in chunk)
+    for chunk, marks in in_chunks(ids):
         kept.update(row[0] for row in conn.execute(
             f"SELECT id FROM sessions WHERE id IN ({marks}) AND message_count >= ?", [*chunk, least]))
     return kept

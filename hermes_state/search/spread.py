@@ -31,6 +31,7 @@ from ..query import (
     sanitize_fts5_query,
     WORD_RE,
 )
+from ..sql_ids import in_chunks
 from .sql import FTS_TABLE, TRIGRAM_TABLE, quote, trigrams_starting, where_clause, words_starting
 from .weights import Weights, conversation_score, words_meant
 
@@ -230,9 +231,7 @@ def roots_of(store: "Store", conn: sqlite3.Connection, session_ids: set[str]) ->
         # A session without a parent is its own conversation's root (most are): only the
         # others walk up (conversation_roots' recursive statement costs ~40 us a session).
         climbing = []
-        for start in range(0, len(missing), 500):
-            chunk = missing[start:start + 500]
-            marks = ",".join("?" for _ in chunk)
+        for chunk, marks in in_chunks(missing):
             with_parent = {sid for (sid,) in conn.execute(
                 f"SELECT id FROM sessions WHERE id IN ({marks}) AND parent_session_id IS NOT NULL", chunk)}
             for sid in chunk:
@@ -250,14 +249,10 @@ def _members(store: "Store", conn: sqlite3.Connection, roots: list[str]) -> dict
     listed = store.rules.listed("c")
     out: dict[str, list[str]] = {root: [] for root in roots}
     parents: list[str] = []
-    for start in range(0, len(roots), 500):
-        chunk = roots[start:start + 500]
-        marks = ",".join("?" for _ in chunk)
+    for chunk, marks in in_chunks(roots):
         parents.extend(sid for (sid,) in conn.execute(
             f"SELECT DISTINCT parent_session_id FROM sessions WHERE parent_session_id IN ({marks})", chunk))
-    for start in range(0, len(parents), 500):
-        chunk = parents[start:start + 500]
-        marks = ",".join("?" for _ in chunk)
+    for chunk, marks in in_chunks(parents):
         sql = (
             "WITH RECURSIVE down(root, id) AS ("
             f" SELECT id, id FROM sessions WHERE id IN ({marks})"
@@ -275,9 +270,7 @@ def _members(store: "Store", conn: sqlite3.Connection, roots: list[str]) -> dict
 
 def _ranges(conn: sqlite3.Connection, sessions: list[str]) -> dict[str, tuple[int, int]]:
     out: dict[str, tuple[int, int]] = {}
-    for start in range(0, len(sessions), 500):
-        chunk = sessions[start:start + 500]
-        marks = ",".join("?" for _ in chunk)
+    for chunk, marks in in_chunks(sessions):
         for sid, low, high in conn.execute(
             f"SELECT session_id, min(id), max(id) FROM messages WHERE session_id IN ({marks}) GROUP BY session_id",
             chunk,
@@ -365,9 +358,7 @@ def _across(finder: "_Finder", term: "_Term", sessions: list[tuple[int, int, str
                 break
     wanted = {sid for _low, _high, sid in sessions}
     out: dict[str, list[tuple[int, float]]] = {}
-    for start in range(0, len(inside), 500):
-        chunk = inside[start:start + 500]
-        marks = ",".join("?" for _ in chunk)
+    for chunk, marks in in_chunks(inside):
         for rowid, sid, ts in finder.conn.execute(
             f"SELECT m.id, m.session_id, m.timestamp FROM messages m{finder.sessions} "
             f"WHERE m.id IN ({marks}){where_clause(finder.filters)} ORDER BY m.id DESC",
