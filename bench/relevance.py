@@ -17,7 +17,13 @@ conversations shown:
 * ``browser`` -- the browser's own search: :meth:`hermes_tui.data.BrowserData.search` with the
   browser's defaults (internal sources left out, hidden sessions too, the last word a prefix),
   its hits grouped by conversation as the pane groups them, further pages asked for as the pane
-  asks while the reader scrolls (``SearchView.merged``);
+  asks while the reader scrolls (``SearchView.merged``), ranked in the order the pane shows
+  conversations: those of the "Sessions by title or id" rows first (up to 8, first page only),
+  then those of the hit groups not listed already (:func:`pane_conversations`). The JSON keeps
+  beside it the rank among the hit groups alone (``hits_rank``, the tables' "browser, hit
+  groups only" column): what this bench counted before 2026-11-29, which left the title rows
+  out -- a needle shown at the top by its title could count 7th, and unrelated conversations
+  titled with a common word of the query, shown above every hit, did not count;
 * ``bm25`` -- exact message-level bm25 over every match: FTS5 ``ORDER BY rank`` on the same
   index the browser's search would use (unicode61 for plain words, the last a prefix; trigram
   for a query with CJK, a 1-2 character CJK word as the OR of the trigrams it starts), the same
@@ -57,7 +63,12 @@ from .needle_model import AGE_BUCKETS, KIND_TITLES, KINDS, GATEWAY_SOURCES, Need
 
 #: The methods compared, in the order of the tables.
 METHODS = ("browser", "bm25", "newest")
-METHOD_TITLES = {"browser": "browser search", "bm25": "exact bm25 (messages)", "newest": "newest first"}
+#: The columns of the tables: the methods, and beside the browser's rank (the pane's order,
+#: title matches first) its rank among the hit groups alone, as the bench counted before
+#: 2026-11-29 -- to compare, not a method of its own.
+COLUMNS = ("browser", "browser_hits", "bm25", "newest")
+METHOD_TITLES = {"browser": "browser search", "browser_hits": "browser, hit groups only",
+                 "bm25": "exact bm25 (messages)", "newest": "newest first"}
 #: Conversations looked through before a needle counts as not found.
 MAX_RANK = 100
 #: The needle sets ``--needles`` chooses from: ``a`` the first set; ``b``, ``c`` and ``d`` held
@@ -215,13 +226,55 @@ def _rank_in(order: Iterable[str], root: str, max_rank: int) -> int | None:
     return None
 
 
+def pane_conversations(view: Any) -> list[tuple[str, str, Any]]:
+    """The conversations the search pane shows for ``view``, top to bottom, each once:
+    ``(root, row, shown)`` with ``row`` ``"title"`` (a row of "Sessions by title or id",
+    ``shown`` its session summary) or ``"hits"`` (``shown`` its hit group). The pane
+    (``SearchResults._build_rows``) lists the title/id matches above the hits; a title match
+    names its conversation as the pane's Esc does (``title_roots``: a segment of a compression
+    chain is the chain's conversation), and a conversation already listed by its title is not
+    counted again where its hits follow."""
+    seen: set[str] = set()
+    order: list[tuple[str, str, Any]] = []
+    for summary in view.title_matches:
+        root = view.title_roots.get(summary.id) or summary.lineage_root_id or summary.id
+        if root not in seen:
+            seen.add(root)
+            order.append((root, "title", summary))
+    for group in view.groups:
+        if group.root_id not in seen:
+            seen.add(group.root_id)
+            order.append((group.root_id, "hits", group))
+    return order
+
+
+def _above(view: Any, row: str, shown: Any) -> dict[str, Any]:
+    """One conversation the reader saw above the needle, as the JSON and the misses list it."""
+    if row == "hits":
+        return {"row": "hits", "label": shown.label, "source": shown.source, "hits": shown.count,
+                "across": shown.across}
+    # A title row: its hits, if its conversation has any on the pages read, are shown further
+    # down (counted here, so "a title match with 40 hits" and "a title only" can be told apart).
+    root = view.title_roots.get(shown.id) or shown.lineage_root_id or shown.id
+    hits = next((g.count for g in view.groups if g.root_id == root), 0)
+    return {"row": "title", "label": shown.label, "source": shown.source, "id": shown.id, "hits": hits,
+            "across": 0}
+
+
 def browser_rank(store: Any, query: str, root: str, max_rank: int = MAX_RANK,
                  exact_after_pause: bool = True) -> dict[str, Any]:
     """The rank of ``root`` among the conversations the browser's search pane shows for
     ``query`` once the person stops typing, paging as the pane pages; with the first page's
     time and how it was served. An answer the keystroke ranked over its window of newest
     matches is ranked again over every match after a pause (``exact_after_s`` in the
-    config): that is the answer read, unless ``exact_after_pause`` is off."""
+    config): that is the answer read, unless ``exact_after_pause`` is off.
+
+    ``rank`` is the pane's order (:func:`pane_conversations`): the conversations of the title/id
+    matches first (up to 8, of the first page only, as the pane asks for them), then those of
+    the hit groups not listed already. ``hits_rank`` is the rank among the hit groups alone
+    (the bench's rank before 2026-11-29), kept to compare: a needle found by its title is
+    shown at the top whatever its hits' rank, and unrelated conversations whose titles hold a
+    common word of the query are shown above every hit."""
     from hermes_tui.screens.browser_search import SEARCH_PAGE
 
     exclude = hidden_sources(None)
@@ -229,32 +282,43 @@ def browser_rank(store: Any, query: str, root: str, max_rank: int = MAX_RANK,
     t0 = time.perf_counter()
     view = store.search(query, ListQuery.from_options(exclude_sources=exclude), limit=SEARCH_PAGE)
     first_ms = (time.perf_counter() - t0) * 1000
-    info = {"ms": round(first_ms, 2), "path": view.path, "ranking": view.ranking,
-            "title_match": any(s.id == root for s in view.title_matches)}
+    info = {"ms": round(first_ms, 2), "path": view.path, "ranking": view.ranking}
     sort = "auto"
     if ranks_again_when_paused(view.ranking) and exact_after_pause:
         # The person stopped typing to look: the pane ranks the query again over every match
-        # (SearchAsYouType._rank_exactly), and that answer is the one read.
+        # (SearchAsYouType._rank_exactly), and that answer is the one read -- its title
+        # matches too (search_hold.ranked_anew takes the ranked answer's).
         sort = "rank"
         t0 = time.perf_counter()
         view = store.search(query, ListQuery.from_options(exclude_sources=exclude), limit=SEARCH_PAGE, sort=sort)
         info["exact_ms"] = round((time.perf_counter() - t0) * 1000, 2)
         info["ranking"] = f"{info['ranking']}, then {view.ranking}"
     more = view.more and view.hit_count >= SEARCH_PAGE
+    # Paged until the needle is among the hit groups (for hits_rank) or max_rank groups are
+    # read. That is enough for the pane's rank too: a conversation not listed by its title is
+    # never higher in the pane than among the groups (the title rows only push it down).
     while more and len(view.groups) < max_rank and all(g.root_id != root for g in view.groups):
         page = store.search(query, ListQuery.from_options(exclude_sources=exclude), limit=SEARCH_PAGE,
                             offset=view.hit_count, sort=sort)
         if page.hit_count == 0:
             break
+        # (merged keeps the first page's title matches: later pages ask for none, as the pane's)
         view = view.merged(page)
         more = page.more
-    info["rank"] = _rank_in((g.root_id for g in view.groups), root, max_rank)
-    info["shown"] = len(view.groups)
+    pane = pane_conversations(view)
+    info["rank"] = _rank_in((conversation for conversation, _, _ in pane), root, max_rank)
+    info["hits_rank"] = _rank_in((g.root_id for g in view.groups), root, max_rank)
+    # The needle among "Sessions by title or id" (by its conversation: a chain's continuation
+    # titled "… #2" counts), and how many conversations those rows put above every hit.
+    info["title_match"] = any(conversation == root for conversation, row, _ in pane if row == "title")
+    info["title_rows"] = sum(1 for _, row, _ in pane if row == "title")
+    info["shown"] = len(pane)
+    info["hits_shown"] = len(view.groups)
     if info["rank"] != 1:
-        # What the reader saw instead, first: the conversations above the needle (up to 3).
-        before = view.groups[:min(3, (info["rank"] or 4) - 1)]
-        info["above"] = [{"label": g.label, "source": g.source, "hits": g.count, "across": g.across}
-                         for g in before]
+        # What the reader saw instead, first, in the pane's order: the conversations above the
+        # needle (up to 3), title rows marked as such.
+        before = pane[:min(3, (info["rank"] or 4) - 1)]
+        info["above"] = [_above(view, row, shown) for _, row, shown in before]
     return info
 
 
@@ -363,7 +427,8 @@ def measure(store: Any, db: SessionDB, needles: list[Needle], planted: dict[str,
             query = n.queries[kind]
             browser = browser_rank(store, query, p.root, max_rank)
             reference = reference_ranks(db, query, p.root, max_rank)
-            ranks = {"browser": browser["rank"], "bm25": reference["bm25"], "newest": reference["newest"]}
+            ranks = {"browser": browser["rank"], "browser_hits": browser["hits_rank"],
+                     "bm25": reference["bm25"], "newest": reference["newest"]}
             outcomes.append(Outcome(n.key, n.lang, kind, n.age_days, n.shape, query, ranks, browser, reference))
     return outcomes
 
@@ -408,8 +473,8 @@ def summarize(outcomes: list[Outcome]) -> dict[str, dict[str, dict[str, Any]]]:
         for label in orders[title] + sorted(set(rows) - set(orders[title])):
             if label in rows:
                 table[label] = {"n": len(rows[label]),
-                                **{m: scores([o.ranks[m] for o in rows[label]]) for m in METHODS}}
-        table["all"] = {"n": len(outcomes), **{m: scores([o.ranks[m] for o in outcomes]) for m in METHODS}}
+                                **{m: scores([o.ranks[m] for o in rows[label]]) for m in COLUMNS}}
+        table["all"] = {"n": len(outcomes), **{m: scores([o.ranks[m] for o in outcomes]) for m in COLUMNS}}
         out[title] = table
     return out
 
@@ -423,11 +488,11 @@ def format_tables(summary: dict[str, dict[str, dict[str, Any]]]) -> str:
     for title, table in summary.items():
         lines.append(f"By {title} (s@1 / s@5 / s@10 · MRR):")
         lines.append("")
-        lines.append(f"| {title} | n | " + " | ".join(METHOD_TITLES[m] for m in METHODS) + " |")
-        lines.append("|---|---:|" + "---|" * len(METHODS))
+        lines.append(f"| {title} | n | " + " | ".join(METHOD_TITLES[m] for m in COLUMNS) + " |")
+        lines.append("|---|---:|" + "---|" * len(COLUMNS))
         for label, row in table.items():
             name = KIND_TITLES.get(label, label) if title == "kind" else label
-            lines.append(f"| {name} | {row['n']} | " + " | ".join(_cell(row[m]) for m in METHODS) + " |")
+            lines.append(f"| {name} | {row['n']} | " + " | ".join(_cell(row[m]) for m in COLUMNS) + " |")
         lines.append("")
     return "\n".join(lines)
 
@@ -441,15 +506,19 @@ def format_misses(outcomes: list[Outcome], method: str = "browser", limit: int =
     if not bad:
         return f"{METHOD_TITLES[method]}: every query within the first 10 conversations."
     lines = [f"{METHOD_TITLES[method]} past rank 10 or not found ({len(bad)} queries; "
-             "ranks: browser / bm25 / newest, - = not found within the cap):"]
+             "ranks: browser / bm25 / newest, - = not found within the cap; in brackets the "
+             "browser's rank among its hit groups alone):"]
     for o in bad[:limit]:
         r = " / ".join("-" if o.ranks[m] is None else str(o.ranks[m]) for m in METHODS)
+        hits = o.ranks.get("browser_hits")
+        r += f" [{'-' if hits is None else hits}]"
         served = f"{o.browser.get('path')}/{o.browser.get('ranking')}" if o.browser.get("path") else "no answer"
         lines.append(f"  {o.kind:7} {o.lang} {o.age_days:>3} d  {o.query!r:40}  {r}  ({served})")
         for g in o.browser.get("above", []) if method == "browser" else []:
             # Titles are stored text: made inert before they reach a terminal.
             across = f", across {g['across']} messages" if g.get("across") else ""
-            lines.append(f"      above it: {inert_line(g['label'])!r} ({g['source']}, {g['hits']} hits{across})")
+            row = "by title or id, " if g.get("row") == "title" else ""
+            lines.append(f"      above it: {inert_line(g['label'])!r} ({row}{g['source']}, {g['hits']} hits{across})")
     if len(bad) > limit:
         lines.append(f"  … {len(bad) - limit} more")
     return "\n".join(lines)

@@ -17,6 +17,7 @@ from bench.needle_model import A, U, needle
 from bench.needles import NEEDLES
 from bench.relevance import (
     MAX_RANK,
+    browser_rank,
     measure,
     planted_copy,
     planted_ids,
@@ -159,6 +160,55 @@ def test_newest_first_ranks_the_newest_needle_first_and_counts_a_chain_once(corp
     assert outcomes["older"].ranks["newest"] == 2
     assert {outcomes["newer"].ranks["bm25"], outcomes["older"].ranks["bm25"]} == {1, 2}
     assert {outcomes["newer"].ranks["browser"], outcomes["older"].ranks["browser"]} == {1, 2}
+
+
+def test_the_browser_rank_is_the_panes_order_title_rows_first(corpus: Path) -> None:
+    """The pane shows the conversations of its "Sessions by title or id" rows above the hit
+    groups, and the browser's rank counts them so. ``zorblax``: the conversation titled with it
+    names it once in a long message, and an untitled one is all about it -- among the hit groups
+    the titled one is second, in the pane first (its title row), the untitled one second. ``quuxly``:
+    a conversation whose title holds it and whose messages do not is shown above the one whose
+    messages hold it, which the hit groups alone rank first."""
+    filler = " ".join(["the rest of this message is about other things entirely"] * 12)
+    titled = needle("pane-titled", "en", "cli", 30, "Zorblax rollout notes",
+                    [U(f"one line on zorblax among much else: {filler}"), A(f"noted. {filler}")],
+                    {"prefix": "zorbl", "words": "zorblax", "vague": "zorblax", "spread": "zorblax noted"})
+    about = needle("pane-about", "en", "telegram", 20, "",
+                   [U("zorblax zorblax: the zorblax is down"), A("restart the zorblax"),
+                    U("the zorblax is back"), A("zorblax fixed")],
+                   {"prefix": "zorbl", "words": "zorblax", "vague": "zorblax", "spread": "zorblax fixed"})
+    title_only = needle("pane-title-only", "en", "cli", 40, "Quuxly planning",
+                        [U("what should we plan for the spring"), A("a garden and a trip")],
+                        {"prefix": "quux", "words": "garden", "vague": "spring", "spread": "garden trip"})
+    hits_only = needle("pane-hits-only", "en", "slack", 10, "Weekend errands",
+                       [U("buy quuxly at the shop"), A("added quuxly to the list")],
+                       {"prefix": "quux", "words": "quuxly shop", "vague": "quuxly", "spread": "quuxly list"})
+    needles = [titled, about, title_only, hits_only]
+    copy = planted_copy(corpus, needles, BENCH_NOW, quiet=True)
+    store, db = _open(copy)
+    try:
+        ids = planted_ids(needles, BENCH_NOW)
+        got = {(key, query): browser_rank(store, query, ids[key].root)
+               for key, query in (("pane-titled", "zorblax"), ("pane-about", "zorblax"),
+                                  ("pane-hits-only", "quuxly"))}
+    finally:
+        db.close()
+        store.close()
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{copy}{suffix}").unlink(missing_ok=True)
+    # (a) found by its title: first in the pane, second among the hit groups
+    first = got["pane-titled", "zorblax"]
+    assert (first["rank"], first["hits_rank"], first["title_match"]) == (1, 2, True), first
+    assert "above" not in first
+    about_it = got["pane-about", "zorblax"]
+    assert (about_it["rank"], about_it["hits_rank"], about_it["title_match"]) == (2, 1, False), about_it
+    # (the titled conversation, listed by its title, is not counted again at its hit group)
+    assert about_it["shown"] == 2 and about_it["hits_shown"] == 2
+    # (b) an unrelated title row counts above a needle found only by its hits
+    below = got["pane-hits-only", "quuxly"]
+    assert (below["rank"], below["hits_rank"], below["title_rows"]) == (2, 1, 1), below
+    assert below["above"] == [{"row": "title", "label": "Quuxly planning", "source": "cli",
+                               "id": ids["pane-title-only"].root, "hits": 0, "across": 0}]
 
 
 def test_scores_are_success_at_k_and_mean_reciprocal_rank() -> None:
