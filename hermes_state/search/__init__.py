@@ -78,7 +78,8 @@ therefore never lets the cost of a query grow with the number of its matches:
 2. **Choose the ranking.** If the work bm25 would do (the sum of the phrases' frequencies plus
    the matches, plus -- for a quoted phrase of several words -- the walk over its words'
    doclists FTS5 makes to find it, twice more to rank it) is small
-   (≤ ``TUNING.EXACT_BM25_MAX_ROWS``), FTS5 ranks exactly: ``bm25``. If every
+   (≤ ``TUNING.EXACT_BM25_MAX_ROWS``; a store ranking a share of a keystroke's window across
+   profiles, that share of it: ``strategies.exact_bound``), FTS5 ranks exactly: ``bm25``. If every
    phrase matches a large share of the corpus (> ``TUNING.COMMON_SHARE``), relevance means little
    and hits come newest first: ``newest``. Otherwise the newest ``TUNING.WINDOW`` matches are fetched
    with ``highlight()`` and scored in Python with the bm25 formula (k1 = 1.2, b = 0.75) using

@@ -109,7 +109,7 @@ def fts_engine(
     # (``exact_under``: few matches of trigram expansions, whose bm25 credits a rare
     # continuation of a short word as the window's counts cannot, at a bounded cost)
     # (not when the walk was bounded: FTS5's ranking walks the words' doclists whole, twice)
-    if floor is None and (work <= TUNING.EXACT_BM25_MAX_ROWS
+    if floor is None and (work <= exact_bound(ctx)
                         or (complete and total <= exact_under and work <= 20 * TUNING.EXACT_BM25_MAX_ROWS)):
         return exact_bm25(ctx, table, match, path, total, exact, to_ranked, plain)
     positive = [p for p in phrases if not p.negated]
@@ -191,16 +191,25 @@ def older_matches(ctx: Ctx, table: str, match: str, below: int, cap: int) -> lis
     return [(int(r[0]), r[1]) for r in iter_rows(ctx, sql, [match, below, *ctx.params], cap, True)]
 
 
+def exact_bound(ctx: Ctx) -> int:
+    """The most work (:func:`bm25_work`) a keystroke's exact bm25 may take: ``EXACT_BM25_MAX_ROWS``,
+    or its share for a search that ranks a share of the window (several profiles' stores each
+    rank theirs, ``SearchOptions.window``): three stores each ranking a first key's 1,500
+    matches exactly cost three times one store's keystroke, the tail of typing across profiles."""
+    return TUNING.EXACT_BM25_MAX_ROWS * min(ctx.window, TUNING.WINDOW) // max(1, TUNING.WINDOW)
+
+
 def exact_if_affordable(ctx, table, match, phrases, path, to_row) -> Outcome | None:
     """The exact bm25 answer of a one-word query (highlighted, not plain) when a rowid probe
-    shows its work within ``EXACT_BM25_MAX_ROWS`` -- the choice :func:`fts_engine` makes
-    after the window scan, made from an exact count of the unfiltered matches; None when it
-    is not, or not known to be (the probe counts up to half the bound: one word's work is
-    twice its matches)."""
-    total, exact = probe(ctx, table, match, TUNING.EXACT_BM25_MAX_ROWS // 2)
+    shows its work within :func:`exact_bound` -- the choice :func:`fts_engine` makes after
+    the window scan, made from an exact count of the unfiltered matches; None when it is
+    not, or not known to be (the probe counts up to half the bound: one word's work is twice
+    its matches)."""
+    bound = exact_bound(ctx)
+    total, exact = probe(ctx, table, match, bound // 2)
     if total == 0:
         return Outcome([], "", 0, True, False, path)
-    if not exact or bm25_work(ctx, table, phrases, total) > TUNING.EXACT_BM25_MAX_ROWS:
+    if not exact or bm25_work(ctx, table, phrases, total) > bound:
         return None
     # (Filters narrow the count: then it is an upper bound, not the answer's.)
     return exact_bm25(ctx, table, match, path, total, not ctx.filtered, to_row, False)

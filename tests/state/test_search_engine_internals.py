@@ -59,3 +59,32 @@ def test_a_hit_only_in_tool_calls_or_the_tool_name_has_a_highlighted_snippet(tmp
         assert [tool.snippet[a:b] for a, b in tool.spans] == ["terminal"]
     finally:
         db.close()
+
+
+def test_a_store_ranking_a_share_of_the_window_ranks_exactly_only_that_share_of_the_work(tmp_path, monkeypatch):
+    """Several profiles' stores each rank a share of a keystroke's window (``window``): a
+    first key whose matches one store alone would rank exactly (exact bm25 within its work
+    bound) is ranked over the share's newest matches when that share of the bound is too
+    small -- three stores ranking it exactly cost three keystrokes. One store, the whole
+    window, ranks it exactly as before; a share still ranks a few matches exactly."""
+    from hermes_state import SessionDB
+    from hermes_state.models import WINDOW_RANKING
+    from hermes_state.search.tuning import TUNING
+
+    monkeypatch.setattr(TUNING, "WINDOW", 40)
+    monkeypatch.setattr(TUNING, "EXACT_BM25_MAX_ROWS", 120)
+    db = SessionDB(tmp_path / "state.db")
+    try:
+        db.create_session("s", "cli")
+        for n in range(250):  # (zebra in 50: work 100, within 120, not within a third of it)
+            db.append_message("s", "user", (f"zebra crossing note {n}" + (" rare" if n < 5 else ""))
+                              if n % 5 == 0 else f"plain filler line {n}")
+
+        def ranking(word, **kw):
+            return db.search(word, limit=10, sort="auto", **kw).ranking
+
+        assert ranking("zebra") == "bm25"
+        assert ranking("zebra", window=13) == WINDOW_RANKING
+        assert ranking("rare", window=13) == "bm25"
+    finally:
+        db.close()
