@@ -592,7 +592,7 @@ class BrowserData:
     def search(
         self, query: str, listed: ListQuery, *, limit: int = 40, offset: int = 0,
         order: str = "relevance", weights: Any = None, now: float | None = None, sort: str = "auto",
-        window: int | None = None,
+        window: int | None = None, keystroke: bool = False,
     ) -> SearchView:
         """Full-text search grouped by conversation (XR-2), plus title/id matches (first page
         only), under the list's filters ``listed``; ``offset`` asks for a later page of hits
@@ -601,7 +601,10 @@ class BrowserData:
         conversations are found whatever the view, and marked. Its ``narrow`` (the time
         window, BR-21) keeps the hits whose conversation it keeps, as the list would: a page
         may then show fewer groups than hits were asked for (``more`` still says whether the
-        search has more). ``window``: see :meth:`hermes_state.SessionDB.search`."""
+        search has more). ``window``: see :meth:`hermes_state.SessionDB.search`. ``keystroke``
+        (a key typed, not a refresh or a later page): the doors' one signature; one store's
+        keystroke answer is the engine's ``sort="auto"`` either way, where the door of several
+        profiles ends its page at a store's short one (:class:`~.data_profiles.ProfilesData`)."""
         view = SearchView(query=query, offset=offset)
         view.stamps["start"] = time.perf_counter()
         if not query.strip():

@@ -133,7 +133,8 @@ class _SearchStream:
     a time: each store's groups wait in their store's order, and the next one shown is the
     best head of all (by its best hit, :func:`~hermes_state.across_profiles.best_head`). A
     store whose waiting groups are used up is read at its next page before anything else is
-    chosen: its next conversation may rank above the others'.
+    chosen: its next conversation may rank above the others' -- except within a keystroke,
+    where a store whose page a bounded walk cut short ends the page instead (:meth:`take`).
 
     Offsets differ from one store's: a store's ``next_offset`` counts the hits it *read*
     (conversations its filters then dropped included); :attr:`position` counts the hits of
@@ -172,7 +173,7 @@ class _SearchStream:
         #: Stores whose last page a keystroke's bounded walk ended (``short_page``): reading
         #: on is the walk the keystroke was spared (~50 ms at 5M), so a keystroke's page ends
         #: where such a store's hits do (:meth:`take`), as one store's page would.
-        self.short: set[str] = set()
+        self.short_pages: set[str] = set()
 
     def add_page(self, name: str, answer: SearchView) -> None:
         """A store's page read: its groups wait, and where its next page starts is kept."""
@@ -180,9 +181,9 @@ class _SearchStream:
         self.filtered_out |= {qualify(name, root) for root in answer.filtered_out}
         self.next_offset[name] = answer.next_offset
         if answer.short_page:
-            self.short.add(name)
+            self.short_pages.add(name)
         else:
-            self.short.discard(name)
+            self.short_pages.discard(name)
         if not answer.more or not answer.hit_count:
             self.done.add(name)
 
@@ -222,9 +223,10 @@ class _SearchStream:
         every store is used up, or ``rounds`` rounds of reading stores' next pages did not
         fill the page (None: no limit); a conversation met again on a later page of its
         store joins its group when both are in this page (as :meth:`SearchView.merged`
-        joins pages). ``keystroke`` (a keystroke's first page): the page also ends when a
-        store whose page was short (:attr:`short`) is used up -- its next conversation may
-        rank above the others' and only its walk would tell; the pane reads on."""
+        joins pages). ``keystroke`` (a keystroke's first page): once the page holds a hit,
+        it also ends when a store whose page was short (:attr:`short_pages`) is used up --
+        its next conversation may rank above the others' and only its walk would tell; the
+        pane reads on. (A page with nothing yet reads on: an empty answer says nothing.)"""
         with self.lock:
             page: dict[str, HitGroup] = {}
             taken = 0
@@ -233,7 +235,7 @@ class _SearchStream:
                 if empty:
                     if rounds is not None and rounds <= 0:
                         break  # (a short page; more follows)
-                    if keystroke and self.short.intersection(empty):
+                    if keystroke and taken and self.short_pages.intersection(empty):
                         break  # (as above)
                     rounds = None if rounds is None else rounds - 1
                     self._refill(empty)
@@ -690,14 +692,15 @@ class ProfilesData:
         rows.sort(key=lambda row: list_key(row, True))
         return rows[:limit]
 
-    def search(self, query: str, listed: ListQuery, *, limit: int = 40, offset: int = 0,
+    def search(self, query: str, listed: ListQuery, *, limit: int = 40, offset: int = 0, keystroke: bool = False,
                **kwargs: Any) -> SearchView:
         """Every shown store searched (in turn), conversations ranked together by the score of
         their best hit (:func:`~hermes_state.across_profiles.best_head`), PF-6: one ranking
         across pages. A page holds about ``limit`` hits of that ranking, from ``offset``
         (hits of the merged answer handed out before it); each store's hits beyond what a
         page took wait for the next page, and a store is read further only when its next
-        conversation could be the next one shown."""
+        conversation could be the next one shown. ``keystroke``: a key typed (not a refresh
+        after a commit): its page may end where a store's bounded walk ended its page."""
         started = time.perf_counter()
         # The stream is found again by what was asked -- not by ``now`` (each page is asked
         # at its own clock; the stream goes on at its first page's, so recency weighs alike
@@ -719,7 +722,10 @@ class ProfilesData:
                 stream.take(offset, rounds=None)  # (replayed up to the page asked for, then dropped)
         stream.generation = generation
         before = stream.position
-        page = stream.take(limit, keystroke=offset == 0)
+        # (a keystroke's first page only: a refresh after a commit must read on, or a hit
+        # gone from a short store's page would look merely cut -- search_hold's floor is one
+        # store's message ids)
+        page = stream.take(limit, keystroke=keystroke and offset == 0)
         if stream.interrupted:
             return SearchView(query=query, offset=offset, interrupted=True)  # (and not kept)
         more = stream.more

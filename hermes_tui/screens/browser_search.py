@@ -367,7 +367,9 @@ class SearchAsYouType:
     def _run(self, query: str, keep: bool, limit: int, exact: bool = False, asked: int | None = None) -> None:
         screen = self.screen
         read = self._windowed(query, again=exact)
-        view = self._searched(query, read, limit=limit, sort="rank" if exact else "auto")
+        # (a refresh after a commit -- ``keep`` -- reads on past a short page: see ProfilesData)
+        view = self._searched(query, read, limit=limit, sort="rank" if exact else "auto",
+                              keystroke=not keep and not exact)
         if read.problem:
             view.note = read.problem
         if not view.more_certain:

@@ -147,7 +147,7 @@ def test_across_profiles_a_keystroke_does_not_walk_on_past_a_short_page(tmp_path
         search = part.search
         part.search = lambda *a, _s=search, _n=name, **k: (asked.append((_n, k.get("offset", 0))), _s(*a, **k))[1]
     try:
-        view = door.search('"config file"', ListQuery(), limit=40, sort="auto")
+        view = door.search('"config file"', ListQuery(), limit=40, sort="auto", keystroke=True)
         assert asked == [("default", 0), ("work", 0)]
         assert view.more and 0 < view.hit_count < sum(map(len, every.values()))
         shown = view
@@ -156,7 +156,57 @@ def test_across_profiles_a_keystroke_does_not_walk_on_past_a_short_page(tmp_path
             shown = shown.merged(page)
         hits = [(hit.session_id, hit.id) for group in shown.groups for hit in group.hits]
         assert sorted(hits) == sorted(every["default"] | every["work"])
-        assert ("default", 0) != asked[-1] and any(name == "default" and offset > 0 for name, offset in asked)
+        assert any(name == "default" and offset > 0 for name, offset in asked)  # (the later pages read on)
+    finally:
+        door.close()
+
+
+def test_across_profiles_a_refresh_after_a_commit_drops_a_gone_hit_of_a_short_page(tmp_path, bounded_walk):
+    """The refresh after a commit (offset 0, as many hits as are shown, not a keystroke)
+    reads every store on: across stores no message id can say where a short page's matches
+    end, so the refreshed answer must be whole for a deleted hit to go rather than look
+    merely ranked past a cut (one store's short page says so by its oldest hit)."""
+    from hermes_state.listing import ListQuery
+    from hermes_state.profiles import discover
+    from hermes_tui.data_profiles import ProfilesData
+    from hermes_tui.search_hold import hold_still
+
+    every = build_profiles(tmp_path)
+    door = ProfilesData(discover({"HERMES_HOME": str(tmp_path)}).with_stores())
+    try:
+        shown = door.search('"config file"', ListQuery(), limit=40, sort="auto", keystroke=True)
+        while shown.more:
+            shown = shown.merged(door.search('"config file"', ListQuery(), limit=40, offset=shown.next_offset,
+                                             sort="auto"))
+        targets = {(hit.session_id, hit.id) for group in shown.groups for hit in group.hits}
+        assert targets == every["default"] | every["work"]
+        gone = max(every["default"], key=lambda target: target[1])  # (the newest: in the short page)
+        with sqlite3.connect(tmp_path / "state.db") as conn:
+            conn.execute("DELETE FROM messages WHERE id = ?", (gone[1],))
+        door.forget_search_answers()
+        fresh = door.search('"config file"', ListQuery(), limit=max(40, shown.hit_count), sort="auto")
+        kept = {(hit.session_id, hit.id) for group in hold_still(shown, fresh).steady.groups for hit in group.hits}
+        assert kept == targets - {gone}
+    finally:
+        door.close()
+
+
+def test_across_profiles_a_keystroke_page_reads_on_when_the_short_page_is_all_filtered_out(tmp_path, bounded_walk):
+    """A short page whose conversations the list's filters all leave out (at most 5
+    messages: the default store's chats have 10 and more) has nothing to rank with: the
+    keystroke reads on rather than answering with nothing, and the other profile's matches
+    are shown."""
+    from hermes_state.listing import ListQuery
+    from hermes_state.listing.narrow import Narrow
+    from hermes_state.profiles import discover
+    from hermes_tui.data_profiles import ProfilesData
+
+    every = build_profiles(tmp_path)
+    door = ProfilesData(discover({"HERMES_HOME": str(tmp_path)}).with_stores())
+    try:
+        view = door.search('"config file"', ListQuery(narrow=Narrow(max_messages=5)), limit=40, sort="auto",
+                           keystroke=True)
+        assert {(hit.session_id, hit.id) for group in view.groups for hit in group.hits} == every["work"]
     finally:
         door.close()
 
@@ -177,9 +227,14 @@ async def test_across_profiles_the_pane_lists_every_match_without_a_key(tmp_path
     async with app.run_test(size=(100, 40)) as pilot:
         await settle(pilot)
         results = app.screen.results
+        pages = []
+        append = results.append
+        results.append = lambda view: (pages.append(view), append(view))[1]
         await pilot.press("slash", *'"config file"')
         assert await wait_for(pilot, lambda: results.view is not None and results.view.query == '"config file"'
                               and not results.view.more)
         await settle(pilot)
+        # (the keystroke's page ended short: the rest came as pages the pane asked for)
+        assert pages and pages[0].offset > 0 and pages[0].hit_count
         shown = {(hit.session_id, hit.id) for group in results.view.groups for hit in group.hits}
         assert shown == every["default"] | every["work"]
