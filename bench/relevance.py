@@ -299,7 +299,7 @@ def browser_rank(store: Any, query: str, root: str, max_rank: int = MAX_RANK,
     # never higher in the pane than among the groups (the title rows only push it down).
     while more and len(view.groups) < max_rank and all(g.root_id != root for g in view.groups):
         page = store.search(query, ListQuery.from_options(exclude_sources=exclude), limit=SEARCH_PAGE,
-                            offset=view.hit_count, sort=sort)
+                            offset=view.next_offset, sort=sort)
         if page.hit_count == 0:
             break
         # (merged keeps the first page's title matches: later pages ask for none, as the pane's)

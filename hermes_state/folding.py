@@ -5,8 +5,9 @@ The word index (FTS5's ``unicode61`` tokenizer, diacritics removed) stores ``Caf
 as ``việt``; it folds ``İ`` to ``i``. Python has no such table: ``str.lower()`` and
 ``unicodedata`` fold other letters (``й`` to ``и`` through NFD). A query word and a text's
 word counted as the same word where the index holds two would rank what FTS5 did not match,
-so each character is asked once of SQLite's own tokenizer -- the code that built the index --
-and kept for the process.
+so each character is asked once of SQLite's own tokenizer -- the code that built the index,
+in upstream's declaration (``unicode61`` with its defaults: the stores this package reads and
+writes declare no other) -- and kept for the process.
 """
 
 from __future__ import annotations
@@ -31,6 +32,10 @@ def _ask(chars: list[str]) -> None:
     global _CONN
     with _LOCK:
         chars = [ch for ch in chars if ch not in _KNOWN]
+        for ch in [ch for ch in chars if "\ud800" <= ch <= "\udfff"]:
+            # (a lone surrogate, pasted: SQLite cannot be handed it, and no index holds it)
+            _KNOWN.add(ch)
+            chars.remove(ch)
         if not chars:
             return
         if _CONN is None:

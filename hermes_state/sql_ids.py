@@ -12,7 +12,8 @@ A statement binding more than one parameter per item passes a smaller ``size`` (
 ``mark="(?, ?)"`` for pairs) and says why where it does.
 
 The standard library only, and no import of the package: :mod:`hermes_state.visibility`
-uses it, and an export worker loads that module by its path (:mod:`hermes_state.export_batch`).
+uses it, and an export worker runs without the package, importing modules by their file names
+(``export_batch`` imports ``export_units``, which imports ``visibility``, which imports this).
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 try:
     from .sql_ids import in_chunks
-except ImportError:  # run by its path in an export worker (hermes_state.export_batch): no package
+except ImportError:  # in an export worker, modules are imported by file name (sql_ids says why)
     from sql_ids import in_chunks  # type: ignore[no-redef]
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -22,7 +22,7 @@ def unicode61_phrases(parsed: ParsedQuery, expansions: dict[int, str] | None = N
     for group in parsed.groups():
         for pos, negs in group:
             for item, negated in [(pos, False), *((n, True) for n in negs)]:
-                tokens = [fold(w) for w in WORD_RE.findall(item.text)]
+                tokens = WORD_RE.findall(fold(item.text))  # (folded first: see TfMatcher)
                 phrases.append(Phrase(expansions.get(id(item), item.render()), tokens, item.prefix, negated))
     return phrases
 
@@ -59,9 +59,10 @@ def expand_prefixes(ctx: Ctx, parsed: ParsedQuery, words_only: bool = False) -> 
     Without a prefix index FTS5 merges every doclist of a prefix up front, on *each*
     execution (~3–8 ms at 1M messages); an OR of the same terms is iterated lazily, so the
     probes and scans that follow stay cheap (the terms come from :func:`prefix_terms`).
-    Prefixes with more than ``MAX_PREFIX_TERMS`` terms, or non-ASCII ones (whose folding
-    only SQLite knows), are left to FTS5. ``words_only``: a prefix's terms that read as ids
-    or hashes (``cadd7398…`` for ``cadd``, :data:`~hermes_state.search.ranking.ID_LIKE_RE`)
+    Prefixes with more than ``MAX_PREFIX_TERMS`` terms, or non-ASCII ones, are left to FTS5's
+    own prefix query (expanding a non-ASCII one here would look its folded form up,
+    :mod:`hermes_state.folding`; not done: not measured). ``words_only``: a prefix's terms
+    that read as ids or hashes (``cadd7398…`` for ``cadd``, :data:`~hermes_state.search.ranking.ID_LIKE_RE`)
     are left out, unless nothing else starts so.
     """
     rendered: list[str] = []

@@ -86,8 +86,9 @@ class TfMatcher:
         """The phrase of each count one marked piece adds (an index once per count)."""
         out: list[int] = []
         exact, prefixes = self.exact, self.prefixes
-        for word in WORD_RE.findall(piece):
-            folded = fold(word)
+        # (folded before it is split: a decomposed accent, ``e\u0301cran`` as macOS pastes
+        # it, is one word to the index -- ``ecran`` -- but splits Python's ``\w`` in two)
+        for folded in WORD_RE.findall(fold(piece)):
             out.extend(exact.get(folded, ()))
             for head, index in prefixes:
                 if folded.startswith(head):

@@ -57,3 +57,17 @@ def test_a_title_shares_only_the_words_the_index_would_match():
     assert share("việt", "VIỆT NAM trip") == 1.0
     assert share("мои", "мой сервер") == 0.0
     assert share("мой", "Мой сервер") == 1.0
+
+
+def test_a_decomposed_accent_counts_as_the_one_word_the_index_matched():
+    """``e\u0301cran`` (the accent a character of its own, as macOS pastes text) is one word
+    to the index, ``ecran``: the window ranking counts the marked piece for it, where
+    splitting before folding made it ``e`` and ``cran``."""
+    from hermes_state.search.ranking import Phrase, TfMatcher
+
+    assert fold("e\u0301cran") == "ecran"
+    assert TfMatcher([Phrase("ecran", ["ecran"], False, False)]).counts(["e\u0301cran"]) == [1.0]
+
+
+def test_a_lone_surrogate_is_kept_and_the_rest_folded():
+    assert fold("Caf\u00e9 \ud800 ёж") == "cafe \ud800 ёж"
