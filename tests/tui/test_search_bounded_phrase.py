@@ -38,6 +38,21 @@ def build(path: Path) -> list[int]:
     return phrase_ids
 
 
+async def typed_until_whole(pilot, query: str):
+    """Type ``query`` into the search field and wait until the pane's answer has no more to
+    read, no key pressed meanwhile: the results pane and the later pages it appended."""
+    await settle(pilot)
+    results = pilot.app.screen.results
+    pages = []
+    append = results.append
+    results.append = lambda view: (pages.append(view), append(view))[1]
+    await pilot.press("slash", *query)
+    assert await wait_for(pilot, lambda: results.view is not None and results.view.query == query
+                          and not results.view.more)
+    await settle(pilot)
+    return results, pages
+
+
 @pytest.fixture
 def bounded_walk(monkeypatch):
     """The 5M store's shape with this store's sizes: the walk a keystroke may make over the
@@ -53,15 +68,7 @@ async def test_a_phrase_the_bounded_walk_finds_few_of_is_listed_whole_without_a_
     config.search.exact_after_s = pause  # (0: typing never "pauses" -- the pane alone reads on)
     app = make_app(path, config=config)
     async with app.run_test(size=(100, 40)) as pilot:
-        await settle(pilot)
-        results = app.screen.results
-        pages = []
-        append = results.append
-        results.append = lambda view: (pages.append(view), append(view))[1]
-        await pilot.press("slash", *'"config file"')
-        assert await wait_for(pilot, lambda: results.view is not None and results.view.query == '"config file"'
-                              and not results.view.more)
-        await settle(pilot)
+        results, pages = await typed_until_whole(pilot, '"config file"')
         if not pause:
             # (typing never paused: the older matches came as a page the pane asked for)
             assert pages and pages[0].offset > 0 and pages[0].hit_count
@@ -225,15 +232,7 @@ async def test_across_profiles_the_pane_lists_every_match_without_a_key(tmp_path
     app = make_app(profiles[0].db_path, profiles=profiles, cache_dir=tmp_path / "cache", config=config,
                    trash_dir=tmp_path / "trash")
     async with app.run_test(size=(100, 40)) as pilot:
-        await settle(pilot)
-        results = app.screen.results
-        pages = []
-        append = results.append
-        results.append = lambda view: (pages.append(view), append(view))[1]
-        await pilot.press("slash", *'"config file"')
-        assert await wait_for(pilot, lambda: results.view is not None and results.view.query == '"config file"'
-                              and not results.view.more)
-        await settle(pilot)
+        results, pages = await typed_until_whole(pilot, '"config file"')
         # (the keystroke's page ended short: the rest came as pages the pane asked for)
         assert pages and pages[0].offset > 0 and pages[0].hit_count
         shown = {(hit.session_id, hit.id) for group in results.view.groups for hit in group.hits}
