@@ -12,6 +12,7 @@ writes declare no other) -- and kept for the process.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import string
 import threading
@@ -68,3 +69,37 @@ def fold(text: str) -> str:
     if missing:
         _ask(sorted(missing))
     return text.translate(_TABLE)
+
+
+#: Where the index folds accented Latin letters: Latin-1, Latin Extended-A and -B, Latin
+#: Extended Additional (each such letter is learnt once, when a pattern first asks).
+_LATIN_RANGES = ((0xC0, 0x250), (0x1E00, 0x1F00))
+#: Combining accents (U+0300-U+036F): the index drops one where it follows a letter
+#: (``e`` + U+0301 is ``e``), so a word written decomposed matches as the same word.
+_COMBINING = "[\u0300-\u036f]*"
+_LOOSE: dict[str, str] = {}
+
+
+def _loose_letter(ch: str) -> str:
+    """A regex of every character the index folds to the ASCII letter ``ch``, followed by
+    any combining accents."""
+    if not _LOOSE:
+        latin = [chr(code) for start, end in _LATIN_RANGES for code in range(start, end)]
+        _ask(latin)
+        variants: dict[str, list[str]] = {}
+        for letter in latin:
+            folded = _TABLE.get(ord(letter), letter)
+            if len(folded) == 1 and folded.isascii() and folded.isalpha():
+                variants.setdefault(folded, []).append(letter)
+        for letter in map(chr, range(ord("a"), ord("z") + 1)):
+            others = "".join(variants.get(letter, ()))
+            _LOOSE[letter] = f"[{letter}{letter.upper()}{others}]{_COMBINING}"
+    return _LOOSE.get(ch, re.escape(ch))
+
+
+def word_regex(word: str) -> str:
+    """A regex of ``word`` as the word index matches it in a text: whatever folds to the same
+    word (``cafe`` finds ``Café`` and ``Cafe`` + U+0301, ``café`` finds ``cafe``; ``viet`` not
+    ``Việt``, which the index keeps). Positions are the text's own: a pattern of these finds
+    spans to mark in the text as shown."""
+    return "".join(_loose_letter(ch) if "a" <= ch <= "z" else re.escape(ch) for ch in fold(word))

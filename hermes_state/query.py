@@ -1,4 +1,5 @@
-"""The query language of message search, as pure functions: no SQL runs here.
+"""The query language of message search, as pure functions: no store is read here (the
+highlight's words are folded by :mod:`hermes_state.folding`, which asks SQLite's tokenizer).
 
 Upstream's sanitiser (SR-6) and the later repair stage that makes FTS5 accept what it would
 reject (SR-16), CJK detection (SR-8) and routing (SR-9), LIKE escaping (the one
@@ -598,8 +599,11 @@ def highlight_terms(query: str | None, prefix_last: bool = True) -> list[tuple[s
 
 
 def highlight_pattern(query: str | None, prefix_last: bool = True) -> "re.Pattern[str] | None":
-    """One case-insensitive pattern of :func:`highlight_terms` (longest first); None when
+    """One case-insensitive pattern of :func:`highlight_terms` (longest first), its words
+    folded as the word index folds them (:func:`hermes_state.folding.word_regex`); None when
     the query has nothing to highlight."""
+    from .folding import word_regex  # (asks SQLite's tokenizer: not for the query's parsing)
+
     parts = []
     for kind, term in highlight_terms(query, prefix_last):
         if kind == "substring":
@@ -607,7 +611,8 @@ def highlight_pattern(query: str | None, prefix_last: bool = True) -> "re.Patter
             continue
         words = term.rstrip("*").split(" ")
         prefix = kind == "prefix" or term.endswith("*")
-        body = r"[\W_]+".join(re.escape(word) for word in words)
+        # (each word as the index matched it: ``cafe`` marks ``Café`` -- the hit was found so)
+        body = r"[\W_]+".join(word_regex(word) for word in words)
         tail = r"[^\W_]*" if prefix else r"(?![^\W_])"
         parts.append((len(term), r"(?<![^\W_])" + body + tail))
     if not parts:

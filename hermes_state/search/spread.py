@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Sequence
 
 from ..conversation import conversation_roots
+from ..folding import fold, word_regex
 from ..query import (
     OPERATORS,
     ParsedQuery,
@@ -84,7 +85,7 @@ def _word_pattern(words: Sequence[str], prefix: bool) -> "re.Pattern[str] | None
     parts = []
     for index, word in enumerate(words):
         tail = r"[^\W_]*" if prefix and index == len(words) - 1 else r"(?![^\W_])"
-        parts.append(r"(?<![^\W_])" + re.escape(word) + tail)
+        parts.append(r"(?<![^\W_])" + word_regex(word) + tail)
     if not parts:
         return None
     return re.compile(r"[\W_]+".join(parts) if len(parts) > 1 else parts[0], re.IGNORECASE)
@@ -124,7 +125,7 @@ def _make_term(conn: sqlite3.Connection, item: QueryItem, cjk: bool, trigram: bo
         if found is None:
             return None
         return _Term(text, TRIGRAM_TABLE, "(" + " OR ".join(map(quote, found)) + ")" if found else None, pattern)
-    words = [w.lower() for w in WORD_RE.findall(text)]
+    words = WORD_RE.findall(fold(text))  # (folded first: a decomposed accent is no separator)
     if not words:
         return None
     pattern = _word_pattern(words, item.prefix)

@@ -71,3 +71,34 @@ def test_a_decomposed_accent_counts_as_the_one_word_the_index_matched():
 
 def test_a_lone_surrogate_is_kept_and_the_rest_folded():
     assert fold("Caf\u00e9 \ud800 ёж") == "cafe \ud800 ёж"
+
+
+def test_a_hit_is_highlighted_where_the_index_matched_it_accents_and_all():
+    """The highlight (snippets of words found across messages, the transcript) marks what the
+    index matched: ``cafe`` marks ``Café``, ``CAFÉ`` and ``Cafe`` + U+0301 (the accent a
+    character of its own), ``café`` marks ``cafe``; ``viet`` does not mark ``Việt``, which
+    the index keeps apart."""
+    from hermes_state.query import highlight_pattern
+
+    def marked(query: str, text: str) -> list[str]:
+        return [m.group(0) for m in highlight_pattern(query).finditer(text)]
+
+    assert marked("cafe ", "Le Café, CAFÉ, Cafe\u0301 et cafés") == ["Café", "CAFÉ", "Cafe\u0301"]
+    assert marked("café ", "the cafe downstairs") == ["cafe"]
+    assert marked("caf", "Le Café") == ["Café"]
+    assert marked("viet ", "Việt Nam, viet") == ["viet"]
+    assert marked('"cafe menu"', "le café  menu") == ["café  menu"]
+
+
+def test_words_found_across_messages_are_marked_in_their_accented_forms(tmp_path: Path):
+    """A conversation holding ``café`` in one message and ``menu`` in another is found for
+    ``cafe menu`` across its messages; each of those messages' snippets marks its word."""
+    db = SessionDB(tmp_path / "state.db")
+    try:
+        session(db, "apart", ["Le Café était fermé ce matin", "then the menu changed again"], at=NOW)
+        result = db.search("cafe menu", sort="rank", now=NOW)
+        marked = {hit.snippet[a:b] for hit in result.hits if hit.conversation_id == "apart"
+                  for a, b in hit.spans}
+    finally:
+        db.close()
+    assert marked == {"Café", "menu"}
