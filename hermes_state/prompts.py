@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterable, Iterator
 
-from .sql_ids import SQL_IDS_PER_STATEMENT, in_chunks
+from .sql_ids import SQL_IDS_PER_STATEMENT, chunked, in_chunks
 
 if TYPE_CHECKING:
     from .store import Store
@@ -65,13 +65,8 @@ def iter_with_resolved_prompts(
         if not store.rules.system_prompts:
             yield from rows
             return
-        waiting: list[dict] = []
-        for row in rows:
-            waiting.append(row)
-            if len(waiting) >= batch:
-                yield from with_resolved_prompts(store, waiting)
-                waiting = []
-        yield from with_resolved_prompts(store, waiting)
+        for waiting in chunked(rows, batch):
+            yield from with_resolved_prompts(store, waiting)
     finally:
         close = getattr(rows, "close", None)
         if close is not None:

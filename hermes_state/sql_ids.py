@@ -7,7 +7,8 @@
         conn.execute(f"SELECT id FROM sessions WHERE id IN ({marks})", chunk)
 
 ``chunked(ids)`` yields the runs alone, for a statement that writes its placeholders its
-own way (the list's padded ``IN`` lists, :func:`hermes_state.listing.activity.placeholders`).
+own way (the list's padded ``IN`` lists, :func:`hermes_state.listing.activity.placeholders`),
+or for a stream of rows looked up a statement's worth at a time (read as it goes).
 A statement binding more than one parameter per item passes a smaller ``size`` (and
 ``mark="(?, ?)"`` for pairs) and says why where it does.
 
@@ -18,6 +19,7 @@ uses it, and an export worker runs without the package, importing modules by the
 
 from __future__ import annotations
 
+from itertools import islice
 from typing import Iterable, Iterator, TypeVar
 
 T = TypeVar("T")
@@ -31,12 +33,13 @@ SQL_IDS_PER_STATEMENT = 500
 
 def chunked(items: Iterable[T], size: int = SQL_IDS_PER_STATEMENT) -> Iterator[list[T]]:
     """``items`` in runs of at most ``size``, in order, each item in exactly one run; nothing
-    for no items."""
+    for no items. A stream is read a run at a time (a listing of every session is never held
+    whole)."""
     if size < 1:
         raise ValueError(f"size must be at least 1, not {size}")
-    items = items if isinstance(items, list) else list(items)
-    for start in range(0, len(items), size):
-        yield items[start:start + size]
+    stream = iter(items)
+    while run := list(islice(stream, size)):
+        yield run
 
 
 def in_chunks(

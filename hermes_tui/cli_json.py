@@ -24,6 +24,7 @@ from typing import IO, TYPE_CHECKING, Any, Iterable, Iterator
 
 from hermes_state.inert_text import escape_json_text
 from hermes_state.models import shown_source
+from hermes_state.sql_ids import chunked
 
 if TYPE_CHECKING:  # pragma: no cover
     from hermes_state import SessionDB
@@ -98,18 +99,13 @@ def session_item(row: dict) -> dict:
     }
 
 
-def shown_counts(db: "SessionDB", rows: Iterator[dict], chunk: int = 500) -> Iterator[dict]:
+def shown_counts(db: "SessionDB", rows: Iterator[dict]) -> Iterator[dict]:
     """``rows`` (a streamed listing: upstream's rows, the stored ``message_count``) with each
     count of the messages its transcript shows, as the browser counts them (rewound ones left
     out): `list --json` said 15 where the browser said 12. Closing it closes ``rows``."""
     with closing(rows):
-        batch: list[dict] = []
-        for row in rows:
-            batch.append(row)
-            if len(batch) >= chunk:
-                yield from db.lister.count_shown_messages(batch)
-                batch = []
-        yield from db.lister.count_shown_messages(batch)
+        for batch in chunked(rows):  # (a statement's worth of sessions at a time)
+            yield from db.lister.count_shown_messages(batch)
 
 
 def write_document(command: str, key: str, items: Iterable[dict], out: IO[str] | None = None,

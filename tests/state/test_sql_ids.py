@@ -31,6 +31,22 @@ def test_any_iterable_is_chunked_as_a_list_of_its_items():
     assert list(chunked((n for n in range(5)), 2)) == [[0, 1], [2, 3], [4]]
 
 
+def test_a_stream_is_read_a_chunk_at_a_time():
+    """A streamed listing (every session of a store) is never held whole: the first chunk
+    comes after its own items are read, not after all of them."""
+    read: list[int] = []
+
+    def stream():
+        for n in range(10):
+            read.append(n)
+            yield n
+
+    chunks = chunked(stream(), 3)
+    assert next(chunks) == [0, 1, 2]
+    assert read == [0, 1, 2]
+    assert list(chunks) == [[3, 4, 5], [6, 7, 8], [9]]
+
+
 def test_the_placeholder_count_matches_each_chunk():
     for chunk, marks in in_chunks(list(range(1234))):
         assert marks == ",".join("?" * len(chunk))
