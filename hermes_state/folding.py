@@ -32,11 +32,9 @@ def _ask(chars: list[str]) -> None:
     separator two."""
     global _CONN
     with _LOCK:
+        # (a lone surrogate, pasted: SQLite cannot be handed it, and no index holds it)
+        _KNOWN.update(ch for ch in chars if "\ud800" <= ch <= "\udfff")
         chars = [ch for ch in chars if ch not in _KNOWN]
-        for ch in [ch for ch in chars if "\ud800" <= ch <= "\udfff"]:
-            # (a lone surrogate, pasted: SQLite cannot be handed it, and no index holds it)
-            _KNOWN.add(ch)
-            chars.remove(ch)
         if not chars:
             return
         if _CONN is None:
@@ -103,3 +101,11 @@ def word_regex(word: str) -> str:
     ``Việt``, which the index keeps). Positions are the text's own: a pattern of these finds
     spans to mark in the text as shown."""
     return "".join(_loose_letter(ch) if "a" <= ch <= "z" else re.escape(ch) for ch in fold(word))
+
+
+def words_regex(words: "list[str] | tuple[str, ...]", prefix: bool) -> str:
+    """A regex of ``words`` standing one after another as whole words of a text, only
+    separators between them (a phrase; one word alone), each as :func:`word_regex` matches it;
+    ``prefix``: the last one may go on (a word being typed)."""
+    body = r"[\W_]+".join(word_regex(word) for word in words)
+    return r"(?<![^\W_])" + body + (r"[^\W_]*" if prefix else r"(?![^\W_])")

@@ -600,21 +600,18 @@ def highlight_terms(query: str | None, prefix_last: bool = True) -> list[tuple[s
 
 def highlight_pattern(query: str | None, prefix_last: bool = True) -> "re.Pattern[str] | None":
     """One case-insensitive pattern of :func:`highlight_terms` (longest first), its words
-    folded as the word index folds them (:func:`hermes_state.folding.word_regex`); None when
+    folded as the word index folds them (:func:`hermes_state.folding.words_regex`); None when
     the query has nothing to highlight."""
-    from .folding import word_regex  # (asks SQLite's tokenizer: not for the query's parsing)
+    from .folding import words_regex  # (asks SQLite's tokenizer: not for the query's parsing)
 
     parts = []
     for kind, term in highlight_terms(query, prefix_last):
         if kind == "substring":
             parts.append((len(term), re.escape(term)))
             continue
-        words = term.rstrip("*").split(" ")
-        prefix = kind == "prefix" or term.endswith("*")
         # (each word as the index matched it: ``cafe`` marks ``Café`` -- the hit was found so)
-        body = r"[\W_]+".join(word_regex(word) for word in words)
-        tail = r"[^\W_]*" if prefix else r"(?![^\W_])"
-        parts.append((len(term), r"(?<![^\W_])" + body + tail))
+        prefix = kind == "prefix" or term.endswith("*")
+        parts.append((len(term), words_regex(term.rstrip("*").split(" "), prefix)))
     if not parts:
         return None
     parts.sort(key=lambda part: -part[0])

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Sequence
 
 from ..conversation import conversation_roots
-from ..folding import fold, word_regex
+from ..folding import fold, words_regex
 from ..query import (
     OPERATORS,
     ParsedQuery,
@@ -82,13 +82,9 @@ class _Term:
 
 
 def _word_pattern(words: Sequence[str], prefix: bool) -> "re.Pattern[str] | None":
-    parts = []
-    for index, word in enumerate(words):
-        tail = r"[^\W_]*" if prefix and index == len(words) - 1 else r"(?![^\W_])"
-        parts.append(r"(?<![^\W_])" + word_regex(word) + tail)
-    if not parts:
-        return None
-    return re.compile(r"[\W_]+".join(parts) if len(parts) > 1 else parts[0], re.IGNORECASE)
+    """Where the item's words stand in a text, as its highlight marks them (the query's own,
+    :func:`hermes_state.query.highlight_pattern`)."""
+    return re.compile(words_regex(list(words), prefix), re.IGNORECASE) if words else None
 
 
 def _word_terms(conn: sqlite3.Connection, folded: str, memo: "_Memo | None" = None) -> list[str] | None:
