@@ -821,7 +821,7 @@ def _export_across(args: argparse.Namespace, to_stdout: bool, options: Any = Non
                     raise CliExit(f"Error: cannot write {inert_line(args.output)}: {reason}") from exc
     if not to_stdout:
         names = len(wanted)
-        print(f"Exported {counted(count[0], 'session')} of {names} profile{'s' if names != 1 else ''} to {inert_line(args.output)}")
+        print(f"Exported {counted(count[0], 'session')} of {counted(names, 'profile')} to {inert_line(args.output)}")
     return 1 if left else 0
 
 

@@ -40,6 +40,7 @@ from hermes_state.profiles import Profile
 
 from .data import BrowserData
 from .view_models import Census, FileState, HitGroup, SearchView
+from .wording import counted
 
 T = TypeVar("T")
 
@@ -940,7 +941,7 @@ class ProfilesData:
                 head = first.label.split(" — ")[0]
                 if key == "listed":  # (counted in the list's unit, as on one store)
                     k = sum(sc.conversations or 0 for _n, sc in found)
-                    said = f"{k:,} conversation{'s' if k != 1 else ''}"
+                    said = counted(k, "conversation")
                 else:
                     said = f"{total:,} sessions"
                 scope = ExportScope(key, f"{head} — {said} in {len(found)} profiles",

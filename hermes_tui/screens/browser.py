@@ -56,6 +56,7 @@ from ..widgets.search import SearchInput, SearchResults, ToggleRanking
 from ..widgets.session_list import SessionList
 from ..widgets.status import StatusLine
 from ..widgets.text_field import focus_now
+from ..wording import counted
 
 
 
@@ -439,7 +440,7 @@ class BrowserScreen(HermesScreen):
         elif counting:
             count = f"{lst.total - 1:,}+ conversations (counting…)"
         else:
-            count = f"{lst.total:,} conversation{'s' if lst.total != 1 else ''}"
+            count = counted(lst.total, "conversation")
         lst.set_counting(counting and lst.loaded)
         empty = self._empty_text()
         if empty != lst.empty_text:

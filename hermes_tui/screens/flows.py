@@ -18,6 +18,7 @@ from ..messages import WorkerDone
 from ..operations import ArchiveChange, DeleteBatch, ExportOutcome, ExportPlan, RenameChange, human_size
 from ..textsafe import inert_line
 from ..widgets.text_field import drop_held_keys, hold_keys
+from ..wording import counted
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -213,7 +214,7 @@ class SessionActions:
         live = sum(1 for row in rows if row.is_live)
         if verb == "delete":
             messages = sum(row.message_count for row in rows)
-            note = f"Deletes {messages:,} message{'s' if messages != 1 else ''} and their transcript files,"
+            note = f"Deletes {counted(messages, 'message')} and their transcript files,"
             note += " with any delegate (sub-agent) runs of theirs; their other child sessions stay, as roots."
             if live:
                 note += f" ⚠ {live} of them look{'s' if live == 1 else ''} live: an agent may still be writing."
@@ -254,7 +255,7 @@ class SessionActions:
         runs = sum(len(s.companion_rows) for s in snapshots)
         with_runs = f", with {runs} delegate run{'s' if runs != 1 else ''}" if runs else ""
         text = (f"Deleted {n} conversation{'s' if n != 1 else ''} "
-                f"({messages:,} message{'s' if messages != 1 else ''}{with_runs}).")
+                f"({counted(messages, 'message')}{with_runs}).")
         if failed:
             text += f" {len(failed)} could not be deleted ({failed[0][0]}: {failed[0][1]})."
         if snapshots:
